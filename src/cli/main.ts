@@ -1,0 +1,179 @@
+import { Command, Option } from 'commander';
+import { readFileSync } from 'node:fs';
+import { LoaderError } from '../core/errors.js';
+import { INPUT_FORMATS } from '../core/options.js';
+import { EMPTY_POLICIES } from '../core/typeMap.js';
+import { load } from '../io/load.js';
+import type { LoadEvent } from '../report/events.js';
+import { createProgressBar } from '../report/progressBar.js';
+import { formatSummary, summaryJson } from '../report/summary.js';
+import {
+  DEFAULT_CONCURRENCY,
+  DEFAULT_MAX_ATTEMPTS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  parseColumnsOption,
+  parseDelimiterOption,
+  parseIntegerOption,
+  parseTypesOption,
+  toLoadOptions,
+  type LoadFlags,
+} from './options.js';
+
+/** Exit codes, documented in --help and the README. */
+export const EXIT = { OK: 0, FATAL: 1, REJECTED: 2, SIGINT: 130, SIGTERM: 143 } as const;
+
+export interface CliIo {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WriteStream | NodeJS.WritableStream;
+  stdin: NodeJS.ReadableStream;
+}
+
+const LOAD_EXAMPLES = `
+Examples:
+  # CSV export with a header row; numbers and flags typed, everything else a string
+  $ ddb-spread load orders.csv --table Orders --types total:N,paid:BOOL,items:JSON
+
+  # JSON Lines from a pipe, with the result as JSON for a script
+  $ gunzip -c users.jsonl.gz | ddb-spread load - --input-format jsonl --table Users --json
+
+  # A DynamoDB S3 export (DynamoDB JSON) into DynamoDB Local
+  $ ddb-spread load export.json.gz --input-format ddb-json --table Orders --endpoint-url http://localhost:8000
+
+  # Header-less, semicolon-separated, stop at the first bad row
+  $ ddb-spread load data.csv --table T --columns pk,sk,qty --delimiter ";" --types qty:N --strict
+
+Exit codes:
+  0    every row was written (or superseded by a later row with the same key)
+  2    the load finished, but some rows were rejected (see the reject file)
+  1    the load could not run or had to stop (bad option, table, credentials, --max-rejects)
+  130  stopped by Ctrl-C (143 for SIGTERM); rows already read were written first
+
+Credentials come from the AWS SDK's default chain (environment, --profile/AWS_PROFILE, SSO, instance
+or task role); they are never printed.`;
+
+export function buildProgram(run: (input: string, flags: LoadFlags) => Promise<void>): Command {
+  const program = new Command('ddb-spread')
+    .description('Bulk-load CSV and JSON Lines into Amazon DynamoDB without melting a partition.')
+    .version(packageVersion(), '-V, --version')
+    .showHelpAfterError('(add --help for usage and examples)');
+
+  program
+    .command('load')
+    .description('Load a CSV or JSONL file (optionally gzipped, or - for stdin) into a DynamoDB table.')
+    .argument('<file>', 'input file, or - to read stdin')
+    .requiredOption('-t, --table <name>', 'target table (its key schema is read with DescribeTable)')
+    .option('--region <region>', 'AWS region (default: from AWS_REGION or the profile)')
+    .option('--profile <name>', 'named profile from the AWS config files')
+    .option('--endpoint-url <url>', 'DynamoDB endpoint, e.g. http://localhost:8000 for DynamoDB Local')
+    .addOption(new Option('--input-format <format>', 'input format (default: from the file extension)').choices([...INPUT_FORMATS]))
+    .option('--delimiter <char>', 'CSV field delimiter; "tab" for tabs (default: "," or tab for .tsv)', parseDelimiterOption)
+    .option('--columns <names>', 'attribute names for a CSV file without a header row, comma-separated', parseColumnsOption)
+    .option('--types <list>', 'attribute types, e.g. price:N,active:BOOL,tags:SS,meta:JSON,blob:B (repeatable)', parseTypesOption)
+    .option('--schema <file>', 'JSON file of attribute types, e.g. {"price":"N"}; --types wins over it')
+    .option('--infer', 'infer N, BOOL, M and L from CSV cells, never losing digits ("007" stays a string)')
+    .addOption(new Option('--empty <policy>', 'what an empty CSV cell becomes: omit the attribute, NULL, or ""').choices([...EMPTY_POLICIES]).default('omit'))
+    .option('-c, --concurrency <n>', `BatchWriteItem calls in flight (default ${DEFAULT_CONCURRENCY}, measured by npm run bench)`, parseIntegerOption(1, 256), DEFAULT_CONCURRENCY)
+    .option('--max-attempts <n>', 'sends per item before it is rejected (backoff with full jitter between)', parseIntegerOption(1, 100), DEFAULT_MAX_ATTEMPTS)
+    .option('--request-timeout <ms>', 'timeout of one BatchWriteItem call; timed-out calls are retried', parseIntegerOption(100, 600_000), DEFAULT_REQUEST_TIMEOUT_MS)
+    .option('--rejects <path>', 'reject file, one JSON line per rejected row (default: <input>.rejects.jsonl)')
+    .option('--max-rejects <n>', 'stop the load once this many rows are rejected (default: no limit)', parseIntegerOption(1, Number.MAX_SAFE_INTEGER))
+    .option('--strict', 'stop at the first rejected row (same as --max-rejects 1)')
+    .option('--json', 'print the summary as one JSON object on stdout')
+    .option('--no-progress', 'no progress bar (it is only drawn when stderr is a terminal)')
+    .option('-q, --quiet', 'print only errors and the summary')
+    .option('--no-excerpts', 'do not show row contents in error messages on the terminal (the reject file keeps them)')
+    .option('--verbose', 'show stack traces and SDK warnings')
+    .addHelpText('after', LOAD_EXAMPLES)
+    .action(run);
+  return program;
+}
+
+/** Runs the CLI; returns the exit code instead of calling process.exit, so it can be tested in-process. */
+export async function main(argv: string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin }): Promise<number> {
+  let exitCode: number = EXIT.OK;
+  const say = (text: string) => io.stderr.write(text);
+
+  const run = async (input: string, flags: LoadFlags) => {
+    const controller = new AbortController();
+    let signalExit: number | undefined;
+    const onSignal = (name: 'SIGINT' | 'SIGTERM') => () => {
+      if (signalExit !== undefined) process.exit(name === 'SIGINT' ? EXIT.SIGINT : EXIT.SIGTERM);
+      signalExit = name === 'SIGINT' ? EXIT.SIGINT : EXIT.SIGTERM;
+      say(`\nddb-spread: ${name} received; finishing the batches in flight (press Ctrl-C again to quit at once)\n`);
+      controller.abort(new Error(name));
+    };
+    const sigint = onSignal('SIGINT');
+    const sigterm = onSignal('SIGTERM');
+    process.on('SIGINT', sigint);
+    process.on('SIGTERM', sigterm);
+
+    const tty = 'isTTY' in io.stderr && io.stderr.isTTY === true;
+    const bar = flags.progress && tty && !flags.quiet && !flags.json ? createProgressBar(io.stderr as NodeJS.WriteStream) : undefined;
+    let shownRejects = 0;
+    const onEvent = (event: LoadEvent) => {
+      bar?.onEvent(event);
+      if (flags.quiet) return;
+      if (event.type === 'warning') say(`ddb-spread: warning: ${event.message}\n`);
+      if (event.type === 'rowRejected' && shownRejects < 10) {
+        shownRejects++;
+        const { origin, code, message } = event.row;
+        const excerpt = flags.excerpts ? `\n    ${clip(origin.raw)}` : '';
+        say(`${origin.file}:${origin.line}: ${code}: ${message}${excerpt}\n`);
+        if (shownRejects === 10) say('ddb-spread: further rejected rows go to the reject file only\n');
+      }
+      if (event.type === 'retrying' && flags.verbose) say(`ddb-spread: retrying ${event.items} items (${event.reason}), attempt ${event.attempt + 1} in ${event.delayMs} ms\n`);
+    };
+
+    try {
+      const options = await toLoadOptions(input, flags);
+      const result = await load(options, { signal: controller.signal, onEvent, stdin: io.stdin as never });
+      bar?.stop();
+      if (flags.json) io.stdout.write(summaryJson(result));
+      else say(formatSummary(result));
+      exitCode = result.rejected > 0 ? EXIT.REJECTED : EXIT.OK;
+    } catch (error) {
+      bar?.stop();
+      const loaderError = error instanceof LoaderError ? error : undefined;
+      const result = loaderError?.result;
+      if (loaderError?.code === 'ABORTED' && signalExit !== undefined) {
+        if (result) flags.json ? io.stdout.write(summaryJson(result, { code: 'ABORTED', message: loaderError.message })) : say(formatSummary(result, loaderError.message));
+        exitCode = signalExit;
+      } else {
+        if (result) {
+          if (flags.json) io.stdout.write(summaryJson(result, { code: loaderError!.code, message: loaderError!.message }));
+          else say(formatSummary(result, loaderError!.message));
+        }
+        say(`ddb-spread: error: ${(error as Error).message}\n`);
+        if (flags.verbose && (error as Error).stack) say(`${(error as Error).stack}\n`);
+        exitCode = EXIT.FATAL;
+      }
+    } finally {
+      process.off('SIGINT', sigint);
+      process.off('SIGTERM', sigterm);
+    }
+  };
+
+  const program = buildProgram(run);
+  program.exitOverride();
+  program.configureOutput({ writeOut: (s) => void io.stdout.write(s), writeErr: (s) => void io.stderr.write(s) });
+  try {
+    await program.parseAsync(argv);
+  } catch (error) {
+    const code = (error as { exitCode?: number }).exitCode;
+    return typeof code === 'number' ? (code === 0 ? EXIT.OK : EXIT.FATAL) : EXIT.FATAL;
+  }
+  return exitCode;
+}
+
+function clip(raw: string): string {
+  const oneLine = raw.replace(/\r?\n/g, '⏎');
+  return oneLine.length > 100 ? `${oneLine.slice(0, 97)}...` : oneLine;
+}
+
+function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}

@@ -1,0 +1,114 @@
+import { InvalidArgumentError } from 'commander';
+import { readFile } from 'node:fs/promises';
+import { LoaderError } from '../core/errors.js';
+import { DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS, parseTypeList, type InputFormat, type LoadOptions } from '../core/options.js';
+import { COLUMN_TYPES, type ColumnType, type EmptyPolicy } from '../core/typeMap.js';
+
+/** Flags of `ddb-spread load` as commander hands them over (camelCase of the kebab-case flags). */
+export interface LoadFlags {
+  table: string;
+  region?: string;
+  profile?: string;
+  endpointUrl?: string;
+  inputFormat?: InputFormat;
+  delimiter?: string;
+  columns?: string[];
+  types?: Record<string, ColumnType>;
+  schema?: string;
+  infer?: boolean;
+  empty: EmptyPolicy;
+  concurrency: number;
+  maxAttempts: number;
+  requestTimeout: number;
+  rejects?: string;
+  maxRejects?: number;
+  strict?: boolean;
+  json?: boolean;
+  progress: boolean;
+  quiet?: boolean;
+  excerpts: boolean;
+  verbose?: boolean;
+}
+
+export { DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS };
+
+/** commander argParser for integers in a range (ncu's parseNumberOption). */
+export function parseIntegerOption(min: number, max: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
+      throw new InvalidArgumentError(`expected an integer from ${min} to ${max}, got "${value}".`);
+    }
+    return n;
+  };
+}
+
+export function parseColumnsOption(value: string): string[] {
+  const columns = value.split(',').map((c) => c.trim());
+  if (columns.some((c) => c === '')) throw new InvalidArgumentError('expected comma-separated attribute names, like id,name,price.');
+  return columns;
+}
+
+export function parseTypesOption(value: string, previous: Record<string, ColumnType> | undefined): Record<string, ColumnType> {
+  try {
+    return { ...previous, ...parseTypeList(value) };
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message.replace(/^--types /, ''));
+  }
+}
+
+export function parseDelimiterOption(value: string): string {
+  if (value === 'tab' || value === '\\t') return '\t';
+  if (value.length === 0) throw new InvalidArgumentError('expected a delimiter such as "," ";" "|" or "tab".');
+  return value;
+}
+
+/**
+ * Reads --schema: a JSON object mapping attribute names to types, e.g. {"price":"N","tags":"SS"}.
+ * Types given with --types take precedence.
+ */
+export async function readSchemaFile(path: string): Promise<Record<string, ColumnType>> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await readFile(path, 'utf8'));
+  } catch (error) {
+    throw new LoaderError('INVALID_OPTION', `cannot read --schema ${path}: ${(error as Error).message}`, { file: path, cause: error });
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new LoaderError('INVALID_OPTION', `--schema ${path} must hold a JSON object like {"price":"N","active":"BOOL"}`, { file: path });
+  }
+  const types: Record<string, ColumnType> = {};
+  for (const [name, type] of Object.entries(parsed)) {
+    const upper = typeof type === 'string' ? type.toUpperCase() : '';
+    if (!(COLUMN_TYPES as readonly string[]).includes(upper)) {
+      throw new LoaderError('INVALID_OPTION', `--schema ${path}: "${name}" has type ${JSON.stringify(type)}; use one of ${COLUMN_TYPES.join(', ')}`, { file: path, field: name });
+    }
+    types[name] = upper as ColumnType;
+  }
+  return types;
+}
+
+/** Maps parsed flags to load() options. The CLI adds nothing the library does not have. */
+export async function toLoadOptions(input: string, flags: LoadFlags): Promise<LoadOptions> {
+  const schemaTypes = flags.schema ? await readSchemaFile(flags.schema) : {};
+  const options: LoadOptions = {
+    input,
+    table: flags.table,
+    types: { ...schemaTypes, ...flags.types },
+    infer: flags.infer ?? false,
+    empty: flags.empty,
+    concurrency: flags.concurrency,
+    maxAttempts: flags.maxAttempts,
+    requestTimeoutMs: flags.requestTimeout,
+  };
+  if (flags.inputFormat) options.inputFormat = flags.inputFormat;
+  if (flags.delimiter !== undefined) options.delimiter = flags.delimiter;
+  if (flags.columns) options.columns = flags.columns;
+  if (flags.rejects) options.rejectsPath = flags.rejects;
+  if (flags.strict) options.maxRejects = 1;
+  else if (flags.maxRejects !== undefined) options.maxRejects = flags.maxRejects;
+  if (flags.region) options.region = flags.region;
+  if (flags.profile) options.profile = flags.profile;
+  if (flags.endpointUrl) options.endpoint = flags.endpointUrl;
+  return options;
+}

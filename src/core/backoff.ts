@@ -1,0 +1,68 @@
+/**
+ * Capped exponential backoff with full jitter (AWS Architecture Blog, "Exponential Backoff and Jitter";
+ * the DynamoDB guide: "up to 50 milliseconds before the first retry, up to 100 ... 200 ...").
+ * Pure: the random source is injected.
+ */
+export interface BackoffPolicy {
+  /** Upper bound of the first delay, in ms. @default 50 */
+  baseMs: number;
+  /** No delay is longer than this, in ms. @default 5000 */
+  capMs: number;
+}
+
+export const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 50, capMs: 5000 };
+
+/** Delay before retry number `attempt` (1 = first retry): uniform in [0, min(cap, base * 2^(attempt-1))]. */
+export function backoffDelay(attempt: number, random: () => number, policy: BackoffPolicy = DEFAULT_BACKOFF): number {
+  const ceiling = Math.min(policy.capMs, policy.baseMs * 2 ** Math.max(0, attempt - 1));
+  return Math.floor(random() * ceiling);
+}
+
+/** How a failed BatchWriteItem call is handled. */
+export type FailureKind =
+  /** Send the same requests again after a backoff. */
+  | 'retry'
+  /** The requests themselves are at fault: split the batch to find the bad rows, reject them. */
+  | 'reject'
+  /** Nothing this run sends can succeed (wrong table, credentials, endpoint): stop the load. */
+  | 'fatal';
+
+const RETRYABLE_NAMES = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'InternalServerError',
+  'InternalFailure',
+  'ServiceUnavailable',
+  'ServiceUnavailableException',
+  'ItemCollectionSizeLimitExceededException',
+  'ReplicatedWriteConflictException',
+  'TransactionInProgressException',
+  'RequestTimeout',
+  'RequestTimeoutException',
+  'TimeoutError',
+  'AbortError',
+]);
+
+const RETRYABLE_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET']);
+
+const REJECT_NAMES = new Set(['ValidationException', 'SerializationException']);
+
+export interface ErrorFacts {
+  name?: string;
+  code?: string;
+  httpStatus?: number;
+}
+
+/**
+ * Classifies an error from one BatchWriteItem call (DynamoDB guide, "Error handling": retry throttling,
+ * 500 and 503; do not retry validation, access or missing-resource errors). Network resets and timeouts
+ * are retried: puts and deletes are idempotent, so a write that did land is harmless to repeat.
+ */
+export function classifyFailure(facts: ErrorFacts): FailureKind {
+  if (facts.name && RETRYABLE_NAMES.has(facts.name)) return 'retry';
+  if (facts.code && RETRYABLE_CODES.has(facts.code)) return 'retry';
+  if (facts.name && REJECT_NAMES.has(facts.name)) return 'reject';
+  if (facts.httpStatus !== undefined && (facts.httpStatus >= 500 || facts.httpStatus === 429)) return 'retry';
+  return 'fatal';
+}

@@ -1,0 +1,76 @@
+import type { PlannedWrite } from './types.js';
+
+/** BatchWriteItem limits (API reference): 25 put/delete requests and 16 MB per call. */
+export const MAX_BATCH_REQUESTS = 25;
+export const MAX_BATCH_BYTES = 16 * 1024 * 1024;
+
+export interface Batch {
+  writes: PlannedWrite[];
+  /** Sum of the items' table write units. */
+  wcu: number;
+  bytes: number;
+}
+
+export interface BatchPush {
+  /** A batch that is complete and can be sent. */
+  full?: Batch;
+  /** An earlier write to the same primary key that this write replaced before it was sent. */
+  superseded?: PlannedWrite;
+}
+
+export interface Batcher {
+  push(write: PlannedWrite): BatchPush;
+  /** Returns the last, partial batch, if any. */
+  flush(): Batch | undefined;
+}
+
+/**
+ * Groups writes into BatchWriteItem calls: at most 25 requests and 16 MB, and never two requests for one
+ * primary key, which BatchWriteItem rejects as a whole ("Provided list of item keys contains
+ * duplicates"). When a key repeats inside the batch being filled, the later row replaces the earlier
+ * one: that is the state writing them one by one in input order would leave, with one write fewer.
+ */
+export function createBatcher(limits: { maxRequests?: number; maxBytes?: number } = {}): Batcher {
+  const maxRequests = limits.maxRequests ?? MAX_BATCH_REQUESTS;
+  const maxBytes = limits.maxBytes ?? MAX_BATCH_BYTES;
+  let writes: PlannedWrite[] = [];
+  let index = new Map<string, number>();
+  let bytes = 0;
+
+  function take(): Batch | undefined {
+    if (writes.length === 0) return undefined;
+    let wcu = 0;
+    for (const w of writes) wcu += w.wcu;
+    const batch = { writes, wcu, bytes };
+    writes = [];
+    index = new Map();
+    bytes = 0;
+    return batch;
+  }
+
+  return {
+    push(write) {
+      const at = index.get(write.keyId);
+      if (at !== undefined) {
+        const superseded = writes[at]!;
+        writes[at] = write;
+        bytes += write.size - superseded.size;
+        return { superseded };
+      }
+      const result: BatchPush = {};
+      if (writes.length > 0 && bytes + write.size > maxBytes) {
+        const full = take();
+        if (full) result.full = full;
+      }
+      index.set(write.keyId, writes.length);
+      writes.push(write);
+      bytes += write.size;
+      if (writes.length >= maxRequests) {
+        const full = take();
+        if (full) result.full = full;
+      }
+      return result;
+    },
+    flush: take,
+  };
+}

@@ -1,0 +1,155 @@
+import { NumberValue } from '@aws-sdk/lib-dynamodb';
+import { parse as parseLossless } from 'lossless-json';
+import { RowError } from './errors.js';
+import { parseDynamoNumber } from './number.js';
+import type { Item } from './types.js';
+
+/**
+ * A digit run long enough that a JS double might not hold it exactly (more than 15 significant digits),
+ * or an exponent large enough to overflow. Only such texts take the slower lossless parser.
+ */
+const RISKY_NUMBER = /[0-9][0-9.]{15,}|[eE][+-]?[0-9]{3}/;
+
+/** JSON.parse, except that no number loses a digit: numbers that a double can't hold come back as NumberValue. */
+export function parseJsonPrecise(text: string): unknown {
+  if (!RISKY_NUMBER.test(text)) return JSON.parse(text);
+  return parseLossless(text, null, (digits) => new NumberValue(digits));
+}
+
+/** Plain JSON value -> native attribute value. Every number becomes a validated, canonical NumberValue. */
+export function fromJson(value: unknown, field: string): unknown {
+  if (typeof value === 'string' || typeof value === 'boolean' || value === null) return value;
+  if (typeof value === 'number') return toNumberValue(String(value), field);
+  if (value instanceof NumberValue) return toNumberValue(value.value, field);
+  if (Array.isArray(value)) return value.map((element, i) => fromJson(element, `${field}[${i}]`));
+  if (typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [name, element] of Object.entries(value as Record<string, unknown>)) {
+      setOwn(out, name, fromJson(element, `${field}.${name}`));
+    }
+    return out;
+  }
+  throw new RowError('TYPE_ERROR', `unsupported JSON value in "${field}"`, field);
+}
+
+/** A top-level JSON object -> item. */
+export function itemFromJson(value: unknown): Item {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new RowError('NOT_AN_OBJECT', `each line must be a JSON object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);
+  }
+  const item: Item = {};
+  for (const [name, element] of Object.entries(value as Record<string, unknown>)) {
+    setOwn(item, name, fromJson(element, name));
+  }
+  return item;
+}
+
+export function toNumberValue(text: string, field: string): NumberValue {
+  const parsed = parseDynamoNumber(text);
+  if (typeof parsed === "string") throw new RowError("TYPE_ERROR", `"${field}" must be a number: ${parsed}`, field);
+  return new NumberValue(parsed.text);
+}
+
+const TYPE_TAGS = new Set(['S', 'N', 'B', 'BOOL', 'NULL', 'M', 'L', 'SS', 'NS', 'BS']);
+
+/** True if the object is a DynamoDB-JSON attribute value such as {"S": "x"}. */
+function isDescriptor(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const keys = Object.keys(value);
+  return keys.length === 1 && TYPE_TAGS.has(keys[0]!);
+}
+
+/** True if every attribute of the object is a DynamoDB-JSON attribute value: a whole DynamoDB-JSON item. */
+export function isDynamoJsonItem(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const values = Object.values(value);
+  return values.length > 0 && values.every(isDescriptor);
+}
+
+/**
+ * A DynamoDB-JSON line -> item. Accepts both a bare item ({"pk":{"S":"a"}}) and DynamoDB's S3 export
+ * line ({"Item":{"pk":{"S":"a"}}}). Binary values are base64 text, as in the AWS CLI and S3 exports.
+ */
+export function itemFromDynamoJson(value: unknown): Item {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new RowError('NOT_AN_OBJECT', 'each line must be a DynamoDB-JSON object such as {"pk":{"S":"a"}}');
+  }
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record);
+  const body = keys.length === 1 && keys[0] === 'Item' && isDynamoJsonItem(record.Item) ? record.Item : record;
+  const item: Item = {};
+  for (const [name, av] of Object.entries(body)) setOwn(item, name, fromAttributeValue(av, name));
+  return item;
+}
+
+function fromAttributeValue(av: unknown, field: string): unknown {
+  if (!isDescriptor(av)) {
+    throw new RowError('TYPE_ERROR', `"${field}" is not a DynamoDB-JSON attribute value like {"S":"text"} (is this plain JSON? then use --input-format jsonl)`, field);
+  }
+  const [tag, v] = Object.entries(av)[0]!;
+  const bad = (what: string) => new RowError('TYPE_ERROR', `"${field}": ${tag} must be ${what}`, field);
+  switch (tag) {
+    case 'S':
+      if (typeof v !== 'string') throw bad('a string');
+      return v;
+    case 'N':
+      if (typeof v !== 'string') throw bad('a number in a string, like {"N":"1.5"}');
+      return toNumberValue(v, field);
+    case 'B':
+      if (typeof v !== 'string') throw bad('base64 text');
+      return decodeBase64(v, field);
+    case 'BOOL':
+      if (typeof v !== 'boolean') throw bad('true or false');
+      return v;
+    case 'NULL':
+      if (v !== true) throw bad('true');
+      return null;
+    case 'L':
+      if (!Array.isArray(v)) throw bad('an array');
+      return v.map((element, i) => fromAttributeValue(element, `${field}[${i}]`));
+    case 'M': {
+      if (typeof v !== 'object' || v === null || Array.isArray(v)) throw bad('an object');
+      const out: Record<string, unknown> = {};
+      for (const [name, element] of Object.entries(v)) setOwn(out, name, fromAttributeValue(element, `${field}.${name}`));
+      return out;
+    }
+    case 'SS':
+    case 'NS':
+    case 'BS': {
+      if (!Array.isArray(v) || v.length === 0 || !v.every((e) => typeof e === 'string')) throw bad('a non-empty array of strings');
+      return makeSet(tag, v as string[], field);
+    }
+  }
+  throw bad('a known type');
+}
+
+/** Builds a DynamoDB set; duplicates collapse (it is a set), an empty set is an error (DynamoDB has none). */
+export function makeSet(type: 'SS' | 'NS' | 'BS', elements: readonly string[], field: string): Set<unknown> {
+  if (elements.length === 0) throw new RowError('TYPE_ERROR', `"${field}": a ${type} set cannot be empty (DynamoDB has no empty sets)`, field);
+  if (type === 'SS') return new Set(elements);
+  const seen = new Map<string, unknown>();
+  for (const element of elements) {
+    if (type === 'NS') {
+      const n = toNumberValue(element, field);
+      seen.set(n.value, n);
+    } else {
+      const bytes = decodeBase64(element, field);
+      seen.set(Buffer.from(bytes).toString('base64'), bytes);
+    }
+  }
+  return new Set(seen.values());
+}
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+export function decodeBase64(text: string, field: string): Uint8Array {
+  const compact = text.trim();
+  if (!BASE64.test(compact)) throw new RowError('TYPE_ERROR', `"${field}" is not valid base64`, field);
+  return new Uint8Array(Buffer.from(compact, 'base64'));
+}
+
+/** Assigns without ever touching the prototype, even for a field named "__proto__". */
+export function setOwn(target: Record<string, unknown>, name: string, value: unknown): void {
+  if (name === '__proto__') Object.defineProperty(target, name, { value, enumerable: true, writable: true, configurable: true });
+  else target[name] = value;
+}

@@ -1,0 +1,74 @@
+/**
+ * DynamoDB numbers: validation, a canonical text form and the stored size, all without going through a
+ * JS double (DynamoDB keeps 38 significant digits; a double keeps about 15).
+ *
+ * Limits from the DynamoDB developer guide ("Data types", Number): up to 38 digits of precision,
+ * positive range 1E-130 to 9.9999999999999999999999999999999999999E+125, same for negatives.
+ */
+
+const NUMBER_SYNTAX = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
+
+export interface DynamoNumber {
+  /** Canonical text: no '+' sign, no leading or trailing zeros, plain notation where it is short. */
+  text: string;
+  /** Significant digits after trimming leading and trailing zeros. */
+  digits: string;
+  negative: boolean;
+  /** Value = 0.<digits> × 10^exponent. */
+  exponent: number;
+}
+
+/** Parses a number the way DynamoDB accepts it; returns an error message instead of throwing. */
+export function parseDynamoNumber(input: string): DynamoNumber | string {
+  const text = input.trim();
+  const match = NUMBER_SYNTAX.exec(text);
+  if (!match || text === '' || (match[2] === '' && (match[3] ?? '') === '')) {
+    return `"${clip(input)}" is not a number`;
+  }
+  const negative = match[1] === '-';
+  const intPart = match[2] ?? '';
+  const fracPart = match[3] ?? '';
+  const exp10 = match[4] === undefined ? 0 : Number(match[4]);
+  if (!Number.isSafeInteger(exp10)) return `"${clip(input)}" has an exponent out of DynamoDB's range`;
+
+  const all = intPart + fracPart;
+  const lead = all.length - all.replace(/^0+/, '').length;
+  const digits = all.slice(lead).replace(/0+$/, '');
+  if (digits === '') return { text: '0', digits: '', negative: false, exponent: 0 };
+
+  const exponent = intPart.length - lead + exp10;
+  if (digits.length > 38) {
+    return `"${clip(input)}" has ${digits.length} significant digits; DynamoDB keeps at most 38 (store it as a string with --types <column>:S)`;
+  }
+  // 0.d × 10^e >= 1E-130  <=>  e >= -129;   0.d × 10^e < 1E126  <=>  e <= 126
+  if (exponent < -129 || exponent > 126) {
+    return `"${clip(input)}" is outside DynamoDB's number range (1E-130 to 9.99E+125 in magnitude)`;
+  }
+  return { text: canonicalText(negative, digits, exponent), digits, negative, exponent };
+}
+
+function canonicalText(negative: boolean, digits: string, exponent: number): string {
+  const sign = negative ? '-' : '';
+  if (exponent > 40 || exponent < -20) {
+    const mantissa = digits.length === 1 ? digits : `${digits[0]}.${digits.slice(1)}`;
+    return `${sign}${mantissa}E${exponent - 1}`;
+  }
+  if (exponent <= 0) return `${sign}0.${'0'.repeat(-exponent)}${digits}`;
+  if (exponent >= digits.length) return `${sign}${digits}${'0'.repeat(exponent - digits.length)}`;
+  return `${sign}${digits.slice(0, exponent)}.${digits.slice(exponent)}`;
+}
+
+/**
+ * Stored size in bytes. DynamoDB stores numbers as base-100 digit pairs aligned on the decimal point
+ * plus one byte of exponent, and one more byte for negative numbers; the developer guide's
+ * "1 byte per two significant digits + 1" is this rule before alignment.
+ */
+export function numberSize(n: DynamoNumber): number {
+  if (n.digits === '') return 1;
+  const leftPad = ((n.exponent % 2) + 2) % 2 === 0 ? 0 : 1;
+  return 1 + Math.ceil((leftPad + n.digits.length) / 2) + (n.negative ? 1 : 0);
+}
+
+function clip(s: string): string {
+  return s.length > 60 ? `${s.slice(0, 57)}...` : s;
+}

@@ -1,0 +1,100 @@
+import { RowError, type RejectCode } from './errors.js';
+import { itemSize, MAX_ITEM_BYTES, writeUnits } from './itemSize.js';
+import { isDynamoJsonItem, itemFromDynamoJson, itemFromJson, parseJsonPrecise } from './json.js';
+import { keyForDisplay, keyIdOf } from './key.js';
+import { coerceJsonItem, effectiveTypes, itemFromCells, type ColumnType, type TypeMapOptions } from './typeMap.js';
+import type { Item, PlannedWrite, RejectedRow, RowOrigin } from './types.js';
+
+/** What a reader hands to the planner: a parsed CSV record, a JSON line, or a row the reader could not parse. */
+export type SourceRecord =
+  | { kind: 'csv'; origin: RowOrigin; cells: Record<string, string> }
+  | { kind: 'json'; origin: RowOrigin }
+  | { kind: 'unparsable'; origin: RowOrigin; code: RejectCode; message: string };
+
+export type JsonFlavor = 'json' | 'ddb-json';
+
+export interface RowPlanner {
+  /** Validates and types one record: a write ready for batching, or a rejection with its reason. */
+  plan(record: SourceRecord): PlannedWrite | RejectedRow;
+  /** Set once if plain JSON lines look like DynamoDB JSON, so the caller can warn (never silently wrong). */
+  readonly suspectedDynamoJsonLine: number | undefined;
+}
+
+export function createRowPlanner(options: TypeMapOptions & { jsonFlavor: JsonFlavor }): RowPlanner {
+  const types: Record<string, ColumnType> = effectiveTypes(options);
+  const explicitTypes = options.types;
+  let suspected: number | undefined;
+  let checkedFirstJson = false;
+
+  function toItem(record: SourceRecord): Item {
+    switch (record.kind) {
+      case 'csv':
+        return itemFromCells(record.cells, options, types);
+      case 'json': {
+        let value: unknown;
+        try {
+          value = parseJsonPrecise(record.origin.raw);
+        } catch (error) {
+          throw new RowError('JSON_SYNTAX', `invalid JSON: ${(error as Error).message}`);
+        }
+        if (options.jsonFlavor === 'ddb-json') return itemFromDynamoJson(value);
+        if (!checkedFirstJson) {
+          checkedFirstJson = true;
+          if (isDynamoJsonItem(value) || (isPlainObject(value) && Object.keys(value).join() === 'Item' && isDynamoJsonItem(value.Item))) {
+            suspected = record.origin.line;
+          }
+        }
+        // Keys take the table's types only when the user declared them; a JSON string in an N key is
+        // rejected with a hint rather than guessed.
+        return coerceJsonItem(itemFromJson(value), explicitTypes);
+      }
+      case 'unparsable':
+        throw new RowError(record.code, record.message);
+    }
+  }
+
+  return {
+    get suspectedDynamoJsonLine() {
+      return suspected;
+    },
+    plan(record) {
+      let item: Item | undefined;
+      try {
+        item = toItem(record);
+        const keyId = keyIdOf(item, options.keySchema);
+        const size = itemSize(item);
+        if (size > MAX_ITEM_BYTES) {
+          throw new RowError('ITEM_TOO_LARGE', `item is ${size} bytes; DynamoDB's limit is ${MAX_ITEM_BYTES} bytes (400 KB), attribute names included`);
+        }
+        return { origin: record.origin, item, keyId, size, wcu: writeUnits(size) };
+      } catch (error) {
+        if (!(error instanceof RowError)) throw error;
+        const rejected: RejectedRow = { origin: record.origin, code: error.code, message: withHint(error, record, options) };
+        if (error.field !== undefined) rejected.field = error.field;
+        const key = item && keyForDisplay(item, options.keySchema);
+        if (key) rejected.key = key;
+        return rejected;
+      }
+    },
+  };
+}
+
+function withHint(error: RowError, record: SourceRecord, options: TypeMapOptions): string {
+  if (error.code === 'KEY_TYPE_MISMATCH' && record.kind === 'json' && error.field && !(error.field in options.types)) {
+    return `${error.message}; to convert it, pass --types ${error.field}:${typeOfKey(error.field, options)}`;
+  }
+  return error.message;
+}
+
+function typeOfKey(field: string, options: TypeMapOptions): string {
+  const { partitionKey, sortKey } = options.keySchema;
+  return partitionKey.name === field ? partitionKey.type : (sortKey?.type ?? 'S');
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function isRejected(result: PlannedWrite | RejectedRow): result is RejectedRow {
+  return 'code' in result;
+}

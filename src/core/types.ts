@@ -1,0 +1,48 @@
+import type { NativeAttributeValue } from '@aws-sdk/lib-dynamodb';
+
+export type KeyAttributeType = 'S' | 'N' | 'B';
+
+export interface KeyAttribute {
+  name: string;
+  type: KeyAttributeType;
+}
+
+/** The table's primary key, as DescribeTable reports it. */
+export interface KeySchema {
+  partitionKey: KeyAttribute;
+  sortKey?: KeyAttribute;
+}
+
+/** An item in lib-dynamodb's native form: numbers are always NumberValue, so no digit is lost. */
+export type Item = Record<string, NativeAttributeValue>;
+
+/** Where a row came from, kept with it until it is written or rejected. */
+export interface RowOrigin {
+  file: string;
+  /** 1-based line number of the row's first line in the source file. */
+  line: number;
+  /** The row's original text, for the reject file (and error excerpts the user can turn off). */
+  raw: string;
+}
+
+/** A row that passed validation and is ready to be written. */
+export interface PlannedWrite {
+  origin: RowOrigin;
+  item: Item;
+  /** A string that is equal for two items exactly when DynamoDB sees the same primary key. */
+  keyId: string;
+  /** DynamoDB item size in bytes (attribute names + values). */
+  size: number;
+  /** Write capacity units one put of this item costs on the table: ceil(size / 1 KB). */
+  wcu: number;
+}
+
+/** A row that could not be stored, and why. */
+export interface RejectedRow {
+  origin: RowOrigin;
+  code: import('./errors.js').RejectCode;
+  message: string;
+  field?: string;
+  /** The primary key, when it could be read. */
+  key?: Record<string, string>;
+}

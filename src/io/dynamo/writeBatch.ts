@@ -1,0 +1,137 @@
+import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { setTimeout as sleepFor } from 'node:timers/promises';
+import { backoffDelay, classifyFailure, type BackoffPolicy } from '../../core/backoff.js';
+import { LoaderError } from '../../core/errors.js';
+import { keyForDisplay, keyIdOf } from '../../core/key.js';
+import type { Item, KeySchema, PlannedWrite, RejectedRow } from '../../core/types.js';
+import { errorFacts, fatalAwsError } from './awsErrors.js';
+
+export interface WriterContext {
+  client: DynamoDBDocumentClient;
+  table: string;
+  keySchema: KeySchema;
+  region?: string | undefined;
+  endpoint?: string | undefined;
+  /** Sends per item before it is rejected as RETRIES_EXHAUSTED. */
+  maxAttempts: number;
+  backoff: BackoffPolicy;
+  random: () => number;
+  sleep?: (ms: number) => Promise<void>;
+  onRetry?: (info: { reason: string; items: number; attempt: number; delayMs: number }) => void;
+}
+
+export interface BatchOutcome {
+  written: PlannedWrite[];
+  rejected: RejectedRow[];
+  /** Table write units DynamoDB reported (ReturnConsumedCapacity). */
+  consumedWcu: number;
+  /** Items that came back in UnprocessedItems or failed with a throttling error, summed over attempts. */
+  throttledItems: number;
+  retries: number;
+  /** Set when the load must stop (table gone, access denied); the batch's unsent rows are in neither list. */
+  fatal?: LoaderError;
+  unsent: PlannedWrite[];
+}
+
+const THROTTLE_NAMES = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded']);
+
+/**
+ * Writes one batch with BatchWriteItem until every request is stored or rejected.
+ * AWS: "If DynamoDB returns any unprocessed items, you should retry the batch operation on those items.
+ * However, we strongly recommend that you use an exponential backoff algorithm." Unprocessed items and
+ * retryable errors are resent after a capped, fully jittered backoff, up to maxAttempts sends per item.
+ * A ValidationException names no row, so the batch is halved until the offending rows are alone; only
+ * they are rejected, with the service's message.
+ */
+export async function writeBatch(writes: PlannedWrite[], ctx: WriterContext): Promise<BatchOutcome> {
+  const outcome: BatchOutcome = { written: [], rejected: [], consumedWcu: 0, throttledItems: 0, retries: 0, unsent: [] };
+  await send(writes, 0, ctx, outcome);
+  return outcome;
+}
+
+async function send(writes: PlannedWrite[], attemptsSoFar: number, ctx: WriterContext, outcome: BatchOutcome): Promise<void> {
+  let pending = writes;
+  let attempt = attemptsSoFar;
+  const sleep = ctx.sleep ?? ((ms: number) => sleepFor(ms));
+  while (pending.length > 0) {
+    attempt++;
+    let unprocessed: PlannedWrite[];
+    let reason: string;
+    try {
+      const response = await ctx.client.send(
+        new BatchWriteCommand({
+          RequestItems: { [ctx.table]: pending.map((w) => ({ PutRequest: { Item: w.item } })) },
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      );
+      for (const c of response.ConsumedCapacity ?? []) outcome.consumedWcu += c.CapacityUnits ?? 0;
+      unprocessed = matchUnprocessed(pending, response.UnprocessedItems?.[ctx.table] ?? [], ctx.keySchema);
+      if (unprocessed.length < pending.length) {
+        const left = new Set(unprocessed);
+        for (const w of pending) if (!left.has(w)) outcome.written.push(w);
+      }
+      if (unprocessed.length === 0) return;
+      outcome.throttledItems += unprocessed.length;
+      reason = 'UnprocessedItems';
+    } catch (error) {
+      const facts = errorFacts(error);
+      const kind = classifyFailure(facts);
+      if (kind === 'fatal') {
+        outcome.fatal = fatalAwsError(error, ctx);
+        outcome.unsent.push(...pending);
+        return;
+      }
+      if (kind === 'reject') {
+        if (pending.length > 1) {
+          const half = Math.ceil(pending.length / 2);
+          await send(pending.slice(0, half), attempt - 1, ctx, outcome);
+          if (outcome.fatal) {
+            outcome.unsent.push(...pending.slice(half));
+            return;
+          }
+          await send(pending.slice(half), attempt - 1, ctx, outcome);
+          return;
+        }
+        outcome.rejected.push(reject(pending[0]!, 'WRITE_REJECTED', `DynamoDB rejected the item: ${facts.name ?? 'error'}: ${(error as Error).message}`, ctx));
+        return;
+      }
+      if (facts.name && THROTTLE_NAMES.has(facts.name)) outcome.throttledItems += pending.length;
+      unprocessed = pending;
+      reason = facts.name ?? facts.code ?? `HTTP ${facts.httpStatus ?? '?'}`;
+    }
+    if (attempt >= ctx.maxAttempts) {
+      for (const w of unprocessed) {
+        outcome.rejected.push(reject(w, 'RETRIES_EXHAUSTED', `not stored after ${attempt} attempts (last: ${reason}); retry later or raise --max-attempts`, ctx));
+      }
+      return;
+    }
+    const delayMs = backoffDelay(attempt, ctx.random, ctx.backoff);
+    outcome.retries++;
+    ctx.onRetry?.({ reason, items: unprocessed.length, attempt, delayMs });
+    await sleep(delayMs);
+    pending = unprocessed;
+  }
+}
+
+/** Maps UnprocessedItems back to the writes that were sent, by primary key (unique within a batch). */
+function matchUnprocessed(sent: PlannedWrite[], unprocessed: Array<{ PutRequest?: { Item?: Item } }>, schema: KeySchema): PlannedWrite[] {
+  if (unprocessed.length === 0) return [];
+  const byKey = new Map(sent.map((w) => [w.keyId, w]));
+  const out: PlannedWrite[] = [];
+  for (const request of unprocessed) {
+    const item = request.PutRequest?.Item;
+    const write = item ? byKey.get(keyIdOf(item, schema)) : undefined;
+    // DynamoDB returns the requests it was sent; one we cannot match would be a bug on either side, and
+    // resending everything is the safe reading of it (puts are idempotent).
+    if (!write) return sent;
+    out.push(write);
+  }
+  return out;
+}
+
+function reject(write: PlannedWrite, code: 'WRITE_REJECTED' | 'RETRIES_EXHAUSTED', message: string, ctx: WriterContext): RejectedRow {
+  const row: RejectedRow = { origin: write.origin, code, message };
+  const key = keyForDisplay(write.item, ctx.keySchema);
+  if (key) row.key = key;
+  return row;
+}

@@ -1,0 +1,221 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import pLimit from 'p-limit';
+import type { Readable } from 'node:stream';
+import { DEFAULT_BACKOFF } from '../core/backoff.js';
+import { createBatcher, type Batch } from '../core/batch.js';
+import { LoaderError, bug } from '../core/errors.js';
+import { checkTypesAgainstKeys, normalizeOptions, type LoadOptions } from '../core/options.js';
+import { createRowPlanner, isRejected, type SourceRecord } from '../core/planRow.js';
+import type { KeySchema, RejectedRow } from '../core/types.js';
+import type { LoadCounters, LoadEvent, LoadResult } from '../report/events.js';
+import { createClient } from './dynamo/client.js';
+import { describeKeySchema } from './dynamo/describeKeySchema.js';
+import { writeBatch } from './dynamo/writeBatch.js';
+import { openInput } from './readers/openInput.js';
+import { readCsv } from './readers/readCsv.js';
+import { readJsonLines } from './readers/readJsonLines.js';
+import { RejectSink } from './rejectSink.js';
+
+/** What load() needs from its environment; each has a real default and can be replaced in tests. */
+export interface LoadDependencies {
+  /** A DynamoDB document client; by default one is built from the region, profile and endpoint options. */
+  client?: DynamoDBDocumentClient;
+  /** Stops reading when aborted; batches already sent finish, then load() rejects with code ABORTED. */
+  signal?: AbortSignal;
+  onEvent?: (event: LoadEvent) => void;
+  /** Stream read for input "-". @default process.stdin */
+  stdin?: Readable;
+  /** Random source for backoff jitter. @default Math.random */
+  random?: () => number;
+}
+
+/** How often a progress event is emitted, at most. */
+const PROGRESS_INTERVAL_MS = 200;
+
+/**
+ * Loads a CSV or JSONL file into a DynamoDB table: stream rows, type and validate them, batch them
+ * (≤ 25 requests, unique keys), and write with up to `concurrency` BatchWriteItem calls in flight.
+ * Resolves with the counters when every row read has been written, superseded or rejected; rejects
+ * with a LoaderError (its `result` holds the counters so far) when the load had to stop.
+ *
+ * Memory is bounded by the stream buffers plus `concurrency` batches of 25 items: the reader is pulled
+ * only when a batch slot is free (lib-storage's bounded-worker pattern), never Promise.all over rows.
+ */
+export async function load(options: LoadOptions, deps: LoadDependencies = {}): Promise<LoadResult> {
+  const started = performance.now();
+  const opts = normalizeOptions(options);
+  const emit = deps.onEvent ?? (() => undefined);
+  const ownsClient = deps.client === undefined;
+  const client = deps.client ?? createClient({ ...opts, maxSockets: Math.max(50, opts.concurrency * 2) });
+  const aws = { table: opts.table, region: opts.region, endpoint: opts.endpoint };
+
+  const counters: LoadCounters = {
+    rowsRead: 0,
+    written: 0,
+    superseded: 0,
+    rejected: 0,
+    rejectedByReason: {},
+    consumedWcu: 0,
+    plannedWcu: 0,
+    batches: 0,
+    retries: 0,
+    throttledItems: 0,
+    bytesRead: 0,
+  };
+  const rejects = new RejectSink(opts.rejectsPath);
+  let fatal: LoaderError | undefined;
+  let totalBytes: number | undefined;
+  let bytesRead = () => 0;
+
+  const result = (): LoadResult => {
+    const elapsedMs = performance.now() - started;
+    counters.bytesRead = bytesRead();
+    return {
+      ...counters,
+      rejectedByReason: { ...counters.rejectedByReason },
+      table: opts.table,
+      input: opts.input,
+      rejectsPath: rejects.count > 0 ? opts.rejectsPath : undefined,
+      elapsedMs,
+      itemsPerSecond: elapsedMs > 0 ? (counters.written * 1000) / elapsedMs : 0,
+      complete: counters.rejected === 0 && counters.written + counters.superseded === counters.rowsRead,
+    };
+  };
+
+  let lastProgress = 0;
+  const progress = (force = false) => {
+    const now = performance.now();
+    if (!force && now - lastProgress < PROGRESS_INTERVAL_MS) return;
+    lastProgress = now;
+    counters.bytesRead = bytesRead();
+    emit({ type: 'progress', counters, totalBytes, elapsedMs: now - started });
+  };
+
+  const rejectRow = async (row: RejectedRow) => {
+    counters.rejected++;
+    counters.rejectedByReason[row.code] = (counters.rejectedByReason[row.code] ?? 0) + 1;
+    emit({ type: 'rowRejected', row });
+    await rejects.write(row);
+    if (counters.rejected >= opts.maxRejects && !fatal) {
+      fatal = new LoaderError('MAX_REJECTS_REACHED', `stopped after ${counters.rejected} rejected rows (--max-rejects ${opts.maxRejects}); see ${opts.rejectsPath}`, { file: row.origin.file, line: row.origin.line });
+    }
+  };
+
+  try {
+    const keySchema: KeySchema = await describeKeySchema(client, aws, deps.signal);
+    checkTypesAgainstKeys(opts.types, keySchema, opts.table);
+    const input = await openInput(opts.input, deps.stdin);
+    totalBytes = input.totalBytes;
+    bytesRead = input.bytesRead;
+    emit({ type: 'started', table: opts.table, input: input.name, keySchema, totalBytes });
+
+    const records: AsyncGenerator<SourceRecord> =
+      opts.inputFormat === 'csv' ? readCsv(input.stream, input.name, { delimiter: opts.delimiter, columns: opts.columns }) : readJsonLines(input.stream, input.name);
+    const planner = createRowPlanner({ keySchema, types: opts.types, infer: opts.infer, empty: opts.empty, jsonFlavor: opts.inputFormat === 'ddb-json' ? 'ddb-json' : 'json' });
+    const batcher = createBatcher();
+    const limit = pLimit(opts.concurrency);
+    const running = new Set<Promise<void>>();
+    // Keys of batches not yet settled: a batch holding one of them waits for the earlier batch, so two
+    // writes to one primary key are never in flight together and the later one always lands last.
+    const unsettledKeys = new Map<string, Promise<void>>();
+    const writerContext = {
+      client,
+      ...aws,
+      keySchema,
+      maxAttempts: opts.maxAttempts,
+      backoff: DEFAULT_BACKOFF,
+      random: deps.random ?? Math.random,
+      onRetry: (info: { reason: string; items: number; attempt: number; delayMs: number }) => emit({ type: 'retrying', ...info }),
+    };
+
+    const dispatch = async (batch: Batch) => {
+      while (running.size >= opts.concurrency) await Promise.race(running);
+      const waitFor = new Set<Promise<void>>();
+      for (const w of batch.writes) {
+        const earlier = unsettledKeys.get(w.keyId);
+        if (earlier) waitFor.add(earlier);
+      }
+      let settle!: () => void;
+      const settled = new Promise<void>((resolve) => (settle = resolve));
+      for (const w of batch.writes) unsettledKeys.set(w.keyId, settled);
+      counters.batches++;
+
+      const task = limit(async () => {
+        if (waitFor.size > 0) await Promise.all(waitFor);
+        if (fatal) {
+          // The load is stopping: these rows were never sent; they are counted as not written.
+          return;
+        }
+        const outcome = await writeBatch(batch.writes, writerContext);
+        counters.written += outcome.written.length;
+        for (const w of outcome.written) counters.plannedWcu += w.wcu;
+        counters.consumedWcu += outcome.consumedWcu;
+        counters.retries += outcome.retries;
+        counters.throttledItems += outcome.throttledItems;
+        for (const row of outcome.rejected) await rejectRow(row);
+        if (outcome.fatal && !fatal) fatal = outcome.fatal;
+        progress();
+      })
+        .catch((error: unknown) => {
+          if (!fatal) fatal = error instanceof LoaderError ? error : bug(`a batch failed unexpectedly: ${(error as Error)?.message}`);
+        })
+        .finally(() => {
+          settle();
+          for (const w of batch.writes) if (unsettledKeys.get(w.keyId) === settled) unsettledKeys.delete(w.keyId);
+          running.delete(task);
+        });
+      running.add(task);
+    };
+
+    try {
+      for await (const record of records) {
+        if (fatal || deps.signal?.aborted) break;
+        counters.rowsRead++;
+        const planned = planner.plan(record);
+        if (isRejected(planned)) {
+          await rejectRow(planned);
+          continue;
+        }
+        const { full, superseded } = batcher.push(planned);
+        if (superseded) counters.superseded++;
+        if (full) await dispatch(full);
+        if (counters.rowsRead === 1 && planner.suspectedDynamoJsonLine !== undefined) {
+          emit({ type: 'warning', message: `line ${planner.suspectedDynamoJsonLine} of ${input.name} looks like DynamoDB JSON ({"attr":{"S":"..."}}); it is being loaded as plain JSON. Pass --input-format ddb-json if that is wrong.` });
+        }
+        progress();
+      }
+    } finally {
+      await records.return(undefined);
+      input.stream.destroy();
+    }
+    // Rows already read are written even when stopping on a signal: at most one partial batch.
+    const last = batcher.flush();
+    if (last && !fatal) await dispatch(last);
+    while (running.size > 0) await Promise.all(running);
+  } catch (error) {
+    if (!fatal) fatal = error instanceof LoaderError ? error : bug(`unexpected failure: ${(error as Error)?.message ?? String(error)}`);
+  } finally {
+    try {
+      await rejects.close();
+    } catch (error) {
+      if (!fatal) fatal = error as LoaderError;
+    }
+    if (ownsClient) client.destroy();
+  }
+
+  progress(true);
+  const final = result();
+  if (!fatal && deps.signal?.aborted) {
+    fatal = new LoaderError('ABORTED', `stopped on request after ${final.rowsRead} rows; rows read before the stop were written or rejected`);
+  }
+  if (fatal) {
+    fatal.result = final;
+    throw fatal;
+  }
+  if (final.written + final.superseded + final.rejected !== final.rowsRead) {
+    const error = bug(`row accounting does not add up: read ${final.rowsRead}, written ${final.written}, superseded ${final.superseded}, rejected ${final.rejected}`);
+    error.result = final;
+    throw error;
+  }
+  return final;
+}

@@ -1,0 +1,12 @@
+import type { LoadCounters } from '../core/result.js';
+import type { KeySchema, RejectedRow } from '../core/types.js';
+
+export type { LoadCounters, LoadResult } from '../core/result.js';
+
+/** What load() reports while it runs; the CLI draws these, a library caller may log them. */
+export type LoadEvent =
+  | { type: 'started'; table: string; input: string; keySchema: KeySchema; totalBytes: number | undefined }
+  | { type: 'progress'; counters: Readonly<LoadCounters>; totalBytes: number | undefined; elapsedMs: number }
+  | { type: 'rowRejected'; row: RejectedRow }
+  | { type: 'retrying'; reason: string; items: number; attempt: number; delayMs: number }
+  | { type: 'warning'; message: string };

@@ -1,0 +1,41 @@
+import cliProgress from 'cli-progress';
+import type { LoadEvent } from './events.js';
+
+/**
+ * Draws load progress on a TTY with cli-progress (stderr only). It subscribes to load events; the loader
+ * knows nothing about it. Redraws are throttled by cli-progress (fps), so it cannot slow the load.
+ */
+export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): { onEvent(event: LoadEvent): void; stop(): void } {
+  const bar = new cliProgress.SingleBar(
+    {
+      stream,
+      fps: 5,
+      hideCursor: true,
+      clearOnComplete: true,
+      format: ' {bar} {percentage}% | {rows} rows | {written} written | {rejected} rejected | {rate} items/s | retries {retries}',
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  let started = false;
+  return {
+    onEvent(event) {
+      if (event.type === 'started') {
+        bar.start(event.totalBytes ?? 1, 0, { rows: 0, written: 0, rejected: 0, rate: 0, retries: 0 });
+        started = true;
+      } else if (event.type === 'progress' && started) {
+        const c = event.counters;
+        bar.update(event.totalBytes ? Math.min(c.bytesRead, event.totalBytes) : 0, {
+          rows: c.rowsRead.toLocaleString('en-US'),
+          written: c.written.toLocaleString('en-US'),
+          rejected: c.rejected.toLocaleString('en-US'),
+          rate: event.elapsedMs > 0 ? Math.round((c.written * 1000) / event.elapsedMs).toLocaleString('en-US') : 0,
+          retries: c.retries,
+        });
+      }
+    },
+    stop() {
+      if (started) bar.stop();
+      started = false;
+    },
+  };
+}
