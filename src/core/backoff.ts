@@ -6,11 +6,11 @@
 export interface BackoffPolicy {
   /** Upper bound of the first delay, in ms. @default 50 */
   baseMs: number;
-  /** No delay is longer than this, in ms. @default 5000 */
+  /** No delay is longer than this, in ms. @default 8000 */
   capMs: number;
 }
 
-export const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 50, capMs: 5000 };
+export const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 50, capMs: 8000 };
 
 /** Delay before retry number `attempt` (1 = first retry): uniform in [0, min(cap, base * 2^(attempt-1))]. */
 export function backoffDelay(attempt: number, random: () => number, policy: BackoffPolicy = DEFAULT_BACKOFF): number {
