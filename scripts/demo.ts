@@ -13,11 +13,13 @@ import { startDynamoDBLocal } from '../tools/dynamodbLocal.js';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const log = (message: string) => process.stderr.write(`demo: ${message}\n`);
 
+// The SDK's Node-version notice is noise here; ddb-spread itself shows it only with --verbose.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const local = await startDynamoDBLocal({ log });
 let exitCode = 1;
 try {
-  log(`DynamoDB Local is listening on ${local.endpoint}`);
-  const env = { ...process.env, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', AWS_REGION: 'us-east-1' };
+  // DynamoDB Local accepts any credentials; these fake ones keep the demo away from real accounts.
+  const env: NodeJS.ProcessEnv = { ...process.env, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', AWS_REGION: 'us-east-1' };
   delete env.AWS_PROFILE;
   delete env.AWS_SESSION_TOKEN;
   const client = new DynamoDBClient({ endpoint: local.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });

@@ -115,6 +115,7 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     const batcher = createBatcher();
     const limit = pLimit(opts.concurrency);
     const running = new Set<Promise<void>>();
+    let warnedDynamoJson = false;
     // Keys of batches not yet settled: a batch holding one of them waits for the earlier batch, so two
     // writes to one primary key are never in flight together and the later one always lands last.
     const unsettledKeys = new Map<string, Promise<void>>();
@@ -172,6 +173,10 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
         if (fatal || deps.signal?.aborted) break;
         counters.rowsRead++;
         const planned = planner.plan(record);
+        if (!warnedDynamoJson && planner.suspectedDynamoJsonLine !== undefined) {
+          warnedDynamoJson = true;
+          emit({ type: 'warning', message: `line ${planner.suspectedDynamoJsonLine} of ${input.name} looks like DynamoDB JSON ({"attr":{"S":"..."}}) but is read as plain JSON; pass --input-format ddb-json if it is DynamoDB JSON` });
+        }
         if (isRejected(planned)) {
           await rejectRow(planned);
           continue;
@@ -179,9 +184,6 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
         const { full, superseded } = batcher.push(planned);
         if (superseded) counters.superseded++;
         if (full) await dispatch(full);
-        if (counters.rowsRead === 1 && planner.suspectedDynamoJsonLine !== undefined) {
-          emit({ type: 'warning', message: `line ${planner.suspectedDynamoJsonLine} of ${input.name} looks like DynamoDB JSON ({"attr":{"S":"..."}}); it is being loaded as plain JSON. Pass --input-format ddb-json if that is wrong.` });
-        }
         progress();
       }
     } finally {

@@ -1,0 +1,75 @@
+import { randomBytes } from 'node:crypto';
+import {
+  CreateTableCommand,
+  DeleteTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  ScanCommand,
+  type AttributeDefinition,
+  type AttributeValue,
+  type KeySchemaElement,
+} from '@aws-sdk/client-dynamodb';
+
+export interface KeyAttr {
+  name: string;
+  type: 'S' | 'N' | 'B';
+}
+
+export interface TableKeys {
+  partitionKey: KeyAttr;
+  sortKey?: KeyAttr;
+}
+
+/** A client for DynamoDB Local: fixed region, fake static credentials. */
+export function localClient(endpoint: string): DynamoDBClient {
+  return new DynamoDBClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    maxAttempts: 3,
+  });
+}
+
+/** Creates a PAY_PER_REQUEST table with a unique name, waits until ACTIVE, returns the name. */
+export async function createTable(client: DynamoDBClient, keys: TableKeys): Promise<string> {
+  const name = `t_${randomBytes(8).toString('hex')}`;
+  const attrs: AttributeDefinition[] = [{ AttributeName: keys.partitionKey.name, AttributeType: keys.partitionKey.type }];
+  const schema: KeySchemaElement[] = [{ AttributeName: keys.partitionKey.name, KeyType: 'HASH' }];
+  if (keys.sortKey) {
+    attrs.push({ AttributeName: keys.sortKey.name, AttributeType: keys.sortKey.type });
+    schema.push({ AttributeName: keys.sortKey.name, KeyType: 'RANGE' });
+  }
+  await client.send(
+    new CreateTableCommand({
+      TableName: name,
+      AttributeDefinitions: attrs,
+      KeySchema: schema,
+      BillingMode: 'PAY_PER_REQUEST',
+    }),
+  );
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const res = await client.send(new DescribeTableCommand({ TableName: name }));
+    if (res.Table?.TableStatus === 'ACTIVE') return name;
+    if (Date.now() > deadline) {
+      throw new Error(`table ${name} not ACTIVE after 30 s (status ${String(res.Table?.TableStatus)})`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Every item of the table, following LastEvaluatedKey. */
+export async function scanAll(client: DynamoDBClient, table: string): Promise<Record<string, AttributeValue>[]> {
+  const items: Record<string, AttributeValue>[] = [];
+  let start: Record<string, AttributeValue> | undefined;
+  do {
+    const res = await client.send(new ScanCommand({ TableName: table, ExclusiveStartKey: start, ConsistentRead: true }));
+    items.push(...(res.Items ?? []));
+    start = res.LastEvaluatedKey;
+  } while (start !== undefined && Object.keys(start).length > 0);
+  return items;
+}
+
+export async function deleteTable(client: DynamoDBClient, name: string): Promise<void> {
+  await client.send(new DeleteTableCommand({ TableName: name }));
+}
