@@ -50,14 +50,22 @@ export function createBatcher(limits: { maxRequests?: number; maxBytes?: number 
 
   return {
     push(write) {
+      const result: BatchPush = {};
       const at = index.get(write.keyId);
       if (at !== undefined) {
         const superseded = writes[at]!;
-        writes[at] = write;
-        bytes += write.size - superseded.size;
-        return { superseded };
+        result.superseded = superseded;
+        if (bytes - superseded.size + write.size <= maxBytes) {
+          writes[at] = write;
+          bytes += write.size - superseded.size;
+          return result;
+        }
+        // The later write does not fit in place: take the earlier one out and add the later one below,
+        // which may start a new batch.
+        writes.splice(at, 1);
+        bytes -= superseded.size;
+        index = new Map(writes.map((w, i) => [w.keyId, i]));
       }
-      const result: BatchPush = {};
       if (writes.length > 0 && bytes + write.size > maxBytes) {
         const full = take();
         if (full) result.full = full;

@@ -15,7 +15,8 @@ export const MAX_SORT_KEY_BYTES = 1024;
 export function keyIdOf(item: Item, schema: KeySchema): string {
   const pk = keyPart(item, schema.partitionKey, MAX_PARTITION_KEY_BYTES, 'partition');
   if (!schema.sortKey) return pk;
-  return `${pk}\u0000${keyPart(item, schema.sortKey, MAX_SORT_KEY_BYTES, 'sort')}`;
+  // Length-prefixed, so no partition key value can run into the sort key part and alias another key.
+  return `${pk.length}:${pk}${keyPart(item, schema.sortKey, MAX_SORT_KEY_BYTES, 'sort')}`;
 }
 
 function keyPart(item: Item, attr: KeyAttribute, maxBytes: number, role: string): string {

@@ -169,9 +169,9 @@ export function parseTypeList(text: string): Record<string, ColumnType> {
   const types: Record<string, ColumnType> = {};
   for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
     const at = part.lastIndexOf(':');
-    const name = part.slice(0, at);
-    const type = part.slice(at + 1).toUpperCase();
-    if (at <= 0 || !(COLUMN_TYPES as readonly string[]).includes(type)) {
+    const name = part.slice(0, at).trim();
+    const type = part.slice(at + 1).trim().toUpperCase();
+    if (at <= 0 || name === '' || !(COLUMN_TYPES as readonly string[]).includes(type)) {
       throw new LoaderError('INVALID_OPTION', `--types entry "${part}" must be <attribute>:<type> with type one of ${COLUMN_TYPES.join(', ')}`);
     }
     types[name] = type as ColumnType;

@@ -71,7 +71,8 @@ export function createRowPlanner(options: TypeMapOptions & { jsonFlavor: JsonFla
         if (!(error instanceof RowError)) throw error;
         const rejected: RejectedRow = { origin: record.origin, code: error.code, message: withHint(error, record, options) };
         if (error.field !== undefined) rejected.field = error.field;
-        const key = item && keyForDisplay(item, options.keySchema);
+        // A CSV row that failed typing still has readable key cells; name the key when it can.
+        const key = item ? keyForDisplay(item, options.keySchema) : record.kind === 'csv' ? keyForDisplay(record.cells, options.keySchema) : undefined;
         if (key) rejected.key = key;
         return rejected;
       }

@@ -1,5 +1,6 @@
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { RowError } from './errors.js';
+import { parseDynamoNumber } from './number.js';
 import { decodeBase64, fromJson, makeSet, parseJsonPrecise, setOwn, toNumberValue } from './json.js';
 import type { Item, KeySchema } from './types.js';
 
@@ -81,8 +82,9 @@ export function inferCell(text: string, field: string): unknown {
   const first = text.charCodeAt(0);
   if ((first >= 48 && first <= 57) || first === 45) {
     if (INTEGER.test(text) || DECIMAL.test(text)) {
-      const significant = text.replace(/^-/, '').replace('.', '').replace(/^0+/, '').length;
-      if (significant <= 38 && text !== '-0') return toNumberValue(text, field);
+      // Only numbers DynamoDB can hold exactly (38 digits, its range); anything else stays text.
+      const parsed = text === '-0' ? 'negative zero' : parseDynamoNumber(text);
+      if (typeof parsed !== 'string') return new NumberValue(parsed.text);
     }
     return text;
   }

@@ -57,42 +57,28 @@ export async function openInput(path: string, stdin: Readable = process.stdin): 
 }
 
 async function gunzipIfNeeded(input: Readable): Promise<Readable> {
-  const first = await readFirstChunk(input);
-  if (first === null) return Readable.from([]);
-  input.unshift(first);
+  const chunks = input[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const head = await chunks.next();
+  if (head.done) return Readable.from([]);
+  const first = head.value;
+  // The first chunk has been taken off the stream; put it back in front of the rest (an unshift would
+  // lose it if the stream already ended, as a short stdin does).
+  const whole = Readable.from(
+    (async function* () {
+      try {
+        yield first;
+        for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value;
+      } finally {
+        await chunks.return?.();
+      }
+    })(),
+    { objectMode: false },
+  );
   if (first.length >= 2 && first[0] === 0x1f && first[1] === 0x8b) {
     const gunzip = createGunzip();
-    input.on('error', (error) => gunzip.destroy(error));
+    whole.on('error', (error) => gunzip.destroy(error));
     // A gunzip failure reaches the parser through `gunzip` itself; the reader names the file.
-    return input.pipe(gunzip);
+    return whole.pipe(gunzip);
   }
-  return input;
-}
-
-function readFirstChunk(input: Readable): Promise<Buffer | null> {
-  return new Promise((resolve, reject) => {
-    const onReadable = () => {
-      const chunk = input.read() as Buffer | null;
-      if (chunk !== null) {
-        cleanup();
-        resolve(chunk);
-      }
-    };
-    const onEnd = () => {
-      cleanup();
-      resolve(null);
-    };
-    const onError = (error: Error) => {
-      cleanup();
-      reject(error);
-    };
-    const cleanup = () => {
-      input.off('readable', onReadable);
-      input.off('end', onEnd);
-      input.off('error', onError);
-    };
-    input.on('readable', onReadable);
-    input.on('end', onEnd);
-    input.on('error', onError);
-  });
+  return whole;
 }

@@ -1,4 +1,6 @@
-import { parse, type CsvError, type Info } from 'csv-parse';
+import { parse, type CsvError, type Info, type Parser } from 'csv-parse';
+
+type ParsedRecord = { record: Record<string, string>; raw: string; info: Info };
 import type { Readable } from 'node:stream';
 import { LoaderError } from '../../core/errors.js';
 import type { SourceRecord } from '../../core/planRow.js';
@@ -17,8 +19,9 @@ export interface CsvReadOptions {
  * after quoted fields holding CRLF.
  */
 export async function* readCsv(stream: Readable, file: string, options: CsvReadOptions): AsyncGenerator<SourceRecord> {
-  const skipped: CsvError[] = [];
-  const parser = parse({
+  // Bad records are pushed into the parser's own output, so they come out in input order between the
+  // good ones (a side list would be drained late, because the stream reads ahead).
+  const parser: Parser = parse({
     bom: true,
     delimiter: options.delimiter,
     columns: options.columns ?? ((header: string[]) => checkHeader(header, file)),
@@ -28,36 +31,30 @@ export async function* readCsv(stream: Readable, file: string, options: CsvReadO
     skip_empty_lines: true,
     skip_records_with_error: true,
     on_skip: (error: CsvError | undefined) => {
-      if (error) skipped.push(error);
+      if (error) parser.push({ skipped: error });
     },
   });
   stream.on('error', (error) => parser.destroy(error));
-  const records = stream.pipe(parser) as AsyncIterable<{ record: Record<string, string>; raw: string; info: Info }>;
+  const records = stream.pipe(parser) as AsyncIterable<ParsedRecord | { skipped: CsvError }>;
 
-  // The header row takes line 1 unless --columns says the file has none.
+  // The header row takes line 1 unless --columns says the file has none; blank lines before the first
+  // record that are not part of its raw text (csv-parse counts them in info.empty_lines) come before it.
   let nextLine = options.columns ? 1 : 2;
-  const drainSkipped = function* (): Generator<SourceRecord> {
-    for (const error of skipped.splice(0)) {
-      const line = typeof error.lines === 'number' ? error.lines : nextLine;
-      yield {
-        kind: 'unparsable',
-        origin: { file, line, raw: trimBreak(String((error as { raw?: unknown }).raw ?? '')) },
-        code: 'CSV_SYNTAX',
-        message: `${error.message} (fix the quoting or the number of fields)`,
-      };
-      nextLine = line + 1;
-    }
-  };
-
+  let first = true;
   try {
-    for await (const { record, raw } of records) {
-      yield* drainSkipped();
-      const leading = leadingBreaks(raw);
-      const line = nextLine + leading;
-      nextLine += countBreaks(raw) + (endsWithBreak(raw) ? 0 : 1);
-      yield { kind: 'csv', origin: { file, line, raw: trimBreak(raw.slice(leadingLength(raw))) }, cells: record };
+    for await (const entry of records) {
+      const raw = 'skipped' in entry ? String((entry.skipped as { raw?: unknown }).raw ?? '') : entry.raw;
+      if (first && !('skipped' in entry)) nextLine += Math.max(0, entry.info.empty_lines - leadingBreaks(raw));
+      first = false;
+      const line = nextLine + leadingBreaks(raw);
+      nextLine = line + countBreaks(raw.slice(leadingLength(raw))) + (endsWithBreak(raw) ? 0 : 1);
+      const origin = { file, line, raw: trimBreak(raw.slice(leadingLength(raw))) };
+      if ('skipped' in entry) {
+        yield { kind: 'unparsable', origin, code: 'CSV_SYNTAX', message: `${entry.skipped.message.replace(/ (at|on) line \d+/, '')} (fix the quoting or the number of fields)` };
+      } else {
+        yield { kind: 'csv', origin, cells: entry.record };
+      }
     }
-    yield* drainSkipped();
   } catch (error) {
     if (error instanceof LoaderError) throw error;
     const code = (error as { code?: string }).code ?? '';

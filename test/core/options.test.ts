@@ -1,0 +1,242 @@
+import { describe, expect, it } from 'vitest';
+import { LoaderError } from '../../src/core/errors.js';
+import {
+  checkTypesAgainstKeys,
+  DEFAULT_CONCURRENCY,
+  DEFAULT_MAX_ATTEMPTS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  normalizeOptions,
+  parseTypeList,
+  type LoadOptions,
+} from '../../src/core/options.js';
+import type { KeySchema } from '../../src/core/types.js';
+
+function loaderErrorOf(fn: () => unknown): LoaderError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof LoaderError) return error;
+    throw error;
+  }
+  throw new Error('expected a LoaderError, nothing was thrown');
+}
+
+const base: LoadOptions = { input: 'data/items.csv', table: 'Items' };
+
+describe('normalizeOptions: defaults', () => {
+  it('applies every default', () => {
+    expect(normalizeOptions(base)).toEqual({
+      input: 'data/items.csv',
+      table: 'Items',
+      inputFormat: 'csv',
+      delimiter: ',',
+      columns: undefined,
+      types: {},
+      infer: false,
+      empty: 'omit',
+      concurrency: 8,
+      maxAttempts: 15,
+      requestTimeoutMs: 30_000,
+      rejectsPath: 'items.rejects.jsonl',
+      maxRejects: Infinity,
+      region: undefined,
+      profile: undefined,
+      endpoint: undefined,
+    });
+    expect([DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS]).toEqual([8, 15, 30_000]);
+  });
+
+  it('keeps given values', () => {
+    const columns = ['pk', 'n'];
+    const result = normalizeOptions({
+      ...base,
+      inputFormat: 'csv',
+      delimiter: ';',
+      columns,
+      types: { n: 'N' },
+      infer: true,
+      empty: 'null',
+      concurrency: 1,
+      maxAttempts: 100,
+      requestTimeoutMs: 100,
+      rejectsPath: '/tmp/r.jsonl',
+      maxRejects: 1,
+      region: 'eu-west-1',
+      profile: 'dev',
+      endpoint: 'http://127.0.0.1:8000',
+    });
+    expect(result).toMatchObject({
+      delimiter: ';',
+      columns: ['pk', 'n'],
+      types: { n: 'N' },
+      infer: true,
+      empty: 'null',
+      concurrency: 1,
+      maxAttempts: 100,
+      requestTimeoutMs: 100,
+      rejectsPath: '/tmp/r.jsonl',
+      maxRejects: 1,
+      region: 'eu-west-1',
+      profile: 'dev',
+      endpoint: 'http://127.0.0.1:8000',
+    });
+    expect(result.columns).not.toBe(columns);
+  });
+
+  it.each([
+    ['concurrency', 256],
+    ['maxAttempts', 1],
+    ['requestTimeoutMs', 600_000],
+    ['maxRejects', Number.MAX_SAFE_INTEGER],
+  ] as const)('%s accepts its bound %d', (name, value) => {
+    expect(normalizeOptions({ ...base, [name]: value })[name]).toBe(value);
+  });
+});
+
+describe('normalizeOptions: format from the file name', () => {
+  it.each([
+    ['items.csv', 'csv', ','],
+    ['items.CSV', 'csv', ','],
+    ['items.csv.gz', 'csv', ','],
+    ['items.tsv', 'csv', '\t'],
+    ['items.TSV', 'csv', '\t'],
+    ['items.tsv.gz', 'csv', '\t'],
+    ['items.jsonl', 'jsonl', ','],
+    ['items.jsonl.gz', 'jsonl', ','],
+    ['items.ndjson', 'jsonl', ','],
+    ['items.json', 'jsonl', ','],
+    ['dir.with.dots/items.csv', 'csv', ','],
+  ])('%s -> %s, delimiter %j', (input, format, delimiter) => {
+    expect(normalizeOptions({ ...base, input })).toMatchObject({ inputFormat: format, delimiter });
+  });
+
+  it('an explicit format wins over the extension', () => {
+    expect(normalizeOptions({ ...base, input: 'export.json', inputFormat: 'ddb-json' }).inputFormat).toBe('ddb-json');
+  });
+
+  it('an explicit delimiter wins over .tsv', () => {
+    expect(normalizeOptions({ ...base, input: 'a.tsv', delimiter: ';' }).delimiter).toBe(';');
+  });
+
+  it('stdin needs inputFormat', () => {
+    expect(loaderErrorOf(() => normalizeOptions({ ...base, input: '-' })).code).toBe('INVALID_OPTION');
+    expect(normalizeOptions({ ...base, input: '-', inputFormat: 'jsonl' })).toMatchObject({ inputFormat: 'jsonl', rejectsPath: 'stdin.rejects.jsonl' });
+  });
+
+  it('an unknown extension needs inputFormat', () => {
+    expect(loaderErrorOf(() => normalizeOptions({ ...base, input: 'items.txt' })).code).toBe('INVALID_OPTION');
+    expect(normalizeOptions({ ...base, input: 'items.txt', inputFormat: 'csv' }).inputFormat).toBe('csv');
+  });
+
+  it.each([
+    ['data/items.csv', 'items.rejects.jsonl'],
+    ['data/items.csv.gz', 'items.rejects.jsonl'],
+    ['data/items.CSV.GZ', 'items.rejects.jsonl'],
+    ['/abs/path/orders.jsonl', 'orders.rejects.jsonl'],
+    ['C:\\data\\orders.ndjson', 'orders.rejects.jsonl'],
+    ['my.orders.tsv', 'my.orders.rejects.jsonl'],
+  ])('default rejects path for %s is %s in the working directory', (input, rejectsPath) => {
+    expect(normalizeOptions({ ...base, input }).rejectsPath).toBe(rejectsPath);
+  });
+});
+
+describe('normalizeOptions: errors', () => {
+  const cases: [string, Partial<Record<keyof LoadOptions, unknown>>, string][] = [
+    ['empty input', { input: '' }, 'input'],
+    ['input not a string', { input: 42 }, 'input'],
+    ['table too short', { table: 'ab' }, 'table'],
+    ['table with a space', { table: 'my table' }, 'table'],
+    ['table with a slash', { table: 'a/b/c' }, 'table'],
+    ['table too long', { table: 'x'.repeat(256) }, 'table'],
+    ['unknown inputFormat', { inputFormat: 'xml' }, 'inputFormat'],
+    ['empty delimiter', { delimiter: '' }, 'delimiter'],
+    ['quote as delimiter', { delimiter: '"' }, 'delimiter'],
+    ['newline as delimiter', { delimiter: '\n' }, 'delimiter'],
+    ['CR as delimiter', { delimiter: '\r' }, 'delimiter'],
+    ['delimiter not a string', { delimiter: 9 }, 'delimiter'],
+    ['empty columns', { columns: [] }, 'columns'],
+    ['empty column name', { columns: ['pk', ''] }, 'columns'],
+    ['duplicate column', { columns: ['pk', 'n', 'pk'] }, 'columns'],
+    ['column not a string', { columns: ['pk', 1] }, 'columns'],
+    ['unknown type', { types: { price: 'NUMBER' } }, 'price'],
+    ['lower-case type', { types: { price: 'n' } }, 'price'],
+    ['unknown empty policy', { empty: 'zero' }, 'empty'],
+    ['concurrency 0', { concurrency: 0 }, 'concurrency'],
+    ['concurrency 257', { concurrency: 257 }, 'concurrency'],
+    ['concurrency 1.5', { concurrency: 1.5 }, 'concurrency'],
+    ['concurrency as text', { concurrency: '8' }, 'concurrency'],
+    ['concurrency NaN', { concurrency: NaN }, 'concurrency'],
+    ['maxAttempts 0', { maxAttempts: 0 }, 'maxAttempts'],
+    ['maxAttempts 101', { maxAttempts: 101 }, 'maxAttempts'],
+    ['requestTimeoutMs 99', { requestTimeoutMs: 99 }, 'requestTimeoutMs'],
+    ['requestTimeoutMs 600001', { requestTimeoutMs: 600_001 }, 'requestTimeoutMs'],
+    ['maxRejects 0', { maxRejects: 0 }, 'maxRejects'],
+    ['maxRejects -1', { maxRejects: -1 }, 'maxRejects'],
+    ['maxRejects 1.5', { maxRejects: 1.5 }, 'maxRejects'],
+    ['maxRejects -Infinity', { maxRejects: -Infinity }, 'maxRejects'],
+  ];
+
+  it.each(cases)('%s -> INVALID_OPTION naming the option', (_label, over, name) => {
+    const error = loaderErrorOf(() => normalizeOptions({ ...base, ...over } as LoadOptions));
+    expect(error.code).toBe('INVALID_OPTION');
+    expect(error.message).toContain(name);
+  });
+});
+
+describe('parseTypeList', () => {
+  it.each([
+    ['price:N', { price: 'N' }],
+    ['price:N,active:BOOL', { price: 'N', active: 'BOOL' }],
+    ['price:n,active:bool,tags:ss', { price: 'N', active: 'BOOL', tags: 'SS' }],
+    [' price:N , tags:SS ', { price: 'N', tags: 'SS' }],
+    ['a:N,,b:S,', { a: 'N', b: 'S' }],
+    ['ns:a:b:N', { 'ns:a:b': 'N' }],
+    ['meta:JSON,m:M,l:L,b:B,bs:BS,ns:NS', { meta: 'JSON', m: 'M', l: 'L', b: 'B', bs: 'BS', ns: 'NS' }],
+    ['', {}],
+  ])('%j -> %j', (text, expected) => {
+    expect(parseTypeList(text)).toEqual(expected);
+  });
+
+  it.each(['price', ':N', 'price:', 'price:NUMBER', 'price:N,active'])('%j -> INVALID_OPTION', (text) => {
+    expect(loaderErrorOf(() => parseTypeList(text)).code).toBe('INVALID_OPTION');
+  });
+
+  it('spaces around ":" do not end up in the attribute name', () => {
+    // "price :N" must not silently declare a type for an attribute named "price " that no column has.
+    let types: Record<string, string> = {};
+    try {
+      types = parseTypeList('price :N');
+    } catch (error) {
+      expect((error as LoaderError).code).toBe('INVALID_OPTION');
+      return;
+    }
+    expect(Object.keys(types)).toEqual(['price']);
+  });
+});
+
+describe('checkTypesAgainstKeys', () => {
+  const schema: KeySchema = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } };
+
+  it.each([
+    ['no types', {}],
+    ['types for other attributes', { price: 'N', tags: 'SS' }],
+    ['key types that agree', { pk: 'S', sk: 'N' }],
+  ] as const)('%s: ok', (_label, types) => {
+    expect(() => checkTypesAgainstKeys({ ...types }, schema, 'Items')).not.toThrow();
+  });
+
+  it.each([
+    ['partition key', { pk: 'N' }, 'pk'],
+    ['sort key', { sk: 'S' }, 'sk'],
+    ['sort key as JSON', { sk: 'JSON' }, 'sk'],
+  ] as const)('a %s declared with another type -> INVALID_OPTION', (_label, types, field) => {
+    const error = loaderErrorOf(() => checkTypesAgainstKeys({ ...types }, schema, 'Items'));
+    expect(error.code).toBe('INVALID_OPTION');
+    expect(error.field).toBe(field);
+    expect(error.table).toBe('Items');
+  });
+
+  it('a table without a sort key checks only the partition key', () => {
+    expect(() => checkTypesAgainstKeys({ sk: 'S' }, { partitionKey: { name: 'pk', type: 'B' } }, 'T1x')).not.toThrow();
+  });
+});
