@@ -55,7 +55,11 @@ export function buildProgram(run: (input: string, flags: LoadFlags) => Promise<v
   const program = new Command('ddb-spread')
     .description('Bulk-load CSV and JSON Lines into Amazon DynamoDB without melting a partition.')
     .version(packageVersion(), '-V, --version')
-    .showHelpAfterError('(add --help for usage and examples)');
+    .showHelpAfterError('(add --help for usage and examples)')
+    .addHelpText('after', `
+Examples:
+  $ ddb-spread load orders.csv --table Orders --types total:N,paid:BOOL
+  $ ddb-spread load --help     all options of load, with more examples and the exit codes`);
 
   program
     .command('load')
@@ -134,15 +138,14 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
     } catch (error) {
       bar?.stop();
       const loaderError = error instanceof LoaderError ? error : undefined;
-      const result = loaderError?.result;
-      if (loaderError?.code === 'ABORTED' && signalExit !== undefined) {
-        if (result) flags.json ? io.stdout.write(summaryJson(result, { code: 'ABORTED', message: loaderError.message })) : say(formatSummary(result, loaderError.message));
-        exitCode = signalExit;
+      const stoppedBySignal = loaderError?.code === 'ABORTED' && signalExit !== undefined;
+      if (loaderError?.result) {
+        if (flags.json) io.stdout.write(summaryJson(loaderError.result, { code: loaderError.code, message: loaderError.message }));
+        else say(formatSummary(loaderError.result, loaderError.message));
+      }
+      if (stoppedBySignal) {
+        exitCode = signalExit!;
       } else {
-        if (result) {
-          if (flags.json) io.stdout.write(summaryJson(result, { code: loaderError!.code, message: loaderError!.message }));
-          else say(formatSummary(result, loaderError!.message));
-        }
         say(`ddb-spread: error: ${(error as Error).message}\n`);
         if (flags.verbose && (error as Error).stack) say(`${(error as Error).stack}\n`);
         exitCode = EXIT.FATAL;
