@@ -120,9 +120,10 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
       if (event.type === 'warning') say(`ddb-spread: warning: ${event.message}\n`);
       if (event.type === 'rowRejected' && shownRejects < 10) {
         shownRejects++;
-        const { origin, code, message } = event.row;
-        const excerpt = flags.excerpts ? `\n    ${clip(origin.raw)}` : '';
-        say(`${origin.file}:${origin.line}: ${code}: ${message}${excerpt}\n`);
+        const { origin, code, message, field } = event.row;
+        // Messages quote cell values, so without excerpts only the location and the reason code are shown.
+        if (flags.excerpts) say(`${origin.file}:${origin.line}: ${code}: ${message}\n    ${clip(origin.raw)}\n`);
+        else say(`${origin.file}:${origin.line}: ${code}${field === undefined ? '' : ` (field "${field}")`}\n`);
         if (shownRejects === 10) say('ddb-spread: further rejected rows go to the reject file only\n');
       }
       if (event.type === 'retrying' && flags.verbose) say(`ddb-spread: retrying ${event.items} items (${event.reason}), attempt ${event.attempt + 1} in ${event.delayMs} ms\n`);

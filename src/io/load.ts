@@ -42,12 +42,17 @@ const PROGRESS_INTERVAL_MS = 200;
  * only when a batch slot is free (lib-storage's bounded-worker pattern), never Promise.all over rows.
  */
 export async function load(options: LoadOptions, deps: LoadDependencies = {}): Promise<LoadResult> {
-  const started = performance.now();
+  const startedAt = performance.now();
   const opts = normalizeOptions(options);
   const emit = deps.onEvent ?? (() => undefined);
   const ownsClient = deps.client === undefined;
   const client = deps.client ?? createClient({ ...opts, maxSockets: Math.max(50, opts.concurrency * 2) });
-  const aws = { table: opts.table, region: opts.region, endpoint: opts.endpoint };
+  // For messages only: where the client actually goes, including AWS_REGION and AWS_ENDPOINT_URL_DYNAMODB.
+  const aws = {
+    table: opts.table,
+    region: opts.region ?? (await resolvedRegion(client)),
+    endpoint: opts.endpoint ?? process.env.AWS_ENDPOINT_URL_DYNAMODB ?? process.env.AWS_ENDPOINT_URL,
+  };
 
   const counters: LoadCounters = {
     rowsRead: 0,
@@ -64,11 +69,13 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
   };
   const rejects = new RejectSink(opts.rejectsPath);
   let fatal: LoaderError | undefined;
+  /** Set once the table is described and the input open: only then do counters mean anything. */
+  let started = false;
   let totalBytes: number | undefined;
   let bytesRead = () => 0;
 
   const result = (): LoadResult => {
-    const elapsedMs = performance.now() - started;
+    const elapsedMs = performance.now() - startedAt;
     counters.bytesRead = bytesRead();
     return {
       ...counters,
@@ -88,7 +95,7 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     if (!force && now - lastProgress < PROGRESS_INTERVAL_MS) return;
     lastProgress = now;
     counters.bytesRead = bytesRead();
-    emit({ type: 'progress', counters, totalBytes, elapsedMs: now - started });
+    emit({ type: 'progress', counters, totalBytes, elapsedMs: now - startedAt });
   };
 
   const rejectRow = async (row: RejectedRow) => {
@@ -108,6 +115,7 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     totalBytes = input.totalBytes;
     bytesRead = input.bytesRead;
     emit({ type: 'started', table: opts.table, input: input.name, keySchema, totalBytes });
+    started = true;
 
     const records: AsyncGenerator<SourceRecord> =
       opts.inputFormat === 'csv' ? readCsv(input.stream, input.name, { delimiter: opts.delimiter, columns: opts.columns }) : readJsonLines(input.stream, input.name);
@@ -211,7 +219,7 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     fatal = new LoaderError('ABORTED', `stopped on request after ${final.rowsRead} rows; rows read before the stop were written or rejected`);
   }
   if (fatal) {
-    fatal.result = final;
+    if (started) fatal.result = final;
     throw fatal;
   }
   if (final.written + final.superseded + final.rejected !== final.rowsRead) {
@@ -220,4 +228,12 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     throw error;
   }
   return final;
+}
+
+async function resolvedRegion(client: DynamoDBDocumentClient): Promise<string | undefined> {
+  try {
+    return await client.config.region();
+  } catch {
+    return undefined;
+  }
 }
