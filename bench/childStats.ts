@@ -1,0 +1,78 @@
+/**
+ * Shared by the bench's child processes: argument parsing and the one JSON line a child prints at the end.
+ * CPU is measured as the delta around the timed section (module loading and client start-up excluded);
+ * peak RSS is the whole child process's, from process.resourceUsage() (maxRSS is in KB).
+ */
+import { parseArgs } from 'node:util';
+
+export interface ChildArgs {
+  input: string;
+  table: string;
+  endpoint: string;
+  concurrency: number;
+  rejects: string;
+  /** Minimal loop only: ask for ReturnConsumedCapacity=TOTAL as ddb-spread does. */
+  rcc: boolean;
+}
+
+export function childArgs(argv: string[] = process.argv.slice(2)): ChildArgs {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      input: { type: 'string' },
+      table: { type: 'string' },
+      endpoint: { type: 'string' },
+      concurrency: { type: 'string', default: '8' },
+      rejects: { type: 'string' },
+      rcc: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  const { input, table, endpoint } = values;
+  if (!input) throw new Error('--input is required');
+  return {
+    input,
+    table: table ?? '',
+    endpoint: endpoint ?? '',
+    concurrency: Number(values.concurrency),
+    rejects: values.rejects ?? `${input}.rejects.jsonl`,
+    rcc: values.rcc ?? false,
+  };
+}
+
+export interface ChildStats {
+  /** Rows or items the timed section handled. */
+  items: number;
+  seconds: number;
+  cpuUserS: number;
+  cpuSysS: number;
+  maxRssMB: number;
+  /** RSS just before the timed section (after imports), for reading the peak against. */
+  rssBeforeMB: number;
+  /** CPU of the whole child process, start-up included (to tell the machine's other load apart). */
+  processCpuS: number;
+  extra?: Record<string, unknown>;
+}
+
+/** Starts the clock; call the returned function when the work is done to print the JSON line. */
+export function startMeasuring(): (items: number, extra?: Record<string, unknown>) => ChildStats {
+  const before = process.resourceUsage();
+  const rssBeforeMB = process.memoryUsage().rss / 1024 / 1024;
+  const t0 = performance.now();
+  return (items, extra) => {
+    const seconds = (performance.now() - t0) / 1000;
+    const after = process.resourceUsage();
+    const stats: ChildStats = {
+      items,
+      seconds,
+      cpuUserS: (after.userCPUTime - before.userCPUTime) / 1e6,
+      cpuSysS: (after.systemCPUTime - before.systemCPUTime) / 1e6,
+      maxRssMB: after.maxRSS / 1024,
+      rssBeforeMB,
+      processCpuS: (after.userCPUTime + after.systemCPUTime) / 1e6,
+      ...(extra ? { extra } : {}),
+    };
+    process.stdout.write(`${JSON.stringify(stats)}\n`);
+    return stats;
+  };
+}

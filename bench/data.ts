@@ -1,0 +1,126 @@
+/**
+ * Deterministic bench data: a CSV of orders shaped like a database export, sorted by pk then sk, with
+ * skewed partition keys (2,000 customers, one holding ~10% of the rows, the rest Zipf-like) and ~200-byte
+ * text payloads, some of them quoted. Same (rows, seed) => same bytes.
+ *
+ *   tsx bench/data.ts out.csv 200000 [seed]
+ */
+import { createWriteStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const CUSTOMERS = 2_000;
+export const HOT_SHARE = 0.1;
+
+/** mulberry32: small, fast, seeded; good enough for test data. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Rows per customer: one hot customer with HOT_SHARE of the rows, the rest Zipf-like (s = 0.8) over the
+ * other customers; rounded by largest remainder so the counts add up to `rows` exactly. Ranks are mapped
+ * to customer ids by a seeded shuffle, so the hot key sits somewhere in the middle of the sorted file.
+ */
+function rowsPerCustomer(rows: number, random: () => number): number[] {
+  const weights = [HOT_SHARE];
+  let zipfSum = 0;
+  for (let rank = 1; rank < CUSTOMERS; rank++) zipfSum += rank ** -0.8;
+  for (let rank = 1; rank < CUSTOMERS; rank++) weights.push(((1 - HOT_SHARE) * rank ** -0.8) / zipfSum);
+  const exact = weights.map((w) => w * rows);
+  const counts = exact.map(Math.floor);
+  let missing = rows - counts.reduce((a, b) => a + b, 0);
+  const byRemainder = exact.map((x, i) => [x - Math.floor(x), i] as const).sort((a, b) => b[0] - a[0]);
+  for (const [, i] of byRemainder) {
+    if (missing-- <= 0) break;
+    counts[i]!++;
+  }
+  const ids = Array.from({ length: CUSTOMERS }, (_, i) => i);
+  for (let i = ids.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [ids[i], ids[j]] = [ids[j]!, ids[i]!];
+  }
+  const perId = new Array<number>(CUSTOMERS).fill(0);
+  counts.forEach((n, rank) => (perId[ids[rank]!] = n));
+  return perId;
+}
+
+const WORDS = (
+  'order parcel shipped warehouse express standard gift wrap fragile return label customer note leave ' +
+  'at door signature required handle with care priority economy pallet carton invoice attached tracking ' +
+  'updated courier depot delayed weather holiday backorder partial refund exchange size colour blue red ' +
+  'large small medium bundle promo discount loyalty points voucher applied'
+).split(' ');
+const STATUSES = ['DELIVERED', 'DELIVERED', 'DELIVERED', 'SHIPPED', 'SHIPPED', 'PAID', 'PENDING', 'CANCELLED', 'REFUNDED'];
+
+function csvCell(text: string): string {
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/** ~200 bytes of text; about 1 in 8 holds a comma and 1 in 40 a double quote, so some cells are quoted. */
+function payload(random: () => number): string {
+  const target = 180 + Math.floor(random() * 41);
+  let text = '';
+  while (text.length < target) {
+    const word = WORDS[Math.floor(random() * WORDS.length)]!;
+    text += text === '' ? word : ` ${word}`;
+  }
+  if (random() < 0.125) text += ', see notes';
+  if (random() < 0.025) text += ' "urgent"';
+  return text;
+}
+
+export interface DataFile {
+  path: string;
+  rows: number;
+  bytes: number;
+  hotKey: string;
+  hotRows: number;
+  customersWithRows: number;
+}
+
+/** Writes a CSV sorted by pk, then sk, as a database export would be. Deterministic for a given (rows, seed). */
+export async function generateCsv(path: string, rows: number, seed: number): Promise<DataFile> {
+  const random = prng(seed);
+  const perId = rowsPerCustomer(rows, random);
+  const out = createWriteStream(path);
+  const write = (text: string) => (out.write(text) ? Promise.resolve() : new Promise<void>((r) => out.once('drain', () => r())));
+  await write('pk,sk,status,amount,qty,payload\n');
+  let lines: string[] = [];
+  let hotRows = 0;
+  let hotKey = '';
+  for (let id = 0; id < CUSTOMERS; id++) {
+    const n = perId[id]!;
+    const pk = `CUST#${String(id).padStart(5, '0')}`;
+    if (n > hotRows) [hotRows, hotKey] = [n, pk];
+    for (let seq = 1; seq <= n; seq++) {
+      const sk = `ORDER#${String(seq).padStart(7, '0')}`;
+      const status = STATUSES[Math.floor(random() * STATUSES.length)]!;
+      const amount = (random() * 1000).toFixed(2);
+      const qty = 1 + Math.floor(random() * 20);
+      lines.push(`${pk},${sk},${status},${amount},${qty},${csvCell(payload(random))}\n`);
+      if (lines.length === 2_000) {
+        await write(lines.join(''));
+        lines = [];
+      }
+    }
+  }
+  await write(lines.join(''));
+  await new Promise<void>((resolveEnd, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolveEnd())));
+  return { path, rows, bytes: (await stat(path)).size, hotKey, hotRows, customersWithRows: perId.filter((n) => n > 0).length };
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const [out, rows = '200000', seed = '20240601'] = process.argv.slice(2);
+  if (!out) throw new Error('usage: tsx bench/data.ts out.csv [rows] [seed]');
+  const file = await generateCsv(resolve(out), Number(rows), Number(seed));
+  process.stdout.write(`${JSON.stringify(file)}\n`);
+}

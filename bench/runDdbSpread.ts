@@ -1,0 +1,31 @@
+/**
+ * Bench child: one load with the built library (dist/), as a user of the package would call it.
+ *   node --import tsx bench/runDdbSpread.ts --input f.csv --table t --endpoint http://... --concurrency 8
+ * bench.ts runs a plain-JS transpile of this file (no tsx loader in the measured process); by hand,
+ * `node --import tsx` works too (its loader thread adds ~28 MB RSS).
+ */
+import { load } from '../dist/index.js';
+import { childArgs, startMeasuring } from './childStats.js';
+
+process.env['AWS_ACCESS_KEY_ID'] ??= 'local';
+process.env['AWS_SECRET_ACCESS_KEY'] ??= 'local';
+
+const args = childArgs();
+const done = startMeasuring();
+const result = await load({
+  input: args.input,
+  table: args.table,
+  endpoint: args.endpoint,
+  region: 'us-east-1',
+  concurrency: args.concurrency,
+  types: { amount: 'N', qty: 'N' },
+  rejectsPath: args.rejects,
+});
+done(result.written, {
+  rowsRead: result.rowsRead,
+  rejected: result.rejected,
+  superseded: result.superseded,
+  retries: result.retries,
+  throttledItems: result.throttledItems,
+  batches: result.batches,
+});
