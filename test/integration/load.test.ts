@@ -809,7 +809,8 @@ describe('stopping', () => {
     const error = await runFailing({ input: sample('orders.csv'), table: `missing_${process.pid}_table` });
     expect(error.code).toBe('TABLE_NOT_FOUND');
     expect(error.message).toContain(`missing_${process.pid}_table`);
-    expect(error.result).toMatchObject({ rowsRead: 0, written: 0 });
+    // A load that never started (no table) carries no counters, so the CLI prints one sentence only.
+    expect(error.result).toBeUndefined();
   });
 });
 
