@@ -9,21 +9,11 @@ import { createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { mulberry32 as prng } from '../tools/mulberry32.js';
 
 export const CUSTOMERS = 2_000;
 export const HOT_SHARE = 0.1;
 
-/** mulberry32: small, fast, seeded; good enough for test data. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * Rows per customer: one hot customer with HOT_SHARE of the rows, the rest Zipf-like (s = 0.8) over the

@@ -1,16 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createBatcher, MAX_BATCH_BYTES, MAX_BATCH_REQUESTS, type Batch } from '../../src/core/batch.js';
 import type { PlannedWrite } from '../../src/core/types.js';
+import { mulberry32 } from '../../tools/mulberry32.js';
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 let lineCounter = 0;
 function write(keyId: string, size = 100): PlannedWrite {

@@ -5,19 +5,11 @@ import { describe, expect, it } from 'vitest';
 import { RowError, type RejectCode } from '../../src/core/errors.js';
 import { isDynamoJsonItem, itemFromDynamoJson, itemFromJson, parseJsonPrecise } from '../../src/core/json.js';
 import type { Item } from '../../src/core/types.js';
+import { rowErrorOf } from '../support/rowErrorOf.js';
 
 const marshalled = (item: Item): Record<string, AttributeValue> => marshall(item, { removeUndefinedValues: true });
 const b = (...values: number[]) => new Uint8Array(values);
 
-function rowErrorOf(fn: () => unknown): RowError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof RowError) return error;
-    throw error;
-  }
-  throw new Error('expected a RowError, nothing was thrown');
-}
 
 describe('parseJsonPrecise', () => {
   it('keeps a 23-digit integer exactly', () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { RowError, type RejectCode } from '../../src/core/errors.js';
 import { keyForDisplay, keyIdOf, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES } from '../../src/core/key.js';
 import type { Item, KeySchema } from '../../src/core/types.js';
+import { rowErrorOf } from '../support/rowErrorOf.js';
 
 const n = (text: string) => new NumberValue(text);
 const bytes = (...values: number[]) => new Uint8Array(values);
@@ -14,15 +15,6 @@ const S_S: KeySchema = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { nam
 const S_N: KeySchema = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } };
 const N_B: KeySchema = { partitionKey: { name: 'pk', type: 'N' }, sortKey: { name: 'sk', type: 'B' } };
 
-function rowErrorOf(fn: () => unknown): RowError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof RowError) return error;
-    throw error;
-  }
-  throw new Error('expected a RowError, nothing was thrown');
-}
 
 describe('keyIdOf: identity', () => {
   it.each<[string, KeySchema, Item, Item]>([

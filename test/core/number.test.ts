@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { numberSize, parseDynamoNumber, type DynamoNumber } from '../../src/core/number.js';
+import { mulberry32 } from '../../tools/mulberry32.js';
 
 function parsed(text: string): DynamoNumber {
   const result = parseDynamoNumber(text);
@@ -7,16 +8,6 @@ function parsed(text: string): DynamoNumber {
   return result;
 }
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('parseDynamoNumber: canonical text', () => {
   it.each([

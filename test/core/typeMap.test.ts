@@ -15,6 +15,7 @@ import {
   type TypeMapOptions,
 } from '../../src/core/typeMap.js';
 import type { Item, KeySchema } from '../../src/core/types.js';
+import { rowErrorOf } from '../support/rowErrorOf.js';
 
 /** What the SDK would send for one native value. */
 function av(value: unknown): AttributeValue | undefined {
@@ -25,15 +26,6 @@ function marshalled(item: Item): Record<string, AttributeValue> {
   return marshall(item, { removeUndefinedValues: true });
 }
 
-function rowErrorOf(fn: () => unknown): RowError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof RowError) return error;
-    throw error;
-  }
-  throw new Error('expected a RowError, nothing was thrown');
-}
 
 const b = (...values: number[]) => new Uint8Array(values);
 const digits20 = '12345678901234567890';
