@@ -138,7 +138,8 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     };
 
     const dispatch = async (batch: Batch) => {
-      while (running.size >= opts.concurrency) await Promise.race(running);
+      // Gate the reader on p-limit's own counts, so a later change of limit.concurrency takes effect here.
+      while (limit.activeCount + limit.pendingCount >= limit.concurrency) await Promise.race(running);
       const waitFor = new Set<Promise<void>>();
       for (const w of batch.writes) {
         const earlier = unsettledKeys.get(w.keyId);
