@@ -30,7 +30,6 @@ export interface BatchOutcome {
   retries: number;
   /** Set when the load must stop (table gone, access denied); the batch's unsent rows are in neither list. */
   fatal?: LoaderError;
-  unsent: PlannedWrite[];
 }
 
 const THROTTLE_NAMES = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded']);
@@ -44,7 +43,7 @@ const THROTTLE_NAMES = new Set(['ProvisionedThroughputExceededException', 'Throt
  * they are rejected, with the service's message.
  */
 export async function writeBatch(writes: PlannedWrite[], ctx: WriterContext): Promise<BatchOutcome> {
-  const outcome: BatchOutcome = { written: [], rejected: [], consumedWcu: 0, throttledItems: 0, retries: 0, unsent: [] };
+  const outcome: BatchOutcome = { written: [], rejected: [], consumedWcu: 0, throttledItems: 0, retries: 0 };
   await send(writes, 0, ctx, outcome);
   return outcome;
 }
@@ -78,17 +77,13 @@ async function send(writes: PlannedWrite[], attemptsSoFar: number, ctx: WriterCo
       const kind = classifyFailure(facts);
       if (kind === 'fatal') {
         outcome.fatal = fatalAwsError(error, ctx);
-        outcome.unsent.push(...pending);
         return;
       }
       if (kind === 'reject') {
         if (pending.length > 1) {
           const half = Math.ceil(pending.length / 2);
           await send(pending.slice(0, half), attempt - 1, ctx, outcome);
-          if (outcome.fatal) {
-            outcome.unsent.push(...pending.slice(half));
-            return;
-          }
+          if (outcome.fatal) return;
           await send(pending.slice(half), attempt - 1, ctx, outcome);
           return;
         }
