@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { RowError, type RejectCode } from '../../src/core/errors.js';
 import { isDynamoJsonItem, itemFromDynamoJson, itemFromJson, parseJsonPrecise } from '../../src/core/json.js';
 import type { Item } from '../../src/core/types.js';
-import { rowErrorOf } from '../support/rowErrorOf.js';
+import { rowErrorOf } from '../support/thrown.js';
 
 const marshalled = (item: Item): Record<string, AttributeValue> => marshall(item, { removeUndefinedValues: true });
 const b = (...values: number[]) => new Uint8Array(values);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { RowError, type RejectCode } from '../../src/core/errors.js';
 import { keyForDisplay, keyIdOf, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES } from '../../src/core/key.js';
 import type { Item, KeySchema } from '../../src/core/types.js';
-import { rowErrorOf } from '../support/rowErrorOf.js';
+import { rowErrorOf } from '../support/thrown.js';
 
 const n = (text: string) => new NumberValue(text);
 const bytes = (...values: number[]) => new Uint8Array(values);

@@ -10,16 +10,8 @@ import {
   type LoadOptions,
 } from '../../src/core/options.js';
 import type { KeySchema } from '../../src/core/types.js';
+import { loaderErrorOf } from '../support/thrown.js';
 
-function loaderErrorOf(fn: () => unknown): LoaderError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof LoaderError) return error;
-    throw error;
-  }
-  throw new Error('expected a LoaderError, nothing was thrown');
-}
 
 const base: LoadOptions = { input: 'data/items.csv', table: 'Items' };
 

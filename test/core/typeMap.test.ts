@@ -15,7 +15,7 @@ import {
   type TypeMapOptions,
 } from '../../src/core/typeMap.js';
 import type { Item, KeySchema } from '../../src/core/types.js';
-import { rowErrorOf } from '../support/rowErrorOf.js';
+import { rowErrorOf } from '../support/thrown.js';
 
 /** What the SDK would send for one native value. */
 function av(value: unknown): AttributeValue | undefined {
