@@ -2,6 +2,7 @@ import { Command, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { LoaderError } from '../core/errors.js';
 import { INPUT_FORMATS } from '../core/options.js';
+import { DEFAULT_WINDOW_ROWS, ORDER_MODES } from '../core/order.js';
 import { EMPTY_POLICIES } from '../core/typeMap.js';
 import { load } from '../io/load.js';
 import type { LoadEvent } from '../report/events.js';
@@ -14,6 +15,8 @@ import {
   parseColumnsOption,
   parseDelimiterOption,
   parseIntegerOption,
+  parseMemoryOption,
+  parseShardOption,
   parseTypesOption,
   toLoadOptions,
   type LoadFlags,
@@ -38,6 +41,15 @@ Examples:
 
   # A DynamoDB S3 export (DynamoDB JSON) into DynamoDB Local
   $ ddb-spread load export.json.gz --input-format ddb-json --table Orders --endpoint-url http://localhost:8000
+
+  # A hot customer: shard it 8 ways by a hash of the sort key, keep the original key for a GSI
+  $ ddb-spread load orders.csv --table Orders --shard hash:8 --shard-keys cust-0007 --keep-original-key customerKey
+
+  # Daily buckets then 4 hash shards: user-1#2024-01-15#3
+  $ ddb-spread load events.jsonl --table Events --shard time:day:createdAt --shard hash:4:eventId
+
+  # A 20 GB export on a laptop: order it with 1 GB of memory and temporary files on a big disk
+  $ ddb-spread load export.csv.gz --table Orders --order spread --memory 1GB --temp-dir /mnt/scratch
 
   # Header-less, semicolon-separated, stop at the first bad row
   $ ddb-spread load data.csv --table T --columns pk,sk,qty --delimiter ";" --types qty:N --strict
@@ -79,6 +91,17 @@ Examples:
     .option('-c, --concurrency <n>', `BatchWriteItem calls in flight (default ${DEFAULT_CONCURRENCY}, measured by npm run bench)`, parseIntegerOption(1, 256), DEFAULT_CONCURRENCY)
     .option('--max-attempts <n>', 'sends per item before it is rejected (backoff with full jitter between)', parseIntegerOption(1, 100), DEFAULT_MAX_ATTEMPTS)
     .option('--request-timeout <ms>', 'timeout of one BatchWriteItem call; timed-out calls are retried', parseIntegerOption(100, 600_000), DEFAULT_REQUEST_TIMEOUT_MS)
+    .addOption(new Option('--order <mode>', 'write order: round-robin (one write per key in turn), spread (each key evenly over the whole load), window (round-robin within --window rows, streaming), input (as read) (default: round-robin, window for stdin)').choices([...ORDER_MODES]))
+    .option('--window <rows>', `rows held by --order window (default ${DEFAULT_WINDOW_ROWS.toLocaleString('en-US')})`, parseIntegerOption(2, 100_000_000))
+    .option('--memory <size>', 'memory the write order may hold, e.g. 512MB or 2GB; larger inputs are ordered through temporary files (default 128MB)', parseMemoryOption)
+    .option('--temp-dir <dir>', 'folder for those temporary files, removed afterwards (default: the system temporary folder)')
+    .option('--shard <rule>', 'add a shard suffix to the partition key: random:N, hash:N[:attribute] (default attribute: the sort key), time:hour|day|month[:attribute]; repeat to combine, in order', parseShardOption)
+    .option('--shard-separator <text>', 'between the key and each suffix (default "#")')
+    .option('--shard-keys <values>', 'shard only these partition key values (the hot keys), comma-separated (default: every key)', parseColumnsOption)
+    .option('--shard-keys-file <file>', 'shard only the partition key values listed in this file, one per line')
+    .option('--keep-original-key <attribute>', 'store the unsharded partition key value in this attribute (a GSI on it serves unified reads)')
+    .option('--shard-seed <n>', 'seed of random:N, for the same suffixes on a repeated load (default: random, recorded in the manifest)', parseIntegerOption(0, 0xffffffff))
+    .option('--shard-manifest <path>', 'where to write the shard manifest (default: <input>.shards.json)')
     .option('--rejects <path>', 'reject file, one JSON line per rejected row (default: <input>.rejects.jsonl)')
     .option('--max-rejects <n>', 'stop the load once this many rows are rejected (default: no limit)', parseIntegerOption(1, Number.MAX_SAFE_INTEGER))
     .option('--strict', 'stop at the first rejected row (same as --max-rejects 1)')
@@ -118,6 +141,7 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
       bar?.onEvent(event);
       if (flags.quiet) return;
       if (event.type === 'warning') say(`ddb-spread: warning: ${event.message}\n`);
+      if (event.type === 'ordering' && !bar) say(`ddb-spread: read ${event.rows.toLocaleString('en-US')} rows; writing them in ${event.mode} order${event.spilled ? ' (ordered through temporary files)' : ''}\n`);
       if (event.type === 'rowRejected' && shownRejects < 10) {
         shownRejects++;
         const { origin, code, message, field } = event.row;

@@ -1,7 +1,9 @@
 import { InvalidArgumentError } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { LoaderError } from '../core/errors.js';
-import { DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS, parseTypeList, type InputFormat, type LoadOptions } from '../core/options.js';
+import { DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS, MIN_MEMORY_BYTES, parseByteSize, parseTypeList, type InputFormat, type LoadOptions } from '../core/options.js';
+import type { OrderMode } from '../core/order.js';
+import { parseShardRule, type ShardRule } from '../core/shard.js';
 import { COLUMN_TYPES, type ColumnType, type EmptyPolicy } from '../core/typeMap.js';
 
 /** Flags of `ddb-spread load` as commander hands them over (camelCase of the kebab-case flags). */
@@ -28,6 +30,17 @@ export interface LoadFlags {
   quiet?: boolean;
   excerpts: boolean;
   verbose?: boolean;
+  order?: OrderMode;
+  window?: number;
+  memory?: number;
+  tempDir?: string;
+  shard?: ShardRule[];
+  shardSeparator?: string;
+  shardKeys?: string[];
+  shardKeysFile?: string;
+  keepOriginalKey?: string;
+  shardSeed?: number;
+  shardManifest?: string;
 }
 
 export { DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS };
@@ -55,6 +68,39 @@ export function parseTypesOption(value: string, previous: Record<string, ColumnT
   } catch (error) {
     throw new InvalidArgumentError((error as Error).message.replace(/^--types /, ''));
   }
+}
+
+export function parseMemoryOption(value: string): number {
+  let bytes: number;
+  try {
+    bytes = parseByteSize(value);
+  } catch (error) {
+    throw new InvalidArgumentError(`${(error as Error).message}.`);
+  }
+  if (bytes < MIN_MEMORY_BYTES) throw new InvalidArgumentError(`expected at least 64KB, got "${value}".`);
+  return bytes;
+}
+
+/** commander argParser for the repeatable --shard. */
+export function parseShardOption(value: string, previous: ShardRule[] | undefined): ShardRule[] {
+  try {
+    return [...(previous ?? []), parseShardRule(value)];
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message.replace(/^--shard /, ''));
+  }
+}
+
+/** Reads --shard-keys-file: one partition key value per line; blank lines and lines starting with # are skipped. */
+export async function readShardKeysFile(path: string): Promise<string[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new LoaderError('INVALID_OPTION', `cannot read --shard-keys-file ${path}: ${(error as Error).message}`, { file: path, cause: error });
+  }
+  const keys = text.split(/\r?\n/).filter((line) => line.trim() !== '' && !line.startsWith('#'));
+  if (keys.length === 0) throw new LoaderError('INVALID_OPTION', `--shard-keys-file ${path} lists no keys (one partition key value per line)`, { file: path });
+  return keys;
 }
 
 export function parseDelimiterOption(value: string): string {
@@ -107,6 +153,18 @@ export async function toLoadOptions(input: string, flags: LoadFlags): Promise<Lo
   if (flags.rejects) options.rejectsPath = flags.rejects;
   if (flags.strict) options.maxRejects = 1;
   else if (flags.maxRejects !== undefined) options.maxRejects = flags.maxRejects;
+  if (flags.order) options.order = flags.order;
+  if (flags.window !== undefined) options.window = flags.window;
+  if (flags.memory !== undefined) options.memoryBytes = flags.memory;
+  if (flags.tempDir) options.tempDir = flags.tempDir;
+  if (flags.shard) options.shard = flags.shard;
+  if (flags.shardSeparator !== undefined) options.shardSeparator = flags.shardSeparator;
+  if (flags.shardKeys || flags.shardKeysFile) {
+    options.shardKeys = [...(flags.shardKeys ?? []), ...(flags.shardKeysFile ? await readShardKeysFile(flags.shardKeysFile) : [])];
+  }
+  if (flags.keepOriginalKey) options.keepOriginalKey = flags.keepOriginalKey;
+  if (flags.shardSeed !== undefined) options.shardSeed = flags.shardSeed;
+  if (flags.shardManifest) options.shardManifestPath = flags.shardManifest;
   if (flags.region) options.region = flags.region;
   if (flags.profile) options.profile = flags.profile;
   if (flags.endpointUrl) options.endpoint = flags.endpointUrl;

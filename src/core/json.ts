@@ -77,9 +77,44 @@ export function itemFromDynamoJson(value: unknown): Item {
   const record = value as Record<string, unknown>;
   const keys = Object.keys(record);
   const body = keys.length === 1 && keys[0] === 'Item' && isDynamoJsonItem(record.Item) ? record.Item : record;
+  return itemFromAttributeValues(body);
+}
+
+/** A DynamoDB-JSON attribute map (no `Item` wrapper) -> item. */
+export function itemFromAttributeValues(body: Record<string, unknown>): Item {
   const item: Item = {};
   for (const [name, av] of Object.entries(body)) setOwn(item, name, fromAttributeValue(av, name));
   return item;
+}
+
+/**
+ * Item -> DynamoDB JSON as the AWS CLI and S3 exports write it (numbers as strings, binary as base64),
+ * the inverse of itemFromAttributeValues: no digit or byte is lost in the round trip.
+ */
+export function itemToDynamoJson(item: Item): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(item)) setOwn(out, name, toAttributeValue(value));
+  return out;
+}
+
+function toAttributeValue(value: unknown): Record<string, unknown> {
+  if (typeof value === 'string') return { S: value };
+  if (value instanceof NumberValue) return { N: value.value };
+  if (typeof value === 'number' || typeof value === 'bigint') return { N: String(value) };
+  if (typeof value === 'boolean') return { BOOL: value };
+  if (value === null || value === undefined) return { NULL: true };
+  if (value instanceof Uint8Array) return { B: Buffer.from(value).toString('base64') };
+  if (Array.isArray(value)) return { L: value.map(toAttributeValue) };
+  if (value instanceof Set) {
+    const elements = [...value];
+    const first = elements[0];
+    if (typeof first === 'string') return { SS: elements };
+    if (first instanceof Uint8Array) return { BS: elements.map((e) => Buffer.from(e as Uint8Array).toString('base64')) };
+    return { NS: elements.map((e) => (e instanceof NumberValue ? e.value : String(e))) };
+  }
+  const out: Record<string, unknown> = {};
+  for (const [name, element] of Object.entries(value as Record<string, unknown>)) setOwn(out, name, toAttributeValue(element));
+  return { M: out };
 }
 
 function fromAttributeValue(av: unknown, field: string): unknown {

@@ -13,10 +13,15 @@ export const MAX_SORT_KEY_BYTES = 1024;
  * same primary key (numbers compare by value, so "1.0" and "1" are one key).
  */
 export function keyIdOf(item: Item, schema: KeySchema): string {
+  return keyIdsOf(item, schema).keyId;
+}
+
+/** keyIdOf, plus the identity of the partition key alone (what the write order spreads). */
+export function keyIdsOf(item: Item, schema: KeySchema): { keyId: string; partitionId: string } {
   const pk = keyPart(item, schema.partitionKey, MAX_PARTITION_KEY_BYTES, 'partition');
-  if (!schema.sortKey) return pk;
+  if (!schema.sortKey) return { keyId: pk, partitionId: pk };
   // Length-prefixed, so no partition key value can run into the sort key part and alias another key.
-  return `${pk.length}:${pk}${keyPart(item, schema.sortKey, MAX_SORT_KEY_BYTES, 'sort')}`;
+  return { keyId: `${pk.length}:${pk}${keyPart(item, schema.sortKey, MAX_SORT_KEY_BYTES, 'sort')}`, partitionId: pk };
 }
 
 function keyPart(item: Item, attr: KeyAttribute, maxBytes: number, role: string): string {

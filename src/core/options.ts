@@ -1,4 +1,6 @@
 import { LoaderError } from './errors.js';
+import { DEFAULT_WINDOW_ROWS, ORDER_MODES, type OrderMode } from './order.js';
+import { DEFAULT_SHARD_SEPARATOR, parseShardRule, type ShardRule } from './shard.js';
 import { COLUMN_TYPES, EMPTY_POLICIES, type ColumnType, type EmptyPolicy } from './typeMap.js';
 import type { KeySchema } from './types.js';
 
@@ -9,6 +11,9 @@ export type InputFormat = (typeof INPUT_FORMATS)[number];
 export const DEFAULT_CONCURRENCY = 8;
 export const DEFAULT_MAX_ATTEMPTS = 15;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** Memory the write order may hold before it goes through temporary files (see README, "Write order"). */
+export const DEFAULT_MEMORY_BYTES = 128 * 1024 * 1024;
+export const MIN_MEMORY_BYTES = 64 * 1024;
 
 /** Options of load(), as a caller writes them. */
 export interface LoadOptions {
@@ -38,9 +43,39 @@ export interface LoadOptions {
   rejectsPath?: string;
   /** Stop the load once this many rows are rejected. @default Infinity */
   maxRejects?: number;
+  /** Write order. @default 'round-robin' for files, 'window' for stdin */
+  order?: OrderMode;
+  /** Rows held by the window order. @default 50000 */
+  window?: number;
+  /** Bytes the write order may hold in memory; beyond it, temporary files. @default 128 MiB */
+  memoryBytes?: number;
+  /** Folder for the temporary files of the write order. @default the system's temporary folder */
+  tempDir?: string;
+  /** Write-sharding rules, applied in order (objects, or the CLI's text such as "hash:4:orderId"). */
+  shard?: (ShardRule | string)[];
+  /** Between the key and each shard suffix. @default "#" */
+  shardSeparator?: string;
+  /** Shard only these partition key values; every key when not given. */
+  shardKeys?: string[];
+  /** Attribute that keeps the unsharded partition key value. */
+  keepOriginalKey?: string;
+  /** Seed of random:N suffixes. @default a random seed, recorded in the manifest */
+  shardSeed?: number;
+  /** Where the shard manifest is written. @default "<input name>.shards.json" in the working directory */
+  shardManifestPath?: string;
   region?: string;
   profile?: string;
   endpoint?: string;
+}
+
+/** Sharding options after normalisation; resolved against the table's key schema by load(). */
+export interface NormalizedShardOptions {
+  rules: ShardRule[];
+  separator: string;
+  keys: ReadonlySet<string> | undefined;
+  keepOriginalKey: string | undefined;
+  seed: number | undefined;
+  manifestPath: string;
 }
 
 /** LoadOptions with every default applied and every value checked. */
@@ -58,6 +93,11 @@ export interface NormalizedLoadOptions {
   requestTimeoutMs: number;
   rejectsPath: string;
   maxRejects: number;
+  order: OrderMode;
+  windowRows: number;
+  memoryBytes: number;
+  tempDir: string | undefined;
+  shard: NormalizedShardOptions | undefined;
   region: string | undefined;
   profile: string | undefined;
   endpoint: string | undefined;
@@ -111,6 +151,11 @@ export function normalizeOptions(raw: LoadOptions): NormalizedLoadOptions {
   const maxRejects = raw.maxRejects ?? Infinity;
   if (maxRejects !== Infinity) integer('maxRejects', maxRejects, 0, 1, Number.MAX_SAFE_INTEGER);
 
+  const order = raw.order ?? (raw.input === '-' ? 'window' : 'round-robin');
+  if (!ORDER_MODES.includes(order)) throw invalid('order', `one of ${ORDER_MODES.join(', ')}`, order);
+  if (raw.window !== undefined && order !== 'window') throw invalid('window', 'given only with order "window"', raw.window);
+  if (raw.tempDir !== undefined && (typeof raw.tempDir !== 'string' || raw.tempDir === '')) throw invalid('tempDir', 'a folder path', raw.tempDir);
+
   return {
     input: raw.input,
     table: raw.table,
@@ -125,10 +170,59 @@ export function normalizeOptions(raw: LoadOptions): NormalizedLoadOptions {
     requestTimeoutMs: integer('requestTimeoutMs', raw.requestTimeoutMs, DEFAULT_REQUEST_TIMEOUT_MS, 100, 600_000),
     rejectsPath: raw.rejectsPath ?? defaultRejectsPath(raw.input),
     maxRejects,
+    order,
+    windowRows: integer('window', raw.window, DEFAULT_WINDOW_ROWS, 2, 100_000_000),
+    memoryBytes: integer('memoryBytes', raw.memoryBytes, DEFAULT_MEMORY_BYTES, MIN_MEMORY_BYTES, Number.MAX_SAFE_INTEGER),
+    tempDir: raw.tempDir,
+    shard: normalizeShard(raw),
     region: raw.region,
     profile: raw.profile,
     endpoint: raw.endpoint,
   };
+}
+
+function normalizeShard(raw: LoadOptions): NormalizedShardOptions | undefined {
+  const rules = (raw.shard ?? []).map((rule) => (typeof rule === 'string' ? parseShardRule(rule) : rule));
+  if (rules.length === 0) {
+    const stray = (['shardSeparator', 'shardKeys', 'keepOriginalKey', 'shardSeed', 'shardManifestPath'] as const).find((name) => raw[name] !== undefined);
+    if (stray) throw invalid(stray, 'given only together with `shard` (--shard)', raw[stray]);
+    return undefined;
+  }
+  const separator = raw.shardSeparator ?? DEFAULT_SHARD_SEPARATOR;
+  if (typeof separator !== 'string' || separator === '') throw invalid('shardSeparator', 'a non-empty string', separator);
+  let keys: Set<string> | undefined;
+  if (raw.shardKeys !== undefined) {
+    if (!Array.isArray(raw.shardKeys) || raw.shardKeys.length === 0 || raw.shardKeys.some((k) => typeof k !== 'string' || k === '')) {
+      throw invalid('shardKeys', 'a non-empty list of partition key values', raw.shardKeys);
+    }
+    keys = new Set(raw.shardKeys);
+  }
+  if (raw.keepOriginalKey !== undefined && (typeof raw.keepOriginalKey !== 'string' || raw.keepOriginalKey === '')) {
+    throw invalid('keepOriginalKey', 'an attribute name', raw.keepOriginalKey);
+  }
+  const seed = raw.shardSeed === undefined ? undefined : integer('shardSeed', raw.shardSeed, 0, 0, 0xffffffff);
+  return {
+    rules,
+    separator,
+    keys,
+    keepOriginalKey: raw.keepOriginalKey,
+    seed,
+    manifestPath: raw.shardManifestPath ?? `${baseName(raw.input)}.shards.json`,
+  };
+}
+
+/** Parses a size such as 256MB, 1.5GB, 512k or a plain number of bytes (--memory). */
+export function parseByteSize(text: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$/i.exec(text);
+  const unit = (m?.[2] ?? '').toLowerCase().replace(/i?b$/, '');
+  const scale = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 }[unit];
+  if (!m || scale === undefined) throw new LoaderError('INVALID_OPTION', `expected a size such as 256MB, 2GB or 512KB, got "${text}"`);
+  return Math.round(Number(m[1]) * scale);
+}
+
+function baseName(input: string): string {
+  if (input === '-') return 'stdin';
+  return input.split(/[\\/]/).pop()!.replace(/\.gz$/i, '').replace(/\.[^.]*$/, '');
 }
 
 function formatFromName(input: string): InputFormat {
@@ -144,9 +238,7 @@ function formatFromName(input: string): InputFormat {
 }
 
 function defaultRejectsPath(input: string): string {
-  if (input === '-') return 'stdin.rejects.jsonl';
-  const base = input.split(/[\\/]/).pop()!.replace(/\.gz$/i, '').replace(/\.[^.]*$/, '');
-  return `${base}.rejects.jsonl`;
+  return `${baseName(input)}.rejects.jsonl`;
 }
 
 /** Explicit types that contradict the table's key types are a configuration error, found before any row. */

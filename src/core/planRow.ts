@@ -1,7 +1,8 @@
 import { RowError, type RejectCode } from './errors.js';
 import { itemSize, MAX_ITEM_BYTES, writeUnits } from './itemSize.js';
 import { isDynamoJsonItem, itemFromDynamoJson, itemFromJson, parseJsonPrecise } from './json.js';
-import { keyForDisplay, keyIdOf } from './key.js';
+import { keyForDisplay, keyIdsOf } from './key.js';
+import { applyShard, type ResolvedShardOptions } from './shard.js';
 import { coerceJsonItem, effectiveTypes, itemFromCells, type ColumnType, type TypeMapOptions } from './typeMap.js';
 import type { Item, PlannedWrite, RejectedRow, RowOrigin } from './types.js';
 
@@ -20,7 +21,13 @@ export interface RowPlanner {
   readonly suspectedDynamoJsonLine: number | undefined;
 }
 
-export function createRowPlanner(options: TypeMapOptions & { jsonFlavor: JsonFlavor }): RowPlanner {
+export interface RowPlannerOptions extends TypeMapOptions {
+  jsonFlavor: JsonFlavor;
+  /** Write sharding, resolved against the table; none when undefined. */
+  shard?: ResolvedShardOptions;
+}
+
+export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
   const types: Record<string, ColumnType> = effectiveTypes(options);
   const explicitTypes = options.types;
   let suspected: number | undefined;
@@ -61,12 +68,16 @@ export function createRowPlanner(options: TypeMapOptions & { jsonFlavor: JsonFla
       let item: Item | undefined;
       try {
         item = toItem(record);
-        const keyId = keyIdOf(item, options.keySchema);
+        // Sharding comes before the key checks, so the length limits apply to the suffixed key.
+        const sharded = options.shard ? applyShard(item, record.origin, options.shard) : undefined;
+        const { keyId, partitionId } = keyIdsOf(item, options.keySchema);
         const size = itemSize(item);
         if (size > MAX_ITEM_BYTES) {
           throw new RowError('ITEM_TOO_LARGE', `item is ${size} bytes; DynamoDB's limit is ${MAX_ITEM_BYTES} bytes (400 KB), attribute names included`);
         }
-        return { origin: record.origin, item, keyId, size, wcu: writeUnits(size) };
+        const write: PlannedWrite = { origin: record.origin, item, keyId, partitionId, size, wcu: writeUnits(size) };
+        if (sharded) write.unshardedKey = sharded.original;
+        return write;
       } catch (error) {
         if (!(error instanceof RowError)) throw error;
         const rejected: RejectedRow = { origin: record.origin, code: error.code, message: withHint(error, record, options) };

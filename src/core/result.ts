@@ -23,6 +23,14 @@ export interface LoadResult extends LoadCounters {
   rejectsPath: string | undefined;
   elapsedMs: number;
   itemsPerSecond: number;
+  /** The write order used. */
+  order: import('./order.js').OrderMode;
+  /** Bytes the write order put in temporary files (0 when the input fitted in --memory). */
+  orderTempBytes: number;
+  /** Path of the shard manifest, when sharding. */
+  shardManifestPath: string | undefined;
+  /** Partition key values that were sharded. */
+  shardedKeys: number;
   /** True when every row read was written or superseded. */
   complete: boolean;
 }

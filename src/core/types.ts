@@ -31,6 +31,10 @@ export interface PlannedWrite {
   item: Item;
   /** A string that is equal for two items exactly when DynamoDB sees the same primary key. */
   keyId: string;
+  /** A string that is equal for two items exactly when they share the partition key (as written, with any shard suffix). */
+  partitionId: string;
+  /** The partition key value before a shard suffix was added; only on sharded writes. */
+  unshardedKey?: string;
   /** DynamoDB item size in bytes (attribute names + values). */
   size: number;
   /** Write capacity units one put of this item costs on the table: ceil(size / 1 KB). */

@@ -1,18 +1,25 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
+import { randomInt } from 'node:crypto';
+import { rename, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import type { Readable } from 'node:stream';
 import { DEFAULT_BACKOFF } from '../core/backoff.js';
 import { createBatcher, type Batch } from '../core/batch.js';
 import { LoaderError, bug } from '../core/errors.js';
 import { checkTypesAgainstKeys, normalizeOptions, type LoadOptions } from '../core/options.js';
 import { createRowPlanner, isRejected, type SourceRecord } from '../core/planRow.js';
-import type { KeySchema, RejectedRow } from '../core/types.js';
+import { isGlobalOrder } from '../core/order.js';
+import { resolveShardOptions } from '../core/shard.js';
+import { ShardManifest } from '../core/shardManifest.js';
+import type { KeySchema, PlannedWrite, RejectedRow } from '../core/types.js';
 import type { LoadCounters, LoadEvent, LoadResult } from '../report/events.js';
 import { createClient } from './dynamo/client.js';
 import { describeKeySchema } from './dynamo/describeKeySchema.js';
 import { writeBatch } from './dynamo/writeBatch.js';
 import { openInput } from './readers/openInput.js';
 import { readCsv } from './readers/readCsv.js';
+import { WriteOrderer } from './order/writeOrderer.js';
 import { readJsonLines } from './readers/readJsonLines.js';
 import { RejectSink } from './rejectSink.js';
 
@@ -73,6 +80,9 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
   let started = false;
   let totalBytes: number | undefined;
   let bytesRead = () => 0;
+  let orderer: WriteOrderer | undefined;
+  let manifest: ShardManifest | undefined;
+  let manifestWritten: string | undefined;
 
   const result = (): LoadResult => {
     const elapsedMs = performance.now() - startedAt;
@@ -83,6 +93,10 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
       table: opts.table,
       input: opts.input,
       rejectsPath: rejects.count > 0 ? opts.rejectsPath : undefined,
+      order: opts.order,
+      orderTempBytes: orderer?.stats.tempBytes ?? 0,
+      shardManifestPath: manifestWritten,
+      shardedKeys: manifest?.keyCount ?? 0,
       elapsedMs,
       itemsPerSecond: elapsedMs > 0 ? (counters.written * 1000) / elapsedMs : 0,
       complete: counters.rejected === 0 && counters.written + counters.superseded === counters.rowsRead,
@@ -111,6 +125,14 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
   try {
     const keySchema: KeySchema = await describeKeySchema(client, aws, deps.signal);
     checkTypesAgainstKeys(opts.types, keySchema, opts.table);
+    const shard = opts.shard
+      ? resolveShardOptions({ ...opts.shard, seed: opts.shard.seed ?? randomInt(0, 0xffffffff) }, keySchema, opts.table)
+      : undefined;
+    if (shard) {
+      manifest = new ShardManifest(opts.table, shard);
+      // Written now as well as at the end: a bad path fails before any row, and a crash leaves a manifest.
+      await saveManifest(opts.shard!.manifestPath, manifest);
+    }
     const input = await openInput(opts.input, deps.stdin);
     totalBytes = input.totalBytes;
     bytesRead = input.bytesRead;
@@ -119,7 +141,14 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
 
     const records: AsyncGenerator<SourceRecord> =
       opts.inputFormat === 'csv' ? readCsv(input.stream, input.name, { delimiter: opts.delimiter, columns: opts.columns }) : readJsonLines(input.stream, input.name);
-    const planner = createRowPlanner({ keySchema, types: opts.types, infer: opts.infer, empty: opts.empty, jsonFlavor: opts.inputFormat === 'ddb-json' ? 'ddb-json' : 'json' });
+    const planner = createRowPlanner({ keySchema, types: opts.types, infer: opts.infer, empty: opts.empty, jsonFlavor: opts.inputFormat === 'ddb-json' ? 'ddb-json' : 'json', ...(shard ? { shard } : {}) });
+    orderer = new WriteOrderer({
+      mode: opts.order,
+      windowRows: opts.windowRows,
+      memoryBytes: opts.memoryBytes,
+      tempDir: opts.tempDir ?? tmpdir(),
+      ...(input.totalBytes === undefined ? {} : { inputBytes: input.totalBytes }),
+    });
     const batcher = createBatcher();
     const limit = pLimit(opts.concurrency);
     const running = new Set<Promise<void>>();
@@ -158,7 +187,10 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
         }
         const outcome = await writeBatch(batch.writes, writerContext);
         counters.written += outcome.written.length;
-        for (const w of outcome.written) counters.plannedWcu += w.wcu;
+        for (const w of outcome.written) {
+          counters.plannedWcu += w.wcu;
+          if (manifest && w.unshardedKey !== undefined) manifest.add(w.unshardedKey, w.item[keySchema.partitionKey.name] as string);
+        }
         counters.consumedWcu += outcome.consumedWcu;
         counters.retries += outcome.retries;
         counters.throttledItems += outcome.throttledItems;
@@ -177,6 +209,13 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
       running.add(task);
     };
 
+    const feed = async (write: PlannedWrite) => {
+      const { full, superseded } = batcher.push(write);
+      if (superseded) counters.superseded++;
+      if (full) await dispatch(full);
+    };
+    const stopping = () => fatal !== undefined || deps.signal?.aborted === true;
+
     try {
       for await (const record of records) {
         if (fatal || deps.signal?.aborted) break;
@@ -190,14 +229,22 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
           await rejectRow(planned);
           continue;
         }
-        const { full, superseded } = batcher.push(planned);
-        if (superseded) counters.superseded++;
-        if (full) await dispatch(full);
+        for (const write of await orderer.push(planned)) await feed(write);
         progress();
       }
     } finally {
       await records.return(undefined);
       input.stream.destroy();
+    }
+    if (!stopping()) {
+      if (isGlobalOrder(opts.order)) emit({ type: 'ordering', mode: opts.order, rows: orderer.held, spilled: orderer.stats.spilled });
+      // Rows still held by the order are not written when stopping: they were never sent, and are
+      // reported as not written.
+      for await (const write of orderer.drain()) {
+        if (stopping()) break;
+        await feed(write);
+        progress();
+      }
     }
     // Rows already read are written even when stopping on a signal: at most one partial batch.
     const last = batcher.flush();
@@ -210,6 +257,18 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
       await rejects.close();
     } catch (error) {
       if (!fatal) fatal = error as LoaderError;
+    }
+    try {
+      await orderer?.close();
+    } catch (error) {
+      emit({ type: 'warning', message: `could not remove the temporary files in ${orderer?.stats.tempPath}: ${(error as Error).message}` });
+    }
+    if (manifest && started) {
+      try {
+        manifestWritten = await saveManifest(opts.shard!.manifestPath, manifest);
+      } catch (error) {
+        if (!fatal) fatal = error as LoaderError;
+      }
     }
     if (ownsClient) client.destroy();
   }
@@ -229,6 +288,18 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     throw error;
   }
   return final;
+}
+
+/** Writes the manifest next to its target and renames it, so a reader never sees half a file. */
+async function saveManifest(path: string, manifest: ShardManifest): Promise<string> {
+  const temporary = `${path}.${process.pid}.tmp`;
+  try {
+    await writeFile(temporary, `${JSON.stringify(manifest.toJSON(), null, 2)}\n`);
+    await rename(temporary, path);
+    return path;
+  } catch (error) {
+    throw new LoaderError('MANIFEST_UNWRITABLE', `cannot write the shard manifest ${path}: ${(error as Error).message}; choose another path with --shard-manifest`, { file: path, cause: error });
+  }
 }
 
 async function resolvedRegion(client: DynamoDBDocumentClient): Promise<string | undefined> {

@@ -1,4 +1,5 @@
 import type { LoadCounters } from '../core/result.js';
+import type { OrderMode } from '../core/order.js';
 import type { KeySchema, RejectedRow } from '../core/types.js';
 
 export type { LoadCounters, LoadResult } from '../core/result.js';
@@ -9,4 +10,6 @@ export type LoadEvent =
   | { type: 'progress'; counters: Readonly<LoadCounters>; totalBytes: number | undefined; elapsedMs: number }
   | { type: 'rowRejected'; row: RejectedRow }
   | { type: 'retrying'; reason: string; items: number; attempt: number; delayMs: number }
-  | { type: 'warning'; message: string };
+  | { type: 'warning'; message: string }
+  /** All rows are read; a global order (round-robin, spread) starts handing them out. */
+  | { type: 'ordering'; mode: OrderMode; rows: number; spilled: boolean };

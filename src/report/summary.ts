@@ -21,6 +21,8 @@ export function formatSummary(result: LoadResult, stoppedBecause?: string): stri
     `  batches       ${n(result.batches)}, retries ${n(result.retries)}, throttled items ${n(result.throttledItems)}`,
     `  elapsed       ${seconds.toFixed(1)} s, ${n(result.itemsPerSecond)} items/s`,
   );
+  lines.push(`  write order   ${result.order}${result.orderTempBytes > 0 ? `, ${(result.orderTempBytes / 1024 ** 2).toFixed(1)} MB through temporary files` : ''}`);
+  if (result.shardManifestPath) lines.push(`  shard manifest ${result.shardManifestPath}  (${n(result.shardedKeys)} keys sharded)`);
   if (result.rejectsPath) lines.push(`  reject file   ${result.rejectsPath}`);
   return `${lines.join('\n')}\n`;
 }

@@ -1,0 +1,205 @@
+/**
+ * Write order: which write goes next, so that consecutive writes hit different partition keys
+ * (AWS, "Distribute write activity during data upload"). Pure and synchronous; the I/O shell
+ * (io/order/) adds temporary files for inputs larger than the memory budget and calls into this.
+ *
+ * Every mode keeps the writes of one partition key in their input order, so writes to one primary key
+ * (which always share a partition key) keep their order and the table ends as the input order would
+ * leave it.
+ */
+
+export const ORDER_MODES = ['round-robin', 'spread', 'window', 'input'] as const;
+export type OrderMode = (typeof ORDER_MODES)[number];
+/** Rows held by `--order window` unless `--window` says otherwise (also capped by the memory budget). */
+export const DEFAULT_WINDOW_ROWS = 50_000;
+
+/** Modes that need the whole input before the first write. */
+export type GlobalOrderMode = 'round-robin' | 'spread';
+
+export function isGlobalOrder(mode: OrderMode): mode is GlobalOrderMode {
+  return mode === 'round-robin' || mode === 'spread';
+}
+
+/** What the whole input says about one partition key. */
+export interface KeyStat {
+  /** Writes the key has in the input. */
+  count: number;
+  /** Input position (0-based, among valid writes) of the key's first write. */
+  first: number;
+}
+
+/**
+ * A write's place in the global order: compare `primary`, then `first` (the key's first appearance).
+ * No two writes share both, so the order is total and does not depend on the sort algorithm.
+ */
+export interface OrderKey {
+  primary: number;
+  first: number;
+}
+
+/**
+ * The order key of the `rank`-th write (0-based) of a partition key.
+ * - round-robin: round `rank`, keys in order of first appearance: the first write of every key, then the
+ *   second write of every key, and so on.
+ * - spread: the key's writes sit at the midpoints of `count` equal slices of the load, (rank + ½) / count,
+ *   so a key with a tenth of the writes gets a tenth of every stretch of the load.
+ */
+export function orderKey(mode: GlobalOrderMode, rank: number, stat: KeyStat): OrderKey {
+  return { primary: mode === 'round-robin' ? rank : (rank + 0.5) / stat.count, first: stat.first };
+}
+
+export function compareOrderKeys(a: OrderKey, b: OrderKey): number {
+  return a.primary - b.primary || a.first - b.first;
+}
+
+/** Counts writes per partition key, in input order: the rank of each write and, at the end, each key's stat. */
+export class KeyStats {
+  readonly #stats = new Map<string, KeyStat>();
+
+  /** Records a write of `partition` at input position `position` and returns its rank within the key. */
+  add(partition: string, position: number): number {
+    const stat = this.#stats.get(partition);
+    if (stat) return stat.count++;
+    this.#stats.set(partition, { count: 1, first: position });
+    return 0;
+  }
+
+  get(partition: string): KeyStat | undefined {
+    return this.#stats.get(partition);
+  }
+
+  get size(): number {
+    return this.#stats.size;
+  }
+}
+
+/**
+ * Orders a whole input in memory: `writes` in input order, `partitionOf` names each one's partition key.
+ * Returns a new array; the input is not changed.
+ */
+export function orderAll<T>(writes: readonly T[], partitionOf: (write: T) => string, mode: OrderMode, windowRows = DEFAULT_WINDOW_ROWS): T[] {
+  if (mode === 'input') return [...writes];
+  if (mode === 'window') {
+    const interleaver = createWindowInterleaver(partitionOf, { rows: windowRows });
+    const out: T[] = [];
+    for (const w of writes) out.push(...interleaver.push(w));
+    return out.concat(interleaver.flush());
+  }
+  const stats = new KeyStats();
+  const ranks = new Uint32Array(writes.length);
+  writes.forEach((w, i) => (ranks[i] = stats.add(partitionOf(w), i)));
+  const keyed = writes.map((write, i) => ({ write, key: orderKey(mode, ranks[i]!, stats.get(partitionOf(write))!) }));
+  keyed.sort((a, b) => compareOrderKeys(a.key, b.key));
+  return keyed.map((k) => k.write);
+}
+
+/** Size limits of a window; a write is emitted as soon as either is exceeded. */
+export interface WindowLimits {
+  /** Writes held at most. */
+  rows: number;
+  /** Estimated bytes held at most. @default Infinity */
+  bytes?: number;
+}
+
+export interface WindowInterleaver<T> {
+  /** Adds a write; returns the writes that leave the window because it is full (usually none or one). */
+  push(write: T, bytes?: number): T[];
+  /** Empties the window, in round-robin order. */
+  flush(): T[];
+  /** Writes held now. */
+  readonly held: number;
+  /** Distinct partition keys held now. */
+  readonly keys: number;
+}
+
+interface KeyQueue<T> {
+  partition: string;
+  writes: T[];
+  head: number;
+  bytes: number[];
+  next: KeyQueue<T>;
+  prev: KeyQueue<T>;
+}
+
+/**
+ * Streaming round-robin within a bounded window, for input that cannot be read twice (stdin, pipes):
+ * the window holds up to `rows` writes grouped by partition key; each time it overflows, the write at the
+ * head of the next key in rotation leaves it. Keys join the rotation when first seen and leave it when
+ * their queue empties. Consecutive writes therefore come from different keys whenever the window holds
+ * more than one key; a sorted input whose keys each have more rows than the window cannot be helped.
+ */
+export function createWindowInterleaver<T>(partitionOf: (write: T) => string, limits: WindowLimits): WindowInterleaver<T> {
+  const maxRows = limits.rows;
+  const maxBytes = limits.bytes ?? Infinity;
+  const queues = new Map<string, KeyQueue<T>>();
+  /** The key whose head write leaves next; undefined when the window is empty. */
+  let cursor: KeyQueue<T> | undefined;
+  let held = 0;
+  let heldBytes = 0;
+
+  function emitOne(out: T[]): void {
+    const queue = cursor!;
+    const write = queue.writes[queue.head]!;
+    heldBytes -= queue.bytes[queue.head]!;
+    queue.head++;
+    held--;
+    out.push(write);
+    if (queue.head === queue.writes.length) {
+      queues.delete(queue.partition);
+      if (queue.next === queue) {
+        cursor = undefined;
+      } else {
+        queue.prev.next = queue.next;
+        queue.next.prev = queue.prev;
+        cursor = queue.next;
+      }
+    } else {
+      if (queue.head > 64 && queue.head * 2 > queue.writes.length) {
+        queue.writes = queue.writes.slice(queue.head);
+        queue.bytes = queue.bytes.slice(queue.head);
+        queue.head = 0;
+      }
+      cursor = queue.next;
+    }
+  }
+
+  return {
+    push(write, bytes = 0) {
+      const partition = partitionOf(write);
+      let queue = queues.get(partition);
+      if (queue) {
+        queue.writes.push(write);
+        queue.bytes.push(bytes);
+      } else {
+        queue = { partition, writes: [write], head: 0, bytes: [bytes] } as KeyQueue<T>;
+        queues.set(partition, queue);
+        if (cursor === undefined) {
+          queue.next = queue.prev = queue;
+          cursor = queue;
+        } else {
+          // A new key joins at the end of the current rotation: just before the cursor.
+          queue.next = cursor;
+          queue.prev = cursor.prev;
+          cursor.prev.next = queue;
+          cursor.prev = queue;
+        }
+      }
+      held++;
+      heldBytes += bytes;
+      const out: T[] = [];
+      while (held > maxRows || (heldBytes > maxBytes && held > 1)) emitOne(out);
+      return out;
+    },
+    flush() {
+      const out: T[] = [];
+      while (held > 0) emitOne(out);
+      return out;
+    },
+    get held() {
+      return held;
+    },
+    get keys() {
+      return queues.size;
+    },
+  };
+}
