@@ -128,14 +128,19 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     const shard = opts.shard
       ? resolveShardOptions({ ...opts.shard, seed: opts.shard.seed ?? randomInt(0, 0xffffffff) }, keySchema, opts.table)
       : undefined;
-    if (shard) {
-      manifest = new ShardManifest(opts.table, shard);
-      // Written now as well as at the end: a bad path fails before any row, and a crash leaves a manifest.
-      await saveManifest(opts.shard!.manifestPath, manifest);
-    }
+    if (shard) manifest = new ShardManifest(opts.table, shard);
     const input = await openInput(opts.input, deps.stdin);
     totalBytes = input.totalBytes;
     bytesRead = input.bytesRead;
+    // Written now as well as at the end: a bad path fails before any row, and a crash leaves a manifest.
+    if (manifest) {
+      try {
+        await saveManifest(opts.shard!.manifestPath, manifest);
+      } catch (error) {
+        input.stream.destroy();
+        throw error;
+      }
+    }
     emit({ type: 'started', table: opts.table, input: input.name, keySchema, totalBytes });
     started = true;
 

@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { mkdtemp, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LoaderError } from '../../core/errors.js';
@@ -51,6 +52,8 @@ export class WriteOrderer {
   #position = 0;
   #buckets: LineWriter[] = [];
   #closed = false;
+  /** Removes the temporary folder if the process exits before close() (a second Ctrl-C calls process.exit). */
+  #onExit: (() => void) | undefined;
 
   constructor(options: WriteOrdererOptions) {
     this.#options = options;
@@ -108,6 +111,7 @@ export class WriteOrderer {
     this.#closed = true;
     await Promise.allSettled(this.#buckets.map((b) => b.close()));
     this.#buckets = [];
+    if (this.#onExit) process.off('exit', this.#onExit);
     if (this.stats.tempPath) {
       await rm(this.stats.tempPath, { recursive: true, force: true });
       this.stats.tempPath = undefined;
@@ -122,6 +126,9 @@ export class WriteOrderer {
       throw new LoaderError('TEMP_FILES', `cannot create a temporary folder in ${parent} for ordering an input larger than --memory: ${(error as Error).message}; choose another folder with --temp-dir`, { cause: error });
     }
     this.stats.spilled = true;
+    const tempPath = this.stats.tempPath;
+    this.#onExit = () => rmSync(tempPath, { recursive: true, force: true });
+    process.once('exit', this.#onExit);
     // Buckets are sized so that one bucket's key statistics fit in half the budget, whatever the keys.
     const inputBytes = this.#options.inputBytes;
     const buckets = inputBytes === undefined ? 128 : Math.min(256, Math.max(8, Math.ceil((4 * inputBytes) / this.#options.memoryBytes)));
