@@ -41,11 +41,21 @@ export interface OrderKey {
  * The order key of the `rank`-th write (0-based) of a partition key.
  * - round-robin: round `rank`, keys in order of first appearance: the first write of every key, then the
  *   second write of every key, and so on.
- * - spread: the key's writes sit at the midpoints of `count` equal slices of the load, (rank + ½) / count,
- *   so a key with a tenth of the writes gets a tenth of every stretch of the load.
+ * - spread: the key's writes sit at equal steps of 1 / count over the load, (rank + phase) / count, so a
+ *   key with a tenth of the writes gets a tenth of every stretch of the load. The phase in [0, 1) differs
+ *   per key (a golden-ratio sequence over the key's first position): with one shared phase, every key of
+ *   one write would land on the same spot (the middle) and leave the big keys alone everywhere else.
  */
 export function orderKey(mode: GlobalOrderMode, rank: number, stat: KeyStat): OrderKey {
-  return { primary: mode === 'round-robin' ? rank : (rank + 0.5) / stat.count, first: stat.first };
+  return { primary: mode === 'round-robin' ? rank : (rank + spreadPhase(stat.first)) / stat.count, first: stat.first };
+}
+
+const GOLDEN = 0.6180339887498949;
+
+/** A key's phase for spread: frac((first + 1) × golden ratio), evenly spread over [0, 1) (Weyl sequence). */
+export function spreadPhase(first: number): number {
+  const x = (first + 1) * GOLDEN;
+  return x - Math.floor(x);
 }
 
 export function compareOrderKeys(a: OrderKey, b: OrderKey): number {
@@ -134,6 +144,8 @@ export function createWindowInterleaver<T>(partitionOf: (write: T) => string, li
   const queues = new Map<string, KeyQueue<T>>();
   /** The key whose head write leaves next; undefined when the window is empty. */
   let cursor: KeyQueue<T> | undefined;
+  /** The key that gave the last write; when the rotation is back at it, a newly arrived key goes first. */
+  let lastEmitted: KeyQueue<T> | undefined;
   let held = 0;
   let heldBytes = 0;
 
@@ -144,6 +156,7 @@ export function createWindowInterleaver<T>(partitionOf: (write: T) => string, li
     queue.head++;
     held--;
     out.push(write);
+    lastEmitted = queue;
     if (queue.head === queue.writes.length) {
       queues.delete(queue.partition);
       if (queue.next === queue) {
@@ -182,6 +195,8 @@ export function createWindowInterleaver<T>(partitionOf: (write: T) => string, li
           queue.prev = cursor.prev;
           cursor.prev.next = queue;
           cursor.prev = queue;
+          // The window held only the key that just wrote: the newcomer goes next, not that key again.
+          if (cursor === lastEmitted) cursor = queue;
         }
       }
       held++;

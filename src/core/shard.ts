@@ -146,7 +146,7 @@ export function parseTime(value: unknown): number | undefined {
     const n = Number(value instanceof NumberValue ? value.value : value);
     if (!Number.isFinite(n)) return undefined;
     const ms = Math.abs(n) < 1e11 ? n * 1000 : n;
-    return Math.abs(ms) <= 8.64e15 ? ms : undefined;
+    return inBucketRange(ms) ? ms : undefined;
   }
   if (typeof value !== 'string') return undefined;
   const text = value.trim();
@@ -155,11 +155,24 @@ export function parseTime(value: unknown): number | undefined {
   if (!m) return undefined;
   const [, y, mo, d, h = '00', mi = '00', s = '00', frac = '', zone = 'Z'] = m;
   const offset = zone === 'Z' ? 'Z' : zone.includes(':') ? zone : `${zone.slice(0, 3)}:${zone.slice(3)}`;
+  // Date.parse would roll 2024-02-30 over to March 1st; a calendar date that does not exist is unreadable.
+  if (!isCalendarDate(Number(y), Number(mo), Number(d)) || Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) return undefined;
   const ms = Date.parse(`${y}-${mo}-${d}T${h}:${mi}:${s}.${(frac + '000').slice(0, 3)}${offset}`);
-  if (Number.isNaN(ms)) return undefined;
-  // Date.parse rolls 2024-02-30 over to March; a calendar date that does not exist is unreadable.
-  if (zone === 'Z' && new Date(ms).toISOString().slice(0, 10) !== `${y}-${mo}-${d}`) return undefined;
-  return ms;
+  return Number.isNaN(ms) || !inBucketRange(ms) ? undefined : ms;
+}
+
+/** Years 0000 to 9999: the buckets are fixed-width text (2024-01-15), as ISO 8601 writes them. */
+const MIN_BUCKET_MS = Date.parse('0000-01-01T00:00:00.000Z');
+const MAX_BUCKET_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+function isCalendarDate(year: number, month: number, day: number): boolean {
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
+function inBucketRange(ms: number): boolean {
+  return ms >= MIN_BUCKET_MS && ms <= MAX_BUCKET_MS;
 }
 
 /** The UTC bucket of a time: 2024-01-15T13 (hour), 2024-01-15 (day) or 2024-01 (month). */
