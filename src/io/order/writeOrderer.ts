@@ -171,6 +171,7 @@ export class WriteOrderer {
         for (const entry of chunk) await file.write(`${entry.key.primary}\t${entry.key.first}\t${entry.payload}`);
         await file.close();
       } catch (error) {
+        await file.close().catch(() => undefined);
         throw tempFailure(file.path, error);
       }
       this.stats.tempBytes += file.bytes;
@@ -179,10 +180,12 @@ export class WriteOrderer {
       chunkBytes = 0;
     };
 
-    const buckets = this.#buckets;
-    this.#buckets = [];
-    for (const bucket of buckets) {
+    // Each bucket stays in #buckets until it is closed and sorted, so that close() after a failure here
+    // still closes the ones not reached yet (an open FileHandle would outlive the deleted folder).
+    while (this.#buckets.length > 0) {
+      const bucket = this.#buckets[0]!;
       await bucket.close();
+      this.#buckets.shift();
       this.stats.tempBytes += bucket.bytes;
       if (bucket.lines === 0) {
         await unlink(bucket.path);
