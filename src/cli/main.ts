@@ -63,8 +63,17 @@ Exit codes:
 Credentials come from the AWS SDK's default chain (environment, --profile/AWS_PROFILE, SSO, instance
 or task role); they are never printed.`;
 
-export function buildProgram(run: (input: string, flags: LoadFlags) => Promise<void>): Command {
-  const program = new Command('ddb-spread')
+/**
+ * The commander program. Output and exit handling are set on the root before any command is added,
+ * because commander copies them into each command when it is created.
+ */
+export function buildProgram(run: (input: string, flags: LoadFlags) => Promise<void>, io?: Pick<CliIo, 'stdout' | 'stderr'>): Command {
+  const program = new Command('ddb-spread');
+  if (io) {
+    program.exitOverride();
+    program.configureOutput({ writeOut: (s) => void io.stdout.write(s), writeErr: (s) => void io.stderr.write(s) });
+  }
+  program
     .description('Bulk-load CSV and JSON Lines into Amazon DynamoDB without melting a partition.')
     .version(packageVersion(), '-V, --version')
     .showHelpAfterError('(add --help for usage and examples)')
@@ -181,9 +190,7 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
     }
   };
 
-  const program = buildProgram(run);
-  program.exitOverride();
-  program.configureOutput({ writeOut: (s) => void io.stdout.write(s), writeErr: (s) => void io.stderr.write(s) });
+  const program = buildProgram(run, io);
   try {
     await program.parseAsync(argv);
   } catch (error) {
