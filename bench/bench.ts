@@ -14,6 +14,12 @@
  *                     (BENCH_MINIMAL_RCC=1). Off by default: the baseline is the bare loop. DynamoDB Local
  *                     spent 30-50% more CPU on such calls, and Local's CPU is what bounds items/s on 2
  *                     cores; with the flag the items/s ratio shows the client's own overhead.
+ *   --order-bench     then run the write-order bench, bench/order.ts (BENCH_ORDER=1): each --order mode on
+ *                     a 1M-row skewed input (ordering alone) and in loads to DynamoDB Local. Off by default:
+ *                     it takes ~9 more minutes on 2 cores, which would take the whole run past 10 minutes.
+ *   --order-only      run only the write-order bench (after the build that `npm run bench` does)
+ *   --order-rows N, --order-large-rows N, --order-load-rows N
+ *                     passed to bench/order.ts as --rows, --large-rows, --load-rows (see there)
  *
  * What it does: generates a deterministic CSV shaped like a sorted database export (skewed partition
  * keys, one hot key), measures read+type throughput without writes, then loads the file into a fresh
@@ -23,7 +29,7 @@
  * dist/ (npm run bench builds first); results also go to bench/results/latest.json.
  */
 import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -49,6 +55,11 @@ const { values: flags } = parseArgs({
     sweep: { type: 'string' },
     repeats: { type: 'string' },
     'minimal-rcc': { type: 'boolean' },
+    'order-bench': { type: 'boolean' },
+    'order-only': { type: 'boolean' },
+    'order-rows': { type: 'string' },
+    'order-large-rows': { type: 'string' },
+    'order-load-rows': { type: 'string' },
   },
   strict: true,
 });
@@ -74,6 +85,8 @@ const SWEEP = (flags.sweep ?? process.env['BENCH_SWEEP'] ?? '1,2,4,8,16,32')
     return n;
   });
 const MINIMAL_RCC = flags['minimal-rcc'] ?? process.env['BENCH_MINIMAL_RCC'] === '1';
+const ORDER_ONLY = flags['order-only'] ?? false;
+const ORDER_BENCH = ORDER_ONLY || (flags['order-bench'] ?? process.env['BENCH_ORDER'] === '1');
 /**
  * DynamoDB Local is a JVM and keeps getting faster for its first ~150k items (JIT): its CPU per 50k items
  * went 25 s -> 17 s -> 11 s. 30k rows of warm-up were not enough (the first measured load ran ~25% slower).
@@ -586,11 +599,23 @@ function gitCommit(): string | undefined {
   }
 }
 
-try {
-  await main();
-} catch (error) {
-  process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exitCode = 1;
-} finally {
-  await cleanup();
+if (!ORDER_ONLY) {
+  try {
+    await main();
+  } catch (error) {
+    process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
+  } finally {
+    await cleanup();
+  }
+}
+
+if (ORDER_BENCH && !process.exitCode) {
+  // After this bench's DynamoDB Local is gone: bench/order.ts starts its own, and its own child processes.
+  const forwarded = (['rows', 'large-rows', 'load-rows'] as const).flatMap((name) => {
+    const value = flags[`order-${name}`];
+    return value === undefined ? [] : [`--${name}`, value];
+  });
+  const run = spawnSync(process.execPath, ['--import', 'tsx', join(benchDir, 'order.ts'), ...forwarded], { cwd: repoRoot, stdio: 'inherit' });
+  if (run.status !== 0) process.exitCode = run.status ?? 1;
 }

@@ -108,6 +108,94 @@ export async function generateCsv(path: string, rows: number, seed: number): Pro
   return { path, rows, bytes: (await stat(path)).size, hotKey, hotRows, customersWithRows: perId.filter((n) => n > 0).length };
 }
 
+/**
+ * The write-order bench's input (bench/order.ts): a CSV with the same columns and row shape as
+ * generateCsv, sorted by pk then sk, whose partition keys are skewed on purpose. A few heavy keys hold
+ * SKEWED_HEAVY_SHARES of the rows (10%, 5%, 3%, 2%, 1%: 21% in all); the other 79% form a long tail over
+ * rows / SKEWED_ROWS_PER_TAIL_KEY keys with Zipf-Mandelbrot weights (rank + 10)^-1, so at 1M rows the
+ * tail runs from ~9,500 rows (0.95%) down to ~5 rows a key. The key count grows with the row count, as
+ * it would for a bigger export of the same table. Key ids are shuffled, so the heavy keys sit at random
+ * places in the sorted file. Deterministic for a given (rows, seed).
+ */
+export const SKEWED_HEAVY_SHARES = [0.1, 0.05, 0.03, 0.02, 0.01] as const;
+export const SKEWED_ROWS_PER_TAIL_KEY = 50;
+
+export interface SkewedDataFile extends DataFile {
+  /** Distinct partition keys with at least one row. */
+  keys: number;
+  /** Rows of each heavy key, largest first. */
+  heavyRows: number[];
+}
+
+/** Integer counts proportional to `weights` that add up to `total` exactly (largest remainder). */
+function apportion(weights: number[], total: number): number[] {
+  const sum = weights.reduce((a, b) => a + b, 0);
+  const exact = weights.map((w) => (w / sum) * total);
+  const counts = exact.map(Math.floor);
+  let missing = total - counts.reduce((a, b) => a + b, 0);
+  const byRemainder = exact.map((x, i) => [x - Math.floor(x), i] as const).sort((a, b) => b[0] - a[0] || a[1] - b[1]);
+  for (const [, i] of byRemainder) {
+    if (missing-- <= 0) break;
+    counts[i]!++;
+  }
+  return counts;
+}
+
+export async function generateSkewedCsv(path: string, rows: number, seed: number): Promise<SkewedDataFile> {
+  const random = prng(seed);
+  const tailKeys = Math.max(1, Math.round(rows / SKEWED_ROWS_PER_TAIL_KEY));
+  const heavyShare = SKEWED_HEAVY_SHARES.reduce((a, b) => a + b, 0);
+  const tailWeights = Array.from({ length: tailKeys }, (_, i) => (i + 1 + 10) ** -1);
+  const tailSum = tailWeights.reduce((a, b) => a + b, 0);
+  const weights = [...SKEWED_HEAVY_SHARES, ...tailWeights.map((w) => ((1 - heavyShare) * w) / tailSum)];
+  const byRank = apportion(weights, rows);
+  const keyCount = byRank.length;
+  // Rank -> key id by a seeded shuffle: the file is sorted by key id, so the heavy keys land anywhere.
+  const ids = Array.from({ length: keyCount }, (_, i) => i);
+  for (let i = ids.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [ids[i], ids[j]] = [ids[j]!, ids[i]!];
+  }
+  const perId = new Array<number>(keyCount).fill(0);
+  byRank.forEach((n, rank) => (perId[ids[rank]!] = n));
+
+  const out = createWriteStream(path);
+  const write = (text: string) => (out.write(text) ? Promise.resolve() : new Promise<void>((r) => out.once('drain', () => r())));
+  await write('pk,sk,status,amount,qty,payload\n');
+  let lines: string[] = [];
+  let hotRows = 0;
+  let hotKey = '';
+  for (let id = 0; id < keyCount; id++) {
+    const n = perId[id]!;
+    const pk = `ACCT#${String(id).padStart(7, '0')}`;
+    if (n > hotRows) [hotRows, hotKey] = [n, pk];
+    for (let seq = 1; seq <= n; seq++) {
+      const sk = `ORDER#${String(seq).padStart(7, '0')}`;
+      const status = STATUSES[Math.floor(random() * STATUSES.length)]!;
+      const amount = (random() * 1000).toFixed(2);
+      const qty = 1 + Math.floor(random() * 20);
+      lines.push(`${pk},${sk},${status},${amount},${qty},${csvCell(payload(random))}\n`);
+      if (lines.length === 2_000) {
+        await write(lines.join(''));
+        lines = [];
+      }
+    }
+  }
+  await write(lines.join(''));
+  await new Promise<void>((resolveEnd, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolveEnd())));
+  const withRows = perId.filter((n) => n > 0).length;
+  return {
+    path,
+    rows,
+    bytes: (await stat(path)).size,
+    hotKey,
+    hotRows,
+    customersWithRows: withRows,
+    keys: withRows,
+    heavyRows: byRank.slice(0, SKEWED_HEAVY_SHARES.length),
+  };
+}
+
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const [out, rows = '200000', seed = '20240601'] = process.argv.slice(2);
   if (!out) throw new Error('usage: tsx bench/data.ts out.csv [rows] [seed]');
