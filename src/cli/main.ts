@@ -6,6 +6,7 @@ import { DEFAULT_WINDOW_ROWS, ORDER_MODES } from '../core/order.js';
 import { EMPTY_POLICIES } from '../core/typeMap.js';
 import { load } from '../io/load.js';
 import type { LoadEvent } from '../report/events.js';
+import type { RateChange } from '../core/rateControl.js';
 import { createProgressBar } from '../report/progressBar.js';
 import { formatSummary, summaryJson } from '../report/summary.js';
 import {
@@ -16,6 +17,8 @@ import {
   parseDelimiterOption,
   parseIntegerOption,
   parseMemoryOption,
+  parseRateOption,
+  parseWcuOption,
   parseShardOption,
   parseTypesOption,
   toLoadOptions,
@@ -47,6 +50,9 @@ Examples:
 
   # Daily buckets then 4 hash shards: user-1#2024-01-15#3
   $ ddb-spread load events.jsonl --table Events --shard time:day:createdAt --shard hash:4:eventId
+
+  # Use 80% of a provisioned table's write capacity; no key above 500 WCU/s
+  $ ddb-spread load orders.csv --table Orders --wcu auto --key-wcu 500
 
   # A 20 GB export on a laptop: order it with 1 GB of memory and temporary files on a big disk
   $ ddb-spread load export.csv.gz --table Orders --order spread --memory 1GB --temp-dir /mnt/scratch
@@ -97,6 +103,8 @@ Examples:
     .option('--schema <file>', 'JSON file of attribute types, e.g. {"price":"N"}; --types wins over it')
     .option('--infer', 'infer N, BOOL, M and L from CSV cells, never losing digits ("007" stays a string)')
     .addOption(new Option('--empty <policy>', 'what an empty CSV cell becomes: omit the attribute, NULL, or ""').choices([...EMPTY_POLICIES]).default('omit'))
+    .option('--wcu <rate>', 'target write capacity units per second for the whole load, GSIs included: a number, auto (80% of the provisioned WCU, or of an on-demand table\'s warm throughput, growing as DynamoDB allows) or auto:P% (default: no target; throttles slow the load)', parseWcuOption)
+    .option('--key-wcu <rate>', 'no partition key is written faster than this, in WCU/s (default 1000, the partition ceiling)', parseRateOption)
     .option('-c, --concurrency <n>', `BatchWriteItem calls in flight (default ${DEFAULT_CONCURRENCY}, measured by npm run bench)`, parseIntegerOption(1, 256), DEFAULT_CONCURRENCY)
     .option('--max-attempts <n>', 'sends per item before it is rejected (backoff with full jitter between)', parseIntegerOption(1, 100), DEFAULT_MAX_ATTEMPTS)
     .option('--request-timeout <ms>', 'timeout of one BatchWriteItem call; timed-out calls are retried', parseIntegerOption(100, 600_000), DEFAULT_REQUEST_TIMEOUT_MS)
@@ -159,6 +167,8 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
         else say(`${origin.file}:${origin.line}: ${code}${field === undefined ? '' : ` (field "${field}")`}\n`);
         if (shownRejects === 10) say('ddb-spread: further rejected rows go to the reject file only\n');
       }
+      if (event.type === 'rateChosen') say(`ddb-spread: rate: ${event.reason}; no partition key above ${event.keyWcu.toLocaleString('en-US')} WCU/s\n`);
+      if (event.type === 'rateChanged' && !bar && (event.change.scope === 'table' || flags.verbose)) say(`ddb-spread: ${describeRateChange(event.change)}\n`);
       if (event.type === 'retrying' && flags.verbose) say(`ddb-spread: retrying ${event.items} items (${event.reason}), attempt ${event.attempt + 1} in ${event.delayMs} ms\n`);
     };
 
@@ -167,7 +177,7 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
       const result = await load(options, { signal: controller.signal, onEvent, stdin: io.stdin as never });
       bar?.stop();
       if (flags.json) io.stdout.write(summaryJson(result));
-      else say(formatSummary(result));
+      else say(formatSummary(result, undefined, flags.excerpts));
       exitCode = result.rejected > 0 ? EXIT.REJECTED : EXIT.OK;
     } catch (error) {
       bar?.stop();
@@ -175,7 +185,7 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
       const stoppedBySignal = loaderError?.code === 'ABORTED' && signalExit !== undefined;
       if (loaderError?.result) {
         if (flags.json) io.stdout.write(summaryJson(loaderError.result, { code: loaderError.code, message: loaderError.message }));
-        else say(formatSummary(loaderError.result, loaderError.message));
+        else say(formatSummary(loaderError.result, loaderError.message, flags.excerpts));
       }
       if (stoppedBySignal) {
         exitCode = signalExit!;
@@ -198,6 +208,12 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
     return typeof code === 'number' ? (code === 0 ? EXIT.OK : EXIT.FATAL) : EXIT.FATAL;
   }
   return exitCode;
+}
+
+function describeRateChange(change: RateChange): string {
+  const to = Math.round(change.toWcu).toLocaleString('en-US');
+  if (change.scope === 'key') return `throttled on one partition key; that key slowed to ${to} WCU/s`;
+  return `throttled; rate cut ${change.fromWcu === undefined ? '' : `from ${Math.round(change.fromWcu).toLocaleString('en-US')} `}to ${to} WCU/s (it grows back after 2 s without throttles)`;
 }
 
 function clip(raw: string): string {

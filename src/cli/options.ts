@@ -4,6 +4,7 @@ import { LoaderError } from '../core/errors.js';
 import { DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS, MIN_MEMORY_BYTES, parseByteSize, parseTypeList, type InputFormat, type LoadOptions } from '../core/options.js';
 import type { OrderMode } from '../core/order.js';
 import { parseShardRule, type ShardRule } from '../core/shard.js';
+import { parseWcuSpec, type WcuSpec } from '../core/rateChoice.js';
 import { COLUMN_TYPES, type ColumnType, type EmptyPolicy } from '../core/typeMap.js';
 
 /** Flags of `ddb-spread load` as commander hands them over (camelCase of the kebab-case flags). */
@@ -41,6 +42,8 @@ export interface LoadFlags {
   keepOriginalKey?: string;
   shardSeed?: number;
   shardManifest?: string;
+  wcu?: WcuSpec;
+  keyWcu?: number;
 }
 
 export { DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS };
@@ -79,6 +82,22 @@ export function parseMemoryOption(value: string): number {
   }
   if (bytes < MIN_MEMORY_BYTES) throw new InvalidArgumentError(`expected at least 64KB, got "${value}".`);
   return bytes;
+}
+
+/** commander argParser for --wcu: a number, auto or auto:P%. */
+export function parseWcuOption(value: string): WcuSpec {
+  try {
+    return parseWcuSpec(value);
+  } catch (error) {
+    throw new InvalidArgumentError(`${(error as Error).message.replace(/^--wcu /, '')}.`);
+  }
+}
+
+/** commander argParser for a positive rate in write units per second (--key-wcu). */
+export function parseRateOption(value: string): number {
+  const n = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !(n >= 1) || !Number.isFinite(n)) throw new InvalidArgumentError(`expected write units per second, a number from 1 up, got "${value}".`);
+  return n;
 }
 
 /** commander argParser for the repeatable --shard. */
@@ -165,6 +184,8 @@ export async function toLoadOptions(input: string, flags: LoadFlags): Promise<Lo
   if (flags.keepOriginalKey) options.keepOriginalKey = flags.keepOriginalKey;
   if (flags.shardSeed !== undefined) options.shardSeed = flags.shardSeed;
   if (flags.shardManifest) options.shardManifestPath = flags.shardManifest;
+  if (flags.wcu) options.wcu = flags.wcu;
+  if (flags.keyWcu !== undefined) options.keyWcu = flags.keyWcu;
   if (flags.region) options.region = flags.region;
   if (flags.profile) options.profile = flags.profile;
   if (flags.endpointUrl) options.endpoint = flags.endpointUrl;

@@ -1,5 +1,7 @@
 import { LoaderError } from './errors.js';
 import { DEFAULT_WINDOW_ROWS, ORDER_MODES, type OrderMode } from './order.js';
+import { parseWcuSpec, type WcuSpec } from './rateChoice.js';
+import { DEFAULT_KEY_WCU } from './rateControl.js';
 import { DEFAULT_SHARD_SEPARATOR, parseShardRule, type ShardRule } from './shard.js';
 import { COLUMN_TYPES, EMPTY_POLICIES, type ColumnType, type EmptyPolicy } from './typeMap.js';
 import type { KeySchema } from './types.js';
@@ -63,6 +65,14 @@ export interface LoadOptions {
   shardSeed?: number;
   /** Where the shard manifest is written. @default "<input name>.shards.json" in the working directory */
   shardManifestPath?: string;
+  /**
+   * Target write units per second for the whole load (table and GSIs): a number, 'auto' (80% of the
+   * table's provisioned WCU, or an on-demand table's warm throughput, growing as DynamoDB allows) or
+   * 'auto:P%'. @default no target: as fast as the table takes it, slowing on throttles
+   */
+  wcu?: number | string | WcuSpec;
+  /** No partition key is written faster than this many write units per second. @default 1000 */
+  keyWcu?: number;
   region?: string;
   profile?: string;
   endpoint?: string;
@@ -98,6 +108,8 @@ export interface NormalizedLoadOptions {
   memoryBytes: number;
   tempDir: string | undefined;
   shard: NormalizedShardOptions | undefined;
+  wcu: WcuSpec | undefined;
+  keyWcu: number;
   region: string | undefined;
   profile: string | undefined;
   endpoint: string | undefined;
@@ -175,10 +187,27 @@ export function normalizeOptions(raw: LoadOptions): NormalizedLoadOptions {
     memoryBytes: integer('memoryBytes', raw.memoryBytes, DEFAULT_MEMORY_BYTES, MIN_MEMORY_BYTES, Number.MAX_SAFE_INTEGER),
     tempDir: raw.tempDir,
     shard: normalizeShard(raw),
+    wcu: normalizeWcu(raw.wcu),
+    keyWcu: positive('keyWcu', raw.keyWcu, DEFAULT_KEY_WCU),
     region: raw.region,
     profile: raw.profile,
     endpoint: raw.endpoint,
   };
+}
+
+function normalizeWcu(value: LoadOptions['wcu']): WcuSpec | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === 'number') return { kind: 'fixed', wcu: positive('wcu', value, 1) };
+  if (typeof value === 'string') return parseWcuSpec(value);
+  if (value.kind === 'fixed') return { kind: 'fixed', wcu: positive('wcu', value.wcu, 1) };
+  if (value.kind === 'auto' && value.percent > 0 && value.percent <= 100) return value;
+  throw invalid('wcu', 'a number of write units per second, "auto" or "auto:P%"', JSON.stringify(value));
+}
+
+function positive(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 1) throw invalid(name, 'a number from 1 up', value);
+  return value;
 }
 
 function normalizeShard(raw: LoadOptions): NormalizedShardOptions | undefined {

@@ -6,9 +6,9 @@ export interface LoadCounters {
   superseded: number;
   rejected: number;
   rejectedByReason: Record<string, number>;
-  /** Table write units reported by DynamoDB (ReturnConsumedCapacity). */
+  /** Write units reported by DynamoDB, table and GSIs (ReturnConsumedCapacity=INDEXES). */
   consumedWcu: number;
-  /** Write units the written items cost by ddb-spread's size model. */
+  /** Write units the written items cost by ddb-spread's size model (table and GSIs). */
   plannedWcu: number;
   batches: number;
   retries: number;
@@ -31,6 +31,33 @@ export interface LoadResult extends LoadCounters {
   shardManifestPath: string | undefined;
   /** Partition key values that were sharded. */
   shardedKeys: number;
+  /** Rate control: the target and why, and what the closed loop did. */
+  rate: RateSummary;
+  /** The partition keys with the most write units written (at most 5; values as in the input). */
+  hotKeys: Array<{ key: string; units: number; share: number }>;
+  /** A key that needed longer at --key-wcu than the rest of the load, with the shard count that removes that. */
+  bottleneck: import('./rateControl.js').Bottleneck | undefined;
   /** True when every row read was written or superseded. */
   complete: boolean;
+}
+
+export interface RateSummary {
+  /** The load's target in write units per second; undefined without --wcu. */
+  targetWcu: number | undefined;
+  /** How the target was chosen, in one sentence. */
+  reason: string;
+  /** The per-partition-key ceiling (--key-wcu). */
+  keyWcu: number;
+  /** The rate in force at the end (below the target after throttles); undefined when unlimited. */
+  finalWcu: number | undefined;
+  /** Best whole second of write units stored. */
+  peakWcu: number;
+  /** Planned write units written per second over the whole load. */
+  averageWcu: number;
+  /** Consumed / planned write units as learned from DynamoDB. */
+  costRatio: number;
+  tableThrottles: number;
+  keyThrottles: number;
+  /** Times the whole load's rate was cut. */
+  decreases: number;
 }

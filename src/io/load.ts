@@ -10,12 +10,18 @@ import { LoaderError, bug } from '../core/errors.js';
 import { checkTypesAgainstKeys, normalizeOptions, type LoadOptions } from '../core/options.js';
 import { createRowPlanner, isRejected, type SourceRecord } from '../core/planRow.js';
 import { isGlobalOrder } from '../core/order.js';
+import { HeavyHitters } from '../core/heavyHitters.js';
+import { chooseRate } from '../core/rateChoice.js';
+import { RateController, findBottleneck } from '../core/rateControl.js';
+import { createWriteCostModel } from '../core/writeCost.js';
 import { resolveShardOptions } from '../core/shard.js';
 import { ShardManifest } from '../core/shardManifest.js';
 import type { KeySchema, PlannedWrite, RejectedRow } from '../core/types.js';
 import type { LoadCounters, LoadEvent, LoadResult } from '../report/events.js';
+import type { RateSummary } from '../core/result.js';
 import { createClient } from './dynamo/client.js';
-import { describeKeySchema } from './dynamo/describeKeySchema.js';
+import { describeTable } from './dynamo/describeTable.js';
+import { RatePacer } from './ratePacer.js';
 import { writeBatch } from './dynamo/writeBatch.js';
 import { openInput } from './readers/openInput.js';
 import { readCsv } from './readers/readCsv.js';
@@ -34,6 +40,8 @@ export interface LoadDependencies {
   stdin?: Readable;
   /** Random source for backoff jitter. @default Math.random */
   random?: () => number;
+  /** Monotonic clock (ms) for rate control. @default performance.now */
+  now?: () => number;
 }
 
 /** How often a progress event is emitted, at most. */
@@ -83,6 +91,11 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
   let orderer: WriteOrderer | undefined;
   let manifest: ShardManifest | undefined;
   let manifestWritten: string | undefined;
+  const now = deps.now ?? (() => performance.now());
+  let pacer: RatePacer | undefined;
+  let rateReason = '';
+  /** Write units per partition key written, heaviest tracked in bounded memory (hot keys, bottleneck). */
+  const keyUnits = new HeavyHitters(2000);
 
   const result = (): LoadResult => {
     const elapsedMs = performance.now() - startedAt;
@@ -97,19 +110,47 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
       orderTempBytes: orderer?.stats.tempBytes ?? 0,
       shardManifestPath: manifestWritten,
       shardedKeys: manifest?.keyCount ?? 0,
+      rate: rateSummary(elapsedMs),
+      hotKeys: keyUnits.top(5).map((k) => ({ key: displayKey(k.key), units: k.weight, share: keyUnits.total > 0 ? k.weight / keyUnits.total : 0 })),
+      bottleneck: bottleneckOf(elapsedMs),
       elapsedMs,
       itemsPerSecond: elapsedMs > 0 ? (counters.written * 1000) / elapsedMs : 0,
       complete: counters.rejected === 0 && counters.written + counters.superseded === counters.rowsRead,
     };
   };
 
+  const rateSummary = (elapsedMs: number): RateSummary => {
+    const snapshot = pacer?.controller.snapshot(now());
+    return {
+      targetWcu: snapshot?.targetWcu,
+      reason: rateReason,
+      keyWcu: opts.keyWcu,
+      finalWcu: snapshot?.currentWcu,
+      peakWcu: snapshot?.peakWcu ?? 0,
+      averageWcu: elapsedMs > 0 ? (counters.plannedWcu * 1000) / elapsedMs : 0,
+      costRatio: snapshot?.costRatio ?? 1,
+      tableThrottles: snapshot?.tableThrottles ?? 0,
+      keyThrottles: snapshot?.keyThrottles ?? 0,
+      decreases: snapshot?.decreases ?? 0,
+    };
+  };
+  const bottleneckOf = (elapsedMs: number) => {
+    const heaviest = keyUnits.top(1)[0];
+    const target = pacer?.controller.targetWcu ?? Infinity;
+    // Without a target, the rate the load reached stands in for it.
+    const loadWcu = Number.isFinite(target) ? target : elapsedMs > 0 ? (keyUnits.total * 1000) / elapsedMs : 0;
+    const found = findBottleneck(heaviest, keyUnits.total, loadWcu, opts.keyWcu);
+    return found ? { ...found, key: displayKey(found.key) } : undefined;
+  };
+
   let lastProgress = 0;
   const progress = (force = false) => {
-    const now = performance.now();
-    if (!force && now - lastProgress < PROGRESS_INTERVAL_MS) return;
-    lastProgress = now;
+    const t = performance.now();
+    if (!force && t - lastProgress < PROGRESS_INTERVAL_MS) return;
+    lastProgress = t;
     counters.bytesRead = bytesRead();
-    emit({ type: 'progress', counters, totalBytes, elapsedMs: now - startedAt });
+    const rate = pacer?.controller.snapshot(now());
+    emit({ type: 'progress', counters, totalBytes, elapsedMs: t - startedAt, ...(rate ? { rate } : {}) });
   };
 
   const rejectRow = async (row: RejectedRow) => {
@@ -123,8 +164,28 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
   };
 
   try {
-    const keySchema: KeySchema = await describeKeySchema(client, aws, deps.signal);
+    const tableInfo = await describeTable(client, aws, deps.signal);
+    const keySchema: KeySchema = tableInfo.keySchema;
     checkTypesAgainstKeys(opts.types, keySchema, opts.table);
+    const rate = chooseRate(opts.wcu, tableInfo);
+    rateReason = rate.reason;
+    const costModel = createWriteCostModel(tableInfo);
+    const costs = new WeakMap<PlannedWrite, number>();
+    /** Write units of one put: the table plus every GSI the item lands in (computed once per write). */
+    const costOf = (w: PlannedWrite): number => {
+      let cost = costs.get(w);
+      if (cost === undefined) {
+        cost = tableInfo.gsis.length === 0 ? w.wcu : costModel(w.item, w.size).total;
+        costs.set(w, cost);
+      }
+      return cost;
+    };
+    pacer = new RatePacer({
+      controller: new RateController({ targetWcu: rate.targetWcu, keyWcu: opts.keyWcu, ...(rate.growth ? { growth: rate.growth } : {}) }, now()),
+      costOf,
+      now,
+      onChange: (change) => emit({ type: 'rateChanged', change }),
+    });
     const shard = opts.shard
       ? resolveShardOptions({ ...opts.shard, seed: opts.shard.seed ?? randomInt(0, 0xffffffff) }, keySchema, opts.table)
       : undefined;
@@ -142,6 +203,8 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
       }
     }
     emit({ type: 'started', table: opts.table, input: input.name, keySchema, totalBytes });
+    emit({ type: 'rateChosen', targetWcu: Number.isFinite(rate.targetWcu) ? rate.targetWcu : undefined, keyWcu: opts.keyWcu, reason: rate.reason });
+    if (rate.warning) emit({ type: 'warning', message: rate.warning });
     started = true;
 
     const records: AsyncGenerator<SourceRecord> =
@@ -169,6 +232,7 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
       backoff: DEFAULT_BACKOFF,
       random: deps.random ?? Math.random,
       onRetry: (info: { reason: string; items: number; attempt: number; delayMs: number }) => emit({ type: 'retrying', ...info }),
+      pacer,
     };
 
     const dispatch = async (batch: Batch) => {
@@ -193,7 +257,9 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
         const outcome = await writeBatch(batch.writes, writerContext);
         counters.written += outcome.written.length;
         for (const w of outcome.written) {
-          counters.plannedWcu += w.wcu;
+          const cost = costOf(w);
+          counters.plannedWcu += cost;
+          keyUnits.add(w.partitionId, cost);
           if (manifest && w.unshardedKey !== undefined) manifest.add(w.unshardedKey, w.item[keySchema.partitionKey.name] as string);
         }
         counters.consumedWcu += outcome.consumedWcu;
@@ -305,6 +371,11 @@ async function saveManifest(path: string, manifest: ShardManifest): Promise<stri
   } catch (error) {
     throw new LoaderError('MANIFEST_UNWRITABLE', `cannot write the shard manifest ${path}: ${(error as Error).message}; choose another path with --shard-manifest`, { file: path, cause: error });
   }
+}
+
+/** A partition identity (type letter + value) as the user wrote the key. */
+function displayKey(partitionId: string): string {
+  return partitionId.slice(1);
 }
 
 async function resolvedRegion(client: DynamoDBDocumentClient): Promise<string | undefined> {

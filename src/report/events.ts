@@ -1,5 +1,6 @@
 import type { LoadCounters } from '../core/result.js';
 import type { OrderMode } from '../core/order.js';
+import type { RateChange, RateSnapshot } from '../core/rateControl.js';
 import type { KeySchema, RejectedRow } from '../core/types.js';
 
 export type { LoadCounters, LoadResult } from '../core/result.js';
@@ -7,7 +8,11 @@ export type { LoadCounters, LoadResult } from '../core/result.js';
 /** What load() reports while it runs; the CLI draws these, a library caller may log them. */
 export type LoadEvent =
   | { type: 'started'; table: string; input: string; keySchema: KeySchema; totalBytes: number | undefined }
-  | { type: 'progress'; counters: Readonly<LoadCounters>; totalBytes: number | undefined; elapsedMs: number }
+  | { type: 'progress'; counters: Readonly<LoadCounters>; totalBytes: number | undefined; elapsedMs: number; rate?: RateSnapshot }
+  /** The target rate (undefined: none) and why; sent once, after DescribeTable. */
+  | { type: 'rateChosen'; targetWcu: number | undefined; keyWcu: number; reason: string }
+  /** Rate control cut the rate of the load or of one partition key after a throttle. */
+  | { type: 'rateChanged'; change: RateChange }
   | { type: 'rowRejected'; row: RejectedRow }
   | { type: 'retrying'; reason: string; items: number; attempt: number; delayMs: number }
   | { type: 'warning'; message: string }

@@ -1,5 +1,13 @@
 import cliProgress from 'cli-progress';
+import type { RateSnapshot } from '../core/rateControl.js';
 import type { LoadEvent } from './events.js';
+
+/** "812 / 1,000 WCU/s": achieved against the rate in force (the target, or less after throttles). */
+export function formatWcu(rate: RateSnapshot | undefined): string {
+  if (!rate) return '0 WCU/s';
+  const achieved = Math.round(rate.achievedWcu).toLocaleString('en-US');
+  return rate.currentWcu === undefined ? `${achieved} WCU/s` : `${achieved} / ${Math.round(rate.currentWcu).toLocaleString('en-US')} WCU/s`;
+}
 
 /**
  * Draws load progress on a TTY with cli-progress (stderr only). It subscribes to load events; the loader
@@ -12,7 +20,7 @@ export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): 
       fps: 5,
       hideCursor: true,
       clearOnComplete: true,
-      format: ' {bar} {percentage}% | {rows} rows | {written} written | {rejected} rejected | {rate} items/s | retries {retries}',
+      format: ' {bar} {percentage}% | {rows} rows | {written} written | {rejected} rejected | {rate} items/s | {wcu} | throttled {throttled} | retries {retries}',
     },
     cliProgress.Presets.shades_classic,
   );
@@ -20,7 +28,7 @@ export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): 
   return {
     onEvent(event) {
       if (event.type === 'started') {
-        bar.start(event.totalBytes ?? 1, 0, { rows: 0, written: 0, rejected: 0, rate: 0, retries: 0 });
+        bar.start(event.totalBytes ?? 1, 0, { rows: 0, written: 0, rejected: 0, rate: 0, wcu: '0 WCU/s', throttled: 0, retries: 0 });
         started = true;
       } else if (event.type === 'progress' && started) {
         const c = event.counters;
@@ -29,6 +37,8 @@ export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): 
           written: c.written.toLocaleString('en-US'),
           rejected: c.rejected.toLocaleString('en-US'),
           rate: event.elapsedMs > 0 ? Math.round((c.written * 1000) / event.elapsedMs).toLocaleString('en-US') : 0,
+          wcu: formatWcu(event.rate),
+          throttled: c.throttledItems.toLocaleString('en-US'),
           retries: c.retries,
         });
       }

@@ -2,8 +2,11 @@ import type { LoadResult } from '../core/result.js';
 
 const n = (value: number) => Math.round(value).toLocaleString('en-US');
 
-/** The end-of-load summary for people (stderr). Pure: a string from the result. */
-export function formatSummary(result: LoadResult, stoppedBecause?: string): string {
+/**
+ * The end-of-load summary for people (stderr). Pure: a string from the result. Partition key values are
+ * shown (hot keys, bottleneck) unless `excerpts` is false (--no-excerpts).
+ */
+export function formatSummary(result: LoadResult, stoppedBecause?: string, excerpts = true): string {
   const seconds = result.elapsedMs / 1000;
   const lines = [
     stoppedBecause ? `ddb-spread: load into ${result.table} STOPPED: ${stoppedBecause}` : `ddb-spread: load into ${result.table} ${result.complete ? 'complete' : 'finished with rejected rows'}`,
@@ -21,10 +24,31 @@ export function formatSummary(result: LoadResult, stoppedBecause?: string): stri
     `  batches       ${n(result.batches)}, retries ${n(result.retries)}, throttled items ${n(result.throttledItems)}`,
     `  elapsed       ${seconds.toFixed(1)} s, ${n(result.itemsPerSecond)} items/s`,
   );
+  lines.push(...formatRate(result, excerpts));
   lines.push(`  write order   ${result.order}${result.orderTempBytes > 0 ? `, ${(result.orderTempBytes / 1024 ** 2).toFixed(1)} MB through temporary files` : ''}`);
   if (result.shardManifestPath) lines.push(`  shard manifest ${result.shardManifestPath}  (${n(result.shardedKeys)} keys sharded)`);
   if (result.rejectsPath) lines.push(`  reject file   ${result.rejectsPath}`);
   return `${lines.join('\n')}\n`;
+}
+
+function formatRate(result: LoadResult, excerpts: boolean): string[] {
+  const rate = result.rate;
+  const lines = [
+    `  rate          ${rate.targetWcu === undefined ? 'no target' : `target ${n(rate.targetWcu)} WCU/s`} (${rate.reason}); average ${n(rate.averageWcu)}, best second ${n(rate.peakWcu)} WCU/s`,
+    `  throttles     ${n(rate.tableThrottles)} table, ${n(rate.keyThrottles)} key; rate cut ${n(rate.decreases)} times${rate.finalWcu !== undefined && rate.targetWcu !== undefined && rate.finalWcu < rate.targetWcu ? `, ending at ${n(rate.finalWcu)} WCU/s` : ''}${Math.abs(rate.costRatio - 1) > 0.02 ? `; DynamoDB charged ${rate.costRatio.toFixed(2)}x the planned units` : ''}`,
+  ];
+  const show = (key: string) => (excerpts ? JSON.stringify(key) : '(key hidden by --no-excerpts)');
+  if (result.hotKeys.length > 0 && result.hotKeys[0]!.share >= 0.01) {
+    lines.push(`  hottest keys  ${result.hotKeys.filter((k) => k.share >= 0.01).slice(0, 3).map((k) => `${show(k.key)} ${(k.share * 100).toFixed(1)}%`).join(', ')}`);
+  }
+  const b = result.bottleneck;
+  if (b) {
+    lines.push(
+      `  bottleneck    partition key ${show(b.key)}: ${n(b.units)} WCU take ${b.keySeconds.toFixed(0)} s at --key-wcu ${n(rate.keyWcu)}, the rest of the load ${b.loadSeconds.toFixed(0)} s`,
+      `                shard it ${b.recommendedShards} ways (at least ${b.minShards}; twice that for headroom): --shard hash:${b.recommendedShards}${excerpts ? ` --shard-keys ${b.key}` : ''}`,
+    );
+  }
+  return lines;
 }
 
 function formatReasons(byReason: Record<string, number>): string {

@@ -18,6 +18,26 @@ export interface WriterContext {
   random: () => number;
   sleep?: (ms: number) => Promise<void>;
   onRetry?: (info: { reason: string; items: number; attempt: number; delayMs: number }) => void;
+  /** Rate control: waits before every send (first and resends) and learns from every answer. */
+  pacer?: SendPacer;
+}
+
+/** What one BatchWriteItem call did, for rate control. */
+export interface SendReport {
+  sent: readonly PlannedWrite[];
+  /** Writes DynamoDB stored. */
+  stored: readonly PlannedWrite[];
+  /** Writes refused by throttling (UnprocessedItems, or the whole call on a throttling error). */
+  throttled: readonly PlannedWrite[];
+  /** Write units DynamoDB reported for the call (table and indexes), when it did. */
+  consumedUnits: number | undefined;
+  /** ThrottlingReasons[].reason of a throttling error, e.g. TableWriteKeyRangeThroughputExceeded. */
+  throttleReasons: string[];
+}
+
+export interface SendPacer {
+  beforeSend(writes: readonly PlannedWrite[]): Promise<void>;
+  afterSend(report: SendReport): void;
 }
 
 export interface BatchOutcome {
@@ -56,19 +76,26 @@ async function send(writes: PlannedWrite[], attemptsSoFar: number, ctx: WriterCo
     attempt++;
     let unprocessed: PlannedWrite[];
     let reason: string;
+    if (ctx.pacer) await ctx.pacer.beforeSend(pending);
     try {
       const response = await ctx.client.send(
         new BatchWriteCommand({
           RequestItems: { [ctx.table]: pending.map((w) => ({ PutRequest: { Item: w.item } })) },
-          ReturnConsumedCapacity: 'TOTAL',
+          // INDEXES: the units of each GSI too, so rate control learns the true cost of a write.
+          ReturnConsumedCapacity: 'INDEXES',
         }),
       );
-      for (const c of response.ConsumedCapacity ?? []) outcome.consumedWcu += c.CapacityUnits ?? 0;
+      let consumed: number | undefined;
+      for (const c of response.ConsumedCapacity ?? []) consumed = (consumed ?? 0) + (c.CapacityUnits ?? 0);
+      outcome.consumedWcu += consumed ?? 0;
       unprocessed = matchUnprocessed(pending, response.UnprocessedItems?.[ctx.table] ?? [], ctx.keySchema);
+      const stored: PlannedWrite[] = [];
       if (unprocessed.length < pending.length) {
         const left = new Set(unprocessed);
-        for (const w of pending) if (!left.has(w)) outcome.written.push(w);
+        for (const w of pending) if (!left.has(w)) stored.push(w);
+        outcome.written.push(...stored);
       }
+      ctx.pacer?.afterSend({ sent: pending, stored, throttled: unprocessed, consumedUnits: consumed, throttleReasons: [] });
       if (unprocessed.length === 0) return;
       outcome.throttledItems += unprocessed.length;
       reason = 'UnprocessedItems';
@@ -90,7 +117,9 @@ async function send(writes: PlannedWrite[], attemptsSoFar: number, ctx: WriterCo
         outcome.rejected.push(reject(pending[0]!, 'WRITE_REJECTED', `DynamoDB rejected the item: ${facts.name ?? 'error'}: ${(error as Error).message}`, ctx));
         return;
       }
-      if (facts.name && THROTTLE_NAMES.has(facts.name)) outcome.throttledItems += pending.length;
+      const throttled = facts.name !== undefined && THROTTLE_NAMES.has(facts.name);
+      if (throttled) outcome.throttledItems += pending.length;
+      ctx.pacer?.afterSend({ sent: pending, stored: [], throttled: throttled ? pending : [], consumedUnits: undefined, throttleReasons: throttleReasonsOf(error) });
       unprocessed = pending;
       reason = facts.name ?? facts.code ?? `HTTP ${facts.httpStatus ?? '?'}`;
     }
@@ -106,6 +135,11 @@ async function send(writes: PlannedWrite[], attemptsSoFar: number, ctx: WriterCo
     await sleep(delayMs);
     pending = unprocessed;
   }
+}
+
+function throttleReasonsOf(error: unknown): string[] {
+  const reasons = (error as { ThrottlingReasons?: Array<{ reason?: unknown }> })?.ThrottlingReasons;
+  return Array.isArray(reasons) ? reasons.map((r) => r?.reason).filter((r): r is string => typeof r === 'string') : [];
 }
 
 /** Maps UnprocessedItems back to the writes that were sent, by primary key (unique within a batch). */
