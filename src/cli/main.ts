@@ -105,6 +105,7 @@ Examples:
     .addOption(new Option('--empty <policy>', 'what an empty CSV cell becomes: omit the attribute, NULL, or ""').choices([...EMPTY_POLICIES]).default('omit'))
     .option('--wcu <rate>', 'target write capacity units per second for the whole load, GSIs included: a number, auto (80% of the provisioned WCU, or of an on-demand table\'s warm throughput, growing as DynamoDB allows) or auto:P% (default: no target; throttles slow the load)', parseWcuOption)
     .option('--key-wcu <rate>', 'no partition key is written faster than this, in WCU/s (default 1000, the partition ceiling)', parseRateOption)
+    .option('--no-pacing', 'no rate control: no --wcu/--key-wcu pacing and no slowing on throttles, only backoff (as other loaders do; for comparison)')
     .option('-c, --concurrency <n>', `BatchWriteItem calls in flight (default ${DEFAULT_CONCURRENCY}, measured by npm run bench)`, parseIntegerOption(1, 256), DEFAULT_CONCURRENCY)
     .option('--max-attempts <n>', 'sends per item before it is rejected (backoff with full jitter between)', parseIntegerOption(1, 100), DEFAULT_MAX_ATTEMPTS)
     .option('--request-timeout <ms>', 'timeout of one BatchWriteItem call; timed-out calls are retried', parseIntegerOption(100, 600_000), DEFAULT_REQUEST_TIMEOUT_MS)
@@ -167,7 +168,7 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
         else say(`${origin.file}:${origin.line}: ${code}${field === undefined ? '' : ` (field "${field}")`}\n`);
         if (shownRejects === 10) say('ddb-spread: further rejected rows go to the reject file only\n');
       }
-      if (event.type === 'rateChosen') say(`ddb-spread: rate: ${event.reason}; no partition key above ${event.keyWcu.toLocaleString('en-US')} WCU/s\n`);
+      if (event.type === 'rateChosen') say(`ddb-spread: rate: ${event.reason}${event.keyWcu === undefined ? '' : `; no partition key above ${event.keyWcu.toLocaleString('en-US')} WCU/s`}\n`);
       if (event.type === 'rateChanged' && !bar && (event.change.scope === 'table' || flags.verbose)) say(`ddb-spread: ${describeRateChange(event.change)}\n`);
       if (event.type === 'retrying' && flags.verbose) say(`ddb-spread: retrying ${event.items} items (${event.reason}), attempt ${event.attempt + 1} in ${event.delayMs} ms\n`);
     };

@@ -44,6 +44,7 @@ export interface LoadFlags {
   shardManifest?: string;
   wcu?: WcuSpec;
   keyWcu?: number;
+  pacing: boolean;
 }
 
 export { DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS };
@@ -186,6 +187,7 @@ export async function toLoadOptions(input: string, flags: LoadFlags): Promise<Lo
   if (flags.shardManifest) options.shardManifestPath = flags.shardManifest;
   if (flags.wcu) options.wcu = flags.wcu;
   if (flags.keyWcu !== undefined) options.keyWcu = flags.keyWcu;
+  if (!flags.pacing) options.pacing = false;
   if (flags.region) options.region = flags.region;
   if (flags.profile) options.profile = flags.profile;
   if (flags.endpointUrl) options.endpoint = flags.endpointUrl;

@@ -73,6 +73,11 @@ export interface LoadOptions {
   wcu?: number | string | WcuSpec;
   /** No partition key is written faster than this many write units per second. @default 1000 */
   keyWcu?: number;
+  /**
+   * Rate control on or off. Off: no --wcu or --key-wcu pacing and no slowing on throttles, only backoff
+   * of what was refused, as other loaders do; for comparison. @default true
+   */
+  pacing?: boolean;
   region?: string;
   profile?: string;
   endpoint?: string;
@@ -110,6 +115,7 @@ export interface NormalizedLoadOptions {
   shard: NormalizedShardOptions | undefined;
   wcu: WcuSpec | undefined;
   keyWcu: number;
+  pacing: boolean;
   region: string | undefined;
   profile: string | undefined;
   endpoint: string | undefined;
@@ -189,10 +195,19 @@ export function normalizeOptions(raw: LoadOptions): NormalizedLoadOptions {
     shard: normalizeShard(raw),
     wcu: normalizeWcu(raw.wcu),
     keyWcu: positive('keyWcu', raw.keyWcu, DEFAULT_KEY_WCU),
+    pacing: normalizePacing(raw),
     region: raw.region,
     profile: raw.profile,
     endpoint: raw.endpoint,
   };
+}
+
+function normalizePacing(raw: LoadOptions): boolean {
+  const pacing = raw.pacing ?? true;
+  if (typeof pacing !== 'boolean') throw invalid('pacing', 'true or false', pacing);
+  if (!pacing && raw.wcu !== undefined) throw invalid('wcu', 'left out when `pacing` is false (--no-pacing)', String(raw.wcu));
+  if (!pacing && raw.keyWcu !== undefined) throw invalid('keyWcu', 'left out when `pacing` is false (--no-pacing)', raw.keyWcu);
+  return pacing;
 }
 
 function normalizeWcu(value: LoadOptions['wcu']): WcuSpec | undefined {

@@ -36,6 +36,13 @@ export interface RateControlOptions {
   quietMs?: number;
   /** At most one decrease per cooldown, so one burst of throttled calls in flight counts once. @default 1000 */
   cooldownMs?: number;
+  /**
+   * The load's rate is cut only when throttled write units reach this share of the units offered over
+   * the last 2 s: a few throttled items are retried with backoff and say little about the rate (DynamoDB
+   * throttles a little at any rate near capacity), while a storm must slow everything. Key throttles
+   * always slow their key. @default 0.1
+   */
+  throttleShare?: number;
 }
 
 export const DEFAULT_KEY_WCU = 1000;
@@ -56,6 +63,8 @@ export interface SendResult {
   /** Write units DynamoDB reported for them (ReturnConsumedCapacity), when it did. */
   consumedUnits?: number;
   throttle?: ThrottleSignal;
+  /** Planned write units of the writes refused by the throttle. */
+  throttledUnits?: number;
 }
 
 export interface RateSnapshot {
@@ -97,6 +106,7 @@ export class RateController {
   readonly #increase: number;
   readonly #quietMs: number;
   readonly #cooldownMs: number;
+  readonly #throttleShare: number;
   readonly #table: TokenBucket;
   readonly #keys = new Map<string, KeyState>();
   #current: number;
@@ -111,6 +121,8 @@ export class RateController {
   #secondUnits = new Map<number, number>();
   /** Units reserved (offered to the table) per whole second, and since when. */
   #offeredUnits = new Map<number, number>();
+  /** Units refused by throttles of the table kind, per whole second. */
+  #throttledUnits = new Map<number, number>();
   #peakOffered = 0;
   readonly #startedAt: number;
   #peak = 0;
@@ -126,6 +138,7 @@ export class RateController {
     this.#increase = options.increasePerSecond ?? 0.05;
     this.#quietMs = options.quietMs ?? 2000;
     this.#cooldownMs = options.cooldownMs ?? 1000;
+    this.#throttleShare = options.throttleShare ?? 0.1;
     this.#current = this.#ceiling(now);
     // The table bucket starts empty: the first second is paced, not a burst on top of the target.
     this.#table = new TokenBucket(this.#current, TABLE_BURST_SECONDS, now, 0);
@@ -192,6 +205,9 @@ export class RateController {
       return changes;
     }
     this.#tableThrottles++;
+    addTo(this.#throttledUnits, now, result.throttledUnits ?? 0);
+    const offered = this.#recent(this.#offeredUnits, now);
+    if (offered > 0 && this.#recent(this.#throttledUnits, now) < this.#throttleShare * offered) return changes;
     this.#lastTableThrottle = now;
     if (now - this.#lastTableDecrease < this.#cooldownMs) return changes;
     this.#lastTableDecrease = now;

@@ -139,7 +139,7 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     const target = pacer?.controller.targetWcu ?? Infinity;
     // Without a target, the rate the load reached stands in for it.
     const loadWcu = Number.isFinite(target) ? target : elapsedMs > 0 ? (keyUnits.total * 1000) / elapsedMs : 0;
-    const found = findBottleneck(heaviest, keyUnits.total, loadWcu, opts.keyWcu);
+    const found = opts.pacing ? findBottleneck(heaviest, keyUnits.total, loadWcu, opts.keyWcu) : undefined;
     return found ? { ...found, key: displayKey(found.key) } : undefined;
   };
 
@@ -167,7 +167,7 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     const tableInfo = await describeTable(client, aws, deps.signal);
     const keySchema: KeySchema = tableInfo.keySchema;
     checkTypesAgainstKeys(opts.types, keySchema, opts.table);
-    const rate = chooseRate(opts.wcu, tableInfo);
+    const rate = opts.pacing ? chooseRate(opts.wcu, tableInfo) : { targetWcu: Infinity, reason: '--no-pacing: no rate control, only backoff of throttled writes' };
     rateReason = rate.reason;
     const costModel = createWriteCostModel(tableInfo);
     const costs = new WeakMap<PlannedWrite, number>();
@@ -180,7 +180,7 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
       }
       return cost;
     };
-    pacer = new RatePacer({
+    if (opts.pacing) pacer = new RatePacer({
       controller: new RateController({ targetWcu: rate.targetWcu, keyWcu: opts.keyWcu, ...(rate.growth ? { growth: rate.growth } : {}) }, now()),
       costOf,
       now,
@@ -203,8 +203,8 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
       }
     }
     emit({ type: 'started', table: opts.table, input: input.name, keySchema, totalBytes });
-    emit({ type: 'rateChosen', targetWcu: Number.isFinite(rate.targetWcu) ? rate.targetWcu : undefined, keyWcu: opts.keyWcu, reason: rate.reason });
-    if (rate.warning) emit({ type: 'warning', message: rate.warning });
+    emit({ type: 'rateChosen', targetWcu: Number.isFinite(rate.targetWcu) ? rate.targetWcu : undefined, keyWcu: opts.pacing ? opts.keyWcu : undefined, reason: rate.reason });
+    if ('warning' in rate && rate.warning) emit({ type: 'warning', message: rate.warning });
     started = true;
 
     const records: AsyncGenerator<SourceRecord> =

@@ -62,8 +62,11 @@ export class RatePacer implements SendPacer {
             report.throttleReasons,
           )
         : undefined;
+    let throttledUnits = 0;
+    for (const w of report.throttled) throttledUnits += this.#costOf(w);
     const changes = this.#controller.record(this.#now(), {
       plannedUnits,
+      throttledUnits,
       ...(report.consumedUnits !== undefined && report.stored.length > 0 ? { consumedUnits: report.consumedUnits } : {}),
       ...(throttle ? { throttle } : {}),
     });

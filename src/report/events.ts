@@ -10,7 +10,7 @@ export type LoadEvent =
   | { type: 'started'; table: string; input: string; keySchema: KeySchema; totalBytes: number | undefined }
   | { type: 'progress'; counters: Readonly<LoadCounters>; totalBytes: number | undefined; elapsedMs: number; rate?: RateSnapshot }
   /** The target rate (undefined: none) and why; sent once, after DescribeTable. */
-  | { type: 'rateChosen'; targetWcu: number | undefined; keyWcu: number; reason: string }
+  | { type: 'rateChosen'; targetWcu: number | undefined; keyWcu: number | undefined; reason: string }
   /** Rate control cut the rate of the load or of one partition key after a throttle. */
   | { type: 'rateChanged'; change: RateChange }
   | { type: 'rowRejected'; row: RejectedRow }
