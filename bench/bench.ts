@@ -18,6 +18,9 @@
  *                     a 1M-row skewed input (ordering alone) and in loads to DynamoDB Local. Off by default:
  *                     it takes ~9 more minutes on 2 cores, which would take the whole run past 10 minutes.
  *   --order-only      run only the write-order bench (after the build that `npm run bench` does)
+ *   --rate-only       run only the hot-partition bench, bench/rate.ts: each --order mode paced and unpaced
+ *                     through the partition model at the table's capacity (~3 minutes). It runs after the
+ *                     main bench by default; --skip-rate leaves it out. --rate-rows N sets its input size.
  *   --order-rows N, --order-large-rows N, --order-load-rows N
  *                     passed to bench/order.ts as --rows, --large-rows, --load-rows (see there)
  *
@@ -60,6 +63,9 @@ const { values: flags } = parseArgs({
     'order-rows': { type: 'string' },
     'order-large-rows': { type: 'string' },
     'order-load-rows': { type: 'string' },
+    'rate-only': { type: 'boolean' },
+    'skip-rate': { type: 'boolean' },
+    'rate-rows': { type: 'string' },
   },
   strict: true,
 });
@@ -85,8 +91,12 @@ const SWEEP = (flags.sweep ?? process.env['BENCH_SWEEP'] ?? '1,2,4,8,16,32')
     return n;
   });
 const MINIMAL_RCC = flags['minimal-rcc'] ?? process.env['BENCH_MINIMAL_RCC'] === '1';
+const RATE_ONLY = flags['rate-only'] ?? false;
 const ORDER_ONLY = flags['order-only'] ?? false;
-const ORDER_BENCH = ORDER_ONLY || (flags['order-bench'] ?? process.env['BENCH_ORDER'] === '1');
+/** The main bench (parse, loads, sweep) is left out by --order-only and --rate-only. */
+const SKIP_MAIN = ORDER_ONLY || RATE_ONLY;
+const ORDER_BENCH = !RATE_ONLY && (ORDER_ONLY || (flags['order-bench'] ?? process.env['BENCH_ORDER'] === '1'));
+const RATE_BENCH = RATE_ONLY || (!(flags['order-only'] ?? false) && !(flags['skip-rate'] ?? false));
 /**
  * DynamoDB Local is a JVM and keeps getting faster for its first ~150k items (JIT): its CPU per 50k items
  * went 25 s -> 17 s -> 11 s. 30k rows of warm-up were not enough (the first measured load ran ~25% slower).
@@ -599,7 +609,7 @@ function gitCommit(): string | undefined {
   }
 }
 
-if (!ORDER_ONLY) {
+if (!SKIP_MAIN) {
   try {
     await main();
   } catch (error) {
@@ -608,6 +618,13 @@ if (!ORDER_ONLY) {
   } finally {
     await cleanup();
   }
+}
+
+if (RATE_BENCH && !process.exitCode) {
+  // The hot-partition scenario through the partition model (bench/rate.ts); it starts its own DynamoDB Local.
+  const forwarded = flags['rate-rows'] === undefined ? [] : ['--rows', flags['rate-rows']];
+  const run = spawnSync(process.execPath, ['--import', 'tsx', join(benchDir, 'rate.ts'), ...forwarded], { cwd: repoRoot, stdio: 'inherit' });
+  if (run.status !== 0) process.exitCode = run.status ?? 1;
 }
 
 if (ORDER_BENCH && !process.exitCode) {

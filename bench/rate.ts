@@ -1,0 +1,142 @@
+/**
+ * The hot-partition bench (issue 4): a key-sorted, skewed input loaded through the partition model
+ * (test/support/partitionProxy.ts) in front of DynamoDB Local, with the target rate at the table's
+ * capacity. For each write order, with pacing (--wcu at capacity, --key-wcu at the scaled partition
+ * ceiling) and without (--no-pacing, backoff only, as other loaders do): wall time as a multiple of the
+ * ideal time (write units / target), throttled items, retries, and WCU/s achieved against the target.
+ * Prints figures; asserts nothing.
+ *
+ *   npx tsx bench/rate.ts [--rows 20000] [--modes input,window,round-robin,spread]
+ *   npm run bench -- --rate-only        (after the build that npm run bench does)
+ *
+ * The table: 4 partitions, 1,000 WCU/s, each partition at most 500 WCU/s with idealised adaptive
+ * capacity (a busy partition may take what the table has left, up to its ceiling): DynamoDB's 1,000 WCU/s
+ * partition ceiling scaled down by two, so a load at capacity takes seconds, not hours.
+ */
+import { CreateTableCommand, DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { load } from '../dist/index.js';
+import type { OrderMode } from '../dist/core/order.js';
+import { startPartitionProxy } from '../test/support/partitionProxy.js';
+import { startDynamoDBLocal } from '../tools/dynamodbLocal.js';
+import { generateSkewedCsv } from './data.js';
+import { benchDir } from './harness.js';
+
+const { values: flags } = parseArgs({
+  options: { rows: { type: 'string' }, modes: { type: 'string' }, seed: { type: 'string' } },
+});
+const ROWS = Number(flags.rows ?? 20_000);
+const MODES = (flags.modes ?? 'input,window,round-robin,spread').split(',') as OrderMode[];
+const SEED = Number(flags.seed ?? 7);
+const MODEL = { tableWcu: 1000, partitions: 4, partitionMaxWcu: 500, adaptiveCapacity: true, burstSeconds: 0, initialSeconds: 1 } as const;
+const KEY_WCU = MODEL.partitionMaxWcu;
+
+interface Row {
+  mode: OrderMode;
+  paced: boolean;
+  seconds: number;
+  idealSeconds: number;
+  throttled: number;
+  retries: number;
+  achievedWcu: number;
+  written: number;
+  complete: boolean;
+  bottleneck: string;
+}
+
+export async function runRateBench(rows = ROWS, modes = MODES): Promise<Row[]> {
+  const dir = await mkdtemp(join(tmpdir(), 'ddb-spread-rate-bench-'));
+  const local = await startDynamoDBLocal({ log: () => undefined });
+  const client = new DynamoDBClient({ endpoint: local.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  process.env['AWS_ACCESS_KEY_ID'] = 'local';
+  process.env['AWS_SECRET_ACCESS_KEY'] = 'local';
+  const results: Row[] = [];
+  try {
+    const input = await generateSkewedCsv(join(dir, 'skewed.csv'), rows, SEED);
+    console.log(`input: ${input.rows.toLocaleString('en-US')} rows sorted by key, ${input.keys.toLocaleString('en-US')} keys, heaviest ${input.hotKey} with ${input.hotRows} rows (${((input.hotRows / input.rows) * 100).toFixed(1)}%)`);
+    console.log(`table: ${MODEL.partitions} partitions, ${MODEL.tableWcu} WCU/s, partition ceiling ${MODEL.partitionMaxWcu} WCU/s (adaptive capacity); paced runs: --wcu ${MODEL.tableWcu} --key-wcu ${KEY_WCU}`);
+    let n = 0;
+    for (const mode of modes) {
+      for (const paced of [true, false]) {
+        const table = `rate_bench_${process.pid}_${++n}`;
+        await client.send(
+          new CreateTableCommand({
+            TableName: table,
+            AttributeDefinitions: [
+              { AttributeName: 'pk', AttributeType: 'S' },
+              { AttributeName: 'sk', AttributeType: 'S' },
+            ],
+            KeySchema: [
+              { AttributeName: 'pk', KeyType: 'HASH' },
+              { AttributeName: 'sk', KeyType: 'RANGE' },
+            ],
+            BillingMode: 'PROVISIONED',
+            ProvisionedThroughput: { ReadCapacityUnits: 1, WriteCapacityUnits: MODEL.tableWcu },
+          }),
+        );
+        const proxy = await startPartitionProxy(local.endpoint, { model: MODEL, partitionKeyName: 'pk' });
+        try {
+          const result = await load(
+            {
+              input: input.path,
+              table,
+              endpoint: proxy.url,
+              region: 'us-east-1',
+              types: { amount: 'N', qty: 'N' },
+              order: mode,
+              rejectsPath: join(dir, `${table}.rejects.jsonl`),
+              maxAttempts: 100,
+              ...(paced ? { wcu: MODEL.tableWcu, keyWcu: KEY_WCU } : { pacing: false }),
+            },
+            {},
+          );
+          const row: Row = {
+            mode,
+            paced,
+            seconds: result.elapsedMs / 1000,
+            idealSeconds: result.plannedWcu / MODEL.tableWcu,
+            throttled: proxy.stats().throttledItems,
+            retries: result.retries,
+            achievedWcu: (result.plannedWcu * 1000) / result.elapsedMs,
+            written: result.written,
+            complete: result.complete,
+            bottleneck: result.bottleneck ? `${result.bottleneck.key} (${result.bottleneck.recommendedShards} shards)` : '-',
+          };
+          results.push(row);
+          console.log(formatRow(row));
+        } finally {
+          await proxy.close();
+          await client.send(new DeleteTableCommand({ TableName: table })).catch(() => undefined);
+        }
+      }
+    }
+  } finally {
+    client.destroy();
+    await local.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+  return results;
+}
+
+function formatRow(r: Row): string {
+  const pct = (r.throttled / r.written) * 100;
+  return `  ${r.mode.padEnd(12)} ${(r.paced ? 'paced' : 'unpaced').padEnd(8)} ${r.seconds.toFixed(1).padStart(6)} s = ${(r.seconds / r.idealSeconds).toFixed(2)}x ideal  throttled ${String(r.throttled).padStart(6)} (${pct.toFixed(2)}% of rows)  retries ${String(r.retries).padStart(5)}  ${Math.round(r.achievedWcu)} / ${MODEL.tableWcu} WCU/s  ${r.complete ? 'complete' : 'INCOMPLETE'}  bottleneck ${r.bottleneck}`;
+}
+
+export function summarize(rows: Row[]): string[] {
+  const paced = rows.filter((r) => r.paced);
+  const best = [...paced].sort((a, b) => a.seconds / a.idealSeconds - b.seconds / b.idealSeconds)[0];
+  if (!best) return [];
+  const ok = best.seconds / best.idealSeconds <= 1.1 && best.throttled < 0.01 * best.written;
+  return [`best paced mode: ${best.mode}, ${(best.seconds / best.idealSeconds).toFixed(2)}x ideal, ${((best.throttled / best.written) * 100).toFixed(2)}% throttled; target (<= 1.1x ideal, < 1% throttled): ${ok ? 'met' : 'MISSED'}`];
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const rows = await runRateBench();
+  for (const line of summarize(rows)) console.log(line);
+  await mkdir(join(benchDir, 'results'), { recursive: true });
+  await writeFile(join(benchDir, 'results', 'rate-latest.json'), `${JSON.stringify({ date: new Date().toISOString(), model: MODEL, keyWcu: KEY_WCU, rows }, null, 2)}\n`);
+}
