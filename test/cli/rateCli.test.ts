@@ -1,0 +1,134 @@
+/**
+ * Rate control through the built CLI against DynamoDB Local: --wcu auto reads the table's provisioned
+ * capacity and says what it chose, --key-wcu makes a hot key the bottleneck with its shard advice, and
+ * bad values are one clear message with exit 1.
+ */
+import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { LoadResult } from '../../src/index.js';
+import { createTable, deleteTable, localClient, scanAll } from '../support/ddb.js';
+import { localEnv } from '../support/env.js';
+
+const endpoint = inject('ddbEndpoint');
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const BIN = join(ROOT, 'bin', 'ddb-spread.js');
+const ORDERS = join(ROOT, 'samples', 'orders.csv');
+const TYPES = ['--types', 'total:N,gift:BOOL,items:JSON'];
+const KEYS = { partitionKey: { name: 'customerId', type: 'S' as const }, sortKey: { name: 'orderId', type: 'S' as const } };
+
+let client: DynamoDBClient;
+let dir: string;
+const tables: string[] = [];
+
+beforeAll(async () => {
+  client = localClient(endpoint);
+  dir = await mkdtemp(join(tmpdir(), 'ddb-spread-rate-cli-'));
+});
+
+afterAll(async () => {
+  for (const table of tables) await deleteTable(client, table).catch(() => undefined);
+  client?.destroy();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, env: localEnv(endpoint), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+    const guard = setTimeout(() => child.kill('SIGKILL'), 45_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(guard);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+async function provisionedTable(wcu: number): Promise<string> {
+  const name = `t_${randomBytes(8).toString('hex')}`;
+  await client.send(
+    new CreateTableCommand({
+      TableName: name,
+      AttributeDefinitions: [
+        { AttributeName: 'customerId', AttributeType: 'S' },
+        { AttributeName: 'orderId', AttributeType: 'S' },
+      ],
+      KeySchema: [
+        { AttributeName: 'customerId', KeyType: 'HASH' },
+        { AttributeName: 'orderId', KeyType: 'RANGE' },
+      ],
+      BillingMode: 'PROVISIONED',
+      ProvisionedThroughput: { ReadCapacityUnits: 5, WriteCapacityUnits: wcu },
+    }),
+  );
+  tables.push(name);
+  return name;
+}
+
+describe('rate control from the CLI', () => {
+  it('--wcu auto takes 80% of the provisioned WCU and says so before the load and in the summary', async () => {
+    const table = await provisionedTable(400);
+    const { code, stderr } = await cli(['load', ORDERS, '--table', table, ...TYPES, '--wcu', 'auto']);
+    expect(code, stderr).toBe(0);
+    expect(stderr).toContain("ddb-spread: rate: --wcu auto: 80% of the table's provisioned 400 WCU = 320 WCU/s; no partition key above 1,000 WCU/s");
+    expect(stderr).toMatch(/^ {2}rate {10}target 320 WCU\/s \(--wcu auto: 80% .*\); average \d+/m);
+    expect(stderr).toMatch(/^ {2}throttles {5}0 table, 0 key; rate cut 0 times/m);
+    expect((await scanAll(client, table)).length).toBe(256);
+  });
+
+  it('--key-wcu makes the hot key the bottleneck; the summary gives the shard count and flags (key hidden by --no-excerpts)', async () => {
+    const table = await createTable(client, KEYS);
+    tables.push(table);
+    const started = performance.now();
+    const { code, stderr } = await cli(['load', ORDERS, '--table', table, ...TYPES, '--wcu', '200', '--key-wcu', '60']);
+    const seconds = (performance.now() - started) / 1000;
+    expect(code, stderr).toBe(0);
+    // cust-0007 holds 120 of the 256 rows: 2 s at 60 WCU/s, against 1.3 s for the load at 200 WCU/s.
+    expect(seconds).toBeGreaterThanOrEqual(1.8);
+    expect(stderr).toContain('hottest keys  "cust-0007" 46.9%');
+    expect(stderr).toMatch(/bottleneck {4}partition key "cust-0007": 120 WCU take 2 s at --key-wcu 60, the rest of the load 1 s/);
+    // required = 120 WCU / 1.28 s = 94 WCU/s -> ceil(94 / 60) = 2 shards, 4 with headroom.
+    expect(stderr).toContain('shard it 4 ways (at least 2; twice that for headroom): --shard hash:4 --shard-keys cust-0007');
+
+    const hidden = await cli(['load', ORDERS, '--table', table, ...TYPES, '--wcu', '200', '--key-wcu', '60', '--no-excerpts', '--rejects', join(dir, 'r.jsonl')]);
+    expect(hidden.code).toBe(0);
+    expect(hidden.stderr).toContain('partition key (key hidden by --no-excerpts)');
+    expect(hidden.stderr).not.toContain('cust-0007');
+  });
+
+  it('--json carries the rate, the hottest keys and the bottleneck', async () => {
+    const table = await createTable(client, KEYS);
+    tables.push(table);
+    const { code, stdout } = await cli(['load', ORDERS, '--table', table, ...TYPES, '--wcu', '200', '--key-wcu', '60', '--json']);
+    expect(code).toBe(0);
+    const summary = JSON.parse(stdout) as LoadResult;
+    expect(summary.rate).toMatchObject({ targetWcu: 200, keyWcu: 60, reason: '--wcu 200', tableThrottles: 0, keyThrottles: 0, decreases: 0 });
+    expect(summary.hotKeys[0]).toMatchObject({ key: 'cust-0007', units: 120 });
+    expect(summary.bottleneck).toMatchObject({ key: 'cust-0007', units: 120, minShards: 2, recommendedShards: 4 });
+  });
+
+  it.each([
+    [['--wcu', 'fast'], /--wcu.*auto.*"fast"/],
+    [['--wcu', 'auto:0%'], /percentage from 1 to 100/],
+    [['--wcu', '0'], /--wcu/],
+    [['--key-wcu', '0'], /--key-wcu.*from 1 up/],
+    [['--no-pacing', '--wcu', '100'], /wcu.*pacing.*--no-pacing/],
+  ])('%j: exit 1 with one clear message, nothing written', async (args, message) => {
+    const table = await createTable(client, KEYS);
+    tables.push(table);
+    const { code, stderr } = await cli(['load', ORDERS, '--table', table, ...TYPES, ...args]);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(message);
+    expect(stderr).not.toMatch(/^\s+at /m);
+    expect((await scanAll(client, table)).length).toBe(0);
+  });
+});
