@@ -36,6 +36,9 @@ describe('normalizeOptions: defaults', () => {
       memoryBytes: 128 * 1024 * 1024,
       tempDir: undefined,
       shard: undefined,
+      wcu: undefined,
+      keyWcu: 1000,
+      pacing: true,
       region: undefined,
       profile: undefined,
       endpoint: undefined,
@@ -137,6 +140,24 @@ describe('normalizeOptions: format from the file name', () => {
   });
 });
 
+describe('normalizeOptions: rate options', () => {
+  it.each<[LoadOptions['wcu'], unknown]>([
+    [500, { kind: 'fixed', wcu: 500 }],
+    ['750', { kind: 'fixed', wcu: 750 }],
+    ['auto', { kind: 'auto', percent: 80 }],
+    ['auto:60%', { kind: 'auto', percent: 60 }],
+    ['AUTO:25', { kind: 'auto', percent: 25 }],
+    [{ kind: 'auto', percent: 100 }, { kind: 'auto', percent: 100 }],
+  ])('wcu %j -> %j', (wcu, expected) => {
+    expect(normalizeOptions({ ...base, wcu }).wcu).toEqual(expected);
+  });
+
+  it('keyWcu and pacing are kept', () => {
+    expect(normalizeOptions({ ...base, keyWcu: 250.5 })).toMatchObject({ keyWcu: 250.5, pacing: true });
+    expect(normalizeOptions({ ...base, pacing: false })).toMatchObject({ pacing: false, wcu: undefined });
+  });
+});
+
 describe('normalizeOptions: errors', () => {
   const cases: [string, Partial<Record<keyof LoadOptions, unknown>>, string][] = [
     ['empty input', { input: '' }, 'input'],
@@ -171,6 +192,16 @@ describe('normalizeOptions: errors', () => {
     ['maxRejects -1', { maxRejects: -1 }, 'maxRejects'],
     ['maxRejects 1.5', { maxRejects: 1.5 }, 'maxRejects'],
     ['maxRejects -Infinity', { maxRejects: -Infinity }, 'maxRejects'],
+    ['wcu 0', { wcu: 0 }, 'wcu'],
+    ['wcu NaN', { wcu: NaN }, 'wcu'],
+    ['wcu as a word', { wcu: 'fast' }, '--wcu'],
+    ['wcu auto:150%', { wcu: 'auto:150%' }, '--wcu'],
+    ['wcu auto 0% as an object', { wcu: { kind: 'auto', percent: 0 } }, 'wcu'],
+    ['keyWcu 0', { keyWcu: 0 }, 'keyWcu'],
+    ['keyWcu Infinity', { keyWcu: Infinity }, 'keyWcu'],
+    ['pacing as text', { pacing: 'no' }, 'pacing'],
+    ['wcu with pacing off', { pacing: false, wcu: 100 }, 'wcu'],
+    ['keyWcu with pacing off', { pacing: false, keyWcu: 100 }, 'keyWcu'],
   ];
 
   it.each(cases)('%s -> INVALID_OPTION naming the option', (_label, over, name) => {
