@@ -49,7 +49,9 @@ export class HeavyHitters {
       return;
     }
     if (this.#entries.size < this.#capacity) {
-      this.#entries.set(key, { key, weight, error: 0, count: 1 });
+      // After an eviction a newcomer may be a key that was dropped: it starts from the floor, so its
+      // weight stays an upper bound of its true weight (0 before any eviction).
+      this.#entries.set(key, { key, weight: this.#floor + weight, error: this.#floor, count: 1 });
       return;
     }
     // Replace the lightest. A linear scan costs O(capacity), but only for keys that are not tracked; to

@@ -19,7 +19,7 @@ export function parseWcuSpec(text: string): WcuSpec {
   const auto = /^auto(?::(\d+(?:\.\d+)?)%?)?$/i.exec(value);
   if (auto) {
     const percent = auto[1] === undefined ? DEFAULT_AUTO_PERCENT : Number(auto[1]);
-    if (!(percent > 0 && percent <= 100)) throw new LoaderError('INVALID_OPTION', `--wcu auto:P% takes a percentage from 1 to 100, got "${text}"`);
+    if (!(percent >= 1 && percent <= 100)) throw new LoaderError('INVALID_OPTION', `--wcu auto:P% takes a percentage from 1 to 100, got "${text}"`);
     return { kind: 'auto', percent };
   }
   const wcu = Number(value);

@@ -109,6 +109,9 @@ export class RateController {
   readonly #throttleShare: number;
   readonly #table: TokenBucket;
   readonly #keys = new Map<string, KeyState>();
+  /** Keys held below --key-wcu after a throttle of their own. */
+  readonly #slowed = new Set<string>();
+  #lastSweep = -Infinity;
   #current: number;
   #lastTableThrottle = -Infinity;
   #lastTableDecrease = -Infinity;
@@ -160,6 +163,7 @@ export class RateController {
    * Call reserveTable() after that wait, so a batch held back by a hot key does not hold table capacity.
    */
   reserveKeys(now: number, writes: Iterable<{ key: string; units: number }>): number {
+    this.#adapt(now);
     let wait = 0;
     const perKey = new Map<string, number>();
     for (const w of writes) perKey.set(w.key, (perKey.get(w.key) ?? 0) + w.units);
@@ -200,6 +204,7 @@ export class RateController {
         state.lastDecrease = now;
         const to = Math.max(MIN_RATE, state.bucket.rate * this.#keyDecrease);
         state.bucket.setRate(now, to);
+        this.#slowed.add(key);
         changes.push({ kind: 'decreased', scope: 'key', key, toWcu: to });
       }
       return changes;
@@ -215,7 +220,8 @@ export class RateController {
     const from = this.#current;
     // Without a target the rate in force is what was offered to the table lately.
     const base = Number.isFinite(from) ? from : Math.max(this.#recent(this.#offeredUnits, now), this.#achieved(now), MIN_RATE);
-    const reference = Number.isFinite(this.#target) ? this.#target : this.#peakOffered;
+    const ceiling = this.#ceiling(now);
+    const reference = Number.isFinite(ceiling) ? ceiling : this.#peakOffered;
     this.#current = Math.max(MIN_RATE, FLOOR_SHARE * reference, base * this.#decrease);
     this.#table.setRate(now, this.#current);
     changes.push({ kind: 'decreased', scope: 'table', fromWcu: Number.isFinite(from) ? from : undefined, toWcu: this.#current });
@@ -224,8 +230,7 @@ export class RateController {
 
   snapshot(now: number): RateSnapshot {
     this.#adapt(now);
-    let slowedKeys = 0;
-    for (const state of this.#keys.values()) if (state.bucket.rate < this.#keyWcu) slowedKeys++;
+    const slowedKeys = this.#slowed.size;
     return {
       targetWcu: Number.isFinite(this.#target) ? this.#target : undefined,
       currentWcu: Number.isFinite(this.#current) ? this.#current : undefined,
@@ -241,11 +246,14 @@ export class RateController {
 
   /** Additive increase after a quiet period, for the table and for slowed keys; capped by the ceiling. */
   #adapt(now: number): void {
-    const dt = now - this.#lastAdapt;
-    if (dt <= 0) return;
+    const last = this.#lastAdapt;
+    if (now <= last) return;
     this.#lastAdapt = now;
     const ceiling = this.#ceiling(now);
-    if (now - this.#lastTableThrottle >= this.#quietMs && this.#current < ceiling) {
+    // Only the time after the quiet period counts, however rarely this runs.
+    const quietFrom = Math.max(last, this.#lastTableThrottle + this.#quietMs);
+    if (now > quietFrom && this.#current < ceiling) {
+      const dt = now - quietFrom;
       let next = Number.isFinite(this.#target)
         ? this.#current + (this.#increase * this.#target * dt) / 1000
         : this.#current * (1 + (this.#increase * dt) / 1000);
@@ -257,12 +265,24 @@ export class RateController {
       this.#current = ceiling;
       this.#table.setRate(now, ceiling);
     }
-    for (const [key, state] of this.#keys) {
-      const rate = state.bucket.rate;
-      if (rate < this.#keyWcu && now - state.lastThrottle >= this.#quietMs) {
-        state.bucket.setRate(now, Math.min(this.#keyWcu, rate + (this.#increase * this.#keyWcu * dt) / 1000));
+    for (const key of this.#slowed) {
+      const state = this.#keys.get(key);
+      if (!state) {
+        this.#slowed.delete(key);
+        continue;
       }
-      if (this.#keys.size > KEY_BUCKETS_SWEEP_AT && state.bucket.rate >= this.#keyWcu && state.bucket.isFull(now)) this.#keys.delete(key);
+      const keyQuietFrom = Math.max(last, state.lastThrottle + this.#quietMs);
+      if (now > keyQuietFrom) {
+        const rate = Math.min(this.#keyWcu, state.bucket.rate + (this.#increase * this.#keyWcu * (now - keyQuietFrom)) / 1000);
+        state.bucket.setRate(now, rate);
+        if (rate >= this.#keyWcu) this.#slowed.delete(key);
+      }
+    }
+    // Idle buckets (full, at the default rate) hold nothing a later reservation depends on: drop them
+    // now and then, so a load over millions of keys keeps a bounded map and a cheap adapt.
+    if (this.#keys.size > KEY_BUCKETS_SWEEP_AT && now - this.#lastSweep >= 1000) {
+      this.#lastSweep = now;
+      for (const [key, state] of this.#keys) if (!this.#slowed.has(key) && state.bucket.isFull(now)) this.#keys.delete(key);
     }
   }
 
@@ -271,7 +291,8 @@ export class RateController {
     if (!growth) return this.#target;
     const minute = Math.floor((now - growth.windowMs) / 60_000);
     let before = 0;
-    for (const m of this.#minutePeaks) if (m.minute <= minute) before = Math.max(before, m.peak);
+    // Only minutes wholly older than the window count: a peak must be a whole window old.
+    for (const m of this.#minutePeaks) if (m.minute < minute) before = Math.max(before, m.peak);
     return Math.min(this.#target, growth.cap, Math.max(growth.initial, growth.factor * before));
   }
 

@@ -40,6 +40,10 @@ export class TokenBucket {
   /** Changes the rate from `now` on; what was earned at the old rate is kept (up to the new capacity). */
   setRate(now: number, rate: number): void {
     this.#refill(now);
+    // A debt keeps the time at which it is repaid, so reservations made before the change are still
+    // served first (a faster rate must not let a later reservation overtake an earlier one).
+    if (this.#tokens < 0 && Number.isFinite(this.#rate) && Number.isFinite(rate)) this.#tokens = (this.#tokens / this.#rate) * rate;
+    else if (this.#tokens < 0) this.#tokens = 0;
     this.#rate = rate;
     this.#capacity = rate * this.#capacitySeconds;
     if (this.#tokens > this.#capacity) this.#tokens = this.#capacity;
