@@ -5,6 +5,9 @@ import { INPUT_FORMATS } from '../core/options.js';
 import { DEFAULT_WINDOW_ROWS, ORDER_MODES } from '../core/order.js';
 import { EMPTY_POLICIES } from '../core/typeMap.js';
 import { load } from '../io/load.js';
+import { estimate } from '../io/estimate.js';
+import { DEFAULT_PRICES } from '../core/costEstimate.js';
+import { estimateJson, formatEstimate } from '../report/estimateReport.js';
 import type { LoadEvent } from '../report/events.js';
 import type { RateChange } from '../core/rateControl.js';
 import { createProgressBar } from '../report/progressBar.js';
@@ -17,8 +20,12 @@ import {
   parseDelimiterOption,
   parseIntegerOption,
   parseMemoryOption,
+  parseGsiOption,
+  parseKeyOption,
+  parsePriceOption,
   parseRateOption,
   parseWcuOption,
+  toEstimateOptions,
   parseShardOption,
   parseTypesOption,
   toLoadOptions,
@@ -69,11 +76,32 @@ Exit codes:
 Credentials come from the AWS SDK's default chain (environment, --profile/AWS_PROFILE, SSO, instance
 or task role); they are never printed.`;
 
+const ESTIMATE_EXAMPLES = `
+Examples:
+  # Against the real table (DescribeTable only; nothing is written)
+  $ ddb-spread estimate orders.csv --table Orders --types total:N --wcu auto
+
+  # Offline, no AWS account: describe the table with flags
+  $ ddb-spread estimate orders.csv --partition-key customerId:S --sort-key orderId:S \\
+      --billing provisioned --table-wcu 1000 --gsi byStatus:status:S:orderId:S:KEYS_ONLY
+
+  # The same, as JSON for a script (fields in docs/ESTIMATE.md)
+  $ ddb-spread estimate orders.csv --partition-key customerId:S --json
+
+  # What sharding the hot key would change
+  $ ddb-spread estimate orders.csv --table Orders --shard hash:8 --shard-keys cust-0007
+
+Exit codes: 0 estimated (rows may have been rejected: see the report and the reject file), 1 could not estimate.`;
+
 /**
  * The commander program. Output and exit handling are set on the root before any command is added,
  * because commander copies them into each command when it is created.
  */
-export function buildProgram(run: (input: string, flags: LoadFlags) => Promise<void>, io?: Pick<CliIo, 'stdout' | 'stderr'>): Command {
+export function buildProgram(
+  run: (input: string, flags: LoadFlags) => Promise<void>,
+  io?: Pick<CliIo, 'stdout' | 'stderr'>,
+  runEstimate: (input: string, flags: LoadFlags) => Promise<void> = run,
+): Command {
   const program = new Command('ddb-spread');
   if (io) {
     program.exitOverride();
@@ -88,11 +116,26 @@ Examples:
   $ ddb-spread load orders.csv --table Orders --types total:N,paid:BOOL
   $ ddb-spread load --help     all options of load, with more examples and the exit codes`);
 
-  program
+  const load = program
     .command('load')
     .description('Load a CSV or JSONL file (optionally gzipped, or - for stdin) into a DynamoDB table.')
     .argument('<file>', 'input file, or - to read stdin')
     .requiredOption('-t, --table <name>', 'target table (its key schema is read with DescribeTable)')
+    .option('--dry-run', 'write nothing: print the estimate of this load instead (same as ddb-spread estimate)');
+  addLoadOptions(load).addHelpText('after', LOAD_EXAMPLES).action(run);
+
+  const estimateCommand = program
+    .command('estimate')
+    .description('Predict a load without writing: duration, cost, hot keys, partitions, shard advice (works offline with --partition-key).')
+    .argument('<file>', 'input file, or - to read stdin')
+    .option('-t, --table <name>', 'the table, read with DescribeTable unless --partition-key describes it offline (default name: estimate)');
+  addLoadOptions(estimateCommand).addHelpText('after', ESTIMATE_EXAMPLES).action(runEstimate);
+  return program;
+}
+
+/** The options load and estimate share: input, typing, order, sharding, rate, AWS, output. */
+function addLoadOptions(command: Command): Command {
+  return command
     .option('--region <region>', 'AWS region (default: from AWS_REGION or the profile)')
     .option('--profile <name>', 'named profile from the AWS config files')
     .option('--endpoint-url <url>', 'DynamoDB endpoint, e.g. http://localhost:8000 for DynamoDB Local')
@@ -128,9 +171,15 @@ Examples:
     .option('-q, --quiet', 'print only errors and the summary')
     .option('--no-excerpts', 'do not show row contents in error messages on the terminal (the reject file keeps them)')
     .option('--verbose', 'show stack traces and SDK warnings')
-    .addHelpText('after', LOAD_EXAMPLES)
-    .action(run);
-  return program;
+    .option('--partition-key <name:type>', 'estimate offline: the table\'s partition key, e.g. customerId:S (no DescribeTable)', parseKeyOption('--partition-key'))
+    .option('--sort-key <name:type>', 'estimate offline: the table\'s sort key, e.g. orderId:S', parseKeyOption('--sort-key'))
+    .addOption(new Option('--billing <mode>', 'estimate offline: billing mode (default on-demand)').choices(['provisioned', 'on-demand']))
+    .option('--table-wcu <n>', 'estimate offline: provisioned WCU, or an on-demand table\'s warm write throughput', parseRateOption)
+    .option('--table-rcu <n>', 'estimate offline: provisioned RCU (they count in the partition formula)', parseIntegerOption(0, 40_000_000))
+    .option('--gsi <spec>', 'estimate offline: a GSI as name:pk:TYPE[:sk:TYPE][:ALL|KEYS_ONLY|INCLUDE=a+b] (repeatable)', parseGsiOption)
+    .option('--item-count <n>', 'estimate offline: items already in the table (0: a new table, for the Import from S3 note)', parseIntegerOption(0, Number.MAX_SAFE_INTEGER))
+    .option('--price-write-request <usd>', `estimate: on-demand price per million write request units (default ${DEFAULT_PRICES.onDemandPerMillionWrites}, ${DEFAULT_PRICES.region}, ${DEFAULT_PRICES.date})`, parsePriceOption)
+    .option('--price-wcu-hour <usd>', `estimate: provisioned price per WCU-hour (default ${DEFAULT_PRICES.provisionedPerWcuHour}, ${DEFAULT_PRICES.region}, ${DEFAULT_PRICES.date})`, parsePriceOption);
 }
 
 /** Runs the CLI; returns the exit code instead of calling process.exit, so it can be tested in-process. */
@@ -138,7 +187,8 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
   let exitCode: number = EXIT.OK;
   const say = (text: string) => io.stderr.write(text);
 
-  const run = async (input: string, flags: LoadFlags) => {
+  const run = async (input: string, flags: LoadFlags, command: 'load' | 'estimate' = 'load') => {
+    const estimating = command === 'estimate' || flags.dryRun === true;
     const controller = new AbortController();
     let signalExit: number | undefined;
     const onSignal = (name: 'SIGINT' | 'SIGTERM') => () => {
@@ -159,7 +209,7 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
       bar?.onEvent(event);
       if (flags.quiet) return;
       if (event.type === 'warning') say(`ddb-spread: warning: ${event.message}\n`);
-      if (event.type === 'ordering' && !bar) say(`ddb-spread: read ${event.rows.toLocaleString('en-US')} rows; writing them in ${event.mode} order${event.spilled ? ' (ordered through temporary files)' : ''}\n`);
+      if (event.type === 'ordering' && !bar && !estimating) say(`ddb-spread: read ${event.rows.toLocaleString('en-US')} rows; writing them in ${event.mode} order${event.spilled ? ' (ordered through temporary files)' : ''}\n`);
       if (event.type === 'rowRejected' && shownRejects < 10) {
         shownRejects++;
         const { origin, code, message, field } = event.row;
@@ -168,12 +218,20 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
         else say(`${origin.file}:${origin.line}: ${code}${field === undefined ? '' : ` (field "${field}")`}\n`);
         if (shownRejects === 10) say('ddb-spread: further rejected rows go to the reject file only\n');
       }
-      if (event.type === 'rateChosen') say(`ddb-spread: rate: ${event.reason}${event.keyWcu === undefined ? '' : `; no partition key above ${event.keyWcu.toLocaleString('en-US')} WCU/s`}\n`);
+      if (event.type === 'rateChosen' && !estimating) say(`ddb-spread: rate: ${event.reason}${event.keyWcu === undefined ? '' : `; no partition key above ${event.keyWcu.toLocaleString('en-US')} WCU/s`}\n`);
       if (event.type === 'rateChanged' && !bar && (event.change.scope === 'table' || flags.verbose)) say(`ddb-spread: ${describeRateChange(event.change)}\n`);
       if (event.type === 'retrying' && flags.verbose) say(`ddb-spread: retrying ${event.items} items (${event.reason}), attempt ${event.attempt + 1} in ${event.delayMs} ms\n`);
     };
 
     try {
+      if (estimating) {
+        const result = await estimate(await toEstimateOptions(input, flags), { signal: controller.signal, onEvent, stdin: io.stdin as never });
+        bar?.stop();
+        const color = 'isTTY' in io.stdout && (io.stdout as NodeJS.WriteStream).isTTY === true && !process.env['NO_COLOR'];
+        io.stdout.write(flags.json ? estimateJson(result, { excerpts: flags.excerpts }) : formatEstimate(result, { color, excerpts: flags.excerpts }));
+        exitCode = EXIT.OK;
+        return;
+      }
       const options = await toLoadOptions(input, flags);
       const result = await load(options, { signal: controller.signal, onEvent, stdin: io.stdin as never });
       bar?.stop();
@@ -201,7 +259,7 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
     }
   };
 
-  const program = buildProgram(run, io);
+  const program = buildProgram(run, io, (input, flags) => run(input, flags, 'estimate'));
   try {
     await program.parseAsync(argv);
   } catch (error) {

@@ -5,6 +5,10 @@ import { DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS, 
 import type { OrderMode } from '../core/order.js';
 import { parseShardRule, type ShardRule } from '../core/shard.js';
 import { parseWcuSpec, type WcuSpec } from '../core/rateChoice.js';
+import { offlineTableInfo, parseGsi, parseKeyAttribute } from '../core/offlineTable.js';
+import type { IndexInfo } from '../core/tableInfo.js';
+import type { KeyAttribute } from '../core/types.js';
+import type { EstimateOptions } from '../io/estimate.js';
 import { COLUMN_TYPES, type ColumnType, type EmptyPolicy } from '../core/typeMap.js';
 
 /** Flags of `ddb-spread load` as commander hands them over (camelCase of the kebab-case flags). */
@@ -45,7 +49,21 @@ export interface LoadFlags {
   wcu?: WcuSpec;
   keyWcu?: number;
   pacing: boolean;
+  dryRun?: boolean;
+  partitionKey?: KeyAttribute;
+  sortKey?: KeyAttribute;
+  billing?: 'provisioned' | 'on-demand';
+  tableWcu?: number;
+  tableRcu?: number;
+  gsi?: IndexInfo[];
+  itemCount?: number;
+  priceWriteRequest?: number;
+  priceWcuHour?: number;
 }
+
+/** Flags that describe the table offline; they mean something only to estimate and load --dry-run. */
+const OFFLINE_FLAGS = ['partitionKey', 'sortKey', 'billing', 'tableWcu', 'tableRcu', 'gsi', 'itemCount', 'priceWriteRequest', 'priceWcuHour'] as const;
+const kebab = (name: string) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
 export { DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS };
 
@@ -99,6 +117,60 @@ export function parseRateOption(value: string): number {
   const n = Number(value);
   if (!/^\d+(\.\d+)?$/.test(value.trim()) || !(n >= 1) || !Number.isFinite(n)) throw new InvalidArgumentError(`expected write units per second, a number from 1 up, got "${value}".`);
   return n;
+}
+
+/** commander argParser for --partition-key / --sort-key: name:TYPE. */
+export function parseKeyOption(flag: string) {
+  return (value: string): KeyAttribute => {
+    try {
+      return parseKeyAttribute(value, flag);
+    } catch (error) {
+      throw new InvalidArgumentError(`${(error as Error).message.replace(`${flag} `, '')}.`);
+    }
+  };
+}
+
+/** commander argParser for the repeatable --gsi. */
+export function parseGsiOption(value: string, previous: IndexInfo[] | undefined): IndexInfo[] {
+  try {
+    return [...(previous ?? []), parseGsi(value)];
+  } catch (error) {
+    throw new InvalidArgumentError(`${(error as Error).message.replace(/^--gsi /, '')}.`);
+  }
+}
+
+/** commander argParser for a price in USD (0 or more). */
+export function parsePriceOption(value: string): number {
+  const n = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !Number.isFinite(n)) throw new InvalidArgumentError(`expected a price in USD such as 0.625, got "${value}".`);
+  return n;
+}
+
+/** Maps flags to estimate() options: load's options, plus the table from the offline flags and the prices. */
+export async function toEstimateOptions(input: string, flags: LoadFlags): Promise<EstimateOptions> {
+  const options: EstimateOptions = await toLoadOptions(input, { ...flags, table: flags.table ?? 'estimate' }, true);
+  if (flags.partitionKey) {
+    options.tableInfo = offlineTableInfo(options.table, {
+      partitionKey: flags.partitionKey,
+      ...(flags.sortKey ? { sortKey: flags.sortKey } : {}),
+      ...(flags.billing ? { billing: flags.billing } : {}),
+      ...(flags.tableWcu !== undefined ? { tableWcu: flags.tableWcu } : {}),
+      ...(flags.tableRcu !== undefined ? { tableRcu: flags.tableRcu } : {}),
+      ...(flags.gsi ? { gsis: flags.gsi } : {}),
+      ...(flags.itemCount !== undefined ? { itemCount: flags.itemCount } : {}),
+    });
+  } else {
+    const stray = (['sortKey', 'billing', 'tableWcu', 'tableRcu', 'gsi', 'itemCount'] as const).find((name) => flags[name] !== undefined);
+    if (stray) throw new LoaderError('INVALID_OPTION', `${kebab(stray)} describes the table offline and needs --partition-key too (without them the table is read with DescribeTable)`);
+    if (flags.table === undefined) throw new LoaderError('INVALID_OPTION', 'estimate needs --table (read with DescribeTable) or --partition-key name:TYPE to describe the table offline');
+  }
+  if (flags.priceWriteRequest !== undefined || flags.priceWcuHour !== undefined) {
+    options.prices = {
+      ...(flags.priceWriteRequest !== undefined ? { onDemandPerMillionWrites: flags.priceWriteRequest } : {}),
+      ...(flags.priceWcuHour !== undefined ? { provisionedPerWcuHour: flags.priceWcuHour } : {}),
+    };
+  }
+  return options;
 }
 
 /** commander argParser for the repeatable --shard. */
@@ -155,7 +227,11 @@ export async function readSchemaFile(path: string): Promise<Record<string, Colum
 }
 
 /** Maps parsed flags to load() options. The CLI adds nothing the library does not have. */
-export async function toLoadOptions(input: string, flags: LoadFlags): Promise<LoadOptions> {
+export async function toLoadOptions(input: string, flags: LoadFlags, estimating = false): Promise<LoadOptions> {
+  if (!estimating && !flags.dryRun) {
+    const offline = OFFLINE_FLAGS.find((name) => flags[name] !== undefined);
+    if (offline) throw new LoaderError('INVALID_OPTION', `${kebab(offline)} is for ddb-spread estimate (or load --dry-run); a load reads the table with DescribeTable`);
+  }
   const schemaTypes = flags.schema ? await readSchemaFile(flags.schema) : {};
   const options: LoadOptions = {
     input,

@@ -29,6 +29,7 @@ export interface EstimateInput {
   /** Size of the file on disk (compressed size for .gz), when known. */
   bytes: number | undefined;
   rows: number;
+  /** Rows that passed validation: rows - rejected (superseded rows included). */
   validRows: number;
   /** Rows with the same primary key as a later row: only the later one is written. */
   superseded: number;
@@ -67,8 +68,9 @@ export interface HotKey {
   rows: number;
   /** Share of the valid rows. */
   rowShare: number;
+  /** Write units, table and GSIs. */
   units: number;
-  /** Share of the write units. */
+  /** Share of the load's write units (table and GSIs). */
   unitShare: number;
 }
 
@@ -96,7 +98,7 @@ export interface EstimateRate {
 }
 
 export interface EstimateTime {
-  /** Write units / assumed rate. */
+  /** Write units (table and GSIs) / assumed rate. */
   idealSeconds: number;
   /** The simulated duration of the planned order (pacing, per-key limits and throttling included). */
   estimatedSeconds: number;
@@ -111,7 +113,7 @@ export interface Simulation {
   seconds: number;
   /** Writes the partition model refused (each refusal counts; a write refused twice counts twice). */
   throttledItems: number;
-  /** Write units per partition per time bucket, as a share of the partition's sustained rate (1 = full). */
+  /** partitions[p][t]: write units of partition p in time bucket t, as a share of its sustained rate (1 = full). */
   heat: { bucketSeconds: number; partitions: number[][] };
 }
 

@@ -17,6 +17,7 @@ import { createWriteCostModel } from '../core/writeCost.js';
 import { resolveShardOptions } from '../core/shard.js';
 import { ShardManifest } from '../core/shardManifest.js';
 import type { KeySchema, PlannedWrite, RejectedRow } from '../core/types.js';
+import type { TableInfo } from '../core/tableInfo.js';
 import type { LoadCounters, LoadEvent, LoadResult } from '../report/events.js';
 import type { RateSummary } from '../core/result.js';
 import { createClient } from './dynamo/client.js';
@@ -42,6 +43,23 @@ export interface LoadDependencies {
   random?: () => number;
   /** Monotonic clock (ms) for rate control. @default performance.now */
   now?: () => number;
+  /** A dry run: the same reading, planning, sharding, ordering and batching, and nothing written. */
+  dryRun?: DryRun;
+}
+
+/**
+ * What a dry run (the estimate) plugs into load(): no rate control, no shard manifest, and batches go
+ * to `record` instead of DynamoDB, each counted as written.
+ */
+export interface DryRun {
+  /** The table, when known without DescribeTable (the estimate's offline flags). */
+  tableInfo?: TableInfo;
+  /** Called with the table's description before the first row. */
+  onTable?: (table: TableInfo) => void;
+  /** Each planned write in input order; what it returns goes on to the order (a slimmer copy, say). */
+  onPlanned(write: PlannedWrite): PlannedWrite;
+  /** Each batch, in the order `load` would send it. */
+  record(writes: readonly PlannedWrite[]): void;
 }
 
 /** How often a progress event is emitted, at most. */
@@ -92,6 +110,7 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
   let manifest: ShardManifest | undefined;
   let manifestWritten: string | undefined;
   const now = deps.now ?? (() => performance.now());
+  const dryRun = deps.dryRun;
   let pacer: RatePacer | undefined;
   let rateReason = '';
   /** Write units per partition key written, heaviest tracked in bounded memory (hot keys, bottleneck). */
@@ -164,7 +183,8 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
   };
 
   try {
-    const tableInfo = await describeTable(client, aws, deps.signal);
+    const tableInfo = dryRun?.tableInfo ?? (await describeTable(client, aws, deps.signal));
+    dryRun?.onTable?.(tableInfo);
     const keySchema: KeySchema = tableInfo.keySchema;
     checkTypesAgainstKeys(opts.types, keySchema, opts.table);
     const rate = opts.pacing ? chooseRate(opts.wcu, tableInfo) : { targetWcu: Infinity, reason: '--no-pacing: no rate control, only backoff of throttled writes' };
@@ -180,7 +200,7 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
       }
       return cost;
     };
-    if (opts.pacing) pacer = new RatePacer({
+    if (opts.pacing && !dryRun) pacer = new RatePacer({
       controller: new RateController({ targetWcu: rate.targetWcu, keyWcu: opts.keyWcu, ...(rate.growth ? { growth: rate.growth } : {}) }, now()),
       costOf,
       now,
@@ -194,7 +214,7 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     totalBytes = input.totalBytes;
     bytesRead = input.bytesRead;
     // Written now as well as at the end: a bad path fails before any row, and a crash leaves a manifest.
-    if (manifest) {
+    if (manifest && !dryRun) {
       try {
         await saveManifest(opts.shard!.manifestPath, manifest);
       } catch (error) {
@@ -254,7 +274,13 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
           // The load is stopping: these rows were never sent; they are counted as not written.
           return;
         }
-        const outcome = await writeBatch(batch.writes, writerContext);
+        let outcome;
+        if (dryRun) {
+          dryRun.record(batch.writes);
+          outcome = { written: batch.writes, rejected: [], consumedWcu: 0, throttledItems: 0, retries: 0 };
+        } else {
+          outcome = await writeBatch(batch.writes, writerContext);
+        }
         counters.written += outcome.written.length;
         for (const w of outcome.written) {
           const cost = costOf(w);
@@ -300,7 +326,7 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
           await rejectRow(planned);
           continue;
         }
-        for (const write of await orderer.push(planned)) await feed(write);
+        for (const write of await orderer.push(dryRun ? dryRun.onPlanned(planned) : planned)) await feed(write);
         progress();
       }
     } finally {
@@ -334,7 +360,7 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     } catch (error) {
       emit({ type: 'warning', message: `could not remove the temporary files in ${orderer?.stats.tempPath}: ${(error as Error).message}` });
     }
-    if (manifest && started) {
+    if (manifest && started && !dryRun) {
       try {
         manifestWritten = await saveManifest(opts.shard!.manifestPath, manifest);
       } catch (error) {

@@ -1,0 +1,20 @@
+/**
+ * Bench child: `estimate` of a skewed CSV with the table described offline (no AWS), for rows/s and peak
+ * RSS against parse-only (runParseOnly.ts ddb-spread).
+ *   node --import tsx bench/runEstimateOnly.ts --input f.csv
+ */
+import { estimate } from '../dist/io/estimate.js';
+import { offlineTableInfo } from '../dist/core/offlineTable.js';
+import { childArgs, startMeasuring } from './childStats.js';
+
+const args = childArgs();
+const done = startMeasuring();
+const result = await estimate({
+  input: args.input,
+  table: 'estimate',
+  types: { amount: 'N', qty: 'N' },
+  rejectsPath: args.rejects,
+  wcu: 1000,
+  tableInfo: offlineTableInfo('estimate', { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'S' }, billing: 'provisioned', tableWcu: 1000 }),
+});
+done(result.input.rows, { estimatedSeconds: result.time.estimatedSeconds, distinct: result.keys.distinct });
