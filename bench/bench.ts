@@ -21,6 +21,11 @@
  *   --rate-only       run only the hot-partition bench, bench/rate.ts: each --order mode paced and unpaced
  *                     through the partition model at the table's capacity (~3 minutes). It runs after the
  *                     main bench by default; --skip-rate leaves it out. --rate-rows N sets its input size.
+ *   --estimate-only   run only the estimate bench, bench/estimate.ts: predicted vs measured duration and
+ *                     throttles for five inputs through the partition model, and estimate rows/s against
+ *                     parse-only (~3 minutes). It runs after the main bench by default; --skip-estimate
+ *                     leaves it out. --estimate-rows N sets the speed input (default 1M; the issue's 3M:
+ *                     --estimate-rows 3000000, ~4 more minutes).
  *   --order-rows N, --order-large-rows N, --order-load-rows N
  *                     passed to bench/order.ts as --rows, --large-rows, --load-rows (see there)
  *
@@ -66,6 +71,9 @@ const { values: flags } = parseArgs({
     'rate-only': { type: 'boolean' },
     'skip-rate': { type: 'boolean' },
     'rate-rows': { type: 'string' },
+    'estimate-only': { type: 'boolean' },
+    'skip-estimate': { type: 'boolean' },
+    'estimate-rows': { type: 'string' },
   },
   strict: true,
 });
@@ -91,12 +99,14 @@ const SWEEP = (flags.sweep ?? process.env['BENCH_SWEEP'] ?? '1,2,4,8,16,32')
     return n;
   });
 const MINIMAL_RCC = flags['minimal-rcc'] ?? process.env['BENCH_MINIMAL_RCC'] === '1';
+const ESTIMATE_ONLY = flags['estimate-only'] ?? false;
 const RATE_ONLY = flags['rate-only'] ?? false;
 const ORDER_ONLY = flags['order-only'] ?? false;
 /** The main bench (parse, loads, sweep) is left out by --order-only and --rate-only. */
-const SKIP_MAIN = ORDER_ONLY || RATE_ONLY;
-const ORDER_BENCH = !RATE_ONLY && (ORDER_ONLY || (flags['order-bench'] ?? process.env['BENCH_ORDER'] === '1'));
-const RATE_BENCH = RATE_ONLY || (!(flags['order-only'] ?? false) && !(flags['skip-rate'] ?? false));
+const SKIP_MAIN = ORDER_ONLY || RATE_ONLY || ESTIMATE_ONLY;
+const ORDER_BENCH = !RATE_ONLY && !ESTIMATE_ONLY && (ORDER_ONLY || (flags['order-bench'] ?? process.env['BENCH_ORDER'] === '1'));
+const RATE_BENCH = RATE_ONLY || (!SKIP_MAIN && !(flags['skip-rate'] ?? false));
+const ESTIMATE_BENCH = ESTIMATE_ONLY || (!SKIP_MAIN && !(flags['skip-estimate'] ?? false));
 /**
  * DynamoDB Local is a JVM and keeps getting faster for its first ~150k items (JIT): its CPU per 50k items
  * went 25 s -> 17 s -> 11 s. 30k rows of warm-up were not enough (the first measured load ran ~25% slower).
@@ -624,6 +634,13 @@ if (RATE_BENCH && !process.exitCode) {
   // The hot-partition scenario through the partition model (bench/rate.ts); it starts its own DynamoDB Local.
   const forwarded = flags['rate-rows'] === undefined ? [] : ['--rows', flags['rate-rows']];
   const run = spawnSync(process.execPath, ['--import', 'tsx', join(benchDir, 'rate.ts'), ...forwarded], { cwd: repoRoot, stdio: 'inherit' });
+  if (run.status !== 0) process.exitCode = run.status ?? 1;
+}
+
+if (ESTIMATE_BENCH && !process.exitCode) {
+  // Estimate accuracy against real loads through the partition model, and estimate speed (bench/estimate.ts).
+  const forwarded = flags['estimate-rows'] === undefined ? [] : ['--speed-rows', flags['estimate-rows']];
+  const run = spawnSync(process.execPath, ['--import', 'tsx', join(benchDir, 'estimate.ts'), ...forwarded], { cwd: repoRoot, stdio: 'inherit' });
   if (run.status !== 0) process.exitCode = run.status ?? 1;
 }
 
