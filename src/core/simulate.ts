@@ -49,7 +49,12 @@ interface InFlight {
   attempt: number;
 }
 
-type Event = { time: number; seq: number; kind: 'send' | 'done'; call: InFlight; refused?: SimWrite[] };
+/**
+ * keys: reserve on the keys' buckets now; table: then on the table's (after the key wait, as the pacer
+ * does); send: the model admits; done: the answer is back (resend what was refused, or free the slot).
+ * Every reservation runs when the clock reaches it, so the controller never sees time go backwards.
+ */
+type Event = { time: number; seq: number; kind: 'keys' | 'table' | 'send' | 'done'; call: InFlight; refused?: SimWrite[] };
 
 export class LoadSimulator {
   readonly #model: PartitionModel;
@@ -99,16 +104,9 @@ export class LoadSimulator {
     };
   }
 
-  /** Paces a send that may go at `ready`: the keys' buckets, then the table's, as the pacer does. */
+  /** A send that may go at `ready`: paced first (keys, then table) when there is rate control. */
   #schedule(ready: number, call: InFlight): void {
-    let at = ready;
-    if (this.#controller) {
-      at += this.#controller.reserveKeys(ready, call.writes);
-      let units = 0;
-      for (const w of call.writes) units += w.units;
-      at += this.#controller.reserveTable(Math.max(ready, this.#clock), units);
-    }
-    this.#push({ time: at, seq: this.#seq++, kind: 'send', call });
+    this.#push({ time: ready, seq: this.#seq++, kind: this.#controller ? 'keys' : 'send', call });
   }
 
   #step(): void {
@@ -116,6 +114,18 @@ export class LoadSimulator {
     if (!event) throw new Error('simulation has no event to run; this is a bug');
     this.#clock = Math.max(this.#clock, event.time);
     const now = this.#clock;
+    if (event.kind === 'keys') {
+      const wait = this.#controller!.reserveKeys(now, event.call.writes);
+      this.#push({ time: now + wait, seq: this.#seq++, kind: 'table', call: event.call });
+      return;
+    }
+    if (event.kind === 'table') {
+      let units = 0;
+      for (const w of event.call.writes) units += w.units;
+      const wait = this.#controller!.reserveTable(now, units);
+      this.#push({ time: now + wait, seq: this.#seq++, kind: 'send', call: event.call });
+      return;
+    }
     if (event.kind === 'send') {
       const refused: SimWrite[] = [];
       let stored = 0;
