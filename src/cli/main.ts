@@ -10,6 +10,9 @@ import { DEFAULT_PRICES } from '../core/costEstimate.js';
 import { estimateJson, formatEstimate } from '../report/estimateReport.js';
 import type { LoadEvent } from '../report/events.js';
 import type { RateChange } from '../core/rateControl.js';
+import type { LoadResult } from '../core/result.js';
+import { fingerprintFile, writeJsonAtomically } from '../io/reportFile.js';
+import { formatProgressLine, progressFields } from '../report/logLine.js';
 import { createProgressBar } from '../report/progressBar.js';
 import { formatSummary, summaryJson } from '../report/summary.js';
 import {
@@ -24,6 +27,7 @@ import {
   parseKeyOption,
   parsePriceOption,
   parseRateOption,
+  parseSegmentOption,
   parseWcuOption,
   toEstimateOptions,
   parseShardOption,
@@ -148,6 +152,8 @@ function addLoadOptions(command: Command): Command {
     .addOption(new Option('--empty <policy>', 'what an empty CSV cell becomes: omit the attribute, NULL, or ""').choices([...EMPTY_POLICIES]).default('omit'))
     .option('--wcu <rate>', 'target write capacity units per second for the whole load, GSIs included: a number, auto (80% of the provisioned WCU, or of an on-demand table\'s warm throughput, growing as DynamoDB allows) or auto:P% (default: no target; throttles slow the load)', parseWcuOption)
     .option('--key-wcu <rate>', 'no partition key is written faster than this, in WCU/s (default 1000, the partition ceiling)', parseRateOption)
+    .option('--segment <i/N>', 'load only segment i of N (0-based) of the partition keys: one of N workers over the same file; each key stays on one worker', parseSegmentOption)
+    .option('--total-wcu <rate>', 'with --segment: the rate of all N workers together (each takes 1/N), instead of --wcu for this worker', parseRateOption)
     .option('--no-pacing', 'no rate control: no --wcu/--key-wcu pacing and no slowing on throttles, only backoff (as other loaders do; for comparison)')
     .option('-c, --concurrency <n>', `BatchWriteItem calls in flight (default ${DEFAULT_CONCURRENCY}, measured by npm run bench)`, parseIntegerOption(1, 256), DEFAULT_CONCURRENCY)
     .option('--max-attempts <n>', 'sends per item before it is rejected (backoff with full jitter between)', parseIntegerOption(1, 100), DEFAULT_MAX_ATTEMPTS)
@@ -171,6 +177,9 @@ function addLoadOptions(command: Command): Command {
     .option('-q, --quiet', 'print only errors and the summary')
     .option('--no-excerpts', 'do not show row contents in error messages on the terminal (the reject file keeps them)')
     .option('--verbose', 'show stack traces and SDK warnings')
+    .option('--log-interval <seconds>', 'without a terminal: a progress line every this many seconds (default 10)', parseIntegerOption(1, 86_400), 10)
+    .addOption(new Option('--log-format <format>', 'messages on stderr as text, or as one JSON object per line (progress, warnings, rejects, rate, summary)').choices(['text', 'json']).default('text'))
+    .option('--report <path>', 'write the final summary as a JSON file (counters, rate, rejects by reason, input fingerprint, version, timings), atomically')
     .option('--partition-key <name:type>', 'estimate offline: the table\'s partition key, e.g. customerId:S (no DescribeTable)', parseKeyOption('--partition-key'))
     .option('--sort-key <name:type>', 'estimate offline: the table\'s sort key, e.g. orderId:S', parseKeyOption('--sort-key'))
     .addOption(new Option('--billing <mode>', 'estimate offline: billing mode (default on-demand)').choices(['provisioned', 'on-demand']))
@@ -203,23 +212,36 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
     process.on('SIGTERM', sigterm);
 
     const tty = 'isTTY' in io.stderr && io.stderr.isTTY === true;
+    const jsonLog = flags.logFormat === 'json';
+    /** One message on stderr: a text line, or with --log-format json one JSON object with a time. */
+    const note = (text: string, fields: Record<string, unknown>) => {
+      if (jsonLog) say(`${JSON.stringify({ time: new Date().toISOString(), ...fields })}\n`);
+      else say(text);
+    };
+    const startedAt = new Date();
+    let lastLog = performance.now();
     const bar = flags.progress && tty && !flags.quiet && !flags.json ? createProgressBar(io.stderr as NodeJS.WriteStream) : undefined;
     let shownRejects = 0;
     const onEvent = (event: LoadEvent) => {
       bar?.onEvent(event);
       if (flags.quiet) return;
-      if (event.type === 'warning') say(`ddb-spread: warning: ${event.message}\n`);
-      if (event.type === 'ordering' && !bar && !estimating) say(`ddb-spread: read ${event.rows.toLocaleString('en-US')} rows; writing them in ${event.mode} order${event.spilled ? ' (ordered through temporary files)' : ''}\n`);
+      if (event.type === 'warning') note(`ddb-spread: warning: ${event.message}\n`, { type: 'warning', message: event.message });
+      if (event.type === 'progress' && !bar && !estimating && performance.now() - lastLog >= flags.logInterval * 1000) {
+        lastLog = performance.now();
+        say(formatProgressLine(progressFields(event.counters, event.totalBytes, event.elapsedMs, event.rate), jsonLog ? 'json' : 'text', new Date().toISOString()));
+      }
+      if (event.type === 'ordering' && !bar && !estimating) note(`ddb-spread: read ${event.rows.toLocaleString('en-US')} rows; writing them in ${event.mode} order${event.spilled ? ' (ordered through temporary files)' : ''}\n`, { type: 'ordering', rows: event.rows, mode: event.mode, spilled: event.spilled });
       if (event.type === 'rowRejected' && shownRejects < 10) {
         shownRejects++;
         const { origin, code, message, field } = event.row;
         // Messages quote cell values, so without excerpts only the location and the reason code are shown.
-        if (flags.excerpts) say(`${origin.file}:${origin.line}: ${code}: ${message}\n    ${clip(origin.raw)}\n`);
+        if (jsonLog) note('', { type: 'rejected', file: origin.file, line: origin.line, code, ...(field === undefined ? {} : { field }), ...(flags.excerpts ? { message } : {}) });
+        else if (flags.excerpts) say(`${origin.file}:${origin.line}: ${code}: ${message}\n    ${clip(origin.raw)}\n`);
         else say(`${origin.file}:${origin.line}: ${code}${field === undefined ? '' : ` (field "${field}")`}\n`);
-        if (shownRejects === 10) say('ddb-spread: further rejected rows go to the reject file only\n');
+        if (shownRejects === 10) note('ddb-spread: further rejected rows go to the reject file only\n', { type: 'message', message: 'further rejected rows go to the reject file only' });
       }
-      if (event.type === 'rateChosen' && !estimating) say(`ddb-spread: rate: ${event.reason}${event.keyWcu === undefined ? '' : `; no partition key above ${event.keyWcu.toLocaleString('en-US')} WCU/s`}\n`);
-      if (event.type === 'rateChanged' && !bar && (event.change.scope === 'table' || flags.verbose)) say(`ddb-spread: ${describeRateChange(event.change)}\n`);
+      if (event.type === 'rateChosen' && !estimating) note(`ddb-spread: rate: ${event.reason}${event.keyWcu === undefined ? '' : `; no partition key above ${event.keyWcu.toLocaleString('en-US')} WCU/s`}\n`, { type: 'rate', reason: event.reason, targetWcu: event.targetWcu, keyWcu: event.keyWcu });
+      if (event.type === 'rateChanged' && !bar && (event.change.scope === 'table' || flags.verbose)) note(`ddb-spread: ${describeRateChange(event.change)}\n`, { type: 'rateChanged', scope: event.change.scope, toWcu: Math.round(event.change.toWcu) });
       if (event.type === 'retrying' && flags.verbose) say(`ddb-spread: retrying ${event.items} items (${event.reason}), attempt ${event.attempt + 1} in ${event.delayMs} ms\n`);
     };
 
@@ -235,7 +257,9 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
       const options = await toLoadOptions(input, flags);
       const result = await load(options, { signal: controller.signal, onEvent, stdin: io.stdin as never });
       bar?.stop();
+      if (flags.report) await writeReport(flags.report, input, result, startedAt);
       if (flags.json) io.stdout.write(summaryJson(result));
+      else if (jsonLog) note('', { type: 'summary', ...(JSON.parse(summaryJson(result)) as object) });
       else say(formatSummary(result, undefined, flags.excerpts));
       exitCode = result.rejected > 0 ? EXIT.REJECTED : EXIT.OK;
     } catch (error) {
@@ -243,7 +267,10 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
       const loaderError = error instanceof LoaderError ? error : undefined;
       const stoppedBySignal = loaderError?.code === 'ABORTED' && signalExit !== undefined;
       if (loaderError?.result) {
-        if (flags.json) io.stdout.write(summaryJson(loaderError.result, { code: loaderError.code, message: loaderError.message }));
+        const failure = { code: loaderError.code, message: loaderError.message };
+        if (flags.report && !estimating) await writeReport(flags.report, input, loaderError.result, startedAt, failure).catch((e: Error) => say(`ddb-spread: error: ${e.message}\n`));
+        if (flags.json) io.stdout.write(summaryJson(loaderError.result, failure));
+        else if (jsonLog) note('', { type: 'summary', ...(JSON.parse(summaryJson(loaderError.result, failure)) as object) });
         else say(formatSummary(loaderError.result, loaderError.message, flags.excerpts));
       }
       if (stoppedBySignal) {
@@ -267,6 +294,23 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
     return typeof code === 'number' ? (code === 0 ? EXIT.OK : EXIT.FATAL) : EXIT.FATAL;
   }
   return exitCode;
+}
+
+/** --report: the summary, the input's fingerprint, the version and the timings, written atomically. */
+async function writeReport(path: string, input: string, result: LoadResult, startedAt: Date, error?: { code: string; message: string }): Promise<void> {
+  const summary = JSON.parse(summaryJson(result, error)) as Record<string, unknown>;
+  await writeJsonAtomically(
+    path,
+    {
+      reportVersion: 1,
+      ddbSpreadVersion: packageVersion(),
+      startedAt: startedAt.toISOString(),
+      finishedAt: new Date().toISOString(),
+      ...summary,
+      inputFingerprint: (await fingerprintFile(input).catch(() => undefined)) ?? null,
+    },
+    '--report',
+  );
 }
 
 function describeRateChange(change: RateChange): string {

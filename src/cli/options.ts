@@ -8,6 +8,7 @@ import { parseWcuSpec, type WcuSpec } from '../core/rateChoice.js';
 import { offlineTableInfo, parseGsi, parseKeyAttribute } from '../core/offlineTable.js';
 import type { IndexInfo } from '../core/tableInfo.js';
 import type { KeyAttribute } from '../core/types.js';
+import { parseSegment, type Segment } from '../core/segment.js';
 import type { EstimateOptions } from '../io/estimate.js';
 import { COLUMN_TYPES, type ColumnType, type EmptyPolicy } from '../core/typeMap.js';
 
@@ -50,6 +51,11 @@ export interface LoadFlags {
   keyWcu?: number;
   pacing: boolean;
   dryRun?: boolean;
+  logInterval: number;
+  logFormat: 'text' | 'json';
+  report?: string;
+  segment?: Segment;
+  totalWcu?: number;
   partitionKey?: KeyAttribute;
   sortKey?: KeyAttribute;
   billing?: 'provisioned' | 'on-demand';
@@ -117,6 +123,15 @@ export function parseRateOption(value: string): number {
   const n = Number(value);
   if (!/^\d+(\.\d+)?$/.test(value.trim()) || !(n >= 1) || !Number.isFinite(n)) throw new InvalidArgumentError(`expected write units per second, a number from 1 up, got "${value}".`);
   return n;
+}
+
+/** commander argParser for --segment i/N. */
+export function parseSegmentOption(value: string): Segment {
+  try {
+    return parseSegment(value);
+  } catch (error) {
+    throw new InvalidArgumentError(`${(error as Error).message.replace(/^--segment /, '')}.`);
+  }
 }
 
 /** commander argParser for --partition-key / --sort-key: name:TYPE. */
@@ -264,6 +279,8 @@ export async function toLoadOptions(input: string, flags: LoadFlags, estimating 
   if (flags.wcu) options.wcu = flags.wcu;
   if (flags.keyWcu !== undefined) options.keyWcu = flags.keyWcu;
   if (!flags.pacing) options.pacing = false;
+  if (flags.segment) options.segment = flags.segment;
+  if (flags.totalWcu !== undefined) options.totalWcu = flags.totalWcu;
   if (flags.region) options.region = flags.region;
   if (flags.profile) options.profile = flags.profile;
   if (flags.endpointUrl) options.endpoint = flags.endpointUrl;

@@ -1,6 +1,7 @@
 import { LoaderError } from './errors.js';
 import { DEFAULT_WINDOW_ROWS, ORDER_MODES, type OrderMode } from './order.js';
 import { parseWcuSpec, type WcuSpec } from './rateChoice.js';
+import { parseSegment, type Segment } from './segment.js';
 import { DEFAULT_KEY_WCU } from './rateControl.js';
 import { DEFAULT_SHARD_SEPARATOR, parseShardRule, type ShardRule } from './shard.js';
 import { COLUMN_TYPES, EMPTY_POLICIES, type ColumnType, type EmptyPolicy } from './typeMap.js';
@@ -78,6 +79,10 @@ export interface LoadOptions {
    * of what was refused, as other loaders do; for comparison. @default true
    */
   pacing?: boolean;
+  /** Load only the partition keys of segment i of N ("i/N", 0-based): one of N workers over the same file. */
+  segment?: string | Segment;
+  /** With segment: the rate of all N workers together; each takes totalWcu / N. Instead of wcu. */
+  totalWcu?: number;
   region?: string;
   profile?: string;
   endpoint?: string;
@@ -116,6 +121,7 @@ export interface NormalizedLoadOptions {
   wcu: WcuSpec | undefined;
   keyWcu: number;
   pacing: boolean;
+  segment: Segment | undefined;
   region: string | undefined;
   profile: string | undefined;
   endpoint: string | undefined;
@@ -193,13 +199,31 @@ export function normalizeOptions(raw: LoadOptions): NormalizedLoadOptions {
     memoryBytes: integer('memoryBytes', raw.memoryBytes, DEFAULT_MEMORY_BYTES, MIN_MEMORY_BYTES, Number.MAX_SAFE_INTEGER),
     tempDir: raw.tempDir,
     shard: normalizeShard(raw),
-    wcu: normalizeWcu(raw.wcu),
+    wcu: normalizeTotalWcu(raw) ?? normalizeWcu(raw.wcu),
+    segment: normalizeSegment(raw.segment),
     keyWcu: positive('keyWcu', raw.keyWcu, DEFAULT_KEY_WCU),
     pacing: normalizePacing(raw),
     region: raw.region,
     profile: raw.profile,
     endpoint: raw.endpoint,
   };
+}
+
+function normalizeSegment(value: LoadOptions['segment']): Segment | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === 'string') return parseSegment(value);
+  if (Number.isInteger(value.count) && Number.isInteger(value.index) && value.count >= 1 && value.index >= 0 && value.index < value.count) return value;
+  throw invalid('segment', 'i/N with 0 <= i < N', JSON.stringify(value));
+}
+
+/** --total-wcu T over N segments: this worker's target is T / N. */
+function normalizeTotalWcu(raw: LoadOptions): WcuSpec | undefined {
+  if (raw.totalWcu === undefined) return undefined;
+  const total = positive('totalWcu', raw.totalWcu, 1);
+  if (raw.segment === undefined) throw invalid('totalWcu', 'given together with `segment` (--segment i/N); without segments use --wcu', total);
+  if (raw.wcu !== undefined) throw invalid('wcu', 'left out when `totalWcu` is given (--total-wcu is the rate of all workers, --wcu of this one)', String(raw.wcu));
+  const segment = normalizeSegment(raw.segment)!;
+  return { kind: 'fixed', wcu: total / segment.count };
 }
 
 function normalizePacing(raw: LoadOptions): boolean {

@@ -14,6 +14,8 @@ export interface LoadCounters {
   retries: number;
   throttledItems: number;
   bytesRead: number;
+  /** Rows of partition keys in other segments (--segment): other workers load them. */
+  otherSegments: number;
 }
 
 export interface LoadResult extends LoadCounters {
@@ -37,7 +39,9 @@ export interface LoadResult extends LoadCounters {
   hotKeys: Array<{ key: string; units: number; share: number }>;
   /** A key that needed longer at --key-wcu than the rest of the load, with the shard count that removes that. */
   bottleneck: import('./rateControl.js').Bottleneck | undefined;
-  /** True when every row read was written or superseded. */
+  /** This worker's segment ("i/N"), when loading one segment of N. */
+  segment: string | undefined;
+  /** True when every row read was written or superseded (or belongs to another segment). */
   complete: boolean;
 }
 

@@ -12,6 +12,7 @@ import { createRowPlanner, isRejected, type SourceRecord } from '../core/planRow
 import { isGlobalOrder } from '../core/order.js';
 import { HeavyHitters } from '../core/heavyHitters.js';
 import { chooseRate } from '../core/rateChoice.js';
+import { segmentOfLine, segmentOfWrite } from '../core/segment.js';
 import { RateController, findBottleneck } from '../core/rateControl.js';
 import { createWriteCostModel } from '../core/writeCost.js';
 import { resolveShardOptions } from '../core/shard.js';
@@ -99,6 +100,7 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     retries: 0,
     throttledItems: 0,
     bytesRead: 0,
+    otherSegments: 0,
   };
   const rejects = new RejectSink(opts.rejectsPath);
   let fatal: LoaderError | undefined;
@@ -111,6 +113,7 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
   let manifestWritten: string | undefined;
   const now = deps.now ?? (() => performance.now());
   const dryRun = deps.dryRun;
+  const segment = opts.segment;
   let pacer: RatePacer | undefined;
   let rateReason = '';
   /** Write units per partition key written, heaviest tracked in bounded memory (hot keys, bottleneck). */
@@ -134,7 +137,8 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
       bottleneck: bottleneckOf(elapsedMs),
       elapsedMs,
       itemsPerSecond: elapsedMs > 0 ? (counters.written * 1000) / elapsedMs : 0,
-      complete: counters.rejected === 0 && counters.written + counters.superseded === counters.rowsRead,
+      segment: segment ? `${segment.index}/${segment.count}` : undefined,
+      complete: counters.rejected === 0 && counters.written + counters.superseded + counters.otherSegments === counters.rowsRead,
     };
   };
 
@@ -323,7 +327,12 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
           emit({ type: 'warning', message: `line ${planner.suspectedDynamoJsonLine} of ${input.name} looks like DynamoDB JSON ({"attr":{"S":"..."}}) but is read as plain JSON; pass --input-format ddb-json if it is DynamoDB JSON` });
         }
         if (isRejected(planned)) {
-          await rejectRow(planned);
+          if (segment && segmentOfLine(planned.origin.line, segment.count) !== segment.index) counters.otherSegments++;
+          else await rejectRow(planned);
+          continue;
+        }
+        if (segment && segmentOfWrite(planned, segment.count) !== segment.index) {
+          counters.otherSegments++;
           continue;
         }
         for (const write of await orderer.push(dryRun ? dryRun.onPlanned(planned) : planned)) await feed(write);
@@ -379,8 +388,8 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     if (started) fatal.result = final;
     throw fatal;
   }
-  if (final.written + final.superseded + final.rejected !== final.rowsRead) {
-    const error = bug(`row accounting does not add up: read ${final.rowsRead}, written ${final.written}, superseded ${final.superseded}, rejected ${final.rejected}`);
+  if (final.written + final.superseded + final.rejected + final.otherSegments !== final.rowsRead) {
+    const error = bug(`row accounting does not add up: read ${final.rowsRead}, written ${final.written}, superseded ${final.superseded}, rejected ${final.rejected}, other segments ${final.otherSegments}`);
     error.result = final;
     throw error;
   }

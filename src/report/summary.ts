@@ -15,8 +15,9 @@ export function formatSummary(result: LoadResult, stoppedBecause?: string, excer
     `  superseded    ${n(result.superseded)}  (same primary key later in the input; the later row was written)`,
     `  rejected      ${n(result.rejected)}${formatReasons(result.rejectedByReason)}`,
   ];
+  if (result.segment) lines.push(`  other segments ${n(result.otherSegments)}  (this worker loads segment ${result.segment}; other workers load these rows)`);
   if (stoppedBecause) {
-    const unaccounted = result.rowsRead - result.written - result.superseded - result.rejected;
+    const unaccounted = result.rowsRead - result.written - result.superseded - result.rejected - result.otherSegments;
     if (unaccounted > 0) lines.push(`  not written   ${n(unaccounted)}  (read but not sent before the stop)`);
   }
   lines.push(
