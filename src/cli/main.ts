@@ -12,6 +12,7 @@ import type { LoadEvent } from '../report/events.js';
 import type { RateChange } from '../core/rateControl.js';
 import type { LoadResult } from '../core/result.js';
 import { fingerprintFile, writeJsonAtomically } from '../io/reportFile.js';
+import { attachConfigOption } from './config.js';
 import { formatProgressLine, progressFields } from '../report/logLine.js';
 import { createProgressBar } from '../report/progressBar.js';
 import { formatSummary, summaryJson } from '../report/summary.js';
@@ -126,14 +127,14 @@ Examples:
     .argument('<file>', 'input file, or - to read stdin')
     .requiredOption('-t, --table <name>', 'target table (its key schema is read with DescribeTable)')
     .option('--dry-run', 'write nothing: print the estimate of this load instead (same as ddb-spread estimate)');
-  addLoadOptions(load).addHelpText('after', LOAD_EXAMPLES).action(run);
+  attachConfigOption(addLoadOptions(load).addHelpText('after', LOAD_EXAMPLES).action(run));
 
   const estimateCommand = program
     .command('estimate')
     .description('Predict a load without writing: duration, cost, hot keys, partitions, shard advice (works offline with --partition-key).')
     .argument('<file>', 'input file, or - to read stdin')
     .option('-t, --table <name>', 'the table, read with DescribeTable unless --partition-key describes it offline (default name: estimate)');
-  addLoadOptions(estimateCommand).addHelpText('after', ESTIMATE_EXAMPLES).action(runEstimate);
+  attachConfigOption(addLoadOptions(estimateCommand).addHelpText('after', ESTIMATE_EXAMPLES).action(runEstimate));
   return program;
 }
 

@@ -51,6 +51,8 @@ export interface LoadFlags {
   keyWcu?: number;
   pacing: boolean;
   dryRun?: boolean;
+  /** --config job.json, already applied to the other flags. */
+  config?: string;
   logInterval: number;
   logFormat: 'text' | 'json';
   report?: string;
