@@ -180,6 +180,8 @@ function addLoadOptions(command: Command): Command {
     .option('--verbose', 'show stack traces and SDK warnings')
     .option('--log-interval <seconds>', 'without a terminal: a progress line every this many seconds (default 10)', parseIntegerOption(1, 86_400), 10)
     .addOption(new Option('--log-format <format>', 'messages on stderr as text, or as one JSON object per line (progress, warnings, rejects, rate, summary)').choices(['text', 'json']).default('text'))
+    .option('--checkpoint <path>', 'keep a durable record of progress here; after a crash, kill -9 or a stop, run the same command to resume (file inputs only)')
+    .option('--stop-timeout <seconds>', 'on SIGINT/SIGTERM, wait at most this long for the batches in flight (default 30)', parseIntegerOption(1, 3600), 30)
     .option('--report <path>', 'write the final summary as a JSON file (counters, rate, rejects by reason, input fingerprint, version, timings), atomically')
     .option('--partition-key <name:type>', 'estimate offline: the table\'s partition key, e.g. customerId:S (no DescribeTable)', parseKeyOption('--partition-key'))
     .option('--sort-key <name:type>', 'estimate offline: the table\'s sort key, e.g. orderId:S', parseKeyOption('--sort-key'))
@@ -204,8 +206,15 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
     const onSignal = (name: 'SIGINT' | 'SIGTERM') => () => {
       if (signalExit !== undefined) process.exit(name === 'SIGINT' ? EXIT.SIGINT : EXIT.SIGTERM);
       signalExit = name === 'SIGINT' ? EXIT.SIGINT : EXIT.SIGTERM;
-      say(`\nddb-spread: ${name} received; finishing the batches in flight (press Ctrl-C again to quit at once)\n`);
+      say(`\nddb-spread: ${name} received; finishing the batches in flight (press Ctrl-C again to quit at once${flags.checkpoint ? '; the checkpoint stays consistent' : ''})\n`);
       controller.abort(new Error(name));
+      // In-flight batches get --stop-timeout seconds; the checkpoint is saved atomically, so quitting
+      // after that leaves it consistent (the batches still in flight are sent again on resume).
+      const exitCode = signalExit;
+      setTimeout(() => {
+        say(`ddb-spread: batches still in flight after ${flags.stopTimeout} s (--stop-timeout); quitting${flags.checkpoint ? `; resume with the same command (checkpoint ${flags.checkpoint})` : ''}\n`);
+        process.exit(exitCode);
+      }, flags.stopTimeout * 1000).unref();
     };
     const sigint = onSignal('SIGINT');
     const sigterm = onSignal('SIGTERM');
@@ -226,6 +235,7 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
     const onEvent = (event: LoadEvent) => {
       bar?.onEvent(event);
       if (flags.quiet) return;
+      if (event.type === 'resumed') note(`ddb-spread: resuming from checkpoint ${event.checkpoint}: ${event.batchesDone.toLocaleString('en-US')} batches (${event.written.toLocaleString('en-US')} rows) were written before; reading the input again to continue after them\n`, { type: 'resumed', checkpoint: event.checkpoint, batchesDone: event.batchesDone, written: event.written });
       if (event.type === 'warning') note(`ddb-spread: warning: ${event.message}\n`, { type: 'warning', message: event.message });
       if (event.type === 'progress' && !bar && !estimating && performance.now() - lastLog >= flags.logInterval * 1000) {
         lastLog = performance.now();
@@ -274,8 +284,14 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
         else if (jsonLog) note('', { type: 'summary', ...(JSON.parse(summaryJson(loaderError.result, failure)) as object) });
         else say(formatSummary(loaderError.result, loaderError.message, flags.excerpts));
       }
+      if (loaderError?.code === 'CHECKPOINT_COMPLETE') {
+        say(`ddb-spread: ${loaderError.message}\n`);
+        exitCode = EXIT.OK;
+        return;
+      }
       if (stoppedBySignal) {
         exitCode = signalExit!;
+        if (flags.checkpoint) say(`ddb-spread: stopped; checkpoint ${flags.checkpoint} saved: run the same command to resume\n`);
       } else {
         say(`ddb-spread: error: ${(error as Error).message}\n`);
         if (flags.verbose && (error as Error).stack) say(`${(error as Error).stack}\n`);

@@ -55,6 +55,8 @@ export interface LoadFlags {
   config?: string;
   logInterval: number;
   logFormat: 'text' | 'json';
+  checkpoint?: string;
+  stopTimeout: number;
   report?: string;
   segment?: Segment;
   totalWcu?: number;
@@ -282,6 +284,7 @@ export async function toLoadOptions(input: string, flags: LoadFlags, estimating 
   if (flags.keyWcu !== undefined) options.keyWcu = flags.keyWcu;
   if (!flags.pacing) options.pacing = false;
   if (flags.segment) options.segment = flags.segment;
+  if (flags.checkpoint && !estimating && !flags.dryRun) options.checkpointPath = flags.checkpoint;
   if (flags.totalWcu !== undefined) options.totalWcu = flags.totalWcu;
   if (flags.region) options.region = flags.region;
   if (flags.profile) options.profile = flags.profile;

@@ -16,6 +16,10 @@ export type FatalCode =
   | 'AWS_ERROR'
   | 'REJECTS_UNWRITABLE'
   | 'MANIFEST_UNWRITABLE'
+  | 'CHECKPOINT_MISMATCH'
+  | 'CHECKPOINT_UNWRITABLE'
+  /** The checkpoint says this load already completed: nothing to do. */
+  | 'CHECKPOINT_COMPLETE'
   | 'MAX_REJECTS_REACHED'
   | 'ABORTED'
   | 'BUG';

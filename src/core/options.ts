@@ -83,6 +83,11 @@ export interface LoadOptions {
   segment?: string | Segment;
   /** With segment: the rate of all N workers together; each takes totalWcu / N. Instead of wcu. */
   totalWcu?: number;
+  /**
+   * A checkpoint file: saved while the load runs and at every stop; running the same load again with it
+   * resumes where it stopped (after a crash, kill -9 or a lost machine). A file input only.
+   */
+  checkpointPath?: string;
   region?: string;
   profile?: string;
   endpoint?: string;
@@ -122,6 +127,7 @@ export interface NormalizedLoadOptions {
   keyWcu: number;
   pacing: boolean;
   segment: Segment | undefined;
+  checkpointPath: string | undefined;
   region: string | undefined;
   profile: string | undefined;
   endpoint: string | undefined;
@@ -201,12 +207,20 @@ export function normalizeOptions(raw: LoadOptions): NormalizedLoadOptions {
     shard: normalizeShard(raw),
     wcu: normalizeTotalWcu(raw) ?? normalizeWcu(raw.wcu),
     segment: normalizeSegment(raw.segment),
+    checkpointPath: normalizeCheckpoint(raw),
     keyWcu: positive('keyWcu', raw.keyWcu, DEFAULT_KEY_WCU),
     pacing: normalizePacing(raw),
     region: raw.region,
     profile: raw.profile,
     endpoint: raw.endpoint,
   };
+}
+
+function normalizeCheckpoint(raw: LoadOptions): string | undefined {
+  if (raw.checkpointPath === undefined) return undefined;
+  if (typeof raw.checkpointPath !== 'string' || raw.checkpointPath === '') throw invalid('checkpointPath', 'a file path', raw.checkpointPath);
+  if (raw.input === '-') throw invalid('checkpointPath', 'used with a file input (stdin cannot be read again to resume); save the input to a file first', raw.checkpointPath);
+  return raw.checkpointPath;
 }
 
 function normalizeSegment(value: LoadOptions['segment']): Segment | undefined {

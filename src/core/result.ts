@@ -39,6 +39,10 @@ export interface LoadResult extends LoadCounters {
   hotKeys: Array<{ key: string; units: number; share: number }>;
   /** A key that needed longer at --key-wcu than the rest of the load, with the shard count that removes that. */
   bottleneck: import('./rateControl.js').Bottleneck | undefined;
+  /** The checkpoint file (--checkpoint), when there is one. */
+  checkpointPath: string | undefined;
+  /** Batches an earlier run of the checkpoint had done, when this load resumed it (those were not sent again). */
+  resumedFromBatch: number | undefined;
   /** This worker's segment ("i/N"), when loading one segment of N. */
   segment: string | undefined;
   /** True when every row read was written or superseded (or belongs to another segment). */

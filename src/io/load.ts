@@ -13,6 +13,7 @@ import { isGlobalOrder } from '../core/order.js';
 import { HeavyHitters } from '../core/heavyHitters.js';
 import { chooseRate } from '../core/rateChoice.js';
 import { segmentOfLine, segmentOfWrite } from '../core/segment.js';
+import { writeAffectingOptions } from '../core/checkpointState.js';
 import { RateController, findBottleneck } from '../core/rateControl.js';
 import { createWriteCostModel } from '../core/writeCost.js';
 import { resolveShardOptions } from '../core/shard.js';
@@ -24,6 +25,8 @@ import type { RateSummary } from '../core/result.js';
 import { createClient } from './dynamo/client.js';
 import { describeTable } from './dynamo/describeTable.js';
 import { RatePacer } from './ratePacer.js';
+import { CheckpointStore } from './checkpoint.js';
+import { fingerprintFile } from './reportFile.js';
 import { writeBatch } from './dynamo/writeBatch.js';
 import { openInput } from './readers/openInput.js';
 import { readCsv } from './readers/readCsv.js';
@@ -113,6 +116,9 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
   let manifestWritten: string | undefined;
   const now = deps.now ?? (() => performance.now());
   const dryRun = deps.dryRun;
+  let checkpoint: CheckpointStore | undefined;
+  /** Batches before this one were done by an earlier run of this checkpoint: they are not sent again. */
+  let resumeFrom = 0;
   const segment = opts.segment;
   let pacer: RatePacer | undefined;
   let rateReason = '';
@@ -138,6 +144,8 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
       elapsedMs,
       itemsPerSecond: elapsedMs > 0 ? (counters.written * 1000) / elapsedMs : 0,
       segment: segment ? `${segment.index}/${segment.count}` : undefined,
+      checkpointPath: checkpoint ? opts.checkpointPath : undefined,
+      resumedFromBatch: checkpoint?.resumed ? resumeFrom : undefined,
       complete: counters.rejected === 0 && counters.written + counters.superseded + counters.otherSegments === counters.rowsRead,
     };
   };
@@ -210,9 +218,33 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
       now,
       onChange: (change) => emit({ type: 'rateChanged', change }),
     });
-    const shard = opts.shard
-      ? resolveShardOptions({ ...opts.shard, seed: opts.shard.seed ?? randomInt(0, 0xffffffff) }, keySchema, opts.table)
-      : undefined;
+    // A checkpoint pins the shard seed, so random:N suffixes come out the same when the load resumes.
+    const seed = opts.shard ? (opts.shard.seed ?? randomInt(0, 0xffffffff)) : undefined;
+    if (opts.checkpointPath && !dryRun) {
+      const identity = await fingerprintFile(opts.input);
+      if (!identity) throw new LoaderError('INVALID_OPTION', '--checkpoint needs a file input (stdin cannot be read again to resume)');
+      checkpoint = await CheckpointStore.open(opts.checkpointPath, identity, writeAffectingOptions(opts), seed);
+      if (checkpoint.file.status === 'complete') {
+        throw new LoaderError('CHECKPOINT_COMPLETE', `checkpoint ${opts.checkpointPath} says this load completed at ${checkpoint.file.updatedAt}: nothing to do; delete it to load the file again`, { file: opts.checkpointPath });
+      }
+      resumeFrom = checkpoint.progress.batchesDone;
+      if (checkpoint.resumed) {
+        const saved = checkpoint.file;
+        counters.written = saved.written;
+        counters.plannedWcu = saved.plannedWcu;
+        counters.consumedWcu = saved.consumedWcu;
+        // The reject file is written anew: rejects of the reading are found again, those of the writing
+        // before the checkpoint come from it.
+        for (const row of saved.writeRejects) await rejectRow(row);
+        if (saved.writeRejectsNotKept > 0) {
+          counters.rejected += saved.writeRejectsNotKept;
+          counters.rejectedByReason['WRITE_REJECTED'] = (counters.rejectedByReason['WRITE_REJECTED'] ?? 0) + saved.writeRejectsNotKept;
+        }
+        emit({ type: 'resumed', checkpoint: opts.checkpointPath, batchesDone: resumeFrom, written: saved.written });
+      }
+    }
+    const shardSeed = checkpoint?.file.shardSeed ?? seed;
+    const shard = opts.shard ? resolveShardOptions({ ...opts.shard, seed: shardSeed! }, keySchema, opts.table) : undefined;
     if (shard) manifest = new ShardManifest(opts.table, shard);
     const input = await openInput(opts.input, deps.stdin);
     totalBytes = input.totalBytes;
@@ -260,6 +292,13 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     };
 
     const dispatch = async (batch: Batch) => {
+      const index = counters.batches;
+      if (index < resumeFrom) {
+        // Done before the resume: counted from the checkpoint; only the manifest needs its keys again.
+        counters.batches++;
+        if (manifest) for (const w of batch.writes) if (w.unshardedKey !== undefined) manifest.add(w.unshardedKey, w.item[keySchema.partitionKey.name] as string);
+        return;
+      }
       // Gate the reader on p-limit's own counts, so a later change of limit.concurrency takes effect here.
       while (limit.activeCount + limit.pendingCount >= limit.concurrency) await Promise.race(running);
       const waitFor = new Set<Promise<void>>();
@@ -286,8 +325,10 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
           outcome = await writeBatch(batch.writes, writerContext);
         }
         counters.written += outcome.written.length;
+        let batchWcu = 0;
         for (const w of outcome.written) {
           const cost = costOf(w);
+          batchWcu += cost;
           counters.plannedWcu += cost;
           keyUnits.add(w.partitionId, cost);
           if (manifest && w.unshardedKey !== undefined) manifest.add(w.unshardedKey, w.item[keySchema.partitionKey.name] as string);
@@ -297,6 +338,8 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
         counters.throttledItems += outcome.throttledItems;
         for (const row of outcome.rejected) await rejectRow(row);
         if (outcome.fatal && !fatal) fatal = outcome.fatal;
+        // Done means every write stored or rejected; a batch cut short by a fatal error is not.
+        else checkpoint?.complete(index, { written: outcome.written.length, plannedWcu: batchWcu, consumedWcu: outcome.consumedWcu, writeRejects: outcome.rejected });
         progress();
       })
         .catch((error: unknown) => {
@@ -353,8 +396,10 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
       }
     }
     // Rows already read are written even when stopping on a signal: at most one partial batch.
+    // Rows already read are written even when stopping on a signal: at most one partial batch. Not with
+    // a checkpoint: a partial batch is not a batch of the load's fixed sequence, and resuming counts on it.
     const last = batcher.flush();
-    if (last && !fatal) await dispatch(last);
+    if (last && !fatal && !(checkpoint && stopping())) await dispatch(last);
     while (running.size > 0) await Promise.all(running);
   } catch (error) {
     if (!fatal) fatal = error instanceof LoaderError ? error : bug(`unexpected failure: ${(error as Error)?.message ?? String(error)}`);
@@ -372,6 +417,14 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     if (manifest && started && !dryRun) {
       try {
         manifestWritten = await saveManifest(opts.shard!.manifestPath, manifest);
+      } catch (error) {
+        if (!fatal) fatal = error as LoaderError;
+      }
+    }
+    if (checkpoint) {
+      const finished = !fatal && deps.signal?.aborted !== true;
+      try {
+        await checkpoint.save(finished ? 'complete' : 'stopped');
       } catch (error) {
         if (!fatal) fatal = error as LoaderError;
       }

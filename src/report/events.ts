@@ -11,6 +11,8 @@ export type LoadEvent =
   | { type: 'progress'; counters: Readonly<LoadCounters>; totalBytes: number | undefined; elapsedMs: number; rate?: RateSnapshot }
   /** The target rate (undefined: none) and why; sent once, after DescribeTable. */
   | { type: 'rateChosen'; targetWcu: number | undefined; keyWcu: number | undefined; reason: string }
+  /** A checkpoint was found: the load goes on after the batches it records as done. */
+  | { type: 'resumed'; checkpoint: string; batchesDone: number; written: number }
   /** Rate control cut the rate of the load or of one partition key after a throttle. */
   | { type: 'rateChanged'; change: RateChange }
   | { type: 'rowRejected'; row: RejectedRow }

@@ -27,6 +27,7 @@ export function formatSummary(result: LoadResult, stoppedBecause?: string, excer
   );
   lines.push(...formatRate(result, excerpts));
   lines.push(`  write order   ${result.order}${result.orderTempBytes > 0 ? `, ${(result.orderTempBytes / 1024 ** 2).toFixed(1)} MB through temporary files` : ''}`);
+  if (result.checkpointPath) lines.push(`  checkpoint    ${result.checkpointPath}${result.resumedFromBatch !== undefined ? `  (resumed after ${n(result.resumedFromBatch)} batches done before)` : ''}`);
   if (result.shardManifestPath) lines.push(`  shard manifest ${result.shardManifestPath}  (${n(result.shardedKeys)} keys sharded)`);
   if (result.rejectsPath) lines.push(`  reject file   ${result.rejectsPath}`);
   return `${lines.join('\n')}\n`;
