@@ -197,7 +197,14 @@ function addLoadOptions(command: Command): Command {
 /** Runs the CLI; returns the exit code instead of calling process.exit, so it can be tested in-process. */
 export async function main(argv: string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin }): Promise<number> {
   let exitCode: number = EXIT.OK;
-  const say = (text: string) => io.stderr.write(text);
+  /** Messages printed while a progress bar is drawn would break it (it restores the cursor it saved): held until it stops. */
+  let held: string[] | undefined;
+  const say = (text: string) => (held ? held.push(text) : io.stderr.write(text));
+  const release = () => {
+    const lines = held ?? [];
+    held = undefined;
+    for (const line of lines) io.stderr.write(line);
+  };
 
   const run = async (input: string, flags: LoadFlags, command: 'load' | 'estimate' = 'load') => {
     const estimating = command === 'estimate' || flags.dryRun === true;
@@ -206,6 +213,9 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
     const onSignal = (name: 'SIGINT' | 'SIGTERM') => () => {
       if (signalExit !== undefined) process.exit(name === 'SIGINT' ? EXIT.SIGINT : EXIT.SIGTERM);
       signalExit = name === 'SIGINT' ? EXIT.SIGINT : EXIT.SIGTERM;
+      // The stop is news: the progress display ends here, and what it held is printed.
+      bar?.stop();
+      release();
       say(`\nddb-spread: ${name} received; finishing the batches in flight (press Ctrl-C again to quit at once${flags.checkpoint ? '; the checkpoint stays consistent' : ''})\n`);
       controller.abort(new Error(name));
       // In-flight batches get --stop-timeout seconds; the checkpoint is saved atomically, so quitting
@@ -234,6 +244,7 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
     let shownRejects = 0;
     const onEvent = (event: LoadEvent) => {
       bar?.onEvent(event);
+      if (bar && event.type === 'started') held = [];
       if (flags.quiet) return;
       if (event.type === 'resumed') note(`ddb-spread: resuming from checkpoint ${event.checkpoint}: ${event.batchesDone.toLocaleString('en-US')} batches (${event.written.toLocaleString('en-US')} rows) were written before; reading the input again to continue after them\n`, { type: 'resumed', checkpoint: event.checkpoint, batchesDone: event.batchesDone, written: event.written });
       if (event.type === 'warning') note(`ddb-spread: warning: ${event.message}\n`, { type: 'warning', message: event.message });
@@ -260,6 +271,7 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
       if (estimating) {
         const result = await estimate(await toEstimateOptions(input, flags), { signal: controller.signal, onEvent, stdin: io.stdin as never });
         bar?.stop();
+      release();
         const color = 'isTTY' in io.stdout && (io.stdout as NodeJS.WriteStream).isTTY === true && !process.env['NO_COLOR'];
         io.stdout.write(flags.json ? estimateJson(result, { excerpts: flags.excerpts }) : formatEstimate(result, { color, excerpts: flags.excerpts }));
         exitCode = EXIT.OK;
@@ -268,6 +280,7 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
       const options = await toLoadOptions(input, flags);
       const result = await load(options, { signal: controller.signal, onEvent, stdin: io.stdin as never });
       bar?.stop();
+      release();
       if (flags.report) await writeReport(flags.report, input, result, startedAt);
       if (flags.json) io.stdout.write(summaryJson(result));
       else if (jsonLog) note('', { type: 'summary', ...(JSON.parse(summaryJson(result)) as object) });
@@ -275,6 +288,7 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
       exitCode = result.rejected > 0 ? EXIT.REJECTED : EXIT.OK;
     } catch (error) {
       bar?.stop();
+      release();
       const loaderError = error instanceof LoaderError ? error : undefined;
       const stoppedBySignal = loaderError?.code === 'ABORTED' && signalExit !== undefined;
       if (loaderError?.result) {

@@ -46,7 +46,12 @@ export interface RateControlOptions {
 }
 
 export const DEFAULT_KEY_WCU = 1000;
-const TABLE_BURST_SECONDS = 1;
+/**
+ * Unused table capacity kept: 50 ms. The bucket lends (a send waits its turn however large), so a burst
+ * allowance is only what piles up while nothing is sent, such as while round-robin reads the whole file;
+ * kept small, no second of the load goes more than 5% over the rate the user granted.
+ */
+const TABLE_BURST_SECONDS = 0.05;
 const KEY_BURST_SECONDS = 0.1;
 const MIN_RATE = 1;
 /** A cut never goes below this share of the target (or, without one, of the best rate offered). */

@@ -258,9 +258,10 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
         throw error;
       }
     }
-    emit({ type: 'started', table: opts.table, input: input.name, keySchema, totalBytes });
+    // The rate first: a progress display starts on 'started' and should not be interrupted by it.
     emit({ type: 'rateChosen', targetWcu: Number.isFinite(rate.targetWcu) ? rate.targetWcu : undefined, keyWcu: opts.pacing ? opts.keyWcu : undefined, reason: rate.reason });
     if ('warning' in rate && rate.warning) emit({ type: 'warning', message: rate.warning });
+    emit({ type: 'started', table: opts.table, input: input.name, keySchema, totalBytes });
     started = true;
 
     const records: AsyncGenerator<SourceRecord> =

@@ -20,19 +20,29 @@ export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): 
       fps: 5,
       hideCursor: true,
       clearOnComplete: true,
-      format: ' {bar} {percentage}% | {rows} rows | {written} written | {rejected} rejected | {rate} items/s | {wcu} | throttled {throttled} | retries {retries}',
+      // Fits 100 columns with a 20-character bar; cli-progress cuts what a narrower terminal cannot show.
+      format: ' {bar} {percentage}% | {duration_formatted}, ETA {eta_formatted} | {written}/{rows} written | {wcu} | throttled {throttled} | retries {retries} | rejected {rejected}',
+      barsize: 20,
+      // ETA from the share of the input read; cli-progress averages it over the last updates.
+      etaBuffer: 50,
     },
     cliProgress.Presets.shades_classic,
   );
   let started = false;
+  let byRows = false;
   return {
     onEvent(event) {
       if (event.type === 'started') {
         bar.start(event.totalBytes ?? 1, 0, { rows: 0, written: 0, rejected: 0, rate: 0, wcu: '0 WCU/s', throttled: 0, retries: 0 });
         started = true;
+      } else if (event.type === 'ordering' && started) {
+        // Round-robin and spread write after the whole input is read: from here the bar counts rows.
+        byRows = true;
+        bar.setTotal(event.rows);
       } else if (event.type === 'progress' && started) {
         const c = event.counters;
-        bar.update(event.totalBytes ? Math.min(c.bytesRead, event.totalBytes) : 0, {
+        const value = byRows ? c.written + c.superseded + c.rejected + c.otherSegments : event.totalBytes ? Math.min(c.bytesRead, event.totalBytes) : 0;
+        bar.update(value, {
           rows: c.rowsRead.toLocaleString('en-US'),
           written: c.written.toLocaleString('en-US'),
           rejected: c.rejected.toLocaleString('en-US'),
