@@ -83,7 +83,15 @@ async function accuracy(dir: string): Promise<Array<Record<string, unknown>>> {
     let n = 0;
     for (const s of scenarios(dir)) {
       await writeFile(s.csv, s.text);
-      const common: LoadOptions = { input: s.csv, table: 'x', types: { sk: 'N' }, maxAttempts: 100, ...s.options, rejectsPath: join(dir, `${n}.rejects.jsonl`) };
+      const common: LoadOptions = {
+        input: s.csv,
+        table: 'x',
+        types: { sk: 'N' },
+        maxAttempts: 100,
+        ...s.options,
+        rejectsPath: join(dir, `${n}.rejects.jsonl`),
+        ...(s.options.shard ? { shardManifestPath: join(dir, `${n}.shards.json`) } : {}),
+      };
       const predicted = await estimate({
         ...common,
         table: 'estimate',
