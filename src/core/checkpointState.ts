@@ -58,6 +58,8 @@ export function writeAffectingOptions(opts: NormalizedLoadOptions): Record<strin
     empty: opts.empty,
     order: opts.order,
     window: opts.order === 'window' ? opts.windowRows : null,
+    // The window is capped by --memory as well as by rows, so for window order it decides the batches too.
+    windowMemoryBytes: opts.order === 'window' ? opts.memoryBytes : null,
     shard: opts.shard
       ? { rules: opts.shard.rules, separator: opts.shard.separator, keys: opts.shard.keys ? [...opts.shard.keys].sort() : null, keepOriginalKey: opts.shard.keepOriginalKey ?? null, seed: opts.shard.seed ?? null }
       : null,

@@ -16,6 +16,8 @@ export interface LoadCounters {
   bytesRead: number;
   /** Rows of partition keys in other segments (--segment): other workers load them. */
   otherSegments: number;
+  /** Of `written`, the rows an earlier run of the checkpoint wrote (not this run's pace). */
+  writtenBeforeResume: number;
 }
 
 export interface LoadResult extends LoadCounters {

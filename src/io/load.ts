@@ -104,6 +104,7 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     throttledItems: 0,
     bytesRead: 0,
     otherSegments: 0,
+    writtenBeforeResume: 0,
   };
   const rejects = new RejectSink(opts.rejectsPath);
   let fatal: LoaderError | undefined;
@@ -142,7 +143,7 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
       hotKeys: keyUnits.top(5).map((k) => ({ key: displayKey(k.key), units: k.weight, share: keyUnits.total > 0 ? k.weight / keyUnits.total : 0 })),
       bottleneck: bottleneckOf(elapsedMs),
       elapsedMs,
-      itemsPerSecond: elapsedMs > 0 ? (counters.written * 1000) / elapsedMs : 0,
+      itemsPerSecond: elapsedMs > 0 ? ((counters.written - counters.writtenBeforeResume) * 1000) / elapsedMs : 0,
       segment: segment ? `${segment.index}/${segment.count}` : undefined,
       checkpointPath: checkpoint ? opts.checkpointPath : undefined,
       resumedFromBatch: checkpoint?.resumed ? resumeFrom : undefined,
@@ -231,6 +232,7 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
       if (checkpoint.resumed) {
         const saved = checkpoint.file;
         counters.written = saved.written;
+        counters.writtenBeforeResume = saved.written;
         counters.plannedWcu = saved.plannedWcu;
         counters.consumedWcu = saved.consumedWcu;
         // The reject file is written anew: rejects of the reading are found again, those of the writing

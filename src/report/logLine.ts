@@ -29,7 +29,8 @@ export interface ProgressFields {
 export function progressFields(counters: Readonly<LoadCounters>, totalBytes: number | undefined, elapsedMs: number, rate: RateSnapshot | undefined): ProgressFields {
   const elapsedS = elapsedMs / 1000;
   const percent = totalBytes ? Math.min(100, (counters.bytesRead / totalBytes) * 100) : undefined;
-  const itemsPerSecond = elapsedS > 0 ? counters.written / elapsedS : 0;
+  // This run's pace: rows an earlier run of a checkpoint wrote took none of this run's time.
+  const itemsPerSecond = elapsedS > 0 ? (counters.written - counters.writtenBeforeResume) / elapsedS : 0;
   // Rows the whole input holds, projected from the bytes read; the rest at the pace so far.
   const projectedRows = percent !== undefined && percent > 0 ? counters.rowsRead / (percent / 100) : undefined;
   const left = projectedRows === undefined ? undefined : projectedRows - counters.written - counters.superseded - counters.rejected - counters.otherSegments;
@@ -47,7 +48,7 @@ export function progressFields(counters: Readonly<LoadCounters>, totalBytes: num
     itemsPerSecond: Math.round(itemsPerSecond),
     wcuPerSecond: Math.round(rate?.achievedWcu ?? 0),
     rateWcu: rate?.currentWcu === undefined ? undefined : Math.round(rate.currentWcu),
-    targetWcu: rate?.targetWcu,
+    targetWcu: rate?.targetWcu === undefined ? undefined : Math.round(rate.targetWcu),
     etaS: etaS === undefined ? undefined : Math.round(etaS),
   };
 }
