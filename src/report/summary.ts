@@ -36,7 +36,7 @@ export function formatSummary(result: LoadResult, stoppedBecause?: string, excer
 function formatRate(result: LoadResult, excerpts: boolean): string[] {
   const rate = result.rate;
   const lines = [
-    `  rate          ${rate.targetWcu === undefined ? 'no target' : `target ${n(rate.targetWcu)} WCU/s`} (${rate.reason}); average ${n(rate.averageWcu)}, best second ${n(rate.peakWcu)} WCU/s`,
+    `  rate          ${rate.targetWcu === undefined ? 'no target' : `target ${n(rate.targetWcu)} WCU/s`} (${rate.reason}); average ${n(rate.averageWcu)}${rate.peakWcu > 0 ? `, best second ${n(rate.peakWcu)}` : ''} WCU/s`,
     `  throttles     ${n(rate.tableThrottles)} table, ${n(rate.keyThrottles)} key; rate cut ${n(rate.decreases)} times${rate.finalWcu !== undefined && rate.targetWcu !== undefined && rate.finalWcu < rate.targetWcu ? `, ending at ${n(rate.finalWcu)} WCU/s` : ''}${Math.abs(rate.costRatio - 1) > 0.02 ? `; DynamoDB charged ${rate.costRatio.toFixed(2)}x the planned units` : ''}`,
   ];
   const show = (key: string) => (excerpts ? JSON.stringify(key) : '(key hidden by --no-excerpts)');
