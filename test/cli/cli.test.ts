@@ -2,21 +2,18 @@
  * The built CLI (`node bin/ddb-spread.js`, from dist/) spawned against DynamoDB Local: exit codes, what
  * goes to stdout and stderr, and what never does (stack traces, SDK warnings, credentials).
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createTable, deleteTable, localClient, scanAll, type TableKeys } from '../support/ddb.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { assertCliBuilt, runCli, type ProcessRun } from '../support/cli.js';
+import { scanAll, type TableKeys } from '../support/ddb.js';
 import { localEnv } from '../support/env.js';
+import { useLocalAws } from '../support/localAws.js';
 
-const endpoint = inject('ddbEndpoint');
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const BIN = join(ROOT, 'bin', 'ddb-spread.js');
 const sample = (name: string) => join(ROOT, 'samples', name);
 const SECRET = 'SECRETSECRET123';
 const SESSION_TOKEN = 'SESSIONTOKEN456';
@@ -36,35 +33,12 @@ function ordersKeys(): TableKeys {
   return { partitionKey: attr('HASH')!, ...(sortKey ? { sortKey } : {}) };
 }
 
-let client: DynamoDBClient;
-let dir: string;
+beforeAll(assertCliBuilt);
+const { endpoint, client, dir, newTable } = useLocalAws({ name: 'cli' });
 let seq = 0;
-const tables: string[] = [];
-
-beforeAll(async () => {
-  if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) {
-    throw new Error('dist/cli/main.js is missing: the CLI tests run the built bin; run `npm run build` first (`npm test` does).');
-  }
-  client = localClient(endpoint);
-  dir = await mkdtemp(join(tmpdir(), 'ddb-spread-cli-'));
-});
-
-afterAll(async () => {
-  for (const table of tables) await deleteTable(client, table).catch(() => undefined);
-  client?.destroy();
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
 
 async function ordersTable(): Promise<string> {
-  const table = await createTable(client, ordersKeys());
-  tables.push(table);
-  return table;
-}
-
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
+  return newTable(ordersKeys());
 }
 
 function cliEnv(): NodeJS.ProcessEnv {
@@ -76,22 +50,8 @@ function cliEnv(): NodeJS.ProcessEnv {
 }
 
 /** Runs `node bin/ddb-spread.js ...args` in the temp dir; a run that hangs is killed after 45 s (code null). */
-function cli(args: string[], options: { stdin?: Buffer | string; env?: NodeJS.ProcessEnv } = {}): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, env: options.env ?? cliEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
-    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-    const guard = setTimeout(() => child.kill('SIGKILL'), 45_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(guard);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(options.stdin ?? '');
-  });
+function cli(args: string[], options: { stdin?: Buffer | string; env?: NodeJS.ProcessEnv } = {}): Promise<ProcessRun> {
+  return runCli(args, { cwd: dir(), env: options.env ?? cliEnv(), stdin: options.stdin ?? '' });
 }
 
 const nonEmptyLines = (text: string) => text.split('\n').filter((l) => l.trim() !== '');
@@ -122,7 +82,7 @@ describe('ddb-spread load', () => {
     const written = /written\s+([\d,]+)/.exec(run.stderr)?.[1]?.replace(/,/g, '');
     expect(run.stderr).toMatch(/rows read\s+256\b/);
     expect(Number(written)).toBe(256);
-    const items = await scanAll(client, table);
+    const items = await scanAll(client(), table);
     expect(items.length).toBe(256);
     const first = items.find((i) => i['customerId']?.S === 'cust-0001' && i['orderId']?.S === '2024-02-08#00002');
     expect(first).toMatchObject({ total: { N: '24.74' }, gift: { BOOL: true }, items: { L: expect.any(Array) }, note: { S: 'leave at door' } });
@@ -141,7 +101,7 @@ describe('ddb-spread load', () => {
 
   it('exits 2 for samples/orders-with-errors.csv and writes the reject file given with --rejects', async () => {
     const table = await ordersTable();
-    const rejects = join(dir, `${++seq}-errors.rejects.jsonl`);
+    const rejects = join(dir(), `${++seq}-errors.rejects.jsonl`);
     const input = sample('orders-with-errors.csv');
     const run = await cli(['load', input, '--table', table, '--types', 'total:N,gift:BOOL', '--rejects', rejects]);
     expect(run.code).toBe(2);
@@ -163,7 +123,7 @@ describe('ddb-spread load', () => {
     expect(run.stderr).toMatch(/rejected\s+4/);
     expect(run.stderr).toContain(rejects);
     // The duplicate key on lines 2-3: the later row is the one stored; the quoted row on line 8 is intact.
-    const items = await scanAll(client, table);
+    const items = await scanAll(client(), table);
     expect(items.map((i) => `${i['customerId']?.S}|${i['orderId']?.S}|${i['status']?.S}`).sort()).toEqual([
       'cust-0001|2024-01-05#00001|SHIPPED',
       'cust-0005|2024-03-03#00006|PAID, then "refunded"',
@@ -172,7 +132,7 @@ describe('ddb-spread load', () => {
 
   it('--no-excerpts keeps row text off stderr (the reject file still has it)', async () => {
     const table = await ordersTable();
-    const rejects = join(dir, `${++seq}-noexcerpts.rejects.jsonl`);
+    const rejects = join(dir(), `${++seq}-noexcerpts.rejects.jsonl`);
     const run = await cli(['load', sample('orders-with-errors.csv'), '--table', table, '--types', 'total:N,gift:BOOL', '--rejects', rejects, '--no-excerpts']);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(':4: TYPE_ERROR');
@@ -184,7 +144,7 @@ describe('ddb-spread load', () => {
 
   it('--no-excerpts also keeps cell values out of the messages on stderr', async () => {
     const table = await ordersTable();
-    const rejects = join(dir, `${++seq}-noexcerpts-cells.rejects.jsonl`);
+    const rejects = join(dir(), `${++seq}-noexcerpts-cells.rejects.jsonl`);
     const run = await cli(['load', sample('orders-with-errors.csv'), '--table', table, '--types', 'total:N,gift:BOOL', '--rejects', rejects, '--no-excerpts']);
     expect(run.code).toBe(2);
     // "not-a-number" (line 4) and "maybe" (line 6) are row contents, like the excerpt.
@@ -194,7 +154,7 @@ describe('ddb-spread load', () => {
 
   it('--strict exits 1 at the first rejected row', async () => {
     const table = await ordersTable();
-    const rejects = join(dir, `${++seq}-strict.rejects.jsonl`);
+    const rejects = join(dir(), `${++seq}-strict.rejects.jsonl`);
     const run = await cli(['load', sample('orders-with-errors.csv'), '--table', table, '--types', 'total:N,gift:BOOL', '--rejects', rejects, '--strict']);
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/ddb-spread: error: .*max-rejects 1/);
@@ -252,7 +212,7 @@ describe('ddb-spread load', () => {
     const run = await cli(['load', '-', '--input-format', 'jsonl', '--table', table, '--json'], { stdin: readFileSync(sample('orders.jsonl')) });
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout) as unknown).toMatchObject({ input: '-', rowsRead: 256, written: 256, rejected: 0 });
-    expect((await scanAll(client, table)).length).toBe(256);
+    expect((await scanAll(client(), table)).length).toBe(256);
   });
 
   it('shows no AWS SDK warning on stderr unless --verbose', async () => {
@@ -269,7 +229,7 @@ describe('ddb-spread load', () => {
 
   it('never prints the credentials, even with --verbose', async () => {
     const table = await ordersTable();
-    const rejects = join(dir, `${++seq}-secret.rejects.jsonl`);
+    const rejects = join(dir(), `${++seq}-secret.rejects.jsonl`);
     const runs = [
       await cli(['load', sample('orders-with-errors.csv'), '--table', table, '--types', 'total:N,gift:BOOL', '--rejects', rejects, '--verbose']),
       await cli(['load', sample('orders.csv'), '--table', `missing_${process.pid}_secret`, '--verbose']),

@@ -2,59 +2,25 @@
  * Unattended runs (issue 6): progress lines without a terminal, as text or JSON lines, and --report.
  * The progress display is tested for content, not appearance.
  */
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createTable, deleteTable, localClient } from '../support/ddb.js';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.js';
 import { localEnv } from '../support/env.js';
+import { useLocalAws } from '../support/localAws.js';
 
-const endpoint = inject('ddbEndpoint');
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const BIN = join(ROOT, 'bin', 'ddb-spread.js');
 const ORDERS = join(ROOT, 'samples', 'orders.csv');
 const TYPES = ['--types', 'total:N,gift:BOOL,items:JSON'];
 const KEYS = { partitionKey: { name: 'customerId', type: 'S' as const }, sortKey: { name: 'orderId', type: 'S' as const } };
 
-let client: DynamoDBClient;
-let dir: string;
-const tables: string[] = [];
+const { endpoint, dir, newTable } = useLocalAws({ name: 'logs' });
 
-beforeAll(async () => {
-  client = localClient(endpoint);
-  dir = await mkdtemp(join(tmpdir(), 'ddb-spread-logs-'));
-});
+/** Runs `node bin/ddb-spread.js ...args` in the temp dir; a run that hangs is killed after 45 s (code null). */
+const cli = (args: string[]) => runCli(args, { cwd: dir(), env: localEnv(endpoint) });
 
-afterAll(async () => {
-  for (const table of tables) await deleteTable(client, table).catch(() => undefined);
-  client?.destroy();
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
-
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, env: localEnv(endpoint), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
-    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-    const guard = setTimeout(() => child.kill('SIGKILL'), 45_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(guard);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-async function table(): Promise<string> {
-  const name = await createTable(client, KEYS);
-  tables.push(name);
-  return name;
-}
+const table = (): Promise<string> => newTable(KEYS);
 
 describe('logs without a terminal', () => {
   it('--log-format json: every stderr line is a JSON object; progress lines carry the counters, rate and ETA; the summary is the last', async () => {
@@ -81,7 +47,7 @@ describe('logs without a terminal', () => {
   });
 
   it('text progress lines every --log-interval; --quiet has none; --report writes the summary with the input fingerprint', async () => {
-    const report = join(dir, 'run.json');
+    const report = join(dir(), 'run.json');
     const run = await cli(['load', ORDERS, '--table', await table(), ...TYPES, '--wcu', '100', '--log-interval', '1', '--report', report]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toMatch(/^ddb-spread: progress: 256 rows read \(100\.0%\), \d+ written, \d+ items\/s, \d+ \/ 100 WCU\/s, throttled 0, retries 0, rejected 0, elapsed \ds, ETA \ds$/m);

@@ -4,80 +4,28 @@
  * --shard-keys, --shard-keys-file, --keep-original-key, --shard-seed, --shard-manifest; what the summary
  * says about them (text and --json); and one clear message with exit 1 for every invalid value.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { PassThrough, Writable } from 'node:stream';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { hashShard, randomShard, timeBucket } from '../../src/core/shard.js';
 import type { ShardManifestJson } from '../../src/core/shardManifest.js';
-import { createTable, deleteTable, localClient, scanAll, type TableKeys } from '../support/ddb.js';
+import { assertCliBuilt, runCli, type ProcessRun } from '../support/cli.js';
+import { scanAll, type TableKeys } from '../support/ddb.js';
 import { localEnv } from '../support/env.js';
+import { useLocalAws } from '../support/localAws.js';
 import { plainItem, type PlainValue } from '../support/plainItem.js';
 
-const endpoint = inject('ddbEndpoint');
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const BIN = join(ROOT, 'bin', 'ddb-spread.js');
 const KEYS: TableKeys = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'S' } };
 
-let client: DynamoDBClient;
-let dir: string;
+beforeAll(assertCliBuilt);
+const { endpoint, client, dir, newTable, dropTable } = useLocalAws({ name: 'ordershard-cli', keys: KEYS });
 let seq = 0;
-const tables: string[] = [];
-
-beforeAll(async () => {
-  if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) {
-    throw new Error('dist/cli/main.js is missing: the CLI tests run the built bin; run `npm run build` first (`npm test` does).');
-  }
-  client = localClient(endpoint);
-  dir = await mkdtemp(join(tmpdir(), 'ddb-spread-ordershard-cli-'));
-});
-
-afterAll(async () => {
-  for (const table of tables) await deleteTable(client, table).catch(() => undefined);
-  client?.destroy();
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
-
-async function newTable(): Promise<string> {
-  const table = await createTable(client, KEYS);
-  tables.push(table);
-  return table;
-}
-
-async function dropTable(table: string): Promise<void> {
-  await deleteTable(client, table);
-  tables.splice(tables.indexOf(table), 1);
-}
-
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 /** Runs `node bin/ddb-spread.js ...args` in the temp dir; a run that hangs is killed after 45 s (code null). */
-function cli(args: string[], options: { stdin?: Buffer | string } = {}): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, env: localEnv(endpoint), stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
-    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-    const guard = setTimeout(() => child.kill('SIGKILL'), 45_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(guard);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(options.stdin ?? '');
-  });
+function cli(args: string[], options: { stdin?: Buffer | string } = {}): Promise<ProcessRun> {
+  return runCli(args, { cwd: dir(), env: localEnv(endpoint), stdin: options.stdin ?? '' });
 }
 
 const STACK_FRAME = /^\s+at /m;
@@ -114,7 +62,7 @@ const rows = sortedRows();
 const csv = `pk,sk,at,v\n${rows.map((r) => `${r.pk},${r.sk},${r.at},${r.v}`).join('\n')}\n`;
 
 async function inputFile(name: string, content: string = csv): Promise<string> {
-  const path = join(dir, `${++seq}-${name}`);
+  const path = join(dir(), `${++seq}-${name}`);
   await writeFile(path, content);
   return path;
 }
@@ -126,7 +74,7 @@ function itemOf(r: Row, writtenPk: string, extra: Record<string, PlainValue> = {
 
 async function tableItems(table: string): Promise<Map<string, Record<string, PlainValue>>> {
   const out = new Map<string, Record<string, PlainValue>>();
-  for (const raw of await scanAll(client, table)) {
+  for (const raw of await scanAll(client(), table)) {
     const item = plainItem(raw);
     out.set(`${(item['pk'] as { S: string }).S}|${(item['sk'] as { S: string }).S}`, item);
   }
@@ -174,7 +122,7 @@ describe('the order and shard flags end to end', () => {
   it('--order window --window 5 streams (no "read ... rows" pause); --shard random:2 --shard-seed, --shard-manifest named in the summary', async () => {
     const table = await newTable();
     const input = await inputFile('window.csv');
-    const manifestPath = join(dir, `${++seq}-window.manifest.json`);
+    const manifestPath = join(dir(), `${++seq}-window.manifest.json`);
     const run = await cli(['load', input, '--table', table, '--types', 'v:N', '--order', 'window', '--window', '5', '--shard', 'random:2', '--shard-seed', '11', '--shard-manifest', manifestPath]);
     expect(run.code).toBe(0);
     expect(summaryLine(run.stderr, 'write order')).toBe('  write order   window');
@@ -197,7 +145,7 @@ describe('the order and shard flags end to end', () => {
     const manifestName = `${seq}-events.shards.json`;
     expect(summaryLine(run.stderr, 'shard manifest')).toBe(`  shard manifest ${manifestName}  (1 keys sharded)`);
     await expectTable(table, (r) => (r.pk === HOT ? `${HOT}#${hashShard(r.sk, 4)}` : r.pk));
-    const manifest = JSON.parse(await readFile(join(dir, manifestName), 'utf8')) as ShardManifestJson;
+    const manifest = JSON.parse(await readFile(join(dir(), manifestName), 'utf8')) as ShardManifestJson;
     expect(manifest).toMatchObject({ table, partitionKey: 'pk', separator: '#', shardCounts: [4], shardedKeys: [HOT], keepOriginalKey: null, complete: true });
     expect(manifest.keys).toEqual({ [HOT]: [`${HOT}#0`, `${HOT}#1`, `${HOT}#2`, `${HOT}#3`] });
     await dropTable(table);
@@ -206,7 +154,7 @@ describe('the order and shard flags end to end', () => {
   it('--shard-keys-file, two --shard rules, --shard-separator, --keep-original-key, --shard-seed, --shard-manifest, --json', async () => {
     const table = await newTable();
     const keysFile = await inputFile('hot.txt', `# the hot keys\n${HOT}\n\nk-03\n`);
-    const manifestPath = join(dir, `${++seq}-custom.manifest.json`);
+    const manifestPath = join(dir(), `${++seq}-custom.manifest.json`);
     const run = await cli([
       'load', await inputFile('multi.csv'), '--table', table, '--types', 'v:N',
       '--shard-keys-file', keysFile, '--shard', 'time:day:at', '--shard', 'hash:2', '--shard-separator', '|',
@@ -238,7 +186,7 @@ describe('the order and shard flags end to end', () => {
 
   it('--memory 64KB --temp-dir orders through temporary files there, removes them, and says so', async () => {
     const table = await newTable();
-    const tempDir = await mkdtemp(join(dir, 'temp-'));
+    const tempDir = await mkdtemp(join(dir(), 'temp-'));
     const run = await cli(['load', await inputFile('spill.csv'), '--table', table, '--types', 'v:N', '--memory', '64KB', '--temp-dir', tempDir]);
     expect(run.code).toBe(0);
     expect(run.stderr).toContain(`ddb-spread: read ${rows.length} rows; writing them in round-robin order (ordered through temporary files)\n`);
@@ -278,7 +226,7 @@ describe('invalid values: one clear message, exit 1, nothing written', () => {
     table = await newTable();
   });
   afterAll(async () => {
-    expect((await scanAll(client, table)).length).toBe(0);
+    expect((await scanAll(client(), table)).length).toBe(0);
   });
 
   it.each<{ args: string[]; message: RegExp }>([
@@ -341,13 +289,12 @@ describe('invalid values: one clear message, exit 1, nothing written', () => {
   });
 
   it('--shard on a table with a number partition key: exit 1 before anything is written', async () => {
-    const table = await createTable(client, { partitionKey: { name: 'pk', type: 'N' } });
-    tables.push(table);
+    const table = await newTable({ partitionKey: { name: 'pk', type: 'N' } });
     const run = await cli(['load', await inputFile('numeric.csv', 'pk,v\n1,a\n2,b\n'), '--table', table, '--shard', 'random:4']);
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/^ddb-spread: error: --shard needs a string partition key, but "pk" of table "[^"]+" is a number/m);
     expect(run.stderr).not.toMatch(STACK_FRAME);
-    expect((await scanAll(client, table)).length).toBe(0);
+    expect((await scanAll(client(), table)).length).toBe(0);
     await dropTable(table);
   });
 });

@@ -3,59 +3,30 @@
  * capacity and says what it chose, --key-wcu makes a hot key the bottleneck with its shard advice, and
  * bad values are one clear message with exit 1.
  */
-import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { spawn } from 'node:child_process';
+import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { LoadResult } from '../../src/index.js';
-import { createTable, deleteTable, localClient, scanAll } from '../support/ddb.js';
+import { runCli } from '../support/cli.js';
+import { scanAll } from '../support/ddb.js';
 import { localEnv } from '../support/env.js';
+import { useLocalAws } from '../support/localAws.js';
 
-const endpoint = inject('ddbEndpoint');
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const BIN = join(ROOT, 'bin', 'ddb-spread.js');
 const ORDERS = join(ROOT, 'samples', 'orders.csv');
 const TYPES = ['--types', 'total:N,gift:BOOL,items:JSON'];
 const KEYS = { partitionKey: { name: 'customerId', type: 'S' as const }, sortKey: { name: 'orderId', type: 'S' as const } };
 
-let client: DynamoDBClient;
-let dir: string;
-const tables: string[] = [];
+const { endpoint, client, dir, newTable, trackTable } = useLocalAws({ name: 'rate-cli' });
 
-beforeAll(async () => {
-  client = localClient(endpoint);
-  dir = await mkdtemp(join(tmpdir(), 'ddb-spread-rate-cli-'));
-});
-
-afterAll(async () => {
-  for (const table of tables) await deleteTable(client, table).catch(() => undefined);
-  client?.destroy();
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
-
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, env: localEnv(endpoint), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
-    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-    const guard = setTimeout(() => child.kill('SIGKILL'), 45_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(guard);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+/** Runs `node bin/ddb-spread.js ...args` in the temp dir; a run that hangs is killed after 45 s (code null). */
+const cli = (args: string[]) => runCli(args, { cwd: dir(), env: localEnv(endpoint) });
 
 async function provisionedTable(wcu: number): Promise<string> {
   const name = `t_${randomBytes(8).toString('hex')}`;
-  await client.send(
+  await client().send(
     new CreateTableCommand({
       TableName: name,
       AttributeDefinitions: [
@@ -70,8 +41,7 @@ async function provisionedTable(wcu: number): Promise<string> {
       ProvisionedThroughput: { ReadCapacityUnits: 5, WriteCapacityUnits: wcu },
     }),
   );
-  tables.push(name);
-  return name;
+  return trackTable(name);
 }
 
 describe('rate control from the CLI', () => {
@@ -82,12 +52,11 @@ describe('rate control from the CLI', () => {
     expect(stderr).toContain("ddb-spread: rate: --wcu auto: 80% of the table's provisioned 400 WCU = 320 WCU/s; no partition key above 1,000 WCU/s");
     expect(stderr).toMatch(/^ {2}rate {10}target 320 WCU\/s \(--wcu auto: 80% .*\); average \d+/m);
     expect(stderr).toMatch(/^ {2}throttles {5}0 table, 0 key; rate cut 0 times/m);
-    expect((await scanAll(client, table)).length).toBe(256);
+    expect((await scanAll(client(), table)).length).toBe(256);
   });
 
   it('--key-wcu makes the hot key the bottleneck; the summary gives the shard count and flags (key hidden by --no-excerpts)', async () => {
-    const table = await createTable(client, KEYS);
-    tables.push(table);
+    const table = await newTable(KEYS);
     const started = performance.now();
     const { code, stderr } = await cli(['load', ORDERS, '--table', table, ...TYPES, '--wcu', '200', '--key-wcu', '60']);
     const seconds = (performance.now() - started) / 1000;
@@ -99,15 +68,14 @@ describe('rate control from the CLI', () => {
     // required = 120 WCU / 1.28 s = 94 WCU/s -> ceil(94 / 60) = 2 shards, 4 with headroom.
     expect(stderr).toContain('shard it 4 ways (at least 2; twice that for headroom): --shard hash:4 --shard-keys cust-0007');
 
-    const hidden = await cli(['load', ORDERS, '--table', table, ...TYPES, '--wcu', '200', '--key-wcu', '60', '--no-excerpts', '--rejects', join(dir, 'r.jsonl')]);
+    const hidden = await cli(['load', ORDERS, '--table', table, ...TYPES, '--wcu', '200', '--key-wcu', '60', '--no-excerpts', '--rejects', join(dir(), 'r.jsonl')]);
     expect(hidden.code).toBe(0);
     expect(hidden.stderr).toContain('partition key (key hidden by --no-excerpts)');
     expect(hidden.stderr).not.toContain('cust-0007');
   });
 
   it('--json carries the rate, the hottest keys and the bottleneck', async () => {
-    const table = await createTable(client, KEYS);
-    tables.push(table);
+    const table = await newTable(KEYS);
     const { code, stdout } = await cli(['load', ORDERS, '--table', table, ...TYPES, '--wcu', '200', '--key-wcu', '60', '--json']);
     expect(code).toBe(0);
     const summary = JSON.parse(stdout) as LoadResult;
@@ -123,12 +91,11 @@ describe('rate control from the CLI', () => {
     [['--key-wcu', '0'], /--key-wcu.*from 1 up/],
     [['--no-pacing', '--wcu', '100'], /wcu.*pacing.*--no-pacing/],
   ])('%j: exit 1 with one clear message, nothing written', async (args, message) => {
-    const table = await createTable(client, KEYS);
-    tables.push(table);
+    const table = await newTable(KEYS);
     const { code, stderr } = await cli(['load', ORDERS, '--table', table, ...TYPES, ...args]);
     expect(code).toBe(1);
     expect(stderr).toMatch(message);
     expect(stderr).not.toMatch(/^\s+at /m);
-    expect((await scanAll(client, table)).length).toBe(0);
+    expect((await scanAll(client(), table)).length).toBe(0);
   });
 });

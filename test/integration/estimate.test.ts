@@ -3,22 +3,20 @@
  * nothing, works offline, and predicts what a real load through the partition model then does.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { EstimateResult } from '../../src/core/estimateTypes.js';
 import { offlineTableInfo } from '../../src/core/offlineTable.js';
 import { partitionOf } from '../../src/core/partitionModel.js';
 import { estimate } from '../../src/io/estimate.js';
 import { load } from '../../src/index.js';
-import { createTable, deleteTable, localClient, scanAll, type TableKeys } from '../support/ddb.js';
+import { scanAll, type TableKeys } from '../support/ddb.js';
 import { localEnv } from '../support/env.js';
-import { startPartitionProxy, type PartitionProxy } from '../support/partitionProxy.js';
+import { useLocalAws } from '../support/localAws.js';
+import { startPartitionProxy } from '../support/partitionProxy.js';
 
-const endpoint = inject('ddbEndpoint');
 const ROOT = new URL('../../', import.meta.url).pathname;
 const BIN = join(ROOT, 'bin', 'ddb-spread.js');
 const ORDERS = join(ROOT, 'samples', 'orders.csv');
@@ -27,37 +25,9 @@ const ORDER_TYPES = { total: 'N', gift: 'BOOL', items: 'JSON' } as const;
 const ORDERS_KEYS: TableKeys = { partitionKey: { name: 'customerId', type: 'S' }, sortKey: { name: 'orderId', type: 'S' } };
 const OFFLINE = ['--partition-key', 'customerId:S', '--sort-key', 'orderId:S', '--types', 'total:N,gift:BOOL,items:JSON'];
 
-let client: DynamoDBClient;
-let dir: string;
-const tables: string[] = [];
-const proxies: PartitionProxy[] = [];
-const savedEnv = { id: process.env['AWS_ACCESS_KEY_ID'], secret: process.env['AWS_SECRET_ACCESS_KEY'] };
+const { endpoint, client, dir, newTable, closeAfterAll } = useLocalAws({ name: 'estimate', processCredentials: true, keys: ORDERS_KEYS });
 
-beforeAll(async () => {
-  process.env['AWS_ACCESS_KEY_ID'] = 'local';
-  process.env['AWS_SECRET_ACCESS_KEY'] = 'local';
-  client = localClient(endpoint);
-  dir = await mkdtemp(join(tmpdir(), 'ddb-spread-estimate-'));
-});
-
-afterAll(async () => {
-  for (const proxy of proxies) await proxy.close().catch(() => undefined);
-  for (const table of tables) await deleteTable(client, table).catch(() => undefined);
-  client?.destroy();
-  if (dir) await rm(dir, { recursive: true, force: true });
-  if (savedEnv.id === undefined) delete process.env['AWS_ACCESS_KEY_ID'];
-  else process.env['AWS_ACCESS_KEY_ID'] = savedEnv.id;
-  if (savedEnv.secret === undefined) delete process.env['AWS_SECRET_ACCESS_KEY'];
-  else process.env['AWS_SECRET_ACCESS_KEY'] = savedEnv.secret;
-});
-
-async function newTable(keys: TableKeys = ORDERS_KEYS): Promise<string> {
-  const table = await createTable(client, keys);
-  tables.push(table);
-  return table;
-}
-
-const cli = (args: string[], env: NodeJS.ProcessEnv) => promisify(execFile)(process.execPath, [BIN, ...args], { cwd: dir, env, maxBuffer: 16 * 1024 * 1024 });
+const cli = (args: string[], env: NodeJS.ProcessEnv) => promisify(execFile)(process.execPath, [BIN, ...args], { cwd: dir(), env, maxBuffer: 16 * 1024 * 1024 });
 
 describe('estimate', () => {
   it('offline (--partition-key, no AWS reachable): counts rows, units, keys and sizes of samples/orders.csv', async () => {
@@ -84,12 +54,12 @@ describe('estimate', () => {
 
   it('against the table: DescribeTable, nothing written, the same rejects and reject file as load', async () => {
     const table = await newTable();
-    const estimateRejects = join(dir, 'estimate.rejects.jsonl');
+    const estimateRejects = join(dir(), 'estimate.rejects.jsonl');
     const result = await estimate({ input: WITH_ERRORS, table, endpoint, region: 'us-east-1', types: ORDER_TYPES, rejectsPath: estimateRejects });
     expect(result.table.source).toBe('describe-table');
-    expect((await scanAll(client, table)).length).toBe(0);
+    expect((await scanAll(client(), table)).length).toBe(0);
 
-    const loadRejects = join(dir, 'load.rejects.jsonl');
+    const loadRejects = join(dir(), 'load.rejects.jsonl');
     const loaded = await load({ input: WITH_ERRORS, table, endpoint, region: 'us-east-1', types: ORDER_TYPES, rejectsPath: loadRejects }).catch((e: { result?: unknown }) => e.result as never);
     expect(result.input.rejected).toBe(loaded.rejected);
     expect(result.input.rejectedByReason).toEqual(loaded.rejectedByReason);
@@ -99,7 +69,7 @@ describe('estimate', () => {
 
   it('shard advice for a key over --key-wcu, and sharding with that advice changes the hottest written keys', async () => {
     const offline = offlineTableInfo('estimate', { partitionKey: ORDERS_KEYS.partitionKey, sortKey: ORDERS_KEYS.sortKey! });
-    const base = { input: ORDERS, table: 'estimate', types: ORDER_TYPES, tableInfo: offline, rejectsPath: join(dir, 'x.rejects.jsonl') };
+    const base = { input: ORDERS, table: 'estimate', types: ORDER_TYPES, tableInfo: offline, rejectsPath: join(dir(), 'x.rejects.jsonl') };
     const before = await estimate({ ...base, wcu: 200, keyWcu: 60 });
     expect(before.time.bottleneck).toMatchObject({ kind: 'key', key: 'cust-0007' });
     expect(before.shardAdvice[0]).toMatchObject({ key: 'cust-0007', minShards: 2, recommendedShards: 4, flags: '--shard hash:4 --shard-keys cust-0007' });
@@ -127,7 +97,7 @@ describe('estimate', () => {
       keys.push(key);
     }
     const lines = ['pk,sk,payload', ...keys.sort().flatMap((k) => Array.from({ length: 50 }, (_, sk) => `${k},${sk},${'x'.repeat(40)}`))];
-    const input = join(dir, 'predict.csv');
+    const input = join(dir(), 'predict.csv');
     await writeFile(input, `${lines.join('\n')}\n`);
     const rows = lines.length - 1;
 
@@ -138,12 +108,12 @@ describe('estimate', () => {
       wcu: 400,
       tableInfo: offlineTableInfo('estimate', { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' }, billing: 'provisioned', tableWcu: 400 }),
       simulation: { partitions: 4, burstSeconds: 0, latencyMs: 5 },
-      rejectsPath: join(dir, 'p.rejects.jsonl'),
+      rejectsPath: join(dir(), 'p.rejects.jsonl'),
     });
     const proxy = await startPartitionProxy(endpoint, { model: { tableWcu: 400, partitions: 4, burstSeconds: 0, initialSeconds: 1 }, partitionKeyName: 'pk' });
-    proxies.push(proxy);
+    closeAfterAll(proxy);
     const table = await newTable({ partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } });
-    const measured = await load({ input, table, endpoint: proxy.url, region: 'us-east-1', types: { sk: 'N' }, wcu: 400, rejectsPath: join(dir, 'm.rejects.jsonl') });
+    const measured = await load({ input, table, endpoint: proxy.url, region: 'us-east-1', types: { sk: 'N' }, wcu: 400, rejectsPath: join(dir(), 'm.rejects.jsonl') });
     expect(measured.written).toBe(rows);
     const measuredSeconds = measured.elapsedMs / 1000;
     expect(predicted.time.estimatedSeconds / measuredSeconds, `predicted ${predicted.time.estimatedSeconds.toFixed(2)} s, measured ${measuredSeconds.toFixed(2)} s`).toBeGreaterThan(0.85);
@@ -160,7 +130,7 @@ describe('estimate', () => {
     const { stdout } = await cli(['load', ORDERS, '--table', table, '--types', 'total:N,gift:BOOL,items:JSON', '--dry-run'], env);
     expect(stdout).toMatch(/cust-0007/);
     expect(stdout).not.toMatch(/\x1b\[/);
-    expect((await scanAll(client, table)).length).toBe(0);
+    expect((await scanAll(client(), table)).length).toBe(0);
 
     const failed = await cli(['estimate', ORDERS], env).then(
       () => undefined,

@@ -3,22 +3,21 @@
  * own table and reads back what was stored with a low-level Scan, so numbers, sets and binaries are
  * compared in their wire form. Faults DynamoDB Local never produces come from test/support/faultProxy.ts.
  */
-import { CreateTableCommand, DynamoDBClient, ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { load, LoaderError, type LoadDependencies, type LoadOptions, type LoadResult } from '../../src/index.js';
-import { createTable, deleteTable, localClient, scanAll, type TableKeys } from '../support/ddb.js';
+import { scanAll, type TableKeys } from '../support/ddb.js';
 import { faults, startFaultProxy, type FaultAction, type FaultPolicy } from '../support/faultProxy.js';
 import { GENERATED_TYPES, generatedItem, generatedRow, writeGeneratedCsv } from '../support/generateRows.js';
+import { useLocalAws } from '../support/localAws.js';
 import { canonicalItem, plainItem, type PlainValue } from '../support/plainItem.js';
 
-const endpoint = inject('ddbEndpoint');
 const SAMPLES = new URL('../../samples/', import.meta.url);
 const sample = (name: string) => new URL(name, SAMPLES).pathname;
 
@@ -26,38 +25,11 @@ const PK_S: TableKeys = { partitionKey: { name: 'pk', type: 'S' } };
 const ORDERS_KEYS: TableKeys = { partitionKey: { name: 'customerId', type: 'S' }, sortKey: { name: 'orderId', type: 'S' } };
 const ORDER_TYPES = { total: 'N', gift: 'BOOL', items: 'JSON' } as const;
 
-let client: DynamoDBClient;
-let dir: string;
+const { endpoint, client, dir, newTable, dropTable, trackTable } = useLocalAws({ name: 'load', processCredentials: true, keys: PK_S });
 let seq = 0;
-const tables: string[] = [];
-const savedEnv = { id: process.env['AWS_ACCESS_KEY_ID'], secret: process.env['AWS_SECRET_ACCESS_KEY'] };
-
-beforeAll(async () => {
-  // load() builds its own client (src/io/dynamo/client.ts) from the default credential chain.
-  process.env['AWS_ACCESS_KEY_ID'] = 'local';
-  process.env['AWS_SECRET_ACCESS_KEY'] = 'local';
-  client = localClient(endpoint);
-  dir = await mkdtemp(join(tmpdir(), 'ddb-spread-load-'));
-});
-
-afterAll(async () => {
-  for (const table of tables) await deleteTable(client, table).catch(() => undefined);
-  client?.destroy();
-  if (dir) await rm(dir, { recursive: true, force: true });
-  if (savedEnv.id === undefined) delete process.env['AWS_ACCESS_KEY_ID'];
-  else process.env['AWS_ACCESS_KEY_ID'] = savedEnv.id;
-  if (savedEnv.secret === undefined) delete process.env['AWS_SECRET_ACCESS_KEY'];
-  else process.env['AWS_SECRET_ACCESS_KEY'] = savedEnv.secret;
-});
-
-async function newTable(keys: TableKeys = PK_S): Promise<string> {
-  const table = await createTable(client, keys);
-  tables.push(table);
-  return table;
-}
 
 async function inputFile(name: string, content: string | Buffer): Promise<string> {
-  const path = join(dir, `${++seq}-${name}`);
+  const path = join(dir(), `${++seq}-${name}`);
   await writeFile(path, content);
   return path;
 }
@@ -66,7 +38,7 @@ type RunOptions = Omit<LoadOptions, 'region'>;
 
 /** load() against DynamoDB Local, a reject file in the temp dir, and backoff sleeps of 0 ms. */
 function run(options: RunOptions, deps: LoadDependencies = {}): Promise<LoadResult> {
-  return load({ endpoint, region: 'us-east-1', rejectsPath: join(dir, `${++seq}.rejects.jsonl`), ...options }, { random: () => 0, ...deps });
+  return load({ endpoint, region: 'us-east-1', rejectsPath: join(dir(), `${++seq}.rejects.jsonl`), ...options }, { random: () => 0, ...deps });
 }
 
 /** Runs a load that must fail; returns its LoaderError. */
@@ -109,7 +81,7 @@ async function rejectsOf(result: { rejectsPath: string | undefined }): Promise<R
 /** The table's items as plain DynamoDB JSON, keyed by the primary key's text ("pk" or "pk|sk"). */
 async function itemsOf(table: string, keys: TableKeys = PK_S): Promise<Map<string, Record<string, PlainValue>>> {
   const out = new Map<string, Record<string, PlainValue>>();
-  for (const raw of await scanAll(client, table)) {
+  for (const raw of await scanAll(client(), table)) {
     const item = plainItem(raw);
     const text = (name: string) => Object.values(item[name] ?? {})[0] as string;
     out.set(keys.sortKey ? `${text(keys.partitionKey.name)}|${text(keys.sortKey.name)}` : text(keys.partitionKey.name), item);
@@ -122,7 +94,7 @@ async function scanSegment(table: string, segment: number, totalSegments: number
   const items: Array<Record<string, AttributeValue>> = [];
   let start: Record<string, AttributeValue> | undefined;
   do {
-    const page = await client.send(new ScanCommand({ TableName: table, Segment: segment, TotalSegments: totalSegments, ExclusiveStartKey: start, ConsistentRead: true }));
+    const page = await client().send(new ScanCommand({ TableName: table, Segment: segment, TotalSegments: totalSegments, ExclusiveStartKey: start, ConsistentRead: true }));
     items.push(...(page.Items ?? []));
     start = page.LastEvaluatedKey;
   } while (start !== undefined);
@@ -682,7 +654,7 @@ describe('reject file', () => {
 
   it('rejects only the row DynamoDB refuses (WRITE_REJECTED from a GSI key type), storing the other 24', async () => {
     const table = `t_gsi_${process.pid}_${++seq}`;
-    await client.send(
+    await client().send(
       new CreateTableCommand({
         TableName: table,
         BillingMode: 'PAY_PER_REQUEST',
@@ -694,7 +666,7 @@ describe('reject file', () => {
         GlobalSecondaryIndexes: [{ IndexName: 'byScore', KeySchema: [{ AttributeName: 'score', KeyType: 'HASH' }], Projection: { ProjectionType: 'KEYS_ONLY' } }],
       }),
     );
-    tables.push(table);
+    trackTable(table);
     const lines = Array.from({ length: 25 }, (_, i) => (i === 17 ? `{"pk":"row${i}","score":"high"}` : `{"pk":"row${i}","score":${i}}`));
     const result = await run({ input: await inputFile('gsi.jsonl', `${lines.join('\n')}\n`), table });
     expect(result).toMatchObject({ rowsRead: 25, written: 24, rejected: 1, rejectedByReason: { WRITE_REJECTED: 1 } });
@@ -819,7 +791,7 @@ describe('a 100k-row export', () => {
     const COUNT = 100_000;
     const keys: TableKeys = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } };
     const table = await newTable(keys);
-    const input = join(dir, 'export-100k.csv');
+    const input = join(dir(), 'export-100k.csv');
     await writeGeneratedCsv(input, COUNT);
 
     let started = performance.now();
@@ -842,7 +814,6 @@ describe('a 100k-row export', () => {
     const digest = (texts: Iterable<string>) => createHash('sha256').update([...texts].sort().join('\n')).digest('hex');
     expect(digest(actual.values())).toBe(digest(expected.values()));
     console.info(`100k rows: load ${Math.round(loadMs)} ms (${Math.round((COUNT * 1000) / loadMs)} items/s, ${result.batches} batches), scan and compare ${Math.round(performance.now() - started)} ms`);
-    await deleteTable(client, table);
-    tables.splice(tables.indexOf(table), 1);
+    await dropTable(table);
   }, 180_000);
 });

@@ -4,70 +4,35 @@
  * order (recorded on the wire by a small proxy); the temporary files of an order larger than --memory
  * are used and removed, also when the load stops; and writes to one primary key keep their input order.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { readdirSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { Agent, createServer, request as httpRequest, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { orderAll } from '../../src/core/order.js';
 import { load, LoaderError, type LoadDependencies, type LoadEvent, type LoadOptions, type LoadResult } from '../../src/index.js';
-import { createTable, deleteTable, localClient, scanAll, type TableKeys } from '../support/ddb.js';
+import { scanAll, type TableKeys } from '../support/ddb.js';
 import { faults, startFaultProxy, type FaultAction } from '../support/faultProxy.js';
+import { useLocalAws } from '../support/localAws.js';
 import { plainItem, type PlainValue } from '../support/plainItem.js';
-
-const endpoint = inject('ddbEndpoint');
 
 const KEYS: TableKeys = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'S' } };
 const TYPES = { v: 'N' } as const;
 
-let client: DynamoDBClient;
-let dir: string;
+const { endpoint, client, dir, newTable, dropTable } = useLocalAws({ name: 'order', processCredentials: true, keys: KEYS });
 let seq = 0;
-const tables: string[] = [];
-const savedEnv = { id: process.env['AWS_ACCESS_KEY_ID'], secret: process.env['AWS_SECRET_ACCESS_KEY'] };
-
-beforeAll(async () => {
-  // load() builds its own client from the default credential chain.
-  process.env['AWS_ACCESS_KEY_ID'] = 'local';
-  process.env['AWS_SECRET_ACCESS_KEY'] = 'local';
-  client = localClient(endpoint);
-  dir = await mkdtemp(join(tmpdir(), 'ddb-spread-order-'));
-});
-
-afterAll(async () => {
-  for (const table of tables) await deleteTable(client, table).catch(() => undefined);
-  client?.destroy();
-  if (dir) await rm(dir, { recursive: true, force: true });
-  if (savedEnv.id === undefined) delete process.env['AWS_ACCESS_KEY_ID'];
-  else process.env['AWS_ACCESS_KEY_ID'] = savedEnv.id;
-  if (savedEnv.secret === undefined) delete process.env['AWS_SECRET_ACCESS_KEY'];
-  else process.env['AWS_SECRET_ACCESS_KEY'] = savedEnv.secret;
-});
-
-async function newTable(keys: TableKeys = KEYS): Promise<string> {
-  const table = await createTable(client, keys);
-  tables.push(table);
-  return table;
-}
-
-async function dropTable(table: string): Promise<void> {
-  await deleteTable(client, table);
-  tables.splice(tables.indexOf(table), 1);
-}
 
 async function newDir(name: string): Promise<string> {
-  return mkdtemp(join(dir, `${name}-`));
+  return mkdtemp(join(dir(), `${name}-`));
 }
 
 type RunOptions = Omit<LoadOptions, 'region'>;
 
 /** load() against DynamoDB Local, a reject file in the temp dir, and backoff sleeps of 0 ms. */
 function run(options: RunOptions, deps: LoadDependencies = {}): Promise<LoadResult> {
-  return load({ endpoint, region: 'us-east-1', rejectsPath: join(dir, `${++seq}.rejects.jsonl`), ...options }, { random: () => 0, ...deps });
+  return load({ endpoint, region: 'us-east-1', rejectsPath: join(dir(), `${++seq}.rejects.jsonl`), ...options }, { random: () => 0, ...deps });
 }
 
 async function runFailing(options: RunOptions, deps: LoadDependencies = {}): Promise<LoaderError> {
@@ -120,7 +85,7 @@ function csvOf(rows: readonly Row[]): string {
 }
 
 async function inputFile(name: string, content: string): Promise<string> {
-  const path = join(dir, `${++seq}-${name}`);
+  const path = join(dir(), `${++seq}-${name}`);
   await writeFile(path, content);
   return path;
 }
@@ -136,7 +101,7 @@ function expectedTable(rows: readonly Row[]): Map<string, Record<string, PlainVa
 
 async function tableItems(table: string): Promise<Map<string, Record<string, PlainValue>>> {
   const out = new Map<string, Record<string, PlainValue>>();
-  for (const raw of await scanAll(client, table)) {
+  for (const raw of await scanAll(client(), table)) {
     const item = plainItem(raw);
     out.set(`${(item['pk'] as { S: string }).S}|${(item['sk'] as { S: string }).S}`, item);
   }
@@ -448,7 +413,7 @@ describe('an order larger than --memory goes through temporary files', () => {
     expect(error.result).toMatchObject({ rejected: 2, written: 0, order: 'round-robin' });
     expect(error.result!.rowsRead).toBe(900);
     expect(await readdir(tempDir)).toEqual([]);
-    expect((await scanAll(client, table)).length).toBe(0);
+    expect((await scanAll(client(), table)).length).toBe(0);
     await dropTable(table);
   });
 
@@ -490,7 +455,7 @@ describe('an order larger than --memory goes through temporary files', () => {
     expect(error.code).toBe('ABORTED');
     expect(error.result).toMatchObject({ rowsRead: rows.length, written: 0 });
     expect(await readdir(tempDir)).toEqual([]);
-    expect((await scanAll(client, table)).length).toBe(0);
+    expect((await scanAll(client(), table)).length).toBe(0);
     await dropTable(table);
   });
 
@@ -504,7 +469,7 @@ describe('an order larger than --memory goes through temporary files', () => {
       expect(error.result!.rejectedByReason).toMatchObject({ RETRIES_EXHAUSTED: expect.any(Number) });
       expect(error.result!.written).toBe(100);
       expect(await readdir(tempDir)).toEqual([]);
-      expect((await scanAll(client, table)).length).toBe(100);
+      expect((await scanAll(client(), table)).length).toBe(100);
       await dropTable(table);
     } finally {
       await proxy.close();
@@ -580,7 +545,7 @@ describe('invalid order options', () => {
     expect(error.code).toBe('TEMP_FILES');
     expect(error.message).toContain(notADir);
     expect(await readFile(notADir, 'utf8')).toBe('x');
-    expect((await scanAll(client, table)).length).toBe(0);
+    expect((await scanAll(client(), table)).length).toBe(0);
     await dropTable(table);
   });
 });

@@ -4,62 +4,32 @@
  * would refuse, and injects faults. Every load is checked by scanning the table.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { partitionOf } from '../../src/core/partitionModel.js';
 import { load, type LoadOptions, type LoadResult } from '../../src/index.js';
-import { createTable, deleteTable, localClient, scanAll, type TableKeys } from '../support/ddb.js';
+import { scanAll, type TableKeys } from '../support/ddb.js';
 import { localEnv } from '../support/env.js';
 import { GENERATED_HEADER, GENERATED_TYPES, writeGeneratedCsv } from '../support/generateRows.js';
+import { useLocalAws } from '../support/localAws.js';
 import { startPartitionProxy, type PartitionProxy, type PartitionProxyOptions } from '../support/partitionProxy.js';
 
-const endpoint = inject('ddbEndpoint');
 const KEYS: TableKeys = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } };
 const BIN = new URL('../../bin/ddb-spread.js', import.meta.url).pathname;
 
-let client: DynamoDBClient;
-let dir: string;
-const tables: string[] = [];
-const proxies: PartitionProxy[] = [];
-const savedEnv = { id: process.env['AWS_ACCESS_KEY_ID'], secret: process.env['AWS_SECRET_ACCESS_KEY'] };
-
-beforeAll(async () => {
-  process.env['AWS_ACCESS_KEY_ID'] = 'local';
-  process.env['AWS_SECRET_ACCESS_KEY'] = 'local';
-  client = localClient(endpoint);
-  dir = await mkdtemp(join(tmpdir(), 'ddb-spread-rate-'));
-});
-
-afterAll(async () => {
-  for (const proxy of proxies) await proxy.close().catch(() => undefined);
-  for (const table of tables) await deleteTable(client, table).catch(() => undefined);
-  client?.destroy();
-  if (dir) await rm(dir, { recursive: true, force: true });
-  if (savedEnv.id === undefined) delete process.env['AWS_ACCESS_KEY_ID'];
-  else process.env['AWS_ACCESS_KEY_ID'] = savedEnv.id;
-  if (savedEnv.secret === undefined) delete process.env['AWS_SECRET_ACCESS_KEY'];
-  else process.env['AWS_SECRET_ACCESS_KEY'] = savedEnv.secret;
-});
-
-async function newTable(): Promise<string> {
-  const table = await createTable(client, KEYS);
-  tables.push(table);
-  return table;
-}
+const { endpoint, client, dir, newTable, closeAfterAll } = useLocalAws({ name: 'rate', processCredentials: true, keys: KEYS });
 
 async function proxyFor(options: Omit<PartitionProxyOptions, 'partitionKeyName'>): Promise<PartitionProxy> {
   const proxy = await startPartitionProxy(endpoint, { partitionKeyName: 'pk', ...options });
-  proxies.push(proxy);
+  closeAfterAll(proxy);
   return proxy;
 }
 
 let seq = 0;
 function run(proxy: PartitionProxy, options: Omit<LoadOptions, 'endpoint'>): Promise<LoadResult> {
-  return load({ region: 'us-east-1', rejectsPath: join(dir, `${++seq}.rejects.jsonl`), ...options, endpoint: proxy.url });
+  return load({ region: 'us-east-1', rejectsPath: join(dir(), `${++seq}.rejects.jsonl`), ...options, endpoint: proxy.url });
 }
 
 /**
@@ -87,13 +57,13 @@ async function sortedCsv(name: string, rowsPerKey: Array<[key: string, rows: num
   for (const [key, rows] of [...rowsPerKey].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
     for (let sk = 0; sk < rows; sk++) lines.push(`${key},${sk},${'x'.repeat(40)}`);
   }
-  const path = join(dir, name);
+  const path = join(dir(), name);
   await writeFile(path, `${lines.join('\n')}\n`);
   return { path, rows: lines.length - 1 };
 }
 
 async function countItems(table: string): Promise<number> {
-  return (await scanAll(client, table)).length;
+  return (await scanAll(client(), table)).length;
 }
 
 // A table of 4 partitions taking 100 WCU/s each (400 WCU/s in all), with one second of burst: the
@@ -164,7 +134,7 @@ describe('pacing against a partition model at the table capacity', () => {
 describe('faults through the partition proxy', () => {
   it('with 5% of each fault injected, a 100k-row load through the CLI ends with every row in the table and exit code 0', async () => {
     const rows = 100_000;
-    const input = join(dir, 'faults.csv');
+    const input = join(dir(), 'faults.csv');
     await writeGeneratedCsv(input, rows);
     const proxy = await proxyFor({
       model: { tableWcu: 1_000_000, partitions: 8, partitionMaxWcu: 1_000_000 },
@@ -174,7 +144,7 @@ describe('faults through the partition proxy', () => {
     const table = await newTable();
     const types = Object.entries(GENERATED_TYPES).map(([name, type]) => `${name}:${type}`).join(',');
     expect(GENERATED_HEADER.split(',')).toContain('sk');
-    const { stdout } = await promisify(execFile)(process.execPath, [BIN, 'load', input, '--table', table, '--types', `${types},sk:N`, '--json', '--rejects', join(dir, 'faults.rejects.jsonl')], {
+    const { stdout } = await promisify(execFile)(process.execPath, [BIN, 'load', input, '--table', table, '--types', `${types},sk:N`, '--json', '--rejects', join(dir(), 'faults.rejects.jsonl')], {
       env: localEnv(proxy.url),
       maxBuffer: 16 * 1024 * 1024,
     });

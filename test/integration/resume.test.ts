@@ -4,65 +4,26 @@
  * stated bound; the same with spread order and random shard suffixes; SIGINT stops with 130 and resumes;
  * a checkpoint refuses other options and a finished one does nothing.
  */
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../tools/mulberry32.js';
-import { createTable, deleteTable, localClient, scanAll, type TableKeys } from '../support/ddb.js';
+import { runCli } from '../support/cli.js';
+import { scanAll, type TableKeys } from '../support/ddb.js';
 import { localEnv } from '../support/env.js';
 import { startFaultProxy, type FaultProxy } from '../support/faultProxy.js';
 import { GENERATED_TYPES, writeGeneratedCsv } from '../support/generateRows.js';
+import { useLocalAws } from '../support/localAws.js';
 
-const endpoint = inject('ddbEndpoint');
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const BIN = join(ROOT, 'bin', 'ddb-spread.js');
 const KEYS: TableKeys = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } };
 const TYPES = ['--types', Object.entries(GENERATED_TYPES).map(([n, t]) => `${n}:${t}`).join(',')];
 const CONCURRENCY = 8;
 
-let client: DynamoDBClient;
-let dir: string;
-const tables: string[] = [];
-const proxies: FaultProxy[] = [];
-
-beforeAll(async () => {
-  client = localClient(endpoint);
-  dir = await mkdtemp(join(tmpdir(), 'ddb-spread-resume-'));
-});
-
-afterAll(async () => {
-  for (const proxy of proxies) await proxy.close().catch(() => undefined);
-  for (const table of tables) await deleteTable(client, table).catch(() => undefined);
-  client?.destroy();
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
-
-interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stderr: string;
-}
+const { endpoint, client, dir, newTable, closeAfterAll } = useLocalAws({ name: 'resume' });
 
 /** Runs the CLI; sends `kill` after `afterMs` when given (the run may finish first). */
-function cli(args: string[], env: NodeJS.ProcessEnv, kill?: { signal: NodeJS.Signals; afterMs: number }): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, env, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-    const killer = kill ? setTimeout(() => child.kill(kill.signal), kill.afterMs) : undefined;
-    const guard = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(guard);
-      if (killer) clearTimeout(killer);
-      resolve({ code, signal, stderr });
-    });
-  });
-}
+const cli = (args: string[], env: NodeJS.ProcessEnv, kill?: { signal: NodeJS.Signals; afterMs: number }) =>
+  runCli(args, { cwd: dir(), env, stdout: 'ignore', timeoutMs: 120_000, ...(kill ? { kill } : {}) });
 
 /** Items the proxy saw sent in BatchWriteItem calls, over all runs. */
 const sentItems = (proxy: FaultProxy) => proxy.calls.reduce((n, c) => n + c.requestCount, 0);
@@ -70,17 +31,16 @@ const sentItems = (proxy: FaultProxy) => proxy.calls.reduce((n, c) => n + c.requ
 describe('--checkpoint', () => {
   it('kill -9 at random points of a 100k-row load, resumed each time: every row lands; rewrites stay within the bound', async () => {
     const rows = 100_000;
-    const input = join(dir, 'big.csv');
+    const input = join(dir(), 'big.csv');
     await writeGeneratedCsv(input, rows);
-    const table = await createTable(client, KEYS);
-    tables.push(table);
+    const table = await newTable(KEYS);
     const proxy = await startFaultProxy(endpoint);
-    proxies.push(proxy);
+    closeAfterAll(proxy);
     const env = localEnv(proxy.url);
-    const checkpoint = join(dir, 'big.checkpoint.json');
+    const checkpoint = join(dir(), 'big.checkpoint.json');
     // Window order writes from the first rows on, so every kill lands while writing, on a busy machine too
     // (round-robin reads the whole file first; the spread test below covers the global orders).
-    const args = ['load', input, '--table', table, ...TYPES, '--order', 'window', '--checkpoint', checkpoint, '--concurrency', String(CONCURRENCY), '--rejects', join(dir, 'big.rejects.jsonl'), '--json'];
+    const args = ['load', input, '--table', table, ...TYPES, '--order', 'window', '--checkpoint', checkpoint, '--concurrency', String(CONCURRENCY), '--rejects', join(dir(), 'big.rejects.jsonl'), '--json'];
     const random = mulberry32(2026);
     let kills = 0;
     let resumes = 0;
@@ -105,7 +65,7 @@ describe('--checkpoint', () => {
     // Killed well into the writing: over a tenth of the batches done before the last kill.
     expect(progressAtKills.at(-1)!).toBeGreaterThan(rows / 25 / 10);
     expect(resumes).toBeGreaterThanOrEqual(4);
-    expect((await scanAll(client, table)).length).toBe(rows);
+    expect((await scanAll(client(), table)).length).toBe(rows);
     const saved = JSON.parse(await readFile(checkpoint, 'utf8')) as { status: string; written: number };
     expect(saved).toMatchObject({ status: 'complete', written: rows });
     // The bound: per kill, the batches in flight or done out of order (--concurrency x 25 items) plus
@@ -123,12 +83,11 @@ describe('--checkpoint', () => {
 
   it('spread order with random shard suffixes: kill -9 twice, resume; the suffixes come out the same (no row under two keys)', async () => {
     const rows = 30_000;
-    const input = join(dir, 'shard.csv');
+    const input = join(dir(), 'shard.csv');
     await writeGeneratedCsv(input, rows);
-    const table = await createTable(client, KEYS);
-    tables.push(table);
-    const checkpoint = join(dir, 'shard.checkpoint.json');
-    const args = ['load', input, '--table', table, ...TYPES, '--order', 'spread', '--shard', 'random:4', '--checkpoint', checkpoint, '--rejects', join(dir, 'shard.rejects.jsonl'), '--shard-manifest', join(dir, 'shard.shards.json')];
+    const table = await newTable(KEYS);
+    const checkpoint = join(dir(), 'shard.checkpoint.json');
+    const args = ['load', input, '--table', table, ...TYPES, '--order', 'spread', '--shard', 'random:4', '--checkpoint', checkpoint, '--rejects', join(dir(), 'shard.rejects.jsonl'), '--shard-manifest', join(dir(), 'shard.shards.json')];
     const env = localEnv(endpoint);
     for (const afterMs of [3000, 4500]) {
       const run = await cli(args, env, { signal: 'SIGKILL', afterMs });
@@ -137,22 +96,21 @@ describe('--checkpoint', () => {
     const last = await cli(args, env);
     expect(last.code, last.stderr).toBe(0);
     expect(last.stderr).toContain('resuming from checkpoint');
-    const items = await scanAll(client, table);
+    const items = await scanAll(client(), table);
     // A different suffix on resume would store a row under a second partition key: more items than rows.
     expect(items.length).toBe(rows);
     expect(items.every((i) => /#[0-3]$/.test(i['pk']!.S!))).toBe(true);
-    const manifest = JSON.parse(await readFile(join(dir, 'shard.shards.json'), 'utf8')) as { keys: Record<string, string[]> };
+    const manifest = JSON.parse(await readFile(join(dir(), 'shard.shards.json'), 'utf8')) as { keys: Record<string, string[]> };
     expect(Object.keys(manifest.keys).length).toBe(rows / 8);
   }, 120_000);
 
   it('SIGINT stops with 130 and a saved checkpoint; the same command resumes; other options are refused', async () => {
     const rows = 20_000;
-    const input = join(dir, 'int.csv');
+    const input = join(dir(), 'int.csv');
     await writeGeneratedCsv(input, rows);
-    const table = await createTable(client, KEYS);
-    tables.push(table);
-    const checkpoint = join(dir, 'int.checkpoint.json');
-    const base = ['load', input, '--table', table, ...TYPES, '--checkpoint', checkpoint, '--rejects', join(dir, 'int.rejects.jsonl')];
+    const table = await newTable(KEYS);
+    const checkpoint = join(dir(), 'int.checkpoint.json');
+    const base = ['load', input, '--table', table, ...TYPES, '--checkpoint', checkpoint, '--rejects', join(dir(), 'int.rejects.jsonl')];
     const env = localEnv(endpoint);
     const stopped = await cli([...base, '--wcu', '4000'], env, { signal: 'SIGINT', afterMs: 2500 });
     expect(stopped.code, stopped.stderr).toBe(130);
@@ -170,6 +128,6 @@ describe('--checkpoint', () => {
     const resumed = await cli([...base, '--wcu', '8000'], env);
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stderr).toContain('resuming from checkpoint');
-    expect((await scanAll(client, table)).length).toBe(rows);
+    expect((await scanAll(client(), table)).length).toBe(rows);
   }, 120_000);
 });

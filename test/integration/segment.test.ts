@@ -2,53 +2,30 @@
  * Scale-out (issue 6): N workers with --segment i/N over the same file load every row exactly once,
  * concurrently, into one table, and each rejected row is reported by exactly one of them.
  */
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { segmentOfKey } from '../../src/core/segment.js';
 import { load, type LoadResult } from '../../src/index.js';
-import { createTable, deleteTable, localClient, scanAll, type TableKeys } from '../support/ddb.js';
+import { scanAll, type TableKeys } from '../support/ddb.js';
 import { GENERATED_TYPES, writeGeneratedCsv } from '../support/generateRows.js';
+import { useLocalAws } from '../support/localAws.js';
 
-const endpoint = inject('ddbEndpoint');
 const KEYS: TableKeys = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } };
 const ORDERS_KEYS: TableKeys = { partitionKey: { name: 'customerId', type: 'S' }, sortKey: { name: 'orderId', type: 'S' } };
 const WITH_ERRORS = new URL('../../samples/orders-with-errors.csv', import.meta.url).pathname;
 
-let client: DynamoDBClient;
-let dir: string;
-const tables: string[] = [];
-const savedEnv = { id: process.env['AWS_ACCESS_KEY_ID'], secret: process.env['AWS_SECRET_ACCESS_KEY'] };
-
-beforeAll(async () => {
-  process.env['AWS_ACCESS_KEY_ID'] = 'local';
-  process.env['AWS_SECRET_ACCESS_KEY'] = 'local';
-  client = localClient(endpoint);
-  dir = await mkdtemp(join(tmpdir(), 'ddb-spread-segment-'));
-});
-
-afterAll(async () => {
-  for (const table of tables) await deleteTable(client, table).catch(() => undefined);
-  client?.destroy();
-  if (dir) await rm(dir, { recursive: true, force: true });
-  if (savedEnv.id === undefined) delete process.env['AWS_ACCESS_KEY_ID'];
-  else process.env['AWS_ACCESS_KEY_ID'] = savedEnv.id;
-  if (savedEnv.secret === undefined) delete process.env['AWS_SECRET_ACCESS_KEY'];
-  else process.env['AWS_SECRET_ACCESS_KEY'] = savedEnv.secret;
-});
+const { endpoint, client, dir, newTable } = useLocalAws({ name: 'segment', processCredentials: true });
 
 describe('--segment i/N', () => {
   it('four workers at once load every row exactly once; each key on one worker', async () => {
     const rows = 20_000;
-    const input = join(dir, 'rows.csv');
+    const input = join(dir(), 'rows.csv');
     await writeGeneratedCsv(input, rows);
-    const table = await createTable(client, KEYS);
-    tables.push(table);
+    const table = await newTable(KEYS);
     const results = await Promise.all(
       [0, 1, 2, 3].map((i) =>
-        load({ input, table, endpoint, region: 'us-east-1', types: GENERATED_TYPES, segment: `${i}/4`, concurrency: 4, rejectsPath: join(dir, `w${i}.rejects.jsonl`) }),
+        load({ input, table, endpoint, region: 'us-east-1', types: GENERATED_TYPES, segment: `${i}/4`, concurrency: 4, rejectsPath: join(dir(), `w${i}.rejects.jsonl`) }),
       ),
     );
     for (const [i, r] of results.entries()) {
@@ -58,7 +35,7 @@ describe('--segment i/N', () => {
       expect(r.written).toBeGreaterThan(rows / 4 / 1.5);
     }
     expect(results.reduce((n, r) => n + r.written, 0)).toBe(rows);
-    const items = await scanAll(client, table);
+    const items = await scanAll(client(), table);
     expect(items.length).toBe(rows);
     // Every item of a partition key was written by the worker whose segment the key hashes to.
     for (const item of items.slice(0, 500)) {
@@ -68,14 +45,13 @@ describe('--segment i/N', () => {
   });
 
   it('each rejected row is reported by exactly one worker; --total-wcu splits the rate', async () => {
-    const table = await createTable(client, ORDERS_KEYS);
-    tables.push(table);
-    const whole = await load({ input: WITH_ERRORS, table, endpoint, region: 'us-east-1', types: { total: 'N', gift: 'BOOL', items: 'JSON' }, rejectsPath: join(dir, 'whole.rejects.jsonl') });
+    const table = await newTable(ORDERS_KEYS);
+    const whole = await load({ input: WITH_ERRORS, table, endpoint, region: 'us-east-1', types: { total: 'N', gift: 'BOOL', items: 'JSON' }, rejectsPath: join(dir(), 'whole.rejects.jsonl') });
     expect(whole.rejected).toBeGreaterThan(0);
     const parts: LoadResult[] = [];
     for (const i of [0, 1, 2]) {
       parts.push(
-        await load({ input: WITH_ERRORS, table, endpoint, region: 'us-east-1', types: { total: 'N', gift: 'BOOL', items: 'JSON' }, segment: `${i}/3`, totalWcu: 300, rejectsPath: join(dir, `part${i}.rejects.jsonl`) }),
+        await load({ input: WITH_ERRORS, table, endpoint, region: 'us-east-1', types: { total: 'N', gift: 'BOOL', items: 'JSON' }, segment: `${i}/3`, totalWcu: 300, rejectsPath: join(dir(), `part${i}.rejects.jsonl`) }),
       );
     }
     expect(parts.reduce((n, r) => n + r.rejected, 0)).toBe(whole.rejected);

@@ -5,70 +5,36 @@
  * not re-parsed from the input); the manifest lists exactly the values written; and every sharding error
  * is found before anything is written.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { hashShard, randomShard, timeBucket, type TimeUnit } from '../../src/core/shard.js';
 import type { ShardManifestJson } from '../../src/core/shardManifest.js';
 import { load, LoaderError, type LoadDependencies, type LoadOptions, type LoadResult } from '../../src/index.js';
-import { createTable, deleteTable, localClient, scanAll, type TableKeys } from '../support/ddb.js';
+import { scanAll, type TableKeys } from '../support/ddb.js';
+import { useLocalAws } from '../support/localAws.js';
 import { plainItem, type PlainValue } from '../support/plainItem.js';
-
-const endpoint = inject('ddbEndpoint');
 
 /** Events by user: the partition key gets the suffixes, the sort key is the event id. */
 const KEYS: TableKeys = { partitionKey: { name: 'userId', type: 'S' }, sortKey: { name: 'eventId', type: 'S' } };
 const PK_ONLY: TableKeys = { partitionKey: { name: 'userId', type: 'S' } };
 
-let client: DynamoDBClient;
-let dir: string;
+const { endpoint, client, dir, newTable, dropTable } = useLocalAws({ name: 'shard', processCredentials: true, keys: KEYS });
 let seq = 0;
-const tables: string[] = [];
-const savedEnv = { id: process.env['AWS_ACCESS_KEY_ID'], secret: process.env['AWS_SECRET_ACCESS_KEY'] };
-
-beforeAll(async () => {
-  process.env['AWS_ACCESS_KEY_ID'] = 'local';
-  process.env['AWS_SECRET_ACCESS_KEY'] = 'local';
-  client = localClient(endpoint);
-  dir = await mkdtemp(join(tmpdir(), 'ddb-spread-shard-'));
-});
-
-afterAll(async () => {
-  for (const table of tables) await deleteTable(client, table).catch(() => undefined);
-  client?.destroy();
-  if (dir) await rm(dir, { recursive: true, force: true });
-  if (savedEnv.id === undefined) delete process.env['AWS_ACCESS_KEY_ID'];
-  else process.env['AWS_ACCESS_KEY_ID'] = savedEnv.id;
-  if (savedEnv.secret === undefined) delete process.env['AWS_SECRET_ACCESS_KEY'];
-  else process.env['AWS_SECRET_ACCESS_KEY'] = savedEnv.secret;
-});
-
-async function newTable(keys: TableKeys = KEYS): Promise<string> {
-  const table = await createTable(client, keys);
-  tables.push(table);
-  return table;
-}
-
-async function dropTable(table: string): Promise<void> {
-  await deleteTable(client, table);
-  tables.splice(tables.indexOf(table), 1);
-}
 
 async function inputFile(name: string, content: string): Promise<string> {
-  const path = join(dir, `${++seq}-${name}`);
+  const path = join(dir(), `${++seq}-${name}`);
   await writeFile(path, content);
   return path;
 }
 
-const manifestPath = (name: string) => join(dir, `${++seq}-${name}.shards.json`);
+const manifestPath = (name: string) => join(dir(), `${++seq}-${name}.shards.json`);
 
 type RunOptions = Omit<LoadOptions, 'region'>;
 
 function run(options: RunOptions, deps: LoadDependencies = {}): Promise<LoadResult> {
-  return load({ endpoint, region: 'us-east-1', rejectsPath: join(dir, `${++seq}.rejects.jsonl`), ...options }, { random: () => 0, ...deps });
+  return load({ endpoint, region: 'us-east-1', rejectsPath: join(dir(), `${++seq}.rejects.jsonl`), ...options }, { random: () => 0, ...deps });
 }
 
 async function runFailing(options: RunOptions, deps: LoadDependencies = {}): Promise<LoaderError> {
@@ -189,7 +155,7 @@ function itemOf(r: Row, written: string, keep?: string): Record<string, PlainVal
 
 async function tableItems(table: string, keys: TableKeys = KEYS): Promise<Map<string, Record<string, PlainValue>>> {
   const out = new Map<string, Record<string, PlainValue>>();
-  for (const raw of await scanAll(client, table)) {
+  for (const raw of await scanAll(client(), table)) {
     const item = plainItem(raw);
     const text = (name: string) => (item[name] as { S: string }).S;
     out.set(keys.sortKey ? `${text(keys.partitionKey.name)}|${text(keys.sortKey.name)}` : text(keys.partitionKey.name), item);
@@ -424,12 +390,12 @@ describe('sharding errors are found before anything is written', () => {
   ])('$name: INVALID_OPTION, the table stays empty, no manifest', async ({ keys, options, message }) => {
     const table = await newTable(keys);
     const shardManifestPath = manifestPath('invalid');
-    const rejectsPath = join(dir, `${++seq}-invalid.rejects.jsonl`);
+    const rejectsPath = join(dir(), `${++seq}-invalid.rejects.jsonl`);
     const error = await runFailing({ input: await inputFile('invalid.jsonl', sample), table, shardManifestPath, rejectsPath, ...options });
     expect(error.code).toBe('INVALID_OPTION');
     expect(error.message).toMatch(message);
     expect(error.result).toBeUndefined();
-    expect((await scanAll(client, table)).length).toBe(0);
+    expect((await scanAll(client(), table)).length).toBe(0);
     expect(existsSync(shardManifestPath)).toBe(false);
     expect(existsSync(rejectsPath)).toBe(false);
     await dropTable(table);
@@ -448,7 +414,7 @@ describe('sharding errors are found before anything is written', () => {
     const error = await runFailing({ input: await inputFile('invalid2.jsonl', sample), table, ...options });
     expect(error.code).toBe(code);
     expect(error.message).toMatch(message);
-    expect((await scanAll(client, table)).length).toBe(0);
+    expect((await scanAll(client(), table)).length).toBe(0);
     await dropTable(table);
   });
 
@@ -527,7 +493,7 @@ describe('the manifest', () => {
   it('is complete and right when the order goes through temporary files (64 KB)', async () => {
     const table = await newTable();
     const shardManifestPath = manifestPath('spill');
-    const tempDir = await mkdtemp(join(dir, 'spill-'));
+    const tempDir = await mkdtemp(join(dir(), 'spill-'));
     const result = await run({ input: await inputFile('spill.jsonl', jsonl), table, shard: ['hash:4'], shardManifestPath, memoryBytes: 64 * 1024, tempDir, order: 'spread' });
     expect(result).toMatchObject({ rowsRead: rows.length, written: rows.length, rejected: 0, shardedKeys: 40, order: 'spread' });
     expect(result.orderTempBytes).toBeGreaterThan(0);
@@ -547,7 +513,7 @@ describe('the manifest', () => {
     expect(error.code).toBe('MAX_REJECTS_REACHED');
     expect(error.result!.shardManifestPath).toBe(shardManifestPath);
     const manifest = await readManifest(shardManifestPath);
-    const items = await scanAll(client, table);
+    const items = await scanAll(client(), table);
     // Exactly the values of the items that were written are listed.
     const written = items.map((i) => i['userId']!.S!);
     expect(written.length).toBe(error.result!.written);
