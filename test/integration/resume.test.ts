@@ -4,6 +4,7 @@
  * stated bound; the same with spread order and random shard suffixes; SIGINT stops with 130 and resumes;
  * a checkpoint refuses other options and a finished one does nothing.
  */
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -21,9 +22,18 @@ const CONCURRENCY = 8;
 
 const { endpoint, client, dir, newTable, closeAfterAll } = useLocalAws({ name: 'resume' });
 
-/** Runs the CLI; sends `kill` after `afterMs` when given (the run may finish first). */
-const cli = (args: string[], env: NodeJS.ProcessEnv, kill?: { signal: NodeJS.Signals; afterMs: number }) =>
-  runCli(args, { cwd: dir(), env, stdout: 'ignore', timeoutMs: 120_000, ...(kill ? { kill } : {}) });
+/** Runs the CLI; sends `signal` once the checkpoint at `path` records at least `batches` done. */
+const cli = (args: string[], env: NodeJS.ProcessEnv, kill?: { signal: NodeJS.Signals; path: string; batches: number }) =>
+  runCli(args, { cwd: dir(), env, stdout: 'ignore', timeoutMs: 120_000, ...(kill ? { kill: { signal: kill.signal, when: () => batchesDone(kill.path) >= kill.batches } } : {}) });
+
+/** Batches the checkpoint records as done (0 while there is none): progress read as the loader saves it. */
+function batchesDone(path: string): number {
+  try {
+    return (JSON.parse(readFileSync(path, 'utf8')) as { batchesDone: number }).batchesDone;
+  } catch {
+    return 0;
+  }
+}
 
 /** Items the proxy saw sent in BatchWriteItem calls, over all runs. */
 const sentItems = (proxy: FaultProxy) => proxy.calls.reduce((n, c) => n + c.requestCount, 0);
@@ -38,16 +48,15 @@ describe('--checkpoint', () => {
     closeAfterAll(proxy);
     const env = localEnv(proxy.url);
     const checkpoint = join(dir(), 'big.checkpoint.json');
-    // Window order writes from the first rows on, so every kill lands while writing, on a busy machine too
-    // (round-robin reads the whole file first; the spread test below covers the global orders).
-    const args = ['load', input, '--table', table, ...TYPES, '--order', 'window', '--checkpoint', checkpoint, '--concurrency', String(CONCURRENCY), '--rejects', join(dir(), 'big.rejects.jsonl'), '--json'];
+    const args = ['load', input, '--table', table, ...TYPES, '--checkpoint', checkpoint, '--concurrency', String(CONCURRENCY), '--rejects', join(dir(), 'big.rejects.jsonl'), '--json'];
     const random = mulberry32(2026);
     let kills = 0;
     let resumes = 0;
     const progressAtKills: number[] = [];
     for (let attempt = 0; attempt < 12; attempt++) {
-      const killed = kills < 4;
-      const run = await cli(args, env, killed ? { signal: 'SIGKILL', afterMs: 4000 + Math.floor(random() * 3000) } : undefined);
+      // Killed at random points of the writing: each a random 5-20% of the 4,000 batches past the last.
+      const killAt = (progressAtKills.at(-1) ?? 0) + 200 + Math.floor(random() * 600);
+      const run = await cli(args, env, kills < 4 ? { signal: 'SIGKILL', path: checkpoint, batches: killAt } : undefined);
       if (run.stderr.includes('resuming from checkpoint')) resumes++;
       if (run.signal === 'SIGKILL') {
         kills++;
@@ -89,8 +98,8 @@ describe('--checkpoint', () => {
     const checkpoint = join(dir(), 'shard.checkpoint.json');
     const args = ['load', input, '--table', table, ...TYPES, '--order', 'spread', '--shard', 'random:4', '--checkpoint', checkpoint, '--rejects', join(dir(), 'shard.rejects.jsonl'), '--shard-manifest', join(dir(), 'shard.shards.json')];
     const env = localEnv(endpoint);
-    for (const afterMs of [3000, 4500]) {
-      const run = await cli(args, env, { signal: 'SIGKILL', afterMs });
+    for (const batches of [250, 700]) {
+      const run = await cli(args, env, { signal: 'SIGKILL', path: checkpoint, batches });
       expect(run.signal ?? run.code).toBe('SIGKILL');
     }
     const last = await cli(args, env);
@@ -112,7 +121,7 @@ describe('--checkpoint', () => {
     const checkpoint = join(dir(), 'int.checkpoint.json');
     const base = ['load', input, '--table', table, ...TYPES, '--checkpoint', checkpoint, '--rejects', join(dir(), 'int.rejects.jsonl')];
     const env = localEnv(endpoint);
-    const stopped = await cli([...base, '--wcu', '4000'], env, { signal: 'SIGINT', afterMs: 2500 });
+    const stopped = await cli([...base, '--wcu', '4000'], env, { signal: 'SIGINT', path: checkpoint, batches: 100 });
     expect(stopped.code, stopped.stderr).toBe(130);
     expect(stopped.stderr).toContain(`checkpoint ${checkpoint} saved: run the same command to resume`);
     const saved = JSON.parse(await readFile(checkpoint, 'utf8')) as { status: string; batchesDone: number };

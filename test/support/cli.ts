@@ -15,8 +15,12 @@ export interface RunOptions {
   stdin?: Buffer | string;
   /** 'ignore' discards stdout (it then reads as ''). @default 'pipe' */
   stdout?: 'pipe' | 'ignore';
-  /** Sends `signal` after `afterMs` (the run may finish first). */
-  kill?: { signal: NodeJS.Signals; afterMs: number };
+  /**
+   * Sends `signal` after `afterMs`, or as soon as `when()` holds (checked every 25 ms): a condition on
+   * the run's progress, where a fixed delay would be too early on a slow machine and too late on a fast
+   * one. The run may finish first.
+   */
+  kill?: { signal: NodeJS.Signals; afterMs?: number; when?: () => boolean };
   /** A run that hangs is killed with SIGKILL after this long (code null); null for no limit. @default 45_000 */
   timeoutMs?: number | null;
 }
@@ -42,12 +46,24 @@ export function runProcess(command: string, args: string[], options: RunOptions)
     let stderr = '';
     child.stdout?.setEncoding('utf8').on('data', (s: string) => (stdout += s));
     child.stderr?.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-    const killer = kill ? setTimeout(() => child.kill(kill.signal), kill.afterMs) : undefined;
+    const killer =
+      kill?.when !== undefined
+        ? setInterval(() => {
+            // Once: a second SIGINT or SIGTERM means "quit at once" to the loader.
+            if (kill.when!()) {
+              clearInterval(killer);
+              child.kill(kill.signal);
+            }
+          }, 25)
+        : kill?.afterMs !== undefined
+          ? setTimeout(() => child.kill(kill.signal), kill.afterMs)
+          : undefined;
     const guard = timeoutMs === null ? undefined : setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(guard);
       clearTimeout(killer);
+      clearInterval(killer);
       resolve({ code, signal, stdout, stderr });
     });
     if (stdin !== undefined) {
