@@ -47,7 +47,12 @@ export interface OrderKey {
  *   one write would land on the same spot (the middle) and leave the big keys alone everywhere else.
  */
 export function orderKey(mode: GlobalOrderMode, rank: number, stat: KeyStat): OrderKey {
-  return { primary: mode === 'round-robin' ? rank : (rank + spreadPhase(stat.first)) / stat.count, first: stat.first };
+  return { primary: orderPrimary(mode, rank, stat.count, stat.first), first: stat.first };
+}
+
+/** `orderKey(...).primary` without the object, for orderings that keep keys in typed arrays. */
+export function orderPrimary(mode: GlobalOrderMode, rank: number, count: number, first: number): number {
+  return mode === 'round-robin' ? rank : (rank + spreadPhase(first)) / count;
 }
 
 const GOLDEN = 0.6180339887498949;
@@ -120,6 +125,8 @@ export interface WindowInterleaver<T> {
   readonly held: number;
   /** Distinct partition keys held now. */
   readonly keys: number;
+  /** Bytes held now, as given to push. */
+  readonly bytes: number;
 }
 
 interface KeyQueue<T> {
@@ -215,6 +222,9 @@ export function createWindowInterleaver<T>(partitionOf: (write: T) => string, li
     },
     get keys() {
       return queues.size;
+    },
+    get bytes() {
+      return heldBytes;
     },
   };
 }

@@ -3,7 +3,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { itemFromAttributeValues, itemToDynamoJson, toNumberValue } from '../../src/core/json.js';
 import type { Item, PlannedWrite } from '../../src/core/types.js';
-import { decodeWrite, encodeWrite, heldBytes } from '../../src/core/writeCodec.js';
+import { decodeWrite, encodeWrite, partitionEnd } from '../../src/core/writeCodec.js';
 import { mulberry32 } from '../../tools/mulberry32.js';
 
 /** Numbers as the planner makes them: canonical text (the codec writes the text and reads it back canonical). */
@@ -180,26 +180,27 @@ describe('encodeWrite / decodeWrite', () => {
   });
 });
 
-describe('heldBytes', () => {
-  it('grows with the item size, the raw text and the key strings', () => {
-    const base = write({ pk: 'a' }, { size: 100 });
-    expect(heldBytes(base)).toBeGreaterThan(0);
-    expect(heldBytes({ ...base, size: 101 })).toBeGreaterThan(heldBytes(base));
-    expect(heldBytes({ ...base, size: 400_000 })).toBeGreaterThanOrEqual(3 * 400_000);
-    expect(heldBytes({ ...base, origin: { ...base.origin, raw: base.origin.raw + 'x' } })).toBeGreaterThan(heldBytes(base));
-    expect(heldBytes({ ...base, keyId: base.keyId + 'x' })).toBeGreaterThan(heldBytes(base));
-    expect(heldBytes({ ...base, partitionId: base.partitionId + 'x' })).toBeGreaterThan(heldBytes(base));
+describe('partitionEnd', () => {
+  it('finds the end of the partition identity in the UTF-8 bytes of an encoding, for awkward identities', () => {
+    const identities = ['Suser-1', '', '"', '\\', '\\"', 'a\\\\"b', 'tab\tnewline\n', 'é', '日本語', '😀', '\u2028', '\ud800', '\u0000', '"]', '],', 'x'.repeat(3000)];
+    for (const partitionId of identities) {
+      const text = encodeWrite(write({ pk: partitionId }, { partitionId }));
+      const bytes = Buffer.from(`12\t${text}`, 'utf8');
+      const end = partitionEnd(bytes, 3);
+      // The bytes up to the end are the identity's JSON text, and the next byte separates the fields.
+      expect(JSON.parse(bytes.toString('utf8', 4, end)), JSON.stringify(partitionId)).toBe(partitionId);
+      expect(String.fromCharCode(bytes[end]!)).toBe(',');
+    }
   });
 
-  it('is at least the raw text in UTF-16 plus the item size, for random writes', () => {
-    const random = mulberry32(4);
-    let previous = 0;
-    for (let size = 0; size < 400_000; size += 1 + Math.floor(random() * 5000)) {
-      const w = write({ pk: 'a' }, { size, origin: { file: 'f', line: 1, raw: 'x'.repeat(Math.floor(size / 2)) } });
-      const held = heldBytes(w);
-      expect(held).toBeGreaterThanOrEqual(2 * w.origin.raw.length + w.size);
-      expect(held).toBeGreaterThan(previous);
-      previous = held;
-    }
+  it('equal identities have equal bytes, different ones different bytes (what buckets group by)', () => {
+    const bytesOf = (partitionId: string) => {
+      const b = Buffer.from(encodeWrite(write({ pk: 'x' }, { partitionId })), 'utf8');
+      return b.toString('latin1', 1, partitionEnd(b, 0));
+    };
+    expect(bytesOf('a"b')).toBe(bytesOf('a"b'));
+    expect(bytesOf('a"b')).not.toBe(bytesOf('a\\"b'));
+    expect(bytesOf('é')).not.toBe(bytesOf('e'));
+    expect(bytesOf('\ud800')).not.toBe(bytesOf('\ufffd'));
   });
 });

@@ -7,9 +7,10 @@ import { LoaderError } from '../../src/core/errors.js';
 import { setOwn, toNumberValue } from '../../src/core/json.js';
 import { createWindowInterleaver, orderAll, type GlobalOrderMode } from '../../src/core/order.js';
 import type { Item, PlannedWrite } from '../../src/core/types.js';
-import { encodeWrite, heldBytes } from '../../src/core/writeCodec.js';
-import { LineWriter, readLines } from '../../src/io/order/lineFiles.js';
-import { WriteOrderer, type WriteOrdererOptions } from '../../src/io/order/writeOrderer.js';
+import { encodeWrite } from '../../src/core/writeCodec.js';
+import { forEachLine, LineWriter, readLineBlocks, readLines } from '../../src/io/order/lineFiles.js';
+import { Slabs, type Slab } from '../../src/io/order/slabs.js';
+import { windowBytes, WriteOrderer, type WriteOrdererOptions } from '../../src/io/order/writeOrderer.js';
 import { mulberry32 } from '../../tools/mulberry32.js';
 
 // ---------------------------------------------------------------------------------------------------
@@ -126,6 +127,12 @@ function generate(seed: number, count: number, shape: Shape, options: GenerateOp
 }
 
 const partitionOf = (w: PlannedWrite) => w.partitionId;
+
+/** The limit on what a global order holds in memory: the budget less the bucket buffers of a spill. */
+const memoryLimit = (memoryBytes: number) => memoryBytes - memoryBytes / 16;
+
+/** The UTF-8 bytes of a write's encoding. */
+const encodedBytes = (w: PlannedWrite) => Buffer.byteLength(encodeWrite(w));
 const lines = (writes: readonly PlannedWrite[]) => writes.map((w) => w.origin.line);
 const inputBytesOf = (writes: readonly PlannedWrite[]) => writes.reduce((sum, w) => sum + Buffer.byteLength(w.origin.raw) + 1, 0);
 
@@ -274,7 +281,7 @@ describe.each(GLOBAL_MODES)('WriteOrderer %s equals orderAll', (mode) => {
     const expected = orderAll(writes, partitionOf, mode);
     expectSameWrites(out, expected);
     // The writes came back through the files: new objects, not the ones pushed.
-    expect(out.some((w, i) => w === expected[i])).toBe(false);
+    expect(out.some((w) => writes.includes(w))).toBe(false);
     expectKeyOrderKept(out);
 
     expect(o.stats.runs).toBeGreaterThan(1);
@@ -284,7 +291,8 @@ describe.each(GLOBAL_MODES)('WriteOrderer %s equals orderAll', (mode) => {
     expect(runFiles.length === o.stats.runs || runFiles.length === o.stats.runs - 1).toBe(true);
     let runBytes = 0;
     for (const f of runFiles) runBytes += (await stat(join(tempPath, f))).size;
-    const payloadBytes = writes.reduce((sum, w) => sum + Buffer.byteLength(encodeWrite(w)), 0);
+    // Every write went to a bucket and then to a run (the last run may stay in memory).
+    const payloadBytes = writes.reduce((sum, w) => sum + encodedBytes(w), 0);
     expect(o.stats.tempBytes).toBeGreaterThan(runBytes);
     expect(o.stats.tempBytes).toBeGreaterThanOrEqual(payloadBytes + runBytes);
 
@@ -307,16 +315,27 @@ describe.each(GLOBAL_MODES)('WriteOrderer %s equals orderAll', (mode) => {
 
   it('spills on the very last write, and not a write earlier', async () => {
     const writes = generate(302, 300, 'few keys');
-    const total = writes.reduce((sum, w) => sum + heldBytes(w), 0);
-    const o = orderer({ mode, memoryBytes: total - 1 });
+    // heldBytes only grows with each write held, and does not depend on the budget.
+    const measure = orderer({ mode, memoryBytes: LARGE_MEMORY });
+    await pushAll(measure, writes.slice(0, -1));
+    const allButLast = measure.heldBytes;
+    await measure.push(writes.at(-1)!);
+    const all = measure.heldBytes;
+    expect(all - allButLast).toBeGreaterThan(16);
+    // A budget whose limit (15/16 of it) is just at least allButLast and below all.
+    const memoryBytes = 16 * Math.ceil(allButLast / 15);
+    expect(memoryLimit(memoryBytes)).toBeGreaterThanOrEqual(allButLast);
+    expect(memoryLimit(memoryBytes)).toBeLessThan(all);
+    const o = orderer({ mode, memoryBytes });
     await pushAll(o, writes.slice(0, -1));
     expect(o.stats.spilled).toBe(false);
+    expect(o.heldBytes).toBe(allButLast);
     expect(await readdir(tempDir)).toEqual([]);
     await o.push(writes.at(-1)!);
     expect(o.stats.spilled).toBe(true);
     expectSameWrites(await collect(o.drain()), orderAll(writes, partitionOf, mode));
-    // And a budget of exactly the total holds it all in memory.
-    const fits = orderer({ mode, memoryBytes: total });
+    // And a budget whose limit is the total holds it all in memory.
+    const fits = orderer({ mode, memoryBytes: 16 * Math.ceil(all / 15) });
     await pushAll(fits, writes);
     expect(fits.stats.spilled).toBe(false);
     expectSameWrites(await collect(fits.drain()), orderAll(writes, partitionOf, mode));
@@ -345,6 +364,7 @@ describe('WriteOrderer: a spilled ordering of awkward partition keys and items',
         // A tiny input size gives the fewest buckets.
         expect(spilled.stats.buckets).toBe(8);
         expectSameWrites(await collect(spilled.drain()), inMemory);
+        expectSameWrites(inMemory, orderAll(writes, partitionOf, mode));
       }
     }
   });
@@ -377,8 +397,8 @@ describe('WriteOrderer window mode', () => {
     expect(o.held).toBe(0);
     const expected = orderAll(writes, partitionOf, 'window', windowRows);
     const all = [...out, ...rest];
-    expect(lines(all)).toEqual(lines(expected));
-    expect(all.every((w, i) => w === expected[i])).toBe(true);
+    // The window holds encodings: the writes come back as equal copies.
+    expectSameWrites(all, expected);
     expectKeyOrderKept(all);
     expect(o.stats.spilled).toBe(false);
     expect(await readdir(tempDir)).toEqual([]);
@@ -388,19 +408,22 @@ describe('WriteOrderer window mode', () => {
     const writes = heavy(510, 600, 'few keys');
     const windowRows = 10_000;
     const o = orderer({ mode: 'window', windowRows, memoryBytes: MIN_MEMORY });
+    const bytesOf = (w: PlannedWrite) => windowBytes(encodedBytes(w), w.partitionId);
     const reference = createWindowInterleaver(partitionOf, { rows: windowRows, bytes: MIN_MEMORY });
     const out: PlannedWrite[] = [];
     const expected: PlannedWrite[] = [];
     const held: PlannedWrite[] = [];
     for (const w of writes) {
       const left = await o.push(w);
-      expected.push(...reference.push(w, heldBytes(w)));
+      expected.push(...reference.push(w, bytesOf(w)));
       out.push(...left);
       held.push(w);
-      for (const l of left) held.splice(held.indexOf(l), 1);
+      for (const l of left) held.splice(held.findIndex((h) => h.origin.line === l.origin.line), 1);
       expect(o.held).toBe(held.length);
-      const bytes = held.reduce((sum, h) => sum + heldBytes(h), 0);
+      const bytes = held.reduce((sum, h) => sum + bytesOf(h), 0);
       expect(bytes <= MIN_MEMORY || held.length === 1).toBe(true);
+      // What the orderer reports also counts its slabs whole, the free space of any a held write keeps alive.
+      expect(o.heldBytes).toBeGreaterThanOrEqual(bytes);
     }
     expect(o.held).toBeLessThan(64);
     out.push(...(await collect(o.drain())));
@@ -447,34 +470,39 @@ describe('WriteOrderer held counts and memory', () => {
     }
   });
 
-  it('spread, 64 KB: the writes held in memory stay bounded while pushing, sorting and merging', async () => {
-    // Not a timing or heap test. What is held is read off the files: (1) before the spill, writes are
-    // held only while their estimated bytes fit the budget; (2) after it, all but the last 64 KB of
-    // each bucket's lines are on disk; (3) each run file holds one sort chunk of at most half the budget.
+  it('spread, 64 KB: what is held stays within the budget while pushing, sorting and merging', async () => {
+    // Not a timing or heap test. (1) Before the spill, heldBytes stays within the limit and counts at least
+    // the encodings held. (2) After it, all but each bucket's buffer (4 KB at this budget) is on disk.
+    // (3) Each run file holds one sort chunk: encodings of at most half the budget.
     const writes = heavy(602, 900);
     const o = orderer({ mode: 'spread', memoryBytes: MIN_MEMORY, inputBytes: 1 });
-    let heldEstimate = 0;
+    let encodedHeld = 0;
     let spillAt = -1;
-    const minLine = Math.min(...writes.map((w) => encodeWrite(w).length));
+    const minEncoded = Math.min(...writes.map(encodedBytes));
     let checked = 0;
     for (const [i, w] of writes.entries()) {
       await o.push(w);
       if (spillAt < 0) {
-        heldEstimate += heldBytes(w);
-        expect(o.stats.spilled).toBe(heldEstimate > MIN_MEMORY);
-        if (o.stats.spilled) spillAt = i;
+        if (o.stats.spilled) {
+          spillAt = i;
+          continue;
+        }
+        encodedHeld += encodedBytes(w);
+        expect(o.heldBytes).toBeLessThanOrEqual(memoryLimit(MIN_MEMORY));
+        expect(o.heldBytes).toBeGreaterThanOrEqual(encodedHeld);
       } else if ((i + 1) % 150 === 0) {
         const tempPath = o.stats.tempPath!;
         let onDisk = 0;
         for (const f of await readdir(tempPath)) onDisk += (await readFile(join(tempPath, f), 'utf8')).split('\n').length - 1;
         const buffered = i + 1 - onDisk;
         expect(buffered).toBeGreaterThanOrEqual(0);
-        expect(buffered).toBeLessThanOrEqual(o.stats.buckets * (Math.floor(65536 / minLine) + 1));
+        expect(buffered).toBeLessThanOrEqual(o.stats.buckets * (Math.floor(4096 / minEncoded) + 1));
+        expect(o.heldBytes).toBe(o.stats.buckets * 4096);
         checked++;
       }
     }
     expect(spillAt).toBeGreaterThan(0);
-    expect(spillAt).toBeLessThan(MIN_MEMORY / 400);
+    expect(spillAt).toBeLessThan(MIN_MEMORY / minEncoded);
     expect(checked).toBeGreaterThanOrEqual(5);
     expect(o.stats.buckets).toBe(8);
 
@@ -487,15 +515,12 @@ describe('WriteOrderer held counts and memory', () => {
     for (const f of runFiles) {
       const runLines = (await readFile(join(tempPath, f), 'utf8')).split('\n').slice(0, -1);
       entries += runLines.length;
-      // The chunk estimate WriteOrderer keeps: 2 bytes per payload character + 120 per entry. A run is
-      // written once it exceeds half the budget, so without its last entry added it is within half of it.
-      const estimates = runLines.map((line) => 2 * line.slice(line.indexOf('\t', line.indexOf('\t') + 1) + 1).length + 120);
-      // The file is sorted, so the last entry added is not known: take away the largest instead.
-      expect(estimates.reduce((a, b) => a + b, 0) - Math.max(...estimates)).toBeLessThanOrEqual(MIN_MEMORY / 2);
+      // "primary \t first \t encoding": the encodings of one run shared one sort buffer of half the budget.
+      const encodings = runLines.map((line) => Buffer.byteLength(line.slice(line.indexOf('\t', line.indexOf('\t') + 1) + 1)));
+      expect(encodings.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(MIN_MEMORY / 2);
     }
     // Everything but the last chunk (kept in memory) went through run files.
-    const maxChunk = Math.floor(MIN_MEMORY / 2 / (2 * minLine + 120)) + 1;
-    expect(entries).toBeGreaterThanOrEqual(writes.length - maxChunk);
+    expect(entries).toBeGreaterThanOrEqual(writes.length - (Math.floor(MIN_MEMORY / 2 / minEncoded) + 1));
   });
 });
 
@@ -609,13 +634,14 @@ describe('WriteOrderer errors', () => {
   ] as const)('a temp dir that %s: the push that spills rejects with TEMP_FILES naming the folder and --temp-dir', async (_, makeDir) => {
     const dir = await makeDir();
     const writes = heavy(801, 200);
+    // The push that spills, found with a folder that works.
+    const probe = orderer({ mode: 'spread', memoryBytes: MIN_MEMORY });
+    let spillAt = 0;
+    while (!probe.stats.spilled) await probe.push(writes[spillAt++]!);
+    await probe.close();
     const o = orderer({ mode: 'spread', memoryBytes: MIN_MEMORY, tempDir: dir });
-    let total = 0;
     let i = 0;
-    for (; total + heldBytes(writes[i]!) <= MIN_MEMORY; i++) {
-      total += heldBytes(writes[i]!);
-      expect(await o.push(writes[i]!)).toEqual([]);
-    }
+    for (; i < spillAt - 1; i++) expect(await o.push(writes[i]!)).toEqual([]);
     expect(i).toBeGreaterThan(0);
     const error = await rejection(o.push(writes[i]!));
     expect(error).toBeInstanceOf(LoaderError);
@@ -702,9 +728,10 @@ describe('lineFiles', () => {
     expect(await readAll(bare)).toEqual(['a', '', 'b😀']);
   });
 
-  it('buffers up to 64 K characters, then writes (the write returns a promise only then)', async () => {
+  it('buffers lines while the next one surely fits (3 bytes a UTF-16 unit), then writes (the write returns a promise only then)', async () => {
     const path = join(tempDir, 'buffer.txt');
     const writer = await LineWriter.create(path);
+    expect(writer.bufferBytes).toBe(65_536);
     const line = 'x'.repeat(999);
     let flushedAt = -1;
     for (let i = 0; i < 100 && flushedAt < 0; i++) {
@@ -716,11 +743,42 @@ describe('lineFiles', () => {
         flushedAt = i;
       }
     }
-    // 1000 characters per line with its break: the 66th line reaches 65,536.
-    expect(flushedAt).toBe(65);
-    expect(writer.bytes).toBe(66_000);
-    expect((await stat(path)).size).toBe(66_000);
+    // 1000 bytes per line with its break; after 63 lines 2,536 bytes are free, less than 3 × 999 + 1.
+    expect(flushedAt).toBe(63);
+    expect(writer.bytes).toBe(63_000);
+    expect((await stat(path)).size).toBe(63_000);
     await writer.close();
+    expect((await stat(path)).size).toBe(64_000);
+  });
+
+  it('writeParts: a text prefix and a byte range as one line, lines longer than the buffer, small read blocks', async () => {
+    const path = join(tempDir, 'parts.txt');
+    const writer = await LineWriter.create(path, 4096);
+    const bytes = Buffer.from('0123456789é😀', 'utf8');
+    const expected: string[] = [];
+    const random = mulberry32(902);
+    for (let i = 0; i < 500; i++) {
+      // Character boundaries only: 10 digits, then 'é' (2 bytes) and '😀' (4 bytes).
+      const boundaries = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 16];
+      const a = pick(random, boundaries);
+      const b = pick(random, boundaries);
+      const [start, end] = a <= b ? [a, b] : [b, a];
+      const prefix = i % 50 === 0 ? '日'.repeat(3000) : `${i}\t`;
+      const flushing = writer.writeParts(prefix, bytes, start, end);
+      if (flushing) await flushing;
+      expected.push(prefix + bytes.toString('utf8', start, end));
+    }
+    await writer.close();
+    expect(writer.lines).toBe(500);
+    expect(writer.bytes).toBe((await stat(path)).size);
+    expect(await readAll(path)).toEqual(expected);
+    // Blocks of whole lines, each block smaller than some lines: the block grows for those.
+    const seen: string[] = [];
+    for await (const block of readLineBlocks(path, 1024)) {
+      expect(block.buffer[block.end - 1]).toBe(0x0a);
+      forEachLine(block, (start, end) => seen.push(block.buffer.toString('utf8', start, end)));
+    }
+    expect(seen).toEqual(expected);
   });
 
   it("'wx': LineWriter.create refuses a file that exists and leaves it alone", async () => {
@@ -729,5 +787,72 @@ describe('lineFiles', () => {
     await expect(LineWriter.create(path)).rejects.toMatchObject({ code: 'EEXIST' });
     expect(await readFile(path, 'utf8')).toBe('keep me');
     expect(await openFilesUnder(tempDir)).toEqual([]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------
+// Slabs
+// ---------------------------------------------------------------------------------------------------
+
+describe('Slabs', () => {
+  const add = (slabs: Slabs, text: string) => {
+    const start = slabs.add(text);
+    const slab = slabs.last;
+    expect(slab.buffer.toString('utf8', start, slab.used)).toBe(text);
+    return slab;
+  };
+
+  it('appends UTF-8 bytes; bytes counts slabs whole, usedBytes what was written', () => {
+    const slabs = new Slabs(4096, false);
+    const a = add(slabs, 'é😀'.repeat(100));
+    const b = add(slabs, 'x'.repeat(100));
+    expect(b).toBe(a);
+    expect(slabs.bytes).toBe(4096);
+    expect(slabs.usedBytes).toBe(600 + 100);
+    // 3 bytes a UTF-16 unit might not fit: measured, and it does fit.
+    const c = add(slabs, 'y'.repeat(3000));
+    expect(c).toBe(a);
+    // Now it does not: a new slab.
+    const d = add(slabs, 'z'.repeat(1000));
+    expect(d).not.toBe(a);
+    expect(slabs.bytes).toBe(8192);
+  });
+
+  it('a slab whose writes are all released is kept as a spare and reused; past 16 spares they are dropped', () => {
+    const slabs = new Slabs(4096, false);
+    const held: Slab[] = [];
+    for (let i = 0; i < 40; i++) held.push(add(slabs, 'w'.repeat(2000)));
+    expect(slabs.bytes).toBe(20 * 4096);
+    // Release all but the current slab's writes: 19 slabs empty, 16 kept.
+    for (const slab of held.slice(0, 38)) slabs.release(slab);
+    expect(slabs.bytes).toBe((1 + 16) * 4096);
+    expect(slabs.usedBytes).toBe(2 * 2000);
+    // New slabs come from the spares: nothing allocated.
+    const reused = new Set<Slab>();
+    for (let i = 0; i < 32; i++) reused.add(add(slabs, 'v'.repeat(2000)));
+    expect(slabs.bytes).toBe((1 + 16) * 4096);
+    expect(reused.size).toBe(16);
+    expect([...reused].every((slab) => held.includes(slab))).toBe(true);
+    // A write larger than a slab gets one of its own, dropped (not kept) once released.
+    const big = add(slabs, 'b'.repeat(10_000));
+    expect(big.buffer.length).toBe(10_000);
+    add(slabs, 'after');
+    const before = slabs.bytes;
+    slabs.release(big);
+    expect(slabs.bytes).toBe(before - 10_000);
+  });
+
+  it('keepAll: nothing is dropped, every slab is listed in order', () => {
+    const slabs = new Slabs(4096, true);
+    const seen: Slab[] = [];
+    for (let i = 0; i < 10; i++) {
+      const slab = add(slabs, 'k'.repeat(3000));
+      if (!seen.includes(slab)) seen.push(slab);
+      slabs.release(slab);
+    }
+    expect(slabs.all).toEqual(seen);
+    expect(slabs.all).toHaveLength(10);
+    expect(slabs.bytes).toBe(10 * 4096);
+    expect(slabs.usedBytes).toBe(10 * 3000);
   });
 });
