@@ -12,6 +12,7 @@
  *                    grows with the input (default 0: skipped; docs/BENCHMARKS.md used 5,000,000)
  *   --load-rows N    rows loaded into DynamoDB Local per mode (default 100,000; 0 skips the loads and
  *                    DynamoDB Local altogether)
+ *   --held-rows N    rows of the held-bytes check (default 100,000, the load's input; 0 skips it)
  *   --repeats N      measured loads per mode (default 2, in ABCD DCBA order)
  *   --rate N         items/s that make one slice of the load, for the worst-key share (default 4,000)
  *   --memory SIZE    the orderer's memory budget, as --memory of the CLI (default 128 MiB: 1M rows spill)
@@ -27,7 +28,9 @@
  *    is read + plan only: the baseline), peak RSS, bytes written to temporary files and the most on disk
  *    at once (sampled every 250 ms), then the slice figures of the order it produced (orderSlices.ts):
  *    the worst-key share of any 1-second slice at --rate, and for spread the 2× fairness check.
- * 2. Loads into fresh tables on DynamoDB Local (child process, runOrderLoad.ts), after an unmeasured
+ * 2. Held bytes (child process, runOrderHeld.ts): every write of a --held-rows input pushed, none drained,
+ *    then the orderer's own `heldBytes` against what V8's heap and ArrayBuffers grew by, after forced GCs.
+ * 3. Loads into fresh tables on DynamoDB Local (child process, runOrderLoad.ts), after an unmeasured
  *    100k-row warm-up: items/s of the whole load() call, compared with input order.
  * Results also go to bench/results/order-latest.json.
  */
@@ -51,6 +54,7 @@ const { values: flags } = parseArgs({
     rows: { type: 'string' },
     'large-rows': { type: 'string' },
     'load-rows': { type: 'string' },
+    'held-rows': { type: 'string' },
     repeats: { type: 'string' },
     rate: { type: 'string' },
     memory: { type: 'string' },
@@ -60,7 +64,7 @@ const { values: flags } = parseArgs({
   strict: true,
 });
 
-function intOption(name: 'rows' | 'large-rows' | 'load-rows' | 'repeats' | 'rate', fallback: number, min: number): number {
+function intOption(name: 'rows' | 'large-rows' | 'load-rows' | 'held-rows' | 'repeats' | 'rate', fallback: number, min: number): number {
   const text = flags[name];
   if (text === undefined || text === '') return fallback;
   const n = Number(text.replace(/_/g, ''));
@@ -71,6 +75,7 @@ function intOption(name: 'rows' | 'large-rows' | 'load-rows' | 'repeats' | 'rate
 const ROWS = intOption('rows', 1_000_000, 1);
 const LARGE_ROWS = intOption('large-rows', 0, 0);
 const LOAD_ROWS = intOption('load-rows', 100_000, 0);
+const HELD_ROWS = intOption('held-rows', 100_000, 0);
 const REPEATS = intOption('repeats', 2, 1);
 const RATE = intOption('rate', 4_000, 1);
 const MEMORY_BYTES = flags.memory ? parseByteSize(flags.memory) : DEFAULT_MEMORY_BYTES;
@@ -189,6 +194,31 @@ async function orderAlone(file: SkewedDataFile, mode: OrderMode): Promise<OrderR
   return run;
 }
 
+/* ==== held bytes ==== */
+
+interface HeldRun {
+  mode: OrderMode;
+  held: number;
+  spilled: boolean;
+  heldBytes: number;
+  measuredBytes: number;
+  rssGrowth: number;
+}
+
+async function heldCheck(file: SkewedDataFile, mode: OrderMode): Promise<HeldRun> {
+  const tempDir = join(tmp!, `held-temp-${mode}`);
+  await mkdir(tempDir, { recursive: true });
+  try {
+    const stats = await harness.runChild('runOrderHeld.ts', [mode, '--input', file.path, '--memory', String(MEMORY_BYTES), '--window', String(DEFAULT_WINDOW_ROWS), '--temp-dir', tempDir]);
+    const extra = stats.extra as unknown as HeldRun;
+    const run: HeldRun = { mode, held: extra.held, spilled: extra.spilled, heldBytes: extra.heldBytes, measuredBytes: extra.measuredBytes, rssGrowth: extra.rssGrowth };
+    log(`held ${mode}: ${fmtInt(run.held)} writes held${run.spilled ? ' (spilled)' : ''}, heldBytes ${mb(run.heldBytes)} MB, measured ${mb(run.measuredBytes)} MB, RSS grew ${mb(run.rssGrowth)} MB`);
+    return run;
+  } finally {
+    await rm(tempDir, { recursive: true, force: true });
+  }
+}
+
 /* ==== loads ==== */
 
 interface Measured extends Observed {
@@ -232,7 +262,7 @@ async function measuredLoad(file: SkewedDataFile, mode: OrderMode, label: string
 
 async function main(): Promise<void> {
   tmp = await mkdtemp(join(tmpdir(), 'ddb-spread-order-bench-'));
-  await harness.compileChildren(['childStats.ts', 'runOrderOnly.ts', 'runOrderLoad.ts']);
+  await harness.compileChildren(['childStats.ts', 'runOrderOnly.ts', 'runOrderLoad.ts', 'runOrderHeld.ts']);
   const cores = cpus().length;
   const loadAtStart = loadavg();
   if (loadAtStart[0]! > cores * 0.5) log(`WARNING: load average ${loadAtStart.map((x) => x.toFixed(1)).join(' ')} on ${cores} cores before starting: other work is running, figures will be noisy`);
@@ -258,6 +288,15 @@ async function main(): Promise<void> {
     await rm(largeFile.path, { force: true });
   }
   await rm(orderFile.path, { force: true });
+
+  const held: HeldRun[] = [];
+  if (HELD_ROWS > 0) {
+    const heldFile = await phase('generate data', () => generateSkewedCsv(join(tmp!, `held-${HELD_ROWS}.csv`), HELD_ROWS, SEEDS.load));
+    await phase('held bytes', async () => {
+      for (const mode of MODES) held.push(await heldCheck(heldFile, mode));
+    });
+    await rm(heldFile.path, { force: true });
+  }
 
   const loads = new Map<OrderMode, Measured[]>(MODES.map((m) => [m, []]));
   let loadFile: SkewedDataFile | undefined;
@@ -358,6 +397,21 @@ async function main(): Promise<void> {
     `Max ratio over the ${fmtInt(s0.ratedKeys)} keys expected >= 1 write per slice (e >= 1); min ratio over those with e >= 2, 0 = such a key is missing from some slice. ` +
     `Sparse: the ${fmtInt(s0.sparseKeys)} keys expected < 1 write per slice, where one write already exceeds 2x their share: most writes of one in one slice, how many keys had 2+, and the smallest expected writes per slice e among those.)`);
 
+  if (held.length) {
+    out.push('');
+    out.push(`Held bytes: ${fmtInt(HELD_ROWS)} rows pushed, none drained (--memory ${mib(MEMORY_BYTES)}, window ${fmtInt(DEFAULT_WINDOW_ROWS)} rows); the orderer's heldBytes against the growth of V8's used heap + ArrayBuffers and of the RSS, after forced GCs`);
+    out.push(
+      table(
+        ['mode', 'writes held', 'spilled', 'heldBytes MB', 'heap+ArrayBuffers MB', 'ratio', 'RSS growth MB', 'ratio'],
+        held.map((h) => {
+          const ratio = (x: number) => (h.heldBytes > 0 ? (x / h.heldBytes).toFixed(2) : '-');
+          return [h.mode, fmtInt(h.held), h.spilled ? 'yes' : 'no', mb(h.heldBytes), mb(h.measuredBytes), ratio(h.measuredBytes), mb(h.rssGrowth), ratio(h.rssGrowth)];
+        }),
+      ),
+    );
+    out.push('(ArrayBuffer memory counts a Buffer whole; a large slab costs memory only for the pages written to, which the RSS shows)');
+  }
+
   const loadSummary: Record<string, { best: number; median: number; ratioMedian: number; ratioBest: number; cpuS: number; maxRssMB: number; tempMB: number; serverCpuS: number | undefined; firstWriteS: number | undefined }> = {};
   if (loadFile) {
     const inputRuns = loads.get('input')!;
@@ -416,11 +470,12 @@ async function main(): Promise<void> {
     memoryGB: Math.round(totalmem() / 2 ** 30),
     dynamodbLocal: `amplify-dynamodb-simulator@${SIMULATOR_VERSION}`,
     gitCommit: gitCommit(),
-    options: { childNodeFlags: CHILD_NODE_FLAGS, largeModes: LARGE_MODES, rows: ROWS, largeRows: LARGE_ROWS, loadRows: LOAD_ROWS, repeats: REPEATS, rate: RATE, memoryBytes: MEMORY_BYTES, windowRows: DEFAULT_WINDOW_ROWS, concurrency: CONCURRENCY },
+    options: { childNodeFlags: CHILD_NODE_FLAGS, largeModes: LARGE_MODES, rows: ROWS, largeRows: LARGE_ROWS, loadRows: LOAD_ROWS, heldRows: HELD_ROWS, repeats: REPEATS, rate: RATE, memoryBytes: MEMORY_BYTES, windowRows: DEFAULT_WINDOW_ROWS, concurrency: CONCURRENCY },
     data: { rows: orderFile.rows, bytes: orderFile.bytes, keys: orderFile.keys, heavyRows: orderFile.heavyRows, largeRows: largeFile?.rows, largeBytes: largeFile?.bytes, largeKeys: largeFile?.keys },
     orderingAlone: alone,
     orderingAloneLarge: large,
     rssGrowth: growth,
+    heldCheck: held,
     loads: { rows: loadFile?.rows, summary: loadSummary, runs: Object.fromEntries(loads) },
     targets: TARGET,
     phasesSeconds: phases,

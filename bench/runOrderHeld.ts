@@ -1,0 +1,91 @@
+/**
+ * Bench child: is the orderer's `heldBytes` what it really holds? Reads + plans a file and pushes every
+ * write into a WriteOrderer (the built library, dist/) without draining it, then forces full GCs and
+ * compares the growth of V8's used heap plus ArrayBuffer memory since the start (also after forced GCs)
+ * with `heldBytes`; and the growth of the RSS, since ArrayBuffer memory counts a Buffer's allocated size
+ * while only the pages written to cost memory.
+ *   node bench/runOrderHeld.js spread --input f.csv [--memory 134217728] [--window 50000] [--temp-dir DIR]
+ * Meant for an input that fits the budget (a spilled order holds only file buffers). Prints one JSON line
+ * (childStats.ts) with the figures in `extra`.
+ */
+import { tmpdir } from 'node:os';
+import { parseArgs } from 'node:util';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { ORDER_MODES, type OrderMode } from '../dist/core/order.js';
+import { DEFAULT_MEMORY_BYTES } from '../dist/core/options.js';
+import { createRowPlanner, isRejected } from '../dist/core/planRow.js';
+import { WriteOrderer } from '../dist/io/order/writeOrderer.js';
+import { openInput } from '../dist/io/readers/openInput.js';
+import { readCsv } from '../dist/io/readers/readCsv.js';
+import { startMeasuring } from './childStats.js';
+
+// gc() without --expose-gc on the command line (the harness gives every child the same node flags).
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+const [modeArg, ...rest] = process.argv.slice(2);
+if (!ORDER_MODES.includes(modeArg as OrderMode)) throw new Error(`first argument: one of ${ORDER_MODES.join(', ')}, got ${String(modeArg)}`);
+const mode = modeArg as OrderMode;
+const { values } = parseArgs({
+  args: rest,
+  options: {
+    input: { type: 'string' },
+    memory: { type: 'string', default: String(DEFAULT_MEMORY_BYTES) },
+    window: { type: 'string', default: '50000' },
+    'temp-dir': { type: 'string' },
+  },
+  strict: true,
+});
+if (!values.input) throw new Error('--input is required');
+
+/** V8's used heap plus ArrayBuffer memory (Buffers), and the RSS, after full GCs. */
+function retained(): { bytes: number; rss: number } {
+  for (let i = 0; i < 3; i++) gc();
+  const m = process.memoryUsage();
+  return { bytes: m.heapUsed + m.arrayBuffers, rss: m.rss };
+}
+
+const done = startMeasuring();
+const input = await openInput(values.input);
+const planner = createRowPlanner({
+  keySchema: { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'S' } },
+  types: { amount: 'N', qty: 'N' },
+  infer: false,
+  empty: 'omit',
+  jsonFlavor: 'json',
+});
+const orderer = new WriteOrderer({
+  mode,
+  windowRows: Number(values.window),
+  memoryBytes: Number(values.memory),
+  tempDir: values['temp-dir'] ?? tmpdir(),
+  ...(input.totalBytes === undefined ? {} : { inputBytes: input.totalBytes }),
+});
+let rows = 0;
+let handedOut = 0;
+// The baseline is taken once the reader and planner are running, so that their own buffers count in both.
+let before: { bytes: number; rss: number } | undefined;
+const records = readCsv(input.stream, input.name, { delimiter: ',', columns: undefined });
+try {
+  for await (const record of records) {
+    rows++;
+    const planned = planner.plan(record);
+    if (isRejected(planned)) continue;
+    before ??= retained();
+    handedOut += (await orderer.push(planned)).length;
+  }
+  const after = retained();
+  done(rows, {
+    mode,
+    held: orderer.held,
+    handedOut,
+    spilled: orderer.stats.spilled,
+    heldBytes: orderer.heldBytes,
+    measuredBytes: after.bytes - (before ?? after).bytes,
+    rssGrowth: after.rss - (before ?? after).rss,
+    memoryBytes: Number(values.memory),
+  });
+} finally {
+  await orderer.close();
+}
