@@ -120,6 +120,8 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
   let checkpoint: CheckpointStore | undefined;
   /** Batches before this one were done by an earlier run of this checkpoint: they are not sent again. */
   let resumeFrom = 0;
+  /** Write units an earlier run of the checkpoint wrote (not this run's pace). */
+  let plannedWcuBeforeResume = 0;
   const segment = opts.segment;
   let pacer: RatePacer | undefined;
   let rateReason = '';
@@ -159,7 +161,7 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
       keyWcu: opts.keyWcu,
       finalWcu: snapshot?.currentWcu,
       peakWcu: snapshot?.peakWcu ?? 0,
-      averageWcu: elapsedMs > 0 ? (counters.plannedWcu * 1000) / elapsedMs : 0,
+      averageWcu: elapsedMs > 0 ? ((counters.plannedWcu - plannedWcuBeforeResume) * 1000) / elapsedMs : 0,
       costRatio: snapshot?.costRatio ?? 1,
       tableThrottles: snapshot?.tableThrottles ?? 0,
       keyThrottles: snapshot?.keyThrottles ?? 0,
@@ -185,16 +187,19 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     emit({ type: 'progress', counters, totalBytes, elapsedMs: t - startedAt, ...(rate ? { rate } : {}) });
   };
 
-  const rejectRow = async (row: RejectedRow) => {
+  /** Counts and files a rejected row; `announce` false for rejects an earlier run already reported. */
+  const rejectRow = async (row: RejectedRow, announce = true) => {
     counters.rejected++;
     counters.rejectedByReason[row.code] = (counters.rejectedByReason[row.code] ?? 0) + 1;
-    emit({ type: 'rowRejected', row });
+    if (announce) emit({ type: 'rowRejected', row });
     await rejects.write(row);
     if (counters.rejected >= opts.maxRejects && !fatal) {
       fatal = new LoaderError('MAX_REJECTS_REACHED', `stopped after ${counters.rejected} rejected rows (--max-rejects ${opts.maxRejects}); see ${opts.rejectsPath}`, { file: row.origin.file, line: row.origin.line });
     }
   };
 
+  /** Batches under way; every way out of the load waits for them (lib-storage: never strand a write). */
+  const running = new Set<Promise<void>>();
   try {
     const tableInfo = dryRun?.tableInfo ?? (await describeTable(client, aws, deps.signal));
     dryRun?.onTable?.(tableInfo);
@@ -206,9 +211,11 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     const costs = new WeakMap<PlannedWrite, number>();
     /** Write units of one put: the table plus every GSI the item lands in (computed once per write). */
     const costOf = (w: PlannedWrite): number => {
+      // Without GSIs the table's units are the cost (a dry run's slim writes carry their total there too).
+      if (tableInfo.gsis.length === 0 || dryRun) return w.wcu;
       let cost = costs.get(w);
       if (cost === undefined) {
-        cost = tableInfo.gsis.length === 0 ? w.wcu : costModel(w.item, w.size).total;
+        cost = costModel(w.item, w.size).total;
         costs.set(w, cost);
       }
       return cost;
@@ -224,20 +231,24 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     if (opts.checkpointPath && !dryRun) {
       const identity = await fingerprintFile(opts.input);
       if (!identity) throw new LoaderError('INVALID_OPTION', '--checkpoint needs a file input (stdin cannot be read again to resume)');
-      checkpoint = await CheckpointStore.open(opts.checkpointPath, identity, writeAffectingOptions(opts), seed);
-      if (checkpoint.file.status === 'complete') {
-        throw new LoaderError('CHECKPOINT_COMPLETE', `checkpoint ${opts.checkpointPath} says this load completed at ${checkpoint.file.updatedAt}: nothing to do; delete it to load the file again`, { file: opts.checkpointPath });
+      // The key schema decides which rows are one item (superseded), so it is part of what must match.
+      const opened = await CheckpointStore.open(opts.checkpointPath, identity, { ...writeAffectingOptions(opts), keySchema: tableInfo.keySchema }, seed);
+      // Refused before it is ours to save: a finished checkpoint must stay finished.
+      if (opened.file.status === 'complete') {
+        throw new LoaderError('CHECKPOINT_COMPLETE', `checkpoint ${opts.checkpointPath} says this load completed at ${opened.file.updatedAt}: nothing to do; delete it to load the file again`, { file: opts.checkpointPath });
       }
+      checkpoint = opened;
       resumeFrom = checkpoint.progress.batchesDone;
       if (checkpoint.resumed) {
         const saved = checkpoint.file;
         counters.written = saved.written;
         counters.writtenBeforeResume = saved.written;
         counters.plannedWcu = saved.plannedWcu;
+        plannedWcuBeforeResume = saved.plannedWcu;
         counters.consumedWcu = saved.consumedWcu;
         // The reject file is written anew: rejects of the reading are found again, those of the writing
         // before the checkpoint come from it.
-        for (const row of saved.writeRejects) await rejectRow(row);
+        for (const row of saved.writeRejects) await rejectRow(row, false);
         if (saved.writeRejectsNotKept > 0) {
           counters.rejected += saved.writeRejectsNotKept;
           counters.rejectedByReason['WRITE_REJECTED'] = (counters.rejectedByReason['WRITE_REJECTED'] ?? 0) + saved.writeRejectsNotKept;
@@ -247,7 +258,8 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     }
     const shardSeed = checkpoint?.file.shardSeed ?? seed;
     const shard = opts.shard ? resolveShardOptions({ ...opts.shard, seed: shardSeed! }, keySchema, opts.table) : undefined;
-    if (shard) manifest = new ShardManifest(opts.table, shard);
+    // A dry run writes nothing, so there is no manifest to keep.
+    if (shard && !dryRun) manifest = new ShardManifest(opts.table, shard);
     const input = await openInput(opts.input, deps.stdin);
     totalBytes = input.totalBytes;
     bytesRead = input.bytesRead;
@@ -278,7 +290,7 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     });
     const batcher = createBatcher();
     const limit = pLimit(opts.concurrency);
-    const running = new Set<Promise<void>>();
+
     let warnedDynamoJson = false;
     // Keys of batches not yet settled: a batch holding one of them waits for the earlier batch, so two
     // writes to one primary key are never in flight together and the later one always lands last.
@@ -333,15 +345,17 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
           const cost = costOf(w);
           batchWcu += cost;
           counters.plannedWcu += cost;
-          keyUnits.add(w.partitionId, cost);
+          // The estimate keeps its own tally of keys; a dry run need not count them twice.
+          if (!dryRun) keyUnits.add(w.partitionId, cost);
           if (manifest && w.unshardedKey !== undefined) manifest.add(w.unshardedKey, w.item[keySchema.partitionKey.name] as string);
         }
         counters.consumedWcu += outcome.consumedWcu;
         counters.retries += outcome.retries;
         counters.throttledItems += outcome.throttledItems;
         for (const row of outcome.rejected) await rejectRow(row);
-        if (outcome.fatal && !fatal) fatal = outcome.fatal;
-        // Done means every write stored or rejected; a batch cut short by a fatal error is not.
+        // Done means every write stored or rejected; a batch cut short by a fatal error is not, even
+        // when another batch's fatal error came first.
+        if (outcome.fatal) fatal ??= outcome.fatal;
         else checkpoint?.complete(index, { written: outcome.written.length, plannedWcu: batchWcu, consumedWcu: outcome.consumedWcu, writeRejects: outcome.rejected });
         progress();
       })
@@ -398,7 +412,6 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
         progress();
       }
     }
-    // Rows already read are written even when stopping on a signal: at most one partial batch.
     // Rows already read are written even when stopping on a signal: at most one partial batch. Not with
     // a checkpoint: a partial batch is not a batch of the load's fixed sequence, and resuming counts on it.
     const last = batcher.flush();
@@ -407,6 +420,9 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
   } catch (error) {
     if (!fatal) fatal = error instanceof LoaderError ? error : bug(`unexpected failure: ${(error as Error)?.message ?? String(error)}`);
   } finally {
+    // A failure out of the reading (a truncated .gz, a full disk) must not leave batches writing behind
+    // the counters, the reject file and the checkpoint being closed.
+    while (running.size > 0) await Promise.allSettled(running);
     try {
       await rejects.close();
     } catch (error) {
@@ -438,7 +454,7 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
   progress(true);
   const final = result();
   if (!fatal && deps.signal?.aborted) {
-    fatal = new LoaderError('ABORTED', `stopped on request after ${final.rowsRead} rows; rows read before the stop were written or rejected`);
+    fatal = new LoaderError('ABORTED', `stopped on request after ${final.rowsRead} rows; batches already sent were finished, rows not yet sent are counted as not written`);
   }
   if (fatal) {
     if (started) fatal.result = final;

@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../tools/mulberry32.js';
+import { load, LoaderError } from '../../src/index.js';
 import { runCli } from '../support/cli.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { localEnv } from '../support/env.js';
@@ -20,7 +21,7 @@ const KEYS: TableKeys = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { na
 const TYPES = ['--types', Object.entries(GENERATED_TYPES).map(([n, t]) => `${n}:${t}`).join(',')];
 const CONCURRENCY = 8;
 
-const { endpoint, client, dir, newTable, closeAfterAll } = useLocalAws({ name: 'resume' });
+const { endpoint, client, dir, newTable, closeAfterAll } = useLocalAws({ name: 'resume', processCredentials: true });
 
 /** Runs the CLI; sends `signal` once the checkpoint at `path` records at least `batches` done. */
 const cli = (args: string[], env: NodeJS.ProcessEnv, kill?: { signal: NodeJS.Signals; path: string; batches: number }) =>
@@ -87,6 +88,10 @@ describe('--checkpoint', () => {
     const again = await cli(args, env);
     expect(again.code).toBe(0);
     expect(again.stderr).toContain('nothing to do');
+    // ...and stays finished, so a scheduler running it again and again never reads the input anew.
+    expect((JSON.parse(await readFile(checkpoint, 'utf8')) as { status: string }).status).toBe('complete');
+    const third = await cli(args, env);
+    expect(third.stderr).toContain('nothing to do');
     expect(sentItems(proxy) - rows).toBe(rewrites);
   }, 300_000);
 
@@ -139,4 +144,31 @@ describe('--checkpoint', () => {
     expect(resumed.stderr).toContain('resuming from checkpoint');
     expect((await scanAll(client(), table)).length).toBe(rows);
   }, 120_000);
+
+  it('batches cut short by a fatal error are not recorded as done, whichever fails first: the resume stores every row (regression)', async () => {
+    const rows = 1000;
+    const input = join(dir(), 'fatal.csv');
+    await writeGeneratedCsv(input, rows);
+    const table = await newTable(KEYS);
+    // From the 11th call on, credentials "expire": every batch in flight fails fatally, the lowest last,
+    // so later batches fail after the first fatal error is known (where the bug recorded them as done).
+    const proxy = await startFaultProxy(endpoint, (i) => (i >= 10 ? { kind: 'error', status: 400, type: 'com.amazon.coral.service#ExpiredTokenException', message: 'The security token included in the request is expired', delayMs: i === 10 ? 80 : 5 } : { kind: 'forward' }));
+    closeAfterAll(proxy);
+    const checkpointPath = join(dir(), 'fatal.checkpoint.json');
+    const options = { input, table, endpoint: proxy.url, region: 'us-east-1', types: GENERATED_TYPES, concurrency: 4, checkpointPath, rejectsPath: join(dir(), 'fatal.rejects.jsonl') };
+    const failed = await load(options).then(
+      () => undefined,
+      (e: unknown) => e as LoaderError,
+    );
+    expect(failed?.code).toBe('ACCESS_DENIED');
+    const saved = JSON.parse(await readFile(checkpointPath, 'utf8')) as { status: string; batchesDone: number; written: number };
+    expect(saved.status).toBe('stopped');
+    // What the checkpoint says is done was stored: its batches hold exactly the rows it counts as written.
+    expect(saved.written).toBe(saved.batchesDone * 25);
+    expect((await scanAll(client(), table)).length).toBeGreaterThanOrEqual(saved.written);
+    proxy.setPolicy(() => ({ kind: 'forward' }));
+    const resumed = await load(options);
+    expect(resumed).toMatchObject({ rowsRead: rows, written: rows, complete: true });
+    expect((await scanAll(client(), table)).length).toBe(rows);
+  });
 });
