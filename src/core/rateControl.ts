@@ -181,7 +181,9 @@ export class RateController {
     this.#adapt(now);
     const cost = units * this.#costRatio;
     addTo(this.#offeredUnits, now, cost);
-    this.#peakOffered = Math.max(this.#peakOffered, this.#recent(this.#offeredUnits, now));
+    // The best whole second offered (as #peak for what was stored): a rate over a few milliseconds, such
+    // as the first batches sent at once, would make a floor far above what the table takes.
+    this.#peakOffered = Math.max(this.#peakOffered, this.#offeredUnits.get(Math.floor(now / 1000) - 1) ?? 0);
     return this.#table.reserve(now, cost);
   }
 
@@ -207,7 +209,8 @@ export class RateController {
         state.lastThrottle = now;
         if (now - state.lastDecrease < this.#cooldownMs) continue;
         state.lastDecrease = now;
-        const to = Math.max(MIN_RATE, state.bucket.rate * this.#keyDecrease);
+        // Never below 5% of --key-wcu: a key cut to 1 WCU/s would starve for minutes behind its own debt.
+        const to = Math.max(MIN_RATE, FLOOR_SHARE * this.#keyWcu, state.bucket.rate * this.#keyDecrease);
         state.bucket.setRate(now, to);
         this.#slowed.add(key);
         changes.push({ kind: 'decreased', scope: 'key', key, toWcu: to });
