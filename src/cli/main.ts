@@ -210,6 +210,7 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
     const estimating = command === 'estimate' || flags.dryRun === true;
     const controller = new AbortController();
     let signalExit: number | undefined;
+    let stopTimer: NodeJS.Timeout | undefined;
     const onSignal = (name: 'SIGINT' | 'SIGTERM') => () => {
       if (signalExit !== undefined) process.exit(name === 'SIGINT' ? EXIT.SIGINT : EXIT.SIGTERM);
       signalExit = name === 'SIGINT' ? EXIT.SIGINT : EXIT.SIGTERM;
@@ -221,7 +222,7 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
       // In-flight batches get --stop-timeout seconds; the checkpoint is saved atomically, so quitting
       // after that leaves it consistent (the batches still in flight are sent again on resume).
       const exitCode = signalExit;
-      setTimeout(() => {
+      stopTimer = setTimeout(() => {
         say(`ddb-spread: batches still in flight after ${flags.stopTimeout} s (--stop-timeout); quitting${flags.checkpoint ? `; resume with the same command (checkpoint ${flags.checkpoint})` : ''}\n`);
         process.exit(exitCode);
       }, flags.stopTimeout * 1000).unref();
@@ -281,9 +282,9 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
       const result = await load(options, { signal: controller.signal, onEvent, stdin: io.stdin as never });
       bar?.stop();
       release();
-      if (flags.report) await writeReport(flags.report, input, result, startedAt);
-      if (flags.json) io.stdout.write(summaryJson(result));
-      else if (jsonLog) note('', { type: 'summary', ...(JSON.parse(summaryJson(result)) as object) });
+      if (flags.report) await writeReport(flags.report, input, result, startedAt, undefined, flags.excerpts);
+      if (flags.json) io.stdout.write(summaryJson(result, undefined, flags.excerpts));
+      else if (jsonLog) note('', { type: 'summary', ...(JSON.parse(summaryJson(result, undefined, flags.excerpts)) as object) });
       else say(formatSummary(result, undefined, flags.excerpts));
       exitCode = result.rejected > 0 ? EXIT.REJECTED : EXIT.OK;
     } catch (error) {
@@ -293,9 +294,9 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
       const stoppedBySignal = loaderError?.code === 'ABORTED' && signalExit !== undefined;
       if (loaderError?.result) {
         const failure = { code: loaderError.code, message: loaderError.message };
-        if (flags.report && !estimating) await writeReport(flags.report, input, loaderError.result, startedAt, failure).catch((e: Error) => say(`ddb-spread: error: ${e.message}\n`));
-        if (flags.json) io.stdout.write(summaryJson(loaderError.result, failure));
-        else if (jsonLog) note('', { type: 'summary', ...(JSON.parse(summaryJson(loaderError.result, failure)) as object) });
+        if (flags.report && !estimating) await writeReport(flags.report, input, loaderError.result, startedAt, failure, flags.excerpts).catch((e: Error) => say(`ddb-spread: error: ${e.message}\n`));
+        if (flags.json) io.stdout.write(summaryJson(loaderError.result, failure, flags.excerpts));
+        else if (jsonLog) note('', { type: 'summary', ...(JSON.parse(summaryJson(loaderError.result, failure, flags.excerpts)) as object) });
         else say(formatSummary(loaderError.result, loaderError.message, flags.excerpts));
       }
       if (loaderError?.code === 'CHECKPOINT_COMPLETE') {
@@ -312,6 +313,8 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
         exitCode = EXIT.FATAL;
       }
     } finally {
+      // main() runs in-process in tests and for library callers: no exit may fire after it returned.
+      clearTimeout(stopTimer);
       process.off('SIGINT', sigint);
       process.off('SIGTERM', sigterm);
     }
@@ -328,8 +331,8 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
 }
 
 /** --report: the summary, the input's fingerprint, the version and the timings, written atomically. */
-async function writeReport(path: string, input: string, result: LoadResult, startedAt: Date, error?: { code: string; message: string }): Promise<void> {
-  const summary = JSON.parse(summaryJson(result, error)) as Record<string, unknown>;
+async function writeReport(path: string, input: string, result: LoadResult, startedAt: Date, error?: { code: string; message: string }, excerpts = true): Promise<void> {
+  const summary = JSON.parse(summaryJson(result, error, excerpts)) as Record<string, unknown>;
   await writeJsonAtomically(
     path,
     {

@@ -245,6 +245,7 @@ function normalizePacing(raw: LoadOptions): boolean {
   if (typeof pacing !== 'boolean') throw invalid('pacing', 'true or false', pacing);
   if (!pacing && raw.wcu !== undefined) throw invalid('wcu', 'left out when `pacing` is false (--no-pacing)', String(raw.wcu));
   if (!pacing && raw.keyWcu !== undefined) throw invalid('keyWcu', 'left out when `pacing` is false (--no-pacing)', raw.keyWcu);
+  if (!pacing && raw.totalWcu !== undefined) throw invalid('totalWcu', 'left out when `pacing` is false (--no-pacing)', raw.totalWcu);
   return pacing;
 }
 

@@ -59,8 +59,13 @@ function formatReasons(byReason: Record<string, number>): string {
 }
 
 /** The summary for machines (--json on stdout): the result object with stable field names. */
-export function summaryJson(result: LoadResult, error?: { code: string; message: string }): string {
+export function summaryJson(result: LoadResult, error?: { code: string; message: string }, excerpts = true): string {
   const { elapsedMs, itemsPerSecond, consumedWcu, ...rest } = result;
+  // Partition key values can be customer data: --no-excerpts keeps them out of every output.
+  if (!excerpts) {
+    rest.hotKeys = rest.hotKeys.map((k) => ({ ...k, key: '(hidden)' }));
+    if (rest.bottleneck) rest.bottleneck = { ...rest.bottleneck, key: '(hidden)' };
+  }
   return `${JSON.stringify({
     ...rest,
     consumedWcu: Math.round(consumedWcu * 10) / 10,
