@@ -1,3 +1,4 @@
+import { hash32 } from './hash32.js';
 /**
  * A model of how a DynamoDB table admits writes: partitions with token buckets, a per-partition ceiling
  * and a table bucket. The partition proxy of the tests puts it in front of DynamoDB Local (which never
@@ -95,21 +96,6 @@ export function partitionCount(opts: { wcu: number; rcu?: number; sizeBytes?: nu
  */
 export function partitionOf(partitionKey: string, partitions: number): number {
   return Math.floor((hash32(partitionKey) * partitions) / 4294967296);
-}
-
-/** FNV-1a over UTF-16 code units, then murmur3's finaliser so short keys that differ in one char spread. */
-function hash32(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
 }
 
 export type ThrottleScope = 'partition' | 'table';

@@ -1,4 +1,5 @@
 import { LoaderError } from './errors.js';
+import { hash32 } from './hash32.js';
 import type { PlannedWrite } from './types.js';
 
 /**
@@ -26,14 +27,7 @@ export function parseSegment(text: string): Segment {
 
 /** The segment of a partition key identity (type letter + value), by FNV-1a with a murmur3 finaliser. */
 export function segmentOfKey(partitionIdentity: string, count: number): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < partitionIdentity.length; i++) h = Math.imul(h ^ partitionIdentity.charCodeAt(i), 0x01000193);
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return (h >>> 0) % count;
+  return hash32(partitionIdentity) % count;
 }
 
 /** The segment of a planned write: by its partition key before any shard suffix. */

@@ -16,7 +16,6 @@ export class CheckpointStore {
   #file: CheckpointFile;
   #lastSave = 0;
   #saving: Promise<void> = Promise.resolve();
-  #dirty = false;
 
   private constructor(readonly path: string, file: CheckpointFile) {
     this.#file = file;
@@ -78,14 +77,12 @@ export class CheckpointStore {
   /** Records batch `index` as done, and saves when the low-water mark moved and the last save is 200 ms old. */
   complete(index: number, batch: BatchDone): void {
     if (!this.progress.complete(index, batch)) return;
-    this.#dirty = true;
     if (performance.now() - this.#lastSave >= SAVE_EVERY_MS) void this.save('running').catch(() => undefined);
   }
 
   /** Saves the state now (serialised behind any save under way). */
   save(status: CheckpointFile['status']): Promise<void> {
     this.#lastSave = performance.now();
-    this.#dirty = false;
     const file: CheckpointFile = {
       ...this.#file,
       status,
@@ -97,11 +94,6 @@ export class CheckpointStore {
     const next = this.#saving.then(() => writeDurably(this.path, `${JSON.stringify(file)}\n`));
     this.#saving = next.catch(() => undefined);
     return next;
-  }
-
-  /** True when batches finished since the last save. */
-  get dirty(): boolean {
-    return this.#dirty;
   }
 }
 

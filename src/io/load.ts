@@ -1,7 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { randomInt } from 'node:crypto';
-import { rename, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import type { Readable } from 'node:stream';
 import { DEFAULT_BACKOFF } from '../core/backoff.js';
@@ -26,7 +25,7 @@ import { createClient } from './dynamo/client.js';
 import { describeTable } from './dynamo/describeTable.js';
 import { RatePacer } from './ratePacer.js';
 import { CheckpointStore } from './checkpoint.js';
-import { fingerprintFile } from './reportFile.js';
+import { fingerprintFile, writeJsonAtomically } from './reportFile.js';
 import { writeBatch } from './dynamo/writeBatch.js';
 import { openInput } from './readers/openInput.js';
 import { readCsv } from './readers/readCsv.js';
@@ -468,16 +467,12 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
   return final;
 }
 
-/** Writes the manifest next to its target and renames it, so a reader never sees half a file. */
+/** Writes the manifest atomically, so a reader never sees half a file. */
 async function saveManifest(path: string, manifest: ShardManifest): Promise<string> {
-  const temporary = `${path}.${process.pid}.tmp`;
-  try {
-    await writeFile(temporary, `${JSON.stringify(manifest.toJSON(), null, 2)}\n`);
-    await rename(temporary, path);
-    return path;
-  } catch (error) {
-    throw new LoaderError('MANIFEST_UNWRITABLE', `cannot write the shard manifest ${path}: ${(error as Error).message}; choose another path with --shard-manifest`, { file: path, cause: error });
-  }
+  await writeJsonAtomically(path, manifest.toJSON(), '--shard-manifest', (error) =>
+    new LoaderError('MANIFEST_UNWRITABLE', `cannot write the shard manifest ${path}: ${error.message}; choose another path with --shard-manifest`, { file: path, cause: error }),
+  );
+  return path;
 }
 
 /** A partition identity (type letter + value) as the user wrote the key. */

@@ -36,13 +36,16 @@ export async function fingerprintFile(path: string): Promise<InputFingerprint | 
   }
 }
 
-/** Writes JSON next to its target and renames it, so a reader never sees half a file (--report). */
-export async function writeJsonAtomically(path: string, value: unknown, flag: string): Promise<void> {
+/**
+ * Writes JSON next to its target and renames it, so a reader never sees half a file (--report, the
+ * shard manifest). A failure becomes `failure(error)`, or a LoaderError naming `flag`.
+ */
+export async function writeJsonAtomically(path: string, value: unknown, flag: string, failure?: (error: Error) => LoaderError): Promise<void> {
   const temporary = `${path}.${process.pid}.tmp`;
   try {
     await writeFile(temporary, `${JSON.stringify(value, null, 2)}\n`);
     await rename(temporary, path);
   } catch (error) {
-    throw new LoaderError('INVALID_OPTION', `cannot write ${flag} ${path}: ${(error as Error).message}; choose another path`, { file: path, cause: error });
+    throw failure?.(error as Error) ?? new LoaderError('INVALID_OPTION', `cannot write ${flag} ${path}: ${(error as Error).message}; choose another path`, { file: path, cause: error });
   }
 }

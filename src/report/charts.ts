@@ -75,21 +75,6 @@ export function truncate(text: string, width: number): string {
   return `${out}…`;
 }
 
-/** Cuts plain text from the left ('…' first): for paths, whose end (the file name) says the most. */
-export function truncateLeft(text: string, width: number): string {
-  if (displayWidth(text) <= width) return text;
-  if (width <= 0) return '';
-  const chars = [...text];
-  let out = '';
-  let used = 0;
-  for (let i = chars.length - 1; i >= 0; i--) {
-    const w = codePointWidth(chars[i]!.codePointAt(0)!);
-    if (used + w > width - 1) break;
-    out = chars[i]! + out;
-    used += w;
-  }
-  return `…${out}`;
-}
 
 export function padEnd(text: string, width: number): string {
   return text + ' '.repeat(Math.max(0, width - displayWidth(text)));

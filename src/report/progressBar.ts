@@ -33,7 +33,7 @@ export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): 
   return {
     onEvent(event) {
       if (event.type === 'started') {
-        bar.start(event.totalBytes ?? 1, 0, { rows: 0, written: 0, rejected: 0, rate: 0, wcu: '0 WCU/s', throttled: 0, retries: 0 });
+        bar.start(event.totalBytes ?? 1, 0, { rows: 0, written: 0, rejected: 0, wcu: '0 WCU/s', throttled: 0, retries: 0 });
         started = true;
       } else if (event.type === 'ordering' && started) {
         // Round-robin and spread write after the whole input is read: from here the bar counts rows.
@@ -46,7 +46,6 @@ export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): 
           rows: c.rowsRead.toLocaleString('en-US'),
           written: c.written.toLocaleString('en-US'),
           rejected: c.rejected.toLocaleString('en-US'),
-          rate: event.elapsedMs > 0 ? Math.round((c.written * 1000) / event.elapsedMs).toLocaleString('en-US') : 0,
           wcu: formatWcu(event.rate),
           throttled: c.throttledItems.toLocaleString('en-US'),
           retries: c.retries,
