@@ -121,6 +121,8 @@ export interface WindowInterleaver<T> {
   push(write: T, bytes?: number): T[];
   /** Empties the window, in round-robin order. */
   flush(): T[];
+  /** Lets the next write of the rotation leave now (undefined when empty): for a caller with limits of its own. */
+  shift(): T | undefined;
   /** Writes held now. */
   readonly held: number;
   /** Distinct partition keys held now. */
@@ -216,6 +218,12 @@ export function createWindowInterleaver<T>(partitionOf: (write: T) => string, li
       const out: T[] = [];
       while (held > 0) emitOne(out);
       return out;
+    },
+    shift() {
+      if (held === 0) return undefined;
+      const out: T[] = [];
+      emitOne(out);
+      return out[0];
     },
     get held() {
       return held;

@@ -22,6 +22,11 @@ const SPARE_SLABS = 16;
 export class Slabs {
   /** Bytes of the slabs alive now, spare ones included. */
   bytes = 0;
+
+  /** Bytes of the slabs that hold writes now (spare ones left out). */
+  get liveBytes(): number {
+    return this.bytes - this.#spare.length * this.#slabBytes;
+  }
   /** Bytes written to the slabs alive now (with keepAll: what RSS pays for large slabs, whose pages are touched only when written). */
   usedBytes = 0;
   /** Slabs allocated so far (for the global order, which addresses them by number). */

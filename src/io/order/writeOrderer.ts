@@ -133,8 +133,12 @@ export class WriteOrderer {
         const start = slabs.add(encodeWrite(write));
         const entry: WindowEntry = { slab: slabs.last, start, end: slabs.last.used, partition: write.partitionId };
         this.#windowEncoded += entry.end - start;
-        const out = this.#window!.push(entry, windowBytes(entry.end - start, entry.partition));
-        return out.map((e) => this.#takeWindowEntry(e));
+        const taken = this.#window!.push(entry, windowBytes(entry.end - start, entry.partition)).map((e) => this.#takeWindowEntry(e));
+        // A held write keeps its whole slab alive, so a hot key's backlog can pin many slabs that the
+        // window's own count (encodings only) does not see: let writes go, in window order, until what
+        // the slabs hold fits the budget again. Deterministic for a given input and --memory.
+        while (this.#windowLiveBytes() > this.#options.memoryBytes && this.#window!.held > 1) taken.push(this.#takeWindowEntry(this.#window!.shift()!));
+        return taken;
       }
       default: {
         const position = this.#position++;
@@ -179,6 +183,11 @@ export class WriteOrderer {
       await rm(this.stats.tempPath, { recursive: true, force: true });
       this.stats.tempPath = undefined;
     }
+  }
+
+  /** What the window's writes pin: the slabs holding them (not the spare ones) and the entries' overhead. */
+  #windowLiveBytes(): number {
+    return this.#windowSlabs!.liveBytes + this.#window!.bytes - this.#windowEncoded;
   }
 
   #takeWindowEntry(entry: WindowEntry): PlannedWrite {
