@@ -49,6 +49,7 @@ import { SIMULATOR_VERSION, startDynamoDBLocal, type RunningDynamoDBLocal } from
 import { DEFAULT_CONCURRENCY } from '../dist/core/options.js';
 import type { ChildStats } from './childStats.js';
 import { generateCsv, type DataFile } from './data.js';
+import { findJavaPid, machineBusySeconds, processCpuSeconds } from './harness.js';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(benchDir, '..');
@@ -242,55 +243,6 @@ let admin: DynamoDBClient | undefined;
 let javaPid: number | undefined;
 let tableSeq = 0;
 const liveTables = new Set<string>();
-
-/** The java process listening on our port (read-only look at /proc; Linux only, else undefined). */
-function findJavaPid(port: number): number | undefined {
-  try {
-    for (const name of readdirSync('/proc')) {
-      if (!/^\d+$/.test(name)) continue;
-      try {
-        const cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
-        if (cmd.some((a) => a.endsWith('DynamoDBLocal.jar')) && cmd[cmd.indexOf('-port') + 1] === String(port)) return Number(name);
-      } catch {
-        /* process gone */
-      }
-    }
-  } catch {
-    /* no /proc */
-  }
-  return undefined;
-}
-
-const CLK_TCK = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-function processCpuSeconds(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK; // utime, stime
-  } catch {
-    return undefined;
-  }
-}
-
-/** Busy CPU seconds of the whole machine, all cores (first line of /proc/stat). */
-function machineBusySeconds(): number | undefined {
-  try {
-    const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/);
-    const n = ticks.map(Number);
-    const total = n.slice(0, 8).reduce((a, b) => a + b, 0);
-    return (total - n[3]! - n[4]!) / CLK_TCK; // minus idle and iowait
-  } catch {
-    return undefined;
-  }
-}
 
 async function createTable(): Promise<string> {
   const name = `bench-${process.pid}-${++tableSeq}`;

@@ -193,7 +193,7 @@ function processAlive(pid: number): boolean {
 }
 
 /** The java process listening on our port (read-only look at /proc; Linux only, else undefined). */
-function findJavaPid(port: number): number | undefined {
+export function findJavaPid(port: number): number | undefined {
   try {
     for (const name of readdirSync('/proc')) {
       if (!/^\d+$/.test(name)) continue;
@@ -218,7 +218,7 @@ const CLK_TCK = (() => {
   }
 })();
 
-function processCpuSeconds(pid: number | undefined): number | undefined {
+export function processCpuSeconds(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -230,7 +230,7 @@ function processCpuSeconds(pid: number | undefined): number | undefined {
 }
 
 /** Busy CPU seconds of the whole machine, all cores (first line of /proc/stat). */
-function machineBusySeconds(): number | undefined {
+export function machineBusySeconds(): number | undefined {
   try {
     const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/);
     const n = ticks.map(Number);
