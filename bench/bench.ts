@@ -21,6 +21,10 @@
  *   --rate-only       run only the hot-partition bench, bench/rate.ts: each --order mode paced and unpaced
  *                     through the partition model at the table's capacity (~3 minutes). It runs after the
  *                     main bench by default; --skip-rate leaves it out. --rate-rows N sets its input size.
+ *   --noise-only      run only the noise bench, bench/noise.ts (issue 12): the same rows with default
+ *                     options clean and with the issue's fault mix through the partition proxy; items/s
+ *                     of both and their ratio (~2 minutes at 50k rows). It runs after the main bench by
+ *                     default; --skip-noise leaves it out. --noise-rows N sets its input size.
  *   --estimate-only   run only the estimate bench, bench/estimate.ts: predicted vs measured duration and
  *                     throttles for five inputs through the partition model, and estimate rows/s against
  *                     parse-only (~3 minutes). It runs after the main bench by default; --skip-estimate
@@ -72,6 +76,9 @@ const { values: flags } = parseArgs({
     'rate-only': { type: 'boolean' },
     'skip-rate': { type: 'boolean' },
     'rate-rows': { type: 'string' },
+    'noise-only': { type: 'boolean' },
+    'skip-noise': { type: 'boolean' },
+    'noise-rows': { type: 'string' },
     'estimate-only': { type: 'boolean' },
     'skip-estimate': { type: 'boolean' },
     'estimate-rows': { type: 'string' },
@@ -103,8 +110,10 @@ const MINIMAL_RCC = flags['minimal-rcc'] ?? process.env['BENCH_MINIMAL_RCC'] ===
 const ESTIMATE_ONLY = flags['estimate-only'] ?? false;
 const RATE_ONLY = flags['rate-only'] ?? false;
 const ORDER_ONLY = flags['order-only'] ?? false;
+const NOISE_ONLY = flags['noise-only'] ?? false;
 /** The main bench (parse, loads, sweep) is left out by --order-only and --rate-only. */
-const SKIP_MAIN = ORDER_ONLY || RATE_ONLY || ESTIMATE_ONLY;
+const SKIP_MAIN = ORDER_ONLY || RATE_ONLY || ESTIMATE_ONLY || NOISE_ONLY;
+const NOISE_BENCH = NOISE_ONLY || (!SKIP_MAIN && !(flags['skip-noise'] ?? false));
 const ORDER_BENCH = !RATE_ONLY && !ESTIMATE_ONLY && (ORDER_ONLY || (flags['order-bench'] ?? process.env['BENCH_ORDER'] === '1'));
 const RATE_BENCH = RATE_ONLY || (!SKIP_MAIN && !(flags['skip-rate'] ?? false));
 const ESTIMATE_BENCH = ESTIMATE_ONLY || (!SKIP_MAIN && !(flags['skip-estimate'] ?? false));
@@ -586,6 +595,13 @@ if (RATE_BENCH && !process.exitCode) {
   // The hot-partition scenario through the partition model (bench/rate.ts); it starts its own DynamoDB Local.
   const forwarded = flags['rate-rows'] === undefined ? [] : ['--rows', flags['rate-rows']];
   const run = spawnSync(process.execPath, ['--import', 'tsx', join(benchDir, 'rate.ts'), ...forwarded], { cwd: repoRoot, stdio: 'inherit' });
+  if (run.status !== 0) process.exitCode = run.status ?? 1;
+}
+
+if (NOISE_BENCH && !process.exitCode) {
+  // Issue 12: the same rows clean and with the issue's fault mix (bench/noise.ts); it starts its own DynamoDB Local.
+  const forwarded = flags['noise-rows'] === undefined ? [] : ['--rows', flags['noise-rows']];
+  const run = spawnSync(process.execPath, ['--import', 'tsx', join(benchDir, 'noise.ts'), ...forwarded], { cwd: repoRoot, stdio: 'inherit' });
   if (run.status !== 0) process.exitCode = run.status ?? 1;
 }
 

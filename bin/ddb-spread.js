@@ -1,9 +1,6 @@
 #!/usr/bin/env node
-// Output stays clean: Node and AWS SDK warnings (such as the SDK's Node version notice) are shown only
-// with --verbose. Set before the SDK loads, because it warns once at client construction.
-if (!process.argv.includes('--verbose')) {
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  process.emitWarning = () => {};
-}
+// The AWS SDK's multi-line Node version notice is replaced by one line of ours (src/cli/runtimeNotices.ts);
+// other Node warnings are shown as usual. Set before the SDK loads, because it warns at client construction.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const { main } = await import('../dist/cli/main.js');
 process.exitCode = await main(process.argv);

@@ -12,7 +12,9 @@ import type { LoadEvent } from '../report/events.js';
 import type { RateChange } from '../core/rateControl.js';
 import type { LoadResult } from '../core/result.js';
 import { fingerprintFile, writeJsonAtomically } from '../io/reportFile.js';
+import type { CallerFiles } from '../io/outputFiles.js';
 import { attachConfigOption } from './config.js';
+import { ignoreClosedPipe } from './closedPipes.js';
 import { formatProgressLine, progressFields } from '../report/logLine.js';
 import { createProgressBar } from '../report/progressBar.js';
 import { formatSummary, summaryJson } from '../report/summary.js';
@@ -37,8 +39,11 @@ import {
   type LoadFlags,
 } from './options.js';
 
-/** Exit codes, documented in --help and the README. */
-export const EXIT = { OK: 0, FATAL: 1, REJECTED: 2, SIGINT: 130, SIGTERM: 143 } as const;
+import { EXIT, exitCodeForError, exitCodeForResult, exitCodeForUsage } from './exitCodes.js';
+import { startupNotices } from './runtimeNotices.js';
+
+/** Exit codes, documented in --help and the README (the table is in exitCodes.ts). */
+export { EXIT };
 
 export interface CliIo {
   stdout: NodeJS.WritableStream;
@@ -72,11 +77,13 @@ Examples:
   # Header-less, semicolon-separated, stop at the first bad row
   $ ddb-spread load data.csv --table T --columns pk,sk,qty --delimiter ";" --types qty:N --strict
 
-Exit codes:
+Exit codes (sysexits.h; the README has the full table):
   0    every row was written (or superseded by a later row with the same key)
   2    the load finished, but some rows were rejected (see the reject file)
-  1    the load could not run or had to stop (bad option, table, credentials, --max-rejects)
-  130  stopped by Ctrl-C (143 for SIGTERM); rows already read were written first
+  75   worth retrying later: endpoint unreachable, throttled past --max-attempts, credentials not yet available
+  64 usage, 65 bad data or --max-rejects, 66 input missing, 73 cannot write an output file,
+  77 access denied, 78 no such table or checkpoint of another load: no retry will help
+  1    other failures; 130 stopped by Ctrl-C (143 for SIGTERM), rows already read were written first
 
 Credentials come from the AWS SDK's default chain (environment, --profile/AWS_PROFILE, SSO, instance
 or task role); they are never printed.`;
@@ -96,7 +103,8 @@ Examples:
   # What sharding the hot key would change
   $ ddb-spread estimate orders.csv --table Orders --shard hash:8 --shard-keys cust-0007
 
-Exit codes: 0 estimated (rows may have been rejected: see the report and the reject file), 1 could not estimate.`;
+Exit codes: 0 estimated (rows may have been rejected: see the report and the reject file); could not
+estimate: the codes of load (64 usage, 66 input missing, 75 worth retrying, 77 access denied, 78 no such table, 1 other).`;
 
 /**
  * The commander program. Output and exit handling are set on the root before any command is added,
@@ -141,9 +149,10 @@ Examples:
 /** The options load and estimate share: input, typing, order, sharding, rate, AWS, output. */
 function addLoadOptions(command: Command): Command {
   return command
-    .option('--region <region>', 'AWS region (default: from AWS_REGION or the profile)')
+    .option('--region <region>', 'AWS region (default: AWS_REGION, AWS_DEFAULT_REGION or the profile)')
     .option('--profile <name>', 'named profile from the AWS config files')
     .option('--endpoint-url <url>', 'DynamoDB endpoint, e.g. http://localhost:8000 for DynamoDB Local')
+    .option('--ca-bundle <file>', 'PEM file of CA certificates to trust (a TLS-inspecting proxy); default: AWS_CA_BUNDLE')
     .addOption(new Option('--input-format <format>', 'input format (default: from the file extension)').choices([...INPUT_FORMATS]))
     .option('--delimiter <char>', 'CSV field delimiter; "tab" for tabs (default: "," or tab for .tsv)', parseDelimiterOption)
     .option('--columns <names>', 'attribute names for a CSV file without a header row, comma-separated', parseColumnsOption)
@@ -169,15 +178,15 @@ function addLoadOptions(command: Command): Command {
     .option('--shard-keys-file <file>', 'shard only the partition key values listed in this file, one per line')
     .option('--keep-original-key <attribute>', 'store the unsharded partition key value in this attribute (a GSI on it serves unified reads)')
     .option('--shard-seed <n>', 'seed of random:N, for the same suffixes on a repeated load (default: random, recorded in the manifest)', parseIntegerOption(0, 0xffffffff))
-    .option('--shard-manifest <path>', 'where to write the shard manifest (default: <input>.shards.json)')
-    .option('--rejects <path>', 'reject file, one JSON line per rejected row (default: <input>.rejects.jsonl)')
+    .option('--shard-manifest <path>', 'where to write the shard manifest (default: <input>.shards.json next to the input, <input>.seg-i-of-N.shards.json with --segment)')
+    .option('--rejects <path>', 'reject file, one JSON line per rejected row, locked while the load runs (default: <input>.rejects.jsonl next to the input; .seg-i-of-N.rejects.jsonl with --segment, .dry-run.rejects.jsonl for a dry run)')
     .option('--max-rejects <n>', 'stop the load once this many rows are rejected (default: no limit)', parseIntegerOption(1, Number.MAX_SAFE_INTEGER))
     .option('--strict', 'stop at the first rejected row (same as --max-rejects 1)')
     .option('--json', 'print the summary as one JSON object on stdout')
     .option('--no-progress', 'no progress bar (it is only drawn when stderr is a terminal)')
     .option('-q, --quiet', 'print only errors and the summary')
     .option('--no-excerpts', 'do not show row contents in error messages on the terminal (the reject file keeps them)')
-    .option('--verbose', 'show stack traces and SDK warnings')
+    .option('--verbose', 'show stack traces and retry lines')
     .option('--log-interval <seconds>', 'without a terminal: a progress line every this many seconds (default 10)', parseIntegerOption(1, 86_400), 10)
     .addOption(new Option('--log-format <format>', 'messages on stderr as text, or as one JSON object per line (progress, warnings, rejects, rate, summary)').choices(['text', 'json']).default('text'))
     .option('--checkpoint <path>', 'keep a durable record of progress here; after a crash, kill -9 or a stop, run the same command to resume (file inputs only)')
@@ -197,6 +206,9 @@ function addLoadOptions(command: Command): Command {
 /** Runs the CLI; returns the exit code instead of calling process.exit, so it can be tested in-process. */
 export async function main(argv: string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin }): Promise<number> {
   let exitCode: number = EXIT.OK;
+  // A reader that closes early (| head -1) ends that stream only, never the load (issue 11.11).
+  ignoreClosedPipe(io.stdout);
+  ignoreClosedPipe(io.stderr);
   /** Messages printed while a progress bar is drawn would break it (it restores the cursor it saved): held until it stops. */
   let held: string[] | undefined;
   const say = (text: string) => (held ? held.push(text) : io.stderr.write(text));
@@ -224,6 +236,21 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
       const exitCode = signalExit;
       stopTimer = setTimeout(() => {
         say(`ddb-spread: batches still in flight after ${flags.stopTimeout} s (--stop-timeout); quitting${flags.checkpoint ? `; resume with the same command (checkpoint ${flags.checkpoint})` : ''}\n`);
+        // The summary still comes out, with the counters at this moment: the batches in flight are
+        // neither written nor rejected, so they count as not written (issue 11.16).
+        const current = snapshot?.();
+        if (current && !estimating) {
+          const failure = { code: 'ABORTED', message: `stopped on ${name}; batches still in flight after ${flags.stopTimeout} s (--stop-timeout) are counted as not written` };
+          if (flags.json) io.stdout.write(summaryJson(current, failure, flags.excerpts));
+          else if (jsonLog) note('', { type: 'summary', ...(JSON.parse(summaryJson(current, failure, flags.excerpts)) as object) });
+          else say(formatSummary(current, failure.message, flags.excerpts));
+          if (flags.report) {
+            void writeReport(flags.report, input, current, startedAt, failure, flags.excerpts)
+              .catch((e: Error) => say(`ddb-spread: error: ${e.message}\n`))
+              .finally(() => process.exit(exitCode));
+            return;
+          }
+        }
         process.exit(exitCode);
       }, flags.stopTimeout * 1000).unref();
     };
@@ -239,11 +266,15 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
       if (jsonLog) say(`${JSON.stringify({ time: new Date().toISOString(), ...fields })}\n`);
       else say(text);
     };
+    if (!flags.quiet) for (const notice of startupNotices(process.env, process.versions.node, flags.maxAttempts)) note(`ddb-spread: ${notice}\n`, { type: 'warning', message: notice });
     const startedAt = new Date();
     let lastLog = performance.now();
     const bar = flags.progress && tty && !flags.quiet && !flags.json ? createProgressBar(io.stderr as NodeJS.WriteStream) : undefined;
     let shownRejects = 0;
+    /** The counters so far as a result, once the load has started (for the summary at --stop-timeout). */
+    let snapshot: (() => LoadResult) | undefined;
     const onEvent = (event: LoadEvent) => {
+      if (event.type === 'started') snapshot = event.snapshot;
       bar?.onEvent(event);
       if (bar && event.type === 'started') held = [];
       if (flags.quiet) return;
@@ -264,13 +295,13 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
         if (shownRejects === 10) note('ddb-spread: further rejected rows go to the reject file only\n', { type: 'message', message: 'further rejected rows go to the reject file only' });
       }
       if (event.type === 'rateChosen' && !estimating) note(`ddb-spread: rate: ${event.reason}${event.keyWcu === undefined ? '' : `; no partition key above ${event.keyWcu.toLocaleString('en-US')} WCU/s`}\n`, { type: 'rate', reason: event.reason, targetWcu: event.targetWcu, keyWcu: event.keyWcu });
-      if (event.type === 'rateChanged' && !bar && (event.change.scope === 'table' || flags.verbose)) note(`ddb-spread: ${describeRateChange(event.change)}\n`, { type: 'rateChanged', scope: event.change.scope, toWcu: Math.round(event.change.toWcu) });
+      if (event.type === 'rateChanged' && !bar && (event.change.scope === 'table' || flags.verbose)) note(`ddb-spread: ${describeRateChange(event.change)}\n`, { type: 'rateChanged', scope: event.change.scope, toWcu: Math.round(event.change.toWcu), ...('reason' in event.change ? { reason: event.change.reason } : {}) });
       if (event.type === 'retrying' && flags.verbose) say(`ddb-spread: retrying ${event.items} items (${event.reason}), attempt ${event.attempt + 1} in ${event.delayMs} ms\n`);
     };
 
     try {
       if (estimating) {
-        const result = await estimate(await toEstimateOptions(input, flags), { signal: controller.signal, onEvent, stdin: io.stdin as never });
+        const result = await estimate(await toEstimateOptions(input, flags), { signal: controller.signal, onEvent, stdin: io.stdin as never, files: callerFiles(flags, true) });
         bar?.stop();
       release();
         const color = 'isTTY' in io.stdout && (io.stdout as NodeJS.WriteStream).isTTY === true && !process.env['NO_COLOR'];
@@ -279,25 +310,39 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
         return;
       }
       const options = await toLoadOptions(input, flags);
-      const result = await load(options, { signal: controller.signal, onEvent, stdin: io.stdin as never });
+      const result = await load(options, { signal: controller.signal, onEvent, stdin: io.stdin as never, files: callerFiles(flags, false) });
       bar?.stop();
       release();
       if (flags.report) await writeReport(flags.report, input, result, startedAt, undefined, flags.excerpts);
       if (flags.json) io.stdout.write(summaryJson(result, undefined, flags.excerpts));
       else if (jsonLog) note('', { type: 'summary', ...(JSON.parse(summaryJson(result, undefined, flags.excerpts)) as object) });
       else say(formatSummary(result, undefined, flags.excerpts));
-      exitCode = result.rejected > 0 ? EXIT.REJECTED : EXIT.OK;
+      exitCode = exitCodeForResult(result);
     } catch (error) {
       bar?.stop();
       release();
       const loaderError = error instanceof LoaderError ? error : undefined;
       const stoppedBySignal = loaderError?.code === 'ABORTED' && signalExit !== undefined;
+      if (loaderError?.code === 'CHECKPOINT_COMPLETE' && loaderError.result) {
+        // A rerun of a finished load (a restarted job) reports its outcome again, exit code included.
+        const again = loaderError.result;
+        note(`ddb-spread: ${loaderError.message}\n`, { type: 'alreadyComplete', message: loaderError.message });
+        if (flags.json) io.stdout.write(`${JSON.stringify({ ...(JSON.parse(summaryJson(again, undefined, flags.excerpts)) as object), alreadyComplete: true })}\n`);
+        else if (jsonLog) note('', { type: 'summary', ...(JSON.parse(summaryJson(again, undefined, flags.excerpts)) as object), alreadyComplete: true });
+        else say(formatSummary(again, undefined, flags.excerpts));
+        exitCode = again.rejected > 0 ? EXIT.REJECTED : EXIT.OK;
+        return;
+      }
       if (loaderError?.result) {
         const failure = { code: loaderError.code, message: loaderError.message };
         if (flags.report && !estimating) await writeReport(flags.report, input, loaderError.result, startedAt, failure, flags.excerpts).catch((e: Error) => say(`ddb-spread: error: ${e.message}\n`));
         if (flags.json) io.stdout.write(summaryJson(loaderError.result, failure, flags.excerpts));
         else if (jsonLog) note('', { type: 'summary', ...(JSON.parse(summaryJson(loaderError.result, failure, flags.excerpts)) as object) });
         else say(formatSummary(loaderError.result, loaderError.message, flags.excerpts));
+      } else if (flags.json) {
+        // Refused before any counter meant anything (a locked or mismatched checkpoint, a bad option): a
+        // script reading stdout still gets one JSON object saying why.
+        io.stdout.write(`${JSON.stringify({ complete: false, error: { code: loaderError?.code ?? 'BUG', message: (error as Error).message } })}\n`);
       }
       if (loaderError?.code === 'CHECKPOINT_COMPLETE') {
         say(`ddb-spread: ${loaderError.message}\n`);
@@ -310,7 +355,7 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
       } else {
         say(`ddb-spread: error: ${(error as Error).message}\n`);
         if (flags.verbose && (error as Error).stack) say(`${(error as Error).stack}\n`);
-        exitCode = EXIT.FATAL;
+        exitCode = exitCodeForError(loaderError?.code, loaderError?.result);
       }
     } finally {
       // main() runs in-process in tests and for library callers: no exit may fire after it returned.
@@ -324,8 +369,8 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
   try {
     await program.parseAsync(argv);
   } catch (error) {
-    const code = (error as { exitCode?: number }).exitCode;
-    return typeof code === 'number' ? (code === 0 ? EXIT.OK : EXIT.FATAL) : EXIT.FATAL;
+    const { exitCode: code, code: reason } = error as { exitCode?: unknown; code?: unknown };
+    return typeof code === 'number' ? exitCodeForUsage(code, typeof reason === 'string' ? reason : undefined) : EXIT.FATAL;
   }
   return exitCode;
 }
@@ -347,10 +392,20 @@ async function writeReport(path: string, input: string, result: LoadResult, star
   );
 }
 
+/** The files the CLI reads besides the input, and the report it writes: load() checks them with its own outputs (issue 11.1). */
+function callerFiles(flags: LoadFlags, estimating: boolean): CallerFiles {
+  const reads = (['schema', 'shardKeysFile', 'config'] as const).flatMap((name) => (flags[name] ? [{ option: `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`, path: flags[name] }] : []));
+  return { reads, writes: flags.report && !estimating ? [{ option: '--report', path: flags.report, code: 'REPORT_UNWRITABLE' as const }] : [] };
+}
+
 function describeRateChange(change: RateChange): string {
   const to = Math.round(change.toWcu).toLocaleString('en-US');
   if (change.scope === 'key') return `throttled on one partition key; that key slowed to ${to} WCU/s`;
-  return `throttled; rate cut ${change.fromWcu === undefined ? '' : `from ${Math.round(change.fromWcu).toLocaleString('en-US')} `}to ${to} WCU/s (it grows back after 2 s without throttles)`;
+  const pct = (share: number) => `${(share * 100).toFixed(1)}%`;
+  if (change.kind === 'restored') return `errors independent of the rate: rate kept at ${to} WCU/s (throttled ${pct(change.lowShare)} at the lower rate, ${pct(change.highShare)} at this one; retried)`;
+  const from = change.fromWcu === undefined ? '' : `from ${Math.round(change.fromWcu).toLocaleString('en-US')} `;
+  if (change.reason === 'probe') return `throttled; rate cut ${from}to ${to} WCU/s to test whether the throttles follow the rate`;
+  return `throttles rose with the rate: capacity; rate cut ${from}to ${to} WCU/s (it grows back after 2 s without throttles)`;
 }
 
 function clip(raw: string): string {

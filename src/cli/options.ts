@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { LoaderError } from '../core/errors.js';
+import { mergeOwn, ownRecord } from '../core/ownRecord.js';
 import { DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS, MIN_MEMORY_BYTES, parseByteSize, parseTypeList, type InputFormat, type LoadOptions } from '../core/options.js';
 import type { OrderMode } from '../core/order.js';
 import { parseShardRule, type ShardRule } from '../core/shard.js';
@@ -18,6 +19,7 @@ export interface LoadFlags {
   region?: string;
   profile?: string;
   endpointUrl?: string;
+  caBundle?: string;
   inputFormat?: InputFormat;
   delimiter?: string;
   columns?: string[];
@@ -96,7 +98,7 @@ export function parseColumnsOption(value: string): string[] {
 
 export function parseTypesOption(value: string, previous: Record<string, ColumnType> | undefined): Record<string, ColumnType> {
   try {
-    return { ...previous, ...parseTypeList(value) };
+    return mergeOwn(previous, parseTypeList(value));
   } catch (error) {
     throw new InvalidArgumentError((error as Error).message.replace(/^--types /, ''));
   }
@@ -234,7 +236,7 @@ export async function readSchemaFile(path: string): Promise<Record<string, Colum
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new LoaderError('INVALID_OPTION', `--schema ${path} must hold a JSON object like {"price":"N","active":"BOOL"}`, { file: path });
   }
-  const types: Record<string, ColumnType> = {};
+  const types = ownRecord<ColumnType>();
   for (const [name, type] of Object.entries(parsed)) {
     const upper = typeof type === 'string' ? type.toUpperCase() : '';
     if (!(COLUMN_TYPES as readonly string[]).includes(upper)) {
@@ -255,7 +257,7 @@ export async function toLoadOptions(input: string, flags: LoadFlags, estimating 
   const options: LoadOptions = {
     input,
     table: flags.table,
-    types: { ...schemaTypes, ...flags.types },
+    types: mergeOwn(schemaTypes, flags.types),
     infer: flags.infer ?? false,
     empty: flags.empty,
     concurrency: flags.concurrency,
@@ -289,5 +291,6 @@ export async function toLoadOptions(input: string, flags: LoadFlags, estimating 
   if (flags.region) options.region = flags.region;
   if (flags.profile) options.profile = flags.profile;
   if (flags.endpointUrl) options.endpoint = flags.endpointUrl;
+  if (flags.caBundle) options.caBundle = flags.caBundle;
   return options;
 }

@@ -52,6 +52,28 @@ export interface ErrorFacts {
   name?: string;
   code?: string;
   httpStatus?: number;
+  /** The error's message (credential provider errors say what failed only there). */
+  message?: string;
+  /** A container credential endpoint is configured (AWS_CONTAINER_CREDENTIALS_FULL_URI or _RELATIVE_URI). */
+  containerCredentials?: boolean;
+}
+
+const CREDENTIAL_PROVIDER_NAMES = new Set(['CredentialsProviderError', 'ProviderError', 'TokenProviderError']);
+const TRANSIENT_CREDENTIAL_MESSAGE =
+  /timed? ?out|timeout|ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|ETIMEDOUT|socket hang up|status:? (5\d\d|429)\b|throttl|TooManyRequests|Rate exceeded/i;
+
+/**
+ * A credential failure that may pass on its own: the container credential endpoint (ECS, EKS Pod
+ * Identity) timing out or answering 5xx, an SSO refresh throttled or failing on the network, IMDS
+ * timing out. The SDK's chain ends in "Could not load credentials from any providers", hiding the
+ * cause; where a container endpoint is configured, that is its failure, so it counts as temporary.
+ * Refused or missing credentials (no provider configured) are not.
+ */
+export function isTransientCredentialFailure(facts: ErrorFacts): boolean {
+  if (facts.name === 'TooManyRequestsException') return true;
+  if (!facts.name || !CREDENTIAL_PROVIDER_NAMES.has(facts.name)) return false;
+  if (facts.message !== undefined && TRANSIENT_CREDENTIAL_MESSAGE.test(facts.message)) return true;
+  return facts.containerCredentials === true && /could not load credentials from any providers/i.test(facts.message ?? '');
 }
 
 /**
@@ -61,6 +83,7 @@ export interface ErrorFacts {
  */
 export function classifyFailure(facts: ErrorFacts): FailureKind {
   if (facts.name && RETRYABLE_NAMES.has(facts.name)) return 'retry';
+  if (isTransientCredentialFailure(facts)) return 'retry';
   if (facts.code && RETRYABLE_CODES.has(facts.code)) return 'retry';
   if (facts.name && REJECT_NAMES.has(facts.name)) return 'reject';
   if (facts.httpStatus !== undefined && (facts.httpStatus >= 500 || facts.httpStatus === 429)) return 'retry';

@@ -18,6 +18,12 @@ export interface BatchPush {
   superseded?: PlannedWrite;
 }
 
+/**
+ * Superseded writes kept per key as predecessors (the nearest first): enough for any refusal short of a
+ * run of refused rows, while a key repeated a million times in a row does not hold a million rows.
+ */
+export const MAX_PREDECESSORS = 8;
+
 export interface Batcher {
   push(write: PlannedWrite): BatchPush;
   /** Returns the last, partial batch, if any. */
@@ -28,7 +34,8 @@ export interface Batcher {
  * Groups writes into BatchWriteItem calls: at most 25 requests and 16 MB, and never two requests for one
  * primary key, which BatchWriteItem rejects as a whole ("Provided list of item keys contains
  * duplicates"). When a key repeats inside the batch being filled, the later row replaces the earlier
- * one: that is the state writing them one by one in input order would leave, with one write fewer.
+ * one: that is the state writing them one by one in input order would leave, with one write fewer. The
+ * earlier write stays attached as the later one's `predecessor`, to be written if DynamoDB refuses the later.
  */
 export function createBatcher(limits: { maxRequests?: number; maxBytes?: number } = {}): Batcher {
   const maxRequests = limits.maxRequests ?? MAX_BATCH_REQUESTS;
@@ -55,6 +62,7 @@ export function createBatcher(limits: { maxRequests?: number; maxBytes?: number 
       if (at !== undefined) {
         const superseded = writes[at]!;
         result.superseded = superseded;
+        attachPredecessor(write, superseded);
         if (bytes - superseded.size + write.size <= maxBytes) {
           writes[at] = write;
           bytes += write.size - superseded.size;
@@ -81,4 +89,17 @@ export function createBatcher(limits: { maxRequests?: number; maxBytes?: number 
     },
     flush: take,
   };
+}
+
+/** Starts `write`'s predecessor chain with `superseded`, cut after MAX_PREDECESSORS (the oldest stay superseded). */
+function attachPredecessor(write: PlannedWrite, superseded: PlannedWrite): void {
+  write.predecessor = superseded;
+  let node: PlannedWrite = superseded;
+  for (let depth = 1; node.predecessor !== undefined; depth++) {
+    if (depth >= MAX_PREDECESSORS) {
+      delete node.predecessor;
+      break;
+    }
+    node = node.predecessor;
+  }
 }

@@ -1,5 +1,5 @@
+import { DoneBatches, type BatchRange } from './doneBatches.js';
 import type { NormalizedLoadOptions } from './options.js';
-import type { RejectedRow } from './types.js';
 
 /**
  * Resume after a crash, the pure part. Reading, planning, every write order and the batcher are
@@ -8,17 +8,23 @@ import type { RejectedRow } from './types.js';
  * written, or its rows rejected), the counters up to K, the rejects of the write phase up to K, and what
  * identifies the input and the options. A resumed load re-reads and re-plans everything, sends nothing
  * before batch K, and sends every batch from K on in order, so the table ends as an uninterrupted load
- * leaves it. Rewrites are bounded: the batches past K that were in flight or done out of order when the
- * process died (at most --concurrency), plus those done since the last save (saved every 200 ms).
+ * leaves it. Batches done above K (out of order, or while a slow batch held K) are recorded as ranges
+ * and skipped too, so rewrites are bounded by the batches in flight when the process died (at most
+ * --concurrency) plus those done since the last save (saved every 200 ms). Rows DynamoDB refused are not
+ * in the checkpoint (it would grow, and hold row contents): see io/writeRejectLog.ts.
  */
-export const CHECKPOINT_VERSION = 1;
+export const CHECKPOINT_VERSION = 2;
 
 /** The input as it was: a different file, or the same file changed, must not resume. */
 export interface InputIdentity {
+  /** Resolved (absolute) path; only for messages: the content decides. */
   path: string;
   size: number;
+  /** A hint only: when it differs, the full SHA-256 decides. */
   mtimeMs: number;
   edgesSha256: string;
+  /** SHA-256 (hex) of the whole file; computed for a new checkpoint, and on resume when the modification time changed. */
+  sha256?: string;
 }
 
 export interface CheckpointFile {
@@ -33,18 +39,35 @@ export interface CheckpointFile {
   shardSeed: number | undefined;
   /** K: every batch before it is done. */
   batchesDone: number;
-  /** Counters of the batches before K. */
+  /** Batches done above K, as sorted, disjoint ranges [from, to). */
+  doneAbove: BatchRange[];
+  /** Counters of every done batch. */
   written: number;
   plannedWcu: number;
   consumedWcu: number;
-  /** Rows of the batches before K that DynamoDB refused (WRITE_REJECTED, RETRIES_EXHAUSTED), to put back in the reject file. */
-  writeRejects: RejectedRow[];
-  /** Write rejects beyond those kept (the list is capped). */
-  writeRejectsNotKept: number;
+  /** Rows of done batches DynamoDB refused (WRITE_REJECTED, RETRIES_EXHAUSTED). */
+  writeRejects: number;
+  /** Bytes of the write-reject log that hold the entries of the done batches (a torn tail past them is cut). */
+  writeRejectLogBytes: number;
+  /** Superseded rows written or rejected in place of a refused successor (issue 11.2); absent when none. */
+  revived?: number;
+  /** A finished load's counters, reported again when the same command runs after it (a restarted job). */
+  outcome?: LoadOutcome;
 }
 
-/** Write rejects kept in the checkpoint; beyond, only their count (the file stays small). */
-export const MAX_KEPT_WRITE_REJECTS = 10_000;
+/** What a finished load reported; a rerun on its checkpoint reports it again (and exits 2 on rejects). */
+export interface LoadOutcome {
+  rowsRead: number;
+  written: number;
+  superseded: number;
+  rejected: number;
+  rejectedByReason: Record<string, number>;
+  otherSegments: number;
+  batches: number;
+}
+
+/** The counters a checkpoint sums over its done batches. */
+export type Counters = Pick<CheckpointFile, 'written' | 'plannedWcu' | 'consumedWcu' | 'writeRejects' | 'revived'>;
 
 /** The options that change what is written or how rows fall into batches; rate, concurrency and logging do not. */
 export function writeAffectingOptions(opts: NormalizedLoadOptions): Record<string, unknown> {
@@ -74,10 +97,14 @@ export function writeAffectingOptions(opts: NormalizedLoadOptions): Record<strin
 export function resumeRefusal(saved: Pick<CheckpointFile, 'version' | 'input' | 'options'>, input: InputIdentity, options: Record<string, unknown>, path: string): string | undefined {
   const startOver = `delete ${path} (or pass another --checkpoint) to start over`;
   if (saved.version !== CHECKPOINT_VERSION) return `checkpoint ${path} was written by another version of ddb-spread (format ${saved.version}, this one reads ${CHECKPOINT_VERSION}); ${startOver}`;
-  if (saved.input.path !== input.path) return `checkpoint ${path} is for input ${saved.input.path}, not ${input.path}; ${startOver}`;
-  if (saved.input.size !== input.size) return `the input ${input.path} changed since checkpoint ${path} was written (size ${saved.input.size} -> ${input.size} bytes); ${startOver}`;
-  if (saved.input.edgesSha256 !== input.edgesSha256) return `the input ${input.path} changed since checkpoint ${path} was written (its first or last 64 KB differ); ${startOver}`;
-  if (saved.input.mtimeMs !== input.mtimeMs) return `the input ${input.path} was modified since checkpoint ${path} was written (modification time differs); ${startOver}`;
+  // The content decides, not the path (./c.csv, c.csv, a copy downloaded again elsewhere are one input).
+  if (saved.input.size !== input.size) return `the input ${input.path} is not the one of checkpoint ${path} (size ${saved.input.size} -> ${input.size} bytes; it was ${saved.input.path}); ${startOver}`;
+  if (saved.input.edgesSha256 !== input.edgesSha256) return `the input ${input.path} is not the one of checkpoint ${path} (its first or last 64 KB differ; it was ${saved.input.path}); ${startOver}`;
+  if (saved.input.sha256 !== undefined && input.sha256 !== undefined) {
+    if (saved.input.sha256 !== input.sha256) return `the input ${input.path} is not the one of checkpoint ${path} (same size, but its SHA-256 differs; it was ${saved.input.path}); ${startOver}`;
+  } else if (saved.input.mtimeMs !== input.mtimeMs) {
+    return `the input ${input.path} was modified since checkpoint ${path} was written (modification time differs, and no content hash to compare); ${startOver}`;
+  }
   for (const key of new Set([...Object.keys(saved.options), ...Object.keys(options)])) {
     const before = JSON.stringify(saved.options[key] ?? null);
     const now = JSON.stringify(options[key] ?? null);
@@ -91,52 +118,56 @@ export interface BatchDone {
   written: number;
   plannedWcu: number;
   consumedWcu: number;
-  writeRejects: RejectedRow[];
+  /** Rows of the batch DynamoDB refused (they are in the write-reject log, not in the checkpoint). */
+  writeRejects: number;
+  /** Superseded rows the batch took back (BatchOutcome.revived). */
+  revived?: number;
 }
 
 /**
- * Batches finish out of order (several are in flight); the low-water mark advances only over a prefix
- * of finished batches, folding their counts in, so the saved state always describes batches 0..K-1.
+ * Batches finish out of order (several are in flight). The done set is K plus the ranges done above it
+ * (see DoneBatches); the counters are the sums over every done batch, so the saved state always
+ * describes exactly the batches it records as done.
  */
 export class BatchProgress {
-  #done: number;
-  readonly #pending = new Map<number, BatchDone>();
-  readonly totals: Omit<CheckpointFile, 'version' | 'status' | 'createdAt' | 'updatedAt' | 'input' | 'options' | 'shardSeed' | 'batchesDone'>;
+  readonly #done: DoneBatches;
+  readonly totals: Counters;
 
-  constructor(from?: Pick<CheckpointFile, 'batchesDone' | 'written' | 'plannedWcu' | 'consumedWcu' | 'writeRejects' | 'writeRejectsNotKept'>) {
-    this.#done = from?.batchesDone ?? 0;
+  constructor(from?: Pick<CheckpointFile, 'batchesDone' | 'doneAbove' | keyof Counters>) {
+    this.#done = new DoneBatches(from?.batchesDone ?? 0, from?.doneAbove ?? []);
     this.totals = {
       written: from?.written ?? 0,
       plannedWcu: from?.plannedWcu ?? 0,
       consumedWcu: from?.consumedWcu ?? 0,
-      writeRejects: [...(from?.writeRejects ?? [])],
-      writeRejectsNotKept: from?.writeRejectsNotKept ?? 0,
+      writeRejects: from?.writeRejects ?? 0,
+      // Only when there are any: a checkpoint without them looks as before.
+      ...(from?.revived ? { revived: from.revived } : {}),
     };
   }
 
   /** K: every batch before it is done. */
   get batchesDone(): number {
-    return this.#done;
+    return this.#done.mark;
   }
 
-  /** Records batch `index` as done; returns true when the low-water mark moved. */
+  /** The batches done above K, as ranges [from, to). */
+  get doneAbove(): BatchRange[] {
+    return this.#done.above;
+  }
+
+  isDone(index: number): boolean {
+    return this.#done.has(index);
+  }
+
+  /** Records batch `index` as done; returns true when it was not yet. */
   complete(index: number, batch: BatchDone): boolean {
-    if (index < this.#done) return false;
-    this.#pending.set(index, batch);
-    let moved = false;
-    for (let next = this.#pending.get(this.#done); next !== undefined; next = this.#pending.get(this.#done)) {
-      this.#pending.delete(this.#done);
-      this.#done++;
-      moved = true;
-      this.totals.written += next.written;
-      this.totals.plannedWcu += next.plannedWcu;
-      this.totals.consumedWcu += next.consumedWcu;
-      for (const row of next.writeRejects) {
-        if (this.totals.writeRejects.length < MAX_KEPT_WRITE_REJECTS) this.totals.writeRejects.push(row);
-        else this.totals.writeRejectsNotKept++;
-      }
-    }
-    return moved;
+    if (!this.#done.add(index)) return false;
+    this.totals.written += batch.written;
+    this.totals.plannedWcu += batch.plannedWcu;
+    this.totals.consumedWcu += batch.consumedWcu;
+    this.totals.writeRejects += batch.writeRejects;
+    if (batch.revived) this.totals.revived = (this.totals.revived ?? 0) + batch.revived;
+    return true;
   }
 }
 

@@ -13,11 +13,19 @@ export type FatalCode =
   | 'TABLE_NOT_FOUND'
   | 'ACCESS_DENIED'
   | 'ENDPOINT_UNREACHABLE'
+  /** The credential provider failed in a way that may pass (endpoint timeout, 5xx, throttled SSO refresh). */
+  | 'CREDENTIALS_UNAVAILABLE'
   | 'AWS_ERROR'
   | 'REJECTS_UNWRITABLE'
   | 'MANIFEST_UNWRITABLE'
+  /** --report cannot be created where it was asked for. */
+  | 'REPORT_UNWRITABLE'
   | 'CHECKPOINT_MISMATCH'
   | 'CHECKPOINT_UNWRITABLE'
+  /** Another running load holds the lock of this reject file or checkpoint. */
+  | 'OUTPUT_LOCKED'
+  /** The checkpoint file is not one ddb-spread wrote (malformed, truncated, wrong types). */
+  | 'CHECKPOINT_INVALID'
   /** The checkpoint says this load already completed: nothing to do. */
   | 'CHECKPOINT_COMPLETE'
   | 'MAX_REJECTS_REACHED'
@@ -34,6 +42,12 @@ export type RejectCode =
   | 'KEY_TOO_LONG'
   | 'TYPE_ERROR'
   | 'ITEM_TOO_LARGE'
+  /** Bytes that are not UTF-8 (they would be stored altered, and two keys could merge). */
+  | 'INVALID_UTF8'
+  /** JSON nested deeper than DynamoDB's 32 levels. */
+  | 'TOO_DEEP'
+  /** A record whose raw text is over the reader's bound (MAX_RECORD_BYTES): it cannot be an item. */
+  | 'RECORD_TOO_LARGE'
   | 'SHARD_ATTRIBUTE'
   | 'WRITE_REJECTED'
   | 'RETRIES_EXHAUSTED';

@@ -1,6 +1,7 @@
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { parse as parseLossless } from 'lossless-json';
 import { RowError } from './errors.js';
+import { checkJsonDepth, MAX_NESTING } from './jsonDepth.js';
 import { parseDynamoNumber } from './number.js';
 import type { Item } from './types.js';
 
@@ -10,22 +11,32 @@ import type { Item } from './types.js';
  */
 const RISKY_NUMBER = /[0-9][0-9.]{15,}|[eE][+-]?[0-9]{3}/;
 
-/** JSON.parse, except that no number loses a digit: numbers that a double can't hold come back as NumberValue. */
-export function parseJsonPrecise(text: string): unknown {
+/**
+ * JSON.parse, except that no number loses a digit: numbers that a double can't hold come back as NumberValue.
+ * Text nested deeper than `maxDepth` brackets is refused (TOO_DEEP) before parsing, so no parser or walk
+ * after it can overflow the stack; the default fits an item (one object) holding DynamoDB's 32 levels.
+ */
+export function parseJsonPrecise(text: string, maxDepth = MAX_NESTING + 1): unknown {
+  checkJsonDepth(text, maxDepth);
   if (!RISKY_NUMBER.test(text)) return JSON.parse(text);
   return parseLossless(text, null, (digits) => new NumberValue(digits));
 }
 
-/** Plain JSON value -> native attribute value. Every number becomes a validated, canonical NumberValue. */
-export function fromJson(value: unknown, field: string): unknown {
+/**
+ * Plain JSON value -> native attribute value. Every number becomes a validated, canonical NumberValue.
+ * `level` is the nesting level of a map or list value (1 for an attribute's own value): deeper than
+ * DynamoDB's 32 is TOO_DEEP, so the recursion is bounded whatever the value.
+ */
+export function fromJson(value: unknown, field: string, level = 1): unknown {
   if (typeof value === 'string' || typeof value === 'boolean' || value === null) return value;
   if (typeof value === 'number') return toNumberValue(String(value), field);
   if (value instanceof NumberValue) return toNumberValue(value.value, field);
-  if (Array.isArray(value)) return value.map((element, i) => fromJson(element, `${field}[${i}]`));
+  if (typeof value === 'object' && level > MAX_NESTING) throw tooDeep(field);
+  if (Array.isArray(value)) return value.map((element, i) => fromJson(element, `${field}[${i}]`, level + 1));
   if (typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const [name, element] of Object.entries(value as Record<string, unknown>)) {
-      setOwn(out, name, fromJson(element, `${field}.${name}`));
+      setOwn(out, name, fromJson(element, `${field}.${name}`, level + 1));
     }
     return out;
   }
@@ -117,7 +128,16 @@ function toAttributeValue(value: unknown): Record<string, unknown> {
   return { M: out };
 }
 
-function fromAttributeValue(av: unknown, field: string): unknown {
+/** The field is the top-level attribute: a path 33 levels long says nothing more to a person. */
+function tooDeep(path: string): RowError {
+  const field = /^[^.[]*/.exec(path)?.[0] ?? path;
+  return new RowError('TOO_DEEP', `"${field}" is nested more than ${MAX_NESTING} levels deep; DynamoDB allows ${MAX_NESTING} levels of maps and lists`, field);
+}
+
+/** Bracket depth of a DynamoDB-JSON item holding 32 levels: the item, then a descriptor and a container per level. */
+export const MAX_DYNAMO_JSON_DEPTH = 2 * MAX_NESTING + 2;
+
+function fromAttributeValue(av: unknown, field: string, level = 1): unknown {
   if (!isDescriptor(av)) {
     throw new RowError('TYPE_ERROR', `"${field}" is not a DynamoDB-JSON attribute value like {"S":"text"} (is this plain JSON? then use --input-format jsonl)`, field);
   }
@@ -141,11 +161,13 @@ function fromAttributeValue(av: unknown, field: string): unknown {
       return null;
     case 'L':
       if (!Array.isArray(v)) throw bad('an array');
-      return v.map((element, i) => fromAttributeValue(element, `${field}[${i}]`));
+      if (level > MAX_NESTING) throw tooDeep(field);
+      return v.map((element, i) => fromAttributeValue(element, `${field}[${i}]`, level + 1));
     case 'M': {
       if (typeof v !== 'object' || v === null || Array.isArray(v)) throw bad('an object');
+      if (level > MAX_NESTING) throw tooDeep(field);
       const out: Record<string, unknown> = {};
-      for (const [name, element] of Object.entries(v)) setOwn(out, name, fromAttributeValue(element, `${field}.${name}`));
+      for (const [name, element] of Object.entries(v)) setOwn(out, name, fromAttributeValue(element, `${field}.${name}`, level + 1));
       return out;
     }
     case 'SS':

@@ -1,6 +1,8 @@
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { RowError } from './errors.js';
 import { parseDynamoNumber } from './number.js';
+import { setOwn } from './json.js';
+import { ownValue } from './ownRecord.js';
 import type { Item, KeyAttribute, KeySchema } from './types.js';
 
 /** Key value limits from the BatchWriteItem and data-type docs. */
@@ -25,7 +27,7 @@ export function keyIdsOf(item: Item, schema: KeySchema): { keyId: string; partit
 }
 
 function keyPart(item: Item, attr: KeyAttribute, maxBytes: number, role: string): string {
-  const value = item[attr.name];
+  const value = ownValue(item, attr.name);
   if (value === undefined || value === null || value === '') {
     throw new RowError('MISSING_KEY', `${role} key "${attr.name}" is missing or empty`, attr.name);
   }
@@ -79,17 +81,21 @@ export function keyForDisplay(item: Item, schema: KeySchema): Record<string, str
   const out: Record<string, string> = {};
   for (const attr of [schema.partitionKey, schema.sortKey]) {
     if (!attr) continue;
-    const value = item[attr.name];
+    const value = ownValue(item, attr.name);
     if (value === undefined || value === null) return undefined;
-    out[attr.name] =
-      value instanceof Uint8Array ? Buffer.from(value).toString('base64') : value instanceof NumberValue ? value.value : String(value);
+    setOwn(
+      out,
+      attr.name,
+      value instanceof Uint8Array ? Buffer.from(value).toString('base64') : value instanceof NumberValue ? value.value : String(value),
+    );
   }
   return out;
 }
 
 /** The primary key of an item, for BatchWriteItem DeleteRequest and for matching UnprocessedItems. */
 export function keyOf(item: Item, schema: KeySchema): Item {
-  const key: Item = { [schema.partitionKey.name]: item[schema.partitionKey.name] };
-  if (schema.sortKey) key[schema.sortKey.name] = item[schema.sortKey.name];
+  const key: Item = {};
+  setOwn(key, schema.partitionKey.name, ownValue(item, schema.partitionKey.name));
+  if (schema.sortKey) setOwn(key, schema.sortKey.name, ownValue(item, schema.sortKey.name));
   return key;
 }

@@ -1,9 +1,11 @@
 import { LoaderError } from './errors.js';
+import { ownRecord, ownValue } from './ownRecord.js';
 import { DEFAULT_WINDOW_ROWS, ORDER_MODES, type OrderMode } from './order.js';
 import { parseWcuSpec, type WcuSpec } from './rateChoice.js';
 import { parseSegment, type Segment } from './segment.js';
 import { DEFAULT_KEY_WCU } from './rateControl.js';
 import { DEFAULT_SHARD_SEPARATOR, parseShardRule, type ShardRule } from './shard.js';
+import { defaultOutputPath } from './outputPaths.js';
 import { COLUMN_TYPES, EMPTY_POLICIES, type ColumnType, type EmptyPolicy } from './typeMap.js';
 import type { KeySchema } from './types.js';
 
@@ -42,7 +44,11 @@ export interface LoadOptions {
   maxAttempts?: number;
   /** Timeout of one BatchWriteItem call, in ms. @default 30000 */
   requestTimeoutMs?: number;
-  /** Reject file (JSON lines). @default "<input name>.rejects.jsonl" in the working directory */
+  /**
+   * Reject file (JSON lines). @default "<input path>.rejects.jsonl" next to the input ("<input
+   * path>.seg-i-of-N.rejects.jsonl" with a segment, ".dry-run.rejects.jsonl" for a dry run, stdin.rejects.jsonl
+   * in the working directory for stdin)
+   */
   rejectsPath?: string;
   /** Stop the load once this many rows are rejected. @default Infinity */
   maxRejects?: number;
@@ -64,7 +70,7 @@ export interface LoadOptions {
   keepOriginalKey?: string;
   /** Seed of random:N suffixes. @default a random seed, recorded in the manifest */
   shardSeed?: number;
-  /** Where the shard manifest is written. @default "<input name>.shards.json" in the working directory */
+  /** Where the shard manifest is written. @default "<input path>.shards.json" next to the input (".seg-i-of-N.shards.json" with a segment) */
   shardManifestPath?: string;
   /**
    * Target write units per second for the whole load (table and GSIs): a number, 'auto' (80% of the
@@ -91,6 +97,8 @@ export interface LoadOptions {
   region?: string;
   profile?: string;
   endpoint?: string;
+  /** A PEM file of CA certificates to trust for DynamoDB's TLS (AWS_CA_BUNDLE otherwise). */
+  caBundle?: string;
 }
 
 /** Sharding options after normalisation; resolved against the table's key schema by load(). */
@@ -131,6 +139,7 @@ export interface NormalizedLoadOptions {
   region: string | undefined;
   profile: string | undefined;
   endpoint: string | undefined;
+  caBundle: string | undefined;
 }
 
 const invalid = (name: string, expected: string, value: unknown) =>
@@ -144,8 +153,11 @@ function integer(name: string, value: unknown, fallback: number, min: number, ma
   return value;
 }
 
-/** Applies defaults and validates, one block per option (csv-parse's normalize_options). Pure. */
-export function normalizeOptions(raw: LoadOptions): NormalizedLoadOptions {
+/**
+ * Applies defaults and validates, one block per option (csv-parse's normalize_options). Pure. A dry run
+ * (`context.dryRun`) has its own default reject file, so it never touches a real load's.
+ */
+export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean } = {}): NormalizedLoadOptions {
   if (typeof raw.input !== 'string' || raw.input === '') throw invalid('input', 'a file path or "-"', raw.input);
   if (typeof raw.table !== 'string' || !/^[a-zA-Z0-9_.-]{3,255}$/.test(raw.table)) {
     throw invalid('table', 'a table name of 3 to 255 letters, digits, "_", "-" or "."', raw.table);
@@ -169,7 +181,7 @@ export function normalizeOptions(raw: LoadOptions): NormalizedLoadOptions {
     columns = [...raw.columns];
   }
 
-  const types: Record<string, ColumnType> = {};
+  const types = ownRecord<ColumnType>();
   for (const [name, type] of Object.entries(raw.types ?? {})) {
     if (!(COLUMN_TYPES as readonly string[]).includes(type)) throw invalid(`types.${name}`, `one of ${COLUMN_TYPES.join(', ')}`, type);
     types[name] = type;
@@ -180,6 +192,8 @@ export function normalizeOptions(raw: LoadOptions): NormalizedLoadOptions {
 
   const maxRejects = raw.maxRejects ?? Infinity;
   if (maxRejects !== Infinity) integer('maxRejects', maxRejects, 0, 1, Number.MAX_SAFE_INTEGER);
+
+  const segment = normalizeSegment(raw.segment);
 
   const order = raw.order ?? (raw.input === '-' ? 'window' : 'round-robin');
   if (!ORDER_MODES.includes(order)) throw invalid('order', `one of ${ORDER_MODES.join(', ')}`, order);
@@ -198,21 +212,22 @@ export function normalizeOptions(raw: LoadOptions): NormalizedLoadOptions {
     concurrency: integer('concurrency', raw.concurrency, DEFAULT_CONCURRENCY, 1, 256),
     maxAttempts: integer('maxAttempts', raw.maxAttempts, DEFAULT_MAX_ATTEMPTS, 1, 100),
     requestTimeoutMs: integer('requestTimeoutMs', raw.requestTimeoutMs, DEFAULT_REQUEST_TIMEOUT_MS, 100, 600_000),
-    rejectsPath: raw.rejectsPath ?? defaultRejectsPath(raw.input),
+    rejectsPath: raw.rejectsPath ?? defaultOutputPath(raw.input, 'rejects', { segment, dryRun: context.dryRun ?? false }),
     maxRejects,
     order,
     windowRows: integer('window', raw.window, DEFAULT_WINDOW_ROWS, 2, 100_000_000),
     memoryBytes: integer('memoryBytes', raw.memoryBytes, DEFAULT_MEMORY_BYTES, MIN_MEMORY_BYTES, Number.MAX_SAFE_INTEGER),
     tempDir: raw.tempDir,
-    shard: normalizeShard(raw),
+    shard: normalizeShard(raw, segment),
     wcu: normalizeTotalWcu(raw) ?? normalizeWcu(raw.wcu),
-    segment: normalizeSegment(raw.segment),
+    segment,
     checkpointPath: normalizeCheckpoint(raw),
     keyWcu: positive('keyWcu', raw.keyWcu, DEFAULT_KEY_WCU),
     pacing: normalizePacing(raw),
     region: raw.region,
     profile: raw.profile,
     endpoint: raw.endpoint,
+    caBundle: raw.caBundle,
   };
 }
 
@@ -264,7 +279,7 @@ function positive(name: string, value: unknown, fallback: number): number {
   return value;
 }
 
-function normalizeShard(raw: LoadOptions): NormalizedShardOptions | undefined {
+function normalizeShard(raw: LoadOptions, segment: Segment | undefined): NormalizedShardOptions | undefined {
   const rules = (raw.shard ?? []).map((rule) => (typeof rule === 'string' ? parseShardRule(rule) : rule));
   if (rules.length === 0) {
     const stray = (['shardSeparator', 'shardKeys', 'keepOriginalKey', 'shardSeed', 'shardManifestPath'] as const).find((name) => raw[name] !== undefined);
@@ -290,7 +305,7 @@ function normalizeShard(raw: LoadOptions): NormalizedShardOptions | undefined {
     keys,
     keepOriginalKey: raw.keepOriginalKey,
     seed,
-    manifestPath: raw.shardManifestPath ?? `${baseName(raw.input)}.shards.json`,
+    manifestPath: raw.shardManifestPath ?? defaultOutputPath(raw.input, 'shards', { segment }),
   };
 }
 
@@ -301,11 +316,6 @@ export function parseByteSize(text: string): number {
   const scale = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 }[unit];
   if (!m || scale === undefined) throw new LoaderError('INVALID_OPTION', `expected a size such as 256MB, 2GB or 512KB, got "${text}"`);
   return Math.round(Number(m[1]) * scale);
-}
-
-function baseName(input: string): string {
-  if (input === '-') return 'stdin';
-  return input.split(/[\\/]/).pop()!.replace(/\.gz$/i, '').replace(/\.[^.]*$/, '');
 }
 
 function formatFromName(input: string): InputFormat {
@@ -320,15 +330,11 @@ function formatFromName(input: string): InputFormat {
   );
 }
 
-function defaultRejectsPath(input: string): string {
-  return `${baseName(input)}.rejects.jsonl`;
-}
-
 /** Explicit types that contradict the table's key types are a configuration error, found before any row. */
 export function checkTypesAgainstKeys(types: Record<string, ColumnType>, schema: KeySchema, table: string): void {
   for (const attr of [schema.partitionKey, schema.sortKey]) {
     if (!attr) continue;
-    const declared = types[attr.name];
+    const declared = ownValue(types, attr.name);
     if (declared !== undefined && declared !== attr.type) {
       throw new LoaderError(
         'INVALID_OPTION',
@@ -341,7 +347,7 @@ export function checkTypesAgainstKeys(types: Record<string, ColumnType>, schema:
 
 /** Parses "price:N,active:BOOL" (the --types flag). */
 export function parseTypeList(text: string): Record<string, ColumnType> {
-  const types: Record<string, ColumnType> = {};
+  const types = ownRecord<ColumnType>();
   for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
     const at = part.lastIndexOf(':');
     const name = part.slice(0, at).trim();

@@ -1,7 +1,9 @@
 import { RowError, type RejectCode } from './errors.js';
 import { itemSize, MAX_ITEM_BYTES, writeUnits } from './itemSize.js';
-import { isDynamoJsonItem, itemFromDynamoJson, itemFromJson, parseJsonPrecise } from './json.js';
+import { checkIndexKeys, type IndexKeyAttribute } from './indexKeys.js';
+import { isDynamoJsonItem, itemFromDynamoJson, itemFromJson, MAX_DYNAMO_JSON_DEPTH, parseJsonPrecise } from './json.js';
 import { keyForDisplay, keyIdsOf } from './key.js';
+import { attributeWithLoneSurrogate, mayHoldSurrogates } from './loneSurrogates.js';
 import { applyShard, type ResolvedShardOptions } from './shard.js';
 import { coerceJsonItem, effectiveTypes, itemFromCells, type ColumnType, type TypeMapOptions } from './typeMap.js';
 import type { Item, PlannedWrite, RejectedRow, RowOrigin } from './types.js';
@@ -10,7 +12,7 @@ import type { Item, PlannedWrite, RejectedRow, RowOrigin } from './types.js';
 export type SourceRecord =
   | { kind: 'csv'; origin: RowOrigin; cells: Record<string, string> }
   | { kind: 'json'; origin: RowOrigin }
-  | { kind: 'unparsable'; origin: RowOrigin; code: RejectCode; message: string };
+  | { kind: 'unparsable'; origin: RowOrigin; code: RejectCode; message: string; field?: string };
 
 export type JsonFlavor = 'json' | 'ddb-json';
 
@@ -25,6 +27,8 @@ export interface RowPlannerOptions extends TypeMapOptions {
   jsonFlavor: JsonFlavor;
   /** Write sharding, resolved against the table; none when undefined. */
   shard?: ResolvedShardOptions;
+  /** GSI key attributes (indexKeyAttributes): a row DynamoDB would refuse for them is rejected here. */
+  indexKeys?: readonly IndexKeyAttribute[];
 }
 
 export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
@@ -40,8 +44,9 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
       case 'json': {
         let value: unknown;
         try {
-          value = parseJsonPrecise(record.origin.raw);
+          value = options.jsonFlavor === 'ddb-json' ? parseJsonPrecise(record.origin.raw, MAX_DYNAMO_JSON_DEPTH) : parseJsonPrecise(record.origin.raw);
         } catch (error) {
+          if (error instanceof RowError) throw error;
           throw new RowError('JSON_SYNTAX', `invalid JSON: ${(error as Error).message}`);
         }
         if (options.jsonFlavor === 'ddb-json') return itemFromDynamoJson(value);
@@ -56,7 +61,7 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
         return coerceJsonItem(itemFromJson(value), explicitTypes);
       }
       case 'unparsable':
-        throw new RowError(record.code, record.message);
+        throw new RowError(record.code, record.message, record.field);
     }
   }
 
@@ -68,9 +73,16 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
       let item: Item | undefined;
       try {
         item = toItem(record);
+        if (mayHoldSurrogates(record.origin.raw)) {
+          const field = attributeWithLoneSurrogate(item);
+          if (field !== undefined) {
+            throw new RowError('INVALID_UTF8', `"${field}" holds a lone UTF-16 surrogate (a JSON \\u escape such as \\ud800 without its pair), which UTF-8 cannot encode: DynamoDB would not store what the row says; fix or remove the escape`, field);
+          }
+        }
         // Sharding comes before the key checks, so the length limits apply to the suffixed key.
         const sharded = options.shard ? applyShard(item, record.origin, options.shard) : undefined;
         const { keyId, partitionId } = keyIdsOf(item, options.keySchema);
+        if (options.indexKeys) checkIndexKeys(item, options.indexKeys);
         const size = itemSize(item);
         if (size > MAX_ITEM_BYTES) {
           throw new RowError('ITEM_TOO_LARGE', `item is ${size} bytes; DynamoDB's limit is ${MAX_ITEM_BYTES} bytes (400 KB), attribute names included`);
@@ -92,7 +104,7 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
 }
 
 function withHint(error: RowError, record: SourceRecord, options: TypeMapOptions): string {
-  if (error.code === 'KEY_TYPE_MISMATCH' && record.kind === 'json' && error.field && !(error.field in options.types)) {
+  if (error.code === 'KEY_TYPE_MISMATCH' && record.kind === 'json' && error.field && !Object.hasOwn(options.types, error.field)) {
     return `${error.message}; to convert it, pass --types ${error.field}:${typeOfKey(error.field, options)}`;
   }
   return error.message;

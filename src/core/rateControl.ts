@@ -7,7 +7,12 @@ import { TokenBucket } from './tokenBucket.js';
  * - throttles cut the rate (multiplicative decrease, at most once per cooldown) and quiet periods restore
  *   it (additive increase), the AIMD rule of TCP congestion control;
  * - a throttle that points at one key (UnprocessedItems of a single partition key, or a ThrottlingReason
- *   of the KeyRange kind) slows that key's bucket only; other throttles slow the whole load.
+ *   of the KeyRange kind) slows that key's bucket only; other throttles slow the whole load;
+ * - a cut of the whole load is a probe (issue 12): the throttle share is measured at the lower rate, then
+ *   at the rate before the cut. Throttles that rise with the rate are capacity: the lower rate is kept.
+ *   Throttles that do not are noise: the rate before the cut is restored and the noise share learned, so
+ *   only throttles above it cut again. Errors without an answer (5xx, resets, timeouts, lost replies)
+ *   are retried by the writer and never move the rate.
  *
  * Pure: time is passed in (monotonic ms, never decreasing); the I/O shell sleeps for the waits it returns.
  */
@@ -43,6 +48,8 @@ export interface RateControlOptions {
    * always slow their key. @default 0.1
    */
   throttleShare?: number;
+  /** Shortest measurement of a probe stage (at the lower rate, then at the rate before the cut). @default 2000 */
+  probeMs?: number;
 }
 
 export const DEFAULT_KEY_WCU = 1000;
@@ -56,6 +63,16 @@ const KEY_BURST_SECONDS = 0.1;
 const MIN_RATE = 1;
 /** A cut never goes below this share of the target (or, without one, of the best rate offered). */
 const FLOOR_SHARE = 0.05;
+/** Answers a probe stage needs before it judges (fewer: the plain AIMD rule, as without probes). */
+const PROBE_MIN_CALLS = 40;
+/** Fewer answers than this in the last 2 s cut the rate only when every one of them was throttled. */
+const TRIGGER_MIN_ANSWERS = 20;
+/** Answers to calls sent before a stage began are not the stage's: its first 500 ms are not counted. */
+const PROBE_SETTLE_MS = 500;
+/** A high stage judges with what it has after this long. */
+const PROBE_MAX_MS = 10_000;
+/** A rate confirmed as capacity is trusted this long: a throttle near it is capacity without a probe. */
+const CAPACITY_MEMORY_MS = 60_000;
 /** Key buckets kept before idle ones (full, at the default rate) are dropped. */
 const KEY_BUCKETS_SWEEP_AT = 4096;
 
@@ -70,6 +87,8 @@ export interface SendResult {
   throttle?: ThrottleSignal;
   /** Planned write units of the writes refused by the throttle. */
   throttledUnits?: number;
+  /** The call got no answer to count (5xx, reset, timeout, lost reply): retried, never a rate signal. */
+  error?: boolean;
 }
 
 export interface RateSnapshot {
@@ -87,14 +106,47 @@ export interface RateSnapshot {
   keyThrottles: number;
   /** Rate cuts of the whole load. */
   decreases: number;
+  /** Calls that failed without an answer (5xx, resets, timeouts, lost replies), all retried. */
+  errors: number;
+  /** Probes that found the throttles independent of the rate: the rate before the cut was restored. */
+  restores: number;
+  /** Share of write units throttled whatever the rate, as learned by probes (0 until one found noise). */
+  noiseShare: number;
   /** Partition keys currently held below --key-wcu after their own throttles. */
   slowedKeys: number;
 }
 
 /** A change of rate worth telling the user about. */
 export type RateChange =
-  | { kind: 'decreased'; scope: 'table'; fromWcu: number | undefined; toWcu: number }
-  | { kind: 'decreased'; scope: 'key'; key: string; toWcu: number };
+  | { kind: 'decreased'; scope: 'table'; fromWcu: number | undefined; toWcu: number; reason: TableCutReason }
+  | { kind: 'decreased'; scope: 'key'; key: string; toWcu: number }
+  /** A probe found the throttles independent of the rate: the rate before the cut is back. */
+  | { kind: 'restored'; scope: 'table'; toWcu: number; reason: 'noise'; lowShare: number; highShare: number };
+
+/**
+ * Why the whole load was cut: `probe`, throttles above the threshold, to be tested at the lower rate;
+ * `capacity`, a probe found the throttles rise with the rate (or they came near a rate already found so).
+ */
+export type TableCutReason = 'probe' | 'capacity';
+
+/** A probe of the table's rate, from the first cut until the verdict. */
+interface Probe {
+  /** The rate before the first cut (what was offered lately, without a target). */
+  origin: number;
+  /** The rate in force before the first cut was unlimited (no target). */
+  unlimited: boolean;
+  stage: 'low' | 'high';
+  /** When the stage (or the last cut of the low stage) began. */
+  since: number;
+  calls: number;
+  units: number;
+  throttledUnits: number;
+  throttledCalls: number;
+  /** Units stored in the stage: the delivery rate, which rises with the rate unless capacity binds. */
+  stored: number;
+  /** The low stage's share, answers and delivery rate, once measured. */
+  low?: { share: number; calls: number; rate: number; delivered: number };
+}
 
 interface KeyState {
   bucket: TokenBucket;
@@ -125,6 +177,16 @@ export class RateController {
   #tableThrottles = 0;
   #keyThrottles = 0;
   #decreases = 0;
+  #errors = 0;
+  #restores = 0;
+  readonly #probeMs: number;
+  #probe: Probe | undefined;
+  /** Throttled share of units whatever the rate, learned by probes that found noise. */
+  #noiseShare = 0;
+  /** The lowest rate a probe found throttling with the rate, and when. */
+  #capacityAt: { wcu: number; at: number } | undefined;
+  /** A probe found capacity while still throttled: plain cuts until a quiet period. */
+  #descending = false;
   /** Units stored per whole second (ring of the last few seconds). */
   #secondUnits = new Map<number, number>();
   /** Units reserved (offered to the table) per whole second, and since when. */
@@ -132,6 +194,9 @@ export class RateController {
   /** Units refused by throttles of the table kind, per whole second. */
   #throttledUnits = new Map<number, number>();
   #peakOffered = 0;
+  /** Answers (stored or throttled, not errors) and those throttled of the table kind, per whole second. */
+  #answers = new Map<number, number>();
+  #throttledAnswers = new Map<number, number>();
   readonly #startedAt: number;
   #peak = 0;
   /** Highest achieved rate per minute, for on-demand growth. */
@@ -147,6 +212,7 @@ export class RateController {
     this.#quietMs = options.quietMs ?? 2000;
     this.#cooldownMs = options.cooldownMs ?? 1000;
     this.#throttleShare = options.throttleShare ?? 0.1;
+    this.#probeMs = options.probeMs ?? 2000;
     this.#current = this.#ceiling(now);
     // The table bucket starts empty: the first second is paced, not a burst on top of the target.
     this.#table = new TokenBucket(this.#current, TABLE_BURST_SECONDS, now, 0);
@@ -190,6 +256,11 @@ export class RateController {
   /** Takes in what one BatchWriteItem call came back with; returns a rate change to report, if any. */
   record(now: number, result: SendResult): RateChange[] {
     this.#adapt(now);
+    if (result.error) {
+      // Retried by the writer; an error says nothing about the rate (issue 12).
+      this.#errors++;
+      return [];
+    }
     if (result.plannedUnits > 0) {
       const stored = result.consumedUnits ?? result.plannedUnits * this.#costRatio;
       this.#addAchieved(now, stored);
@@ -201,6 +272,11 @@ export class RateController {
     }
     const changes: RateChange[] = [];
     const throttle = result.throttle;
+    addTo(this.#answers, now, 1);
+    if (throttle?.scope === 'table') addTo(this.#throttledAnswers, now, 1);
+    this.#observe(now, result);
+    const verdict = this.#judge(now);
+    if (verdict) changes.push(verdict);
     if (!throttle) return changes;
     if (throttle.scope === 'key') {
       for (const key of throttle.keys) {
@@ -219,10 +295,32 @@ export class RateController {
     }
     this.#tableThrottles++;
     addTo(this.#throttledUnits, now, result.throttledUnits ?? 0);
+    // While the rate before the cut is measured again, throttles are the probe's data, not a trigger.
+    if (this.#probe?.stage === 'high') return changes;
     const offered = this.#recent(this.#offeredUnits, now);
-    if (offered > 0 && this.#recent(this.#throttledUnits, now) < this.#throttleShare * offered) return changes;
+    const throttledShare = offered > 0 ? this.#recent(this.#throttledUnits, now) / offered : 1;
+    if (throttledShare < this.#threshold()) return changes;
+    // A few answers say little: 2 throttled of 4 happens often under noise (issue 12).
+    const answers = countOf(this.#answers, now);
+    if (answers < TRIGGER_MIN_ANSWERS && countOf(this.#throttledAnswers, now) < answers) return changes;
+    // During a probe's low stage the rate is cut again only once the stage is measured (in #judge), or
+    // in a storm: a few throttles in one second among noise must not compound the cut to the floor.
+    if (this.#probe?.stage === 'low' && throttledShare < 0.5) return changes;
     this.#lastTableThrottle = now;
     if (now - this.#lastTableDecrease < this.#cooldownMs) return changes;
+    const cut = this.#cut(now);
+    if (cut) changes.push(cut);
+    return changes;
+  }
+
+  /** The share of offered units throttled that cuts the rate: above the noise learned so far. */
+  #threshold(): number {
+    const noise = this.#noiseShare;
+    return noise > 0 ? Math.min(0.9, Math.max(this.#throttleShare, 2 * noise, noise + 0.05)) : this.#throttleShare;
+  }
+
+  /** Cuts the load's rate by the decrease factor; opens a probe unless the rate is known capacity. */
+  #cut(now: number): RateChange | undefined {
     this.#lastTableDecrease = now;
     this.#decreases++;
     const from = this.#current;
@@ -232,8 +330,86 @@ export class RateController {
     const reference = Number.isFinite(ceiling) ? ceiling : this.#peakOffered;
     this.#current = Math.max(MIN_RATE, FLOOR_SHARE * reference, base * this.#decrease);
     this.#table.setRate(now, this.#current);
-    changes.push({ kind: 'decreased', scope: 'table', fromWcu: Number.isFinite(from) ? from : undefined, toWcu: this.#current });
-    return changes;
+    let reason: TableCutReason = 'probe';
+    const known = this.#capacityAt;
+    if (this.#probe) this.#probe = { ...this.#probe, since: now, calls: 0, units: 0, throttledUnits: 0, throttledCalls: 0, stored: 0 };
+    else if (this.#descending || (known && now - known.at < CAPACITY_MEMORY_MS && base >= 0.9 * known.wcu)) reason = 'capacity';
+    else this.#probe = { origin: base, unlimited: !Number.isFinite(from), stage: 'low', since: now, calls: 0, units: 0, throttledUnits: 0, throttledCalls: 0, stored: 0 };
+    return { kind: 'decreased', scope: 'table', fromWcu: Number.isFinite(from) ? from : undefined, toWcu: this.#current, reason };
+  }
+
+  /** A stage is measured after probeMs and PROBE_MIN_CALLS answers, or 4 × probeMs and a quarter of them (few calls at a low rate). */
+  #measured(probe: Probe, elapsed: number): boolean {
+    if (elapsed < this.#probeMs) return false;
+    return probe.calls >= PROBE_MIN_CALLS || (elapsed >= 4 * this.#probeMs && probe.calls >= PROBE_MIN_CALLS / 4);
+  }
+
+  /** Counts one answer into the probe's stage (answers to calls sent before the stage are skipped). */
+  #observe(now: number, result: SendResult): void {
+    const probe = this.#probe;
+    if (!probe || now < probe.since + PROBE_SETTLE_MS) return;
+    const throttled = result.throttle?.scope === 'table' ? (result.throttledUnits ?? 0) : 0;
+    probe.calls++;
+    probe.units += result.plannedUnits + throttled;
+    probe.throttledUnits += throttled;
+    probe.stored += result.plannedUnits;
+    if (result.throttle?.scope === 'table') probe.throttledCalls++;
+  }
+
+  /** Moves a probe on once its stage is measured; returns the verdict to report, if any. */
+  #judge(now: number): RateChange | undefined {
+    const probe = this.#probe;
+    if (!probe) return undefined;
+    const elapsed = now - probe.since - PROBE_SETTLE_MS;
+    const share = probe.units > 0 ? probe.throttledUnits / probe.units : probe.calls > 0 ? probe.throttledCalls / probe.calls : 0;
+    if (probe.stage === 'low') {
+      // Grown back to where it was by the plain rule: nothing left to test.
+      if (this.#current >= probe.origin) {
+        this.#probe = undefined;
+        return undefined;
+      }
+      if (!this.#measured(probe, elapsed)) return undefined;
+      // Then the rate before the cut again, to see whether the throttles come back with it.
+      this.#probe = { ...probe, stage: 'high', since: now, calls: 0, units: 0, throttledUnits: 0, throttledCalls: 0, stored: 0, low: { share, calls: probe.calls, rate: this.#current, delivered: probe.stored / elapsed } };
+      this.#current = probe.origin;
+      this.#table.setRate(now, this.#current);
+      return undefined;
+    }
+    const low = probe.low!;
+    const storm = probe.calls >= 5 && share >= 0.5 && share > low.share + 0.25;
+    if (!storm && !this.#measured(probe, elapsed) && elapsed < PROBE_MAX_MS) return undefined;
+    this.#probe = undefined;
+    const pooled = (low.share + share) / 2;
+    // Two standard errors of the difference of two shares: more would take capacity for noise.
+    const margin = Math.max(0.03, 2 * Math.sqrt(pooled * (1 - pooled) * (1 / Math.max(1, low.calls) + 1 / Math.max(1, probe.calls))));
+    this.#lastTableDecrease = now;
+    // BBR's signal: below capacity the delivery rate rises with the send rate; at capacity it stays flat.
+    // Half the expected rise missing is capacity (writers that cannot keep up read so too: the safe side).
+    const expectedGain = probe.origin / low.rate;
+    const flat = low.delivered > 0 && probe.stored / Math.max(1, elapsed) < low.delivered * (1 + 0.5 * (expectedGain - 1));
+    if (storm || probe.calls < 5 || share > low.share + margin || flat) {
+      // Throttles rose with the rate: capacity. Back to the lower rate, remembered as near capacity.
+      this.#current = low.rate;
+      this.#table.setRate(now, this.#current);
+      this.#lastTableThrottle = now;
+      this.#capacityAt = { wcu: low.rate / this.#decrease, at: now };
+      this.#descending = low.share >= this.#threshold();
+      this.#decreases++;
+      return { kind: 'decreased', scope: 'table', fromWcu: probe.origin, toWcu: low.rate, reason: 'capacity' };
+    }
+    // As many throttles at either rate: noise. The rate before the cut comes back (unlimited when it was
+    // unlimited); the noise share is learned from the lower
+    // of the two (capacity only adds throttles), slowly, so one misjudged probe cannot raise it far.
+    this.#restores++;
+    // Without a target, noise is no reason for any limit: unlimited again (a cut right at the start, from
+    // a rate measured over a few hundred ms, would otherwise leave the load crawling back from it).
+    if (probe.unlimited || !Number.isFinite(this.#target)) {
+      this.#current = Math.min(Infinity, this.#ceiling(now));
+      this.#table.setRate(now, this.#current);
+    }
+    const noise = Math.min(low.share, share);
+    this.#noiseShare = this.#noiseShare > 0 ? this.#noiseShare + 0.3 * (noise - this.#noiseShare) : noise;
+    return { kind: 'restored', scope: 'table', toWcu: Number.isFinite(this.#current) ? this.#current : probe.origin, reason: 'noise', lowShare: low.share, highShare: share };
   }
 
   snapshot(now: number): RateSnapshot {
@@ -248,6 +424,9 @@ export class RateController {
       tableThrottles: this.#tableThrottles,
       keyThrottles: this.#keyThrottles,
       decreases: this.#decreases,
+      errors: this.#errors,
+      restores: this.#restores,
+      noiseShare: this.#noiseShare,
       slowedKeys,
     };
   }
@@ -260,7 +439,12 @@ export class RateController {
     const ceiling = this.#ceiling(now);
     // Only the time after the quiet period counts, however rarely this runs.
     const quietFrom = Math.max(last, this.#lastTableThrottle + this.#quietMs);
-    if (now > quietFrom && this.#current < ceiling) {
+    // A capacity found is forgotten once the rate is well above it without throttles (capacity grew).
+    if (this.#capacityAt && this.#current > 1.25 * this.#capacityAt.wcu) this.#capacityAt = undefined;
+    if (this.#probe?.stage === 'high') {
+      // The rate before the cut is held while it is measured.
+    } else if (now > quietFrom && this.#current < ceiling) {
+      this.#descending = false;
       const dt = now - quietFrom;
       let next = Number.isFinite(this.#target)
         ? this.#current + (this.#increase * this.#target * dt) / 1000
@@ -340,6 +524,12 @@ export class RateController {
     const second = Math.floor(now / 1000);
     return ((this.#secondUnits.get(second - 1) ?? 0) + (this.#secondUnits.get(second - 2) ?? 0)) / 2;
   }
+}
+
+/** What `perSecond` holds for the current and the previous whole second. */
+function countOf(perSecond: Map<number, number>, now: number): number {
+  const second = Math.floor(now / 1000);
+  return (perSecond.get(second) ?? 0) + (perSecond.get(second - 1) ?? 0);
 }
 
 /** Adds units to the whole second of `now`, keeping only the last few seconds. */

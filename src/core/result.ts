@@ -4,6 +4,11 @@ export interface LoadCounters {
   written: number;
   /** Rows replaced by a later row with the same primary key before they were sent. */
   superseded: number;
+  /**
+   * Rows first superseded, then written (or rejected) in place of the later row of their key because
+   * DynamoDB refused that one (issue 11.2); counted in written or rejected, not in superseded.
+   */
+  revived?: number;
   rejected: number;
   rejectedByReason: Record<string, number>;
   /** Write units reported by DynamoDB, table and GSIs (ReturnConsumedCapacity=INDEXES). */
@@ -70,4 +75,8 @@ export interface RateSummary {
   keyThrottles: number;
   /** Times the whole load's rate was cut. */
   decreases: number;
+  /** Calls that failed without an answer (5xx, resets, timeouts, lost replies), retried; never a rate signal. */
+  errors: number;
+  /** Cuts undone: the throttles did not rise with the rate (noise), so the rate before the cut came back. */
+  restores: number;
 }

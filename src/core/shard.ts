@@ -1,6 +1,8 @@
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { createHash } from 'node:crypto';
 import { LoaderError, RowError } from './errors.js';
+import { setOwn } from './json.js';
+import { ownValue } from './ownRecord.js';
 import type { Item, KeySchema, RowOrigin } from './types.js';
 
 /**
@@ -195,14 +197,14 @@ export interface ShardedKey {
  * sharded as asked is rejected, never written unsharded.
  */
 export function applyShard(item: Item, origin: RowOrigin, options: ResolvedShardOptions): ShardedKey | undefined {
-  const original = item[options.partitionKey];
+  const original = ownValue(item, options.partitionKey);
   // Key presence and type are checked after sharding (keyIdsOf), with the usual messages.
   if (typeof original !== 'string' || original === '') return undefined;
   if (options.keys && !options.keys.has(original)) return undefined;
   let written = original;
   for (const rule of options.rules) written += options.separator + suffixOf(item, origin, rule, options.seed);
   if (options.keepOriginalKey !== undefined) {
-    const existing = item[options.keepOriginalKey];
+    const existing = ownValue(item, options.keepOriginalKey);
     if (existing !== undefined && existing !== original) {
       throw new RowError(
         'SHARD_ATTRIBUTE',
@@ -210,9 +212,9 @@ export function applyShard(item: Item, origin: RowOrigin, options: ResolvedShard
         options.keepOriginalKey,
       );
     }
-    item[options.keepOriginalKey] = original;
+    setOwn(item, options.keepOriginalKey, original);
   }
-  item[options.partitionKey] = written;
+  setOwn(item, options.partitionKey, written);
   return { original, written };
 }
 
@@ -221,7 +223,7 @@ function suffixOf(item: Item, origin: RowOrigin, rule: ResolvedShardRule, seed: 
     case 'random':
       return String(randomShard(seed, origin, rule.shards));
     case 'hash': {
-      const value = item[rule.attribute];
+      const value = ownValue(item, rule.attribute);
       const text =
         typeof value === 'string' ? value : value instanceof NumberValue ? value.value : value instanceof Uint8Array ? Buffer.from(value).toString('base64') : undefined;
       if (text === undefined || text === '') {
@@ -234,7 +236,7 @@ function suffixOf(item: Item, origin: RowOrigin, rule: ResolvedShardRule, seed: 
       return String(hashShard(text, rule.shards));
     }
     case 'time': {
-      const value = item[rule.attribute];
+      const value = ownValue(item, rule.attribute);
       const ms = parseTime(value);
       if (ms === undefined) {
         throw new RowError(

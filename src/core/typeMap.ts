@@ -1,7 +1,9 @@
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { RowError } from './errors.js';
 import { parseDynamoNumber } from './number.js';
+import { MAX_NESTING } from './jsonDepth.js';
 import { decodeBase64, fromJson, makeSet, parseJsonPrecise, setOwn, toNumberValue } from './json.js';
+import { mergeOwn, ownRecord, ownValue } from './ownRecord.js';
 import type { Item, KeySchema } from './types.js';
 
 /** The types a column can be given with --types or --schema. JSON means "any JSON value, mapped natively". */
@@ -23,11 +25,11 @@ export interface TypeMapOptions {
 
 /** Columns that must be typed as the table's key, merged under the user's explicit types. */
 export function effectiveTypes(options: Pick<TypeMapOptions, 'keySchema' | 'types'>): Record<string, ColumnType> {
-  const types: Record<string, ColumnType> = {};
+  const types = ownRecord<ColumnType>();
   for (const attr of [options.keySchema.partitionKey, options.keySchema.sortKey]) {
     if (attr) types[attr.name] = attr.type;
   }
-  return { ...types, ...options.types };
+  return mergeOwn(types, options.types);
 }
 
 /* ==== CSV ==== */
@@ -37,15 +39,16 @@ const DECIMAL = /^-?(?:0|[1-9]\d*)\.\d+$/;
 
 /** Converts one CSV record (header name -> cell text) into an item. Throws RowError naming the column. */
 export function itemFromCells(cells: Record<string, string>, options: TypeMapOptions, types: Record<string, ColumnType>): Item {
+  // A plain object like every item; names are set with setOwn and read with ownValue (issue 11.5).
   const item: Item = {};
-  for (const name in cells) {
+  for (const name of Object.keys(cells)) {
     const text = cells[name]!;
     if (text === '') {
-      if (options.empty === 'null') item[name] = null;
-      else if (options.empty === 'string') item[name] = '';
+      if (options.empty === 'null') setOwn(item, name, null);
+      else if (options.empty === 'string') setOwn(item, name, '');
       continue;
     }
-    const type = types[name];
+    const type = ownValue(types, name);
     setOwn(item, name, type ? convertCell(text, type, name) : options.infer ? inferCell(text, name) : text);
   }
   return item;
@@ -92,7 +95,7 @@ export function inferCell(text: string, field: string): unknown {
   if (text === 'false') return false;
   if (first === 123 || first === 91) {
     try {
-      return fromJson(parseJsonPrecise(text), field);
+      return fromJson(parseJsonPrecise(text, MAX_NESTING), field);
     } catch {
       return text;
     }
@@ -120,8 +123,10 @@ function splitSetCell(text: string, field: string): string[] {
 
 function parseJsonCell(text: string, field: string): unknown {
   try {
-    return parseJsonPrecise(text);
+    return parseJsonPrecise(text, MAX_NESTING);
   } catch (error) {
+    // TOO_DEEP keeps its code; the column is the field.
+    if (error instanceof RowError) throw new RowError(error.code, `"${field}" ${error.message.replace(/^.*? is nested/, 'is nested')}`, field);
     throw new RowError('TYPE_ERROR', `"${field}" is not valid JSON (${(error as Error).message})`, field);
   }
 }
@@ -141,10 +146,10 @@ function checkShape(value: unknown, type: 'JSON' | 'M' | 'L', field: string): un
  * become B, arrays become sets, JSON text becomes M/L. Values that already have the type pass through.
  */
 export function coerceJsonItem(item: Item, types: Record<string, ColumnType>): Item {
-  for (const name in types) {
-    const value = item[name];
+  for (const name of Object.keys(types)) {
+    const value = ownValue(item, name);
     if (value === undefined || value === null) continue;
-    item[name] = coerceJsonValue(value, types[name]!, name);
+    setOwn(item, name, coerceJsonValue(value, types[name]!, name));
   }
   return item;
 }

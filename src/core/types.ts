@@ -39,6 +39,12 @@ export interface PlannedWrite {
   size: number;
   /** Write capacity units one put of this item costs on the table: ceil(size / 1 KB). */
   wcu: number;
+  /**
+   * The write of the same primary key this one superseded in the batcher (and its own, in a chain). When
+   * DynamoDB refuses this write, the predecessor is written in its place, as writing the rows one by one
+   * would have left it stored (issue 11.2).
+   */
+  predecessor?: PlannedWrite;
 }
 
 /** A row that could not be stored, and why. */

@@ -14,9 +14,12 @@ import type { Item, PlannedWrite } from './types.js';
  * back. The partition identity comes first, so `partitionEnd` can find it in the bytes without decoding
  * the write.
  */
-export function encodeWrite(write: PlannedWrite): string {
+export function encodeWrite(write: PlannedWrite, file?: string): string {
   const { origin, keyId, partitionId, unshardedKey, size, wcu, item } = write;
-  const fields: unknown[] = [partitionId, keyId, origin.file, origin.line, origin.raw, size, wcu, unshardedKey ?? null];
+  // The input's name as null when it is `file` (the load's one input): an encoding's length, and so where
+  // a --memory bound cuts the window order, must not depend on how the input's path was spelled (a
+  // resume of ./c.csv as c.csv, or of the same bytes in another folder, skips batches by index).
+  const fields: unknown[] = [partitionId, keyId, file !== undefined && origin.file === file ? null : origin.file, origin.line, origin.raw, size, wcu, unshardedKey ?? null];
   for (const name in item) {
     if (!Object.prototype.hasOwnProperty.call(item, name)) continue;
     const value: unknown = item[name];
@@ -27,7 +30,7 @@ export function encodeWrite(write: PlannedWrite): string {
 
 const HEADER_FIELDS = 8;
 
-export function decodeWrite(text: string): PlannedWrite {
+export function decodeWrite(text: string, file?: string): PlannedWrite {
   const fields = JSON.parse(text) as unknown[];
   const item: Item = {};
   for (let i = HEADER_FIELDS; i < fields.length; i += 2) {
@@ -38,8 +41,8 @@ export function decodeWrite(text: string): PlannedWrite {
     else if (typeof value.N === 'string') setOwn(item, name, new NumberValue(value.N));
     else setOwn(item, name, Object.values(itemFromAttributeValues(single(name, value)))[0]);
   }
-  const [partitionId, keyId, file, line, raw, size, wcu, unshardedKey] = fields as [string, string, string, number, string, number, number, string | null];
-  const write: PlannedWrite = { origin: { file, line, raw }, item, keyId, partitionId, size, wcu };
+  const [partitionId, keyId, ownFile, line, raw, size, wcu, unshardedKey] = fields as [string, string, string | null, number, string, number, number, string | null];
+  const write: PlannedWrite = { origin: { file: ownFile ?? file ?? '', line, raw }, item, keyId, partitionId, size, wcu };
   if (unshardedKey !== null) write.unshardedKey = unshardedKey;
   return write;
 }

@@ -1,5 +1,7 @@
 import type { Capacity, ConsumedCapacity } from '@aws-sdk/client-dynamodb';
 import { valueSize, writeUnits } from './itemSize.js';
+import { setOwn } from './json.js';
+import { ownValue } from './ownRecord.js';
 import type { IndexInfo, TableInfo } from './tableInfo.js';
 import type { Item } from './types.js';
 
@@ -55,7 +57,7 @@ export function createWriteCostModel(table: WriteCostTable): WriteCostModel {
     for (const index of indexes) {
       if (!landsIn(item, index.required)) continue;
       const units = writeUnits(index.projected === undefined ? tableSize : projectedSize(item, index.projected));
-      costs[index.name] = units;
+      setOwn(costs, index.name, units);
       total += units;
     }
     return { table: tableUnits, indexes: costs, total };
@@ -88,14 +90,14 @@ function indexModel(gsi: IndexInfo, tableKeys: string[]): IndexModel {
 }
 
 function landsIn(item: Item, required: string[]): boolean {
-  for (const name of required) if (item[name] === undefined) return false;
+  for (const name of required) if (ownValue(item, name) === undefined) return false;
   return true;
 }
 
 function projectedSize(item: Item, projected: ProjectedName[]): number {
   let size = 0;
   for (const { name, nameBytes } of projected) {
-    const value = item[name];
+    const value = ownValue(item, name);
     if (value !== undefined) size += nameBytes + valueSize(value);
   }
   return size;
@@ -115,7 +117,8 @@ export function consumedFromResponse(consumed: ConsumedCapacity[] | undefined, t
     let gsiUnits = 0;
     for (const [name, capacity] of Object.entries(entry.GlobalSecondaryIndexes ?? {})) {
       const units = unitsOf(capacity) ?? 0;
-      result.indexes[name] = (result.indexes[name] ?? 0) + units;
+      // Index names are data too ([a-zA-Z0-9_.-]+ allows constructor and __proto__; issue 11.5).
+      setOwn(result.indexes, name, (ownValue(result.indexes, name) ?? 0) + units);
       gsiUnits += units;
     }
     let lsiUnits = 0;

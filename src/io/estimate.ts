@@ -15,6 +15,9 @@ import type { PlannedWrite } from '../core/types.js';
 import { createWriteCostModel, type WriteCostModel } from '../core/writeCost.js';
 import type { LoadEvent } from '../report/events.js';
 import { load } from './load.js';
+import type { CallerFiles } from './outputFiles.js';
+import { setOwn } from '../core/json.js';
+import { ownValue } from '../core/ownRecord.js';
 import type { Readable } from 'node:stream';
 
 export interface EstimateOptions extends LoadOptions {
@@ -42,6 +45,8 @@ export interface EstimateDependencies {
   signal?: AbortSignal;
   onEvent?: (event: LoadEvent) => void;
   stdin?: Readable;
+  /** Files the caller reads besides the input (load() keeps its outputs off them). */
+  files?: CallerFiles;
 }
 
 const TOP_KEYS = 10;
@@ -100,7 +105,7 @@ export async function estimate(options: EstimateOptions, deps: EstimateDependenc
     const cost = costModel!(w.item, w.size);
     units.table += cost.table;
     units.total += cost.total;
-    for (const [name, n] of Object.entries(cost.indexes)) units.indexes[name] = (units.indexes[name] ?? 0) + n;
+    for (const [name, n] of Object.entries(cost.indexes)) setOwn(units.indexes, name, (ownValue(units.indexes, name) ?? 0) + n);
     sizes.add(w.size);
     const written = w.partitionId.slice(1);
     const original = w.unshardedKey ?? written;
@@ -129,6 +134,7 @@ export async function estimate(options: EstimateOptions, deps: EstimateDependenc
       ...(deps.signal ? { signal: deps.signal } : {}),
       ...(deps.onEvent ? { onEvent: deps.onEvent } : {}),
       ...(deps.stdin ? { stdin: deps.stdin } : {}),
+      ...(deps.files ? { files: deps.files } : {}),
       dryRun: { ...(options.tableInfo ? { tableInfo: options.tableInfo } : {}), onTable, onPlanned, record },
     },
   );

@@ -1,6 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { randomInt } from 'node:crypto';
+import { resolve } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { Readable } from 'node:stream';
 import { DEFAULT_BACKOFF } from '../core/backoff.js';
@@ -8,12 +9,14 @@ import { createBatcher, type Batch } from '../core/batch.js';
 import { LoaderError, bug } from '../core/errors.js';
 import { checkTypesAgainstKeys, normalizeOptions, type LoadOptions } from '../core/options.js';
 import { createRowPlanner, isRejected, type SourceRecord } from '../core/planRow.js';
+import { indexKeyAttributes } from '../core/indexKeys.js';
 import { isGlobalOrder } from '../core/order.js';
 import { HeavyHitters } from '../core/heavyHitters.js';
 import { chooseRate } from '../core/rateChoice.js';
 import { segmentOfLine, segmentOfWrite } from '../core/segment.js';
 import { writeAffectingOptions } from '../core/checkpointState.js';
 import { RateController, findBottleneck } from '../core/rateControl.js';
+import { InFlightLimit, defaultCeiling } from '../core/inFlight.js';
 import { createWriteCostModel } from '../core/writeCost.js';
 import { resolveShardOptions } from '../core/shard.js';
 import { ShardManifest } from '../core/shardManifest.js';
@@ -25,13 +28,16 @@ import { createClient } from './dynamo/client.js';
 import { describeTable } from './dynamo/describeTable.js';
 import { RatePacer } from './ratePacer.js';
 import { CheckpointStore } from './checkpoint.js';
+import { hashFile } from './hashFile.js';
+import { logEntriesOf, rejectedRowOf } from './writeRejectLog.js';
 import { fingerprintFile, writeJsonAtomically } from './reportFile.js';
-import { writeBatch } from './dynamo/writeBatch.js';
+import { writeBatch, type SendPacer } from './dynamo/writeBatch.js';
 import { openInput } from './readers/openInput.js';
 import { readCsv } from './readers/readCsv.js';
 import { WriteOrderer } from './order/writeOrderer.js';
 import { readJsonLines } from './readers/readJsonLines.js';
 import { RejectSink } from './rejectSink.js';
+import { FileLock, prepareOutputFiles, type CallerFiles } from './outputFiles.js';
 
 /** What load() needs from its environment; each has a real default and can be replaced in tests. */
 export interface LoadDependencies {
@@ -48,6 +54,8 @@ export interface LoadDependencies {
   now?: () => number;
   /** A dry run: the same reading, planning, sharding, ordering and batching, and nothing written. */
   dryRun?: DryRun;
+  /** Files the caller reads or will write (the CLI's --schema, --config, --report): checked with load's own before the first row. */
+  files?: CallerFiles;
 }
 
 /**
@@ -79,10 +87,10 @@ const PROGRESS_INTERVAL_MS = 200;
  */
 export async function load(options: LoadOptions, deps: LoadDependencies = {}): Promise<LoadResult> {
   const startedAt = performance.now();
-  const opts = normalizeOptions(options);
+  const opts = normalizeOptions(options, { dryRun: deps.dryRun !== undefined });
   const emit = deps.onEvent ?? (() => undefined);
   const ownsClient = deps.client === undefined;
-  const client = deps.client ?? createClient({ ...opts, maxSockets: Math.max(50, opts.concurrency * 2) });
+  const client = deps.client ?? createClient({ ...opts, maxSockets: Math.max(50, defaultCeiling(opts.concurrency) * 2) });
   // For messages only: where the client actually goes, including AWS_REGION and AWS_ENDPOINT_URL_DYNAMODB.
   const aws = {
     table: opts.table,
@@ -94,6 +102,7 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     rowsRead: 0,
     written: 0,
     superseded: 0,
+    revived: 0,
     rejected: 0,
     rejectedByReason: {},
     consumedWcu: 0,
@@ -106,6 +115,7 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     writtenBeforeResume: 0,
   };
   const rejects = new RejectSink(opts.rejectsPath);
+  let rejectsLock: FileLock | undefined;
   let fatal: LoaderError | undefined;
   /** Set once the table is described and the input open: only then do counters mean anything. */
   let started = false;
@@ -117,10 +127,14 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
   const now = deps.now ?? (() => performance.now());
   const dryRun = deps.dryRun;
   let checkpoint: CheckpointStore | undefined;
+  /** Held while this run owns the checkpoint: a second run on it is refused (issue 11.12). */
+  let checkpointLock: FileLock | undefined;
   /** Batches before this one were done by an earlier run of this checkpoint: they are not sent again. */
   let resumeFrom = 0;
   /** Write units an earlier run of the checkpoint wrote (not this run's pace). */
   let plannedWcuBeforeResume = 0;
+  /** Superseded rows an earlier run of the checkpoint wrote or rejected in place of a refused successor. */
+  let revivedBeforeResume = 0;
   const segment = opts.segment;
   let pacer: RatePacer | undefined;
   let rateReason = '';
@@ -165,6 +179,8 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
       tableThrottles: snapshot?.tableThrottles ?? 0,
       keyThrottles: snapshot?.keyThrottles ?? 0,
       decreases: snapshot?.decreases ?? 0,
+      errors: snapshot?.errors ?? 0,
+      restores: snapshot?.restores ?? 0,
     };
   };
   const bottleneckOf = (elapsedMs: number) => {
@@ -200,6 +216,8 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
   /** Batches under way; every way out of the load waits for them (lib-storage: never strand a write). */
   const running = new Set<Promise<void>>();
   try {
+    // Before anything is read: no output is an input, each is writable, and no other load writes these rejects.
+    rejectsLock = await prepareOutputFiles(opts, dryRun !== undefined, deps.files);
     const tableInfo = dryRun?.tableInfo ?? (await describeTable(client, aws, deps.signal));
     dryRun?.onTable?.(tableInfo);
     const keySchema: KeySchema = tableInfo.keySchema;
@@ -228,13 +246,20 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     // A checkpoint pins the shard seed, so random:N suffixes come out the same when the load resumes.
     const seed = opts.shard ? (opts.shard.seed ?? randomInt(0, 0xffffffff)) : undefined;
     if (opts.checkpointPath && !dryRun) {
-      const identity = await fingerprintFile(opts.input);
-      if (!identity) throw new LoaderError('INVALID_OPTION', '--checkpoint needs a file input (stdin cannot be read again to resume)');
+      if (opts.input === '-') throw new LoaderError('INVALID_OPTION', '--checkpoint needs a file input (stdin cannot be read again to resume)');
+      // Before anything is read or written: two runs on one checkpoint would both write everything.
+      checkpointLock = await FileLock.acquire({ option: '--checkpoint', path: opts.checkpointPath, code: 'CHECKPOINT_UNWRITABLE' });
+      const identity = (await fingerprintFile(resolve(opts.input)))!;
       // The key schema decides which rows are one item (superseded), so it is part of what must match.
-      const opened = await CheckpointStore.open(opts.checkpointPath, identity, { ...writeAffectingOptions(opts), keySchema: tableInfo.keySchema }, seed);
+      const opened = await CheckpointStore.open(opts.checkpointPath, identity, () => hashFile(identity.path), { ...writeAffectingOptions(opts), keySchema: tableInfo.keySchema }, seed);
       // Refused before it is ours to save: a finished checkpoint must stay finished.
       if (opened.file.status === 'complete') {
-        throw new LoaderError('CHECKPOINT_COMPLETE', `checkpoint ${opts.checkpointPath} says this load completed at ${opened.file.updatedAt}: nothing to do; delete it to load the file again`, { file: opts.checkpointPath });
+        const done = new LoaderError('CHECKPOINT_COMPLETE', `checkpoint ${opts.checkpointPath} says this load already completed at ${opened.file.updatedAt}: nothing to do; its outcome follows; delete it to load the file again`, { file: opts.checkpointPath });
+        // Its outcome again, so a restarted job that ended with rejects does not now exit 0 (issue 18).
+        const { rejectedByReason, ...outcome } = opened.file.outcome!;
+        Object.assign(counters, outcome, { rejectedByReason: { ...rejectedByReason }, plannedWcu: opened.file.plannedWcu, consumedWcu: opened.file.consumedWcu, writtenBeforeResume: outcome.written });
+        done.result = result();
+        throw done;
       }
       checkpoint = opened;
       resumeFrom = checkpoint.progress.batchesDone;
@@ -245,13 +270,11 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
         counters.plannedWcu = saved.plannedWcu;
         plannedWcuBeforeResume = saved.plannedWcu;
         counters.consumedWcu = saved.consumedWcu;
-        // The reject file is written anew: rejects of the reading are found again, those of the writing
-        // before the checkpoint come from it.
-        for (const row of saved.writeRejects) await rejectRow(row, false);
-        if (saved.writeRejectsNotKept > 0) {
-          counters.rejected += saved.writeRejectsNotKept;
-          counters.rejectedByReason['WRITE_REJECTED'] = (counters.rejectedByReason['WRITE_REJECTED'] ?? 0) + saved.writeRejectsNotKept;
-        }
+        // Reading again counts those rows as superseded; they were written or rejected instead.
+        revivedBeforeResume = saved.revived ?? 0;
+        counters.revived = revivedBeforeResume;
+        // The reject file is written anew: rejects of the reading are found again, and those of the
+        // writing in done batches are put back, from the write-reject log, as their rows are read again.
         emit({ type: 'resumed', checkpoint: opts.checkpointPath, batchesDone: resumeFrom, written: saved.written });
       }
     }
@@ -274,12 +297,12 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     // The rate first: a progress display starts on 'started' and should not be interrupted by it.
     emit({ type: 'rateChosen', targetWcu: Number.isFinite(rate.targetWcu) ? rate.targetWcu : undefined, keyWcu: opts.pacing ? opts.keyWcu : undefined, reason: rate.reason });
     if ('warning' in rate && rate.warning) emit({ type: 'warning', message: rate.warning });
-    emit({ type: 'started', table: opts.table, input: input.name, keySchema, totalBytes });
+    emit({ type: 'started', table: opts.table, input: input.name, keySchema, totalBytes, snapshot: result });
     started = true;
 
     const records: AsyncGenerator<SourceRecord> =
       opts.inputFormat === 'csv' ? readCsv(input.stream, input.name, { delimiter: opts.delimiter, columns: opts.columns }) : readJsonLines(input.stream, input.name);
-    const planner = createRowPlanner({ keySchema, types: opts.types, infer: opts.infer, empty: opts.empty, jsonFlavor: opts.inputFormat === 'ddb-json' ? 'ddb-json' : 'json', ...(shard ? { shard } : {}) });
+    const planner = createRowPlanner({ keySchema, types: opts.types, infer: opts.infer, empty: opts.empty, jsonFlavor: opts.inputFormat === 'ddb-json' ? 'ddb-json' : 'json', ...(shard ? { shard } : {}), indexKeys: indexKeyAttributes(tableInfo) });
     orderer = new WriteOrderer({
       mode: opts.order,
       windowRows: opts.windowRows,
@@ -289,6 +312,8 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     });
     const batcher = createBatcher();
     const limit = pLimit(opts.concurrency);
+    // Slots beyond --concurrency while batches are slow (issue 12): see src/core/inFlight.ts.
+    const inFlight = new InFlightLimit({ start: opts.concurrency });
 
     let warnedDynamoJson = false;
     // Keys of batches not yet settled: a batch holding one of them waits for the earlier batch, so two
@@ -307,14 +332,22 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
 
     const dispatch = async (batch: Batch) => {
       const index = counters.batches;
-      if (index < resumeFrom) {
-        // Done before the resume: counted from the checkpoint; only the manifest needs its keys again.
+      if (index < resumeFrom || checkpoint?.progress.isDone(index)) {
+        // Done before the resume: counted from the checkpoint; only the manifest needs its keys again,
+        // and the reject file the rows DynamoDB refused.
         counters.batches++;
         if (manifest) for (const w of batch.writes) if (w.unshardedKey !== undefined) manifest.add(w.unshardedKey, w.item[keySchema.partitionKey.name] as string);
+        // A refused write's predecessors (issue 11.2) are in no batch's writes: their rejects are put back too.
+        for (const write of batch.writes) {
+          for (let w: PlannedWrite | undefined = write; w; w = w.predecessor) {
+            const entry = checkpoint?.restoredRejects.get(w.origin.line);
+            if (entry) await rejectRow(rejectedRowOf(entry, w, keySchema), false);
+          }
+        }
         return;
       }
       // Gate the reader on p-limit's own counts, so a later change of limit.concurrency takes effect here.
-      while (limit.activeCount + limit.pendingCount >= limit.concurrency) await Promise.race(running);
+      while (limit.activeCount + limit.pendingCount >= (limit.concurrency = inFlight.limit(now()))) await Promise.race([...running, delay(inFlight.recheckMs())]);
       const waitFor = new Set<Promise<void>>();
       for (const w of batch.writes) {
         const earlier = unsettledKeys.get(w.keyId);
@@ -334,11 +367,16 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
         let outcome;
         if (dryRun) {
           dryRun.record(batch.writes);
-          outcome = { written: batch.writes, rejected: [], consumedWcu: 0, throttledItems: 0, retries: 0 };
+          outcome = { written: batch.writes, rejected: [], consumedWcu: 0, throttledItems: 0, retries: 0, revived: 0 };
         } else {
-          outcome = await writeBatch(batch.writes, writerContext);
+          const slot = inFlight.started(now());
+          const context = pacer ? { ...writerContext, pacer: outstandingOnly(pacer, inFlight, slot, now) } : writerContext;
+          outcome = await writeBatch(batch.writes, context).finally(() => inFlight.finished(slot, now()));
         }
         counters.written += outcome.written.length;
+        // Superseded rows written (or rejected) in place of a refused successor are superseded no more.
+        counters.superseded -= outcome.revived;
+        counters.revived = (counters.revived ?? 0) + outcome.revived;
         let batchWcu = 0;
         for (const w of outcome.written) {
           const cost = costOf(w);
@@ -355,7 +393,7 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
         // Done means every write stored or rejected; a batch cut short by a fatal error is not, even
         // when another batch's fatal error came first.
         if (outcome.fatal) fatal ??= outcome.fatal;
-        else checkpoint?.complete(index, { written: outcome.written.length, plannedWcu: batchWcu, consumedWcu: outcome.consumedWcu, writeRejects: outcome.rejected });
+        else await checkpoint?.complete(index, { written: outcome.written.length, plannedWcu: batchWcu, consumedWcu: outcome.consumedWcu, writeRejects: outcome.rejected.length, revived: outcome.revived }, logEntriesOf(index, outcome.rejected));
         progress();
       })
         .catch((error: unknown) => {
@@ -371,7 +409,8 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
 
     const feed = async (write: PlannedWrite) => {
       const { full, superseded } = batcher.push(write);
-      if (superseded) counters.superseded++;
+      if (superseded && revivedBeforeResume > 0) revivedBeforeResume--;
+      else if (superseded) counters.superseded++;
       if (full) await dispatch(full);
     };
     const stopping = () => fatal !== undefined || deps.signal?.aborted === true;
@@ -427,6 +466,7 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     } catch (error) {
       if (!fatal) fatal = error as LoaderError;
     }
+    await rejectsLock?.release();
     try {
       await orderer?.close();
     } catch (error) {
@@ -440,13 +480,18 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
       }
     }
     if (checkpoint) {
-      const finished = !fatal && deps.signal?.aborted !== true;
+      const { rowsRead, written, superseded, rejected, rejectedByReason, otherSegments, batches } = counters;
+      // Complete only when every row read is accounted for: a checkpoint saved complete is never resumed,
+      // so a load whose counts do not add up (a bug) stays resumable rather than final.
+      const accounted = written + superseded + rejected + otherSegments === rowsRead;
+      const finished = !fatal && deps.signal?.aborted !== true && accounted;
       try {
-        await checkpoint.save(finished ? 'complete' : 'stopped');
+        await checkpoint.close(finished ? 'complete' : 'stopped', finished ? { rowsRead, written, superseded, rejected, rejectedByReason, otherSegments, batches } : undefined);
       } catch (error) {
         if (!fatal) fatal = error as LoaderError;
       }
     }
+    await checkpointLock?.release().catch(() => undefined);
     if (ownsClient) client.destroy();
   }
 
@@ -465,6 +510,34 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     throw error;
   }
   return final;
+}
+
+/**
+ * The pacer, with the batch's slot paused except while a call is outstanding: waiting for the rate or
+ * in backoff is not a slow call, and more batches waiting on the same buckets would only queue deeper.
+ */
+function outstandingOnly(pacer: SendPacer, inFlight: InFlightLimit, slot: number, now: () => number): SendPacer {
+  return {
+    beforeSend: async (writes) => {
+      inFlight.pause(slot, now());
+      try {
+        await pacer.beforeSend(writes);
+      } finally {
+        inFlight.resume(slot, now());
+      }
+    },
+    afterSend: (report) => {
+      // No answer at all (5xx, reset, timeout): its backoff lends the slot; a throttle keeps it.
+      if (report.stored.length === 0 && report.throttled.length === 0 && report.sent.length > 0) inFlight.idle(slot, now());
+      else inFlight.pause(slot, now());
+      pacer.afterSend(report);
+    },
+  };
+}
+
+/** A timer that never keeps the process alive on its own. */
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 /** Writes the manifest atomically, so a reader never sees half a file. */

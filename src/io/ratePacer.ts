@@ -64,9 +64,13 @@ export class RatePacer implements SendPacer {
         : undefined;
     let throttledUnits = 0;
     for (const w of report.throttled) throttledUnits += this.#costOf(w);
+    // A call answered neither stored nor throttled anything: it failed without an answer to count
+    // (5xx, reset, timeout, lost reply). Retried by the writer; never a rate signal (issue 12).
+    const error = report.sent.length > 0 && report.stored.length === 0 && report.throttled.length === 0;
     const changes = this.#controller.record(this.#now(), {
       plannedUnits,
       throttledUnits,
+      ...(error ? { error } : {}),
       ...(report.consumedUnits !== undefined && report.stored.length > 0 ? { consumedUnits: report.consumedUnits } : {}),
       ...(throttle ? { throttle } : {}),
     });

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { open, rename, stat, writeFile } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { LoaderError } from '../core/errors.js';
+import { writePrivateFileAtomically } from './outputFiles.js';
 
 /**
  * Identifies an input file without reading it all: size, modification time, and a SHA-256 of its first
@@ -38,13 +39,12 @@ export async function fingerprintFile(path: string): Promise<InputFingerprint | 
 
 /**
  * Writes JSON next to its target and renames it, so a reader never sees half a file (--report, the
- * shard manifest). A failure becomes `failure(error)`, or a LoaderError naming `flag`.
+ * shard manifest); private (0600), never through a symlink. A failure becomes `failure(error)`, or a
+ * LoaderError naming `flag`.
  */
 export async function writeJsonAtomically(path: string, value: unknown, flag: string, failure?: (error: Error) => LoaderError): Promise<void> {
-  const temporary = `${path}.${process.pid}.tmp`;
   try {
-    await writeFile(temporary, `${JSON.stringify(value, null, 2)}\n`);
-    await rename(temporary, path);
+    await writePrivateFileAtomically(path, `${JSON.stringify(value, null, 2)}\n`);
   } catch (error) {
     throw failure?.(error as Error) ?? new LoaderError('INVALID_OPTION', `cannot write ${flag} ${path}: ${(error as Error).message}; choose another path`, { file: path, cause: error });
   }

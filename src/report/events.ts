@@ -1,4 +1,4 @@
-import type { LoadCounters } from '../core/result.js';
+import type { LoadCounters, LoadResult } from '../core/result.js';
 import type { OrderMode } from '../core/order.js';
 import type { RateChange, RateSnapshot } from '../core/rateControl.js';
 import type { KeySchema, RejectedRow } from '../core/types.js';
@@ -7,7 +7,8 @@ export type { LoadCounters, LoadResult } from '../core/result.js';
 
 /** What load() reports while it runs; the CLI draws these, a library caller may log them. */
 export type LoadEvent =
-  | { type: 'started'; table: string; input: string; keySchema: KeySchema; totalBytes: number | undefined }
+  /** `snapshot` gives the counters so far as a result, for a summary when the load cannot finish (--stop-timeout). */
+  | { type: 'started'; table: string; input: string; keySchema: KeySchema; totalBytes: number | undefined; snapshot: () => LoadResult }
   | { type: 'progress'; counters: Readonly<LoadCounters>; totalBytes: number | undefined; elapsedMs: number; rate?: RateSnapshot }
   /** The target rate (undefined: none) and why; sent once, after DescribeTable. */
   | { type: 'rateChosen'; targetWcu: number | undefined; keyWcu: number | undefined; reason: string }

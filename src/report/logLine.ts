@@ -17,6 +17,8 @@ export interface ProgressFields {
   rejected: number;
   retries: number;
   throttledItems: number;
+  /** Calls failed without an answer (5xx, resets, timeouts, lost replies), retried; not throttles. */
+  errors: number;
   itemsPerSecond: number;
   wcuPerSecond: number;
   /** The rate in force (the target, or less after throttles); undefined when unlimited. */
@@ -45,6 +47,7 @@ export function progressFields(counters: Readonly<LoadCounters>, totalBytes: num
     rejected: counters.rejected,
     retries: counters.retries,
     throttledItems: counters.throttledItems,
+    errors: rate?.errors ?? 0,
     itemsPerSecond: Math.round(itemsPerSecond),
     wcuPerSecond: Math.round(rate?.achievedWcu ?? 0),
     rateWcu: rate?.currentWcu === undefined ? undefined : Math.round(rate.currentWcu),
@@ -64,6 +67,7 @@ export function formatProgressLine(f: ProgressFields, format: 'text' | 'json', t
     `${n(f.itemsPerSecond)} items/s`,
     `${n(f.wcuPerSecond)}${f.rateWcu === undefined ? '' : ` / ${n(f.rateWcu)}`} WCU/s`,
     `throttled ${n(f.throttledItems)}`,
+    `errors ${n(f.errors)}`,
     `retries ${n(f.retries)}`,
     `rejected ${n(f.rejected)}`,
     `elapsed ${duration(f.elapsedS)}`,

@@ -21,7 +21,7 @@ export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): 
       hideCursor: true,
       clearOnComplete: true,
       // Fits 100 columns with a 20-character bar; cli-progress cuts what a narrower terminal cannot show.
-      format: ' {bar} {percentage}% | {duration_formatted}, ETA {eta_formatted} | {written}/{rows} written | {wcu} | throttled {throttled} | retries {retries} | rejected {rejected}',
+      format: ' {bar} {percentage}% | {duration_formatted}, ETA {eta_formatted} | {written}/{rows} written | {wcu} | throttled {throttled} | errors {errors} | retries {retries} | rejected {rejected}',
       barsize: 20,
       // ETA from the share of the input read; cli-progress averages it over the last updates.
       etaBuffer: 50,
@@ -33,7 +33,7 @@ export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): 
   return {
     onEvent(event) {
       if (event.type === 'started') {
-        bar.start(event.totalBytes ?? 1, 0, { rows: 0, written: 0, rejected: 0, wcu: '0 WCU/s', throttled: 0, retries: 0 });
+        bar.start(event.totalBytes ?? 1, 0, { rows: 0, written: 0, rejected: 0, wcu: '0 WCU/s', throttled: 0, errors: 0, retries: 0 });
         started = true;
       } else if (event.type === 'ordering' && started) {
         // Round-robin and spread write after the whole input is read: from here the bar counts rows.
@@ -48,6 +48,7 @@ export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): 
           rejected: c.rejected.toLocaleString('en-US'),
           wcu: formatWcu(event.rate),
           throttled: c.throttledItems.toLocaleString('en-US'),
+          errors: (event.rate?.errors ?? 0).toLocaleString('en-US'),
           retries: c.retries,
         });
       }

@@ -15,6 +15,7 @@ export function formatSummary(result: LoadResult, stoppedBecause?: string, excer
     `  superseded    ${n(result.superseded)}  (same primary key later in the input; the later row was written)`,
     `  rejected      ${n(result.rejected)}${formatReasons(result.rejectedByReason)}`,
   ];
+  if (result.revived) lines.push(`  revived       ${n(result.revived)}  (superseded rows written in place of a later row of their key that DynamoDB refused; in written or rejected above)`);
   if (result.segment) lines.push(`  other segments ${n(result.otherSegments)}  (this worker loads segment ${result.segment}; other workers load these rows)`);
   if (stoppedBecause) {
     const unaccounted = result.rowsRead - result.written - result.superseded - result.rejected - result.otherSegments;
@@ -37,7 +38,7 @@ function formatRate(result: LoadResult, excerpts: boolean): string[] {
   const rate = result.rate;
   const lines = [
     `  rate          ${rate.targetWcu === undefined ? 'no target' : `target ${n(rate.targetWcu)} WCU/s`} (${rate.reason}); average ${n(rate.averageWcu)}${rate.peakWcu > 0 ? `, best second ${n(rate.peakWcu)}` : ''} WCU/s`,
-    `  throttles     ${n(rate.tableThrottles)} table, ${n(rate.keyThrottles)} key; rate cut ${n(rate.decreases)} times${rate.finalWcu !== undefined && rate.targetWcu !== undefined && rate.finalWcu < rate.targetWcu ? `, ending at ${n(rate.finalWcu)} WCU/s` : ''}${Math.abs(rate.costRatio - 1) > 0.02 ? `; DynamoDB charged ${rate.costRatio.toFixed(2)}x the planned units` : ''}`,
+    `  throttles     ${n(rate.tableThrottles)} table, ${n(rate.keyThrottles)} key; rate cut ${n(rate.decreases)} times${rate.restores > 0 ? `, ${n(rate.restores)} undone (throttles independent of the rate)` : ''}; errors ${n(rate.errors)} (retried, rate kept)${rate.finalWcu !== undefined && rate.targetWcu !== undefined && rate.finalWcu < rate.targetWcu ? `, ending at ${n(rate.finalWcu)} WCU/s` : ''}${Math.abs(rate.costRatio - 1) > 0.02 ? `; DynamoDB charged ${rate.costRatio.toFixed(2)}x the planned units` : ''}`,
   ];
   const show = (key: string) => (excerpts ? JSON.stringify(key) : '(key hidden by --no-excerpts)');
   if (result.hotKeys.length > 0 && result.hotKeys[0]!.share >= 0.01) {

@@ -3,7 +3,7 @@
  * goes to stdout and stderr, and what never does (stack traces, SDK warnings, credentials).
  */
 import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,6 +56,8 @@ function cli(args: string[], options: { stdin?: Buffer | string; env?: NodeJS.Pr
 
 const nonEmptyLines = (text: string) => text.split('\n').filter((l) => l.trim() !== '');
 const STACK_FRAME = /^\s+at /m;
+/** Our one line on a Node.js older than 22 (issue 18). */
+const RUNTIME_NOTICE = /^ddb-spread: Node\.js \d+ is past end of life/;
 
 interface RejectRecord {
   file: string;
@@ -152,36 +154,37 @@ describe('ddb-spread load', () => {
     expect(run.stderr).not.toContain('maybe');
   });
 
-  it('--strict exits 1 at the first rejected row', async () => {
+  it('--strict exits 65 (EX_DATAERR) at the first rejected row', async () => {
     const table = await ordersTable();
     const rejects = join(dir(), `${++seq}-strict.rejects.jsonl`);
     const run = await cli(['load', sample('orders-with-errors.csv'), '--table', table, '--types', 'total:N,gift:BOOL', '--rejects', rejects, '--strict']);
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(65); // issue 18
     expect(run.stderr).toMatch(/ddb-spread: error: .*max-rejects 1/);
     expect((await readRejects(rejects)).map((r) => [r.line, r.code])).toEqual([[4, 'TYPE_ERROR']]);
     expect(run.stderr).not.toMatch(STACK_FRAME);
   });
 
-  it('exits 1 for a missing table with one line naming it, and no stack trace', async () => {
+  it('exits 78 (EX_CONFIG, no retry helps) for a missing table with one line naming it, and no stack trace', async () => {
     const table = `missing_${process.pid}_table`;
     const run = await cli(['load', sample('orders.csv'), '--table', table]);
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(78); // issue 18
     expect(run.stderr).toContain(`"${table}"`);
     expect(run.stderr).not.toMatch(STACK_FRAME);
-    expect(nonEmptyLines(run.stderr)).toEqual([expect.stringMatching(new RegExp(`^ddb-spread: error: .*"${table}".*not found`))]);
+    const lines = nonEmptyLines(run.stderr).filter((l) => !RUNTIME_NOTICE.test(l));
+    expect(lines).toEqual([expect.stringMatching(new RegExp(`^ddb-spread: error: .*"${table}".*not found`))]);
   });
 
   it('names the region and endpoint actually in use when the table is missing', async () => {
     // localEnv sets AWS_REGION and AWS_ENDPOINT_URL_DYNAMODB; the message must not claim no region is set.
     const run = await cli(['load', sample('orders.csv'), '--table', `missing_${process.pid}_region`]);
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(78);
     expect(run.stderr).not.toContain('(not set)');
   });
 
-  it('exits 1 with one sentence when the endpoint does not answer (a closed port)', async () => {
+  it('exits 75 (EX_TEMPFAIL, worth retrying) with one sentence when the endpoint does not answer (a closed port)', async () => {
     const port = await closedPort();
     const run = await cli(['load', sample('orders.csv'), '--table', 'Orders', '--endpoint-url', `http://127.0.0.1:${port}`]);
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(75); // issue 18
     expect(run.stderr).toMatch(new RegExp(`ddb-spread: error: cannot reach DynamoDB at endpoint http://127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\)`));
     expect(run.stderr).not.toMatch(STACK_FRAME);
   });
@@ -199,9 +202,9 @@ describe('ddb-spread load', () => {
     { args: ['--input-format', 'xml'], message: "error: option '--input-format <format>' argument 'xml' is invalid. Allowed choices are csv, jsonl, ddb-json" },
     { args: ['--max-attempts', 'many'], message: "error: option '--max-attempts <n>' argument 'many' is invalid" },
     { args: ['--empty', 'zero'], message: "error: option '--empty <policy>' argument 'zero' is invalid" },
-  ])('exits 1 with commander\'s message for $args', async ({ args, message }) => {
+  ])('exits 64 (EX_USAGE) with commander\'s message for $args', async ({ args, message }) => {
     const run = await cli(['load', sample('orders.csv'), '--table', 'Orders', ...args]);
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(64); // issue 18
     expect(run.stderr).toContain(message);
     expect(run.stderr).not.toMatch(STACK_FRAME);
     expect(run.stdout).toBe('');
@@ -215,16 +218,26 @@ describe('ddb-spread load', () => {
     expect((await scanAll(client(), table)).length).toBe(256);
   });
 
-  it('shows no AWS SDK warning on stderr unless --verbose', async () => {
+  // issue 18: the SDK's 8-line Node notice is replaced by one line of ours on Node < 22 (also with
+  // --verbose), --quiet drops it, and other Node warnings are no longer silenced.
+  it('an old Node.js gets one line of ours instead of the SDK notice; --quiet drops it; Node warnings still show', async () => {
     const table = await ordersTable();
-    const quiet = await cli(['load', sample('orders.jsonl'), '--table', table]);
+    const old = Number(process.versions.node.split('.')[0]) < 22;
+    for (const extra of [[], ['--verbose']]) {
+      const run = await cli(['load', sample('orders.jsonl'), '--table', table, ...extra]);
+      expect(run.code).toBe(0);
+      expect(run.stderr).not.toContain('NodeVersionSupportWarning');
+      expect(nonEmptyLines(run.stderr).filter((l) => RUNTIME_NOTICE.test(l))).toEqual(old ? [`ddb-spread: Node.js ${process.versions.node.split('.')[0]} is past end of life; AWS SDK releases after January 2027 need Node.js 22 or newer`] : []);
+    }
+    const quiet = await cli(['load', sample('orders.jsonl'), '--table', table, '--quiet']);
     expect(quiet.code).toBe(0);
-    expect(quiet.stderr).not.toContain('NodeVersionSupportWarning');
-    expect(quiet.stderr).not.toMatch(/\(node:\d+\)/);
-    const verbose = await cli(['load', sample('orders.jsonl'), '--table', table, '--verbose']);
-    expect(verbose.code).toBe(0);
-    // The SDK (3.1162) warns on Node < 22; --verbose lets it through.
-    if (Number(process.versions.node.split('.')[0]) < 22) expect(verbose.stderr).toContain('NodeVersionSupportWarning');
+    expect(quiet.stderr).not.toMatch(RUNTIME_NOTICE);
+    // A Node warning raised once the CLI runs (bin/ used to replace process.emitWarning with a no-op).
+    const preload = join(dir(), 'warn-later.cjs');
+    await writeFile(preload, "setImmediate(() => process.emitWarning('a warning raised while ddb-spread runs'));\n");
+    const warned = await runCli(['load', sample('orders.jsonl'), '--table', table, '--quiet'], { cwd: dir(), env: { ...localEnv(endpoint), NODE_OPTIONS: `--require ${preload}` } });
+    expect(warned.code).toBe(0);
+    expect(warned.stderr).toContain('Warning: a warning raised while ddb-spread runs');
   });
 
   it('never prints the credentials, even with --verbose', async () => {
@@ -236,7 +249,7 @@ describe('ddb-spread load', () => {
       await cli(['load', sample('orders.csv'), '--table', table, '--verbose', '--endpoint-url', `http://127.0.0.1:${await closedPort()}`]),
       await cli(['load', sample('orders.csv'), '--table', table, '--verbose', '--json', '--types', ORDER_TYPES]),
     ];
-    expect(runs.map((r) => r.code)).toEqual([2, 1, 1, 0]);
+    expect(runs.map((r) => r.code)).toEqual([2, 78, 75, 0]); // issue 18
     for (const run of runs) {
       for (const secret of [SECRET, SESSION_TOKEN]) {
         expect(run.stdout).not.toContain(secret);

@@ -142,10 +142,11 @@ describe('the order and shard flags end to end', () => {
     const input = await inputFile('events.csv');
     const run = await cli(['load', input, '--table', table, '--types', 'v:N', '--shard', 'hash:4', '--shard-keys', HOT]);
     expect(run.code).toBe(0);
-    const manifestName = `${seq}-events.shards.json`;
-    expect(summaryLine(run.stderr, 'shard manifest')).toBe(`  shard manifest ${manifestName}  (1 keys sharded)`);
+    // Next to the input, keeping its whole name (issue 11.7).
+    const manifestPath = `${input}.shards.json`;
+    expect(summaryLine(run.stderr, 'shard manifest')).toBe(`  shard manifest ${manifestPath}  (1 keys sharded)`);
     await expectTable(table, (r) => (r.pk === HOT ? `${HOT}#${hashShard(r.sk, 4)}` : r.pk));
-    const manifest = JSON.parse(await readFile(join(dir(), manifestName), 'utf8')) as ShardManifestJson;
+    const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as ShardManifestJson;
     expect(manifest).toMatchObject({ table, partitionKey: 'pk', separator: '#', shardCounts: [4], shardedKeys: [HOT], keepOriginalKey: null, complete: true });
     expect(manifest.keys).toEqual({ [HOT]: [`${HOT}#0`, `${HOT}#1`, `${HOT}#2`, `${HOT}#3`] });
     await dropTable(table);
@@ -239,7 +240,7 @@ describe('invalid values: one clear message, exit 1, nothing written', () => {
     { args: ['--shard-keys', 'k-07'], message: /^ddb-spread: error: .*shard-?keys.*--shard\b/im },
   ])('the built CLI: $args', async ({ args, message }) => {
     const run = await cli(['load', await inputFile('invalid.csv'), '--table', table, ...args]);
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(64); // issue 18: EX_USAGE
     expect(run.stderr).toMatch(message);
     expect(run.stderr).not.toMatch(STACK_FRAME);
     expect(run.stdout).toBe('');
@@ -274,7 +275,7 @@ describe('invalid values: one clear message, exit 1, nothing written', () => {
     { args: ['--shard', 'hash:4', '--shard-keys-file', '/no-such-dir/keys.txt'], message: /^ddb-spread: error: cannot read --shard-keys-file \/no-such-dir\/keys\.txt/m },
   ])('main(): $args', async ({ args, message }) => {
     const { code, out, err } = await mainRun(args);
-    expect(code).toBe(1);
+    expect(code).toBe(64);
     expect(err).toMatch(message);
     expect(err).not.toMatch(STACK_FRAME);
     expect(out).toBe('');
@@ -282,16 +283,16 @@ describe('invalid values: one clear message, exit 1, nothing written', () => {
 
   // Regression: exitOverride/configureOutput were set after .command('load') had copied the root's
   // settings, so an invalid `load` option went to process.stderr and called process.exit(1).
-  it('main() reports an invalid `load` option on its own stderr and returns 1, without process.exit', async () => {
+  it('main() reports an invalid `load` option on its own stderr and returns 64, without process.exit', async () => {
     const { code, err } = await mainRun(['--order', 'bogus']);
-    expect(code).toBe(1);
+    expect(code).toBe(64);
     expect(err).toContain("option '--order <mode>' argument 'bogus' is invalid");
   });
 
-  it('--shard on a table with a number partition key: exit 1 before anything is written', async () => {
+  it('--shard on a table with a number partition key: exit 64 before anything is written', async () => {
     const table = await newTable({ partitionKey: { name: 'pk', type: 'N' } });
     const run = await cli(['load', await inputFile('numeric.csv', 'pk,v\n1,a\n2,b\n'), '--table', table, '--shard', 'random:4']);
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(64);
     expect(run.stderr).toMatch(/^ddb-spread: error: --shard needs a string partition key, but "pk" of table "[^"]+" is a number/m);
     expect(run.stderr).not.toMatch(STACK_FRAME);
     expect((await scanAll(client(), table)).length).toBe(0);

@@ -90,10 +90,10 @@ describe('rate control from the CLI', () => {
     [['--wcu', '0'], /--wcu/],
     [['--key-wcu', '0'], /--key-wcu.*from 1 up/],
     [['--no-pacing', '--wcu', '100'], /wcu.*pacing.*--no-pacing/],
-  ])('%j: exit 1 with one clear message, nothing written', async (args, message) => {
+  ])('%j: exit 64 (EX_USAGE) with one clear message, nothing written', async (args, message) => {
     const table = await newTable(KEYS);
     const { code, stderr } = await cli(['load', ORDERS, '--table', table, ...TYPES, ...args]);
-    expect(code).toBe(1);
+    expect(code).toBe(64); // issue 18
     expect(stderr).toMatch(message);
     expect(stderr).not.toMatch(/^\s+at /m);
     expect((await scanAll(client(), table)).length).toBe(0);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, classifyFailure, DEFAULT_BACKOFF, type ErrorFacts, type FailureKind } from '../../src/core/backoff.js';
+import { backoffDelay, classifyFailure, DEFAULT_BACKOFF, isTransientCredentialFailure, type ErrorFacts, type FailureKind } from '../../src/core/backoff.js';
 
 const constant = (value: number) => () => value;
 
@@ -106,5 +106,26 @@ describe('classifyFailure', () => {
     ['unknown error code', { code: 'EWHATEVER' }, 'fatal'],
   ])('%s -> %s', (_label, facts, kind) => {
     expect(classifyFailure(facts)).toBe(kind);
+  });
+});
+
+// issue 18: a credential provider failure that may pass is retried instead of ending the load.
+describe('isTransientCredentialFailure', () => {
+  it.each<[string, ErrorFacts, boolean]>([
+    ['container endpoint timed out', { name: 'CredentialsProviderError', message: 'TimeoutError: Connection timed out after 1000 ms' }, true],
+    ['container endpoint 503', { name: 'CredentialsProviderError', message: 'Server responded with status: 503' }, true],
+    ['container endpoint refused', { name: 'CredentialsProviderError', message: 'Error: connect ECONNREFUSED 169.254.170.2:80' }, true],
+    ['IMDS timeout', { name: 'ProviderError', message: 'TimeoutError: socket hang up' }, true],
+    ['SSO throttled', { name: 'TooManyRequestsException', httpStatus: 429 }, true],
+    ['SSO token refresh timed out', { name: 'TokenProviderError', message: 'ETIMEDOUT' }, true],
+    ['chain end with a container endpoint configured', { name: 'CredentialsProviderError', message: 'Could not load credentials from any providers', containerCredentials: true }, true],
+    ['chain end with no container endpoint: no credentials at all', { name: 'CredentialsProviderError', message: 'Could not load credentials from any providers' }, false],
+    ['container endpoint 403', { name: 'CredentialsProviderError', message: 'Server responded with status: 403' }, false],
+    ['SSO session expired', { name: 'CredentialsProviderError', message: 'The SSO session associated with this profile has expired' }, false],
+    ['expired token from DynamoDB', { name: 'ExpiredTokenException', message: 'The security token included in the request is expired' }, false],
+    ['a timeout that is not about credentials', { name: 'ValidationException', message: 'timeout' }, false],
+  ])('%s -> %s', (_name, facts, transient) => {
+    expect(isTransientCredentialFailure(facts)).toBe(transient);
+    expect(classifyFailure(facts)).toBe(transient ? 'retry' : facts.name === 'ValidationException' ? 'reject' : 'fatal');
   });
 });

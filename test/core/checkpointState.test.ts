@@ -2,49 +2,34 @@ import { describe, expect, it } from 'vitest';
 import {
   BatchProgress,
   CHECKPOINT_VERSION,
-  MAX_KEPT_WRITE_REJECTS,
   resumeRefusal,
   writeAffectingOptions,
   type BatchDone,
   type CheckpointFile,
   type InputIdentity,
 } from '../../src/core/checkpointState.js';
+import type { BatchRange } from '../../src/core/doneBatches.js';
 import { normalizeOptions, type LoadOptions } from '../../src/core/options.js';
 import { createWindowInterleaver } from '../../src/core/order.js';
-import type { RejectedRow } from '../../src/core/types.js';
 import { mulberry32 } from '../../tools/mulberry32.js';
 
 // ---------------------------------------------------------------------------------------------------
 // BatchProgress
 
-/** A write reject of batch `batch`, told apart by its line. */
-const reject = (batch: number, i: number): RejectedRow => ({
-  origin: { file: 'rows.jsonl', line: batch * 1000 + i + 1, raw: `{"pk":"b${batch}-${i}"}` },
-  code: 'WRITE_REJECTED',
-  message: 'refused',
-});
-
-/** Batch `index` of a seeded load: counts and rejects that differ per batch (halves, so sums are exact). */
+/** Batch `index` of a seeded load: counts that differ per batch (halves, so sums are exact). */
 function batchOf(index: number, rejects = index % 3): BatchDone {
-  return {
-    written: 25 - rejects,
-    plannedWcu: 25 + index * 0.5,
-    consumedWcu: 24 + index * 0.25,
-    writeRejects: Array.from({ length: rejects }, (_, i) => reject(index, i)),
-  };
+  return { written: 25 - rejects, plannedWcu: 25 + index * 0.5, consumedWcu: 24 + index * 0.25, writeRejects: rejects };
 }
 
-/** What the totals must be after batches 0..mark-1 (folded in batch order), on top of `from`. */
-function expectedTotals(batches: readonly BatchDone[], mark: number, from = { written: 0, plannedWcu: 0, consumedWcu: 0, writeRejects: [] as RejectedRow[], writeRejectsNotKept: 0 }) {
-  const totals = { ...from, writeRejects: [...from.writeRejects] };
-  for (const b of batches.slice(0, mark)) {
+/** What the totals must be after the batches in `done`, on top of `from`. */
+function expectedTotals(batches: readonly BatchDone[], done: Iterable<number>, from = { written: 0, plannedWcu: 0, consumedWcu: 0, writeRejects: 0 }) {
+  const totals = { ...from };
+  for (const i of [...done].sort((a, b) => a - b)) {
+    const b = batches[i]!;
     totals.written += b.written;
     totals.plannedWcu += b.plannedWcu;
     totals.consumedWcu += b.consumedWcu;
-    for (const row of b.writeRejects) {
-      if (totals.writeRejects.length < MAX_KEPT_WRITE_REJECTS) totals.writeRejects.push(row);
-      else totals.writeRejectsNotKept++;
-    }
+    totals.writeRejects += b.writeRejects;
   }
   return totals;
 }
@@ -69,11 +54,18 @@ function finishingOrder(n: number, random: () => number, slots: number | 'any'):
   return order;
 }
 
-/** Length of the longest prefix 0..k-1 that is all in `done`. */
-function prefixLength(done: ReadonlySet<number>): number {
-  let k = 0;
-  while (done.has(k)) k++;
-  return k;
+/** The mark and the ranges above it that a set of done batches should give. */
+function expectedShape(done: ReadonlySet<number>, n: number): { mark: number; above: BatchRange[] } {
+  let mark = 0;
+  while (done.has(mark)) mark++;
+  const above: BatchRange[] = [];
+  for (let i = mark; i < n; i++) {
+    if (!done.has(i)) continue;
+    const last = above.at(-1);
+    if (last && last[1] === i) last[1] = i + 1;
+    else above.push([i, i + 1]);
+  }
+  return { mark, above };
 }
 
 describe('BatchProgress', () => {
@@ -82,7 +74,7 @@ describe('BatchProgress', () => {
     ['8 in flight', 8],
     ['2 in flight', 2],
     ['1 in flight (in order)', 1],
-  ] as const)('completions in random orders (%s): after every step the mark is the longest finished prefix and the totals sum exactly the batches below it', (_label, slots) => {
+  ] as const)('completions in random orders (%s): after every step the mark, the ranges above it and the totals describe exactly the batches done', (_label, slots) => {
     for (let seed = 1; seed <= 25; seed++) {
       const random = mulberry32(seed);
       const n = seed === 1 ? 1 : 1 + Math.floor(random() * 300);
@@ -91,112 +83,68 @@ describe('BatchProgress', () => {
       const done = new Set<number>();
       let problem: string | undefined;
       for (const index of finishingOrder(n, random, slots)) {
-        const before = progress.batchesDone;
-        const moved = progress.complete(index, batches[index]!);
+        if (progress.complete(index, batches[index]!) !== true) problem ??= `batch ${index} not taken`;
         done.add(index);
-        const mark = prefixLength(done);
-        if (progress.batchesDone !== mark) problem ??= `after batch ${index}: mark ${progress.batchesDone}, longest finished prefix ${mark}`;
-        if (moved !== (mark !== before)) problem ??= `after batch ${index}: complete() returned ${moved}, mark ${before} -> ${mark}`;
-        const expected = expectedTotals(batches, mark);
-        if (JSON.stringify(progress.totals) !== JSON.stringify(expected)) problem ??= `after batch ${index}: totals ${JSON.stringify(progress.totals).slice(0, 200)}`;
-        // Now and then a batch below the mark reports again (a late duplicate): nothing changes.
-        if (mark > 0 && random() < 0.2) {
-          const old = Math.floor(random() * mark);
-          if (progress.complete(old, batchOf(old, 5)) !== false) problem ??= `batch ${old} below the mark ${mark} moved it`;
-          if (progress.batchesDone !== mark || JSON.stringify(progress.totals) !== JSON.stringify(expected)) problem ??= `batch ${old} below the mark ${mark} changed the state`;
+        const { mark, above } = expectedShape(done, n);
+        if (progress.batchesDone !== mark) problem ??= `after batch ${index}: mark ${progress.batchesDone}, expected ${mark}`;
+        if (JSON.stringify(progress.doneAbove) !== JSON.stringify(above)) problem ??= `after batch ${index}: ranges ${JSON.stringify(progress.doneAbove)}, expected ${JSON.stringify(above)}`;
+        const expected = expectedTotals(batches, done);
+        if (JSON.stringify(progress.totals) !== JSON.stringify(expected)) problem ??= `after batch ${index}: totals ${JSON.stringify(progress.totals)}`;
+        // Now and then a done batch reports again (a late duplicate): nothing changes.
+        if (random() < 0.2) {
+          const old = [...done][Math.floor(random() * done.size)]!;
+          if (progress.complete(old, batchOf(old, 5)) !== false) problem ??= `batch ${old} counted twice`;
+          if (JSON.stringify(progress.totals) !== JSON.stringify(expected)) problem ??= `batch ${old} again changed the totals`;
         }
+        for (let probe = 0; probe < n; probe++) if (progress.isDone(probe) !== done.has(probe)) problem ??= `after batch ${index}: isDone(${probe}) is ${progress.isDone(probe)}`;
       }
       expect(problem, `seed ${seed}, ${n} batches`).toBeUndefined();
-      expect(progress.batchesDone, `seed ${seed}`).toBe(n);
+      expect([progress.batchesDone, progress.doneAbove], `seed ${seed}`).toEqual([n, []]);
     }
   });
 
-  it('complete() returns true only when the mark moves; the totals wait for the gap to close', () => {
+  // issue 11.13
+  it('a slow batch holding the mark does not hold back the batches done after it: they are recorded as ranges, with their counts', () => {
     const progress = new BatchProgress();
-    const steps: Array<[index: number, moved: boolean, mark: number, written: number]> = [
-      [1, false, 0, 0],
-      [3, false, 0, 0],
-      [0, true, 2, 25 + 24],
-      [2, true, 4, 25 + 24 + 23 + 25],
-      [5, false, 4, 97],
-      [4, true, 6, 97 + 24 + 23],
-      [0, false, 6, 144],
-      [5, false, 6, 144],
-    ];
-    for (const [index, moved, mark, written] of steps) {
-      expect(progress.complete(index, batchOf(index)), `batch ${index}`).toBe(moved);
-      expect([progress.batchesDone, progress.totals.written], `after batch ${index}`).toEqual([mark, written]);
-    }
-  });
-
-  it('a batch below the mark is ignored, whatever it carries', () => {
-    const progress = new BatchProgress();
-    for (let i = 0; i < 3; i++) progress.complete(i, batchOf(i));
-    const before = JSON.stringify(progress.totals);
-    expect(progress.complete(1, { written: 1000, plannedWcu: 1000, consumedWcu: 1000, writeRejects: [reject(1, 99)] })).toBe(false);
-    expect(progress.batchesDone).toBe(3);
-    expect(JSON.stringify(progress.totals)).toBe(before);
+    for (let i = 1; i <= 300; i++) progress.complete(i, batchOf(i, 0));
+    progress.complete(302, batchOf(302, 0));
+    expect(progress.batchesDone).toBe(0);
+    expect(progress.doneAbove).toEqual([
+      [1, 301],
+      [302, 303],
+    ]);
+    expect(progress.totals.written).toBe(301 * 25);
+    progress.complete(0, batchOf(0, 0));
+    expect([progress.batchesDone, progress.doneAbove]).toEqual([301, [[302, 303]]]);
   });
 
   it('with no batch done, the state is zero', () => {
     const progress = new BatchProgress();
-    expect(progress.batchesDone).toBe(0);
-    expect(progress.totals).toEqual({ written: 0, plannedWcu: 0, consumedWcu: 0, writeRejects: [], writeRejectsNotKept: 0 });
+    expect([progress.batchesDone, progress.doneAbove]).toEqual([0, []]);
+    expect(progress.totals).toEqual({ written: 0, plannedWcu: 0, consumedWcu: 0, writeRejects: 0 });
   });
 
-  it('starting from a saved state continues its mark and totals, and leaves the saved rejects list alone', () => {
-    const saved: Pick<CheckpointFile, 'batchesDone' | 'written' | 'plannedWcu' | 'consumedWcu' | 'writeRejects' | 'writeRejectsNotKept'> = {
+  it('starting from a saved state continues its mark, ranges and totals', () => {
+    const saved: Pick<CheckpointFile, 'batchesDone' | 'doneAbove' | 'written' | 'plannedWcu' | 'consumedWcu' | 'writeRejects'> = {
       batchesDone: 40,
+      doneAbove: [
+        [42, 45],
+        [50, 51],
+      ],
       written: 990,
       plannedWcu: 1012.5,
       consumedWcu: 1500.25,
-      writeRejects: [reject(7, 0), reject(12, 1)],
-      writeRejectsNotKept: 3,
+      writeRejects: 7,
     };
-    const savedRejects = [...saved.writeRejects];
     const progress = new BatchProgress(saved);
-    expect(progress.batchesDone).toBe(40);
+    expect([39, 40, 41, 42, 44, 45, 50, 51].map((i) => progress.isDone(i))).toEqual([true, false, false, true, true, false, true, false]);
     expect(progress.complete(39, batchOf(39))).toBe(false);
-    expect(progress.complete(41, batchOf(41))).toBe(false);
+    expect(progress.complete(43, batchOf(43))).toBe(false);
+    expect(progress.complete(41, batchOf(41))).toBe(true);
     expect(progress.complete(40, batchOf(40))).toBe(true);
-    expect(progress.batchesDone).toBe(42);
+    expect([progress.batchesDone, progress.doneAbove]).toEqual([45, [[50, 51]]]);
     const batches = Array.from({ length: 42 }, (_, i) => batchOf(i));
-    // The saved totals stand for batches 0..39; batches 40 and 41 come on top.
-    const expected = expectedTotals(batches.slice(40), 2, { written: 990, plannedWcu: 1012.5, consumedWcu: 1500.25, writeRejects: savedRejects, writeRejectsNotKept: 3 });
-    expect(progress.totals).toEqual(expected);
-    expect(progress.totals.writeRejects.slice(0, 2)).toEqual(savedRejects);
-    expect(progress.totals.writeRejects).toHaveLength(2 + batchOf(40).writeRejects.length + batchOf(41).writeRejects.length);
-    expect(saved.writeRejects).toEqual(savedRejects);
-  });
-
-  it(`write rejects beyond ${MAX_KEPT_WRITE_REJECTS.toLocaleString('en-US')} are counted in writeRejectsNotKept, not kept; those kept are of the lowest batches`, () => {
-    const perBatch = 3000;
-    const batches = Array.from({ length: 5 }, (_, i) => batchOf(i, perBatch));
-    const progress = new BatchProgress();
-    // Out of order: batch 4 and 3 first, so their rejects must not take the places of batches 0..2.
-    for (const i of [4, 3, 1, 2, 0]) progress.complete(i, batches[i]!);
-    expect(progress.batchesDone).toBe(5);
-    expect(progress.totals.writeRejects).toHaveLength(MAX_KEPT_WRITE_REJECTS);
-    expect(progress.totals.writeRejectsNotKept).toBe(5 * perBatch - MAX_KEPT_WRITE_REJECTS);
-    const kept = batches.flatMap((b) => b.writeRejects).slice(0, MAX_KEPT_WRITE_REJECTS);
-    expect(progress.totals.writeRejects.every((row, i) => row === kept[i])).toBe(true);
-  });
-
-  it.each([
-    [MAX_KEPT_WRITE_REJECTS - 1, 0, 3, MAX_KEPT_WRITE_REJECTS, 2],
-    [MAX_KEPT_WRITE_REJECTS, 7, 3, MAX_KEPT_WRITE_REJECTS, 10],
-    [MAX_KEPT_WRITE_REJECTS - 3, 0, 3, MAX_KEPT_WRITE_REJECTS, 0],
-  ])('from a saved state with %d kept and %d not kept, %d more give %d kept and %d not kept', (kept, notKept, more, keptAfter, notKeptAfter) => {
-    const progress = new BatchProgress({
-      batchesDone: 10,
-      written: 0,
-      plannedWcu: 0,
-      consumedWcu: 0,
-      writeRejects: Array.from({ length: kept }, (_, i) => reject(0, i)),
-      writeRejectsNotKept: notKept,
-    });
-    expect(progress.complete(10, batchOf(10, more))).toBe(true);
-    expect([progress.totals.writeRejects.length, progress.totals.writeRejectsNotKept]).toEqual([keptAfter, notKeptAfter]);
+    expect(progress.totals).toEqual(expectedTotals(batches, [40, 41], { written: 990, plannedWcu: 1012.5, consumedWcu: 1500.25, writeRejects: 7 }));
   });
 });
 
@@ -373,14 +321,21 @@ describe('resumeRefusal', () => {
   it.each<[label: string, saved: { version: number; input: InputIdentity }, input: InputIdentity, mentions: string[]]>([
     ['version', { version: CHECKPOINT_VERSION + 1, input: IDENTITY }, IDENTITY, ['another version', `format ${CHECKPOINT_VERSION + 1}`, `reads ${CHECKPOINT_VERSION}`]],
     ['version 0', { version: 0, input: IDENTITY }, IDENTITY, ['another version', 'format 0']],
-    ['path', { version: CHECKPOINT_VERSION, input: IDENTITY }, { ...IDENTITY, path: 'data/other.csv' }, ['data/rows.csv', 'data/other.csv', CHECKPOINT]],
-    ['size', { version: CHECKPOINT_VERSION, input: IDENTITY }, { ...IDENTITY, size: 2_000_000 }, ['changed', '1048576', '2000000', 'bytes']],
-    ['edges hash', { version: CHECKPOINT_VERSION, input: IDENTITY }, { ...IDENTITY, edgesSha256: 'b'.repeat(64) }, ['changed', 'first or last 64 KB']],
-    ['mtime', { version: CHECKPOINT_VERSION, input: IDENTITY }, { ...IDENTITY, mtimeMs: IDENTITY.mtimeMs + 1 }, ['modified', 'modification time']],
+    ['size', { version: CHECKPOINT_VERSION, input: IDENTITY }, { ...IDENTITY, size: 2_000_000 }, ['not the one', '1048576', '2000000', 'bytes']],
+    ['edges hash', { version: CHECKPOINT_VERSION, input: IDENTITY }, { ...IDENTITY, edgesSha256: 'b'.repeat(64) }, ['not the one', 'first or last 64 KB']],
+    ['mtime, without content hashes', { version: CHECKPOINT_VERSION, input: IDENTITY }, { ...IDENTITY, mtimeMs: IDENTITY.mtimeMs + 1 }, ['modified', 'modification time']],
+    ['full hash', { version: CHECKPOINT_VERSION, input: { ...IDENTITY, sha256: 'c'.repeat(64) } }, { ...IDENTITY, mtimeMs: IDENTITY.mtimeMs + 1, sha256: 'd'.repeat(64) }, ['not the one', 'SHA-256 differs']],
   ])('a different %s is refused in one sentence that says what differs and how to start over', (_label, saved, input, mentions) => {
     const message = resumeRefusal({ ...saved, options: recorded(BASE) }, input, now(BASE), CHECKPOINT);
     expectStartOver(message);
     for (const m of mentions) expect(message).toContain(m);
+  });
+
+  // issue 11.16, issue 18
+  it('the content decides, not the path or the modification time: another path (./c.csv, a fresh download) with the same SHA-256 resumes', () => {
+    const saved = { version: CHECKPOINT_VERSION, input: { ...IDENTITY, sha256: 'c'.repeat(64) }, options: recorded(BASE) };
+    expect(resumeRefusal(saved, { ...IDENTITY, path: '/elsewhere/rows.csv', mtimeMs: 5, sha256: 'c'.repeat(64) }, now(BASE), CHECKPOINT)).toBeUndefined();
+    expect(resumeRefusal({ ...saved, input: IDENTITY }, { ...IDENTITY, path: './data/rows.csv' }, now(BASE), CHECKPOINT)).toBeUndefined();
   });
 
   it.each(WRITE_AFFECTING)('a different %s is refused, naming option %s with both values', (_label, key, before, after) => {

@@ -29,7 +29,7 @@ describe('normalizeOptions: defaults', () => {
       concurrency: 8,
       maxAttempts: 15,
       requestTimeoutMs: 30_000,
-      rejectsPath: 'items.rejects.jsonl',
+      rejectsPath: 'data/items.csv.rejects.jsonl',
       maxRejects: Infinity,
       order: 'round-robin',
       windowRows: 50_000,
@@ -128,15 +128,27 @@ describe('normalizeOptions: format from the file name', () => {
     expect(normalizeOptions({ ...base, input: 'items.txt', inputFormat: 'csv' }).inputFormat).toBe('csv');
   });
 
+  // issue 11.7: the default reject file is next to the input and keeps its whole name (x.csv and x.jsonl
+  // never share one), as the README says; before, it was <basename>.rejects.jsonl in the working folder.
   it.each([
-    ['data/items.csv', 'items.rejects.jsonl'],
-    ['data/items.csv.gz', 'items.rejects.jsonl'],
-    ['data/items.CSV.GZ', 'items.rejects.jsonl'],
-    ['/abs/path/orders.jsonl', 'orders.rejects.jsonl'],
-    ['C:\\data\\orders.ndjson', 'orders.rejects.jsonl'],
-    ['my.orders.tsv', 'my.orders.rejects.jsonl'],
-  ])('default rejects path for %s is %s in the working directory', (input, rejectsPath) => {
+    ['data/items.csv', 'data/items.csv.rejects.jsonl'],
+    ['data/items.jsonl', 'data/items.jsonl.rejects.jsonl'],
+    ['data/items.csv.gz', 'data/items.csv.gz.rejects.jsonl'],
+    ['/abs/path/orders.jsonl', '/abs/path/orders.jsonl.rejects.jsonl'],
+    ['C:\\data\\orders.ndjson', 'C:\\data\\orders.ndjson.rejects.jsonl'],
+    ['my.orders.tsv', 'my.orders.tsv.rejects.jsonl'],
+  ])('default rejects path for %s is %s, next to the input (issue 11.7)', (input, rejectsPath) => {
     expect(normalizeOptions({ ...base, input }).rejectsPath).toBe(rejectsPath);
+  });
+
+  it('each segment and a dry run get their own default reject file; each segment its own manifest (issue 11.7, 11.8)', () => {
+    const segments = [0, 1, 2, 3].map((i) => normalizeOptions({ ...base, segment: `${i}/4`, shard: ['hash:2'] }));
+    expect(segments.map((o) => o.rejectsPath)).toEqual([0, 1, 2, 3].map((i) => `data/items.csv.seg-${i}-of-4.rejects.jsonl`));
+    expect(segments.map((o) => o.shard?.manifestPath)).toEqual([0, 1, 2, 3].map((i) => `data/items.csv.seg-${i}-of-4.shards.json`));
+    expect(normalizeOptions({ ...base, shard: ['hash:2'] }).shard?.manifestPath).toBe('data/items.csv.shards.json');
+    expect(normalizeOptions(base, { dryRun: true }).rejectsPath).toBe('data/items.csv.dry-run.rejects.jsonl');
+    expect(normalizeOptions({ ...base, segment: '1/2' }, { dryRun: true }).rejectsPath).toBe('data/items.csv.seg-1-of-2.dry-run.rejects.jsonl');
+    expect(normalizeOptions({ ...base, rejectsPath: 'mine.jsonl' }, { dryRun: true }).rejectsPath).toBe('mine.jsonl');
   });
 });
 

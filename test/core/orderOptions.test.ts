@@ -97,7 +97,7 @@ describe('normalizeOptions: write order', () => {
 });
 
 describe('normalizeOptions: sharding', () => {
-  it('rules given as text are parsed; defaults: "#", every key, no original-key attribute, no seed, <base>.shards.json', () => {
+  it('rules given as text are parsed; defaults: "#", every key, no original-key attribute, no seed, <input>.shards.json', () => {
     expect(normalizeOptions({ ...base, shard: ['time:day:createdAt', 'hash:4'] }).shard).toEqual({
       rules: [
         { kind: 'time', unit: 'day', attribute: 'createdAt' },
@@ -107,7 +107,7 @@ describe('normalizeOptions: sharding', () => {
       keys: undefined,
       keepOriginalKey: undefined,
       seed: undefined,
-      manifestPath: 'items.shards.json',
+      manifestPath: 'data/items.csv.shards.json',
     });
   });
 
@@ -132,12 +132,11 @@ describe('normalizeOptions: sharding', () => {
   });
 
   it.each([
-    ['data/items.csv', 'items.shards.json'],
-    ['/abs/path/orders.jsonl.gz', 'orders.shards.json'],
-    ['C:\\data\\orders.ndjson', 'orders.shards.json'],
-    ['my.orders.tsv', 'my.orders.shards.json'],
+    ['data/items.csv', 'data/items.csv.shards.json'],
+    ['/abs/path/orders.jsonl.gz', '/abs/path/orders.jsonl.gz.shards.json'],
+    ['my.orders.tsv', 'my.orders.tsv.shards.json'],
     ['-', 'stdin.shards.json'],
-  ])('the manifest of %s defaults to %s in the working directory', (input, expected) => {
+  ])('the manifest of %s defaults to %s, next to the input (issue 11.7)', (input, expected) => {
     const options: LoadOptions = input === '-' ? { ...stdin, shard: ['random:2'] } : { input, table: 'Items', inputFormat: 'csv', shard: ['random:2'] };
     expect(normalizeOptions(options).shard!.manifestPath).toBe(expected);
   });

@@ -288,7 +288,7 @@ describe('RateController: table throttles', () => {
   ])('one throttle cuts the rate: %s', (_label, options, target, after) => {
     const controller = new RateController({ targetWcu: target, ...options }, 0);
     const changes = controller.record(100, tableThrottle);
-    expect(changes).toEqual([{ kind: 'decreased', scope: 'table', fromWcu: target, toWcu: after }]);
+    expect(changes).toEqual([{ kind: 'decreased', scope: 'table', fromWcu: target, toWcu: after, reason: 'probe' }]);
     expect(controller.snapshot(100)).toMatchObject({ targetWcu: target, currentWcu: after, tableThrottles: 1, decreases: 1 });
   });
 
@@ -322,7 +322,7 @@ describe('RateController: table throttles', () => {
     const controller = new RateController({ targetWcu: 1000, cooldownMs: 5000, quietMs: 60_000 }, 0);
     expect(controller.record(0, tableThrottle)).toHaveLength(1);
     expect(controller.record(4999, tableThrottle)).toEqual([]);
-    expect(controller.record(5000, tableThrottle)).toEqual([{ kind: 'decreased', scope: 'table', fromWcu: 700, toWcu: expect.closeTo(490, 9) }]);
+    expect(controller.record(5000, tableThrottle)).toEqual([{ kind: 'decreased', scope: 'table', fromWcu: 700, toWcu: expect.closeTo(490, 9), reason: 'probe' }]);
   });
 
   it('with a target, the rate recovers additively after the quiet period, back to the target and no further', () => {
@@ -404,7 +404,7 @@ describe('RateController: table throttles', () => {
 
   it('without a target and nothing offered yet, a throttle cuts to 1 WCU, the least rate', () => {
     const controller = new RateController({ targetWcu: Infinity }, 0);
-    expect(controller.record(0, tableThrottle)).toEqual([{ kind: 'decreased', scope: 'table', fromWcu: undefined, toWcu: 1 }]);
+    expect(controller.record(0, tableThrottle)).toEqual([{ kind: 'decreased', scope: 'table', fromWcu: undefined, toWcu: 1, reason: 'probe' }]);
   });
 
   // The offered rate is measured over at least 50 ms from the start, and reservations come at the start

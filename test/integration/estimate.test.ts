@@ -136,14 +136,14 @@ describe('estimate', () => {
       () => undefined,
       (e: { code: number; stderr: string }) => e,
     );
-    expect(failed?.code).toBe(1);
+    expect(failed?.code).toBe(64); // issue 18: EX_USAGE
     expect(failed?.stderr).toContain('estimate needs --table (read with DescribeTable) or --partition-key name:TYPE');
 
     const misplaced = await cli(['load', ORDERS, '--table', table, '--partition-key', 'customerId:S'], env).then(
       () => undefined,
       (e: { code: number; stderr: string }) => e,
     );
-    expect(misplaced?.code).toBe(1);
+    expect(misplaced?.code).toBe(64);
     expect(misplaced?.stderr).toContain('--partition-key is for ddb-spread estimate (or load --dry-run)');
   });
 });

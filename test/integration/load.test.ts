@@ -652,7 +652,7 @@ describe('reject file', () => {
     for (const r of rejects) expect(r.file).toBe(input);
   });
 
-  it('rejects only the row DynamoDB refuses (WRITE_REJECTED from a GSI key type), storing the other 24', async () => {
+  it('rejects only the row whose GSI key type DynamoDB would refuse, before sending it, storing the other 24', async () => {
     const table = `t_gsi_${process.pid}_${++seq}`;
     await client().send(
       new CreateTableCommand({
@@ -669,13 +669,15 @@ describe('reject file', () => {
     trackTable(table);
     const lines = Array.from({ length: 25 }, (_, i) => (i === 17 ? `{"pk":"row${i}","score":"high"}` : `{"pk":"row${i}","score":${i}}`));
     const result = await run({ input: await inputFile('gsi.jsonl', `${lines.join('\n')}\n`), table });
-    expect(result).toMatchObject({ rowsRead: 25, written: 24, rejected: 1, rejectedByReason: { WRITE_REJECTED: 1 } });
+    // issue 11.2: predicted from DescribeTable's AttributeDefinitions, with the field and the index named
+    // (DynamoDB's ValidationException names neither; refusals nothing predicts are still WRITE_REJECTED).
+    expect(result).toMatchObject({ rowsRead: 25, written: 24, rejected: 1, rejectedByReason: { KEY_TYPE_MISMATCH: 1 } });
     const items = await itemsOf(table);
     expect(items.size).toBe(24);
     expect(items.has('row17')).toBe(false);
     const [reject] = await rejectsOf(result);
-    expect(reject).toMatchObject({ line: 18, code: 'WRITE_REJECTED', key: { pk: 'row17' }, raw: lines[17] });
-    expect(reject!.message).toMatch(/ValidationException/);
+    expect(reject).toMatchObject({ line: 18, code: 'KEY_TYPE_MISMATCH', field: 'score', key: { pk: 'row17' }, raw: lines[17] });
+    expect(reject!.message).toMatch(/byScore/);
   });
 });
 

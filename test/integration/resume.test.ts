@@ -135,7 +135,7 @@ describe('--checkpoint', () => {
     expect(saved.batchesDone).toBeLessThan(rows / 25);
 
     const refused = await cli([...base, '--order', 'input'], env);
-    expect(refused.code).toBe(1);
+    expect(refused.code).toBe(78); // issue 18: EX_CONFIG, a restart cannot fix it
     expect(refused.stderr).toMatch(/option order differs from checkpoint .* \("round-robin" then, "input" now\); resume with the same options, or delete/);
 
     // The rate is not part of what is written: a different --wcu resumes.

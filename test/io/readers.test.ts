@@ -313,3 +313,28 @@ describe('openInput', () => {
     expect(error.file).toBe(path);
   });
 });
+
+describe('readCsv: a column whose name is the __proto__ stand-in itself (issue 11.5)', () => {
+  // issue 11.5: `__proto__` goes through csv-parse as "\0__proto__"; a header that really names a column
+  // "\0__proto__" was renamed to `__proto__`, and with a `__proto__` column too one of the cells was lost.
+  it('keeps both names and both cells, with a header and with --columns', async () => {
+    for (const [text, columns] of [
+      ['pk,\u0000__proto__,__proto__\nk1,nul,proto\n', undefined],
+      ['k1,nul,proto\n', ['pk', '\u0000__proto__', '__proto__']],
+    ] as const) {
+      const [row] = await csvOf(text, columns ? { columns: [...columns] } : {});
+      expect(row?.kind).toBe('csv');
+      const cells = (row as { cells: Record<string, string> }).cells;
+      expect(Object.keys(cells).sort()).toEqual(['\u0000__proto__', '__proto__', 'pk']);
+      expect(Object.hasOwn(cells, '__proto__') && cells['__proto__']).toBe('proto');
+      expect(cells['\u0000__proto__']).toBe('nul');
+    }
+  });
+  it('likewise when a cell holds non-ASCII text (the decoding path)', async () => {
+    const [row] = await csvOf('pk,\u0000__proto__,__proto__\nk1,n\u00e9,pr\u00f6to\n');
+    const cells = (row as { cells: Record<string, string> }).cells;
+    expect(Object.keys(cells).sort()).toEqual(['\u0000__proto__', '__proto__', 'pk']);
+    expect(cells['\u0000__proto__']).toBe('n\u00e9');
+    expect(Object.hasOwn(cells, '__proto__') && cells['__proto__']).toBe('pr\u00f6to');
+  });
+});

@@ -36,7 +36,7 @@ function fixture(): EstimateResult {
       superseded: 1_200,
       rejected: 10_390,
       rejectedByReason: { MISSING_KEY: 9_012, ITEM_TOO_LARGE: 1_378 },
-      rejectsPath: 'data/orders-2024.rejects.jsonl',
+      rejectsPath: 'data/orders-2024.jsonl.gz.dry-run.rejects.jsonl',
     },
     items: {
       totalBytes: 1_663_556_620,
@@ -175,7 +175,7 @@ describe('formatEstimate: sections and numbers', () => {
         '  file            data/orders-2024.jsonl.gz (175.8 MB, 184,320,512 bytes)',
         '  rows            1,250,000: 1,239,610 valid, 1,200 superseded by a later row',
         '  rejected        10,390 (MISSING_KEY 9,012, ITEM_TOO_LARGE 1,378)',
-        '  reject file     data/orders-2024.rejects.jsonl',
+        '  reject file     data/orders-2024.jsonl.gz.dry-run.rejects.jsonl',
       ],
     ],
     ['Items', ['  size            average 1.3 KB, largest 7.7 KB, total 1.5 GB', 'up to 1 KB', 'up to 8 KB', '702,118', '56.6%']],

@@ -29,6 +29,9 @@ const rate = (over: Partial<RateSnapshot> = {}): RateSnapshot => ({
   tableThrottles: 0,
   keyThrottles: 0,
   decreases: 0,
+  errors: 0,
+  restores: 0,
+  noiseShare: 0,
   slowedKeys: 0,
   ...over,
 });
@@ -80,7 +83,7 @@ describe('progressFields: the other fields', () => {
       counters({ rowsRead: 12_345, bytesRead: 500, written: 10_000, superseded: 7, rejected: 5, retries: 4, throttledItems: 3 }),
       2000,
       8_140,
-      rate({ achievedWcu: 123.6, currentWcu: 399.5, targetWcu: 400 }),
+      rate({ achievedWcu: 123.6, currentWcu: 399.5, targetWcu: 400, errors: 6 }),
     );
     expect(f).toEqual<ProgressFields>({
       type: 'progress',
@@ -92,6 +95,8 @@ describe('progressFields: the other fields', () => {
       rejected: 5,
       retries: 4,
       throttledItems: 3,
+      // issue 12: errors (retried, not about the rate) apart from throttles
+      errors: 6,
       itemsPerSecond: 1229, // 10,000 / 8.14 = 1228.5
       wcuPerSecond: 124,
       rateWcu: 400,
@@ -135,6 +140,7 @@ const FIELDS: ProgressFields = {
   rejected: 5,
   retries: 4,
   throttledItems: 3,
+  errors: 6,
   itemsPerSecond: 15_385,
   wcuPerSecond: 1500,
   rateWcu: 2000,
@@ -145,13 +151,13 @@ const FIELDS: ProgressFields = {
 describe('formatProgressLine: text', () => {
   it('one line with every count, grouped by thousands, the rate in force and the ETA', () => {
     expect(formatProgressLine(FIELDS, 'text', '2024-06-01T12:00:00.000Z')).toBe(
-      'ddb-spread: progress: 1,234,567 rows read (25.0%), 1,000,000 written, 15,385 items/s, 1,500 / 2,000 WCU/s, throttled 3, retries 4, rejected 5, elapsed 1m05s, ETA 2h03m\n',
+      'ddb-spread: progress: 1,234,567 rows read (25.0%), 1,000,000 written, 15,385 items/s, 1,500 / 2,000 WCU/s, throttled 3, errors 6, retries 4, rejected 5, elapsed 1m05s, ETA 2h03m\n',
     );
   });
 
   it('leaves out what is unknown: the percent (stdin), the rate in force (unlimited), the ETA', () => {
     expect(formatProgressLine({ ...FIELDS, percent: undefined, rateWcu: undefined, etaS: undefined }, 'text')).toBe(
-      'ddb-spread: progress: 1,234,567 rows read, 1,000,000 written, 15,385 items/s, 1,500 WCU/s, throttled 3, retries 4, rejected 5, elapsed 1m05s\n',
+      'ddb-spread: progress: 1,234,567 rows read, 1,000,000 written, 15,385 items/s, 1,500 WCU/s, throttled 3, errors 6, retries 4, rejected 5, elapsed 1m05s\n',
     );
   });
 

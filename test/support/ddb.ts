@@ -18,6 +18,8 @@ export interface KeyAttr {
 export interface TableKeys {
   partitionKey: KeyAttr;
   sortKey?: KeyAttr;
+  /** Global secondary indexes (projection ALL); their key attributes are declared with the table's. */
+  gsis?: Array<{ name: string; partitionKey: KeyAttr; sortKey?: KeyAttr }>;
 }
 
 /** A client for DynamoDB Local: fixed region, fake static credentials. */
@@ -39,12 +41,23 @@ export async function createTable(client: DynamoDBClient, keys: TableKeys): Prom
     attrs.push({ AttributeName: keys.sortKey.name, AttributeType: keys.sortKey.type });
     schema.push({ AttributeName: keys.sortKey.name, KeyType: 'RANGE' });
   }
+  const declare = (attr: KeyAttr) => {
+    if (!attrs.some((a) => a.AttributeName === attr.name)) attrs.push({ AttributeName: attr.name, AttributeType: attr.type });
+  };
+  const gsis = (keys.gsis ?? []).map((gsi) => {
+    declare(gsi.partitionKey);
+    if (gsi.sortKey) declare(gsi.sortKey);
+    const indexKeys: KeySchemaElement[] = [{ AttributeName: gsi.partitionKey.name, KeyType: 'HASH' }];
+    if (gsi.sortKey) indexKeys.push({ AttributeName: gsi.sortKey.name, KeyType: 'RANGE' });
+    return { IndexName: gsi.name, KeySchema: indexKeys, Projection: { ProjectionType: 'ALL' as const } };
+  });
   await client.send(
     new CreateTableCommand({
       TableName: name,
       AttributeDefinitions: attrs,
       KeySchema: schema,
       BillingMode: 'PAY_PER_REQUEST',
+      ...(gsis.length > 0 ? { GlobalSecondaryIndexes: gsis } : {}),
     }),
   );
   const deadline = Date.now() + 30_000;

@@ -1,5 +1,5 @@
 import { LoaderError } from '../../core/errors.js';
-import type { ErrorFacts } from '../../core/backoff.js';
+import { isTransientCredentialFailure, type ErrorFacts } from '../../core/backoff.js';
 
 /** The facts classifyFailure needs, read off an SDK or network error. */
 export function errorFacts(error: unknown): ErrorFacts {
@@ -9,6 +9,8 @@ export function errorFacts(error: unknown): ErrorFacts {
   const code = typeof e?.code === 'string' ? e.code : typeof e?.cause?.code === 'string' ? e.cause.code : undefined;
   if (code) facts.code = code;
   if (typeof e?.$metadata?.httpStatusCode === 'number') facts.httpStatus = e.$metadata.httpStatusCode;
+  if (typeof (error as Error)?.message === 'string') facts.message = (error as Error).message;
+  if (process.env['AWS_CONTAINER_CREDENTIALS_FULL_URI'] || process.env['AWS_CONTAINER_CREDENTIALS_RELATIVE_URI']) facts.containerCredentials = true;
   return facts;
 }
 
@@ -41,6 +43,13 @@ export function fatalAwsError(error: unknown, context: AwsContext): LoaderError 
   if (facts.name === 'ResourceNotFoundException') {
     return new LoaderError('TABLE_NOT_FOUND', `table "${table}" was not found in ${where}; check --table and --region (or --endpoint-url)`, { table, cause: error });
   }
+  if (isTransientCredentialFailure(facts)) {
+    return new LoaderError(
+      'CREDENTIALS_UNAVAILABLE',
+      `could not get AWS credentials for table "${table}" (${facts.name}: ${message}); the credential provider (container endpoint, SSO or instance metadata) did not answer, which is usually temporary: run the same command again`,
+      { table, cause: error },
+    );
+  }
   if (facts.name && ACCESS_NAMES.has(facts.name)) {
     return new LoaderError(
       'ACCESS_DENIED',
@@ -49,7 +58,7 @@ export function fatalAwsError(error: unknown, context: AwsContext): LoaderError 
     );
   }
   if (/region is missing/i.test(message)) {
-    return new LoaderError('INVALID_OPTION', 'no AWS region is set; pass --region, or set AWS_REGION or a region in your profile', { table, cause: error });
+    return new LoaderError('INVALID_OPTION', 'no AWS region is set; pass --region, or set AWS_REGION (or AWS_DEFAULT_REGION) or a region in your profile', { table, cause: error });
   }
   if (facts.code && UNREACHABLE_CODES.has(facts.code)) {
     return new LoaderError('ENDPOINT_UNREACHABLE', `cannot reach DynamoDB at ${where} (${facts.code}); check --endpoint-url, --region and your network`, { table, cause: error });

@@ -22,6 +22,8 @@ export class HeldWrites {
   readonly #mode: GlobalOrderMode;
   readonly #slabs: Slabs;
   #rows = 0;
+  /** The input's name, held once rather than in every encoding (see encodeWrite). */
+  #file: string | undefined;
   #slabOf = new Uint32Array(1024);
   #startOf = new Uint32Array(1024);
   #endOf = new Uint32Array(1024);
@@ -75,7 +77,8 @@ export class HeldWrites {
       this.#endOf = grown(this.#endOf);
       this.#keyOf = grown(this.#keyOf);
     }
-    const start = this.#slabs.add(encodeWrite(write));
+    this.#file ??= write.origin.file;
+    const start = this.#slabs.add(encodeWrite(write, this.#file));
     this.#slabOf[row] = this.#slabs.all.length - 1;
     this.#startOf[row] = start;
     this.#endOf[row] = this.#slabs.last.used;
@@ -110,7 +113,7 @@ export class HeldWrites {
     const slabs = this.#slabs.all;
     for (let i = 0; i < n; i++) {
       const r = order[i]!;
-      yield decodeWrite(slabs[this.#slabOf[r]!]!.buffer.toString('utf8', this.#startOf[r]!, this.#endOf[r]!));
+      yield decodeWrite(slabs[this.#slabOf[r]!]!.buffer.toString('utf8', this.#startOf[r]!, this.#endOf[r]!), this.#file);
     }
   }
 }

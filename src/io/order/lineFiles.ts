@@ -1,4 +1,5 @@
 import { open, type FileHandle } from 'node:fs/promises';
+import { createNewPrivateFile } from '../outputFiles.js';
 
 const NEWLINE = 0x0a;
 
@@ -30,7 +31,8 @@ export class LineWriter {
 
   static async create(path: string, bufferBytes = 64 * 1024): Promise<LineWriter> {
     const writer = new LineWriter(path, bufferBytes);
-    writer.#handle = await open(path, 'wx');
+    // Private (0600) and never through a symlink: the temporary files hold rows.
+    writer.#handle = await createNewPrivateFile(path);
     return writer;
   }
 

@@ -89,6 +89,8 @@ export class WriteOrderer {
   #memory: HeldWrites | undefined;
   #buckets: LineWriter[] = [];
   #closed = false;
+  /** The input's name, held once rather than in every encoding (see encodeWrite). */
+  #file: string | undefined;
   /** Removes the temporary folder if the process exits before close() (a second Ctrl-C calls process.exit). */
   #onExit: (() => void) | undefined;
 
@@ -130,7 +132,8 @@ export class WriteOrderer {
         return [write];
       case 'window': {
         const slabs = this.#windowSlabs!;
-        const start = slabs.add(encodeWrite(write));
+        this.#file ??= write.origin.file;
+        const start = slabs.add(encodeWrite(write, this.#file));
         const entry: WindowEntry = { slab: slabs.last, start, end: slabs.last.used, partition: write.partitionId };
         this.#windowEncoded += entry.end - start;
         const taken = this.#window!.push(entry, windowBytes(entry.end - start, entry.partition)).map((e) => this.#takeWindowEntry(e));
@@ -142,12 +145,13 @@ export class WriteOrderer {
       }
       default: {
         const position = this.#position++;
+        this.#file ??= write.origin.file;
         const memory = this.#memory;
         if (memory) {
           memory.push(write);
           if (memory.bytes > this.#memoryLimit) await this.#spill();
         } else {
-          await this.#bucketWrite(write.partitionId, `${position}\t${encodeWrite(write)}`, undefined, 0, 0);
+          await this.#bucketWrite(write.partitionId, `${position}\t${encodeWrite(write, this.#file)}`, undefined, 0, 0);
         }
         return [];
       }
@@ -191,7 +195,7 @@ export class WriteOrderer {
   }
 
   #takeWindowEntry(entry: WindowEntry): PlannedWrite {
-    const write = decodeWrite(entry.slab.buffer.toString('utf8', entry.start, entry.end));
+    const write = decodeWrite(entry.slab.buffer.toString('utf8', entry.start, entry.end), this.#file);
     this.#windowSlabs!.release(entry.slab);
     this.#windowEncoded -= entry.end - entry.start;
     return write;
@@ -362,7 +366,7 @@ export class WriteOrderer {
       while (heap.size > 0) {
         const top = heap.peek();
         const { buffer, start, end } = top.current;
-        yield decodeWrite(buffer.toString('utf8', start, end));
+        yield decodeWrite(buffer.toString('utf8', start, end), this.#file);
         if (await top.advance()) heap.siftDownTop();
         else heap.popTop();
       }

@@ -1,51 +1,96 @@
 import type { Readable } from 'node:stream';
-import { StringDecoder } from 'node:string_decoder';
 import { LoaderError } from '../../core/errors.js';
+import { attributeAt } from '../../core/jsonDepth.js';
 import type { SourceRecord } from '../../core/planRow.js';
+import { invalidUtf8At } from '../../core/utf8.js';
+import { keptRaw, MAX_RECORD_BYTES, tooLargeMessage } from './recordLimits.js';
 
-/** A line longer than this is not JSON Lines (DynamoDB items are at most 400 KB). */
-const MAX_LINE_CHARS = 16 * 1024 * 1024;
+export interface JsonLinesReadOptions {
+  /** A line over this many bytes is rejected as RECORD_TOO_LARGE and skipped unread. @default MAX_RECORD_BYTES */
+  maxRecordBytes?: number;
+}
 
 /**
- * Streams JSON Lines: one record per non-blank line, with its 1-based line number. Parsing happens in the
- * planner, so a bad line becomes a reject with its location rather than a silent skip (dynein drops
- * such lines). Pull-based: the file is read only as fast as records are consumed.
+ * Streams JSON Lines: one record per non-blank line ("\n", or "\r\n"; a lone "\r" is JSON whitespace, not
+ * a line break), with its 1-based line number. Lines are split as bytes and decoded one by one, strictly:
+ * a line that is not UTF-8 comes out as INVALID_UTF8 (never with U+FFFD in place of its bytes, which would
+ * store altered values and merge keys), and a line over `maxRecordBytes` as RECORD_TOO_LARGE, skipped to
+ * its end while holding only its first bytes. Parsing happens in the planner, so a bad line becomes a
+ * reject with its location rather than a silent skip (dynein drops such lines). Pull-based: the file is
+ * read only as fast as records are consumed.
  */
-export async function* readJsonLines(stream: Readable, file: string): AsyncGenerator<SourceRecord> {
-  const decoder = new StringDecoder('utf8');
-  let pending = '';
+export async function* readJsonLines(stream: Readable, file: string, options: JsonLinesReadOptions = {}): AsyncGenerator<SourceRecord> {
+  const maxBytes = options.maxRecordBytes ?? MAX_RECORD_BYTES;
+  /** The current line's bytes so far (pieces of chunks), or, once it is too large, its first bytes only. */
+  let parts: Buffer[] = [];
+  let held = 0;
+  /** Bytes of the current line, counted also while skipping. */
+  let lineBytes = 0;
+  let skipping = false;
   let line = 0;
+  const finish = (): SourceRecord | undefined => {
+    line++;
+    const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts, held);
+    const record = skipping
+      ? { kind: 'unparsable' as const, origin: { file, line, raw: keptRaw(bytes) }, code: 'RECORD_TOO_LARGE' as const, message: tooLargeMessage(`line ${line}`, lineBytes, maxBytes) }
+      : toRecord(bytes, file, line);
+    parts = [];
+    held = 0;
+    lineBytes = 0;
+    skipping = false;
+    return record;
+  };
   try {
     for await (const chunk of stream) {
-      pending += typeof chunk === 'string' ? chunk : decoder.write(chunk as Buffer);
+      const buf = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
       let start = 0;
-      let newline: number;
-      while ((newline = pending.indexOf('\n', start)) !== -1) {
-        line++;
-        const text = pending.slice(start, newline);
-        start = newline + 1;
-        const record = toRecord(text, file, line);
+      for (;;) {
+        const newline = buf.indexOf(10, start);
+        const end = newline === -1 ? buf.length : newline;
+        if (end > start) {
+          lineBytes += end - start;
+          if (!skipping && lineBytes > maxBytes) {
+            // Keep what the reject file shows, drop the rest as it streams by.
+            skipping = true;
+            parts = [Buffer.from(Buffer.concat([...parts, buf.subarray(start, end)]).subarray(0, 4 * 1024))];
+            held = parts[0]!.length;
+          } else if (!skipping) {
+            parts.push(buf.subarray(start, end));
+            held += end - start;
+          }
+        }
+        if (newline === -1) break;
+        const record = finish();
         if (record) yield record;
-      }
-      pending = pending.slice(start);
-      if (pending.length > MAX_LINE_CHARS) {
-        throw new LoaderError('INPUT_UNREADABLE', `${file}: line ${line + 1} is longer than 16 MB; is this really JSON Lines (one object per line)?`, { file, line: line + 1 });
+        start = newline + 1;
       }
     }
   } catch (error) {
     if (error instanceof LoaderError) throw error;
     throw new LoaderError('INPUT_UNREADABLE', `cannot read ${file}: ${(error as Error).message}`, { file, cause: error });
   }
-  pending += decoder.end();
-  if (pending.length > 0) {
-    const record = toRecord(pending, file, line + 1);
+  if (lineBytes > 0) {
+    const record = finish();
     if (record) yield record;
   }
 }
 
-function toRecord(text: string, file: string, line: number): SourceRecord | undefined {
-  let raw = text.endsWith('\r') ? text.slice(0, -1) : text;
-  if (line === 1 && raw.charCodeAt(0) === 0xfeff) raw = raw.slice(1);
+function toRecord(line: Buffer, file: string, number: number): SourceRecord | undefined {
+  let bytes = line;
+  if (number === 1 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) bytes = bytes.subarray(3);
+  if (bytes[bytes.length - 1] === 13) bytes = bytes.subarray(0, -1);
+  const bad = invalidUtf8At(bytes);
+  const raw = bytes.toString('utf8');
+  if (bad !== -1) {
+    const field = attributeAt(raw, bytes.subarray(0, bad).toString('utf8').length);
+    return {
+      kind: 'unparsable',
+      origin: { file, line: number, raw },
+      code: 'INVALID_UTF8',
+      message: `byte ${bad + 1} of the line (0x${bytes[bad]!.toString(16).padStart(2, '0')}) is not UTF-8${field === undefined ? '' : ` (in "${field}")`}; save the file as UTF-8 (the reject file shows the bad bytes as U+FFFD)`,
+      ...(field === undefined ? {} : { field }),
+    };
+  }
   if (raw.trim() === '') return undefined;
-  return { kind: 'json', origin: { file, line, raw } };
+  return { kind: 'json', origin: { file, line: number, raw } };
 }

@@ -1,0 +1,132 @@
+/**
+ * How many batches may be in flight (issue 12). Little's law: the work in flight is the rate times the
+ * time each piece spends in flight. A batch held far longer than the usual one (a reply held seconds, a
+ * backoff after an error) stretches its time in flight without carrying more of the rate, so each such
+ * batch gets a slot of its own on top of the start: a few slow calls do not starve the rest. The limit
+ * stays between `start` (--concurrency, the floor) and `ceiling`. Time a batch is paused (waiting for
+ * the pacer, in backoff) is not time in flight: a paced load is bound by its rate, and more batches
+ * waiting on the same buckets would only queue deeper (the hot-partition loads slowed by 20% so).
+ *
+ * Pure: time is passed in (monotonic ms).
+ */
+export interface InFlightOptions {
+  /** Batches in flight when none is slow: --concurrency. */
+  start: number;
+  /** Never more than this. @default min(256, 8 × start) */
+  ceiling?: number;
+}
+
+/** Finished batches whose durations make the usual time in flight. */
+const SAMPLES = 64;
+/** A batch is slow when in flight this many times the usual duration... */
+const SLOW_FACTOR = 4;
+/** ...and at least this long (fast local calls take a few ms). */
+const SLOW_MIN_MS = 250;
+
+export function defaultCeiling(start: number): number {
+  return Math.max(start, Math.min(256, 8 * start));
+}
+
+export class InFlightLimit {
+  readonly #start: number;
+  readonly #ceiling: number;
+  readonly #running = new Map<number, { start: number; paused: number; pausedAt: number | undefined; idle: boolean }>();
+  readonly #durations: number[] = [];
+  #next = 0;
+  #typical: number | undefined;
+  #peak: number;
+
+  constructor(options: InFlightOptions) {
+    this.#start = Math.max(1, Math.floor(options.start));
+    this.#ceiling = Math.max(this.#start, Math.floor(options.ceiling ?? defaultCeiling(this.#start)));
+    this.#peak = this.#start;
+  }
+
+  get ceiling(): number {
+    return this.#ceiling;
+  }
+
+  /** The highest limit given so far. */
+  get peak(): number {
+    return this.#peak;
+  }
+
+  /** A batch goes in flight; returns its id for finished(). */
+  started(now: number): number {
+    const id = this.#next++;
+    this.#running.set(id, { start: now, paused: 0, pausedAt: undefined, idle: false });
+    return id;
+  }
+
+  /** The batch waits for the pacer: not in flight until resume(). */
+  pause(id: number, now: number): void {
+    const state = this.#running.get(id);
+    if (state && state.pausedAt === undefined) state.pausedAt = now;
+  }
+
+  /**
+   * The batch waits out a backoff after a call that got no answer (5xx, reset, timeout): paused, and its
+   * slot lent to another batch until resume(). Such errors do not depend on the rate, so the slot would
+   * only idle; the pacer still bounds what is sent (issue 12: with a third of the calls failing, backoffs
+   * holding slots cut a load to a quarter of its clean speed).
+   */
+  idle(id: number, now: number): void {
+    const state = this.#running.get(id);
+    if (!state) return;
+    this.pause(id, now);
+    state.idle = true;
+  }
+  resume(id: number, now: number): void {
+    const state = this.#running.get(id);
+    if (!state || state.pausedAt === undefined) return;
+    state.paused += now - state.pausedAt;
+    state.pausedAt = undefined;
+    state.idle = false;
+  }
+
+  finished(id: number, now: number): void {
+    const state = this.#running.get(id);
+    if (state === undefined) return;
+    this.resume(id, now);
+    this.#running.delete(id);
+    this.#durations.push(now - state.start - state.paused);
+    if (this.#durations.length > SAMPLES) this.#durations.shift();
+    this.#typical = undefined;
+  }
+
+  /** The usual time in flight: the median of the last batches (slow ones do not move a median). */
+  typicalMs(): number | undefined {
+    if (this.#durations.length === 0) return undefined;
+    if (this.#typical === undefined) {
+      const sorted = [...this.#durations].sort((a, b) => a - b);
+      this.#typical = sorted[Math.floor(sorted.length / 2)]!;
+    }
+    return this.#typical;
+  }
+
+  /** Batches in flight for longer than SLOW_FACTOR × the usual (and SLOW_MIN_MS), and batches idle in an error backoff. */
+  slow(now: number): number {
+    const typical = this.typicalMs();
+    if (typical === undefined) {
+      let idle = 0;
+      for (const state of this.#running.values()) if (state.idle) idle++;
+      return idle;
+    }
+    const after = Math.max(SLOW_MIN_MS, SLOW_FACTOR * typical);
+    let count = 0;
+    for (const state of this.#running.values()) if (state.idle || (state.pausedAt === undefined && now - state.start - state.paused > after)) count++;
+    return count;
+  }
+
+  /** Batches allowed in flight now: the start plus one per slow batch, up to the ceiling. */
+  limit(now: number): number {
+    const limit = Math.min(this.#ceiling, this.#start + this.slow(now));
+    if (limit > this.#peak) this.#peak = limit;
+    return limit;
+  }
+
+  /** When to look again while waiting for a slot: a batch in flight may turn slow before any finishes. */
+  recheckMs(): number {
+    return Math.max(SLOW_MIN_MS, SLOW_FACTOR * (this.typicalMs() ?? 0)) / 2;
+  }
+}

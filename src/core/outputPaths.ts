@@ -1,0 +1,63 @@
+import type { Segment } from './segment.js';
+
+/**
+ * Where a load's own files go by default, and which output paths may not be used: pure, so both rules
+ * are unit-tested without a file system (src/io/outputFiles.ts resolves the paths and calls them).
+ */
+
+/** What the default path is for: the reject file or the shard manifest. */
+export type OutputKind = 'rejects' | 'shards';
+
+const EXTENSIONS: Record<OutputKind, string> = { rejects: 'rejects.jsonl', shards: 'shards.json' };
+
+/**
+ * The default path of a load's reject file or shard manifest: next to the input, keeping its whole name
+ * (`data/x.csv` -> `data/x.csv.rejects.jsonl`, so `x.csv` and `x.jsonl` never share one), with the
+ * segment in it (`x.csv.seg-0-of-4.rejects.jsonl`, so workers over one file never share one), and a dry
+ * run's reject file apart from the real load's (`x.csv.dry-run.rejects.jsonl`). Stdin: `stdin.*` in the
+ * working folder; so are pipes named by the system (`<(zcat x.gz)` is /dev/fd/63: `63.*`), whose folder
+ * takes no files.
+ */
+export function defaultOutputPath(input: string, kind: OutputKind, context: { segment?: Segment | undefined; dryRun?: boolean } = {}): string {
+  const base = input === '-' ? 'stdin' : /^\/(dev|proc)\//.test(input) ? input.split('/').pop()! : input;
+  const segment = context.segment ? `.seg-${context.segment.index}-of-${context.segment.count}` : '';
+  const dryRun = context.dryRun && kind === 'rejects' ? '.dry-run' : '';
+  return `${base}${segment}${dryRun}.${EXTENSIONS[kind]}`;
+}
+
+/** A file the load reads or writes, resolved by the I/O layer. */
+export interface ResolvedFile {
+  /** The option that names it, e.g. "--rejects", or "the input". */
+  option: string;
+  /** As given. */
+  path: string;
+  /** Absolute, with symlinks in it resolved (the folder's, for a file that does not exist yet). */
+  resolved: string;
+  /** "dev:ino" of an existing file (the target of a symlink): hard links to one file share it. */
+  inode?: string | undefined;
+}
+
+const sameFile = (a: ResolvedFile, b: ResolvedFile) => a.resolved === b.resolved || (a.inode !== undefined && a.inode === b.inode);
+
+/**
+ * Why these outputs cannot be written, in one sentence naming the option, the path and what to do: an
+ * output that is one of the files read (by path, through a symlink or as a hard link), or two outputs
+ * that are one file. Undefined when none.
+ */
+export function findOutputConflict(reads: readonly ResolvedFile[], writes: readonly ResolvedFile[]): string | undefined {
+  for (const write of writes) {
+    const read = reads.find((r) => sameFile(r, write));
+    if (read) {
+      const how = read.resolved === write.resolved ? (read.path === write.path ? '' : ` (${write.path} resolves to ${read.resolved})`) : ' (a hard link to it)';
+      return `${write.option} ${write.path} is ${read.option === 'the input' ? 'the input file' : `the file of ${read.option}`} ${read.path}${how}; writing it would destroy what is being read: choose another path for ${write.option}`;
+    }
+  }
+  for (let i = 0; i < writes.length; i++) {
+    for (let j = i + 1; j < writes.length; j++) {
+      const a = writes[i]!;
+      const b = writes[j]!;
+      if (sameFile(a, b)) return `${a.option} ${a.path} and ${b.option} ${b.path} are the same file; give each its own path`;
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,13 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+
+/**
+ * SHA-256 (hex) of a whole file, streamed. About 460 MB/s on a busy 2-core machine (SHA-NI), so 10 GB
+ * takes some 20 s: small next to loading 10 GB into DynamoDB, and it lets a resume recognise an input
+ * downloaded again (same bytes, new modification time) and refuse one changed in the middle.
+ */
+export async function hashFile(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 })) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}

@@ -1,0 +1,88 @@
+// issue 18: one exit code for every failure. Permanent failures get sysexits.h's permanent codes,
+// failures worth retrying 75 (EX_TEMPFAIL), so a scheduler can tell them apart.
+import { describe, expect, it } from 'vitest';
+import type { LoaderErrorCode } from '../../src/core/errors.js';
+import { EXIT, EXIT_CODE_OF, PERMANENT_EXIT_CODES, exitCodeForError, exitCodeForResult, exitCodeForUsage } from '../../src/cli/exitCodes.js';
+
+describe('exit code of a LoaderError', () => {
+  it.each<[LoaderErrorCode, number]>([
+    ['INVALID_OPTION', 64],
+    ['INPUT_HEADER', 65],
+    ['MAX_REJECTS_REACHED', 65],
+    ['INPUT_NOT_FOUND', 66],
+    ['INPUT_UNREADABLE', 66],
+    ['BUG', 70],
+    ['TEMP_FILES', 73],
+    ['REJECTS_UNWRITABLE', 73],
+    ['MANIFEST_UNWRITABLE', 73],
+    ['CHECKPOINT_UNWRITABLE', 73],
+    ['ENDPOINT_UNREACHABLE', 75],
+    ['CREDENTIALS_UNAVAILABLE', 75],
+    ['ACCESS_DENIED', 77],
+    ['TABLE_NOT_FOUND', 78],
+    ['CHECKPOINT_MISMATCH', 78],
+    ['AWS_ERROR', 1],
+    ['ABORTED', 1],
+    ['CHECKPOINT_COMPLETE', 0],
+  ])('%s -> %i', (code, exit) => {
+    expect(exitCodeForError(code)).toBe(exit);
+  });
+
+  it('every fatal code that stops a load maps to a code a scheduler can act on (never 2, never a signal code)', () => {
+    for (const [code, exit] of Object.entries(EXIT_CODE_OF)) {
+      expect([EXIT.REJECTED, EXIT.SIGINT, EXIT.SIGTERM], code).not.toContain(exit);
+    }
+  });
+
+  it('an error that is not a LoaderError is unclassified (1), not a usage error', () => {
+    expect(exitCodeForError(undefined)).toBe(1);
+  });
+
+  it('--max-rejects reached only by rows throttled past --max-attempts is worth retrying (75)', () => {
+    expect(exitCodeForError('MAX_REJECTS_REACHED', { rejected: 3, rejectedByReason: { RETRIES_EXHAUSTED: 3 } })).toBe(75);
+    expect(exitCodeForError('MAX_REJECTS_REACHED', { rejected: 3, rejectedByReason: { RETRIES_EXHAUSTED: 2, TYPE_ERROR: 1 } })).toBe(65);
+    expect(exitCodeForError('MAX_REJECTS_REACHED', { rejected: 0, rejectedByReason: {} })).toBe(65);
+  });
+
+  it('the permanent codes are exactly the non-zero codes of the table other than 1 and 75', () => {
+    const fromTable = new Set(Object.values(EXIT_CODE_OF).filter((c) => c !== 0 && c !== 1 && c !== 75));
+    expect([...fromTable].sort((a, b) => a - b)).toEqual([...PERMANENT_EXIT_CODES].sort((a, b) => a - b));
+    expect(PERMANENT_EXIT_CODES).not.toContain(EXIT.TEMP_FAIL);
+  });
+});
+
+describe('exit code of a finished load', () => {
+  it.each<[string, { rejected: number; rejectedByReason: Record<string, number> }, number]>([
+    ['no rejects', { rejected: 0, rejectedByReason: {} }, 0],
+    ['bad rows', { rejected: 2, rejectedByReason: { TYPE_ERROR: 2 } }, 2],
+    ['only throttled past --max-attempts', { rejected: 5, rejectedByReason: { RETRIES_EXHAUSTED: 5 } }, 75],
+    ['throttled and bad rows: a person must look', { rejected: 6, rejectedByReason: { RETRIES_EXHAUSTED: 5, MISSING_KEY: 1 } }, 2],
+  ])('%s -> %i', (_name, counts, exit) => {
+    expect(exitCodeForResult(counts)).toBe(exit);
+  });
+});
+
+describe('exit code of a command line commander refused', () => {
+  it.each<[number | undefined, string | undefined, number]>([
+    [0, 'commander.helpDisplayed', 0],
+    [0, 'commander.version', 0],
+    [1, 'commander.unknownOption', 64],
+    [1, 'commander.invalidArgument', 64],
+    [1, 'commander.missingMandatoryOptionValue', 64],
+    [1, 'ddb-spread.invalidConfig', 78],
+    [undefined, undefined, 64],
+  ])('exitCode %s, code %s -> %i', (commanderExit, code, exit) => {
+    expect(exitCodeForUsage(commanderExit, code)).toBe(exit);
+  });
+});
+
+describe('rows only throttled past --max-attempts, with a checkpoint', () => {
+  const throttledOnly = { rejected: 3, rejectedByReason: { RETRIES_EXHAUSTED: 3 }, checkpointPath: 'job.checkpoint.json' };
+  it('a finished load is 2, not 75: running it again resumes past their batches and cannot store them', () => {
+    expect(exitCodeForResult({ rejected: 3, rejectedByReason: { RETRIES_EXHAUSTED: 3 } })).toBe(75);
+    expect(exitCodeForResult(throttledOnly)).toBe(2);
+  });
+  it('--max-rejects reached by them keeps its permanent code', () => {
+    expect(exitCodeForError('MAX_REJECTS_REACHED', throttledOnly)).toBe(65);
+  });
+});
