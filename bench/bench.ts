@@ -50,7 +50,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import ts from 'typescript';
 import { SIMULATOR_VERSION, startDynamoDBLocal, type RunningDynamoDBLocal } from '../tools/dynamodbLocal.js';
-import { DEFAULT_CONCURRENCY } from '../dist/core/options.js';
+import { DEFAULT_CONCURRENCY } from '../dist/load/options.js';
 import type { ChildStats } from './childStats.js';
 import { generateCsv, type DataFile } from './data.js';
 import { findJavaPid, machineBusySeconds, processCpuSeconds } from './harness.js';

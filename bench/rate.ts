@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { load } from '../dist/index.js';
-import type { OrderMode } from '../dist/core/order.js';
+import type { OrderMode } from '../dist/ordering/order.js';
 import { startPartitionProxy } from '../test/support/partitionProxy.js';
 import { startDynamoDBLocal } from '../tools/dynamodbLocal.js';
 import { generateSkewedCsv } from './data.js';

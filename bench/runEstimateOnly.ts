@@ -3,8 +3,8 @@
  * RSS against parse-only (runParseOnly.ts ddb-spread).
  *   node --import tsx bench/runEstimateOnly.ts --input f.csv
  */
-import { estimate } from '../dist/io/estimate.js';
-import { offlineTableInfo } from '../dist/core/offlineTable.js';
+import { estimate } from '../dist/estimating/estimate.js';
+import { offlineTableInfo } from '../dist/estimating/offlineTable.js';
 import { childArgs, startMeasuring } from './childStats.js';
 
 const args = childArgs();

@@ -9,8 +9,8 @@
  */
 import { parseArgs } from 'node:util';
 import { load } from '../dist/index.js';
-import { DEFAULT_CONCURRENCY, DEFAULT_MEMORY_BYTES } from '../dist/core/options.js';
-import { ORDER_MODES, type OrderMode } from '../dist/core/order.js';
+import { DEFAULT_CONCURRENCY, DEFAULT_MEMORY_BYTES } from '../dist/load/options.js';
+import { ORDER_MODES, type OrderMode } from '../dist/ordering/order.js';
 import { startMeasuring } from './childStats.js';
 
 process.env['AWS_ACCESS_KEY_ID'] ??= 'local';

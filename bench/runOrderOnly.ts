@@ -13,13 +13,13 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { parseArgs } from 'node:util';
-import { ORDER_MODES, type OrderMode } from '../dist/core/order.js';
-import { DEFAULT_MEMORY_BYTES } from '../dist/core/options.js';
-import { createRowPlanner, isRejected } from '../dist/core/planRow.js';
-import type { PlannedWrite } from '../dist/core/types.js';
-import { WriteOrderer } from '../dist/io/order/writeOrderer.js';
-import { openInput } from '../dist/io/readers/openInput.js';
-import { readCsv } from '../dist/io/readers/readCsv.js';
+import { ORDER_MODES, type OrderMode } from '../dist/ordering/order.js';
+import { DEFAULT_MEMORY_BYTES } from '../dist/load/options.js';
+import { createRowPlanner, isRejected } from '../dist/typing/planRow.js';
+import type { PlannedWrite } from '../dist/shared/types.js';
+import { WriteOrderer } from '../dist/ordering/writeOrderer.js';
+import { openInput } from '../dist/reading/openInput.js';
+import { readCsv } from '../dist/reading/readCsv.js';
 import { startMeasuring } from './childStats.js';
 
 const [modeArg, ...rest] = process.argv.slice(2);

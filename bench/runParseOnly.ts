@@ -7,10 +7,10 @@
  */
 import { parse } from 'csv-parse';
 import { createReadStream } from 'node:fs';
-import { createBatcher } from '../dist/core/batch.js';
-import { createRowPlanner, isRejected } from '../dist/core/planRow.js';
-import { openInput } from '../dist/io/readers/openInput.js';
-import { readCsv } from '../dist/io/readers/readCsv.js';
+import { createBatcher } from '../dist/batching/batch.js';
+import { createRowPlanner, isRejected } from '../dist/typing/planRow.js';
+import { openInput } from '../dist/reading/openInput.js';
+import { readCsv } from '../dist/reading/readCsv.js';
 import { childArgs, startMeasuring } from './childStats.js';
 
 const [mode, ...rest] = process.argv.slice(2);

@@ -12,7 +12,7 @@ import { extname } from 'node:path';
 import { readFile } from 'node:fs/promises';
 import type { Command, Option } from 'commander';
 import { isLosslessNumber, parse as parseJson } from 'lossless-json';
-import { LoaderError } from '../core/errors.js';
+import { LoaderError } from '../shared/errors.js';
 import { parseColumnsOption, parseTypesOption } from './options.js';
 
 /** The config key that names the file argument (the <file> of load and estimate). */

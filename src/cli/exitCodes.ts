@@ -3,7 +3,7 @@
  * failures no retry can fix get the permanent codes of sysexits.h, failures worth retrying get 75
  * (EX_TEMPFAIL). Pure: one table from LoaderError code to exit code, and one rule for a finished load.
  */
-import type { LoaderErrorCode } from '../core/errors.js';
+import type { LoaderErrorCode } from '../shared/errors.js';
 
 export const EXIT = {
   /** Every row was written (or superseded by a later row with the same key). */

@@ -1,23 +1,23 @@
 import { Command, Option } from 'commander';
 import { readFileSync } from 'node:fs';
-import { LoaderError } from '../core/errors.js';
-import { INPUT_FORMATS } from '../core/options.js';
-import { DEFAULT_WINDOW_ROWS, ORDER_MODES } from '../core/order.js';
-import { EMPTY_POLICIES } from '../core/typeMap.js';
-import { load } from '../io/load.js';
-import { estimate } from '../io/estimate.js';
-import { DEFAULT_PRICES } from '../core/costEstimate.js';
-import { estimateJson, formatEstimate } from '../report/estimateReport.js';
-import type { LoadEvent } from '../report/events.js';
-import type { RateChange } from '../core/rateControl.js';
-import type { LoadResult } from '../core/result.js';
-import { fingerprintFile, writeJsonAtomically } from '../io/reportFile.js';
-import type { CallerFiles } from '../io/outputFiles.js';
+import { LoaderError } from '../shared/errors.js';
+import { INPUT_FORMATS } from '../load/options.js';
+import { DEFAULT_WINDOW_ROWS, ORDER_MODES } from '../ordering/order.js';
+import { EMPTY_POLICIES } from '../typing/typeMap.js';
+import { load } from '../load/load.js';
+import { estimate } from '../estimating/estimate.js';
+import { DEFAULT_PRICES } from '../estimating/costEstimate.js';
+import { estimateJson, formatEstimate } from '../reporting/estimateReport.js';
+import type { LoadEvent } from '../reporting/events.js';
+import type { RateChange } from '../pacing/rateControl.js';
+import type { LoadResult } from '../reporting/result.js';
+import { fingerprintFile, writeJsonAtomically } from '../reporting/reportFile.js';
+import type { CallerFiles } from '../load/outputFiles.js';
 import { attachConfigOption } from './config.js';
 import { ignoreClosedPipe } from './closedPipes.js';
-import { formatProgressLine, progressFields } from '../report/logLine.js';
-import { createProgressBar } from '../report/progressBar.js';
-import { formatSummary, summaryJson } from '../report/summary.js';
+import { formatProgressLine, progressFields } from '../reporting/logLine.js';
+import { createProgressBar } from '../reporting/progressBar.js';
+import { formatSummary, summaryJson } from '../reporting/summary.js';
 import {
   DEFAULT_CONCURRENCY,
   DEFAULT_MAX_ATTEMPTS,

@@ -1,17 +1,17 @@
 import { InvalidArgumentError } from 'commander';
 import { readFile } from 'node:fs/promises';
-import { LoaderError } from '../core/errors.js';
-import { mergeOwn, ownRecord } from '../core/ownRecord.js';
-import { DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS, MIN_MEMORY_BYTES, parseByteSize, parseTypeList, type InputFormat, type LoadOptions } from '../core/options.js';
-import type { OrderMode } from '../core/order.js';
-import { parseShardRule, type ShardRule } from '../core/shard.js';
-import { parseWcuSpec, type WcuSpec } from '../core/rateChoice.js';
-import { offlineTableInfo, parseGsi, parseKeyAttribute } from '../core/offlineTable.js';
-import type { IndexInfo } from '../core/tableInfo.js';
-import type { KeyAttribute } from '../core/types.js';
-import { parseSegment, type Segment } from '../core/segment.js';
-import type { EstimateOptions } from '../io/estimate.js';
-import { COLUMN_TYPES, type ColumnType, type EmptyPolicy } from '../core/typeMap.js';
+import { LoaderError } from '../shared/errors.js';
+import { mergeOwn, ownRecord } from '../shared/ownRecord.js';
+import { DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS, MIN_MEMORY_BYTES, parseByteSize, parseTypeList, type InputFormat, type LoadOptions } from '../load/options.js';
+import type { OrderMode } from '../ordering/order.js';
+import { parseShardRule, type ShardRule } from '../sharding/shard.js';
+import { parseWcuSpec, type WcuSpec } from '../pacing/rateChoice.js';
+import { offlineTableInfo, parseGsi, parseKeyAttribute } from '../estimating/offlineTable.js';
+import type { IndexInfo } from '../shared/tableInfo.js';
+import type { KeyAttribute } from '../shared/types.js';
+import { parseSegment, type Segment } from '../load/segment.js';
+import type { EstimateOptions } from '../estimating/estimate.js';
+import { COLUMN_TYPES, type ColumnType, type EmptyPolicy } from '../typing/typeMap.js';
 
 /** Flags of `ddb-spread load` as commander hands them over (camelCase of the kebab-case flags). */
 export interface LoadFlags {

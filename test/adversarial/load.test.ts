@@ -11,7 +11,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { load, type LoadResult } from '../../src/index.js';
-import type { OrderMode } from '../../src/core/order.js';
+import type { OrderMode } from '../../src/ordering/order.js';
 import { expectedOf, type Expected } from '../support/adversarialOracle.js';
 import { expectTableAndRejects, fcParams, REPLAY } from '../support/adversarialPipeline.js';
 import { fileModel, HOSTILE, KEY_SCHEMA, PLAIN, serialize, type FileModel, type Profile } from '../support/adversarialRows.js';

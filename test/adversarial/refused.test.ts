@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { fc, it } from '@fast-check/vitest';
 import { describe, expect } from 'vitest';
 import { load } from '../../src/index.js';
-import type { OrderMode } from '../../src/core/order.js';
+import type { OrderMode } from '../../src/ordering/order.js';
 import { keyOf, type PlainItem } from '../support/adversarialOracle.js';
 import { fcParams, readRejects, REPLAY, scanRaw } from '../support/adversarialPipeline.js';
 import { useLocalAws } from '../support/localAws.js';

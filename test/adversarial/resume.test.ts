@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect } from 'vitest';
-import type { OrderMode } from '../../src/core/order.js';
+import type { OrderMode } from '../../src/ordering/order.js';
 import { expectedOf } from '../support/adversarialOracle.js';
 import { expectTableAndRejects, fcParams, REPLAY } from '../support/adversarialPipeline.js';
 import { fileModel, KEY_SCHEMA, PLAIN, serialize, type Profile } from '../support/adversarialRows.js';

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyConfig, attachConfigOption, readConfigFile } from '../../src/cli/config.js';
 import { buildProgram } from '../../src/cli/main.js';
 import { DEFAULT_CONCURRENCY, parseGsiOption, parseMemoryOption, parseShardOption, parseWcuOption, type LoadFlags } from '../../src/cli/options.js';
-import { LoaderError } from '../../src/core/errors.js';
+import { LoaderError } from '../../src/shared/errors.js';
 
 let dir: string;
 let seq = 0;

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { orderAll } from '../../src/core/order.js';
+import { orderAll } from '../../src/ordering/order.js';
 import { load, LoaderError, type LoadDependencies, type LoadEvent, type LoadOptions, type LoadResult } from '../../src/index.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { faults, startFaultProxy, type FaultAction } from '../support/faultProxy.js';

@@ -8,7 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { partitionOf } from '../../src/core/partitionModel.js';
+import { partitionOf } from '../../src/estimating/partitionModel.js';
 import { load, type LoadOptions, type LoadResult } from '../../src/index.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { localEnv } from '../support/env.js';

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { load, type LoadOptions, type LoadResult } from '../../src/index.js';
-import type { LoadEvent } from '../../src/report/events.js';
+import type { LoadEvent } from '../../src/reporting/events.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { GENERATED_TYPES, writeGeneratedCsv } from '../support/generateRows.js';
 import { useLocalAws } from '../support/localAws.js';

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { segmentOfKey } from '../../src/core/segment.js';
+import { segmentOfKey } from '../../src/load/segment.js';
 import { load, type LoadResult } from '../../src/index.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { GENERATED_TYPES, writeGeneratedCsv } from '../support/generateRows.js';

@@ -9,7 +9,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { load, type LoadOptions, type LoadResult } from '../../src/index.js';
-import { formatSummary } from '../../src/report/summary.js';
+import { formatSummary } from '../../src/reporting/summary.js';
 import { scanAll } from '../support/ddb.js';
 import { dynamoErrors } from '../support/httpForward.js';
 import { faults, startFaultProxy, type FaultPolicy } from '../support/faultProxy.js';

@@ -17,9 +17,9 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { itemSize, writeUnits } from '../../src/core/itemSize.js';
-import { parseDynamoNumber } from '../../src/core/number.js';
-import { PartitionModel, type ModelWrite, type PartitionModelOptions, type PartitionModelStats, type ThrottleScope } from '../../src/core/partitionModel.js';
+import { itemSize, writeUnits } from '../../src/typing/itemSize.js';
+import { parseDynamoNumber } from '../../src/typing/number.js';
+import { PartitionModel, type ModelWrite, type PartitionModelOptions, type PartitionModelStats, type ThrottleScope } from '../../src/estimating/partitionModel.js';
 import { mulberry32 } from '../../tools/mulberry32.js';
 import {
   BATCH_WRITE,

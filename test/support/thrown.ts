@@ -1,4 +1,4 @@
-import { LoaderError, RowError } from '../../src/core/errors.js';
+import { LoaderError, RowError } from '../../src/shared/errors.js';
 
 /** Runs fn and returns the error of class `type` it throws; fails if it throws something else or nothing. */
 export function thrown<T extends Error>(type: new (...args: never[]) => T, fn: () => unknown): T {

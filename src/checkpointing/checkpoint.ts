@@ -1,0 +1,183 @@
+import { constants } from 'node:fs';
+import { open, readFile, rename } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { BatchProgress, CHECKPOINT_VERSION, resumeRefusal, type BatchDone, type CheckpointFile, type InputIdentity, type LoadOutcome } from './checkpointState.js';
+import { parseCheckpoint } from './checkpointShape.js';
+import { LoaderError } from '../shared/errors.js';
+import { WriteRejectLog, type WriteRejectEntry } from './writeRejectLog.js';
+import { writePrivateFileAtomically } from '../load/outputFiles.js';
+
+/** Saves at most this often while batches finish; every stop saves at once. */
+const SAVE_EVERY_MS = 200;
+
+/**
+ * The checkpoint file (--checkpoint): opened before the first row, saved while the load runs and at
+ * every stop. Each save fsyncs the write-reject log, then writes a temporary file, fsyncs it, renames it
+ * over the checkpoint and fsyncs the folder, so a crash or a power cut leaves either the old state or the
+ * new one, never half a file, and never a checkpoint counting rejects the log lost.
+ */
+export class CheckpointStore {
+  readonly progress: BatchProgress;
+  #file: CheckpointFile;
+  #lastSave = 0;
+  #saving: Promise<void> = Promise.resolve();
+  #timer: NodeJS.Timeout | undefined;
+  /** Absent for a finished checkpoint, which is never written again. */
+  readonly #rejectLog: WriteRejectLog | undefined;
+  /** Write rejects of the batches an earlier run did, by input line: put back when those rows are read again. */
+  readonly restoredRejects: Map<number, WriteRejectEntry>;
+
+  private constructor(readonly path: string, file: CheckpointFile, rejectLog: WriteRejectLog | undefined, restored: Map<number, WriteRejectEntry>) {
+    this.#file = file;
+    this.progress = new BatchProgress(file);
+    this.#rejectLog = rejectLog;
+    this.restoredRejects = restored;
+  }
+
+  /** True when this run continues an earlier one (the file existed). */
+  resumed = false;
+
+  get file(): Readonly<CheckpointFile> {
+    return this.#file;
+  }
+
+  /** The write-reject log's path, next to the checkpoint. */
+  static rejectLogPath(path: string): string {
+    return `${path}.write-rejects`;
+  }
+
+  /**
+   * Opens `path`: a new checkpoint when there is none, or the saved one when it matches this input and
+   * these options (a LoaderError CHECKPOINT_MISMATCH otherwise, saying what differs and how to start over;
+   * CHECKPOINT_INVALID when the file is not a checkpoint). A finished checkpoint is returned as it is.
+   */
+  static async open(path: string, found: InputIdentity, hashInput: () => Promise<string>, options: Record<string, unknown>, shardSeed: number | undefined): Promise<CheckpointStore> {
+    let input = found;
+    let text: string | undefined;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw unwritable(path, error);
+    }
+    if (text === undefined) {
+      input = { ...input, sha256: await hashInput() };
+      const now = new Date().toISOString();
+      const file: CheckpointFile = {
+        version: CHECKPOINT_VERSION,
+        status: 'running',
+        createdAt: now,
+        updatedAt: now,
+        input,
+        options,
+        shardSeed,
+        batchesDone: 0,
+        doneAbove: [],
+        written: 0,
+        plannedWcu: 0,
+        consumedWcu: 0,
+        writeRejects: 0,
+        writeRejectLogBytes: 0,
+      };
+      const store = new CheckpointStore(path, file, await WriteRejectLog.create(CheckpointStore.rejectLogPath(path)), new Map());
+      // Written at once: a bad path fails before any row, and a crash in the first second leaves a file.
+      try {
+        await store.save('running');
+      } catch (error) {
+        await store.#rejectLog?.close().catch(() => undefined);
+        throw error;
+      }
+      return store;
+    }
+    const saved = parseCheckpoint(text, path);
+    // The modification time is a hint: unchanged, the size and edges suffice; changed (a fresh copy of
+    // the same bytes, say), the whole content must hash the same.
+    const sameOutline = saved.input.size === input.size && saved.input.edgesSha256 === input.edgesSha256;
+    if (sameOutline && saved.input.mtimeMs !== input.mtimeMs) input = { ...input, sha256: await hashInput() };
+    else if (sameOutline && saved.input.sha256 !== undefined) input = { ...input, sha256: saved.input.sha256 };
+    const refusal = resumeRefusal(saved, input, options, path);
+    if (refusal) throw new LoaderError('CHECKPOINT_MISMATCH', refusal, { file: path });
+    // The input may have moved (a fresh download): the content matched, so the new path is recorded.
+    saved.input = { ...input };
+    if (saved.status === 'complete') {
+      // Not opened for writing: a finished checkpoint stays as it is.
+      const store = new CheckpointStore(path, saved, undefined, new Map());
+      store.resumed = true;
+      return store;
+    }
+    const progress = new BatchProgress(saved);
+    const { log, entries } = await WriteRejectLog.resume(CheckpointStore.rejectLogPath(path), saved.writeRejectLogBytes, (batch) => progress.isDone(batch), path);
+    if (entries.size !== saved.writeRejects) {
+      await log.close();
+      throw new LoaderError('CHECKPOINT_INVALID', `checkpoint ${path} counts ${saved.writeRejects} rows DynamoDB refused, but its write-reject log ${log.path} holds ${entries.size}; delete the checkpoint (and the log) to start over`, { file: path });
+    }
+    const store = new CheckpointStore(path, saved, log, entries);
+    store.resumed = true;
+    // The log was rewritten to the done batches' entries: the checkpoint records its new length before
+    // anything is appended.
+    await store.save(saved.status);
+    return store;
+  }
+
+  /** Records batch `index` as done (its write rejects first, in the log), and saves at most every 200 ms. */
+  async complete(index: number, batch: BatchDone, rejects: readonly WriteRejectEntry[]): Promise<void> {
+    if (this.progress.isDone(index)) return;
+    if (!this.#rejectLog) throw new Error(`checkpoint ${this.path} is finished and cannot record batches`);
+    await this.#rejectLog.append(rejects);
+    if (!this.progress.complete(index, batch)) return;
+    const since = performance.now() - this.#lastSave;
+    if (since >= SAVE_EVERY_MS) void this.save('running').catch(() => undefined);
+    // A later save catches this batch even when no other batch finishes soon after (a slow tail).
+    else this.#timer ??= setTimeout(() => void this.save('running').catch(() => undefined), SAVE_EVERY_MS - since).unref();
+  }
+
+  /** Saves the state now (serialised behind any save under way); a finished load records its `outcome`. */
+  save(status: CheckpointFile['status'], outcome?: LoadOutcome): Promise<void> {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#lastSave = performance.now();
+    // The state as of now; the log's bytes include every reject of the batches it counts (appended first).
+    const file: CheckpointFile = {
+      ...this.#file,
+      status,
+      updatedAt: new Date().toISOString(),
+      batchesDone: this.progress.batchesDone,
+      doneAbove: this.progress.doneAbove,
+      ...this.progress.totals,
+      writeRejectLogBytes: this.#rejectLog?.bytes ?? this.#file.writeRejectLogBytes,
+      ...(outcome ? { outcome } : {}),
+    };
+    this.#file = file;
+    const next = this.#saving.then(async () => {
+      try {
+        await this.#rejectLog?.sync();
+      } catch (error) {
+        throw unwritable(this.path, error);
+      }
+      await writeDurably(this.path, `${JSON.stringify(file)}\n`);
+    });
+    this.#saving = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Saves with `status` (and a finished load's `outcome`), then closes the write-reject log. */
+  async close(status: CheckpointFile['status'], outcome?: LoadOutcome): Promise<void> {
+    try {
+      await this.save(status, outcome);
+    } finally {
+      await this.#rejectLog?.close().catch(() => undefined);
+    }
+  }
+}
+
+async function writeDurably(path: string, text: string): Promise<void> {
+  try {
+    // 0600, a new temporary file, no symlink followed: the checkpoint says which input was loaded where.
+    await writePrivateFileAtomically(path, text, true);
+  } catch (error) {
+    throw unwritable(path, error);
+  }
+}
+
+function unwritable(path: string, error: unknown): LoaderError {
+  return new LoaderError('CHECKPOINT_UNWRITABLE', `cannot write checkpoint ${path}: ${(error as Error).message}; pass --checkpoint with a writable path`, { file: path, cause: error });
+}

@@ -1,0 +1,76 @@
+import { CHECKPOINT_VERSION, type CheckpointFile } from './checkpointState.js';
+import { LoaderError } from '../shared/errors.js';
+
+/**
+ * Reads a checkpoint file's text into a CheckpointFile, checking every field's type, so a file that
+ * is not one ddb-spread wrote (null, a truncated write by another tool, a hand edit) is refused with a
+ * message naming the file and the field, never a crash later on (issue 11.16). Pure.
+ */
+export function parseCheckpoint(text: string, path: string): CheckpointFile {
+  const invalid = (what: string, cause?: unknown) =>
+    new LoaderError('CHECKPOINT_INVALID', `checkpoint ${path} is not a valid ddb-spread checkpoint (${what}); delete it (the load then starts over) or pass another --checkpoint`, { file: path, ...(cause === undefined ? {} : { cause }) });
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw invalid(`not JSON: ${(error as Error).message}`, error);
+  }
+  if (!isRecord(value)) throw invalid(`expected a JSON object, found ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);
+  if (value['version'] !== CHECKPOINT_VERSION) {
+    const found = typeof value['version'] === 'number' ? `format ${value['version']}` : 'no format version';
+    throw new LoaderError('CHECKPOINT_MISMATCH', `checkpoint ${path} was not written by this version of ddb-spread (${found}, this one reads ${CHECKPOINT_VERSION}); delete it (the load then starts over) or pass another --checkpoint`, { file: path });
+  }
+  const field = (name: string, check: (v: unknown) => boolean, expected: string, from: Record<string, unknown> = value as Record<string, unknown>, prefix = '') => {
+    if (!check(from[name])) throw invalid(`field ${prefix}${name} should be ${expected}, found ${describe(from[name])}`);
+  };
+  field('status', (v) => v === 'running' || v === 'stopped' || v === 'complete', '"running", "stopped" or "complete"');
+  field('createdAt', isString, 'a string');
+  field('updatedAt', isString, 'a string');
+  field('input', isRecord, 'an object');
+  const input = value['input'] as Record<string, unknown>;
+  field('path', isString, 'a string', input, 'input.');
+  field('size', isCount, 'a whole number', input, 'input.');
+  field('mtimeMs', isNumber, 'a number', input, 'input.');
+  field('edgesSha256', isHash, 'a SHA-256 in hex', input, 'input.');
+  field('sha256', (v) => v === undefined || isHash(v), 'a SHA-256 in hex', input, 'input.');
+  field('options', isRecord, 'an object');
+  field('shardSeed', (v) => v === undefined || isCount(v), 'a whole number');
+  field('batchesDone', isCount, 'a whole number');
+  field('doneAbove', (v) => isRanges(v, value['batchesDone'] as number), 'sorted, disjoint [from, to] ranges above batchesDone');
+  for (const name of ['written', 'writeRejects', 'writeRejectLogBytes']) field(name, isCount, 'a whole number');
+  for (const name of ['plannedWcu', 'consumedWcu']) field(name, (v) => isNumber(v) && v >= 0, 'a number from 0');
+  field('revived', (v) => v === undefined || isCount(v), 'a whole number');
+  field('outcome', (v) => (v === undefined ? value['status'] !== 'complete' : isRecord(v)), 'an object (a finished checkpoint records its outcome)');
+  if (isRecord(value['outcome'])) {
+    const outcome = value['outcome'];
+    for (const name of ['rowsRead', 'written', 'superseded', 'rejected', 'otherSegments', 'batches']) field(name, isCount, 'a whole number', outcome, 'outcome.');
+    field('rejectedByReason', (v) => isRecord(v) && Object.values(v).every(isCount), 'an object of counts', outcome, 'outcome.');
+  }
+  return value as unknown as CheckpointFile;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+const isString = (v: unknown) => typeof v === 'string';
+const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+const isHash = (v: unknown) => typeof v === 'string' && /^[0-9a-f]{64}$/.test(v);
+
+function isRanges(v: unknown, mark: number): boolean {
+  if (!Array.isArray(v)) return false;
+  let last = mark;
+  for (const range of v) {
+    if (!Array.isArray(range) || range.length !== 2 || !isCount(range[0]) || !isCount(range[1])) return false;
+    // Above K, sorted, not touching the previous range (a gap of at least one batch), not empty.
+    if (range[0] <= last || range[1] <= range[0]) return false;
+    last = range[1];
+  }
+  return true;
+}
+
+function describe(v: unknown): string {
+  if (v === undefined) return 'nothing';
+  const text = JSON.stringify(v) ?? String(v);
+  return text.length > 40 ? `${text.slice(0, 40)}...` : text;
+}

@@ -1,0 +1,176 @@
+import { DoneBatches, type BatchRange } from './doneBatches.js';
+import type { NormalizedLoadOptions } from '../load/options.js';
+
+/**
+ * Resume after a crash, the pure part. Reading, planning, every write order and the batcher are
+ * deterministic for a given input, options and shard seed, so the batches of a load form one fixed
+ * sequence. A checkpoint records the low-water mark K of that sequence (every batch before K is done:
+ * written, or its rows rejected), the counters up to K, the rejects of the write phase up to K, and what
+ * identifies the input and the options. A resumed load re-reads and re-plans everything, sends nothing
+ * before batch K, and sends every batch from K on in order, so the table ends as an uninterrupted load
+ * leaves it. Batches done above K (out of order, or while a slow batch held K) are recorded as ranges
+ * and skipped too, so rewrites are bounded by the batches in flight when the process died (at most
+ * --concurrency) plus those done since the last save (saved every 200 ms). Rows DynamoDB refused are not
+ * in the checkpoint (it would grow, and hold row contents): see io/writeRejectLog.ts.
+ */
+export const CHECKPOINT_VERSION = 2;
+
+/** The input as it was: a different file, or the same file changed, must not resume. */
+export interface InputIdentity {
+  /** Resolved (absolute) path; only for messages: the content decides. */
+  path: string;
+  size: number;
+  /** A hint only: when it differs, the full SHA-256 decides. */
+  mtimeMs: number;
+  edgesSha256: string;
+  /** SHA-256 (hex) of the whole file; computed for a new checkpoint, and on resume when the modification time changed. */
+  sha256?: string;
+}
+
+export interface CheckpointFile {
+  version: number;
+  status: 'running' | 'stopped' | 'complete';
+  createdAt: string;
+  updatedAt: string;
+  input: InputIdentity;
+  /** The options that decide what is written and in which batches (see writeAffectingOptions). */
+  options: Record<string, unknown>;
+  /** Seed of random:N shard suffixes, so a resumed load picks the same suffixes. */
+  shardSeed: number | undefined;
+  /** K: every batch before it is done. */
+  batchesDone: number;
+  /** Batches done above K, as sorted, disjoint ranges [from, to). */
+  doneAbove: BatchRange[];
+  /** Counters of every done batch. */
+  written: number;
+  plannedWcu: number;
+  consumedWcu: number;
+  /** Rows of done batches DynamoDB refused (WRITE_REJECTED, RETRIES_EXHAUSTED). */
+  writeRejects: number;
+  /** Bytes of the write-reject log that hold the entries of the done batches (a torn tail past them is cut). */
+  writeRejectLogBytes: number;
+  /** Superseded rows written or rejected in place of a refused successor (issue 11.2); absent when none. */
+  revived?: number;
+  /** A finished load's counters, reported again when the same command runs after it (a restarted job). */
+  outcome?: LoadOutcome;
+}
+
+/** What a finished load reported; a rerun on its checkpoint reports it again (and exits 2 on rejects). */
+export interface LoadOutcome {
+  rowsRead: number;
+  written: number;
+  superseded: number;
+  rejected: number;
+  rejectedByReason: Record<string, number>;
+  otherSegments: number;
+  batches: number;
+}
+
+/** The counters a checkpoint sums over its done batches. */
+export type Counters = Pick<CheckpointFile, 'written' | 'plannedWcu' | 'consumedWcu' | 'writeRejects' | 'revived'>;
+
+/** The options that change what is written or how rows fall into batches; rate, concurrency and logging do not. */
+export function writeAffectingOptions(opts: NormalizedLoadOptions): Record<string, unknown> {
+  return {
+    table: opts.table,
+    inputFormat: opts.inputFormat,
+    delimiter: opts.delimiter,
+    columns: opts.columns ?? null,
+    types: sortKeys(opts.types),
+    infer: opts.infer,
+    empty: opts.empty,
+    order: opts.order,
+    window: opts.order === 'window' ? opts.windowRows : null,
+    // The window is capped by --memory as well as by rows, so for window order it decides the batches too.
+    windowMemoryBytes: opts.order === 'window' ? opts.memoryBytes : null,
+    shard: opts.shard
+      ? { rules: opts.shard.rules, separator: opts.shard.separator, keys: opts.shard.keys ? [...opts.shard.keys].sort() : null, keepOriginalKey: opts.shard.keepOriginalKey ?? null, seed: opts.shard.seed ?? null }
+      : null,
+    segment: opts.segment ? `${opts.segment.index}/${opts.segment.count}` : null,
+  };
+}
+
+/**
+ * Why a checkpoint cannot be resumed with this input and these options, in one sentence that says what
+ * differs and how to start over; undefined when it can.
+ */
+export function resumeRefusal(saved: Pick<CheckpointFile, 'version' | 'input' | 'options'>, input: InputIdentity, options: Record<string, unknown>, path: string): string | undefined {
+  const startOver = `delete ${path} (or pass another --checkpoint) to start over`;
+  if (saved.version !== CHECKPOINT_VERSION) return `checkpoint ${path} was written by another version of ddb-spread (format ${saved.version}, this one reads ${CHECKPOINT_VERSION}); ${startOver}`;
+  // The content decides, not the path (./c.csv, c.csv, a copy downloaded again elsewhere are one input).
+  if (saved.input.size !== input.size) return `the input ${input.path} is not the one of checkpoint ${path} (size ${saved.input.size} -> ${input.size} bytes; it was ${saved.input.path}); ${startOver}`;
+  if (saved.input.edgesSha256 !== input.edgesSha256) return `the input ${input.path} is not the one of checkpoint ${path} (its first or last 64 KB differ; it was ${saved.input.path}); ${startOver}`;
+  if (saved.input.sha256 !== undefined && input.sha256 !== undefined) {
+    if (saved.input.sha256 !== input.sha256) return `the input ${input.path} is not the one of checkpoint ${path} (same size, but its SHA-256 differs; it was ${saved.input.path}); ${startOver}`;
+  } else if (saved.input.mtimeMs !== input.mtimeMs) {
+    return `the input ${input.path} was modified since checkpoint ${path} was written (modification time differs, and no content hash to compare); ${startOver}`;
+  }
+  for (const key of new Set([...Object.keys(saved.options), ...Object.keys(options)])) {
+    const before = JSON.stringify(saved.options[key] ?? null);
+    const now = JSON.stringify(options[key] ?? null);
+    if (before !== now) return `option ${key} differs from checkpoint ${path} (${before} then, ${now} now); resume with the same options, or ${startOver}`;
+  }
+  return undefined;
+}
+
+/** What one finished batch adds to the counters. */
+export interface BatchDone {
+  written: number;
+  plannedWcu: number;
+  consumedWcu: number;
+  /** Rows of the batch DynamoDB refused (they are in the write-reject log, not in the checkpoint). */
+  writeRejects: number;
+  /** Superseded rows the batch took back (BatchOutcome.revived). */
+  revived?: number;
+}
+
+/**
+ * Batches finish out of order (several are in flight). The done set is K plus the ranges done above it
+ * (see DoneBatches); the counters are the sums over every done batch, so the saved state always
+ * describes exactly the batches it records as done.
+ */
+export class BatchProgress {
+  readonly #done: DoneBatches;
+  readonly totals: Counters;
+
+  constructor(from?: Pick<CheckpointFile, 'batchesDone' | 'doneAbove' | keyof Counters>) {
+    this.#done = new DoneBatches(from?.batchesDone ?? 0, from?.doneAbove ?? []);
+    this.totals = {
+      written: from?.written ?? 0,
+      plannedWcu: from?.plannedWcu ?? 0,
+      consumedWcu: from?.consumedWcu ?? 0,
+      writeRejects: from?.writeRejects ?? 0,
+      // Only when there are any: a checkpoint without them looks as before.
+      ...(from?.revived ? { revived: from.revived } : {}),
+    };
+  }
+
+  /** K: every batch before it is done. */
+  get batchesDone(): number {
+    return this.#done.mark;
+  }
+
+  /** The batches done above K, as ranges [from, to). */
+  get doneAbove(): BatchRange[] {
+    return this.#done.above;
+  }
+
+  isDone(index: number): boolean {
+    return this.#done.has(index);
+  }
+
+  /** Records batch `index` as done; returns true when it was not yet. */
+  complete(index: number, batch: BatchDone): boolean {
+    if (!this.#done.add(index)) return false;
+    this.totals.written += batch.written;
+    this.totals.plannedWcu += batch.plannedWcu;
+    this.totals.consumedWcu += batch.consumedWcu;
+    this.totals.writeRejects += batch.writeRejects;
+    if (batch.revived) this.totals.revived = (this.totals.revived ?? 0) + batch.revived;
+    return true;
+  }
+}
+
+function sortKeys(record: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : 1)));
+}

@@ -1,0 +1,155 @@
+import type { OrderMode } from '../ordering/order.js';
+
+/**
+ * What `ddb-spread estimate` (and `load --dry-run`) reports: one stable object, printed as text for
+ * people and as JSON with --json. Documented field by field in docs/ESTIMATE.md; `version` changes when
+ * a field changes meaning or goes away (fields may be added without a change of version).
+ */
+export interface EstimateResult {
+  version: 1;
+  input: EstimateInput;
+  /** Item sizes of the valid rows, by DynamoDB's rules (attribute names included). */
+  items: ItemSizes;
+  /** Write units the load costs: each valid row once, table and every GSI it lands in. */
+  writeUnits: { table: number; indexes: Record<string, number>; total: number };
+  table: EstimateTable;
+  keys: EstimateKeys;
+  rate: EstimateRate;
+  time: EstimateTime;
+  /** The planned order and, for contrast, the input order, simulated against the partition model. */
+  simulations: { planned: Simulation; input: Simulation };
+  /** Keys that would exceed --key-wcu, with the shard count that removes the bottleneck. */
+  shardAdvice: ShardAdvice[];
+  capacity: CapacityPlan;
+  cost: CostEstimate;
+}
+
+export interface EstimateInput {
+  file: string;
+  /** Size of the file on disk (compressed size for .gz), when known. */
+  bytes: number | undefined;
+  rows: number;
+  /** Rows that passed validation: rows - rejected (superseded rows included). */
+  validRows: number;
+  /** Rows with the same primary key as a later row: only the later one is written. */
+  superseded: number;
+  rejected: number;
+  rejectedByReason: Record<string, number>;
+  /** The reject file, when a row was rejected (the same file `load` writes). */
+  rejectsPath: string | undefined;
+}
+
+export interface ItemSizes {
+  totalBytes: number;
+  averageBytes: number;
+  maxBytes: number;
+  /** Items per size band, bands as upper bounds in bytes: 1 KB, 2 KB, 4 KB, ... 400 KB. Empty bands included. */
+  histogram: Array<{ upToBytes: number; items: number }>;
+}
+
+export interface EstimateTable {
+  name: string;
+  /** Where the description came from: DescribeTable, or the offline flags (--partition-key, --billing ...). */
+  source: 'describe-table' | 'flags';
+  billingMode: 'PROVISIONED' | 'PAY_PER_REQUEST';
+  provisionedWcu: number | undefined;
+  provisionedRcu: number | undefined;
+  warmWriteUnits: number | undefined;
+  itemCount: number | undefined;
+  gsis: Array<{ name: string; projection: 'ALL' | 'KEYS_ONLY' | 'INCLUDE' }>;
+  /** Partitions the table has now, by seed 004's formula (capacity and size). */
+  partitionsNow: number;
+  /** Partitions at the load's target rate (more when the target needs a raise of provisioned WCU). */
+  partitionsAtTarget: number;
+}
+
+export interface HotKey {
+  key: string;
+  rows: number;
+  /** Share of the valid rows. */
+  rowShare: number;
+  /** Write units, table and GSIs. */
+  units: number;
+  /** Share of the load's write units (table and GSIs). */
+  unitShare: number;
+}
+
+export interface EstimateKeys {
+  /** Distinct partition key values before sharding (HyperLogLog estimate, ±2%; exact below a few thousand). */
+  distinct: number;
+  /** Distinct partition key values as written (after --shard); equal to `distinct` without sharding. */
+  distinctWritten: number;
+  /** Heaviest partition keys before sharding, heaviest first (at most 10). */
+  hottest: HotKey[];
+  /** Heaviest partition key values as written, after sharding (at most 10); same as `hottest` without --shard. */
+  hottestWritten: HotKey[];
+  sharded: boolean;
+}
+
+export interface EstimateRate {
+  /** The target write units per second, as `load` would choose it (undefined: none, as fast as the table takes). */
+  targetWcu: number | undefined;
+  /** The rate the estimate works at: the target, or the table's capacity when there is none. */
+  assumedWcu: number;
+  reason: string;
+  keyWcu: number;
+  /** The highest rate at which the simulated planned order sees no throttled write. */
+  throttleFreeWcu: number;
+}
+
+export interface EstimateTime {
+  /** Write units (table and GSIs) / assumed rate. */
+  idealSeconds: number;
+  /** The simulated duration of the planned order (pacing, per-key limits and throttling included). */
+  estimatedSeconds: number;
+  /** What bounds the duration: the table's rate, or one key at --key-wcu. */
+  bottleneck: { kind: 'table'; wcu: number } | { kind: 'key'; key: string; units: number; seconds: number };
+}
+
+export interface Simulation {
+  order: OrderMode;
+  /** Paced as `load` paces (target and --key-wcu); the input-order contrast is unpaced, as other loaders write. */
+  paced: boolean;
+  seconds: number;
+  /** Writes the partition model refused (each refusal counts; a write refused twice counts twice). */
+  throttledItems: number;
+  /** partitions[p][t]: write units of partition p in time bucket t, as a share of its sustained rate (1 = full). */
+  heat: { bucketSeconds: number; partitions: number[][] };
+}
+
+export interface ShardAdvice {
+  key: string;
+  units: number;
+  /** Rate the key needs to finish with the rest of the load. */
+  requiredWcu: number;
+  minShards: number;
+  recommendedShards: number;
+  /** The exact flags, e.g. --shard hash:4 --shard-keys cust-0007. */
+  flags: string;
+}
+
+export interface CapacityPlan {
+  /** Provisioned WCU the load would need to finish at the target rate (undefined for on-demand). */
+  loadWcu: number | undefined;
+  /** Partitions after raising the table to loadWcu (seed 004: doubling until enough). */
+  partitionsAfterRaise: number | undefined;
+  /** Write units per partition per second once the table is set back to its current WCU: partitions are never merged. */
+  perPartitionWcuAfterLoad: number | undefined;
+  /** The slower, smaller alternative: the highest WCU that creates no new partition, and how long the load takes at it. */
+  noSplitWcu: number | undefined;
+  noSplitSeconds: number | undefined;
+  /** Sentences of advice, in the order to read them. */
+  advice: string[];
+}
+
+export interface CostEstimate {
+  /** Prices used, with where and when they are from (override with --price-write-request and --price-wcu-hour). */
+  prices: { region: string; date: string; onDemandPerMillionWrites: number; provisionedPerWcuHour: number };
+  /** On-demand: one write request unit per KB, tables and GSIs alike. */
+  onDemandUsd: number;
+  /** Provisioned: the target WCU for the estimated duration, in WCU-hours (billed by the hour). */
+  provisionedWcuHours: number;
+  provisionedUsd: number;
+  /** When the table is new or empty: DynamoDB's Import from S3 writes no capacity at all. */
+  importFromS3: string | undefined;
+}

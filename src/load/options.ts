@@ -1,0 +1,361 @@
+import { LoaderError } from '../shared/errors.js';
+import { ownRecord, ownValue } from '../shared/ownRecord.js';
+import { DEFAULT_WINDOW_ROWS, ORDER_MODES, type OrderMode } from '../ordering/order.js';
+import { parseWcuSpec, type WcuSpec } from '../pacing/rateChoice.js';
+import { parseSegment, type Segment } from './segment.js';
+import { DEFAULT_KEY_WCU } from '../pacing/rateControl.js';
+import { DEFAULT_SHARD_SEPARATOR, parseShardRule, type ShardRule } from '../sharding/shard.js';
+import { defaultOutputPath } from './outputPaths.js';
+import { COLUMN_TYPES, EMPTY_POLICIES, type ColumnType, type EmptyPolicy } from '../typing/typeMap.js';
+import type { KeySchema } from '../shared/types.js';
+
+export const INPUT_FORMATS = ['csv', 'jsonl', 'ddb-json'] as const;
+export type InputFormat = (typeof INPUT_FORMATS)[number];
+
+/** Batches in flight by default; measured with `npm run bench` (see README, "Concurrency"). */
+export const DEFAULT_CONCURRENCY = 8;
+export const DEFAULT_MAX_ATTEMPTS = 15;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** Memory the write order may hold before it goes through temporary files (see README, "Write order"). */
+export const DEFAULT_MEMORY_BYTES = 128 * 1024 * 1024;
+export const MIN_MEMORY_BYTES = 64 * 1024;
+
+/** Options of load(), as a caller writes them. */
+export interface LoadOptions {
+  /** Path of a CSV or JSONL file (optionally gzipped), or "-" for stdin. */
+  input: string;
+  /** Target table name. */
+  table: string;
+  /** Input format. @default from the file extension (.csv/.tsv, .jsonl/.ndjson/.json, optionally .gz) */
+  inputFormat?: InputFormat;
+  /** CSV field delimiter. @default "," ("\t" for .tsv) */
+  delimiter?: string;
+  /** Attribute names for a CSV file without a header row. */
+  columns?: string[];
+  /** Attribute types, e.g. { price: 'N', active: 'BOOL' }. Key attributes default to the table's key types. */
+  types?: Record<string, ColumnType>;
+  /** Infer N, BOOL, M and L from CSV cells, safely (never losing digits). @default false */
+  infer?: boolean;
+  /** What an empty CSV cell becomes. @default 'omit' */
+  empty?: EmptyPolicy;
+  /** Batches in flight. @default 8 */
+  concurrency?: number;
+  /** Sends per item before it is rejected. @default 15 */
+  maxAttempts?: number;
+  /** Timeout of one BatchWriteItem call, in ms. @default 30000 */
+  requestTimeoutMs?: number;
+  /**
+   * Reject file (JSON lines). @default "<input path>.rejects.jsonl" next to the input ("<input
+   * path>.seg-i-of-N.rejects.jsonl" with a segment, ".dry-run.rejects.jsonl" for a dry run, stdin.rejects.jsonl
+   * in the working directory for stdin)
+   */
+  rejectsPath?: string;
+  /** Stop the load once this many rows are rejected. @default Infinity */
+  maxRejects?: number;
+  /** Write order. @default 'round-robin' for files, 'window' for stdin */
+  order?: OrderMode;
+  /** Rows held by the window order. @default 50000 */
+  window?: number;
+  /** Bytes the write order may hold in memory; beyond it, temporary files. @default 128 MiB */
+  memoryBytes?: number;
+  /** Folder for the temporary files of the write order. @default the system's temporary folder */
+  tempDir?: string;
+  /** Write-sharding rules, applied in order (objects, or the CLI's text such as "hash:4:orderId"). */
+  shard?: (ShardRule | string)[];
+  /** Between the key and each shard suffix. @default "#" */
+  shardSeparator?: string;
+  /** Shard only these partition key values; every key when not given. */
+  shardKeys?: string[];
+  /** Attribute that keeps the unsharded partition key value. */
+  keepOriginalKey?: string;
+  /** Seed of random:N suffixes. @default a random seed, recorded in the manifest */
+  shardSeed?: number;
+  /** Where the shard manifest is written. @default "<input path>.shards.json" next to the input (".seg-i-of-N.shards.json" with a segment) */
+  shardManifestPath?: string;
+  /**
+   * Target write units per second for the whole load (table and GSIs): a number, 'auto' (80% of the
+   * table's provisioned WCU, or an on-demand table's warm throughput, growing as DynamoDB allows) or
+   * 'auto:P%'. @default no target: as fast as the table takes it, slowing on throttles
+   */
+  wcu?: number | string | WcuSpec;
+  /** No partition key is written faster than this many write units per second. @default 1000 */
+  keyWcu?: number;
+  /**
+   * Rate control on or off. Off: no --wcu or --key-wcu pacing and no slowing on throttles, only backoff
+   * of what was refused, as other loaders do; for comparison. @default true
+   */
+  pacing?: boolean;
+  /** Load only the partition keys of segment i of N ("i/N", 0-based): one of N workers over the same file. */
+  segment?: string | Segment;
+  /** With segment: the rate of all N workers together; each takes totalWcu / N. Instead of wcu. */
+  totalWcu?: number;
+  /**
+   * A checkpoint file: saved while the load runs and at every stop; running the same load again with it
+   * resumes where it stopped (after a crash, kill -9 or a lost machine). A file input only.
+   */
+  checkpointPath?: string;
+  region?: string;
+  profile?: string;
+  endpoint?: string;
+  /** A PEM file of CA certificates to trust for DynamoDB's TLS (AWS_CA_BUNDLE otherwise). */
+  caBundle?: string;
+}
+
+/** Sharding options after normalisation; resolved against the table's key schema by load(). */
+export interface NormalizedShardOptions {
+  rules: ShardRule[];
+  separator: string;
+  keys: ReadonlySet<string> | undefined;
+  keepOriginalKey: string | undefined;
+  seed: number | undefined;
+  manifestPath: string;
+}
+
+/** LoadOptions with every default applied and every value checked. */
+export interface NormalizedLoadOptions {
+  input: string;
+  table: string;
+  inputFormat: InputFormat;
+  delimiter: string;
+  columns: string[] | undefined;
+  types: Record<string, ColumnType>;
+  infer: boolean;
+  empty: EmptyPolicy;
+  concurrency: number;
+  maxAttempts: number;
+  requestTimeoutMs: number;
+  rejectsPath: string;
+  maxRejects: number;
+  order: OrderMode;
+  windowRows: number;
+  memoryBytes: number;
+  tempDir: string | undefined;
+  shard: NormalizedShardOptions | undefined;
+  wcu: WcuSpec | undefined;
+  keyWcu: number;
+  pacing: boolean;
+  segment: Segment | undefined;
+  checkpointPath: string | undefined;
+  region: string | undefined;
+  profile: string | undefined;
+  endpoint: string | undefined;
+  caBundle: string | undefined;
+}
+
+const invalid = (name: string, expected: string, value: unknown) =>
+  new LoaderError('INVALID_OPTION', `Expected \`${name}\` to be ${expected}, got \`${String(value)}\` (${typeof value})`);
+
+function integer(name: string, value: unknown, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw invalid(name, `an integer from ${min} to ${max}`, value);
+  }
+  return value;
+}
+
+/**
+ * Applies defaults and validates, one block per option (csv-parse's normalize_options). Pure. A dry run
+ * (`context.dryRun`) has its own default reject file, so it never touches a real load's.
+ */
+export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean } = {}): NormalizedLoadOptions {
+  if (typeof raw.input !== 'string' || raw.input === '') throw invalid('input', 'a file path or "-"', raw.input);
+  if (typeof raw.table !== 'string' || !/^[a-zA-Z0-9_.-]{3,255}$/.test(raw.table)) {
+    throw invalid('table', 'a table name of 3 to 255 letters, digits, "_", "-" or "."', raw.table);
+  }
+
+  const inputFormat = raw.inputFormat ?? formatFromName(raw.input);
+  if (!INPUT_FORMATS.includes(inputFormat)) throw invalid('inputFormat', `one of ${INPUT_FORMATS.join(', ')}`, inputFormat);
+
+  const delimiter = raw.delimiter ?? (/\.tsv(\.gz)?$/i.test(raw.input) ? '\t' : ',');
+  if (typeof delimiter !== 'string' || delimiter.length === 0 || /[\r\n"]/.test(delimiter)) {
+    throw invalid('delimiter', 'a non-empty string without quotes or line breaks', delimiter);
+  }
+
+  let columns: string[] | undefined;
+  if (raw.columns !== undefined) {
+    if (!Array.isArray(raw.columns) || raw.columns.length === 0 || raw.columns.some((c) => typeof c !== 'string' || c === '')) {
+      throw invalid('columns', 'a non-empty list of attribute names', raw.columns);
+    }
+    const duplicate = raw.columns.find((c, i) => raw.columns!.indexOf(c) !== i);
+    if (duplicate) throw invalid('columns', 'a list of unique names', `${duplicate} twice`);
+    columns = [...raw.columns];
+  }
+
+  const types = ownRecord<ColumnType>();
+  for (const [name, type] of Object.entries(raw.types ?? {})) {
+    if (!(COLUMN_TYPES as readonly string[]).includes(type)) throw invalid(`types.${name}`, `one of ${COLUMN_TYPES.join(', ')}`, type);
+    types[name] = type;
+  }
+
+  const empty = raw.empty ?? 'omit';
+  if (!EMPTY_POLICIES.includes(empty)) throw invalid('empty', `one of ${EMPTY_POLICIES.join(', ')}`, empty);
+
+  const maxRejects = raw.maxRejects ?? Infinity;
+  if (maxRejects !== Infinity) integer('maxRejects', maxRejects, 0, 1, Number.MAX_SAFE_INTEGER);
+
+  const segment = normalizeSegment(raw.segment);
+
+  const order = raw.order ?? (raw.input === '-' ? 'window' : 'round-robin');
+  if (!ORDER_MODES.includes(order)) throw invalid('order', `one of ${ORDER_MODES.join(', ')}`, order);
+  if (raw.window !== undefined && order !== 'window') throw invalid('window', 'given only with order "window"', raw.window);
+  if (raw.tempDir !== undefined && (typeof raw.tempDir !== 'string' || raw.tempDir === '')) throw invalid('tempDir', 'a folder path', raw.tempDir);
+
+  return {
+    input: raw.input,
+    table: raw.table,
+    inputFormat,
+    delimiter,
+    columns,
+    types,
+    infer: raw.infer ?? false,
+    empty,
+    concurrency: integer('concurrency', raw.concurrency, DEFAULT_CONCURRENCY, 1, 256),
+    maxAttempts: integer('maxAttempts', raw.maxAttempts, DEFAULT_MAX_ATTEMPTS, 1, 100),
+    requestTimeoutMs: integer('requestTimeoutMs', raw.requestTimeoutMs, DEFAULT_REQUEST_TIMEOUT_MS, 100, 600_000),
+    rejectsPath: raw.rejectsPath ?? defaultOutputPath(raw.input, 'rejects', { segment, dryRun: context.dryRun ?? false }),
+    maxRejects,
+    order,
+    windowRows: integer('window', raw.window, DEFAULT_WINDOW_ROWS, 2, 100_000_000),
+    memoryBytes: integer('memoryBytes', raw.memoryBytes, DEFAULT_MEMORY_BYTES, MIN_MEMORY_BYTES, Number.MAX_SAFE_INTEGER),
+    tempDir: raw.tempDir,
+    shard: normalizeShard(raw, segment),
+    wcu: normalizeTotalWcu(raw) ?? normalizeWcu(raw.wcu),
+    segment,
+    checkpointPath: normalizeCheckpoint(raw),
+    keyWcu: positive('keyWcu', raw.keyWcu, DEFAULT_KEY_WCU),
+    pacing: normalizePacing(raw),
+    region: raw.region,
+    profile: raw.profile,
+    endpoint: raw.endpoint,
+    caBundle: raw.caBundle,
+  };
+}
+
+function normalizeCheckpoint(raw: LoadOptions): string | undefined {
+  if (raw.checkpointPath === undefined) return undefined;
+  if (typeof raw.checkpointPath !== 'string' || raw.checkpointPath === '') throw invalid('checkpointPath', 'a file path', raw.checkpointPath);
+  if (raw.input === '-') throw invalid('checkpointPath', 'used with a file input (stdin cannot be read again to resume); save the input to a file first', raw.checkpointPath);
+  return raw.checkpointPath;
+}
+
+function normalizeSegment(value: LoadOptions['segment']): Segment | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === 'string') return parseSegment(value);
+  if (Number.isInteger(value.count) && Number.isInteger(value.index) && value.count >= 1 && value.index >= 0 && value.index < value.count) return value;
+  throw invalid('segment', 'i/N with 0 <= i < N', JSON.stringify(value));
+}
+
+/** --total-wcu T over N segments: this worker's target is T / N. */
+function normalizeTotalWcu(raw: LoadOptions): WcuSpec | undefined {
+  if (raw.totalWcu === undefined) return undefined;
+  const total = positive('totalWcu', raw.totalWcu, 1);
+  if (raw.segment === undefined) throw invalid('totalWcu', 'given together with `segment` (--segment i/N); without segments use --wcu', total);
+  if (raw.wcu !== undefined) throw invalid('wcu', 'left out when `totalWcu` is given (--total-wcu is the rate of all workers, --wcu of this one)', String(raw.wcu));
+  const segment = normalizeSegment(raw.segment)!;
+  return { kind: 'fixed', wcu: total / segment.count };
+}
+
+function normalizePacing(raw: LoadOptions): boolean {
+  const pacing = raw.pacing ?? true;
+  if (typeof pacing !== 'boolean') throw invalid('pacing', 'true or false', pacing);
+  if (!pacing && raw.wcu !== undefined) throw invalid('wcu', 'left out when `pacing` is false (--no-pacing)', String(raw.wcu));
+  if (!pacing && raw.keyWcu !== undefined) throw invalid('keyWcu', 'left out when `pacing` is false (--no-pacing)', raw.keyWcu);
+  if (!pacing && raw.totalWcu !== undefined) throw invalid('totalWcu', 'left out when `pacing` is false (--no-pacing)', raw.totalWcu);
+  return pacing;
+}
+
+function normalizeWcu(value: LoadOptions['wcu']): WcuSpec | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === 'number') return { kind: 'fixed', wcu: positive('wcu', value, 1) };
+  if (typeof value === 'string') return parseWcuSpec(value);
+  if (value.kind === 'fixed') return { kind: 'fixed', wcu: positive('wcu', value.wcu, 1) };
+  if (value.kind === 'auto' && value.percent > 0 && value.percent <= 100) return value;
+  throw invalid('wcu', 'a number of write units per second, "auto" or "auto:P%"', JSON.stringify(value));
+}
+
+function positive(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 1) throw invalid(name, 'a number from 1 up', value);
+  return value;
+}
+
+function normalizeShard(raw: LoadOptions, segment: Segment | undefined): NormalizedShardOptions | undefined {
+  const rules = (raw.shard ?? []).map((rule) => (typeof rule === 'string' ? parseShardRule(rule) : rule));
+  if (rules.length === 0) {
+    const stray = (['shardSeparator', 'shardKeys', 'keepOriginalKey', 'shardSeed', 'shardManifestPath'] as const).find((name) => raw[name] !== undefined);
+    if (stray) throw invalid(stray, 'given only together with `shard` (--shard)', raw[stray]);
+    return undefined;
+  }
+  const separator = raw.shardSeparator ?? DEFAULT_SHARD_SEPARATOR;
+  if (typeof separator !== 'string' || separator === '') throw invalid('shardSeparator', 'a non-empty string', separator);
+  let keys: Set<string> | undefined;
+  if (raw.shardKeys !== undefined) {
+    if (!Array.isArray(raw.shardKeys) || raw.shardKeys.length === 0 || raw.shardKeys.some((k) => typeof k !== 'string' || k === '')) {
+      throw invalid('shardKeys', 'a non-empty list of partition key values', raw.shardKeys);
+    }
+    keys = new Set(raw.shardKeys);
+  }
+  if (raw.keepOriginalKey !== undefined && (typeof raw.keepOriginalKey !== 'string' || raw.keepOriginalKey === '')) {
+    throw invalid('keepOriginalKey', 'an attribute name', raw.keepOriginalKey);
+  }
+  const seed = raw.shardSeed === undefined ? undefined : integer('shardSeed', raw.shardSeed, 0, 0, 0xffffffff);
+  return {
+    rules,
+    separator,
+    keys,
+    keepOriginalKey: raw.keepOriginalKey,
+    seed,
+    manifestPath: raw.shardManifestPath ?? defaultOutputPath(raw.input, 'shards', { segment }),
+  };
+}
+
+/** Parses a size such as 256MB, 1.5GB, 512k or a plain number of bytes (--memory). */
+export function parseByteSize(text: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$/i.exec(text);
+  const unit = (m?.[2] ?? '').toLowerCase().replace(/i?b$/, '');
+  const scale = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 }[unit];
+  if (!m || scale === undefined) throw new LoaderError('INVALID_OPTION', `expected a size such as 256MB, 2GB or 512KB, got "${text}"`);
+  return Math.round(Number(m[1]) * scale);
+}
+
+function formatFromName(input: string): InputFormat {
+  const name = input.toLowerCase().replace(/\.gz$/, '');
+  if (name.endsWith('.csv') || name.endsWith('.tsv')) return 'csv';
+  if (name.endsWith('.jsonl') || name.endsWith('.ndjson') || name.endsWith('.json')) return 'jsonl';
+  throw new LoaderError(
+    'INVALID_OPTION',
+    input === '-'
+      ? 'reading stdin needs --input-format (csv, jsonl or ddb-json)'
+      : `cannot tell the format of ${input} from its name; pass --input-format csv, jsonl or ddb-json`,
+  );
+}
+
+/** Explicit types that contradict the table's key types are a configuration error, found before any row. */
+export function checkTypesAgainstKeys(types: Record<string, ColumnType>, schema: KeySchema, table: string): void {
+  for (const attr of [schema.partitionKey, schema.sortKey]) {
+    if (!attr) continue;
+    const declared = ownValue(types, attr.name);
+    if (declared !== undefined && declared !== attr.type) {
+      throw new LoaderError(
+        'INVALID_OPTION',
+        `--types gives key attribute "${attr.name}" type ${declared}, but table "${table}" defines it as ${attr.type}; drop it from --types (keys take the table's type)`,
+        { table, field: attr.name },
+      );
+    }
+  }
+}
+
+/** Parses "price:N,active:BOOL" (the --types flag). */
+export function parseTypeList(text: string): Record<string, ColumnType> {
+  const types = ownRecord<ColumnType>();
+  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const at = part.lastIndexOf(':');
+    const name = part.slice(0, at).trim();
+    const type = part.slice(at + 1).trim().toUpperCase();
+    if (at <= 0 || name === '' || !(COLUMN_TYPES as readonly string[]).includes(type)) {
+      throw new LoaderError('INVALID_OPTION', `--types entry "${part}" must be <attribute>:<type> with type one of ${COLUMN_TYPES.join(', ')}`);
+    }
+    types[name] = type as ColumnType;
+  }
+  return types;
+}

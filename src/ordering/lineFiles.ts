@@ -1,0 +1,170 @@
+import { open, type FileHandle } from 'node:fs/promises';
+import { createNewPrivateFile } from '../load/outputFiles.js';
+
+const NEWLINE = 0x0a;
+
+/**
+ * An append-only file of lines written through one Buffer of its own, so hundreds can be open at once at
+ * a known cost (`bufferBytes` each, outside V8's heap) and every write of the buffer is awaited
+ * (backpressure, and errors surface). Lines are UTF-8 text or bytes copied from another buffer; they
+ * must not hold a line break themselves.
+ */
+export class LineWriter {
+  #handle: FileHandle | undefined;
+  readonly #buffer: Buffer;
+  #used = 0;
+  /** Bytes written to disk so far. */
+  bytes = 0;
+  lines = 0;
+
+  private constructor(
+    readonly path: string,
+    bufferBytes: number,
+  ) {
+    this.#buffer = Buffer.allocUnsafeSlow(bufferBytes);
+  }
+
+  /** Bytes of the buffer: what the writer holds in memory. */
+  get bufferBytes(): number {
+    return this.#buffer.length;
+  }
+
+  static async create(path: string, bufferBytes = 64 * 1024): Promise<LineWriter> {
+    const writer = new LineWriter(path, bufferBytes);
+    // Private (0600) and never through a symlink: the temporary files hold rows.
+    writer.#handle = await createNewPrivateFile(path);
+    return writer;
+  }
+
+  /** Appends `text` and a line break; resolves at once unless the buffer had to be written. */
+  write(text: string): Promise<void> | undefined {
+    return this.writeParts(text, undefined, 0, 0);
+  }
+
+  /** Appends `prefix`, then bytes [start, end) of `bytes`, then a line break, as one line. */
+  writeParts(prefix: string, bytes: Uint8Array | undefined, start: number, end: number): Promise<void> | undefined {
+    // UTF-8 takes at most 3 bytes per UTF-16 code unit.
+    const most = 3 * prefix.length + (end - start) + 1;
+    if (most > this.#buffer.length - this.#used) return this.#writeSlow(prefix, bytes, start, end);
+    this.#append(prefix, bytes, start, end);
+    return undefined;
+  }
+
+  #append(prefix: string, bytes: Uint8Array | undefined, start: number, end: number): void {
+    const buffer = this.#buffer;
+    if (prefix.length > 0) this.#used += buffer.write(prefix, this.#used, 'utf8');
+    if (bytes !== undefined && end > start) {
+      buffer.set(bytes.subarray(start, end), this.#used);
+      this.#used += end - start;
+    }
+    buffer[this.#used++] = NEWLINE;
+    this.lines++;
+  }
+
+  async #writeSlow(prefix: string, bytes: Uint8Array | undefined, start: number, end: number): Promise<void> {
+    await this.flush();
+    if (3 * prefix.length + (end - start) + 1 <= this.#buffer.length) {
+      this.#append(prefix, bytes, start, end);
+      return;
+    }
+    // A line longer than the buffer goes out on its own.
+    const parts = [Buffer.from(prefix, 'utf8'), ...(bytes === undefined ? [] : [bytes.subarray(start, end)]), Buffer.of(NEWLINE)];
+    const line = Buffer.concat(parts);
+    this.lines++;
+    await this.#writeAll(line, line.length);
+  }
+
+  async flush(): Promise<void> {
+    if (this.#used === 0) return;
+    const length = this.#used;
+    this.#used = 0;
+    await this.#writeAll(this.#buffer, length);
+  }
+
+  async #writeAll(data: Buffer, length: number): Promise<void> {
+    let done = 0;
+    while (done < length) {
+      const { bytesWritten } = await this.#handle!.write(data, done, length - done);
+      done += bytesWritten;
+    }
+    this.bytes += length;
+  }
+
+  async close(): Promise<void> {
+    if (!this.#handle) return;
+    try {
+      await this.flush();
+    } finally {
+      const handle = this.#handle;
+      this.#handle = undefined;
+      await handle.close();
+    }
+  }
+}
+
+/** A run of whole lines in `buffer`, [start, end), each ending with a line break (the last may not). */
+export interface LineBlock {
+  buffer: Buffer;
+  start: number;
+  end: number;
+}
+
+/**
+ * The lines of a file, a block of whole lines at a time, read into one reused Buffer of at least
+ * `blockBytes` (it grows only for a line longer than itself). A block is valid until the next one is
+ * asked for. The file is closed when the loop ends, by exhaustion, break or error.
+ */
+export async function* readLineBlocks(path: string, blockBytes = 64 * 1024): AsyncGenerator<LineBlock> {
+  const handle = await open(path, 'r');
+  try {
+    let buffer: Buffer = Buffer.allocUnsafeSlow(blockBytes);
+    let filled = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, null);
+      filled += bytesRead;
+      if (bytesRead === 0) {
+        // End of file: what is left is a last line without a line break.
+        if (filled > 0) yield { buffer, start: 0, end: filled };
+        return;
+      }
+      const last = buffer.lastIndexOf(NEWLINE, filled - 1);
+      if (last === -1) {
+        if (filled === buffer.length) buffer = grow(buffer, filled);
+        continue;
+      }
+      yield { buffer, start: 0, end: last + 1 };
+      // The partial line after the last break moves to the front.
+      buffer.copyWithin(0, last + 1, filled);
+      filled -= last + 1;
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+function grow(buffer: Buffer, filled: number): Buffer {
+  const bigger = Buffer.allocUnsafeSlow(2 * buffer.length);
+  buffer.copy(bigger, 0, 0, filled);
+  return bigger;
+}
+
+/** Calls `line(start, end)` for each line of the block, the line break excluded. */
+export function forEachLine(block: LineBlock, line: (start: number, end: number) => void): void {
+  const { buffer, end } = block;
+  let start = block.start;
+  while (start < end) {
+    let stop = buffer.indexOf(NEWLINE, start);
+    if (stop === -1 || stop >= end) stop = end;
+    line(start, stop);
+    start = stop + 1;
+  }
+}
+
+/** The lines of a file as strings: for tests and small files. */
+export async function* readLines(path: string): AsyncGenerator<string> {
+  for await (const block of readLineBlocks(path)) {
+    const lines: string[] = [];
+    forEachLine(block, (start, end) => lines.push(block.buffer.toString('utf8', start, end)));
+    yield* lines;
+  }
+}

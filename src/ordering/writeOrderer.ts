@@ -1,0 +1,410 @@
+import { rmSync } from 'node:fs';
+import { mkdtemp, open, rm, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { LoaderError } from '../shared/errors.js';
+import { createWindowInterleaver, isGlobalOrder, orderPrimary, type GlobalOrderMode, type OrderMode, type WindowInterleaver } from './order.js';
+import type { PlannedWrite } from '../shared/types.js';
+import { decodeWrite, encodeWrite, partitionEnd } from './writeCodec.js';
+import { HeldWrites } from './heldWrites.js';
+import { forEachLine, LineWriter, readLineBlocks, type LineBlock } from './lineFiles.js';
+import { Chunk, CursorHeap, openCursor, type Cursor, type Run } from './runs.js';
+import { Slabs, type Slab } from './slabs.js';
+
+export interface WriteOrdererOptions {
+  mode: OrderMode;
+  /** Rows held by the window mode. */
+  windowRows: number;
+  /** Memory the ordering may hold, in bytes; beyond it, a global order goes through temporary files. */
+  memoryBytes: number;
+  /** Folder in which the temporary folder is made. */
+  tempDir: string;
+  /** Size of the input, when known, to size the temporary files. */
+  inputBytes?: number;
+}
+
+export interface OrdererStats {
+  /** True once the ordering went to temporary files. */
+  spilled: boolean;
+  /** Bytes written to temporary files. */
+  tempBytes: number;
+  /** Temporary folder, while it exists. */
+  tempPath: string | undefined;
+  buckets: number;
+  runs: number;
+}
+
+/** A write held by the window: its encoding in a slab, and its partition for the interleaver. */
+interface WindowEntry {
+  slab: Slab;
+  start: number;
+  end: number;
+  partition: string;
+}
+
+/** Heap bytes of a WindowEntry beyond its encoding and partition text: the object, its string header, the queue slots. */
+const WINDOW_ENTRY_BYTES = 96;
+
+/** What the window counts for a write held: its encoding's bytes, the entry and its partition text. */
+export function windowBytes(encodedBytes: number, partition: string): number {
+  return encodedBytes + WINDOW_ENTRY_BYTES + 2 * partition.length;
+}
+const TAB = 0x09;
+const NEWLINE = 0x0a;
+/** Blocks in which bucket files are read when they do not fit in memory whole, and run files are merged. */
+const SORT_BLOCK_BYTES = 1024 * 1024;
+const MERGE_BLOCK_BYTES = 64 * 1024;
+/** The bucket files' buffers take 1/16 of the budget (or 4 KB each, if more). */
+const BUCKET_BUFFER_SHARE = 16;
+
+/**
+ * Puts planned writes in the chosen order, within a memory budget: the I/O shell around core/order.ts.
+ * Held writes are kept as their encoded bytes (writeCodec) in Buffers, not as objects: what they cost is
+ * then counted rather than estimated, and V8's heap, which V8 lets grow to several times what is live
+ * in it, stays small.
+ *
+ * - input: writes pass straight through.
+ * - window: core's streaming interleaver over the encoded writes, capped by rows and by the budget.
+ * - round-robin and spread: the whole input is needed first. While the writes fit the budget they stay
+ *   in memory (HeldWrites) and are sorted there. Beyond it every write goes to one of B bucket files by
+ *   a hash of its partition key (so one key's writes, and its statistics, are all in one bucket). At
+ *   drain time each bucket is read (whole, when it fits half the budget; otherwise twice, in blocks) to
+ *   count its keys' writes and give every write its order key; the keyed writes are sorted in chunks of
+ *   half the budget into run files, and the runs are merged. Each write is thus written twice to disk
+ *   and read two or three times, as one line of bytes that is decoded only once, at the merge.
+ *
+ * (Round-robin could hand out each key's first write while reading, round 0 being those writes in input
+ * order; it does not, so that a load stopped while reading has written nothing in either global order.)
+ */
+export class WriteOrderer {
+  readonly stats: OrdererStats = { spilled: false, tempBytes: 0, tempPath: undefined, buckets: 0, runs: 0 };
+  readonly #options: WriteOrdererOptions;
+  readonly #mode: OrderMode;
+  readonly #window: WindowInterleaver<WindowEntry> | undefined;
+  readonly #windowSlabs: Slabs | undefined;
+  /** Bytes of the encodings the window holds. */
+  #windowEncoded = 0;
+  /** Writes pushed so far (global orders). */
+  #position = 0;
+  /** The global order while it fits the budget. */
+  #memory: HeldWrites | undefined;
+  #buckets: LineWriter[] = [];
+  #closed = false;
+  /** The input's name, held once rather than in every encoding (see encodeWrite). */
+  #file: string | undefined;
+  /** Removes the temporary folder if the process exits before close() (a second Ctrl-C calls process.exit). */
+  #onExit: (() => void) | undefined;
+
+  constructor(options: WriteOrdererOptions) {
+    this.#options = options;
+    this.#mode = options.mode;
+    const budget = options.memoryBytes;
+    if (this.#mode === 'window') {
+      // Small slabs: a slab lives as long as its longest-held write, and the window releases writes
+      // in no simple order.
+      this.#windowSlabs = new Slabs(clamp(Math.floor(budget / 2048), 4096, 64 * 1024), false);
+      this.#window = createWindowInterleaver<WindowEntry>((e) => e.partition, { rows: options.windowRows, bytes: budget });
+    } else if (isGlobalOrder(this.#mode)) {
+      // Large slabs (32 MiB at the default budget): allocations that large get pages of their own from
+      // the system (glibc: above 32 MiB always), which go back to it at the spill. Small ones would stay
+      // with the allocator and the sort that follows would need new memory on top of them.
+      this.#memory = new HeldWrites(this.#mode, clamp(Math.floor(budget / 4), 4096, 64 * 1024 * 1024));
+    }
+  }
+
+  /** Writes read but not yet handed out. */
+  get held(): number {
+    return this.#window ? this.#window.held : isGlobalOrder(this.#mode) ? this.#position : 0;
+  }
+
+  /** Bytes the ordering holds in memory now: held writes, their index and keys, file buffers. */
+  get heldBytes(): number {
+    // The slabs (every encoding held, and the free space of slabs a held write keeps alive) plus what
+    // the interleaver counts beyond the encodings.
+    if (this.#window) return this.#windowSlabs!.bytes + this.#window.bytes - this.#windowEncoded;
+    if (this.#memory) return this.#memory.bytes;
+    return this.#buckets.reduce((sum, b) => sum + b.bufferBytes, 0);
+  }
+
+  /** Takes the next write in input order; returns the writes that may go now, in order. */
+  async push(write: PlannedWrite): Promise<PlannedWrite[]> {
+    switch (this.#mode) {
+      case 'input':
+        return [write];
+      case 'window': {
+        const slabs = this.#windowSlabs!;
+        this.#file ??= write.origin.file;
+        const start = slabs.add(encodeWrite(write, this.#file));
+        const entry: WindowEntry = { slab: slabs.last, start, end: slabs.last.used, partition: write.partitionId };
+        this.#windowEncoded += entry.end - start;
+        const taken = this.#window!.push(entry, windowBytes(entry.end - start, entry.partition)).map((e) => this.#takeWindowEntry(e));
+        // A held write keeps its whole slab alive, so a hot key's backlog can pin many slabs that the
+        // window's own count (encodings only) does not see: let writes go, in window order, until what
+        // the slabs hold fits the budget again. Deterministic for a given input and --memory.
+        while (this.#windowLiveBytes() > this.#options.memoryBytes && this.#window!.held > 1) taken.push(this.#takeWindowEntry(this.#window!.shift()!));
+        return taken;
+      }
+      default: {
+        const position = this.#position++;
+        this.#file ??= write.origin.file;
+        const memory = this.#memory;
+        if (memory) {
+          memory.push(write);
+          if (memory.bytes > this.#memoryLimit) await this.#spill();
+        } else {
+          await this.#bucketWrite(write.partitionId, `${position}\t${encodeWrite(write, this.#file)}`, undefined, 0, 0);
+        }
+        return [];
+      }
+    }
+  }
+
+  /** Hands out every write still held, in order. Call once, after the last push. */
+  async *drain(): AsyncGenerator<PlannedWrite> {
+    if (this.#mode === 'input') return;
+    if (this.#window) {
+      for (const entry of this.#window.flush()) yield this.#takeWindowEntry(entry);
+      return;
+    }
+    const mode = this.#mode as GlobalOrderMode;
+    const memory = this.#memory;
+    if (memory) {
+      this.#memory = undefined;
+      yield* memory.ordered();
+      return;
+    }
+    yield* this.#mergeRuns(await this.#sortBuckets(mode));
+  }
+
+  /** Removes the temporary files; safe to call more than once, and after a failure. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#memory = undefined;
+    await Promise.allSettled(this.#buckets.map((b) => b.close()));
+    this.#buckets = [];
+    if (this.#onExit) process.off('exit', this.#onExit);
+    if (this.stats.tempPath) {
+      await rm(this.stats.tempPath, { recursive: true, force: true });
+      this.stats.tempPath = undefined;
+    }
+  }
+
+  /** What the window's writes pin: the slabs holding them (not the spare ones) and the entries' overhead. */
+  #windowLiveBytes(): number {
+    return this.#windowSlabs!.liveBytes + this.#window!.bytes - this.#windowEncoded;
+  }
+
+  #takeWindowEntry(entry: WindowEntry): PlannedWrite {
+    const write = decodeWrite(entry.slab.buffer.toString('utf8', entry.start, entry.end), this.#file);
+    this.#windowSlabs!.release(entry.slab);
+    this.#windowEncoded -= entry.end - entry.start;
+    return write;
+  }
+
+  /** Half the budget: a sort chunk, and the size a bucket should stay within. */
+  get #sortBytes(): number {
+    return clamp(Math.floor(this.#options.memoryBytes / 2), 32 * 1024, 2 ** 30);
+  }
+
+  /** What the writes held in memory may cost: the budget less the bucket buffers the spill adds. */
+  get #memoryLimit(): number {
+    return this.#options.memoryBytes - this.#options.memoryBytes / BUCKET_BUFFER_SHARE;
+  }
+
+  async #spill(): Promise<void> {
+    const parent = this.#options.tempDir;
+    try {
+      this.stats.tempPath = await mkdtemp(join(parent, 'ddb-spread-'));
+    } catch (error) {
+      throw new LoaderError('TEMP_FILES', `cannot create a temporary folder in ${parent} for ordering an input larger than --memory: ${(error as Error).message}; choose another folder with --temp-dir`, { cause: error });
+    }
+    this.stats.spilled = true;
+    const tempPath = this.stats.tempPath;
+    this.#onExit = () => rmSync(tempPath, { recursive: true, force: true });
+    process.once('exit', this.#onExit);
+    const memory = this.#memory!;
+    this.#memory = undefined;
+
+    // Buckets are sized so that each one fits a sort chunk (half the budget) and can be read whole; the
+    // total is estimated from the input size and the bytes per input byte of the writes held so far.
+    const inputBytes = this.#options.inputBytes;
+    const perInputByte = memory.rawBytes > 0 ? memory.encodedBytes / memory.rawBytes : 3;
+    const buckets = inputBytes === undefined ? 128 : Math.min(256, Math.max(8, Math.ceil((inputBytes * perInputByte) / (0.8 * this.#sortBytes))));
+    this.stats.buckets = buckets;
+    const bufferBytes = clamp(Math.floor(this.#options.memoryBytes / (BUCKET_BUFFER_SHARE * buckets)), 4096, 64 * 1024);
+    for (let b = 0; b < buckets; b++) this.#buckets.push(await this.#createFile(`bucket-${b}.txt`, bufferBytes));
+
+    // The held writes go to the buckets in input order (a write's row number is its input position).
+    let position = 0;
+    for (const row of memory.stored()) await this.#bucketWrite(row.partition, `${position++}\t`, row.buffer, row.start, row.end);
+  }
+
+  async #bucketWrite(partition: string, prefix: string, bytes: Buffer | undefined, start: number, end: number): Promise<void> {
+    const bucket = this.#buckets[bucketOf(partition, this.#buckets.length)]!;
+    try {
+      const flushing = bucket.writeParts(prefix, bytes, start, end);
+      if (flushing) await flushing;
+    } catch (error) {
+      throw tempFailure(bucket.path, error);
+    }
+  }
+
+  async #createFile(name: string, bufferBytes: number): Promise<LineWriter> {
+    const path = join(this.stats.tempPath!, name);
+    try {
+      return await LineWriter.create(path, bufferBytes);
+    } catch (error) {
+      throw tempFailure(path, error);
+    }
+  }
+
+  /**
+   * Gives every write its order key, bucket by bucket, and sorts them into runs. One buffer of half the
+   * budget serves every bucket: a bucket that fits is read into it whole and sorted in place; a bigger
+   * one is read twice in blocks, its writes copied into the buffer a chunk at a time.
+   */
+  async #sortBuckets(mode: GlobalOrderMode): Promise<Run[]> {
+    const runs: Run[] = [];
+    const sortBytes = this.#sortBytes;
+    let sortBuffer: Buffer | undefined;
+    const chunk = new Chunk();
+    const writeRun = async () => {
+      const path = join(this.stats.tempPath!, `run-${runs.length}.txt`);
+      try {
+        const file = await chunk.writeRun(path);
+        this.stats.tempBytes += file.bytes;
+      } catch (error) {
+        throw tempFailure(path, error);
+      }
+      runs.push({ kind: 'file', path });
+    };
+
+    // Each bucket stays in #buckets until it is closed and sorted, so that close() after a failure here
+    // still closes the ones not reached yet (an open FileHandle would outlive the deleted folder).
+    while (this.#buckets.length > 0) {
+      const bucket = this.#buckets[0]!;
+      try {
+        await bucket.close();
+      } catch (error) {
+        throw tempFailure(bucket.path, error);
+      }
+      this.#buckets.shift();
+      this.stats.tempBytes += bucket.bytes;
+      const lastBucket = this.#buckets.length === 0;
+      if (bucket.lines === 0) {
+        await unlink(bucket.path);
+        continue;
+      }
+      try {
+        sortBuffer ??= Buffer.allocUnsafeSlow(sortBytes);
+        const whole = bucket.bytes <= sortBytes;
+        if (whole) await readInto(bucket.path, sortBuffer, bucket.bytes);
+        const blocks = (): AsyncIterable<LineBlock> | Iterable<LineBlock> => (whole ? [{ buffer: sortBuffer!, start: 0, end: bucket.bytes }] : readLineBlocks(bucket.path, SORT_BLOCK_BYTES));
+
+        // Pass 1: each key's writes and first position (a bucket's lines are in input order).
+        const keys = new Map<string, { count: number; first: number; seen: number }>();
+        for await (const block of blocks()) {
+          const buffer = block.buffer;
+          forEachLine(block, (start) => {
+            const tab = buffer.indexOf(TAB, start);
+            const key = buffer.toString('latin1', tab + 1, partitionEnd(buffer, tab + 1));
+            const stat = keys.get(key);
+            if (stat) stat.count++;
+            else keys.set(key, { count: 1, first: Number(buffer.toString('latin1', start, tab)), seen: 0 });
+          });
+        }
+
+        // Pass 2: order keys; the writes go into chunks, each sorted into a run.
+        chunk.reset(sortBuffer);
+        for await (const block of blocks()) {
+          const buffer = block.buffer;
+          let start = block.start;
+          while (start < block.end) {
+            let end = buffer.indexOf(NEWLINE, start);
+            if (end === -1 || end > block.end) end = block.end;
+            const tab = buffer.indexOf(TAB, start);
+            const keyEnd = partitionEnd(buffer, tab + 1);
+            const stat = keys.get(buffer.toString('latin1', tab + 1, keyEnd))!;
+            const primary = orderPrimary(mode, stat.seen++, stat.count, stat.first);
+            if (whole) {
+              chunk.add(primary, stat.first, tab + 1, end);
+            } else {
+              if (!chunk.fits(end - tab - 1) && chunk.size > 0) {
+                await writeRun();
+                chunk.reset(sortBuffer);
+              }
+              chunk.copy(primary, stat.first, buffer, tab + 1, end);
+            }
+            start = end + 1;
+          }
+        }
+        await unlink(bucket.path);
+        // The last chunk stays in memory as a run of its own.
+        if (chunk.size > 0) {
+          if (lastBucket) runs.push({ kind: 'memory', chunk });
+          else await writeRun();
+        }
+      } catch (error) {
+        throw tempFailure(bucket.path, error);
+      }
+    }
+    this.stats.runs = runs.length;
+    return runs;
+  }
+
+  /** k-way merge of sorted runs by order key. */
+  async *#mergeRuns(runs: Run[]): AsyncGenerator<PlannedWrite> {
+    const opened: Cursor[] = [];
+    try {
+      const active: Cursor[] = [];
+      for (const run of runs) {
+        const cursor = openCursor(run, MERGE_BLOCK_BYTES);
+        opened.push(cursor);
+        if (await cursor.advance()) active.push(cursor);
+      }
+      const heap = new CursorHeap(active);
+      while (heap.size > 0) {
+        const top = heap.peek();
+        const { buffer, start, end } = top.current;
+        yield decodeWrite(buffer.toString('utf8', start, end), this.#file);
+        if (await top.advance()) heap.siftDownTop();
+        else heap.popTop();
+      }
+    } finally {
+      await Promise.allSettled(opened.map((c) => c.close()));
+    }
+  }
+}
+
+/** Reads the first `bytes` bytes of a file into `buffer`. */
+async function readInto(path: string, buffer: Buffer, bytes: number): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    let done = 0;
+    while (done < bytes) {
+      const { bytesRead } = await handle.read(buffer, done, bytes - done, done);
+      if (bytesRead === 0) throw new Error(`${path} ended after ${done} of ${bytes} bytes`);
+      done += bytesRead;
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+function clamp(x: number, min: number, max: number): number {
+  return Math.min(max, Math.max(min, x));
+}
+
+/** FNV-1a of the partition identity: spreads keys over buckets; any stable hash would do. */
+function bucketOf(partition: string, buckets: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < partition.length; i++) h = Math.imul(h ^ partition.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % buckets;
+}
+
+function tempFailure(path: string, error: unknown): LoaderError {
+  if (error instanceof LoaderError) return error;
+  const code = (error as NodeJS.ErrnoException).code;
+  const hint = code === 'ENOSPC' ? 'the disk is full; free space or choose a larger disk with --temp-dir' : 'choose another folder with --temp-dir';
+  return new LoaderError('TEMP_FILES', `cannot write temporary file ${path}: ${(error as Error).message}; ${hint}`, { cause: error });
+}

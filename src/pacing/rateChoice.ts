@@ -1,0 +1,73 @@
+import { LoaderError } from '../shared/errors.js';
+import type { RateControlOptions } from './rateControl.js';
+import type { TableInfo } from '../shared/tableInfo.js';
+
+/** What `--wcu` asks for. */
+export type WcuSpec = { kind: 'fixed'; wcu: number } | { kind: 'auto'; percent: number };
+
+export const DEFAULT_AUTO_PERCENT = 80;
+/** Writes per second a new on-demand table takes at once (AWS: "up to 4,000 writes per second"). */
+export const NEW_ON_DEMAND_WCU = 4000;
+/** Default per-table on-demand write quota (adjustable in Service Quotas). */
+export const ON_DEMAND_TABLE_QUOTA_WCU = 40_000;
+/** "throttling can still occur if the throughput exceeds twice the previous peak within the same 30 minutes" */
+const ON_DEMAND_GROWTH = { factor: 2, windowMs: 30 * 60_000 };
+
+/** Parses --wcu: a number of write units per second, "auto" or "auto:P%". */
+export function parseWcuSpec(text: string): WcuSpec {
+  const value = text.trim();
+  const auto = /^auto(?::(\d+(?:\.\d+)?)%?)?$/i.exec(value);
+  if (auto) {
+    const percent = auto[1] === undefined ? DEFAULT_AUTO_PERCENT : Number(auto[1]);
+    if (!(percent >= 1 && percent <= 100)) throw new LoaderError('INVALID_OPTION', `--wcu auto:P% takes a percentage from 1 to 100, got "${text}"`);
+    return { kind: 'auto', percent };
+  }
+  const wcu = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value) || !(wcu >= 1) || !Number.isFinite(wcu)) {
+    throw new LoaderError('INVALID_OPTION', `--wcu takes write units per second (a number from 1 up), "auto" or "auto:P%" (e.g. auto:60%), got "${text}"`);
+  }
+  return { kind: 'fixed', wcu };
+}
+
+export interface RateChoice {
+  /** The load's target rate (Infinity without --wcu). */
+  targetWcu: number;
+  growth?: RateControlOptions['growth'];
+  /** One sentence for the user: the rate and why. */
+  reason: string;
+  /** A caution worth printing (a fixed rate above what the table is provisioned for). */
+  warning?: string;
+}
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+
+/**
+ * The target rate from --wcu and the table's description. The budget covers every write unit the load
+ * causes, GSIs included, so on a provisioned table with GSIs `auto` is conservative for the base table.
+ */
+export function chooseRate(spec: WcuSpec | undefined, table: Pick<TableInfo, 'billingMode' | 'provisionedWcu' | 'warmWriteUnits' | 'onDemandMaxWriteUnits' | 'gsis'>): RateChoice {
+  if (!spec) return { targetWcu: Infinity, reason: 'no --wcu: as fast as the table takes it, slowing down on throttles' };
+  const gsiNote = table.gsis.length > 0 ? ` (the budget includes the writes to ${table.gsis.length} GSI${table.gsis.length > 1 ? 's' : ''})` : '';
+  if (spec.kind === 'fixed') {
+    const provisioned = table.billingMode === 'PROVISIONED' ? table.provisionedWcu : undefined;
+    const choice: RateChoice = { targetWcu: spec.wcu, reason: `--wcu ${fmt(spec.wcu)}${gsiNote}` };
+    if (provisioned !== undefined && provisioned > 0 && spec.wcu > provisioned) {
+      choice.warning = `--wcu ${fmt(spec.wcu)} is above the table's provisioned ${fmt(provisioned)} WCU; expect throttling once burst capacity is spent`;
+    }
+    return choice;
+  }
+  const share = spec.percent / 100;
+  if (table.billingMode === 'PROVISIONED' && table.provisionedWcu !== undefined && table.provisionedWcu > 0) {
+    const target = Math.max(1, table.provisionedWcu * share);
+    return { targetWcu: target, reason: `--wcu auto: ${spec.percent}% of the table's provisioned ${fmt(table.provisionedWcu)} WCU = ${fmt(target)} WCU/s${gsiNote}` };
+  }
+  const warm = table.warmWriteUnits !== undefined && table.warmWriteUnits > 0 ? table.warmWriteUnits : undefined;
+  const start = (warm ?? NEW_ON_DEMAND_WCU) * share;
+  const cap = table.onDemandMaxWriteUnits !== undefined && table.onDemandMaxWriteUnits > 0 ? table.onDemandMaxWriteUnits : ON_DEMAND_TABLE_QUOTA_WCU;
+  const from = warm !== undefined ? `its warm throughput of ${fmt(warm)} WCU/s` : `${fmt(NEW_ON_DEMAND_WCU)} WCU/s (what a new on-demand table takes; DynamoDB reported no warm throughput)`;
+  return {
+    targetWcu: cap * share,
+    growth: { initial: start, factor: ON_DEMAND_GROWTH.factor, windowMs: ON_DEMAND_GROWTH.windowMs, cap: cap * share },
+    reason: `--wcu auto: on-demand table; starting at ${spec.percent}% of ${from} = ${fmt(start)} WCU/s, never above twice the peak reached 30 minutes earlier, up to ${spec.percent}% of ${fmt(cap)}${table.onDemandMaxWriteUnits ? ' (the table\'s MaxWriteRequestUnits)' : ' (the default table quota)'}${gsiNote}`,
+  };
+}

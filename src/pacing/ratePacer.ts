@@ -1,0 +1,79 @@
+import { setTimeout as sleepFor } from 'node:timers/promises';
+import { classifyThrottle, type RateChange, type RateController } from './rateControl.js';
+import type { PlannedWrite } from '../shared/types.js';
+import type { SendPacer, SendReport } from '../writing/writeBatch.js';
+
+export interface RatePacerOptions {
+  controller: RateController;
+  /** Write units a write costs by the plan: the table and every GSI it lands in. */
+  costOf: (write: PlannedWrite) => number;
+  /** Monotonic clock in ms. @default performance.now */
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+  onChange?: (change: RateChange) => void;
+}
+
+/**
+ * The I/O side of rate control: before each BatchWriteItem call it waits for the partition keys' buckets,
+ * then for the table's (so a batch held back by a hot key does not sit on table capacity), and after each
+ * call it tells the controller what was stored, what it cost and where any throttle pointed.
+ * Sends are never cancelled here: a load that stops still writes what it has read.
+ */
+export class RatePacer implements SendPacer {
+  readonly #controller: RateController;
+  readonly #costOf: (write: PlannedWrite) => number;
+  readonly #now: () => number;
+  readonly #sleep: (ms: number) => Promise<void>;
+  readonly #onChange: (change: RateChange) => void;
+
+  constructor(options: RatePacerOptions) {
+    this.#controller = options.controller;
+    this.#costOf = options.costOf;
+    this.#now = options.now ?? (() => performance.now());
+    this.#sleep = options.sleep ?? ((ms) => sleepFor(ms));
+    this.#onChange = options.onChange ?? (() => undefined);
+  }
+
+  get controller(): RateController {
+    return this.#controller;
+  }
+
+  async beforeSend(writes: readonly PlannedWrite[]): Promise<void> {
+    let units = 0;
+    const perWrite = writes.map((w) => {
+      const cost = this.#costOf(w);
+      units += cost;
+      return { key: w.partitionId, units: cost };
+    });
+    const keyWait = this.#controller.reserveKeys(this.#now(), perWrite);
+    if (keyWait > 0) await this.#sleep(keyWait);
+    const tableWait = this.#controller.reserveTable(this.#now(), units);
+    if (tableWait > 0) await this.#sleep(tableWait);
+  }
+
+  afterSend(report: SendReport): void {
+    let plannedUnits = 0;
+    for (const w of report.stored) plannedUnits += this.#costOf(w);
+    const throttle =
+      report.throttled.length > 0
+        ? classifyThrottle(
+            report.sent.map((w) => w.partitionId),
+            report.throttled.map((w) => w.partitionId),
+            report.throttleReasons,
+          )
+        : undefined;
+    let throttledUnits = 0;
+    for (const w of report.throttled) throttledUnits += this.#costOf(w);
+    // A call answered neither stored nor throttled anything: it failed without an answer to count
+    // (5xx, reset, timeout, lost reply). Retried by the writer; never a rate signal (issue 12).
+    const error = report.sent.length > 0 && report.stored.length === 0 && report.throttled.length === 0;
+    const changes = this.#controller.record(this.#now(), {
+      plannedUnits,
+      throttledUnits,
+      ...(error ? { error } : {}),
+      ...(report.consumedUnits !== undefined && report.stored.length > 0 ? { consumedUnits: report.consumedUnits } : {}),
+      ...(throttle ? { throttle } : {}),
+    });
+    for (const change of changes) this.#onChange(change);
+  }
+}

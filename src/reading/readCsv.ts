@@ -1,0 +1,244 @@
+import { parse, type CsvError, type Parser } from 'csv-parse';
+import { isUtf8 } from 'node:buffer';
+import { Readable } from 'node:stream';
+import { LoaderError } from '../shared/errors.js';
+import type { SourceRecord } from '../typing/planRow.js';
+import { invalidUtf8At } from './utf8.js';
+import { frameCsv } from './csvFramer.js';
+import { MAX_RECORD_BYTES, tooLargeMessage } from './recordLimits.js';
+
+/**
+ * csv-parse decodes as latin1, which maps each byte to one character and back, so every field and raw
+ * text still holds the exact bytes; they are decoded as UTF-8 here, strictly. (`encoding: null` would
+ * give bytes, but csv-parse's errors then fail to build.)
+ */
+type ParsedRecord = { record: Record<string, string>; raw: string };
+
+export interface CsvReadOptions {
+  /** Field delimiter. @default "," */
+  delimiter: string;
+  /** Attribute names for a file without a header row; when absent the first row is the header. */
+  columns: string[] | undefined;
+  /** A record over this many bytes is rejected as RECORD_TOO_LARGE and read past unheld. @default MAX_RECORD_BYTES */
+  maxRecordBytes?: number;
+}
+
+/**
+ * Streams CSV records through csv-parse (RFC 4180 quoting, UTF-8 BOM). Records csv-parse cannot read come
+ * out as `unparsable` with the parser's message, in input order, instead of stopping the load. Line
+ * numbers are counted here from each record's raw text, because csv-parse's own counter drifts after
+ * quoted fields holding CRLF.
+ *
+ * Hostile input (issue 11): LF, CRLF and a lone CR (old Mac exports) each end a record, mixed in any way
+ * in one file, as an editor shows them; inside quotes they are kept exactly. Fields are decoded strictly,
+ * so bytes that are not UTF-8 make an INVALID_UTF8 reject naming the column (never U+FFFD stored in their
+ * place). A record over `maxRecordBytes` never reaches csv-parse (see csvFramer.ts): it comes out as
+ * RECORD_TOO_LARGE with the lines it spans. A bad record spanning several lines (an unclosed quote) says
+ * which lines it swallowed.
+ */
+export async function* readCsv(stream: Readable, file: string, options: CsvReadOptions): AsyncGenerator<SourceRecord> {
+  const maxBytes = options.maxRecordBytes ?? MAX_RECORD_BYTES;
+  // Bad records are pushed into the parser's own output, so they come out in input order between the
+  // good ones (a side list would be drained late, because the stream reads ahead).
+  const parser: Parser = parse({
+    // The framer removes the BOM: csv-parse would switch to decoding the fields itself after one.
+    bom: false,
+    encoding: 'latin1',
+    delimiter: Buffer.from(options.delimiter, 'utf8').toString('latin1'),
+    record_delimiter: ['\r\n', '\n', '\r'],
+    columns: options.columns ? options.columns.map(safeColumn) : (header: string[]) => checkHeader(header, file, framer.placeholder, maxBytes).map(safeColumn),
+    raw: true,
+    relax_quotes: true,
+    skip_empty_lines: true,
+    skip_records_with_error: true,
+    on_skip: (error: CsvError | undefined) => {
+      if (error) parser.push({ skipped: error });
+    },
+  });
+  const framer = frameCsv(stream as AsyncIterable<Buffer>, options.delimiter, maxBytes);
+  const framed = Readable.from(framer.output, { objectMode: false });
+  // Blank lines before a header row are in no record's raw text, so they are counted on the way in.
+  // (Without a header they lead the first record's raw text and are counted below like any others.)
+  let blankLinesBeforeHeader = 0;
+  const source = options.columns ? framed : Readable.from(countLeadingBreaks(framed, (n) => (blankLinesBeforeHeader = n)), { objectMode: false });
+  source.on('error', (error) => parser.destroy(error));
+  if (source !== framed) framed.on('error', (error) => source.destroy(error));
+  stream.on('error', (error) => framed.destroy(error));
+  const records = source.pipe(parser) as AsyncIterable<ParsedRecord | { skipped: CsvError }>;
+
+  // Line numbers come from each record's raw text rather than csv-parse's `info` (which costs ~15% of
+  // the parse and drifts after quoted CRLF). The header row takes line 1 unless --columns is given.
+  let nextLine = options.columns ? 1 : 2;
+  let first = true;
+  try {
+    for await (const entry of records) {
+      const latin1 = 'skipped' in entry ? String((entry.skipped as { raw?: unknown }).raw ?? '') : entry.raw;
+      // ASCII text reads the same in latin1 and UTF-8: most records need no second decoding.
+      const ascii = !NON_ASCII.test(latin1);
+      const rawBytes = ascii ? undefined : Buffer.from(latin1, 'latin1');
+      const raw = rawBytes ? rawBytes.toString('utf8') : latin1;
+      if (first) nextLine += blankLinesBeforeHeader;
+      first = false;
+      const line = nextLine + leadingBreaks(raw);
+      const body = raw.slice(leadingLength(raw));
+      if (framer.oversized.length > 0 && body.startsWith(framer.placeholder)) {
+        const big = framer.oversized.shift()!;
+        nextLine = line + big.innerBreaks + 1;
+        yield { kind: 'unparsable', origin: { file, line, raw: big.raw }, code: 'RECORD_TOO_LARGE', message: `${tooLargeMessage(`the record at ${span(line, big.innerBreaks)}`, big.bytes, maxBytes)}${big.innerBreaks > 0 ? '; a quote left open makes a record run on: look for it at its first line' : ''}` };
+        continue;
+      }
+      const innerBreaks = countBreaks(body) - (endsWithBreak(raw) ? 1 : 0);
+      nextLine = line + innerBreaks + 1;
+      const origin = { file, line, raw: trimBreak(body) };
+      if ('skipped' in entry) {
+        const swallowed = innerBreaks > 0 ? `; this record spans ${span(line, innerBreaks)}: if that is more than you meant, a quote is left open at line ${line}` : '';
+        yield { kind: 'unparsable', origin, code: 'CSV_SYNTAX', message: `${entry.skipped.message.replace(/ (at|on) line \d+/, '')} (fix the quoting or the number of fields)${swallowed}` };
+      } else {
+        yield rawBytes ? decodeCells(entry, rawBytes, origin) : { kind: 'csv', origin, cells: Object.hasOwn(entry.record, PROTO_STANDIN) ? ownCells(entry.record) : entry.record };
+      }
+    }
+  } catch (error) {
+    if (error instanceof LoaderError) throw error;
+    const code = (error as { code?: string }).code ?? '';
+    throw new LoaderError(
+      code.startsWith('CSV_') ? 'INPUT_HEADER' : 'INPUT_UNREADABLE',
+      `cannot read ${file} as CSV: ${(error as Error).message}`,
+      { file, cause: error },
+    );
+  }
+}
+
+/**
+ * csv-parse builds each record with `record[name] = cell`, which for a column named `__proto__` sets the
+ * record's prototype and loses the cell (issue 11.5). That one name goes through csv-parse as a stand-in
+ * no header can hold and is given back its name in a prototype-free record. A lone surrogate: a header is
+ * decoded strictly from UTF-8, which holds none (a NUL, the stand-in before, is a valid UTF-8 name).
+ */
+const PROTO_STANDIN = '\ud800__proto__';
+
+function safeColumn(name: string): string {
+  return name === '__proto__' ? PROTO_STANDIN : name;
+}
+
+function ownCells(record: Record<string, string>): Record<string, string> {
+  const cells = Object.create(null) as Record<string, string>;
+  for (const name of Object.keys(record)) cells[name === PROTO_STANDIN ? '__proto__' : name] = record[name]!;
+  return cells;
+}
+
+
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** "line 7" or "lines 7-9 (3 lines)". */
+function span(line: number, innerBreaks: number): string {
+  return innerBreaks === 0 ? `line ${line}` : `lines ${line}-${line + innerBreaks} (${(innerBreaks + 1).toLocaleString('en-US')} lines)`;
+}
+
+/** Cells as text; the first cell that is not UTF-8 makes the row an INVALID_UTF8 reject naming its column. */
+function decodeCells(entry: ParsedRecord, rawBytes: Uint8Array, origin: { file: string; line: number; raw: string }): SourceRecord {
+  const cells: Record<string, string> = {};
+  const valid = isUtf8(rawBytes);
+  for (const name in entry.record) {
+    const text = entry.record[name]!;
+    if (!NON_ASCII.test(text)) {
+      cells[name] = text;
+      continue;
+    }
+    const bytes = Buffer.from(text, 'latin1');
+    const bad = valid ? -1 : invalidUtf8At(bytes);
+    if (bad !== -1) {
+      return {
+        kind: 'unparsable',
+        origin,
+        code: 'INVALID_UTF8',
+        field: name,
+        message: `column "${name}" is not UTF-8 (byte ${bad + 1} of the cell is 0x${bytes[bad]!.toString(16).padStart(2, '0')}); save the file as UTF-8 (the reject file shows the bad bytes as U+FFFD)`,
+      };
+    }
+    cells[name] = bytes.toString('utf8');
+  }
+  return { kind: 'csv', origin, cells: Object.hasOwn(cells, PROTO_STANDIN) ? ownCells(cells) : cells };
+}
+
+function checkHeader(cells: string[], file: string, placeholder: string, maxBytes: number): string[] {
+  const seen = new Set<string>();
+  const header = cells.map((cell, i) => {
+    const bytes = Buffer.from(cell, 'latin1');
+    if (invalidUtf8At(bytes) !== -1) {
+      throw new LoaderError('INPUT_HEADER', `${file}: column ${i + 1} of the header row is not UTF-8; save the file as UTF-8`, { file, line: 1 });
+    }
+    return bytes.toString('utf8');
+  });
+  if (header.length === 1 && `"${header[0]}"` === placeholder) {
+    throw new LoaderError('INPUT_HEADER', `${file}: the header row is over ${maxBytes.toLocaleString('en-US')} bytes; is this a CSV file? (a quote left open in it runs on)`, { file, line: 1 });
+  }
+  header.forEach((name, i) => {
+    if (name.trim() === '') {
+      throw new LoaderError('INPUT_HEADER', `${file}: column ${i + 1} of the header row has no name; name it, or pass --columns for a file without a header`, { file, line: 1 });
+    }
+    if (seen.has(name)) {
+      throw new LoaderError('INPUT_HEADER', `${file}: the header names column "${name}" twice; attribute names must be unique`, { file, line: 1, field: name });
+    }
+    seen.add(name);
+  });
+  return header;
+}
+
+/** Line breaks in raw text: "\n", "\r\n" and a lone "\r" each count once. */
+function countBreaks(raw: string): number {
+  let n = 0;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if (c === 10) n++;
+    else if (c === 13 && raw.charCodeAt(i + 1) !== 10) n++;
+  }
+  return n;
+}
+
+function leadingLength(raw: string): number {
+  let i = 0;
+  while (i < raw.length && (raw.charCodeAt(i) === 10 || raw.charCodeAt(i) === 13)) i++;
+  return i;
+}
+
+function leadingBreaks(raw: string): number {
+  return countBreaks(raw.slice(0, leadingLength(raw)));
+}
+
+function endsWithBreak(raw: string): boolean {
+  const c = raw.charCodeAt(raw.length - 1);
+  return c === 10 || c === 13;
+}
+
+function trimBreak(raw: string): string {
+  return raw.replace(/\r?\n?$|\r$/, '');
+}
+
+/** Passes chunks through unchanged, reporting the line breaks before the first other character (after a BOM). */
+async function* countLeadingBreaks(stream: Readable, report: (breaks: number) => void): AsyncGenerator<Buffer> {
+  let counting = true;
+  let breaks = 0;
+  let offset = 0;
+  let previous = 0;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    if (counting) {
+      let i = 0;
+      if (offset === 0 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) i = 3;
+      for (; i < chunk.length; i++) {
+        const c = chunk[i]!;
+        if (c === 10) {
+          if (previous !== 13) breaks++;
+        } else if (c === 13) breaks++;
+        else {
+          counting = false;
+          report(breaks);
+          break;
+        }
+        previous = c;
+      }
+      offset += chunk.length;
+    }
+    yield chunk;
+  }
+  if (counting) report(breaks);
+}

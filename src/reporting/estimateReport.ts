@@ -1,0 +1,570 @@
+import type { EstimateResult, HotKey, Simulation } from '../estimating/estimateTypes.js';
+import {
+  bar,
+  bucketsPerColumn,
+  displayWidth,
+  HEAT_OVER,
+  HEAT_SHADES,
+  heatStrip,
+  padEnd,
+  padStart,
+  palette,
+  stripAnsi,
+  truncate,
+  wrap,
+  type Palette,
+} from './charts.js';
+
+/**
+ * The estimate report (`ddb-spread estimate`, `load --dry-run`): text for people and JSON for machines,
+ * both pure functions of an EstimateResult. The JSON is documented field by field in docs/ESTIMATE.md.
+ */
+
+export interface EstimateFormatOptions {
+  /** ANSI colour; the CLI passes true when stdout is a TTY and NO_COLOR is unset. */
+  color: boolean;
+  /** false (--no-excerpts): partition key values, which can be customer data, show as "(hidden)". */
+  excerpts: boolean;
+  /** Terminal columns; every line fits. @default 80 (at least 40) */
+  width?: number;
+}
+
+export const DEFAULT_REPORT_WIDTH = 80;
+/** Below this the tables cannot hold a number column and a label; narrower widths are raised to it. */
+export const MIN_REPORT_WIDTH = 40;
+/** Partitions drawn per simulation; more would bury the hot ones in a page of strips. */
+export const HEAT_MAX_ROWS = 16;
+const HIDDEN = '(hidden)';
+/**
+ * Columns a key value or an index name takes in a sentence: enough to tell keys apart, short enough that
+ * a 2 KB key does not fill the screen (the JSON has them whole).
+ */
+const KEY_WIDTH = 40;
+/** The label column after the two-space indent (fits "warm throughput"). */
+const LABEL = 16;
+const INDENT = '  ';
+const VALUE_INDENT = ' '.repeat(INDENT.length + LABEL);
+
+// ---------------------------------------------------------------------------------------------------
+// Numbers
+
+const count = (value: number) => Math.round(value).toLocaleString('en-US');
+/** Rates (WCU/s) and capacities: whole numbers stay whole, fractional ones keep one decimal. */
+const rate = (value: number) => value.toLocaleString('en-US', { maximumFractionDigits: 1 });
+
+function percent(share: number): string {
+  if (share > 0 && share < 0.0005) return '<0.1%';
+  return `${(share * 100).toFixed(1)}%`;
+}
+
+/** Binary units as DynamoDB counts them (1 KB = 1,024 bytes). */
+function bytes(value: number): string {
+  const units = ['KB', 'MB', 'GB', 'TB'];
+  if (value < 1024) return `${count(value)} B`;
+  let scaled = value;
+  let unit = 'B';
+  for (const u of units) {
+    if (scaled < 1024) break;
+    scaled /= 1024;
+    unit = u;
+  }
+  return `${scaled.toLocaleString('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 })} ${unit}`;
+}
+
+/** A size band's bound: whole KB without decimals ("400 KB"), the way DynamoDB's limits read. */
+const band = (upTo: number) => (upTo % 1024 === 0 ? `${count(upTo / 1024)} KB` : bytes(upTo));
+
+/** Dollars to the cent; an amount below half a cent says so rather than reading "$0.00". */
+function usd(value: number): string {
+  if (value > 0 && value < 0.005) return '< $0.01';
+  return `$${value.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+}
+
+/** Unit prices are fractions of a cent ($0.00065 per WCU-hour): all their digits, up to six. */
+const price = (value: number) => `$${value.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 6 })}`;
+
+const pad2 = (value: number) => String(value).padStart(2, '0');
+
+/**
+ * Durations for people: "12.3 s" under a minute, "4 min 10 s" under an hour, "2 h 05 min" above. Rounds
+ * before choosing the form, so 59.97 s reads "1 min 00 s", not "60.0 s".
+ */
+export function formatDuration(seconds: number): string {
+  if (Number.isNaN(seconds)) return 'unknown';
+  if (seconds === Infinity) return 'never';
+  const s = Math.max(0, seconds);
+  if (Math.round(s * 10) < 600) return `${(Math.round(s * 10) / 10).toFixed(1)} s`;
+  const whole = Math.round(s);
+  if (whole < 3600) return `${Math.floor(whole / 60)} min ${pad2(whole % 60)} s`;
+  const minutes = Math.round(s / 60);
+  return `${count(Math.floor(minutes / 60))} h ${pad2(minutes % 60)} min`;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Key values: escaped for the terminal, hidden on request
+
+/**
+ * Control characters (C0, DEL, C1) and bidirectional overrides as \u escapes: a key value or a path is
+ * data, and must not move the cursor, change colours or reorder the line it is printed on.
+ */
+function safe(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Hides every partition key value the result names inside free text (advice sentences, the rate's
+ * reason, shard flags): the producer writes those sentences and may quote a key in them. A value is
+ * replaced where it stands as a word (between spaces, quotes, brackets or end punctuation), so the key
+ * "1" does not eat the digit of "1,000 WCU"; hiding a word that happened to equal a key is the safe
+ * mistake.
+ */
+function keyRedactor(result: EstimateResult): (text: string) => string {
+  const keys = new Set<string>();
+  for (const k of [...result.keys.hottest, ...result.keys.hottestWritten, ...result.shardAdvice]) keys.add(k.key);
+  if (result.time.bottleneck.kind === 'key') keys.add(result.time.bottleneck.key);
+  keys.delete('');
+  if (keys.size === 0) return (text) => text;
+  // Longest first, so a sharded value ("cust-7#2") goes whole before its base key ("cust-7") is tried.
+  const alternatives = [...keys].sort((a, b) => b.length - a.length).map(escapeRegExp);
+  const pattern = new RegExp(`(^|[\\s"'\`(\\[=])(?:${alternatives.join('|')})(?=$|[\\s"'\`)\\]]|[.,;:!?](?:\\s|$))`, 'g');
+  return (text) => text.replace(pattern, (_match, before: string) => `${before}${HIDDEN}`);
+}
+
+interface Ctx {
+  width: number;
+  p: Palette;
+  /** A key value as shown: quoted, escaped and cut to KEY_WIDTH, or "(hidden)". */
+  key: (key: string) => string;
+  /** Free text from the result: escaped, with key values hidden under --no-excerpts. */
+  text: (text: string) => string;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Layout
+
+function heading(ctx: Ctx, title: string): string {
+  return ctx.p.heading(title);
+}
+
+/** "  label           value", the value word-wrapped under itself. */
+function row(ctx: Ctx, label: string, value: string): string[] {
+  return wrap(value, ctx.width, INDENT + padEnd(truncate(label, LABEL - 1), LABEL), VALUE_INDENT);
+}
+
+/** Free text as a bullet with a hanging indent. */
+function bullet(ctx: Ctx, text: string): string[] {
+  return wrap(text, ctx.width, `${INDENT}- `, `${INDENT}  `);
+}
+
+/**
+ * Shares as bars in a table: label, bar, share, then right-aligned number columns. The bar takes the
+ * room the rest leaves (at most 40 columns); the label column shrinks to 8 before the bar goes; when even
+ * that does not fit, the numbers move to a line of their own.
+ */
+function shareTable(
+  ctx: Ctx,
+  indent: string,
+  header: { label: string; columns: string[]; show: boolean },
+  rows: Array<{ label: string; share: number; columns: string[] }>,
+  labelRange: { min: number; max: number },
+): string[] {
+  const colWidths = header.columns.map((h, i) => Math.max(displayWidth(h), ...rows.map((r) => displayWidth(r.columns[i] ?? ''))));
+  const numbers = colWidths.reduce((sum, w) => sum + 2 + w, 0);
+  const pctWidth = Math.max(6, ...rows.map((r) => percent(r.share).length));
+  // The header's label may run on over the bar's columns (blank in the header), so only rows size the column.
+  const wanted = Math.max(0, ...rows.map((r) => displayWidth(r.label)));
+  let labelWidth = Math.min(labelRange.max, Math.max(labelRange.min, wanted));
+  const barRoom = (lw: number) => ctx.width - indent.length - lw - 2 - 1 - pctWidth - numbers;
+  if (barRoom(labelWidth) < 4) labelWidth = Math.max(8, Math.min(labelWidth, ctx.width - indent.length - 2 - 4 - 1 - pctWidth - numbers));
+  const barWidth = Math.min(40, barRoom(labelWidth));
+  const cells = (columns: string[]) => columns.map((c, i) => `  ${padStart(c, colWidths[i]!)}`).join('');
+  if (barWidth >= 4) {
+    const lines = header.show ? [ctx.p.dim(`${indent}${padEnd(truncate(header.label, labelWidth + 2 + barWidth), labelWidth + 2 + barWidth)} ${padStart('share', pctWidth)}${cells(header.columns)}`)] : [];
+    for (const r of rows) {
+      const drawn = bar(r.share, barWidth);
+      lines.push(`${indent}${padEnd(truncate(r.label, labelWidth), labelWidth)}  ${ctx.p.bar(drawn)}${' '.repeat(barWidth - displayWidth(drawn))} ${padStart(percent(r.share), pctWidth)}${cells(r.columns)}`);
+    }
+    return lines;
+  }
+  // Too narrow for one line a row: label and share, then the numbers with their names.
+  const lines = header.show ? [ctx.p.dim(`${indent}${truncate(header.label, ctx.width - indent.length)}`)] : [];
+  const shareLabelWidth = ctx.width - indent.length - 1 - pctWidth;
+  for (const r of rows) {
+    lines.push(`${indent}${padEnd(truncate(r.label, shareLabelWidth), shareLabelWidth)} ${padStart(percent(r.share), pctWidth)}`);
+    lines.push(...wrap(r.columns.map((c, i) => `${header.columns[i] ?? ''} ${c}`).join(', '), ctx.width, `${indent}  `, `${indent}  `));
+  }
+  return lines;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Sections
+
+function inputSection(ctx: Ctx, r: EstimateResult): string[] {
+  const input = r.input;
+  const reasons = Object.entries(input.rejectedByReason).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  const lines = [
+    heading(ctx, 'Input'),
+    ...row(ctx, 'file', `${ctx.text(input.file)} (${input.bytes === undefined ? 'size unknown' : `${bytes(input.bytes)}, ${count(input.bytes)} bytes`})`),
+    ...row(ctx, 'rows', `${count(input.rows)}: ${count(input.validRows)} valid, ${count(input.superseded)} superseded by a later row`),
+    ...row(ctx, 'rejected', `${input.rejected > 0 ? ctx.p.warn(count(input.rejected)) : '0'}${reasons.length > 0 ? ` (${reasons.map(([code, n]) => `${ctx.text(code)} ${count(n)}`).join(', ')})` : ''}`),
+  ];
+  if (input.rejectsPath !== undefined) lines.push(...row(ctx, 'reject file', ctx.text(input.rejectsPath)));
+  return lines;
+}
+
+function itemsSection(ctx: Ctx, r: EstimateResult): string[] {
+  const items = r.items;
+  const lines = [heading(ctx, 'Items'), ...row(ctx, 'size', `average ${bytes(items.averageBytes)}, largest ${bytes(items.maxBytes)}, total ${bytes(items.totalBytes)}`)];
+  // Empty bands at either end say nothing; the ones between show where the sizes thin out.
+  const first = items.histogram.findIndex((b) => b.items > 0);
+  const last = items.histogram.length - 1 - [...items.histogram].reverse().findIndex((b) => b.items > 0);
+  if (first < 0) return lines;
+  const bands = items.histogram.slice(first, last + 1);
+  const total = bands.reduce((sum, b) => sum + b.items, 0);
+  lines.push(
+    ...shareTable(
+      ctx,
+      INDENT,
+      { label: 'size', columns: ['items'], show: false },
+      bands.map((b) => ({ label: `up to ${band(b.upToBytes)}`, share: total > 0 ? b.items / total : 0, columns: [count(b.items)] })),
+      // As wide as the label column of the rows above, so the bars start where their values do.
+      { min: LABEL - 2, max: LABEL - 2 },
+    ),
+  );
+  return lines;
+}
+
+function writeUnitsSection(ctx: Ctx, r: EstimateResult): string[] {
+  const wu = r.writeUnits;
+  return [
+    heading(ctx, 'Write units'),
+    ...row(ctx, 'table', count(wu.table)),
+    ...Object.entries(wu.indexes).flatMap(([name, units]) => row(ctx, `GSI ${ctx.text(name)}`, count(units))),
+    ...row(ctx, 'total', count(wu.total)),
+  ];
+}
+
+function tableSection(ctx: Ctx, r: EstimateResult): string[] {
+  const t = r.table;
+  const billing =
+    t.billingMode === 'PAY_PER_REQUEST'
+      ? 'on-demand'
+      : `provisioned, ${t.provisionedWcu === undefined ? 'WCU unknown' : `${rate(t.provisionedWcu)} WCU`}${t.provisionedRcu === undefined ? '' : `, ${rate(t.provisionedRcu)} RCU`}`;
+  const source = t.source === 'describe-table' ? 'from DescribeTable' : 'from the flags, not DescribeTable';
+  return [
+    heading(ctx, 'Table'),
+    ...row(ctx, 'name', `${ctx.text(t.name)} (${source})${t.itemCount === undefined ? '' : `, ${count(t.itemCount)} items now`}`),
+    ...row(ctx, 'billing', `${billing}${t.warmWriteUnits === undefined ? '' : `; warm throughput ${rate(t.warmWriteUnits)} write units/s`}`),
+    ...row(ctx, 'GSIs', t.gsis.length === 0 ? 'none' : t.gsis.map((g) => `${truncate(ctx.text(g.name), KEY_WIDTH)} (${g.projection})`).join(', ')),
+    ...row(ctx, 'partitions', `${count(t.partitionsNow)} now, ${count(t.partitionsAtTarget)} at the target rate`),
+  ];
+}
+
+/** The hottest keys under a header naming the columns; the bar is the key's share of the write units. */
+function hotKeyTable(ctx: Ctx, title: string, keys: HotKey[]): string[] {
+  return shareTable(
+    ctx,
+    INDENT,
+    { label: title, columns: ['rows', 'units'], show: true },
+    keys.map((k) => ({ label: ctx.key(k.key), share: k.unitShare, columns: [count(k.rows), count(k.units)] })),
+    { min: 8, max: 24 },
+  );
+}
+
+function keysSection(ctx: Ctx, r: EstimateResult): string[] {
+  const k = r.keys;
+  const lines = [heading(ctx, 'Keys'), ...row(ctx, 'distinct', `${count(k.distinct)} partition key values${k.distinct >= 5000 ? ' (estimate, ±2%)' : ''}`)];
+  if (k.hottest.length > 0) {
+    lines.push(...hotKeyTable(ctx, 'hottest keys, share of write units', k.hottest));
+  }
+  if (k.sharded) {
+    lines.push(...row(ctx, 'after --shard', `${count(k.distinctWritten)} values as written`));
+    if (k.hottestWritten.length > 0) lines.push(...hotKeyTable(ctx, 'hottest as written', k.hottestWritten));
+  }
+  return lines;
+}
+
+function timeSection(ctx: Ctx, r: EstimateResult): string[] {
+  const { time, rate: rt } = r;
+  const b = time.bottleneck;
+  return [
+    heading(ctx, 'Time'),
+    ...row(ctx, 'rate', `${rt.targetWcu === undefined ? `no target, assumed ${rate(rt.assumedWcu)} WCU/s` : `target ${rate(rt.targetWcu)} WCU/s`} (${ctx.text(rt.reason)}); --key-wcu ${rate(rt.keyWcu)} per key`),
+    ...row(ctx, 'duration', `${formatDuration(time.estimatedSeconds)} estimated, ${formatDuration(time.idealSeconds)} ideal (at ${rate(rt.assumedWcu)} WCU/s)`),
+    ...row(
+      ctx,
+      'bottleneck',
+      b.kind === 'table'
+        ? `the table's rate, ${rate(b.wcu)} WCU/s`
+        : `key ${ctx.key(b.key)}: ${count(b.units)} units at ${rate(rt.keyWcu)} WCU/s take ${formatDuration(b.seconds)}`,
+    ),
+    ...row(ctx, 'throttle-free', `up to ${rate(rt.throttleFreeWcu)} WCU/s in the planned order`),
+  ];
+}
+
+/** The highest value, without spreading a long array into arguments (a long simulation has many buckets). */
+const peakOf = (values: readonly number[]) => values.reduce((max, v) => (v > max ? v : max), 0);
+
+/** Partitions to draw: all, or the HEAT_MAX_ROWS with the highest peak (then total), in partition order. */
+function heatRows(sim: Simulation): number[] {
+  const parts = sim.heat.partitions;
+  const all = parts.map((_, i) => i);
+  if (parts.length <= HEAT_MAX_ROWS) return all;
+  const peak = (i: number) => peakOf(parts[i] ?? []);
+  const sum = (i: number) => (parts[i] ?? []).reduce((s, v) => s + v, 0);
+  return all
+    .sort((a, b) => peak(b) - peak(a) || sum(b) - sum(a) || a - b)
+    .slice(0, HEAT_MAX_ROWS)
+    .sort((a, b) => a - b);
+}
+
+function partitionsSection(ctx: Ctx, r: EstimateResult): string[] {
+  const sims: Array<[string, Simulation]> = [
+    ['planned order', r.simulations.planned],
+    ['input order', r.simulations.input],
+  ];
+  const indent = `${INDENT}  `;
+  const labelWidth = Math.max(...sims.map(([, s]) => `p${Math.max(0, s.heat.partitions.length - 1)}`.length));
+  const peakText = (values: readonly number[]) => `${Math.round(peakOf(values) * 100)}%`;
+  const peakWidth = Math.max(4, ...sims.flatMap(([, s]) => s.heat.partitions.map((v) => peakText(v).length)));
+  const columns = Math.max(8, ctx.width - indent.length - labelWidth - 2 - 2 - peakWidth);
+  // One time scale for both: the input order's longer strip shows it takes longer.
+  const span = Math.max(...sims.map(([, s]) => s.heat.bucketSeconds * Math.max(0, ...s.heat.partitions.map((p) => p.length))));
+  const columnSeconds: number[] = [];
+  const lines = [heading(ctx, 'Partitions')];
+  for (const [name, sim] of sims) {
+    const buckets = Math.max(0, ...sim.heat.partitions.map((p) => p.length));
+    const perColumn = Math.max(bucketsPerColumn(buckets, columns), sim.heat.bucketSeconds > 0 ? Math.ceil(span / columns / sim.heat.bucketSeconds - 1e-9) : 1);
+    columnSeconds.push(perColumn * sim.heat.bucketSeconds);
+    const throttled = sim.throttledItems > 0 ? ctx.p.warn(`${count(sim.throttledItems)} throttled writes`) : 'no throttled writes';
+    lines.push(...row(ctx, name, `${sim.order}, ${sim.paced ? 'paced' : 'unpaced'}: ${formatDuration(sim.seconds)}, ${throttled}`));
+    if (buckets === 0) {
+      lines.push(`${indent}(no writes simulated)`);
+      continue;
+    }
+    const shown = heatRows(sim);
+    if (shown.length < sim.heat.partitions.length) {
+      lines.push(...wrap(`the ${shown.length} hottest of ${count(sim.heat.partitions.length)} partitions (by peak), in partition order`, ctx.width, indent, indent).map(ctx.p.dim));
+    }
+    for (const i of shown) {
+      const values = sim.heat.partitions[i] ?? [];
+      lines.push(`${indent}${padStart(`p${i}`, labelWidth)} │${heatStrip(values, perColumn, columns, ctx.p.over)}│ ${padStart(peakText(values), peakWidth)}`);
+    }
+  }
+  const scale = columnSeconds.every((s) => s === columnSeconds[0])
+    ? `one column = ${formatDuration(columnSeconds[0] ?? 0)}`
+    : `one column = ${sims.map(([name], i) => `${formatDuration(columnSeconds[i] ?? 0)} (${name})`).join(', ')}`;
+  lines.push(
+    ...wrap(`${scale}; ${HEAT_SHADES[1]}<25% ${HEAT_SHADES[2]}<50% ${HEAT_SHADES[3]}<75% ${HEAT_SHADES[4]}≤100% ${ctx.p.over(HEAT_OVER)}>100% of sustained rate`, ctx.width, INDENT, INDENT),
+  );
+  return lines;
+}
+
+function shardSection(ctx: Ctx, r: EstimateResult): string[] {
+  const lines = [heading(ctx, 'Shard advice')];
+  if (r.shardAdvice.length === 0) return [...lines, ...row(ctx, 'none', `no key needs more than --key-wcu ${rate(r.rate.keyWcu)}`)];
+  for (const a of r.shardAdvice) {
+    lines.push(
+      ...wrap(
+        `${ctx.key(a.key)}: ${count(a.units)} units, needs ${rate(a.requiredWcu)} WCU/s: ${count(a.recommendedShards)} shards advised, at least ${count(a.minShards)}`,
+        ctx.width,
+        INDENT,
+        `${INDENT}  `,
+      ),
+      // Flags are to be copied whole, so they are not wrapped; one longer than the line is cut visibly.
+      `${INDENT}  ${truncate(ctx.text(a.flags), ctx.width - INDENT.length - 2)}`,
+    );
+  }
+  return lines;
+}
+
+function capacitySection(ctx: Ctx, r: EstimateResult): string[] {
+  const c = r.capacity;
+  const lines = [heading(ctx, 'Capacity')];
+  if (c.loadWcu !== undefined || c.perPartitionWcuAfterLoad !== undefined) {
+    const during = c.loadWcu === undefined ? [] : [`${rate(c.loadWcu)} WCU${c.partitionsAfterRaise === undefined ? '' : ` (${count(c.partitionsAfterRaise)} partitions)`}`];
+    // Partitions never merge: what each sustains once the table is set back is the lasting cost of a raise.
+    const after = c.perPartitionWcuAfterLoad === undefined ? [] : [`afterwards ${rate(c.perPartitionWcuAfterLoad)} WCU/s per partition`];
+    lines.push(...row(ctx, 'for the load', [...during, ...after].join('; ')));
+  }
+  if (c.noSplitWcu !== undefined) {
+    lines.push(...row(ctx, 'without a split', `${rate(c.noSplitWcu)} WCU${c.noSplitSeconds === undefined ? '' : `, ${formatDuration(c.noSplitSeconds)}`}`));
+  }
+  for (const sentence of c.advice) lines.push(...bullet(ctx, ctx.text(sentence)));
+  return lines;
+}
+
+function costSection(ctx: Ctx, r: EstimateResult): string[] {
+  const c = r.cost;
+  const lines = [
+    heading(ctx, 'Cost'),
+    ...row(ctx, 'on-demand', `${usd(c.onDemandUsd)} (${price(c.prices.onDemandPerMillionWrites)} per million write request units)`),
+    ...row(ctx, 'provisioned', `${c.provisionedWcuHours.toLocaleString('en-US', { maximumFractionDigits: 2 })} WCU-hours, ${usd(c.provisionedUsd)} (${price(c.prices.provisionedPerWcuHour)} per WCU-hour)`),
+    ...row(ctx, 'prices', `${ctx.text(c.prices.region)}, as of ${ctx.text(c.prices.date)}`),
+  ];
+  if (c.importFromS3 !== undefined) lines.push(...row(ctx, 'Import from S3', ctx.text(c.importFromS3)));
+  return lines;
+}
+
+/**
+ * The estimate for people: short sections of aligned rows, bars for shares and a heat strip per
+ * partition. Pure. Every line fits `width` columns; ANSI colour only with `color`; key values hidden
+ * without `excerpts`.
+ */
+export function formatEstimate(result: EstimateResult, options: EstimateFormatOptions): string {
+  const requested = options.width ?? DEFAULT_REPORT_WIDTH;
+  const width = Number.isFinite(requested) ? Math.max(MIN_REPORT_WIDTH, Math.floor(requested)) : DEFAULT_REPORT_WIDTH;
+  const redact = options.excerpts ? (text: string) => text : keyRedactor(result);
+  const ctx: Ctx = {
+    width,
+    p: palette(options.color),
+    key: (key) => (options.excerpts ? truncate(safe(JSON.stringify(key)), KEY_WIDTH) : HIDDEN),
+    text: (text) => safe(redact(text)),
+  };
+  const sections = [
+    [...wrap(`ddb-spread estimate: ${ctx.text(result.input.file)} into ${ctx.text(result.table.name)} (nothing written)`, width, '', INDENT), ''],
+    inputSection(ctx, result),
+    itemsSection(ctx, result),
+    writeUnitsSection(ctx, result),
+    tableSection(ctx, result),
+    keysSection(ctx, result),
+    timeSection(ctx, result),
+    partitionsSection(ctx, result),
+    shardSection(ctx, result),
+    capacitySection(ctx, result),
+    costSection(ctx, result),
+  ];
+  // The layout keeps within the width by construction; this is the guarantee should a row not.
+  const fit = (line: string) => (displayWidth(line) <= width ? line : truncate(stripAnsi(line), width));
+  // No blank line between sections: headings stand at the margin, and the report stays one screen taller at most.
+  return `${sections.flat().map(fit).join('\n')}\n`;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// JSON
+
+/** The JSON shape of T: undefined becomes null, so every field is present and in place. */
+type Json<T> = T extends undefined ? null : T extends Array<infer U> ? Array<Json<U>> : T extends object ? { [K in keyof T]: Json<T[K]> } : T;
+
+/** Rounds to `decimals`; non-finite numbers pass through (JSON.stringify writes them as null). */
+const round = (value: number, decimals: number) => {
+  if (!Number.isFinite(value)) return value;
+  const f = 10 ** decimals;
+  return Math.round(value * f) / f + 0; // + 0 turns -0 into 0
+};
+const orNull = <T>(value: T | undefined): T | null => (value === undefined ? null : value);
+const roundOrNull = (value: number | undefined, decimals: number) => (value === undefined ? null : round(value, decimals));
+/** Record keys sorted, so the same result prints the same bytes whatever order the producer filled it in. */
+const sortedRecord = (record: Record<string, number>, decimals: number): Record<string, number> =>
+  Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => [k, round(v, decimals)]));
+
+/** Precision of the JSON: seconds to 0.1, shares to 4 decimals, utilisation to 0.1%, dollars to the cent. */
+const SECONDS = 1;
+const SHARE = 4;
+const UTILISATION = 3;
+const UNITS = 1;
+const USD = 2;
+
+/**
+ * The estimate for machines (--json): one object on one line, fields in the order of EstimateResult
+ * (built field by field, not spread, so the producer's construction order cannot change it), absent
+ * values as null. With `excerpts: false` key values are "(hidden)" here too.
+ */
+export function estimateJson(result: EstimateResult, options: { excerpts?: boolean } = {}): string {
+  const r = result;
+  const hide = options.excerpts === false;
+  const redact = hide ? keyRedactor(r) : (text: string) => text;
+  const key = (k: string) => (hide ? HIDDEN : k);
+  const hot = (k: HotKey): Json<HotKey> => ({ key: key(k.key), rows: k.rows, rowShare: round(k.rowShare, SHARE), units: round(k.units, UNITS), unitShare: round(k.unitShare, SHARE) });
+  const sim = (s: Simulation): Json<Simulation> => ({
+    order: s.order,
+    paced: s.paced,
+    seconds: round(s.seconds, SECONDS),
+    throttledItems: s.throttledItems,
+    // Bucket length keeps milliseconds: a 0.25 s bucket rounded to 0.1 would misplace every bucket after it.
+    heat: { bucketSeconds: round(s.heat.bucketSeconds, 3), partitions: s.heat.partitions.map((p) => p.map((v) => round(v, UTILISATION))) },
+  });
+  const b = r.time.bottleneck;
+  const json: Json<EstimateResult> = {
+    version: r.version,
+    input: {
+      file: r.input.file,
+      bytes: orNull(r.input.bytes),
+      rows: r.input.rows,
+      validRows: r.input.validRows,
+      superseded: r.input.superseded,
+      rejected: r.input.rejected,
+      rejectedByReason: sortedRecord(r.input.rejectedByReason, 0),
+      rejectsPath: orNull(r.input.rejectsPath),
+    },
+    items: {
+      totalBytes: r.items.totalBytes,
+      averageBytes: round(r.items.averageBytes, 1),
+      maxBytes: r.items.maxBytes,
+      histogram: r.items.histogram.map((h) => ({ upToBytes: h.upToBytes, items: h.items })),
+    },
+    writeUnits: { table: round(r.writeUnits.table, UNITS), indexes: sortedRecord(r.writeUnits.indexes, UNITS), total: round(r.writeUnits.total, UNITS) },
+    table: {
+      name: r.table.name,
+      source: r.table.source,
+      billingMode: r.table.billingMode,
+      provisionedWcu: roundOrNull(r.table.provisionedWcu, UNITS),
+      provisionedRcu: roundOrNull(r.table.provisionedRcu, UNITS),
+      warmWriteUnits: roundOrNull(r.table.warmWriteUnits, UNITS),
+      itemCount: orNull(r.table.itemCount),
+      gsis: r.table.gsis.map((g) => ({ name: g.name, projection: g.projection })),
+      partitionsNow: r.table.partitionsNow,
+      partitionsAtTarget: r.table.partitionsAtTarget,
+    },
+    keys: {
+      distinct: Math.round(r.keys.distinct),
+      distinctWritten: Math.round(r.keys.distinctWritten),
+      hottest: r.keys.hottest.map(hot),
+      hottestWritten: r.keys.hottestWritten.map(hot),
+      sharded: r.keys.sharded,
+    },
+    rate: {
+      targetWcu: roundOrNull(r.rate.targetWcu, UNITS),
+      assumedWcu: round(r.rate.assumedWcu, UNITS),
+      reason: redact(r.rate.reason),
+      keyWcu: round(r.rate.keyWcu, UNITS),
+      throttleFreeWcu: round(r.rate.throttleFreeWcu, UNITS),
+    },
+    time: {
+      idealSeconds: round(r.time.idealSeconds, SECONDS),
+      estimatedSeconds: round(r.time.estimatedSeconds, SECONDS),
+      bottleneck:
+        b.kind === 'table'
+          ? { kind: 'table', wcu: round(b.wcu, UNITS) }
+          : { kind: 'key', key: key(b.key), units: round(b.units, UNITS), seconds: round(b.seconds, SECONDS) },
+    },
+    simulations: { planned: sim(r.simulations.planned), input: sim(r.simulations.input) },
+    shardAdvice: r.shardAdvice.map((a) => ({
+      key: key(a.key),
+      units: round(a.units, UNITS),
+      requiredWcu: round(a.requiredWcu, UNITS),
+      minShards: a.minShards,
+      recommendedShards: a.recommendedShards,
+      flags: redact(a.flags),
+    })),
+    capacity: {
+      loadWcu: roundOrNull(r.capacity.loadWcu, UNITS),
+      partitionsAfterRaise: orNull(r.capacity.partitionsAfterRaise),
+      perPartitionWcuAfterLoad: roundOrNull(r.capacity.perPartitionWcuAfterLoad, UNITS),
+      noSplitWcu: roundOrNull(r.capacity.noSplitWcu, UNITS),
+      noSplitSeconds: roundOrNull(r.capacity.noSplitSeconds, SECONDS),
+      advice: r.capacity.advice.map(redact),
+    },
+    cost: {
+      // Unit prices stay as given: $0.00065 per WCU-hour rounded to the cent would be $0.
+      prices: { region: r.cost.prices.region, date: r.cost.prices.date, onDemandPerMillionWrites: r.cost.prices.onDemandPerMillionWrites, provisionedPerWcuHour: r.cost.prices.provisionedPerWcuHour },
+      onDemandUsd: round(r.cost.onDemandUsd, USD),
+      provisionedWcuHours: round(r.cost.provisionedWcuHours, 2),
+      provisionedUsd: round(r.cost.provisionedUsd, USD),
+      importFromS3: orNull(r.cost.importFromS3),
+    },
+  };
+  return `${JSON.stringify(json)}\n`;
+}

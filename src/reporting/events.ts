@@ -1,0 +1,23 @@
+import type { LoadCounters, LoadResult } from './result.js';
+import type { OrderMode } from '../ordering/order.js';
+import type { RateChange, RateSnapshot } from '../pacing/rateControl.js';
+import type { KeySchema, RejectedRow } from '../shared/types.js';
+
+export type { LoadCounters, LoadResult } from './result.js';
+
+/** What load() reports while it runs; the CLI draws these, a library caller may log them. */
+export type LoadEvent =
+  /** `snapshot` gives the counters so far as a result, for a summary when the load cannot finish (--stop-timeout). */
+  | { type: 'started'; table: string; input: string; keySchema: KeySchema; totalBytes: number | undefined; snapshot: () => LoadResult }
+  | { type: 'progress'; counters: Readonly<LoadCounters>; totalBytes: number | undefined; elapsedMs: number; rate?: RateSnapshot }
+  /** The target rate (undefined: none) and why; sent once, after DescribeTable. */
+  | { type: 'rateChosen'; targetWcu: number | undefined; keyWcu: number | undefined; reason: string }
+  /** A checkpoint was found: the load goes on after the batches it records as done. */
+  | { type: 'resumed'; checkpoint: string; batchesDone: number; written: number }
+  /** Rate control cut the rate of the load or of one partition key after a throttle. */
+  | { type: 'rateChanged'; change: RateChange }
+  | { type: 'rowRejected'; row: RejectedRow }
+  | { type: 'retrying'; reason: string; items: number; attempt: number; delayMs: number }
+  | { type: 'warning'; message: string }
+  /** All rows are read; a global order (round-robin, spread) starts handing them out. */
+  | { type: 'ordering'; mode: OrderMode; rows: number; spilled: boolean };

@@ -1,0 +1,82 @@
+/** Counters of a load; every row read ends in exactly one of written, superseded or rejected. */
+export interface LoadCounters {
+  rowsRead: number;
+  written: number;
+  /** Rows replaced by a later row with the same primary key before they were sent. */
+  superseded: number;
+  /**
+   * Rows first superseded, then written (or rejected) in place of the later row of their key because
+   * DynamoDB refused that one (issue 11.2); counted in written or rejected, not in superseded.
+   */
+  revived?: number;
+  rejected: number;
+  rejectedByReason: Record<string, number>;
+  /** Write units reported by DynamoDB, table and GSIs (ReturnConsumedCapacity=INDEXES). */
+  consumedWcu: number;
+  /** Write units the written items cost by ddb-spread's size model (table and GSIs). */
+  plannedWcu: number;
+  batches: number;
+  retries: number;
+  throttledItems: number;
+  bytesRead: number;
+  /** Rows of partition keys in other segments (--segment): other workers load them. */
+  otherSegments: number;
+  /** Of `written`, the rows an earlier run of the checkpoint wrote (not this run's pace). */
+  writtenBeforeResume: number;
+}
+
+export interface LoadResult extends LoadCounters {
+  table: string;
+  input: string;
+  /** Path of the reject file, when any row was rejected. */
+  rejectsPath: string | undefined;
+  elapsedMs: number;
+  itemsPerSecond: number;
+  /** The write order used. */
+  order: import('../ordering/order.js').OrderMode;
+  /** Bytes the write order put in temporary files (0 when the input fitted in --memory). */
+  orderTempBytes: number;
+  /** Path of the shard manifest, when sharding. */
+  shardManifestPath: string | undefined;
+  /** Partition key values that were sharded. */
+  shardedKeys: number;
+  /** Rate control: the target and why, and what the closed loop did. */
+  rate: RateSummary;
+  /** The partition keys with the most write units written (at most 5; values as in the input). */
+  hotKeys: Array<{ key: string; units: number; share: number }>;
+  /** A key that needed longer at --key-wcu than the rest of the load, with the shard count that removes that. */
+  bottleneck: import('../pacing/rateControl.js').Bottleneck | undefined;
+  /** The checkpoint file (--checkpoint), when there is one. */
+  checkpointPath: string | undefined;
+  /** Batches an earlier run of the checkpoint had done, when this load resumed it (those were not sent again). */
+  resumedFromBatch: number | undefined;
+  /** This worker's segment ("i/N"), when loading one segment of N. */
+  segment: string | undefined;
+  /** True when every row read was written or superseded (or belongs to another segment). */
+  complete: boolean;
+}
+
+export interface RateSummary {
+  /** The load's target in write units per second; undefined without --wcu. */
+  targetWcu: number | undefined;
+  /** How the target was chosen, in one sentence. */
+  reason: string;
+  /** The per-partition-key ceiling (--key-wcu). */
+  keyWcu: number;
+  /** The rate in force at the end (below the target after throttles); undefined when unlimited. */
+  finalWcu: number | undefined;
+  /** Best whole second of write units stored. */
+  peakWcu: number;
+  /** Planned write units written per second over the whole load. */
+  averageWcu: number;
+  /** Consumed / planned write units as learned from DynamoDB. */
+  costRatio: number;
+  tableThrottles: number;
+  keyThrottles: number;
+  /** Times the whole load's rate was cut. */
+  decreases: number;
+  /** Calls that failed without an answer (5xx, resets, timeouts, lost replies), retried; never a rate signal. */
+  errors: number;
+  /** Cuts undone: the throttles did not rise with the rate (noise), so the rate before the cut came back. */
+  restores: number;
+}

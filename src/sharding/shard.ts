@@ -1,0 +1,260 @@
+import { NumberValue } from '@aws-sdk/lib-dynamodb';
+import { createHash } from 'node:crypto';
+import { LoaderError, RowError } from '../shared/errors.js';
+import { setOwn } from '../typing/json.js';
+import { ownValue } from '../shared/ownRecord.js';
+import type { Item, KeySchema, RowOrigin } from '../shared/types.js';
+
+/**
+ * Write sharding (seeds 000-003): the partition key value gets suffixes so one hot key's writes spread
+ * over several partition keys. Rules apply in the order given: time:day then hash:4 gives
+ * "user-1#2024-01-15#3".
+ */
+export type ShardRule =
+  | { kind: 'random'; shards: number }
+  | { kind: 'hash'; shards: number; attribute?: string }
+  | { kind: 'time'; unit: TimeUnit; attribute?: string };
+
+export const TIME_UNITS = ['hour', 'day', 'month'] as const;
+export type TimeUnit = (typeof TIME_UNITS)[number];
+
+export const MAX_SHARDS = 10_000;
+export const DEFAULT_SHARD_SEPARATOR = '#';
+
+export interface ShardOptions {
+  rules: readonly ShardRule[];
+  /** @default "#" */
+  separator?: string;
+  /** Shard only these partition key values (the hot keys); every key when undefined. */
+  keys?: ReadonlySet<string>;
+  /** Store the unsharded partition key value in this attribute (for a GSI that unifies reads). */
+  keepOriginalKey?: string;
+  /** Seed of `random:N`: the same seed and input give the same suffixes (for resume and reproducibility). */
+  seed: number;
+}
+
+/** A rule with its attribute resolved against the table. */
+export type ResolvedShardRule =
+  | { kind: 'random'; shards: number }
+  | { kind: 'hash'; shards: number; attribute: string }
+  | { kind: 'time'; unit: TimeUnit; attribute: string };
+
+export interface ResolvedShardOptions {
+  rules: ResolvedShardRule[];
+  separator: string;
+  keys: ReadonlySet<string> | undefined;
+  keepOriginalKey: string | undefined;
+  seed: number;
+  /** The partition key attribute being suffixed. */
+  partitionKey: string;
+}
+
+/** Parses one --shard value: random:N, hash:N[:attribute], time:hour|day|month[:attribute]. */
+export function parseShardRule(text: string): ShardRule {
+  const [kind, arg, attribute, ...rest] = text.split(':');
+  const fail = (why: string) =>
+    new LoaderError('INVALID_OPTION', `--shard "${text}": ${why}; expected random:N, hash:N[:attribute] or time:hour|day|month[:attribute]`);
+  if (rest.length > 0) throw fail('too many parts');
+  if (attribute === '') throw fail('the attribute name is empty');
+  switch (kind) {
+    case 'random':
+    case 'hash': {
+      const shards = Number(arg);
+      if (!Number.isInteger(shards) || shards < 2 || shards > MAX_SHARDS || !/^\d+$/.test(arg ?? '')) {
+        throw fail(`N must be an integer from 2 to ${MAX_SHARDS}`);
+      }
+      if (kind === 'random') {
+        if (attribute !== undefined) throw fail('random takes no attribute');
+        return { kind, shards };
+      }
+      return attribute === undefined ? { kind, shards } : { kind, shards, attribute };
+    }
+    case 'time':
+      if (!(TIME_UNITS as readonly string[]).includes(arg ?? '')) throw fail(`the bucket must be one of ${TIME_UNITS.join(', ')}`);
+      return attribute === undefined ? { kind, unit: arg as TimeUnit } : { kind, unit: arg as TimeUnit, attribute };
+    default:
+      throw fail(`unknown scheme "${kind}"`);
+  }
+}
+
+/** Checks sharding against the table before any row is read; hash and time default to the sort key. */
+export function resolveShardOptions(options: ShardOptions, schema: KeySchema, table: string): ResolvedShardOptions {
+  const pk = schema.partitionKey;
+  if (options.rules.length === 0) throw new LoaderError('INVALID_OPTION', 'sharding needs at least one --shard rule');
+  if (pk.type !== 'S') {
+    throw new LoaderError(
+      'INVALID_OPTION',
+      `--shard needs a string partition key, but "${pk.name}" of table "${table}" is ${pk.type === 'N' ? 'a number' : 'binary'}; a suffix like "#3" cannot be added to it`,
+      { table, field: pk.name },
+    );
+  }
+  const separator = options.separator ?? DEFAULT_SHARD_SEPARATOR;
+  if (typeof separator !== 'string' || separator.length === 0) throw new LoaderError('INVALID_OPTION', '--shard-separator must be a non-empty string');
+  const rules = options.rules.map((rule): ResolvedShardRule => {
+    if (rule.kind === 'random') return rule;
+    const attribute = rule.attribute ?? schema.sortKey?.name;
+    if (attribute === undefined) {
+      throw new LoaderError('INVALID_OPTION', `--shard ${rule.kind}:… needs an attribute (table "${table}" has no sort key to default to), e.g. --shard ${rule.kind === 'hash' ? `hash:${rule.shards}:orderId` : `time:${rule.unit}:createdAt`}`, { table });
+    }
+    if (attribute === pk.name) {
+      throw new LoaderError('INVALID_OPTION', `--shard ${rule.kind}: cannot take its value from the partition key "${pk.name}" itself; name another attribute`, { table, field: attribute });
+    }
+    return { ...rule, attribute };
+  });
+  const keep = options.keepOriginalKey;
+  if (keep !== undefined && (keep === '' || keep === pk.name || keep === schema.sortKey?.name)) {
+    throw new LoaderError('INVALID_OPTION', `--keep-original-key must name a new attribute, not "${keep}" (a key attribute of table "${table}")`, { table, field: keep });
+  }
+  if (!Number.isInteger(options.seed) || options.seed < 0 || options.seed > 0xffffffff) {
+    throw new LoaderError('INVALID_OPTION', `--shard-seed must be an integer from 0 to ${0xffffffff}, got ${options.seed}`);
+  }
+  return { rules, separator, keys: options.keys, keepOriginalKey: keep, seed: options.seed, partitionKey: pk.name };
+}
+
+/**
+ * The suffix of `hash:N` for an attribute value: int(md5(value), 16) mod N, exactly seed 000's
+ * `int(hashlib.md5(event_id.encode()).hexdigest(), 16) % 10`, so a reader in any language can compute it.
+ * Numbers hash as their canonical text (DynamoDB's), binary as its base64 text.
+ */
+export function hashShard(value: string, shards: number): number {
+  const hex = createHash('md5').update(value, 'utf8').digest('hex');
+  return Number(BigInt(`0x${hex}`) % BigInt(shards));
+}
+
+/**
+ * The suffix of `random:N` for a row: uniform, but reproducible from the seed and the row's place in the
+ * input (file and line), so a resumed or repeated load picks the same shards.
+ */
+export function randomShard(seed: number, origin: RowOrigin, shards: number): number {
+  let h = Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) ^ origin.line;
+  for (let i = 0; i < origin.file.length; i++) h = Math.imul(h ^ origin.file.charCodeAt(i), 0x01000193);
+  // murmur3's finaliser: every input bit moves every output bit.
+  h ^= origin.line >>> 16;
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  h ^= h >>> 16;
+  return (h >>> 0) % shards;
+}
+
+const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2})(?::(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?)?(Z|[+-]\d{2}:?\d{2})?$/;
+
+/**
+ * A time value -> milliseconds since the epoch. ISO 8601 text (a date, or a date and time; without an
+ * offset it is taken as UTC, so the bucket does not depend on the machine's zone), or epoch numbers:
+ * seconds when below 10^11 (before the year 5138), milliseconds otherwise. Undefined when unreadable.
+ */
+export function parseTime(value: unknown): number | undefined {
+  if (value instanceof NumberValue || typeof value === 'number') {
+    const n = Number(value instanceof NumberValue ? value.value : value);
+    if (!Number.isFinite(n)) return undefined;
+    const ms = Math.abs(n) < 1e11 ? n * 1000 : n;
+    return inBucketRange(ms) ? ms : undefined;
+  }
+  if (typeof value !== 'string') return undefined;
+  const text = value.trim();
+  if (/^-?\d+(\.\d+)?$/.test(text)) return parseTime(Number(text));
+  const m = ISO_8601.exec(text);
+  if (!m) return undefined;
+  const [, y, mo, d, h = '00', mi = '00', s = '00', frac = '', zone = 'Z'] = m;
+  const offset = zone === 'Z' ? 'Z' : zone.includes(':') ? zone : `${zone.slice(0, 3)}:${zone.slice(3)}`;
+  // Date.parse would roll 2024-02-30 over to March 1st; a calendar date that does not exist is unreadable.
+  if (!isCalendarDate(Number(y), Number(mo), Number(d)) || Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) return undefined;
+  const ms = Date.parse(`${y}-${mo}-${d}T${h}:${mi}:${s}.${(frac + '000').slice(0, 3)}${offset}`);
+  return Number.isNaN(ms) || !inBucketRange(ms) ? undefined : ms;
+}
+
+/** Years 0000 to 9999: the buckets are fixed-width text (2024-01-15), as ISO 8601 writes them. */
+const MIN_BUCKET_MS = Date.parse('0000-01-01T00:00:00.000Z');
+const MAX_BUCKET_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+function isCalendarDate(year: number, month: number, day: number): boolean {
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
+function inBucketRange(ms: number): boolean {
+  return ms >= MIN_BUCKET_MS && ms <= MAX_BUCKET_MS;
+}
+
+/** The UTC bucket of a time: 2024-01-15T13 (hour), 2024-01-15 (day) or 2024-01 (month). */
+export function timeBucket(ms: number, unit: TimeUnit): string {
+  const iso = new Date(ms).toISOString();
+  return unit === 'hour' ? iso.slice(0, 13) : unit === 'day' ? iso.slice(0, 10) : iso.slice(0, 7);
+}
+
+export interface ShardedKey {
+  /** The partition key value before the suffix. */
+  original: string;
+  /** The partition key value written. */
+  written: string;
+}
+
+/**
+ * Applies the shard rules to one item, in place: suffixes the partition key and, when asked, keeps the
+ * original value in another attribute. Returns undefined when the key is not one of `keys`. Throws
+ * RowError(SHARD_ATTRIBUTE) when a rule's attribute is missing or unreadable: a row that cannot be
+ * sharded as asked is rejected, never written unsharded.
+ */
+export function applyShard(item: Item, origin: RowOrigin, options: ResolvedShardOptions): ShardedKey | undefined {
+  const original = ownValue(item, options.partitionKey);
+  // Key presence and type are checked after sharding (keyIdsOf), with the usual messages.
+  if (typeof original !== 'string' || original === '') return undefined;
+  if (options.keys && !options.keys.has(original)) return undefined;
+  let written = original;
+  for (const rule of options.rules) written += options.separator + suffixOf(item, origin, rule, options.seed);
+  if (options.keepOriginalKey !== undefined) {
+    const existing = ownValue(item, options.keepOriginalKey);
+    if (existing !== undefined && existing !== original) {
+      throw new RowError(
+        'SHARD_ATTRIBUTE',
+        `--keep-original-key attribute "${options.keepOriginalKey}" already holds another value in this row; choose an attribute the input does not use`,
+        options.keepOriginalKey,
+      );
+    }
+    setOwn(item, options.keepOriginalKey, original);
+  }
+  setOwn(item, options.partitionKey, written);
+  return { original, written };
+}
+
+function suffixOf(item: Item, origin: RowOrigin, rule: ResolvedShardRule, seed: number): string {
+  switch (rule.kind) {
+    case 'random':
+      return String(randomShard(seed, origin, rule.shards));
+    case 'hash': {
+      const value = ownValue(item, rule.attribute);
+      const text =
+        typeof value === 'string' ? value : value instanceof NumberValue ? value.value : value instanceof Uint8Array ? Buffer.from(value).toString('base64') : undefined;
+      if (text === undefined || text === '') {
+        throw new RowError(
+          'SHARD_ATTRIBUTE',
+          `--shard hash:${rule.shards}:${rule.attribute} needs attribute "${rule.attribute}" as a string, number or binary, but the row ${value === undefined || text === '' ? 'has none' : 'has another type'}`,
+          rule.attribute,
+        );
+      }
+      return String(hashShard(text, rule.shards));
+    }
+    case 'time': {
+      const value = ownValue(item, rule.attribute);
+      const ms = parseTime(value);
+      if (ms === undefined) {
+        throw new RowError(
+          'SHARD_ATTRIBUTE',
+          value === undefined
+            ? `--shard time:${rule.unit}:${rule.attribute} needs attribute "${rule.attribute}", but the row has none`
+            : `--shard time:${rule.unit}:${rule.attribute}: "${rule.attribute}" is not a readable time (ISO 8601 such as 2024-01-15T13:45:00Z, or epoch seconds or milliseconds)`,
+          rule.attribute,
+        );
+      }
+      return timeBucket(ms, rule.unit);
+    }
+  }
+}
+
+/** Describes the rules the way they were given, for messages and the manifest: "time:day:createdAt". */
+export function formatShardRule(rule: ShardRule): string {
+  if (rule.kind === 'random') return `random:${rule.shards}`;
+  if (rule.kind === 'hash') return `hash:${rule.shards}${rule.attribute ? `:${rule.attribute}` : ''}`;
+  return `time:${rule.unit}${rule.attribute ? `:${rule.attribute}` : ''}`;
+}

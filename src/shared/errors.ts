@@ -1,0 +1,104 @@
+/**
+ * One error class for everything ddb-spread reports, modelled on csv-parse's CsvError: a typed `code`
+ * plus context fields, so tests and callers match on `code` and location, never on prose.
+ */
+
+/** Codes of problems that stop a whole load (configuration, table, credentials, bugs). */
+export type FatalCode =
+  | 'INVALID_OPTION'
+  | 'INPUT_NOT_FOUND'
+  | 'INPUT_UNREADABLE'
+  | 'INPUT_HEADER'
+  | 'TEMP_FILES'
+  | 'TABLE_NOT_FOUND'
+  | 'ACCESS_DENIED'
+  | 'ENDPOINT_UNREACHABLE'
+  /** The credential provider failed in a way that may pass (endpoint timeout, 5xx, throttled SSO refresh). */
+  | 'CREDENTIALS_UNAVAILABLE'
+  | 'AWS_ERROR'
+  | 'REJECTS_UNWRITABLE'
+  | 'MANIFEST_UNWRITABLE'
+  /** --report cannot be created where it was asked for. */
+  | 'REPORT_UNWRITABLE'
+  | 'CHECKPOINT_MISMATCH'
+  | 'CHECKPOINT_UNWRITABLE'
+  /** Another running load holds the lock of this reject file or checkpoint. */
+  | 'OUTPUT_LOCKED'
+  /** The checkpoint file is not one ddb-spread wrote (malformed, truncated, wrong types). */
+  | 'CHECKPOINT_INVALID'
+  /** The checkpoint says this load already completed: nothing to do. */
+  | 'CHECKPOINT_COMPLETE'
+  | 'MAX_REJECTS_REACHED'
+  | 'ABORTED'
+  | 'BUG';
+
+/** Codes of problems with one row: the row is rejected and written to the reject file. */
+export type RejectCode =
+  | 'CSV_SYNTAX'
+  | 'JSON_SYNTAX'
+  | 'NOT_AN_OBJECT'
+  | 'MISSING_KEY'
+  | 'KEY_TYPE_MISMATCH'
+  | 'KEY_TOO_LONG'
+  | 'TYPE_ERROR'
+  | 'ITEM_TOO_LARGE'
+  /** Bytes that are not UTF-8 (they would be stored altered, and two keys could merge). */
+  | 'INVALID_UTF8'
+  /** JSON nested deeper than DynamoDB's 32 levels. */
+  | 'TOO_DEEP'
+  /** A record whose raw text is over the reader's bound (MAX_RECORD_BYTES): it cannot be an item. */
+  | 'RECORD_TOO_LARGE'
+  | 'SHARD_ATTRIBUTE'
+  | 'WRITE_REJECTED'
+  | 'RETRIES_EXHAUSTED';
+
+export type LoaderErrorCode = FatalCode | RejectCode;
+
+export interface LoaderErrorContext {
+  file?: string;
+  line?: number;
+  /** The attribute (CSV column or JSON field) the problem is in. */
+  field?: string;
+  table?: string;
+  cause?: unknown;
+}
+
+export class LoaderError extends Error {
+  override name = 'LoaderError';
+  readonly code: LoaderErrorCode;
+  readonly file: string | undefined;
+  readonly line: number | undefined;
+  readonly field: string | undefined;
+  readonly table: string | undefined;
+  /** For a load that stopped: the counters at the stop (a LoadResult). */
+  result?: import('../reporting/result.js').LoadResult;
+
+  constructor(code: LoaderErrorCode, message: string, context: LoaderErrorContext = {}) {
+    super(message, context.cause === undefined ? undefined : { cause: context.cause });
+    this.code = code;
+    this.file = context.file;
+    this.line = context.line;
+    this.field = context.field;
+    this.table = context.table;
+  }
+}
+
+/** A problem with one row's content, raised by the pure conversion code and turned into a reject. */
+export class RowError extends Error {
+  override name = 'RowError';
+  constructor(
+    readonly code: RejectCode,
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** An error that can only come from a bug in ddb-spread, worded as ncu does. */
+export function bug(message: string): LoaderError {
+  return new LoaderError(
+    'BUG',
+    `${message}. This is probably a bug in ddb-spread; please file an issue with the command you ran.`,
+  );
+}

@@ -1,0 +1,66 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { readFileSync } from 'node:fs';
+import { caBundleFrom, proxyConfigured, regionFrom, type Env } from './awsEnv.js';
+import { LoaderError } from '../shared/errors.js';
+import { EnvProxyAgent } from './proxyAgent.js';
+
+export interface ClientOptions {
+  region?: string | undefined;
+  profile?: string | undefined;
+  endpoint?: string | undefined;
+  /** A PEM file of CA certificates to trust (--ca-bundle; AWS_CA_BUNDLE otherwise). */
+  caBundle?: string | undefined;
+  /** Socket timeout for one call, in ms; a timed-out call is retried by the writer. */
+  requestTimeoutMs: number;
+  /** Sockets kept open: at least the number of batches in flight. */
+  maxSockets: number;
+}
+
+/**
+ * One client per run (dynein builds one per call). Credentials come only from the SDK's default chain
+ * (env, profile, SSO, instance role); `profile` selects a profile the way --profile does in the AWS CLI.
+ * The SDK's own retries are off (maxAttempts 1): the batch writer retries with its own per-item budget,
+ * so the two layers never multiply. What the AWS CLI reads and SDK v3 does not is honoured here:
+ * AWS_DEFAULT_REGION, AWS_CA_BUNDLE, and HTTPS_PROXY / HTTP_PROXY / NO_PROXY (through EnvProxyAgent).
+ */
+export function createClient(options: ClientOptions, env: Env = process.env): DynamoDBDocumentClient {
+  const region = regionFrom(options.region, env);
+  const caFile = caBundleFrom(options.caBundle, env);
+  const ca = caFile === undefined ? undefined : readCaBundle(caFile, options.caBundle !== undefined);
+  const agentOptions = { keepAlive: true, maxSockets: options.maxSockets, ...(ca === undefined ? {} : { ca }) };
+  const proxied = proxyConfigured(env);
+  const base = new DynamoDBClient({
+    ...(region ? { region } : {}),
+    ...(options.profile ? { profile: options.profile } : {}),
+    ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+    maxAttempts: 1,
+    requestHandler: {
+      requestTimeout: options.requestTimeoutMs,
+      connectionTimeout: Math.min(options.requestTimeoutMs, 10_000),
+      httpAgent: proxied ? new EnvProxyAgent(false, env, agentOptions) : agentOptions,
+      httpsAgent: proxied ? new EnvProxyAgent(true, env, agentOptions) : agentOptions,
+    },
+  });
+  return DynamoDBDocumentClient.from(base, {
+    // Items are built by ddb-spread's own type map; these settings make marshalling exact and loud.
+    marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false, convertClassInstanceToMap: false },
+    // UnprocessedItems come back with numbers as NumberValue, so they match the keys that were sent.
+    unmarshallOptions: { wrapNumbers: true },
+  });
+}
+
+/** The CA bundle's PEM text; a file that cannot be read, or holds no certificate, is one clear error. */
+function readCaBundle(path: string, fromFlag: boolean): string {
+  const source = fromFlag ? '--ca-bundle' : 'AWS_CA_BUNDLE';
+  let pem: string;
+  try {
+    pem = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new LoaderError('INVALID_OPTION', `cannot read the CA bundle ${path} (${source}): ${(error as Error).message}; pass a PEM file of CA certificates`, { file: path, cause: error });
+  }
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
+    throw new LoaderError('INVALID_OPTION', `the CA bundle ${path} (${source}) holds no PEM certificate ("-----BEGIN CERTIFICATE-----"); pass a PEM file of CA certificates`, { file: path });
+  }
+  return pem;
+}

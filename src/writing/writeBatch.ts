@@ -1,0 +1,229 @@
+import { BatchWriteItemCommand, type AttributeValue, type BatchWriteItemCommandOutput } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { setTimeout as sleepFor } from 'node:timers/promises';
+import { backoffDelay, classifyFailure, type BackoffPolicy } from './backoff.js';
+import { LoaderError } from '../shared/errors.js';
+import { keyForDisplay, keyIdOf } from '../typing/key.js';
+import type { KeySchema, PlannedWrite, RejectedRow } from '../shared/types.js';
+import { keyFromWire, toWireItem } from './wireItem.js';
+import { errorFacts, fatalAwsError } from './awsErrors.js';
+
+export interface WriterContext {
+  client: DynamoDBDocumentClient;
+  table: string;
+  keySchema: KeySchema;
+  region?: string | undefined;
+  endpoint?: string | undefined;
+  /** Sends per item before it is rejected as RETRIES_EXHAUSTED. */
+  maxAttempts: number;
+  backoff: BackoffPolicy;
+  random: () => number;
+  sleep?: (ms: number) => Promise<void>;
+  onRetry?: (info: { reason: string; items: number; attempt: number; delayMs: number }) => void;
+  /** Rate control: waits before every send (first and resends) and learns from every answer. */
+  pacer?: SendPacer;
+}
+
+/** What one BatchWriteItem call did, for rate control. */
+export interface SendReport {
+  sent: readonly PlannedWrite[];
+  /** Writes DynamoDB stored. */
+  stored: readonly PlannedWrite[];
+  /** Writes refused by throttling (UnprocessedItems, or the whole call on a throttling error). */
+  throttled: readonly PlannedWrite[];
+  /** Write units DynamoDB reported for the call (table and indexes), when it did. */
+  consumedUnits: number | undefined;
+  /** ThrottlingReasons[].reason of a throttling error, e.g. TableWriteKeyRangeThroughputExceeded. */
+  throttleReasons: string[];
+}
+
+export interface SendPacer {
+  beforeSend(writes: readonly PlannedWrite[]): Promise<void>;
+  afterSend(report: SendReport): void;
+}
+
+export interface BatchOutcome {
+  written: PlannedWrite[];
+  rejected: RejectedRow[];
+  /** Table write units DynamoDB reported (ReturnConsumedCapacity). */
+  consumedWcu: number;
+  /** Items that came back in UnprocessedItems or failed with a throttling error, summed over attempts. */
+  throttledItems: number;
+  retries: number;
+  /**
+   * Superseded writes taken back from "superseded" because DynamoDB refused the write that replaced them:
+   * each is in `written` or `rejected` now, or neither when a fatal error stopped the batch (not written).
+   */
+  revived: number;
+  /** Set when the load must stop (table gone, access denied); the batch's unsent rows are in neither list. */
+  fatal?: LoaderError;
+}
+
+const THROTTLE_NAMES = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded']);
+
+/**
+ * Writes one batch with BatchWriteItem until every request is stored or rejected.
+ * AWS: "If DynamoDB returns any unprocessed items, you should retry the batch operation on those items.
+ * However, we strongly recommend that you use an exponential backoff algorithm." Unprocessed items and
+ * retryable errors are resent after a capped, fully jittered backoff, up to maxAttempts sends per item.
+ * A ValidationException names no row, so the batch is halved until the offending rows are alone; only
+ * they are rejected, with the service's message.
+ *
+ * A rejected write that superseded an earlier one of its key (its `predecessor`) hands over to it: the
+ * predecessor is sent next, with its own attempts, while the batch, and so the key, is still in flight
+ * (no later write of the key can overtake it). One by one, the earlier row would have been stored.
+ */
+export async function writeBatch(writes: PlannedWrite[], ctx: WriterContext): Promise<BatchOutcome> {
+  const outcome: BatchOutcome = { written: [], rejected: [], consumedWcu: 0, throttledItems: 0, retries: 0, revived: 0 };
+  const revive: PlannedWrite[] = [];
+  await send(writes, 0, ctx, outcome, revive);
+  while (revive.length > 0) {
+    const next = revive.splice(0);
+    outcome.revived += next.length;
+    // Stopped: the predecessors were not sent; no longer superseded, they count as not written.
+    if (outcome.fatal) break;
+    await send(next, 0, ctx, outcome, revive);
+  }
+  return outcome;
+}
+
+async function send(writes: PlannedWrite[], attemptsSoFar: number, ctx: WriterContext, outcome: BatchOutcome, revive: PlannedWrite[]): Promise<void> {
+  let pending = writes;
+  let attempt = attemptsSoFar;
+  const sleep = ctx.sleep ?? ((ms: number) => sleepFor(ms));
+  while (pending.length > 0) {
+    attempt++;
+    let unprocessed: PlannedWrite[];
+    let reason: string;
+    if (ctx.pacer) await ctx.pacer.beforeSend(pending);
+    try {
+      // The low-level command with items marshalled by toWireItem: every attribute name goes out as
+      // written (lib-dynamodb's marshall loses `__proto__`). The document client sends it unchanged.
+      const response: BatchWriteItemCommandOutput = await (ctx.client as unknown as { send(command: BatchWriteItemCommand): Promise<BatchWriteItemCommandOutput> }).send(
+        new BatchWriteItemCommand({
+          RequestItems: { [ctx.table]: pending.map((w) => ({ PutRequest: { Item: toWireItem(w.item) } })) },
+          // INDEXES: the units of each GSI too, so rate control learns the true cost of a write.
+          ReturnConsumedCapacity: 'INDEXES',
+        }),
+      );
+      let consumed: number | undefined;
+      for (const c of response.ConsumedCapacity ?? []) consumed = (consumed ?? 0) + (c.CapacityUnits ?? 0);
+      outcome.consumedWcu += consumed ?? 0;
+      unprocessed = matchUnprocessed(pending, response.UnprocessedItems?.[ctx.table] ?? [], ctx.keySchema);
+      const stored: PlannedWrite[] = [];
+      if (unprocessed.length < pending.length) {
+        const left = new Set(unprocessed);
+        for (const w of pending) if (!left.has(w)) stored.push(w);
+        outcome.written.push(...stored);
+      }
+      ctx.pacer?.afterSend({ sent: pending, stored, throttled: unprocessed, consumedUnits: consumed, throttleReasons: [] });
+      if (unprocessed.length === 0) return;
+      outcome.throttledItems += unprocessed.length;
+      reason = 'UnprocessedItems';
+    } catch (error) {
+      const facts = errorFacts(error);
+      const kind = classifyFailure(facts);
+      if (kind === 'fatal') {
+        outcome.fatal = fatalAwsError(error, ctx);
+        return;
+      }
+      if (kind === 'reject') {
+        if (pending.length > 1) {
+          const half = Math.ceil(pending.length / 2);
+          await send(pending.slice(0, half), attempt - 1, ctx, outcome, revive);
+          if (outcome.fatal) return;
+          await send(pending.slice(half), attempt - 1, ctx, outcome, revive);
+          return;
+        }
+        refuse(pending[0]!, 'WRITE_REJECTED', `DynamoDB rejected the item: ${facts.name ?? 'error'}: ${(error as Error).message}`, ctx, outcome, revive);
+        return;
+      }
+      const throttled = facts.name !== undefined && THROTTLE_NAMES.has(facts.name);
+      if (throttled) outcome.throttledItems += pending.length;
+      ctx.pacer?.afterSend({ sent: pending, stored: [], throttled: throttled ? pending : [], consumedUnits: undefined, throttleReasons: throttleReasonsOf(error) });
+      unprocessed = pending;
+      reason = facts.name ?? facts.code ?? `HTTP ${facts.httpStatus ?? '?'}`;
+    }
+    if (attempt >= ctx.maxAttempts) {
+      for (const w of unprocessed) {
+        refuse(w, 'RETRIES_EXHAUSTED', `not stored after ${attempt} attempts (last: ${reason}); retry later or raise --max-attempts`, ctx, outcome, revive);
+      }
+      return;
+    }
+    const delayMs = backoffDelay(attempt, ctx.random, ctx.backoff);
+    outcome.retries++;
+    ctx.onRetry?.({ reason, items: unprocessed.length, attempt, delayMs });
+    await sleep(delayMs);
+    pending = unprocessed;
+  }
+}
+
+function throttleReasonsOf(error: unknown): string[] {
+  const reasons = (error as { ThrottlingReasons?: Array<{ reason?: unknown }> })?.ThrottlingReasons;
+  return Array.isArray(reasons) ? reasons.map((r) => r?.reason).filter((r): r is string => typeof r === 'string') : [];
+}
+
+/** Maps UnprocessedItems back to the writes that were sent, by primary key (unique within a batch). */
+function matchUnprocessed(sent: PlannedWrite[], unprocessed: Array<{ PutRequest?: { Item?: Record<string, AttributeValue> | undefined } | undefined }>, schema: KeySchema): PlannedWrite[] {
+  if (unprocessed.length === 0) return [];
+  const byKey = new Map(sent.map((w) => [w.keyId, w]));
+  const out: PlannedWrite[] = [];
+  for (const request of unprocessed) {
+    const item = request.PutRequest?.Item;
+    let write: PlannedWrite | undefined;
+    try {
+      write = item ? byKey.get(keyIdOf(keyFromWire(item, schema), schema)) : undefined;
+    } catch {
+      // The SDK's answer lost a key attribute named __proto__ (issue 11.5): the attributes it kept may
+      // still name exactly one write.
+      write = item ? byAttributes(sent, item, out) : undefined;
+    }
+    // DynamoDB returns the requests it was sent; one we cannot match would be a bug on either side, and
+    // resending everything is the safe reading of it (puts are idempotent).
+    if (!write) return sent;
+    out.push(write);
+  }
+  return out;
+}
+
+/** The one write of `sent` (not yet in `taken`) that agrees with `item` on every attribute `item` still holds. */
+function byAttributes(sent: PlannedWrite[], item: Record<string, AttributeValue>, taken: PlannedWrite[]): PlannedWrite | undefined {
+  const names = Object.keys(item).filter((name) => item[name] !== undefined);
+  if (names.length === 0) return undefined;
+  let found: PlannedWrite | undefined;
+  for (const w of sent) {
+    if (taken.includes(w)) continue;
+    const wire = toWireItem(w.item);
+    if (!names.every((name) => Object.hasOwn(wire, name) && wireText(wire[name]) === wireText(item[name]))) continue;
+    if (found) return undefined;
+    found = w;
+  }
+  return found;
+}
+
+/** An attribute value as text, binary as base64 (a Buffer and a Uint8Array of the same bytes are equal). */
+function wireText(value: unknown): string {
+  return JSON.stringify(value, function (this: Record<string, unknown>, key: string, replaced: unknown) {
+    const raw = this[key];
+    return raw instanceof Uint8Array ? Buffer.from(raw).toString('base64') : replaced;
+  });
+}
+
+/** Rejects `write`; its predecessor, if any, is queued to be written in its place. */
+function refuse(write: PlannedWrite, code: 'WRITE_REJECTED' | 'RETRIES_EXHAUSTED', message: string, ctx: WriterContext, outcome: BatchOutcome, revive: PlannedWrite[]): void {
+  const predecessor = write.predecessor;
+  if (predecessor === undefined) {
+    outcome.rejected.push(reject(write, code, message, ctx));
+    return;
+  }
+  const origin = predecessor.origin.file === write.origin.file ? `line ${predecessor.origin.line}` : `${predecessor.origin.file}:${predecessor.origin.line}`;
+  outcome.rejected.push(reject(write, code, `${message}; the earlier row with this primary key (${origin}) is written in its place`, ctx));
+  revive.push(predecessor);
+}
+
+function reject(write: PlannedWrite, code: 'WRITE_REJECTED' | 'RETRIES_EXHAUSTED', message: string, ctx: WriterContext): RejectedRow {
+  const row: RejectedRow = { origin: write.origin, code, message };
+  const key = keyForDisplay(write.item, ctx.keySchema);
+  if (key) row.key = key;
+  return row;
+}

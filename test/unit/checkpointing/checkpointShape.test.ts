@@ -1,0 +1,76 @@
+/** A checkpoint file's shape is checked before it is used (issue 11.16). */
+import { describe, expect, it } from 'vitest';
+import { CHECKPOINT_VERSION } from '../../../src/checkpointing/checkpointState.js';
+import { parseCheckpoint } from '../../../src/checkpointing/checkpointShape.js';
+import { LoaderError } from '../../../src/shared/errors.js';
+
+const PATH = 'runs/c.json';
+const VALID = {
+  version: CHECKPOINT_VERSION,
+  status: 'running',
+  createdAt: '2026-01-01T00:00:00.000Z',
+  updatedAt: '2026-01-01T00:00:01.000Z',
+  input: { path: '/data/c.csv', size: 10, mtimeMs: 1, edgesSha256: 'a'.repeat(64), sha256: 'b'.repeat(64) },
+  options: { table: 't' },
+  batchesDone: 4,
+  doneAbove: [
+    [6, 8],
+    [9, 10],
+  ],
+  written: 100,
+  plannedWcu: 100,
+  consumedWcu: 100.5,
+  writeRejects: 0,
+  writeRejectLogBytes: 0,
+};
+
+function refusal(value: unknown): LoaderError {
+  try {
+    parseCheckpoint(typeof value === 'string' ? value : JSON.stringify(value), PATH);
+  } catch (error) {
+    expect(error).toBeInstanceOf(LoaderError);
+    const e = error as LoaderError;
+    expect(e.message).toContain(`checkpoint ${PATH}`);
+    expect(e.message).toMatch(/delete it/);
+    expect(e.message).not.toContain('probably a bug');
+    return e;
+  }
+  throw new Error('accepted');
+}
+
+describe('parseCheckpoint', () => {
+  it('accepts what ddb-spread writes', () => {
+    expect(parseCheckpoint(JSON.stringify(VALID), PATH)).toEqual(VALID);
+  });
+
+  it.each([
+    ['null', 'null', 'found null'],
+    ['an array', '[]', 'an array'],
+    ['truncated JSON', JSON.stringify(VALID).slice(0, 50), 'not JSON'],
+    ['a string', '"x"', 'found string'],
+  ])('refuses %s', (_label, text, mentions) => {
+    const e = refusal(text);
+    expect(e.code).toBe('CHECKPOINT_INVALID');
+    expect(e.message).toContain(mentions);
+  });
+
+  it('refuses another format version as a mismatch', () => {
+    expect(refusal({ version: 1 }).code).toBe('CHECKPOINT_MISMATCH');
+    expect(refusal({}).message).toContain('no format version');
+  });
+
+  it.each<[string, Record<string, unknown>, string]>([
+    ['status', { status: 'done' }, 'field status'],
+    ['input', { input: null }, 'field input'],
+    ['input.size', { input: { ...VALID.input, size: -1 } }, 'field input.size'],
+    ['batchesDone', { batchesDone: '4' }, 'field batchesDone'],
+    ['a range touching the mark', { doneAbove: [[4, 5]] }, 'field doneAbove'],
+    ['unsorted ranges', { doneAbove: [[9, 10], [6, 8]] }, 'field doneAbove'],
+    ['written', { written: 1.5 }, 'field written'],
+    ['a finished checkpoint without its outcome', { status: 'complete' }, 'field outcome'],
+  ])('names the bad field: %s', (_label, patch, mentions) => {
+    const e = refusal({ ...VALID, ...patch });
+    expect(e.code).toBe('CHECKPOINT_INVALID');
+    expect(e.message).toContain(mentions);
+  });
+});

@@ -1,0 +1,157 @@
+/**
+ * Issue 12: the rate controller on synthetic traces, on a simulated clock. Noise (throttles at a fixed
+ * probability per call whatever the rate, errors without an answer) must not drag the rate down; a real
+ * capacity limit must still be found, alone or under noise. Assertions are on where the rate settles.
+ */
+import { describe, expect, it } from 'vitest';
+import { RateController, type RateChange, type RateControlOptions, type SendResult } from '../../../src/pacing/rateControl.js';
+import { mulberry32 } from '../../../tools/mulberry32.js';
+
+const BATCH_UNITS = 25;
+
+interface Trace {
+  controller: RateController;
+  writers: number;
+  latencyMs: number;
+  endMs: number;
+  /** What the service answers to a call sent at `at` with `units`. */
+  answer: (at: number, units: number) => SendResult;
+}
+
+interface Run {
+  /** Units stored per whole second. */
+  storedPerSecond: number[];
+  /** The rate in force, sampled each second (Infinity when unlimited). */
+  ratePerSecond: number[];
+  changes: RateChange[];
+}
+
+/** Writers in a loop: reserve the table, wait, send, record the answer `latencyMs` later. */
+function run(trace: Trace): Run {
+  const { controller } = trace;
+  const events: Array<{ at: number; seq: number; go: (now: number) => void }> = [];
+  let seq = 0;
+  const at = (t: number, go: (now: number) => void) => events.push({ at: t, seq: seq++, go });
+  const seconds = Math.ceil(trace.endMs / 1000);
+  const storedPerSecond = new Array<number>(seconds).fill(0);
+  const ratePerSecond: number[] = [];
+  const changes: RateChange[] = [];
+  const start = (now: number) => {
+    if (now >= trace.endMs) return;
+    const wait = controller.reserveTable(now, BATCH_UNITS);
+    at(now + wait, (sent) => {
+      const result = trace.answer(sent, BATCH_UNITS);
+      at(sent + trace.latencyMs, (back) => {
+        changes.push(...controller.record(back, result));
+        const s = Math.floor(back / 1000);
+        if (s < seconds) storedPerSecond[s] = storedPerSecond[s]! + result.plannedUnits;
+        start(back);
+      });
+    });
+  };
+  for (let w = 0; w < trace.writers; w++) at(0, start);
+  for (let s = 0; s < seconds; s++) at(s * 1000 + 999, (now) => ratePerSecond.push(controller.snapshot(now).currentWcu ?? Infinity));
+  let now = 0;
+  while (events.length > 0) {
+    let best = 0;
+    for (let i = 1; i < events.length; i++) if (events[i]!.at < events[best]!.at || (events[i]!.at === events[best]!.at && events[i]!.seq < events[best]!.seq)) best = i;
+    const event = events.splice(best, 1)[0]!;
+    now = Math.max(now, event.at);
+    event.go(now);
+  }
+  return { storedPerSecond, ratePerSecond, changes };
+}
+
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+
+/** Each call: throttled whole with probability `throttle`, failed without an answer with `error`. */
+function noisy(seed: number, throttle: number, error: number, inner: (at: number, units: number) => SendResult = (_at, units) => ({ plannedUnits: units })) {
+  const random = mulberry32(seed);
+  return (at: number, units: number): SendResult => {
+    const u = random();
+    if (u < throttle) return { plannedUnits: 0, throttledUnits: units, throttle: { scope: 'table' } };
+    if (u < throttle + error) return { plannedUnits: 0, error: true };
+    return inner(at, units);
+  };
+}
+
+/** A table that takes `capacity(at)` WCU/s with half a second of burst; a batch it cannot take is refused whole. */
+function capacityLimit(capacity: (at: number) => number) {
+  let tokens = 0;
+  let last = 0;
+  return (at: number, units: number): SendResult => {
+    const cap = capacity(at);
+    tokens = Math.min(cap / 2, tokens + ((at - last) * cap) / 1000);
+    last = at;
+    if (tokens < units) return { plannedUnits: 0, throttledUnits: units, throttle: { scope: 'table' } };
+    tokens -= units;
+    return { plannedUnits: units, consumedUnits: units };
+  };
+}
+
+function controller(options: Partial<RateControlOptions> = {}): RateController {
+  return new RateController({ targetWcu: 1000, ...options }, 0);
+}
+
+describe('RateController under noise (issue 12)', () => {
+  // issue 12.1: throttles at a fixed probability, no capacity limit: the rate stays near the target.
+  it.each([1, 2, 3])('a tenth of the calls throttled and 15 in 100 failed at random, seed %i: the rate stays near the target, never near the floor', (seed) => {
+    const c = controller();
+    const result = run({ controller: c, writers: 8, latencyMs: 20, endMs: 300_000, answer: noisy(seed, 0.1, 0.15) });
+    const rates = result.ratePerSecond.slice(60);
+    // At the target 1,000 WCU/s, 75% of the calls store: 750 WCU/s is all the noise leaves.
+    expect(mean(rates)).toBeGreaterThan(0.85 * 1000);
+    expect(Math.min(...rates)).toBeGreaterThan(0.3 * 1000);
+    expect(mean(result.storedPerSecond.slice(60))).toBeGreaterThan(0.85 * 750);
+    const snapshot = c.snapshot(300_000);
+    expect(snapshot.restores).toBeGreaterThan(0);
+    expect(snapshot.errors).toBeGreaterThan(1000);
+    expect(snapshot.noiseShare).toBeGreaterThan(0.05);
+    expect(snapshot.noiseShare).toBeLessThan(0.2);
+    expect(result.changes.some((change) => change.kind === 'restored' && change.reason === 'noise')).toBe(true);
+  });
+
+  // issue 12.1: the default (no --wcu): noise must not cut the load to a fraction of its clean speed.
+  it('without a target, noise keeps at least 0.7x the clean rate (as fast as the writers go)', () => {
+    const clean = run({ controller: controller({ targetWcu: Infinity }), writers: 8, latencyMs: 20, endMs: 120_000, answer: (_at, units) => ({ plannedUnits: units }) });
+    const cleanRate = mean(clean.storedPerSecond.slice(10));
+    const c = controller({ targetWcu: Infinity });
+    const noise = run({ controller: c, writers: 8, latencyMs: 20, endMs: 120_000, answer: noisy(7, 0.1, 0.2) });
+    // 30% of the calls store nothing whatever the rate; of the rest the load must keep most.
+    expect(mean(noise.storedPerSecond.slice(10))).toBeGreaterThan(0.7 * 0.7 * cleanRate);
+  });
+
+  // issue 12.2: a real capacity limit is still found, and followed when it steps down and up.
+  it('a capacity step down and up: the stored rate follows the capacity, at most it and not far below', () => {
+    const capacity = (at: number) => (at < 60_000 ? 800 : at < 150_000 ? 400 : 800);
+    const c = controller();
+    const result = run({ controller: c, writers: 8, latencyMs: 20, endMs: 240_000, answer: capacityLimit(capacity) });
+    for (const [from, to, cap] of [[30, 60, 800], [110, 150, 400], [200, 240, 800]] as const) {
+      const stored = mean(result.storedPerSecond.slice(from, to));
+      expect(stored, `${from}-${to} s`).toBeLessThanOrEqual(cap * 1.02);
+      expect(stored, `${from}-${to} s`).toBeGreaterThan(0.7 * cap);
+    }
+    expect(result.changes.some((change) => change.kind === 'decreased' && change.scope === 'table' && change.reason === 'capacity')).toBe(true);
+  });
+
+  // issue 12.3: both at once: the rate converges to the capacity, not to the floor.
+  it.each([11, 12])('noise on top of a capacity of 500 WCU/s, seed %i: converges to the capacity, not to the floor', (seed) => {
+    const c = controller();
+    const result = run({ controller: c, writers: 8, latencyMs: 20, endMs: 240_000, answer: noisy(seed, 0.06, 0.15, capacityLimit(() => 500)) });
+    const rates = result.ratePerSecond.slice(60);
+    // The floor is 5% of the target (50); the capacity is 500.
+    expect(mean(rates)).toBeGreaterThan(0.6 * 500);
+    expect(mean(rates)).toBeLessThan(1.3 * 500);
+    // Of what is offered, 21% of the calls fail whatever the rate.
+    expect(mean(result.storedPerSecond.slice(60))).toBeGreaterThan(0.6 * 0.79 * 500);
+    expect(mean(result.storedPerSecond.slice(60))).toBeLessThanOrEqual(500 * 1.02);
+  });
+
+  it('errors without an answer never move the rate', () => {
+    const c = controller();
+    const result = run({ controller: c, writers: 8, latencyMs: 20, endMs: 30_000, answer: noisy(5, 0, 0.6) });
+    expect(result.changes).toEqual([]);
+    expect(c.snapshot(30_000)).toMatchObject({ currentWcu: 1000, decreases: 0, errors: expect.any(Number) });
+    expect(c.snapshot(30_000).errors).toBeGreaterThan(500);
+  });
+});
