@@ -1,0 +1,133 @@
+import pLimit, { type LimitFunction } from 'p-limit';
+import type { Batch } from '../batching/batch.js';
+import type { CheckpointStore } from '../checkpointing/checkpoint.js';
+import { logEntriesOf, rejectedRowOf } from '../checkpointing/writeRejectLog.js';
+import type { InFlightLimit } from '../pacing/inFlight.js';
+import type { KeySchema, PlannedWrite } from '../shared/types.js';
+import type { ShardManifest } from '../sharding/shardManifest.js';
+import type { BatchSink } from '../writing/batchSink.js';
+import type { BatchOutcome } from '../writing/writeBatch.js';
+import type { LoadStop } from './loadStop.js';
+import type { LoadTally } from './loadTally.js';
+import type { Rejections } from './rejections.js';
+
+export interface DispatcherOptions {
+  /** Batches in flight to start with (--concurrency); `inFlight` may lend more while calls are slow. */
+  concurrency: number;
+  inFlight: InFlightLimit;
+  now: () => number;
+  sink: BatchSink;
+  keySchema: KeySchema;
+  costOf: (write: PlannedWrite) => number;
+  countKeys: boolean;
+  tally: LoadTally;
+  rejections: Rejections;
+  stop: LoadStop;
+  progress: () => void;
+  /** The checkpoint of this run, and the batch an earlier run of it got to (batches before are done). */
+  checkpoint: CheckpointStore | undefined;
+  resumeFrom: number;
+  manifest: ShardManifest | undefined;
+}
+
+/**
+ * Sends the load's batches, in the order they come, with a bounded number in flight. It owns what
+ * concurrency needs for correctness: two batches holding one primary key are never in flight together
+ * (the later waits, so it always lands last); batches an earlier run of the checkpoint did are skipped,
+ * with their rejects put back; a batch is recorded done in the checkpoint only once every write in it
+ * is stored or rejected. Every way out of the load waits for the batches under way (lib-storage: never
+ * strand a write).
+ */
+export class Dispatcher {
+  readonly #o: DispatcherOptions;
+  readonly #limit: LimitFunction;
+  /** Batches under way. */
+  readonly #running = new Set<Promise<void>>();
+  /** Keys of batches not yet settled, each with the promise of the last batch holding it. */
+  readonly #unsettledKeys = new Map<string, Promise<void>>();
+
+  constructor(options: DispatcherOptions) {
+    this.#o = options;
+    this.#limit = pLimit(options.concurrency);
+  }
+
+  /** Sends `batch` once a slot is free (or skips it, done before the resume); resolves when it is under way. */
+  async dispatch(batch: Batch): Promise<void> {
+    const { tally, checkpoint, inFlight, now } = this.#o;
+    const index = tally.nextBatch();
+    if (index < this.#o.resumeFrom || checkpoint?.progress.isDone(index)) return this.#skipDone(batch);
+    const limit = this.#limit;
+    // Gate the reader on p-limit's own counts, so a later change of limit.concurrency takes effect here.
+    while (limit.activeCount + limit.pendingCount >= (limit.concurrency = inFlight.limit(now()))) await Promise.race([...this.#running, delay(inFlight.recheckMs())]);
+    const waitFor = new Set<Promise<void>>();
+    for (const w of batch.writes) {
+      const earlier = this.#unsettledKeys.get(w.keyId);
+      if (earlier) waitFor.add(earlier);
+    }
+    let settle!: () => void;
+    const settled = new Promise<void>((resolve) => (settle = resolve));
+    for (const w of batch.writes) this.#unsettledKeys.set(w.keyId, settled);
+    const task = limit(async () => {
+      if (waitFor.size > 0) await Promise.all(waitFor);
+      // The load is stopping: these rows were never sent; they are counted as not written.
+      if (this.#o.stop.failed) return;
+      await this.#record(index, await this.#o.sink.write(batch.writes));
+    })
+      .catch((error: unknown) => this.#o.stop.fail(error, 'a batch failed unexpectedly'))
+      .finally(() => {
+        settle();
+        for (const w of batch.writes) if (this.#unsettledKeys.get(w.keyId) === settled) this.#unsettledKeys.delete(w.keyId);
+        this.#running.delete(task);
+      });
+    this.#running.add(task);
+  }
+
+  /** Waits for every batch under way; the first failure among them is the load's. */
+  async finish(): Promise<void> {
+    while (this.#running.size > 0) await Promise.all(this.#running);
+  }
+
+  /** Waits for every batch under way, whatever happens to them: nothing is left writing behind the load's files closing. */
+  async settle(): Promise<void> {
+    while (this.#running.size > 0) await Promise.allSettled(this.#running);
+  }
+
+  /**
+   * A batch an earlier run of the checkpoint did: counted from the checkpoint, not sent. Only the
+   * manifest needs its keys again, and the reject file the rows DynamoDB refused.
+   */
+  async #skipDone(batch: Batch): Promise<void> {
+    const { checkpoint, manifest, keySchema, rejections } = this.#o;
+    if (manifest) addToManifest(manifest, batch.writes, keySchema);
+    // A refused write's predecessors (issue 11.2) are in no batch's writes: their rejects are put back too.
+    for (const write of batch.writes) {
+      for (let w: PlannedWrite | undefined = write; w; w = w.predecessor) {
+        const entry = checkpoint?.restoredRejects.get(w.origin.line);
+        if (entry) await rejections.reject(rejectedRowOf(entry, w, keySchema), false);
+      }
+    }
+  }
+
+  /** Books a batch's outcome: tally, manifest, reject file, then the checkpoint. */
+  async #record(index: number, outcome: BatchOutcome): Promise<void> {
+    const { tally, manifest, keySchema, checkpoint, stop } = this.#o;
+    const batchWcu = tally.batchWritten(outcome, this.#o.costOf, this.#o.countKeys);
+    if (manifest) addToManifest(manifest, outcome.written, keySchema);
+    for (const row of outcome.rejected) await this.#o.rejections.reject(row);
+    // Done means every write stored or rejected; a batch cut short by a fatal error is not, even when
+    // another batch's fatal error came first.
+    if (outcome.fatal) stop.fail(outcome.fatal);
+    else await checkpoint?.complete(index, { written: outcome.written.length, plannedWcu: batchWcu, consumedWcu: outcome.consumedWcu, writeRejects: outcome.rejected.length, revived: outcome.revived }, logEntriesOf(index, outcome.rejected));
+    this.#o.progress();
+  }
+}
+
+/** The original partition key of each sharded write, for the manifest a reader uses to query every shard. */
+function addToManifest(manifest: ShardManifest, writes: readonly PlannedWrite[], keySchema: KeySchema): void {
+  for (const w of writes) if (w.unshardedKey !== undefined) manifest.add(w.unshardedKey, w.item[keySchema.partitionKey.name] as string);
+}
+
+/** A timer that never keeps the process alive on its own. */
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

@@ -1,0 +1,91 @@
+import { findBottleneck, type RateSnapshot } from '../pacing/rateControl.js';
+import type { OrderMode } from '../ordering/order.js';
+import type { LoadResult, RateSummary } from '../reporting/result.js';
+import type { LoadTally } from './loadTally.js';
+
+/** What the result says besides the counters, as the load's parts know it at the moment it is asked. */
+export interface ResultFacts {
+  table: string;
+  input: string;
+  order: OrderMode;
+  elapsedMs: number;
+  bytesRead: number;
+  /** The reject file, when a row went there. */
+  rejectsPath: string | undefined;
+  orderTempBytes: number;
+  shardManifestPath: string | undefined;
+  shardedKeys: number;
+  /** The rate controller's state; undefined without pacing (a dry run, --no-pacing). */
+  rate: RateSnapshot | undefined;
+  /** The load's target rate; Infinity without one. */
+  targetWcu: number;
+  rateReason: string;
+  keyWcu: number;
+  pacing: boolean;
+  segment: string | undefined;
+  checkpointPath: string | undefined;
+  resumedFromBatch: number | undefined;
+}
+
+/** The result of a load from its tally and the facts of its parts. Pure. */
+export function loadResult(tally: LoadTally, facts: ResultFacts): LoadResult {
+  const counters = tally.counters;
+  const { elapsedMs, bytesRead } = facts;
+  const keyUnits = tally.keyUnits;
+  return {
+    ...counters,
+    bytesRead,
+    rejectedByReason: { ...counters.rejectedByReason },
+    table: facts.table,
+    input: facts.input,
+    rejectsPath: facts.rejectsPath,
+    order: facts.order,
+    orderTempBytes: facts.orderTempBytes,
+    shardManifestPath: facts.shardManifestPath,
+    shardedKeys: facts.shardedKeys,
+    rate: rateSummary(tally, facts),
+    hotKeys: keyUnits.top(5).map((k) => ({ key: displayKey(k.key), units: k.weight, share: keyUnits.total > 0 ? k.weight / keyUnits.total : 0 })),
+    bottleneck: bottleneckOf(tally, facts),
+    elapsedMs,
+    itemsPerSecond: elapsedMs > 0 ? ((counters.written - counters.writtenBeforeResume) * 1000) / elapsedMs : 0,
+    segment: facts.segment,
+    checkpointPath: facts.checkpointPath,
+    resumedFromBatch: facts.resumedFromBatch,
+    complete: counters.rejected === 0 && counters.written + counters.superseded + counters.otherSegments === counters.rowsRead,
+  };
+}
+
+function rateSummary(tally: LoadTally, facts: ResultFacts): RateSummary {
+  const snapshot = facts.rate;
+  const { elapsedMs } = facts;
+  return {
+    targetWcu: snapshot?.targetWcu,
+    reason: facts.rateReason,
+    keyWcu: facts.keyWcu,
+    finalWcu: snapshot?.currentWcu,
+    peakWcu: snapshot?.peakWcu ?? 0,
+    averageWcu: elapsedMs > 0 ? ((tally.counters.plannedWcu - tally.plannedWcuBeforeResume) * 1000) / elapsedMs : 0,
+    costRatio: snapshot?.costRatio ?? 1,
+    tableThrottles: snapshot?.tableThrottles ?? 0,
+    keyThrottles: snapshot?.keyThrottles ?? 0,
+    decreases: snapshot?.decreases ?? 0,
+    errors: snapshot?.errors ?? 0,
+    restores: snapshot?.restores ?? 0,
+  };
+}
+
+/** A key that needed longer at --key-wcu than the rest of the load took. */
+function bottleneckOf(tally: LoadTally, facts: ResultFacts): LoadResult['bottleneck'] {
+  const keyUnits = tally.keyUnits;
+  const heaviest = keyUnits.top(1)[0];
+  const target = facts.targetWcu;
+  // Without a target, the rate the load reached stands in for it.
+  const loadWcu = Number.isFinite(target) ? target : facts.elapsedMs > 0 ? (keyUnits.total * 1000) / facts.elapsedMs : 0;
+  const found = facts.pacing ? findBottleneck(heaviest, keyUnits.total, loadWcu, facts.keyWcu) : undefined;
+  return found ? { ...found, key: displayKey(found.key) } : undefined;
+}
+
+/** A partition identity (type letter + value) as the user wrote the key. */
+function displayKey(partitionId: string): string {
+  return partitionId.slice(1);
+}

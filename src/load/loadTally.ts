@@ -1,0 +1,125 @@
+import type { BatchOutcome } from '../writing/writeBatch.js';
+import type { LoadOutcome } from '../checkpointing/checkpointState.js';
+import { HeavyHitters } from '../estimating/heavyHitters.js';
+import type { LoadCounters } from '../reporting/result.js';
+import type { PlannedWrite } from '../shared/types.js';
+
+/** Partition keys whose write units are tracked exactly (hot keys, bottleneck); the rest are bounded by it. */
+const HOT_KEYS_TRACKED = 2000;
+
+/** What an earlier run of the checkpoint did, as it saved it. */
+export interface ResumedCounts {
+  written: number;
+  plannedWcu: number;
+  consumedWcu: number;
+  revived?: number | undefined;
+}
+
+/**
+ * The counters of one load: every row read ends in exactly one of written, superseded, rejected or
+ * another segment's (or not written, when the load stops). Pure: the load's I/O shell calls it at each
+ * event and asks it at the end whether the rows add up. Nothing else changes the counters.
+ */
+export class LoadTally {
+  readonly counters: LoadCounters = {
+    rowsRead: 0,
+    written: 0,
+    superseded: 0,
+    revived: 0,
+    rejected: 0,
+    rejectedByReason: {},
+    consumedWcu: 0,
+    plannedWcu: 0,
+    batches: 0,
+    retries: 0,
+    throttledItems: 0,
+    bytesRead: 0,
+    otherSegments: 0,
+    writtenBeforeResume: 0,
+  };
+  /** Write units per partition key written, heaviest tracked in bounded memory. */
+  readonly keyUnits = new HeavyHitters(HOT_KEYS_TRACKED);
+  /** Write units an earlier run of the checkpoint wrote (not this run's pace). */
+  plannedWcuBeforeResume = 0;
+  /** Superseded rows an earlier run wrote or rejected in place of a refused successor: reading again supersedes them again. */
+  #revivedBeforeResume = 0;
+
+  rowRead(): void {
+    this.counters.rowsRead++;
+  }
+
+  /** A row of a partition key (or, unkeyed, a line) that another --segment worker loads. */
+  otherSegment(): void {
+    this.counters.otherSegments++;
+  }
+
+  /** A row replaced by a later row of its primary key before it was sent. */
+  superseded(): void {
+    // Rows an earlier run revived are superseded again as they are read again: counted there already.
+    if (this.#revivedBeforeResume > 0) this.#revivedBeforeResume--;
+    else this.counters.superseded++;
+  }
+
+  rejected(code: string): void {
+    this.counters.rejected++;
+    this.counters.rejectedByReason[code] = (this.counters.rejectedByReason[code] ?? 0) + 1;
+  }
+
+  /** The number of the next batch of the load's sequence, counted as dispatched. */
+  nextBatch(): number {
+    return this.counters.batches++;
+  }
+
+  /**
+   * A batch's outcome. `costOf` gives a written write's planned units; `countKeys` false when the caller
+   * keeps its own tally of keys (a dry run). Returns the batch's planned units.
+   */
+  batchWritten(outcome: BatchOutcome, costOf: (write: PlannedWrite) => number, countKeys: boolean): number {
+    const c = this.counters;
+    c.written += outcome.written.length;
+    // Superseded rows written (or rejected) in place of a refused successor are superseded no more.
+    c.superseded -= outcome.revived;
+    c.revived = (c.revived ?? 0) + outcome.revived;
+    let batchWcu = 0;
+    for (const w of outcome.written) {
+      const cost = costOf(w);
+      batchWcu += cost;
+      c.plannedWcu += cost;
+      if (countKeys) this.keyUnits.add(w.partitionId, cost);
+    }
+    c.consumedWcu += outcome.consumedWcu;
+    c.retries += outcome.retries;
+    c.throttledItems += outcome.throttledItems;
+    return batchWcu;
+  }
+
+  /** Goes on from what an earlier run of the checkpoint saved. */
+  resume(saved: ResumedCounts): void {
+    const c = this.counters;
+    c.written = saved.written;
+    c.writtenBeforeResume = saved.written;
+    c.plannedWcu = saved.plannedWcu;
+    this.plannedWcuBeforeResume = saved.plannedWcu;
+    c.consumedWcu = saved.consumedWcu;
+    this.#revivedBeforeResume = saved.revived ?? 0;
+    c.revived = this.#revivedBeforeResume;
+  }
+
+  /** The counters of a checkpoint that says its load finished: its outcome, reported again. */
+  restoreFinished(outcome: LoadOutcome, plannedWcu: number, consumedWcu: number): void {
+    const { rejectedByReason, ...counts } = outcome;
+    Object.assign(this.counters, counts, { rejectedByReason: { ...rejectedByReason }, plannedWcu, consumedWcu, writtenBeforeResume: counts.written });
+  }
+
+  /** Every row read is written, superseded, rejected or another segment's. */
+  get accounted(): boolean {
+    const { rowsRead, written, superseded, rejected, otherSegments } = this.counters;
+    return written + superseded + rejected + otherSegments === rowsRead;
+  }
+
+  /** What a finished checkpoint keeps of the load. */
+  outcome(): LoadOutcome {
+    const { rowsRead, written, superseded, rejected, rejectedByReason, otherSegments, batches } = this.counters;
+    return { rowsRead, written, superseded, rejected, rejectedByReason, otherSegments, batches };
+  }
+}

@@ -1,0 +1,52 @@
+import { resolve } from 'node:path';
+import { CheckpointStore } from '../checkpointing/checkpoint.js';
+import { writeAffectingOptions } from '../checkpointing/checkpointState.js';
+import { hashFile } from '../checkpointing/hashFile.js';
+import type { LoadEvent, LoadResult } from '../reporting/events.js';
+import { fingerprintFile } from '../reporting/reportFile.js';
+import { LoaderError } from '../shared/errors.js';
+import type { KeySchema } from '../shared/types.js';
+import type { LoadSession } from './loadSession.js';
+import type { LoadTally } from './loadTally.js';
+import { FileLock } from './outputFiles.js';
+
+/**
+ * Takes the checkpoint of --checkpoint for this run: locked first (two runs on one checkpoint would both
+ * write everything), then opened against the input's identity and the options that decide what is
+ * written. A checkpoint of a finished load ends the run at once with its outcome again (issue 18); one of
+ * a stopped load sets the tally and the batch to resume from.
+ */
+export async function openCheckpoint(
+  session: LoadSession,
+  keySchema: KeySchema,
+  seed: number | undefined,
+  tally: LoadTally,
+  emit: (event: LoadEvent) => void,
+  result: () => LoadResult,
+): Promise<void> {
+  const { opts } = session;
+  const path = opts.checkpointPath!;
+  if (opts.input === '-') throw new LoaderError('INVALID_OPTION', '--checkpoint needs a file input (stdin cannot be read again to resume)');
+  session.checkpointLock = await FileLock.acquire({ option: '--checkpoint', path, code: 'CHECKPOINT_UNWRITABLE' });
+  const identity = (await fingerprintFile(resolve(opts.input)))!;
+  // The key schema decides which rows are one item (superseded), so it is part of what must match.
+  const opened = await CheckpointStore.open(path, identity, () => hashFile(identity.path), { ...writeAffectingOptions(opts), keySchema }, seed);
+  // Refused before it is ours to save: a finished checkpoint must stay finished.
+  if (opened.file.status === 'complete') {
+    const done = new LoaderError('CHECKPOINT_COMPLETE', `checkpoint ${path} says this load already completed at ${opened.file.updatedAt}: nothing to do; its outcome follows; delete it to load the file again`, { file: path });
+    // Its outcome again, so a restarted job that ended with rejects does not now exit 0 (issue 18).
+    tally.restoreFinished(opened.file.outcome!, opened.file.plannedWcu, opened.file.consumedWcu);
+    done.result = result();
+    throw done;
+  }
+  session.checkpoint = opened;
+  session.resumeFrom = opened.progress.batchesDone;
+  if (opened.resumed) {
+    const saved = opened.file;
+    // Reading again counts those rows as superseded; they were written or rejected instead.
+    tally.resume(saved);
+    // The reject file is written anew: rejects of the reading are found again, and those of the
+    // writing in done batches are put back, from the write-reject log, as their rows are read again.
+    emit({ type: 'resumed', checkpoint: path, batchesDone: session.resumeFrom, written: saved.written });
+  }
+}

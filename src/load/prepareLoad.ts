@@ -1,0 +1,163 @@
+import { randomInt } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { WriteOrderer } from '../ordering/writeOrderer.js';
+import { InFlightLimit } from '../pacing/inFlight.js';
+import { chooseRate, type RateChoice } from '../pacing/rateChoice.js';
+import { RateController } from '../pacing/rateControl.js';
+import { RatePacer } from '../pacing/ratePacer.js';
+import { createWriteCostModel } from '../pacing/writeCost.js';
+import { openInput, type OpenedInput } from '../reading/openInput.js';
+import type { LoadEvent, LoadResult } from '../reporting/events.js';
+import type { TableInfo } from '../shared/tableInfo.js';
+import type { PlannedWrite } from '../shared/types.js';
+import { resolveShardOptions, type ResolvedShardOptions } from '../sharding/shard.js';
+import { ShardManifest } from '../sharding/shardManifest.js';
+import { createRowPlanner, type RowPlanner } from '../typing/planRow.js';
+import { indexKeyAttributes } from '../typing/indexKeys.js';
+import { checkTypesAgainstKeys } from './options.js';
+import { DEFAULT_BACKOFF } from '../writing/backoff.js';
+import { dynamoSink, recordingSink, type BatchSink } from '../writing/batchSink.js';
+import { describeTable } from '../writing/describeTable.js';
+import type { LoadDependencies } from './load.js';
+import { saveManifest, type LoadSession } from './loadSession.js';
+import type { LoadTally } from './loadTally.js';
+import { openCheckpoint } from './openCheckpoint.js';
+import { prepareOutputFiles } from './outputFiles.js';
+
+/** What the stages and the dispatcher of a prepared load need. */
+export interface PreparedLoad {
+  tableInfo: TableInfo;
+  input: OpenedInput;
+  planner: RowPlanner;
+  orderer: WriteOrderer;
+  /** Write units of one put: the table plus every GSI the item lands in. */
+  costOf: (write: PlannedWrite) => number;
+  /** Where batches go: DynamoDB, or a dry run's recorder. */
+  sink: BatchSink;
+  /** In-flight slots beyond --concurrency while calls are slow (issue 12). */
+  inFlight: InFlightLimit;
+  /** What goes on to the order for each planned write (a dry run's slimmer copy). */
+  onPlanned: (write: PlannedWrite) => PlannedWrite;
+  /** Whether the load tallies write units per key (a dry run keeps its own tally). */
+  countKeys: boolean;
+}
+
+export interface PrepareContext {
+  deps: LoadDependencies;
+  tally: LoadTally;
+  emit: (event: LoadEvent) => void;
+  now: () => number;
+  /** The result so far, for events and for a finished checkpoint's outcome. */
+  result: () => LoadResult;
+  /** Where the client goes, for messages only. */
+  aws: { table: string; region: string | undefined; endpoint: string | undefined };
+}
+
+/**
+ * Everything before the first row, in the order that makes a mistake cost nothing: the output files are
+ * checked and locked, the table described, the rate chosen, the checkpoint taken, the shard manifest
+ * written once, the input opened. A dry run is decided here, once: its table may come from flags, it has
+ * no pacing, checkpoint or manifest, and its sink records instead of writing.
+ */
+export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Promise<PreparedLoad> {
+  const { opts } = session;
+  const { deps, emit, now } = ctx;
+  const dryRun = deps.dryRun;
+  // Before anything is read: no output is an input, each is writable, and no other load writes these rejects.
+  session.rejectsLock = await prepareOutputFiles(opts, dryRun !== undefined, deps.files);
+  const tableInfo = dryRun?.tableInfo ?? (await describeTable(session.client, ctx.aws, deps.signal));
+  dryRun?.onTable?.(tableInfo);
+  const keySchema = tableInfo.keySchema;
+  checkTypesAgainstKeys(opts.types, keySchema, opts.table);
+  const rate: RateChoice = opts.pacing ? chooseRate(opts.wcu, tableInfo) : { targetWcu: Infinity, reason: '--no-pacing: no rate control, only backoff of throttled writes' };
+  session.rateReason = rate.reason;
+  // A dry run's slim writes carry their total cost in `wcu`.
+  const costOf = dryRun ? (w: PlannedWrite) => w.wcu : writeCostOf(tableInfo);
+  if (opts.pacing && !dryRun) {
+    session.pacer = new RatePacer({
+      controller: new RateController({ targetWcu: rate.targetWcu, keyWcu: opts.keyWcu, ...(rate.growth ? { growth: rate.growth } : {}) }, now()),
+      costOf,
+      now,
+      onChange: (change) => emit({ type: 'rateChanged', change }),
+    });
+  }
+  // A checkpoint pins the shard seed, so random:N suffixes come out the same when the load resumes.
+  const seed = opts.shard ? (opts.shard.seed ?? randomInt(0, 0xffffffff)) : undefined;
+  if (opts.checkpointPath && !dryRun) await openCheckpoint(session, keySchema, seed, ctx.tally, emit, ctx.result);
+  const shard = opts.shard ? resolveShardOptions({ ...opts.shard, seed: (session.checkpoint?.file.shardSeed ?? seed)! }, keySchema, opts.table) : undefined;
+  // A dry run writes nothing, so there is no manifest to keep.
+  if (shard && !dryRun) session.manifest = new ShardManifest(opts.table, shard);
+  const input = await openInput(opts.input, deps.stdin);
+  session.input = input;
+  // Written now as well as at the end: a bad path fails before any row, and a crash leaves a manifest.
+  if (session.manifest) {
+    try {
+      await saveManifest(opts.shard!.manifestPath, session.manifest);
+    } catch (error) {
+      input.stream.destroy();
+      throw error;
+    }
+  }
+  announce(rate, opts.pacing ? opts.keyWcu : undefined, emit);
+  emit({ type: 'started', table: opts.table, input: input.name, keySchema, totalBytes: input.totalBytes, snapshot: ctx.result });
+  session.started = true;
+  return stagesOf(session, ctx, tableInfo, input, shard, costOf);
+}
+
+/** The rate first: a progress display starts on 'started' and should not be interrupted by it. */
+function announce(rate: RateChoice, keyWcu: number | undefined, emit: (event: LoadEvent) => void): void {
+  emit({ type: 'rateChosen', targetWcu: Number.isFinite(rate.targetWcu) ? rate.targetWcu : undefined, keyWcu, reason: rate.reason });
+  if (rate.warning) emit({ type: 'warning', message: rate.warning });
+}
+
+/** Write units of one put by the table's GSIs, computed once per write. */
+function writeCostOf(tableInfo: TableInfo): (write: PlannedWrite) => number {
+  // Without GSIs the table's units are the cost.
+  if (tableInfo.gsis.length === 0) return (w) => w.wcu;
+  const costModel = createWriteCostModel(tableInfo);
+  const costs = new WeakMap<PlannedWrite, number>();
+  return (w) => {
+    let cost = costs.get(w);
+    if (cost === undefined) {
+      cost = costModel(w.item, w.size).total;
+      costs.set(w, cost);
+    }
+    return cost;
+  };
+}
+
+/** The planner, the order and the sink of a load whose table and input are ready. */
+function stagesOf(session: LoadSession, ctx: PrepareContext, tableInfo: TableInfo, input: OpenedInput, shard: ResolvedShardOptions | undefined, costOf: (w: PlannedWrite) => number): PreparedLoad {
+  const { opts } = session;
+  const { deps, now } = ctx;
+  const keySchema = tableInfo.keySchema;
+  const planner = createRowPlanner({ keySchema, types: opts.types, infer: opts.infer, empty: opts.empty, jsonFlavor: opts.inputFormat === 'ddb-json' ? 'ddb-json' : 'json', ...(shard ? { shard } : {}), indexKeys: indexKeyAttributes(tableInfo) });
+  const orderer = new WriteOrderer({
+    mode: opts.order,
+    windowRows: opts.windowRows,
+    memoryBytes: opts.memoryBytes,
+    tempDir: opts.tempDir ?? tmpdir(),
+    ...(input.totalBytes === undefined ? {} : { inputBytes: input.totalBytes }),
+  });
+  session.orderer = orderer;
+  // Slots beyond --concurrency while batches are slow (issue 12): see src/pacing/inFlight.ts.
+  const inFlight = new InFlightLimit({ start: opts.concurrency });
+  const dryRun = deps.dryRun;
+  const sink = dryRun
+    ? recordingSink((writes) => dryRun.record(writes))
+    : dynamoSink(
+        {
+          client: session.client,
+          ...ctx.aws,
+          keySchema,
+          maxAttempts: opts.maxAttempts,
+          backoff: DEFAULT_BACKOFF,
+          random: deps.random ?? Math.random,
+          onRetry: (info) => ctx.emit({ type: 'retrying', ...info }),
+          pacer: session.pacer,
+        },
+        inFlight,
+        now,
+      );
+  return { tableInfo, input, planner, orderer, costOf, sink, inFlight, onPlanned: dryRun ? (w) => dryRun.onPlanned(w) : (w) => w, countKeys: !dryRun };
+}

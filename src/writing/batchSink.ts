@@ -1,0 +1,58 @@
+import type { InFlightLimit } from '../pacing/inFlight.js';
+import type { PlannedWrite } from '../shared/types.js';
+import { writeBatch, type BatchOutcome, type SendPacer, type WriterContext } from './writeBatch.js';
+
+/**
+ * Where a load's batches go: DynamoDB, or, for a dry run, a recorder. The dispatcher hands each batch to
+ * its sink and books the outcome the same way for both, so a dry run takes the very path a load takes.
+ */
+export interface BatchSink {
+  write(writes: PlannedWrite[]): Promise<BatchOutcome>;
+}
+
+/**
+ * BatchWriteItem through writeBatch (retries, backoff, pacing). Each call holds an in-flight slot from
+ * `inFlight`, so slow calls can lend their slot to more batches (issue 12; src/pacing/inFlight.ts).
+ */
+export function dynamoSink(context: WriterContext, inFlight: InFlightLimit, now: () => number): BatchSink {
+  return {
+    async write(writes) {
+      const slot = inFlight.started(now());
+      const ctx = context.pacer ? { ...context, pacer: outstandingOnly(context.pacer, inFlight, slot, now) } : context;
+      return writeBatch(writes, ctx).finally(() => inFlight.finished(slot, now()));
+    },
+  };
+}
+
+/** A dry run's sink: every batch goes to `record`, in the order a load would send it, and counts as written. */
+export function recordingSink(record: (writes: readonly PlannedWrite[]) => void): BatchSink {
+  return {
+    write(writes) {
+      record(writes);
+      return Promise.resolve({ written: writes, rejected: [], consumedWcu: 0, throttledItems: 0, retries: 0, revived: 0 });
+    },
+  };
+}
+
+/**
+ * The pacer, with the batch's slot paused except while a call is outstanding: waiting for the rate or
+ * in backoff is not a slow call, and more batches waiting on the same buckets would only queue deeper.
+ */
+function outstandingOnly(pacer: SendPacer, inFlight: InFlightLimit, slot: number, now: () => number): SendPacer {
+  return {
+    beforeSend: async (writes) => {
+      inFlight.pause(slot, now());
+      try {
+        await pacer.beforeSend(writes);
+      } finally {
+        inFlight.resume(slot, now());
+      }
+    },
+    afterSend: (report) => {
+      // No answer at all (5xx, reset, timeout): its backoff lends the slot; a throttle keeps it.
+      if (report.stored.length === 0 && report.throttled.length === 0 && report.sent.length > 0) inFlight.idle(slot, now());
+      else inFlight.pause(slot, now());
+      pacer.afterSend(report);
+    },
+  };
+}
