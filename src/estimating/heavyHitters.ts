@@ -18,6 +18,12 @@ export interface HeavyHitter {
   count: number;
 }
 
+/**
+ * Keys tracked for the hottest-keys reports: enough that any key with more than about 1/1,800 of the
+ * units (total / (0.9 × capacity)) is always among them, few enough that the eviction scan stays cheap.
+ */
+export const HOT_KEYS_TRACKED = 2000;
+
 export class HeavyHitters {
   readonly #capacity: number;
   readonly #entries = new Map<string, HeavyHitter>();

@@ -1,0 +1,127 @@
+import { describe, expect, it } from 'vitest';
+import { assembleEstimate, type EstimateParts } from '../../../src/estimating/assembleEstimate.js';
+import type { EstimateTotals } from '../../../src/estimating/estimateTally.js';
+import { HeavyHitters } from '../../../src/estimating/heavyHitters.js';
+import { offlineTableInfo } from '../../../src/estimating/offlineTable.js';
+import type { SimulationOutcome } from '../../../src/estimating/simulate.js';
+import { SizeHistogram } from '../../../src/estimating/sizeHistogram.js';
+
+/* ==== Inputs ==== */
+
+const TABLE = offlineTableInfo('orders', { partitionKey: { name: 'customerId', type: 'S' } });
+
+function outcome(seconds: number, partitions = 7): SimulationOutcome {
+  return { seconds, throttledItems: 3, retries: 3, givenUp: 0, perSecond: [], partitionWcu: 1000, partitions };
+}
+
+/** A sketch of [key, write units] rows, one add() per row. */
+function heavy(rows: Array<[string, number]>): HeavyHitters {
+  const h = new HeavyHitters(100);
+  for (const [key, units] of rows) h.add(key, units);
+  return h;
+}
+
+/**
+ * 800 write units: "hot" has 600 in three rows, "cold" 200 in one. At 200 WCU the load takes 4 s; at
+ * --key-wcu 60 "hot" takes 10 s (it needs 150 WCU: 3 shards at least, 6 recommended) and "cold" 3.3 s.
+ */
+function totals(): EstimateTotals {
+  const sizes = new SizeHistogram();
+  sizes.add(100);
+  const rows: Array<[string, number]> = [['hot', 200], ['hot', 200], ['hot', 200], ['cold', 200]];
+  return {
+    sizes: sizes.toJSON(),
+    writeUnits: { table: 800, indexes: {}, total: 800 },
+    hottest: heavy(rows),
+    distinct: 2,
+    hottestWritten: heavy(rows),
+    distinctWritten: 2,
+    planned: outcome(5),
+    input: outcome(9),
+  };
+}
+
+function parts(overrides: Partial<EstimateParts> = {}): EstimateParts {
+  return {
+    run: { input: 'in.csv', bytesRead: 1234, rowsRead: 10, rejected: 2, superseded: 1, rejectedByReason: { MISSING_KEY: 2 }, rejectsPath: 'in.csv.dry-run.rejects.jsonl' },
+    table: TABLE,
+    tableSource: 'flags',
+    rate: { targetWcu: 200, assumedWcu: 200, reason: '--wcu 200' },
+    totals: totals(),
+    load: { pacing: true, keyWcu: 60, order: 'round-robin', sharded: false },
+    ...overrides,
+  };
+}
+
+/* ==== Sections ==== */
+
+describe('assembleEstimate', () => {
+  it('input: the dry run\'s counters; valid rows are those not rejected; no size for a stream (0 bytes read)', () => {
+    expect(assembleEstimate(parts()).input).toEqual({ file: 'in.csv', bytes: 1234, rows: 10, validRows: 8, superseded: 1, rejected: 2, rejectedByReason: { MISSING_KEY: 2 }, rejectsPath: 'in.csv.dry-run.rejects.jsonl' });
+    const stream = parts();
+    stream.run = { ...stream.run, bytesRead: 0 };
+    expect(assembleEstimate(stream).input.bytes).toBeUndefined();
+  });
+
+  it('rate and time: ideal at the assumed rate, estimated as simulated, no target shown when there is none', () => {
+    const result = assembleEstimate(parts());
+    expect(result.rate).toEqual({ targetWcu: 200, assumedWcu: 200, reason: '--wcu 200', keyWcu: 60, throttleFreeWcu: 800 / 5 });
+    expect(result.time).toMatchObject({ idealSeconds: 4, estimatedSeconds: 5 });
+    const unlimited = assembleEstimate(parts({ rate: { targetWcu: Infinity, assumedWcu: 4000, reason: 'no --wcu' } }));
+    expect(unlimited.rate.targetWcu).toBeUndefined();
+    expect(unlimited.rate.assumedWcu).toBe(4000);
+  });
+
+  it('a key slower at --key-wcu than the whole load is the bottleneck, with the flags that shard it', () => {
+    const result = assembleEstimate(parts());
+    expect(result.time.bottleneck).toEqual({ kind: 'key', key: 'hot', units: 600, seconds: 10 });
+    expect(result.shardAdvice).toEqual([{ key: 'hot', units: 600, requiredWcu: 150, minShards: 3, recommendedShards: 6, flags: '--shard hash:6 --shard-keys hot' }]);
+  });
+
+  it('unpaced (--no-pacing): the table is the bottleneck, yet the advice for the hot key stays', () => {
+    const result = assembleEstimate(parts({ load: { pacing: false, keyWcu: 60, order: 'input', sharded: false } }));
+    expect(result.time.bottleneck).toEqual({ kind: 'table', wcu: 200 });
+    expect(result.shardAdvice.map((a) => a.key)).toEqual(['hot']);
+    expect(result.simulations.planned).toMatchObject({ order: 'input', paced: false });
+  });
+
+  it('sharded: advice comes from the keys as written and asks for more shards', () => {
+    const t = totals();
+    t.hottestWritten = heavy([['hot#0', 300], ['hot#0', 300], ['hot#1', 200]]);
+    const result = assembleEstimate(parts({ totals: t, load: { pacing: true, keyWcu: 60, order: 'round-robin', sharded: true } }));
+    expect(result.keys.sharded).toBe(true);
+    expect(result.shardAdvice[0]).toMatchObject({ key: 'hot#0', flags: 'shard this key 6 more ways: raise N in --shard, or add --shard hash:6' });
+    expect(result.keys.hottest[0]!.key).toBe('hot');
+    expect(result.keys.hottestWritten[0]!.key).toBe('hot#0');
+  });
+
+  it('hot keys with their shares of rows and of write units, at most 10', () => {
+    const t = totals();
+    t.hottest = heavy(Array.from({ length: 12 }, (_, i): [string, number] => [`k${String(i).padStart(2, '0')}`, 12 - i]));
+    const result = assembleEstimate(parts({ totals: t }));
+    expect(result.keys.hottest).toHaveLength(10);
+    expect(result.keys.hottest[0]).toEqual({ key: 'k00', rows: 1, rowShare: 1 / 12, units: 12, unitShare: 12 / 78 });
+    expect(result.keys.hottestWritten[0]).toEqual({ key: 'hot', rows: 3, rowShare: 3 / 4, units: 600, unitShare: 600 / 800 });
+    expect(result.keys).toMatchObject({ distinct: 2, distinctWritten: 2 });
+  });
+
+  it('table: where its description came from, partitions now and, on demand, as the planned simulation had them', () => {
+    const result = assembleEstimate(parts({ tableSource: 'describe-table' }));
+    expect(result.table).toMatchObject({ name: 'orders', source: 'describe-table', billingMode: 'PAY_PER_REQUEST', gsis: [], partitionsNow: 4, partitionsAtTarget: 7 });
+  });
+
+  it('simulations: the planned order as paced, the input order unpaced', () => {
+    const { simulations } = assembleEstimate(parts());
+    expect(simulations.planned).toMatchObject({ order: 'round-robin', paced: true, seconds: 5, throttledItems: 3 });
+    expect(simulations.input).toMatchObject({ order: 'input', paced: false, seconds: 9, throttledItems: 3 });
+  });
+
+  it('cost: prices the user gave are labelled as theirs; an unknown item count counts as an empty table', () => {
+    const given = assembleEstimate(parts({ prices: { provisionedPerWcuHour: 0.1 } }));
+    expect(given.cost.prices).toMatchObject({ region: 'as given', date: 'as given', provisionedPerWcuHour: 0.1 });
+    expect(given.cost.importFromS3).toMatch(/Import from S3/);
+    const known = assembleEstimate(parts({ table: { ...TABLE, itemCount: 5 } }));
+    expect(known.cost.prices.region).toBe('us-east-1');
+    expect(known.cost.importFromS3).toBeUndefined();
+  });
+});

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { offlineTableInfo } from '../../../src/estimating/offlineTable.js';
+import { prepareEstimate, type EstimateLoadSettings } from '../../../src/estimating/prepareEstimate.js';
+import { nowCapacity, tableCapacity } from '../../../src/estimating/tableCapacity.js';
+import type { TableInfo } from '../../../src/shared/tableInfo.js';
+
+const KEY = { partitionKey: { name: 'id', type: 'S' } } as const;
+const ON_DEMAND = offlineTableInfo('orders', KEY);
+const PROVISIONED = offlineTableInfo('orders', { ...KEY, billing: 'provisioned', tableWcu: 300, tableRcu: 100 });
+const OPTS: EstimateLoadSettings = { pacing: true, wcu: undefined, keyWcu: 1000, concurrency: 8, maxAttempts: 15 };
+
+describe('prepareEstimate: the rate', () => {
+  it('a fixed --wcu is the target and the assumed rate, even above a provisioned table', () => {
+    expect(prepareEstimate(ON_DEMAND, { ...OPTS, wcu: { kind: 'fixed', wcu: 200 } }).rate).toEqual({ targetWcu: 200, assumedWcu: 200, reason: '--wcu 200' });
+    expect(prepareEstimate(PROVISIONED, { ...OPTS, wcu: { kind: 'fixed', wcu: 500 } }).rate).toMatchObject({ targetWcu: 500, assumedWcu: 500 });
+  });
+
+  it('no --wcu: no target, the estimate works at what the table takes now', () => {
+    expect(prepareEstimate(ON_DEMAND, OPTS).rate).toMatchObject({ targetWcu: Infinity, assumedWcu: 4000 });
+    expect(prepareEstimate({ ...ON_DEMAND, warmWriteUnits: 12_000 }, OPTS).rate.assumedWcu).toBe(12_000);
+    expect(prepareEstimate(PROVISIONED, OPTS).rate.assumedWcu).toBe(300);
+  });
+
+  it('--no-pacing ignores --wcu and says so', () => {
+    expect(prepareEstimate(ON_DEMAND, { ...OPTS, pacing: false, wcu: { kind: 'fixed', wcu: 200 } }).rate).toEqual({ targetWcu: Infinity, assumedWcu: 4000, reason: '--no-pacing: no rate control' });
+  });
+});
+
+describe('prepareEstimate: the simulations', () => {
+  /** Four batches of 25 one-unit writes, all to one key. */
+  const hotBatches = () => Array.from({ length: 4 }, () => Array.from({ length: 25 }, () => ({ key: 'hot', units: 1 })));
+
+  it('the planned order is paced at --key-wcu, the input order is not', () => {
+    const { simulators } = prepareEstimate(ON_DEMAND, { ...OPTS, keyWcu: 10 });
+    for (const batch of hotBatches()) simulators.planned.push(batch);
+    for (const batch of hotBatches()) simulators.input.push(batch);
+    const planned = simulators.planned.finish();
+    const input = simulators.input.finish();
+    // 100 units at 10 WCU/s for the key: about 10 s; unpaced, four round trips of 20 ms in parallel.
+    expect(planned.seconds).toBeGreaterThan(8);
+    expect(input.seconds).toBeLessThan(1);
+  });
+
+  it('the simulation settings shape the partition model', () => {
+    const { simulators } = prepareEstimate(ON_DEMAND, OPTS, { partitions: 3, partitionMaxWcu: 50 });
+    simulators.input.push(hotBatches()[0]!);
+    expect(simulators.input.finish()).toMatchObject({ partitions: 3 });
+  });
+
+  it('the cost model follows the table (GSIs included)', () => {
+    const { costModel } = prepareEstimate(ON_DEMAND, OPTS);
+    expect(costModel({ id: 'a' }, 1500)).toEqual({ table: 2, indexes: {}, total: 2 });
+  });
+});
+
+describe('tableCapacity', () => {
+  const table = (over: Partial<TableInfo>): TableInfo => ({ ...ON_DEMAND, ...over });
+
+  it('on demand: at least what the target asks; provisioned: what is provisioned', () => {
+    expect(tableCapacity(ON_DEMAND, 10_000)).toBe(10_000);
+    expect(tableCapacity(ON_DEMAND, 100)).toBe(4000);
+    expect(tableCapacity(ON_DEMAND, Infinity)).toBe(4000);
+    expect(tableCapacity(PROVISIONED, 10_000)).toBe(300);
+  });
+
+  it('now: provisioned WCU, else warm throughput, else a new on-demand table\'s 4,000', () => {
+    expect(nowCapacity(PROVISIONED)).toBe(300);
+    expect(nowCapacity(table({ warmWriteUnits: 9000 }))).toBe(9000);
+    expect(nowCapacity(ON_DEMAND)).toBe(4000);
+  });
+});
