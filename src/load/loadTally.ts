@@ -1,11 +1,8 @@
 import type { BatchOutcome } from '../writing/writeBatch.js';
 import type { LoadOutcome } from '../checkpointing/checkpointState.js';
-import { HeavyHitters } from '../estimating/heavyHitters.js';
+import { HOT_KEYS_TRACKED, HeavyHitters } from '../estimating/heavyHitters.js';
 import type { LoadCounters } from '../reporting/result.js';
 import type { PlannedWrite } from '../shared/types.js';
-
-/** Partition keys whose write units are tracked exactly (hot keys, bottleneck); the rest are bounded by it. */
-const HOT_KEYS_TRACKED = 2000;
 
 /** What an earlier run of the checkpoint did, as it saved it. */
 export interface ResumedCounts {
