@@ -94,7 +94,7 @@ if (MODES.some((m) => !ORDER_MODES.includes(m))) throw new Error(`the library's 
 /* ==== plumbing ==== */
 
 const log = (msg: string) => process.stderr.write(`[order-bench ${((performance.now() - benchStarted) / 1000).toFixed(0).padStart(4)}s] ${msg}\n`);
-const harness = new Harness({ log, childTimeoutMs: 60 * 60 * 1000, nodeFlags: CHILD_NODE_FLAGS });
+const harness = new Harness({ log, childTimeoutMs: 60 * 60 * 1000, nodeFlags: CHILD_NODE_FLAGS, tablePrefix: 'order-bench' });
 const phases: Record<string, number> = {};
 async function phase<T>(name: string, fn: () => Promise<T>): Promise<T> {
   const t0 = performance.now();
