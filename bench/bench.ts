@@ -140,7 +140,7 @@ const log = (msg: string) => process.stderr.write(`[bench ${((performance.now() 
  * The child scripts run as plain JS with plain `node`: under `--import tsx` each child carried tsx's
  * loader thread, ~28 MB of extra RSS that a user of the CLI would never pay.
  */
-const CHILD_SOURCES = ['childStats.ts', 'runDdbSpread.ts', 'runMinimalLoop.ts', 'runParseOnly.ts'];
+const CHILD_SOURCES = ['childStats.ts', 'runDdbSpread.ts', 'runMinimalLoop.ts', 'runParseOnly.ts', 'pipeline.ts'];
 const harness = new Harness({ log, childTimeoutMs: CHILD_TIMEOUT_MS, tablePrefix: 'bench' });
 
 interface Measured extends Observed {
