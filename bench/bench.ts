@@ -41,15 +41,15 @@
  * dist/ (npm run bench builds first); results also go to bench/results/latest.json.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SIMULATOR_VERSION } from '../tools/dynamodbLocal.js';
 import { DEFAULT_CONCURRENCY } from '../dist/load/options.js';
-import type { ChildStats } from './childStats.js';
 import { generateCsv, type DataFile } from './data.js';
-import { benchDir, gitCommit, Harness, repoRoot, type Observed } from './harness.js';
+import { benchDir, Harness, repoRoot, type Observed } from './harness.js';
+import { cpuOf, fmtInt, median, pass, phaseTimer, table, takenOn, writeResults } from './report.js';
 
 const benchStarted = performance.now();
 
@@ -123,15 +123,8 @@ const TARGET_RSS_MB = 200;
 
 /* ==== phases (where the bench's own time goes) ==== */
 
-const phases: Record<string, number> = {};
-async function phase<T>(name: string, fn: () => Promise<T>): Promise<T> {
-  const t0 = performance.now();
-  try {
-    return await fn();
-  } finally {
-    phases[name] = (phases[name] ?? 0) + (performance.now() - t0) / 1000;
-  }
-}
+const { phases, phase } = phaseTimer();
+
 const log = (msg: string) => process.stderr.write(`[bench ${((performance.now() - benchStarted) / 1000).toFixed(0).padStart(3)}s] ${msg}\n`);
 
 /* ==== child processes and DynamoDB Local (harness.ts) ==== */
@@ -180,12 +173,6 @@ async function measuredLoad(loader: Loader, file: DataFile, concurrency: number,
 
 /* ==== statistics and formatting ==== */
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
-const cpuOf = (m: ChildStats) => m.cpuUserS + m.cpuSysS;
 
 interface Summary {
   runs: Measured[];
@@ -212,17 +199,8 @@ function summarize(runs: Measured[]): Summary {
   };
 }
 
-function fmtInt(n: number): string {
-  return Math.round(n).toLocaleString('en-US');
-}
 
-function table(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
-}
 
-const pass = (ok: boolean) => (ok ? 'ok' : 'MISSED');
 
 /* ==== main ==== */
 
@@ -393,16 +371,8 @@ async function main(): Promise<void> {
   const text = out.join('\n');
   process.stdout.write(`${text}\n`);
 
-  const resultsDir = join(benchDir, 'results');
-  await mkdir(resultsDir, { recursive: true });
   const json = {
-    date: new Date().toISOString(),
-    node: process.version,
-    cores,
-    cpuModel: cpus()[0]?.model,
-    memoryGB: Math.round(totalmem() / 2 ** 30),
-    dynamodbLocal: `amplify-dynamodb-simulator@${SIMULATOR_VERSION}`,
-    gitCommit: gitCommit(),
+    ...takenOn(cores),
     options: { rows: ROWS, sweepRows: SWEEP_ROWS, sweep: SWEEP, repeats: REPEATS, concurrency: CONCURRENCY, warmUpRows: Math.min(WARM_UP_ROWS, ROWS), minimalRcc: MINIMAL_RCC },
     data: { rows: main.rows, bytes: main.bytes, partitionKeys: main.customersWithRows, hotKeyRows: main.hotRows },
     load: {
@@ -425,8 +395,7 @@ async function main(): Promise<void> {
     totalSeconds,
     report: text,
   };
-  const jsonPath = join(resultsDir, 'latest.json');
-  await writeFile(jsonPath, `${JSON.stringify(json, null, 2)}\n`);
+  const jsonPath = await writeResults('latest.json', json);
   process.stdout.write(`written ${jsonPath}\n`);
 }
 

@@ -12,7 +12,7 @@
  *   npx tsx bench/estimate.ts [--speed-rows 1000000] [--skip-accuracy] [--skip-speed]
  */
 import { spawnSync } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -25,6 +25,7 @@ import { startPartitionProxy } from '../test/support/partitionProxy.js';
 import { mulberry32 } from '../tools/mulberry32.js';
 import { generateSkewedCsv } from './data.js';
 import { benchDir, repoRoot, withDynamoDBLocal } from './harness.js';
+import { writeResults } from './report.js';
 import { createBenchTable, dropBenchTable } from './tables.js';
 
 const { values: flags } = parseArgs({
@@ -154,5 +155,4 @@ try {
 } finally {
   await rm(dir, { recursive: true, force: true });
 }
-await mkdir(join(benchDir, 'results'), { recursive: true });
-await writeFile(join(benchDir, 'results', 'estimate-latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+await writeResults('estimate-latest.json', results);

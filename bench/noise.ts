@@ -8,14 +8,15 @@
  *   npx tsx bench/noise.ts [--rows 50000] [--seed 1]
  *   npm run bench -- --noise-only        (after the build that npm run bench does)
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { load, type LoadResult } from '../dist/index.js';
 import { startPartitionProxy, type ProxyFaults } from '../test/support/partitionProxy.js';
 import { generateCsv } from './data.js';
-import { benchDir, withDynamoDBLocal } from './harness.js';
+import { withDynamoDBLocal } from './harness.js';
+import { writeResults } from './report.js';
 import { createBenchTable, dropBenchTable } from './tables.js';
 
 const { values: flags } = parseArgs({ options: { rows: { type: 'string' }, seed: { type: 'string' } } });
@@ -81,6 +82,5 @@ export async function runNoiseBench(rows = ROWS, seed = SEED): Promise<{ rows: R
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const outcome = await runNoiseBench();
-  await mkdir(join(benchDir, 'results'), { recursive: true });
-  await writeFile(join(benchDir, 'results', 'noise-latest.json'), `${JSON.stringify({ date: new Date().toISOString(), model: MODEL, faults: ISSUE_FAULTS, ...outcome }, null, 2)}\n`);
+  await writeResults('noise-latest.json', { date: new Date().toISOString(), model: MODEL, faults: ISSUE_FAULTS, ...outcome });
 }

@@ -13,7 +13,7 @@
  * capacity (a busy partition may take what the table has left, up to its ceiling): DynamoDB's 1,000 WCU/s
  * partition ceiling scaled down by two, so a load at capacity takes seconds, not hours.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -21,7 +21,8 @@ import { load } from '../dist/index.js';
 import type { OrderMode } from '../dist/ordering/order.js';
 import { startPartitionProxy, type PartitionProxy } from '../test/support/partitionProxy.js';
 import { generateSkewedCsv } from './data.js';
-import { benchDir, withDynamoDBLocal } from './harness.js';
+import { withDynamoDBLocal } from './harness.js';
+import { writeResults } from './report.js';
 import { createBenchTable, dropBenchTable } from './tables.js';
 
 const { values: flags } = parseArgs({
@@ -122,6 +123,5 @@ export function summarize(rows: Row[]): string[] {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const rows = await runRateBench();
   for (const line of summarize(rows)) console.log(line);
-  await mkdir(join(benchDir, 'results'), { recursive: true });
-  await writeFile(join(benchDir, 'results', 'rate-latest.json'), `${JSON.stringify({ date: new Date().toISOString(), model: MODEL, keyWcu: KEY_WCU, rows }, null, 2)}\n`);
+  await writeResults('rate-latest.json', { date: new Date().toISOString(), model: MODEL, keyWcu: KEY_WCU, rows });
 }
