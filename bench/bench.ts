@@ -41,8 +41,7 @@
  * dist/ (npm run bench builds first); results also go to bench/results/latest.json.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SIMULATOR_VERSION } from '../tools/dynamodbLocal.js';
@@ -199,30 +198,15 @@ function summarize(runs: Measured[]): Summary {
   };
 }
 
-
-
-
 /* ==== main ==== */
 
 let tmp: string | undefined;
 let loadAtStart: number[] = [];
-let cleaning: Promise<void> | undefined;
-function cleanup(): Promise<void> {
-  cleaning ??= (async () => {
-    await harness.cleanup();
-    if (tmp) await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
-  })();
-  return cleaning;
-}
-for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(sig, () => {
-    log(`${sig}: cleaning up`);
-    void cleanup().finally(() => process.exit(130));
-  });
-}
+harness.cleanupOnSignals();
+const cleanup = () => harness.cleanup();
 
 async function main(): Promise<void> {
-  tmp = await mkdtemp(join(tmpdir(), 'ddb-spread-bench-'));
+  tmp = await harness.makeTempDir('ddb-spread-bench-');
   await harness.compileChildren(CHILD_SOURCES);
   const cores = cpus().length;
   loadAtStart = loadavg();

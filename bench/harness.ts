@@ -8,7 +8,8 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { cp, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
@@ -34,6 +35,7 @@ export class Harness {
   readonly #timeoutMs: number;
   readonly #children = new Set<ChildProcess>();
   readonly #tables = new Set<string>();
+  readonly #tempDirs: string[] = [];
   #childDir: string | undefined;
   #local: RunningDynamoDBLocal | undefined;
   #admin: DynamoDBClient | undefined;
@@ -154,7 +156,24 @@ export class Harness {
     if (this.#admin) await dropBenchTable(this.#admin, name);
   }
 
-  /** Kills running children, drops tables, stops DynamoDB Local, removes the transpiled children. */
+  /** A fresh folder under the system's temp dir for the bench's inputs and files, removed by cleanup(). */
+  async makeTempDir(prefix: string): Promise<string> {
+    const dir = await mkdtemp(join(tmpdir(), prefix));
+    this.#tempDirs.push(dir);
+    return dir;
+  }
+
+  /** Cleans up on SIGINT and SIGTERM, then exits 130: a bench interrupted leaves no JVM, tables or files behind. */
+  cleanupOnSignals(): void {
+    for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+      process.once(sig, () => {
+        this.#log(`${sig}: cleaning up`);
+        void this.cleanup().finally(() => process.exit(130));
+      });
+    }
+  }
+
+  /** Kills running children, drops tables, stops DynamoDB Local, removes the transpiled children and the temp folders. */
   cleanup(): Promise<void> {
     this.#cleaning ??= (async () => {
       for (const child of this.#children) child.kill('SIGKILL');
@@ -162,6 +181,7 @@ export class Harness {
       this.#admin?.destroy();
       if (this.#local) await this.#local.stop().catch(() => undefined);
       if (this.#childDir) await rm(this.#childDir, { recursive: true, force: true }).catch(() => undefined);
+      for (const dir of this.#tempDirs) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
     })();
     return this.#cleaning;
   }

@@ -34,8 +34,8 @@
  *    100k-row warm-up: items/s of the whole load() call, compared with input order.
  * Results also go to bench/results/order-latest.json.
  */
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { mkdir, rm } from 'node:fs/promises';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SIMULATOR_VERSION } from '../tools/dynamodbLocal.js';
@@ -99,20 +99,8 @@ const log = (msg: string) => process.stderr.write(`[order-bench ${((performance.
 const harness = new Harness({ log, childTimeoutMs: 60 * 60 * 1000, nodeFlags: CHILD_NODE_FLAGS, tablePrefix: 'order-bench' });
 
 let tmp: string | undefined;
-let cleaning: Promise<void> | undefined;
-function cleanup(): Promise<void> {
-  cleaning ??= (async () => {
-    await harness.cleanup();
-    if (tmp) await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
-  })();
-  return cleaning;
-}
-for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(sig, () => {
-    log(`${sig}: cleaning up`);
-    void cleanup().finally(() => process.exit(130));
-  });
-}
+harness.cleanupOnSignals();
+const cleanup = () => harness.cleanup();
 
 const mb = (bytes: number) => (bytes / 1e6).toFixed(0);
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
@@ -241,7 +229,7 @@ async function measuredLoad(file: SkewedDataFile, mode: OrderMode, label: string
 /* ==== main ==== */
 
 async function main(): Promise<void> {
-  tmp = await mkdtemp(join(tmpdir(), 'ddb-spread-order-bench-'));
+  tmp = await harness.makeTempDir('ddb-spread-order-bench-');
   await harness.compileChildren(['childStats.ts', 'pipeline.ts', 'runOrderOnly.ts', 'runOrderLoad.ts', 'runOrderHeld.ts']);
   const cores = cpus().length;
   const loadAtStart = loadavg();
