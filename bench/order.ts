@@ -230,7 +230,7 @@ async function measuredLoad(file: SkewedDataFile, mode: OrderMode, label: string
 
 async function main(): Promise<void> {
   tmp = await harness.makeTempDir('ddb-spread-order-bench-');
-  await harness.compileChildren(['childStats.ts', 'pipeline.ts', 'runOrderOnly.ts', 'runOrderLoad.ts', 'runOrderHeld.ts']);
+  await harness.compileChildren(['childStats.ts', 'pipeline.ts', 'orderChildArgs.ts', 'runOrderOnly.ts', 'runOrderLoad.ts', 'runOrderHeld.ts']);
   const cores = cpus().length;
   const loadAtStart = loadavg();
   if (loadAtStart[0]! > cores * 0.5) log(`WARNING: load average ${loadAtStart.map((x) => x.toFixed(1)).join(' ')} on ${cores} cores before starting: other work is running, figures will be noisy`);

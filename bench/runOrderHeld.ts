@@ -8,33 +8,18 @@
  * Meant for an input that fits the budget (a spilled order holds only file buffers). Prints one JSON line
  * (childStats.ts) with the figures in `extra`.
  */
-import { tmpdir } from 'node:os';
-import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { ORDER_MODES, type OrderMode } from '../dist/ordering/order.js';
-import { DEFAULT_MEMORY_BYTES } from '../dist/load/options.js';
 import { startMeasuring } from './childStats.js';
+import { orderChildArgs } from './orderChildArgs.js';
 import { plannedWrites, writeOrderer } from './pipeline.js';
 
 // gc() without --expose-gc on the command line (the harness gives every child the same node flags).
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
-const [modeArg, ...rest] = process.argv.slice(2);
-if (!ORDER_MODES.includes(modeArg as OrderMode)) throw new Error(`first argument: one of ${ORDER_MODES.join(', ')}, got ${String(modeArg)}`);
-const mode = modeArg as OrderMode;
-const { values } = parseArgs({
-  args: rest,
-  options: {
-    input: { type: 'string' },
-    memory: { type: 'string', default: String(DEFAULT_MEMORY_BYTES) },
-    window: { type: 'string', default: '50000' },
-    'temp-dir': { type: 'string' },
-  },
-  strict: true,
-});
-if (!values.input) throw new Error('--input is required');
+const args = orderChildArgs();
+const { mode } = args;
 
 /** V8's used heap plus ArrayBuffer memory (Buffers), and the RSS, after full GCs. */
 function retained(): { bytes: number; rss: number } {
@@ -44,8 +29,8 @@ function retained(): { bytes: number; rss: number } {
 }
 
 const done = startMeasuring();
-const input = await plannedWrites(values.input);
-const orderer = writeOrderer(mode, { windowRows: Number(values.window), memoryBytes: Number(values.memory), tempDir: values['temp-dir'] ?? tmpdir(), inputBytes: input.inputBytes });
+const input = await plannedWrites(args.input);
+const orderer = writeOrderer(mode, { ...args.orderer, inputBytes: input.inputBytes });
 let handedOut = 0;
 // The baseline is taken once the reader and planner are running, so that their own buffers count in both.
 let before: { bytes: number; rss: number } | undefined;
@@ -63,7 +48,7 @@ try {
     heldBytes: orderer.heldBytes,
     measuredBytes: after.bytes - (before ?? after).bytes,
     rssGrowth: after.rss - (before ?? after).rss,
-    memoryBytes: Number(values.memory),
+    memoryBytes: args.orderer.memoryBytes,
   });
 } finally {
   await orderer.close();

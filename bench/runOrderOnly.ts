@@ -11,29 +11,13 @@
  * bench/order.ts runs a plain-JS transpile of this file (no tsx loader in the measured process).
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { parseArgs } from 'node:util';
-import { ORDER_MODES, type OrderMode } from '../dist/ordering/order.js';
-import { DEFAULT_MEMORY_BYTES } from '../dist/load/options.js';
 import type { PlannedWrite } from '../dist/shared/types.js';
 import { startMeasuring } from './childStats.js';
+import { orderChildArgs } from './orderChildArgs.js';
 import { orderWrites, plannedWrites, writeOrderer } from './pipeline.js';
 
-const [modeArg, ...rest] = process.argv.slice(2);
-if (!ORDER_MODES.includes(modeArg as OrderMode)) throw new Error(`first argument: one of ${ORDER_MODES.join(', ')}, got ${String(modeArg)}`);
-const mode = modeArg as OrderMode;
-const { values } = parseArgs({
-  args: rest,
-  options: {
-    input: { type: 'string' },
-    memory: { type: 'string', default: String(DEFAULT_MEMORY_BYTES) },
-    window: { type: 'string', default: '50000' },
-    'temp-dir': { type: 'string' },
-    sequence: { type: 'string' },
-  },
-  strict: true,
-});
-if (!values.input) throw new Error('--input is required');
+const args = orderChildArgs();
+const { mode } = args;
 
 /** Appends partition key identities, one per line, in batches (writeSync: no stream buffers to grow). */
 function sequenceSink(path: string | undefined): { add(write: PlannedWrite): void; close(): void } {
@@ -58,9 +42,9 @@ function sequenceSink(path: string | undefined): { add(write: PlannedWrite): voi
 }
 
 const done = startMeasuring();
-const input = await plannedWrites(values.input);
-const orderer = writeOrderer(mode, { windowRows: Number(values.window), memoryBytes: Number(values.memory), tempDir: values['temp-dir'] ?? tmpdir(), inputBytes: input.inputBytes });
-const sequence = sequenceSink(values.sequence);
+const input = await plannedWrites(args.input);
+const orderer = writeOrderer(mode, { ...args.orderer, inputBytes: input.inputBytes });
+const sequence = sequenceSink(args.sequence);
 let emitted = 0;
 /** Seconds from the start to the end of reading (for global orders, the drain comes after). */
 let readSeconds = 0;
@@ -86,5 +70,5 @@ done(rows, {
   tempBytes: orderer.stats.tempBytes,
   buckets: orderer.stats.buckets,
   runs: orderer.stats.runs,
-  memoryBytes: Number(values.memory),
+  memoryBytes: args.orderer.memoryBytes,
 });
