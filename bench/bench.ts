@@ -40,23 +40,16 @@
  * RSS are the loader's alone. DynamoDB Local's own CPU is read from /proc for context. Needs a built
  * dist/ (npm run bench builds first); results also go to bench/results/latest.json.
  */
-import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { spawnSync } from 'node:child_process';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import ts from 'typescript';
-import { SIMULATOR_VERSION, startDynamoDBLocal, type RunningDynamoDBLocal } from '../tools/dynamodbLocal.js';
+import { SIMULATOR_VERSION } from '../tools/dynamodbLocal.js';
 import { DEFAULT_CONCURRENCY } from '../dist/load/options.js';
-import type { ChildStats } from './childStats.js';
 import { generateCsv, type DataFile } from './data.js';
-import { findJavaPid, machineBusySeconds, processCpuSeconds } from './harness.js';
+import { benchDir, Harness, repoRoot, type Observed } from './harness.js';
+import { cpuOf, fmtInt, median, pass, phaseTimer, table, takenOn, writeResults } from './report.js';
 
-const benchDir = dirname(fileURLToPath(import.meta.url));
-const repoRoot = resolve(benchDir, '..');
 const benchStarted = performance.now();
 
 /* ==== options ==== */
@@ -127,32 +120,20 @@ const CHILD_TIMEOUT_MS = 10 * 60 * 1000;
 const TARGET_RATIO = 0.9;
 const TARGET_RSS_MB = 200;
 
-const childEnv = { ...process.env, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', AWS_REGION: 'us-east-1' };
-
 /* ==== phases (where the bench's own time goes) ==== */
 
-const phases: Record<string, number> = {};
-async function phase<T>(name: string, fn: () => Promise<T>): Promise<T> {
-  const t0 = performance.now();
-  try {
-    return await fn();
-  } finally {
-    phases[name] = (phases[name] ?? 0) + (performance.now() - t0) / 1000;
-  }
-}
+const { phases, phase } = phaseTimer();
+
 const log = (msg: string) => process.stderr.write(`[bench ${((performance.now() - benchStarted) / 1000).toFixed(0).padStart(3)}s] ${msg}\n`);
 
-/* ==== child processes ==== */
+/* ==== child processes and DynamoDB Local (harness.ts) ==== */
 
-/** What runChild adds to a child's own figures, all over the child's lifetime, from /proc (Linux). */
-interface Observed extends ChildStats {
-  /** DynamoDB Local's CPU seconds. */
-  serverCpuS?: number;
-  /** CPU seconds the machine spent on anything else (other processes): high means the figures are noisy. */
-  otherCpuS?: number;
-  /** Wall time of the whole child process, start-up included. */
-  childWallS: number;
-}
+/**
+ * The child scripts run as plain JS with plain `node`: under `--import tsx` each child carried tsx's
+ * loader thread, ~28 MB of extra RSS that a user of the CLI would never pay.
+ */
+const CHILD_SOURCES = ['childStats.ts', 'runDdbSpread.ts', 'runMinimalLoop.ts', 'runParseOnly.ts', 'pipeline.ts'];
+const harness = new Harness({ log, childTimeoutMs: CHILD_TIMEOUT_MS, tablePrefix: 'bench' });
 
 interface Measured extends Observed {
   itemsPerSecond: number;
@@ -160,147 +141,24 @@ interface Measured extends Observed {
   tableItemCount?: number;
 }
 
-async function runChild(script: string, args: string[]): Promise<Observed> {
-  const server0 = processCpuSeconds(javaPid);
-  const busy0 = machineBusySeconds();
-  const self0 = process.cpuUsage();
-  const t0 = performance.now();
-  const stats: Observed = { ...(await spawnChild(script, args)), childWallS: 0 };
-  stats.childWallS = (performance.now() - t0) / 1000;
-  const self = process.cpuUsage(self0);
-  const server1 = processCpuSeconds(javaPid);
-  const busy1 = machineBusySeconds();
-  if (server0 !== undefined && server1 !== undefined) stats.serverCpuS = server1 - server0;
-  if (busy0 !== undefined && busy1 !== undefined) {
-    stats.otherCpuS = Math.max(0, busy1 - busy0 - stats.processCpuS - (stats.serverCpuS ?? 0) - (self.user + self.system) / 1e6);
-  }
-  return stats;
-}
-
-/**
- * The child scripts are transpiled to plain JS once and run with plain `node`: under `--import tsx` each
- * child carried tsx's loader thread, ~28 MB of extra RSS that a user of the CLI would never pay. They go
- * to a folder under bench/ so that bare imports still resolve from the repo's node_modules.
- */
-const CHILD_SOURCES = ['childStats.ts', 'runDdbSpread.ts', 'runMinimalLoop.ts', 'runParseOnly.ts'];
-let childDir: string | undefined;
-
-async function compileChildren(): Promise<void> {
-  // Folders left by a bench that was killed outright (SIGKILL gives no chance to clean up).
-  for (const name of readdirSync(benchDir)) {
-    const pid = /^\.children-(\d+)$/.exec(name)?.[1];
-    if (pid && !processAlive(Number(pid))) await rm(join(benchDir, name), { recursive: true, force: true });
-  }
-  childDir = join(benchDir, `.children-${process.pid}`);
-  await mkdir(childDir, { recursive: true });
-  for (const file of CHILD_SOURCES) {
-    const source = readFileSync(join(benchDir, file), 'utf8');
-    const { outputText } = ts.transpileModule(source, {
-      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },
-      fileName: file,
-    });
-    // One level deeper than bench/: point the imports of the built library at the right dist/.
-    await writeFile(join(childDir, file.replace(/\.ts$/, '.js')), outputText.replaceAll("'../dist/", "'../../dist/"));
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-function spawnChild(script: string, args: string[]): Promise<ChildStats> {
-  return new Promise((resolveRun, reject) => {
-    const child = spawn(process.execPath, [join(childDir!, script.replace(/\.ts$/, '.js')), ...args], {
-      cwd: repoRoot,
-      env: childEnv,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-    const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_TIMEOUT_MS);
-    activeChildren.add(child);
-    child.once('error', reject);
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
-      activeChildren.delete(child);
-      const last = stdout.trim().split('\n').pop() ?? '';
-      if (code !== 0) {
-        reject(new Error(`${script} ${args.join(' ')} exited with ${signal ?? code}:\n${stderr.slice(-4000)}${stdout.slice(-2000)}`));
-        return;
-      }
-      try {
-        resolveRun(JSON.parse(last) as ChildStats);
-      } catch {
-        reject(new Error(`${script} printed no JSON result line; stdout:\n${stdout.slice(-2000)}\nstderr:\n${stderr.slice(-2000)}`));
-      }
-    });
-  });
-}
-const activeChildren = new Set<import('node:child_process').ChildProcess>();
-
-/* ==== DynamoDB Local ==== */
-
-let local: RunningDynamoDBLocal | undefined;
-let admin: DynamoDBClient | undefined;
-let javaPid: number | undefined;
-let tableSeq = 0;
-const liveTables = new Set<string>();
-
-async function createTable(): Promise<string> {
-  const name = `bench-${process.pid}-${++tableSeq}`;
-  await admin!.send(
-    new CreateTableCommand({
-      TableName: name,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [
-        { AttributeName: 'pk', AttributeType: 'S' },
-        { AttributeName: 'sk', AttributeType: 'S' },
-      ],
-      KeySchema: [
-        { AttributeName: 'pk', KeyType: 'HASH' },
-        { AttributeName: 'sk', KeyType: 'RANGE' },
-      ],
-    }),
-  );
-  liveTables.add(name);
-  for (let i = 0; i < 100; i++) {
-    const d = await admin!.send(new DescribeTableCommand({ TableName: name }));
-    if (d.Table?.TableStatus === 'ACTIVE') return name;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`table ${name} did not become ACTIVE`);
-}
-
-async function dropTable(name: string): Promise<void> {
-  liveTables.delete(name);
-  await admin?.send(new DeleteTableCommand({ TableName: name })).catch(() => undefined);
-}
-
 type Loader = 'ddb-spread' | 'minimal';
 const LOADER_SCRIPT: Record<Loader, string> = { 'ddb-spread': 'runDdbSpread.ts', minimal: 'runMinimalLoop.ts' };
 
 /** One measured load into a fresh table, which is dropped afterwards so DynamoDB Local's heap stays flat. */
 async function measuredLoad(loader: Loader, file: DataFile, concurrency: number, label: string): Promise<Measured> {
-  const table = await createTable();
+  const table = await harness.createTable();
   try {
-    const stats = await runChild(LOADER_SCRIPT[loader], [
+    const stats = await harness.runChild(LOADER_SCRIPT[loader], [
       '--input', file.path,
       '--table', table,
-      '--endpoint', local!.endpoint,
+      '--endpoint', harness.endpoint,
       '--concurrency', String(concurrency),
       '--rejects', join(tmp!, `${table}.rejects.jsonl`),
       ...(loader === 'minimal' && MINIMAL_RCC ? ['--rcc'] : []),
     ]);
-    const described = await admin!.send(new DescribeTableCommand({ TableName: table }));
+    const count = await harness.itemCount(table);
     const m: Measured = { ...stats, itemsPerSecond: stats.items / stats.seconds };
-    if (described.Table?.ItemCount !== undefined) m.tableItemCount = described.Table.ItemCount;
+    if (count !== undefined) m.tableItemCount = count;
     if (m.items !== file.rows || (m.tableItemCount !== undefined && m.tableItemCount !== file.rows)) {
       log(`WARNING ${label}: ${file.rows} rows in the file, ${m.items} reported written, ${m.tableItemCount ?? '?'} in the table`);
     }
@@ -308,18 +166,12 @@ async function measuredLoad(loader: Loader, file: DataFile, concurrency: number,
       `peak RSS ${m.maxRssMB.toFixed(0)} MB, DynamoDB Local CPU ${m.serverCpuS?.toFixed(1) ?? '?'} s, other processes ${m.otherCpuS?.toFixed(1) ?? '?'} s (${m.otherCpuS === undefined ? '?' : ((100 * m.otherCpuS) / (cpus().length * m.childWallS)).toFixed(0)}% of the machine)`);
     return m;
   } finally {
-    await dropTable(table);
+    await harness.dropTable(table);
   }
 }
 
 /* ==== statistics and formatting ==== */
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
-const cpuOf = (m: ChildStats) => m.cpuUserS + m.cpuSysS;
 
 interface Summary {
   runs: Measured[];
@@ -346,44 +198,16 @@ function summarize(runs: Measured[]): Summary {
   };
 }
 
-function fmtInt(n: number): string {
-  return Math.round(n).toLocaleString('en-US');
-}
-
-function table(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
-}
-
-const pass = (ok: boolean) => (ok ? 'ok' : 'MISSED');
-
 /* ==== main ==== */
 
 let tmp: string | undefined;
 let loadAtStart: number[] = [];
-let cleaning: Promise<void> | undefined;
-function cleanup(): Promise<void> {
-  cleaning ??= (async () => {
-    for (const child of activeChildren) child.kill('SIGKILL');
-    for (const name of [...liveTables]) await dropTable(name);
-    admin?.destroy();
-    if (local) await local.stop().catch(() => undefined);
-    if (tmp) await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
-    if (childDir) await rm(childDir, { recursive: true, force: true }).catch(() => undefined);
-  })();
-  return cleaning;
-}
-for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(sig, () => {
-    log(`${sig}: cleaning up`);
-    void cleanup().finally(() => process.exit(130));
-  });
-}
+harness.cleanupOnSignals();
+const cleanup = () => harness.cleanup();
 
 async function main(): Promise<void> {
-  tmp = await mkdtemp(join(tmpdir(), 'ddb-spread-bench-'));
-  await compileChildren();
+  tmp = await harness.makeTempDir('ddb-spread-bench-');
+  await harness.compileChildren(CHILD_SOURCES);
   const cores = cpus().length;
   loadAtStart = loadavg();
   if (loadAtStart[0]! > cores * 0.5) log(`WARNING: load average ${loadAtStart.map((x) => x.toFixed(1)).join(' ')} on ${cores} cores before starting: other work is running, figures will be noisy`);
@@ -401,16 +225,14 @@ async function main(): Promise<void> {
   await phase('parse-only', async () => {
     for (let i = 0; i < REPEATS; i++) {
       for (const mode of ['ddb-spread', 'csv-parse'] as const) {
-        const s = await runChild('runParseOnly.ts', [mode, '--input', main.path]);
+        const s = await harness.runChild('runParseOnly.ts', [mode, '--input', main.path]);
         parse[mode].push(s);
         log(`parse-only ${mode} #${i + 1}: ${fmtInt(s.items / s.seconds)} rows/s, ${s.seconds.toFixed(1)} s, peak RSS ${s.maxRssMB.toFixed(0)} MB`);
       }
     }
   });
 
-  local = await phase('start DynamoDB Local', () => startDynamoDBLocal({ log }));
-  javaPid = findJavaPid(local.port);
-  admin = new DynamoDBClient({ endpoint: local.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  await phase('start DynamoDB Local', () => harness.startLocal());
 
   // DynamoDB Local is a JVM: its first few seconds are JIT warm-up, which would tax whichever loader
   // ran first (5k rows were not enough: the first measured load then ran at half speed). One unmeasured
@@ -533,16 +355,8 @@ async function main(): Promise<void> {
   const text = out.join('\n');
   process.stdout.write(`${text}\n`);
 
-  const resultsDir = join(benchDir, 'results');
-  await mkdir(resultsDir, { recursive: true });
   const json = {
-    date: new Date().toISOString(),
-    node: process.version,
-    cores,
-    cpuModel: cpus()[0]?.model,
-    memoryGB: Math.round(totalmem() / 2 ** 30),
-    dynamodbLocal: `amplify-dynamodb-simulator@${SIMULATOR_VERSION}`,
-    gitCommit: gitCommit(),
+    ...takenOn(cores),
     options: { rows: ROWS, sweepRows: SWEEP_ROWS, sweep: SWEEP, repeats: REPEATS, concurrency: CONCURRENCY, warmUpRows: Math.min(WARM_UP_ROWS, ROWS), minimalRcc: MINIMAL_RCC },
     data: { rows: main.rows, bytes: main.bytes, partitionKeys: main.customersWithRows, hotKeyRows: main.hotRows },
     load: {
@@ -565,19 +379,8 @@ async function main(): Promise<void> {
     totalSeconds,
     report: text,
   };
-  const jsonPath = join(resultsDir, 'latest.json');
-  await writeFile(jsonPath, `${JSON.stringify(json, null, 2)}\n`);
+  const jsonPath = await writeResults('latest.json', json);
   process.stdout.write(`written ${jsonPath}\n`);
-}
-
-function gitCommit(): string | undefined {
-  try {
-    const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], { cwd: repoRoot, encoding: 'utf8' }).trim() !== '';
-    return dirty ? `${sha}+dirty-src` : sha;
-  } catch {
-    return undefined;
-  }
 }
 
 if (!SKIP_MAIN) {
@@ -591,33 +394,19 @@ if (!SKIP_MAIN) {
   }
 }
 
-if (RATE_BENCH && !process.exitCode) {
-  // The hot-partition scenario through the partition model (bench/rate.ts); it starts its own DynamoDB Local.
-  const forwarded = flags['rate-rows'] === undefined ? [] : ['--rows', flags['rate-rows']];
-  const run = spawnSync(process.execPath, ['--import', 'tsx', join(benchDir, 'rate.ts'), ...forwarded], { cwd: repoRoot, stdio: 'inherit' });
+/** Runs another bench file under tsx, after this one's DynamoDB Local is gone (each starts its own). */
+function runBench(file: string, forwarded: string[]): void {
+  if (process.exitCode) return;
+  const run = spawnSync(process.execPath, ['--import', 'tsx', join(benchDir, file), ...forwarded], { cwd: repoRoot, stdio: 'inherit' });
   if (run.status !== 0) process.exitCode = run.status ?? 1;
 }
+/** `--<from> N` of this command, passed on as `--<to> N`. */
+const forward = (from: keyof typeof flags, to: string): string[] => (flags[from] === undefined ? [] : [`--${to}`, String(flags[from])]);
 
-if (NOISE_BENCH && !process.exitCode) {
-  // Issue 12: the same rows clean and with the issue's fault mix (bench/noise.ts); it starts its own DynamoDB Local.
-  const forwarded = flags['noise-rows'] === undefined ? [] : ['--rows', flags['noise-rows']];
-  const run = spawnSync(process.execPath, ['--import', 'tsx', join(benchDir, 'noise.ts'), ...forwarded], { cwd: repoRoot, stdio: 'inherit' });
-  if (run.status !== 0) process.exitCode = run.status ?? 1;
-}
-
-if (ESTIMATE_BENCH && !process.exitCode) {
-  // Estimate accuracy against real loads through the partition model, and estimate speed (bench/estimate.ts).
-  const forwarded = flags['estimate-rows'] === undefined ? [] : ['--speed-rows', flags['estimate-rows']];
-  const run = spawnSync(process.execPath, ['--import', 'tsx', join(benchDir, 'estimate.ts'), ...forwarded], { cwd: repoRoot, stdio: 'inherit' });
-  if (run.status !== 0) process.exitCode = run.status ?? 1;
-}
-
-if (ORDER_BENCH && !process.exitCode) {
-  // After this bench's DynamoDB Local is gone: bench/order.ts starts its own, and its own child processes.
-  const forwarded = (['rows', 'large-rows', 'load-rows'] as const).flatMap((name) => {
-    const value = flags[`order-${name}`];
-    return value === undefined ? [] : [`--${name}`, value];
-  });
-  const run = spawnSync(process.execPath, ['--import', 'tsx', join(benchDir, 'order.ts'), ...forwarded], { cwd: repoRoot, stdio: 'inherit' });
-  if (run.status !== 0) process.exitCode = run.status ?? 1;
-}
+// The hot-partition scenario through the partition model.
+if (RATE_BENCH) runBench('rate.ts', forward('rate-rows', 'rows'));
+// Issue 12: the same rows clean and with the issue's fault mix.
+if (NOISE_BENCH) runBench('noise.ts', forward('noise-rows', 'rows'));
+// Estimate accuracy against real loads through the partition model, and estimate speed.
+if (ESTIMATE_BENCH) runBench('estimate.ts', forward('estimate-rows', 'speed-rows'));
+if (ORDER_BENCH) runBench('order.ts', [...forward('order-rows', 'rows'), ...forward('order-large-rows', 'large-rows'), ...forward('order-load-rows', 'load-rows')]);

@@ -33,13 +33,21 @@ function rowsPerCustomer(rows: number, random: () => number): number[] {
     if (missing-- <= 0) break;
     counts[i]!++;
   }
-  const ids = Array.from({ length: CUSTOMERS }, (_, i) => i);
+  return byShuffledId(counts, random);
+}
+
+/**
+ * Rows per key id from rows per rank, ranks mapped to ids by a seeded shuffle: the file is sorted by key
+ * id, so the heavy keys land anywhere in it.
+ */
+function byShuffledId(byRank: number[], random: () => number): number[] {
+  const ids = Array.from({ length: byRank.length }, (_, i) => i);
   for (let i = ids.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
     [ids[i], ids[j]] = [ids[j]!, ids[i]!];
   }
-  const perId = new Array<number>(CUSTOMERS).fill(0);
-  counts.forEach((n, rank) => (perId[ids[rank]!] = n));
+  const perId = new Array<number>(byRank.length).fill(0);
+  byRank.forEach((n, rank) => (perId[ids[rank]!] = n));
   return perId;
 }
 
@@ -68,28 +76,20 @@ function payload(random: () => number): string {
   return text;
 }
 
-export interface DataFile {
-  path: string;
-  rows: number;
-  bytes: number;
-  hotKey: string;
-  hotRows: number;
-  customersWithRows: number;
-}
-
-/** Writes a CSV sorted by pk, then sk, as a database export would be. Deterministic for a given (rows, seed). */
-export async function generateCsv(path: string, rows: number, seed: number): Promise<DataFile> {
-  const random = prng(seed);
-  const perId = rowsPerCustomer(rows, random);
+/**
+ * Writes the CSV: perId[id] rows for each key id in turn, sk ascending, so the file is sorted by pk then
+ * sk; the row contents come from `random`. Resolves with the key holding the most rows.
+ */
+async function writeSortedCsv(path: string, perId: number[], keyOf: (id: number) => string, random: () => number): Promise<{ hotKey: string; hotRows: number }> {
   const out = createWriteStream(path);
   const write = (text: string) => (out.write(text) ? Promise.resolve() : new Promise<void>((r) => out.once('drain', () => r())));
   await write('pk,sk,status,amount,qty,payload\n');
   let lines: string[] = [];
   let hotRows = 0;
   let hotKey = '';
-  for (let id = 0; id < CUSTOMERS; id++) {
+  for (let id = 0; id < perId.length; id++) {
     const n = perId[id]!;
-    const pk = `CUST#${String(id).padStart(5, '0')}`;
+    const pk = keyOf(id);
     if (n > hotRows) [hotRows, hotKey] = [n, pk];
     for (let seq = 1; seq <= n; seq++) {
       const sk = `ORDER#${String(seq).padStart(7, '0')}`;
@@ -105,6 +105,23 @@ export async function generateCsv(path: string, rows: number, seed: number): Pro
   }
   await write(lines.join(''));
   await new Promise<void>((resolveEnd, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolveEnd())));
+  return { hotKey, hotRows };
+}
+
+export interface DataFile {
+  path: string;
+  rows: number;
+  bytes: number;
+  hotKey: string;
+  hotRows: number;
+  customersWithRows: number;
+}
+
+/** Writes a CSV sorted by pk, then sk, as a database export would be. Deterministic for a given (rows, seed). */
+export async function generateCsv(path: string, rows: number, seed: number): Promise<DataFile> {
+  const random = prng(seed);
+  const perId = rowsPerCustomer(rows, random);
+  const { hotKey, hotRows } = await writeSortedCsv(path, perId, (id) => `CUST#${String(id).padStart(5, '0')}`, random);
   return { path, rows, bytes: (await stat(path)).size, hotKey, hotRows, customersWithRows: perId.filter((n) => n > 0).length };
 }
 
@@ -149,40 +166,9 @@ export async function generateSkewedCsv(path: string, rows: number, seed: number
   const tailSum = tailWeights.reduce((a, b) => a + b, 0);
   const weights = [...SKEWED_HEAVY_SHARES, ...tailWeights.map((w) => ((1 - heavyShare) * w) / tailSum)];
   const byRank = apportion(weights, rows);
-  const keyCount = byRank.length;
-  // Rank -> key id by a seeded shuffle: the file is sorted by key id, so the heavy keys land anywhere.
-  const ids = Array.from({ length: keyCount }, (_, i) => i);
-  for (let i = ids.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [ids[i], ids[j]] = [ids[j]!, ids[i]!];
-  }
-  const perId = new Array<number>(keyCount).fill(0);
-  byRank.forEach((n, rank) => (perId[ids[rank]!] = n));
+  const perId = byShuffledId(byRank, random);
 
-  const out = createWriteStream(path);
-  const write = (text: string) => (out.write(text) ? Promise.resolve() : new Promise<void>((r) => out.once('drain', () => r())));
-  await write('pk,sk,status,amount,qty,payload\n');
-  let lines: string[] = [];
-  let hotRows = 0;
-  let hotKey = '';
-  for (let id = 0; id < keyCount; id++) {
-    const n = perId[id]!;
-    const pk = `ACCT#${String(id).padStart(7, '0')}`;
-    if (n > hotRows) [hotRows, hotKey] = [n, pk];
-    for (let seq = 1; seq <= n; seq++) {
-      const sk = `ORDER#${String(seq).padStart(7, '0')}`;
-      const status = STATUSES[Math.floor(random() * STATUSES.length)]!;
-      const amount = (random() * 1000).toFixed(2);
-      const qty = 1 + Math.floor(random() * 20);
-      lines.push(`${pk},${sk},${status},${amount},${qty},${csvCell(payload(random))}\n`);
-      if (lines.length === 2_000) {
-        await write(lines.join(''));
-        lines = [];
-      }
-    }
-  }
-  await write(lines.join(''));
-  await new Promise<void>((resolveEnd, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolveEnd())));
+  const { hotKey, hotRows } = await writeSortedCsv(path, perId, (id) => `ACCT#${String(id).padStart(7, '0')}`, random);
   const withRows = perId.filter((n) => n > 0).length;
   return {
     path,

@@ -11,21 +11,22 @@
  *
  *   npx tsx bench/estimate.ts [--speed-rows 1000000] [--skip-accuracy] [--skip-speed]
  */
-import { CreateTableCommand, DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { spawnSync } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { load } from '../dist/index.js';
+import { load, type LoadResult } from '../dist/index.js';
 import { estimate } from '../dist/estimating/estimate.js';
+import type { EstimateResult } from '../dist/estimating/estimateTypes.js';
 import { offlineTableInfo } from '../dist/estimating/offlineTable.js';
 import type { LoadOptions } from '../dist/load/options.js';
 import { startPartitionProxy } from '../test/support/partitionProxy.js';
 import { mulberry32 } from '../tools/mulberry32.js';
-import { startDynamoDBLocal } from '../tools/dynamodbLocal.js';
 import { generateSkewedCsv } from './data.js';
-import { benchDir, repoRoot } from './harness.js';
+import { benchDir, repoRoot, withDynamoDBLocal } from './harness.js';
+import { writeResults } from './report.js';
+import { createBenchTable, dropBenchTable } from './tables.js';
 
 const { values: flags } = parseArgs({
   options: { 'speed-rows': { type: 'string' }, 'skip-accuracy': { type: 'boolean' }, 'skip-speed': { type: 'boolean' } },
@@ -74,12 +75,8 @@ function scenarios(dir: string): Array<Scenario & { text: string }> {
 }
 
 async function accuracy(dir: string): Promise<Array<Record<string, unknown>>> {
-  const local = await startDynamoDBLocal({ log: () => undefined });
-  const client = new DynamoDBClient({ endpoint: local.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  process.env['AWS_ACCESS_KEY_ID'] = 'local';
-  process.env['AWS_SECRET_ACCESS_KEY'] = 'local';
   const out: Array<Record<string, unknown>> = [];
-  try {
+  await withDynamoDBLocal(async ({ endpoint, admin }) => {
     let n = 0;
     for (const s of scenarios(dir)) {
       await writeFile(s.csv, s.text);
@@ -99,45 +96,32 @@ async function accuracy(dir: string): Promise<Array<Record<string, unknown>>> {
         simulation: { partitions: MODEL.partitions, burstSeconds: MODEL.burstSeconds, latencyMs: LATENCY_MS },
       });
       const table = `estimate_bench_${process.pid}_${++n}`;
-      await client.send(
-        new CreateTableCommand({
-          TableName: table,
-          AttributeDefinitions: [
-            { AttributeName: 'pk', AttributeType: 'S' },
-            { AttributeName: 'sk', AttributeType: 'N' },
-          ],
-          KeySchema: [
-            { AttributeName: 'pk', KeyType: 'HASH' },
-            { AttributeName: 'sk', KeyType: 'RANGE' },
-          ],
-          BillingMode: 'PAY_PER_REQUEST',
-        }),
-      );
-      const proxy = await startPartitionProxy(local.endpoint, { model: MODEL, partitionKeyName: 'pk' });
+      await createBenchTable(admin, table, { sortKeyType: 'N' });
+      const proxy = await startPartitionProxy(endpoint, { model: MODEL, partitionKeyName: 'pk' });
       try {
         const measured = await load({ ...common, table, endpoint: proxy.url, region: 'us-east-1' });
-        const mSeconds = measured.elapsedMs / 1000;
-        const pSeconds = predicted.time.estimatedSeconds;
-        const mThrottled = proxy.stats().throttledItems;
-        const pThrottled = predicted.simulations.planned.throttledItems;
-        const durationOk = Math.abs(pSeconds / mSeconds - 1) <= 0.15;
-        const bothSmall = mThrottled < 0.01 * s.rows && pThrottled < 0.01 * s.rows;
-        const throttleOk = bothSmall || (pThrottled > 0 && mThrottled > 0 && pThrottled / mThrottled <= 2 && mThrottled / pThrottled <= 2);
-        const row = { scenario: s.name, rows: s.rows, predictedSeconds: pSeconds, measuredSeconds: mSeconds, predictedThrottled: pThrottled, measuredThrottled: mThrottled, durationOk, throttleOk };
-        out.push(row);
-        console.log(
-          `  ${s.name.padEnd(44)} ${String(s.rows).padStart(6)} rows  duration ${pSeconds.toFixed(1)} s predicted / ${mSeconds.toFixed(1)} s measured (${((pSeconds / mSeconds - 1) * 100).toFixed(0)}%, ${durationOk ? 'ok' : 'MISSED'})  throttled ${pThrottled} / ${mThrottled} (${throttleOk ? 'ok' : 'MISSED'})`,
-        );
+        out.push(compare(s, predicted, measured, proxy.stats().throttledItems));
       } finally {
         await proxy.close();
-        await client.send(new DeleteTableCommand({ TableName: table })).catch(() => undefined);
+        await dropBenchTable(admin, table);
       }
     }
-  } finally {
-    client.destroy();
-    await local.stop();
-  }
+  });
   return out;
+}
+
+/** Predicted against measured for one scenario: the row of the report, also printed. */
+function compare(s: Scenario, predicted: EstimateResult, measured: LoadResult, mThrottled: number): Record<string, unknown> {
+  const mSeconds = measured.elapsedMs / 1000;
+  const pSeconds = predicted.time.estimatedSeconds;
+  const pThrottled = predicted.simulations.planned.throttledItems;
+  const durationOk = Math.abs(pSeconds / mSeconds - 1) <= 0.15;
+  const bothSmall = mThrottled < 0.01 * s.rows && pThrottled < 0.01 * s.rows;
+  const throttleOk = bothSmall || (pThrottled > 0 && mThrottled > 0 && pThrottled / mThrottled <= 2 && mThrottled / pThrottled <= 2);
+  console.log(
+    `  ${s.name.padEnd(44)} ${String(s.rows).padStart(6)} rows  duration ${pSeconds.toFixed(1)} s predicted / ${mSeconds.toFixed(1)} s measured (${((pSeconds / mSeconds - 1) * 100).toFixed(0)}%, ${durationOk ? 'ok' : 'MISSED'})  throttled ${pThrottled} / ${mThrottled} (${throttleOk ? 'ok' : 'MISSED'})`,
+  );
+  return { scenario: s.name, rows: s.rows, predictedSeconds: pSeconds, measuredSeconds: mSeconds, predictedThrottled: pThrottled, measuredThrottled: mThrottled, durationOk, throttleOk };
 }
 
 function child(script: string, args: string[]): { items: number; seconds: number; maxRssMB: number } {
@@ -171,5 +155,4 @@ try {
 } finally {
   await rm(dir, { recursive: true, force: true });
 }
-await mkdir(join(benchDir, 'results'), { recursive: true });
-await writeFile(join(benchDir, 'results', 'estimate-latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+await writeResults('estimate-latest.json', results);

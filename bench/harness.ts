@@ -1,19 +1,21 @@
 /**
- * Child-process and DynamoDB Local machinery for bench/order.ts: the same approach as bench.ts (which
- * keeps its own copies): child scripts transpiled once to plain JS and run with plain `node`, so a child's
- * peak RSS carries no tsx loader; CPU of DynamoDB Local and of everything else read from /proc (Linux)
- * around each child; one fresh table per load, dropped afterwards. Unlike bench.ts, the children run a
- * copy of dist/ taken at start-up.
+ * Child-process and DynamoDB Local machinery for bench/bench.ts and bench/order.ts: child scripts
+ * transpiled once to plain JS and run with plain `node`, so a child's peak RSS carries no tsx loader; CPU
+ * of DynamoDB Local and of everything else read from /proc (Linux) around each child; one fresh table per
+ * load, dropped afterwards. The children run a copy of dist/ taken at start-up. For the benches that call
+ * load() in-process (rate, noise, estimate), withDynamoDBLocal.
  */
-import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { cp, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { startDynamoDBLocal, type RunningDynamoDBLocal } from '../tools/dynamodbLocal.js';
 import type { ChildStats } from './childStats.js';
+import { adminClient, createBenchTable, dropBenchTable, itemCount } from './tables.js';
 
 export const benchDir = dirname(fileURLToPath(import.meta.url));
 export const repoRoot = resolve(benchDir, '..');
@@ -33,6 +35,7 @@ export class Harness {
   readonly #timeoutMs: number;
   readonly #children = new Set<ChildProcess>();
   readonly #tables = new Set<string>();
+  readonly #tempDirs: string[] = [];
   #childDir: string | undefined;
   #local: RunningDynamoDBLocal | undefined;
   #admin: DynamoDBClient | undefined;
@@ -41,12 +44,14 @@ export class Harness {
   #cleaning: Promise<void> | undefined;
 
   readonly #nodeFlags: string[];
+  readonly #tablePrefix: string;
 
-  /** nodeFlags: given to `node` before each child script (none by default). */
-  constructor(options: { log: (msg: string) => void; childTimeoutMs: number; nodeFlags?: string[] }) {
+  /** nodeFlags: given to `node` before each child script (none by default); tablePrefix: names the bench's tables. */
+  constructor(options: { log: (msg: string) => void; childTimeoutMs: number; nodeFlags?: string[]; tablePrefix: string }) {
     this.#log = options.log;
     this.#timeoutMs = options.childTimeoutMs;
     this.#nodeFlags = options.nodeFlags ?? [];
+    this.#tablePrefix = options.tablePrefix;
   }
 
   get endpoint(): string {
@@ -131,46 +136,44 @@ export class Harness {
   async startLocal(): Promise<void> {
     this.#local = await startDynamoDBLocal({ log: this.#log });
     this.#javaPid = findJavaPid(this.#local.port);
-    this.#admin = new DynamoDBClient({ endpoint: this.#local.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    this.#admin = adminClient(this.#local.endpoint);
   }
 
-  /** A fresh pk/sk (both S) on-demand table, ACTIVE. */
+  /** A fresh on-demand table of the bench's shape (tables.ts), ACTIVE; dropped by cleanup() if still there. */
   async createTable(): Promise<string> {
-    const admin = this.#admin!;
-    const name = `order-bench-${process.pid}-${++this.#tableSeq}`;
-    await admin.send(
-      new CreateTableCommand({
-        TableName: name,
-        BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [
-          { AttributeName: 'pk', AttributeType: 'S' },
-          { AttributeName: 'sk', AttributeType: 'S' },
-        ],
-        KeySchema: [
-          { AttributeName: 'pk', KeyType: 'HASH' },
-          { AttributeName: 'sk', KeyType: 'RANGE' },
-        ],
-      }),
-    );
+    const name = `${this.#tablePrefix}-${process.pid}-${++this.#tableSeq}`;
     this.#tables.add(name);
-    for (let i = 0; i < 100; i++) {
-      const d = await admin.send(new DescribeTableCommand({ TableName: name }));
-      if (d.Table?.TableStatus === 'ACTIVE') return name;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`table ${name} did not become ACTIVE`);
+    await createBenchTable(this.#admin!, name);
+    return name;
   }
 
   async itemCount(table: string): Promise<number | undefined> {
-    return (await this.#admin!.send(new DescribeTableCommand({ TableName: table }))).Table?.ItemCount;
+    return itemCount(this.#admin!, table);
   }
 
   async dropTable(name: string): Promise<void> {
     this.#tables.delete(name);
-    await this.#admin?.send(new DeleteTableCommand({ TableName: name })).catch(() => undefined);
+    if (this.#admin) await dropBenchTable(this.#admin, name);
   }
 
-  /** Kills running children, drops tables, stops DynamoDB Local, removes the transpiled children. */
+  /** A fresh folder under the system's temp dir for the bench's inputs and files, removed by cleanup(). */
+  async makeTempDir(prefix: string): Promise<string> {
+    const dir = await mkdtemp(join(tmpdir(), prefix));
+    this.#tempDirs.push(dir);
+    return dir;
+  }
+
+  /** Cleans up on SIGINT and SIGTERM, then exits 130: a bench interrupted leaves no JVM, tables or files behind. */
+  cleanupOnSignals(): void {
+    for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+      process.once(sig, () => {
+        this.#log(`${sig}: cleaning up`);
+        void this.cleanup().finally(() => process.exit(130));
+      });
+    }
+  }
+
+  /** Kills running children, drops tables, stops DynamoDB Local, removes the transpiled children and the temp folders. */
   cleanup(): Promise<void> {
     this.#cleaning ??= (async () => {
       for (const child of this.#children) child.kill('SIGKILL');
@@ -178,8 +181,26 @@ export class Harness {
       this.#admin?.destroy();
       if (this.#local) await this.#local.stop().catch(() => undefined);
       if (this.#childDir) await rm(this.#childDir, { recursive: true, force: true }).catch(() => undefined);
+      for (const dir of this.#tempDirs) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
     })();
     return this.#cleaning;
+  }
+}
+
+/**
+ * For the benches that call load() in-process: DynamoDB Local started, an admin client for tables.ts, and
+ * the dummy credentials load() reads from the environment; Local stopped afterwards, whatever happens.
+ */
+export async function withDynamoDBLocal<T>(fn: (local: { endpoint: string; admin: DynamoDBClient }) => Promise<T>): Promise<T> {
+  const local = await startDynamoDBLocal({ log: () => undefined });
+  const admin = adminClient(local.endpoint);
+  process.env['AWS_ACCESS_KEY_ID'] = 'local';
+  process.env['AWS_SECRET_ACCESS_KEY'] = 'local';
+  try {
+    return await fn({ endpoint: local.endpoint, admin });
+  } finally {
+    admin.destroy();
+    await local.stop();
   }
 }
 

@@ -8,16 +8,16 @@
  *   npx tsx bench/noise.ts [--rows 50000] [--seed 1]
  *   npm run bench -- --noise-only        (after the build that npm run bench does)
  */
-import { CreateTableCommand, DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { load, type LoadResult } from '../dist/index.js';
 import { startPartitionProxy, type ProxyFaults } from '../test/support/partitionProxy.js';
-import { startDynamoDBLocal } from '../tools/dynamodbLocal.js';
 import { generateCsv } from './data.js';
-import { benchDir } from './harness.js';
+import { withDynamoDBLocal } from './harness.js';
+import { writeResults } from './report.js';
+import { createBenchTable, dropBenchTable } from './tables.js';
 
 const { values: flags } = parseArgs({ options: { rows: { type: 'string' }, seed: { type: 'string' } } });
 const ROWS = Number(flags.rows ?? 50_000);
@@ -40,56 +40,39 @@ interface Row {
 
 export async function runNoiseBench(rows = ROWS, seed = SEED): Promise<{ rows: Row[]; ratio: number }> {
   const dir = await mkdtemp(join(tmpdir(), 'ddb-spread-noise-bench-'));
-  const local = await startDynamoDBLocal({ log: () => undefined });
-  const client = new DynamoDBClient({ endpoint: local.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  process.env['AWS_ACCESS_KEY_ID'] = 'local';
-  process.env['AWS_SECRET_ACCESS_KEY'] = 'local';
   const results: Row[] = [];
   try {
-    const input = await generateCsv(join(dir, 'rows.csv'), rows, seed);
-    console.log(`input: ${input.rows.toLocaleString('en-US')} rows; default options (no --wcu, --concurrency 8); faults: ${JSON.stringify(ISSUE_FAULTS)}`);
-    let n = 0;
-    for (const [label, faults] of [['clean', undefined], ['noisy', ISSUE_FAULTS]] as const) {
-      const table = `noise_bench_${process.pid}_${++n}`;
-      await client.send(
-        new CreateTableCommand({
-          TableName: table,
-          AttributeDefinitions: [
-            { AttributeName: 'pk', AttributeType: 'S' },
-            { AttributeName: 'sk', AttributeType: 'S' },
-          ],
-          KeySchema: [
-            { AttributeName: 'pk', KeyType: 'HASH' },
-            { AttributeName: 'sk', KeyType: 'RANGE' },
-          ],
-          BillingMode: 'PAY_PER_REQUEST',
-        }),
-      );
-      const proxy = await startPartitionProxy(local.endpoint, { model: MODEL, partitionKeyName: 'pk', seed, ...(faults ? { faults } : {}) });
-      try {
-        const result: LoadResult = await load({ input: input.path, table, endpoint: proxy.url, region: 'us-east-1', types: { amount: 'N', qty: 'N' }, rejectsPath: join(dir, `${table}.rejects.jsonl`) }, {});
-        const row: Row = {
-          label,
-          seconds: result.elapsedMs / 1000,
-          itemsPerSecond: result.itemsPerSecond,
-          written: result.written,
-          complete: result.complete,
-          decreases: result.rate.decreases,
-          restores: result.rate.restores,
-          errors: result.rate.errors,
-          tableThrottles: result.rate.tableThrottles,
-          retries: result.retries,
-        };
-        results.push(row);
-        console.log(`  ${label.padEnd(6)} ${row.seconds.toFixed(1).padStart(6)} s  ${Math.round(row.itemsPerSecond).toLocaleString('en-US').padStart(6)} items/s  written ${row.written}  ${row.complete ? 'complete' : 'INCOMPLETE'}  rate cuts ${row.decreases}, undone ${row.restores}; table throttles ${row.tableThrottles}, errors ${row.errors}, retries ${row.retries}`);
-      } finally {
-        await proxy.close();
-        await client.send(new DeleteTableCommand({ TableName: table })).catch(() => undefined);
+    await withDynamoDBLocal(async ({ endpoint, admin }) => {
+      const input = await generateCsv(join(dir, 'rows.csv'), rows, seed);
+      console.log(`input: ${input.rows.toLocaleString('en-US')} rows; default options (no --wcu, --concurrency 8); faults: ${JSON.stringify(ISSUE_FAULTS)}`);
+      let n = 0;
+      for (const [label, faults] of [['clean', undefined], ['noisy', ISSUE_FAULTS]] as const) {
+        const table = `noise_bench_${process.pid}_${++n}`;
+        await createBenchTable(admin, table);
+        const proxy = await startPartitionProxy(endpoint, { model: MODEL, partitionKeyName: 'pk', seed, ...(faults ? { faults } : {}) });
+        try {
+          const result: LoadResult = await load({ input: input.path, table, endpoint: proxy.url, region: 'us-east-1', types: { amount: 'N', qty: 'N' }, rejectsPath: join(dir, `${table}.rejects.jsonl`) }, {});
+          const row: Row = {
+            label,
+            seconds: result.elapsedMs / 1000,
+            itemsPerSecond: result.itemsPerSecond,
+            written: result.written,
+            complete: result.complete,
+            decreases: result.rate.decreases,
+            restores: result.rate.restores,
+            errors: result.rate.errors,
+            tableThrottles: result.rate.tableThrottles,
+            retries: result.retries,
+          };
+          results.push(row);
+          console.log(`  ${label.padEnd(6)} ${row.seconds.toFixed(1).padStart(6)} s  ${Math.round(row.itemsPerSecond).toLocaleString('en-US').padStart(6)} items/s  written ${row.written}  ${row.complete ? 'complete' : 'INCOMPLETE'}  rate cuts ${row.decreases}, undone ${row.restores}; table throttles ${row.tableThrottles}, errors ${row.errors}, retries ${row.retries}`);
+        } finally {
+          await proxy.close();
+          await dropBenchTable(admin, table);
+        }
       }
-    }
+    });
   } finally {
-    client.destroy();
-    await local.stop();
     await rm(dir, { recursive: true, force: true });
   }
   const ratio = results[1]!.itemsPerSecond / results[0]!.itemsPerSecond;
@@ -99,6 +82,5 @@ export async function runNoiseBench(rows = ROWS, seed = SEED): Promise<{ rows: R
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const outcome = await runNoiseBench();
-  await mkdir(join(benchDir, 'results'), { recursive: true });
-  await writeFile(join(benchDir, 'results', 'noise-latest.json'), `${JSON.stringify({ date: new Date().toISOString(), model: MODEL, faults: ISSUE_FAULTS, ...outcome }, null, 2)}\n`);
+  await writeResults('noise-latest.json', { date: new Date().toISOString(), model: MODEL, faults: ISSUE_FAULTS, ...outcome });
 }

@@ -34,15 +34,16 @@
  *    100k-row warm-up: items/s of the whole load() call, compared with input order.
  * Results also go to bench/results/order-latest.json.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { mkdir, rm } from 'node:fs/promises';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SIMULATOR_VERSION } from '../tools/dynamodbLocal.js';
 import { DEFAULT_CONCURRENCY, DEFAULT_MEMORY_BYTES, parseByteSize } from '../dist/load/options.js';
 import { DEFAULT_WINDOW_ROWS, ORDER_MODES, type OrderMode } from '../dist/ordering/order.js';
 import { generateSkewedCsv, SKEWED_HEAVY_SHARES, SKEWED_ROWS_PER_TAIL_KEY, type SkewedDataFile } from './data.js';
-import { benchDir, gitCommit, Harness, watchDiskUse, type Observed } from './harness.js';
+import { Harness, watchDiskUse, type Observed } from './harness.js';
+import { cpuOf, fmtInt, median, pass, phaseTimer, table, takenOn, writeResults } from './report.js';
 import { sliceStatsOfFile, type SliceStats } from './orderSlices.js';
 
 const benchStarted = performance.now();
@@ -93,51 +94,18 @@ if (MODES.some((m) => !ORDER_MODES.includes(m))) throw new Error(`the library's 
 
 /* ==== plumbing ==== */
 
+const { phases, phase } = phaseTimer();
 const log = (msg: string) => process.stderr.write(`[order-bench ${((performance.now() - benchStarted) / 1000).toFixed(0).padStart(4)}s] ${msg}\n`);
-const harness = new Harness({ log, childTimeoutMs: 60 * 60 * 1000, nodeFlags: CHILD_NODE_FLAGS });
-const phases: Record<string, number> = {};
-async function phase<T>(name: string, fn: () => Promise<T>): Promise<T> {
-  const t0 = performance.now();
-  try {
-    return await fn();
-  } finally {
-    phases[name] = (phases[name] ?? 0) + (performance.now() - t0) / 1000;
-  }
-}
+const harness = new Harness({ log, childTimeoutMs: 60 * 60 * 1000, nodeFlags: CHILD_NODE_FLAGS, tablePrefix: 'order-bench' });
 
 let tmp: string | undefined;
-let cleaning: Promise<void> | undefined;
-function cleanup(): Promise<void> {
-  cleaning ??= (async () => {
-    await harness.cleanup();
-    if (tmp) await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
-  })();
-  return cleaning;
-}
-for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(sig, () => {
-    log(`${sig}: cleaning up`);
-    void cleanup().finally(() => process.exit(130));
-  });
-}
+harness.cleanupOnSignals();
+const cleanup = () => harness.cleanup();
 
-const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US');
 const mb = (bytes: number) => (bytes / 1e6).toFixed(0);
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 const fmtRows = (n: number) => (n >= 1e6 ? `${+(n / 1e6).toFixed(2)}M` : n >= 1e3 ? `${+(n / 1e3).toFixed(1)}k` : String(n));
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
-const cpuOf = (m: Observed) => m.cpuUserS + m.cpuSysS;
-const pass = (ok: boolean) => (ok ? 'ok' : 'MISSED');
-function table(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
-}
 
 /* ==== ordering alone ==== */
 
@@ -261,8 +229,8 @@ async function measuredLoad(file: SkewedDataFile, mode: OrderMode, label: string
 /* ==== main ==== */
 
 async function main(): Promise<void> {
-  tmp = await mkdtemp(join(tmpdir(), 'ddb-spread-order-bench-'));
-  await harness.compileChildren(['childStats.ts', 'runOrderOnly.ts', 'runOrderLoad.ts', 'runOrderHeld.ts']);
+  tmp = await harness.makeTempDir('ddb-spread-order-bench-');
+  await harness.compileChildren(['childStats.ts', 'pipeline.ts', 'orderChildArgs.ts', 'runOrderOnly.ts', 'runOrderLoad.ts', 'runOrderHeld.ts']);
   const cores = cpus().length;
   const loadAtStart = loadavg();
   if (loadAtStart[0]! > cores * 0.5) log(`WARNING: load average ${loadAtStart.map((x) => x.toFixed(1)).join(' ')} on ${cores} cores before starting: other work is running, figures will be noisy`);
@@ -460,16 +428,8 @@ async function main(): Promise<void> {
   const text = out.join('\n');
   process.stdout.write(`${text}\n`);
 
-  const resultsDir = join(benchDir, 'results');
-  await mkdir(resultsDir, { recursive: true });
   const json = {
-    date: new Date().toISOString(),
-    node: process.version,
-    cores,
-    cpuModel: cpus()[0]?.model,
-    memoryGB: Math.round(totalmem() / 2 ** 30),
-    dynamodbLocal: `amplify-dynamodb-simulator@${SIMULATOR_VERSION}`,
-    gitCommit: gitCommit(),
+    ...takenOn(cores),
     options: { childNodeFlags: CHILD_NODE_FLAGS, largeModes: LARGE_MODES, rows: ROWS, largeRows: LARGE_ROWS, loadRows: LOAD_ROWS, heldRows: HELD_ROWS, repeats: REPEATS, rate: RATE, memoryBytes: MEMORY_BYTES, windowRows: DEFAULT_WINDOW_ROWS, concurrency: CONCURRENCY },
     data: { rows: orderFile.rows, bytes: orderFile.bytes, keys: orderFile.keys, heavyRows: orderFile.heavyRows, largeRows: largeFile?.rows, largeBytes: largeFile?.bytes, largeKeys: largeFile?.keys },
     orderingAlone: alone,
@@ -483,8 +443,7 @@ async function main(): Promise<void> {
     totalSeconds,
     report: text,
   };
-  const jsonPath = join(resultsDir, 'order-latest.json');
-  await writeFile(jsonPath, `${JSON.stringify(json, null, 2)}\n`);
+  const jsonPath = await writeResults('order-latest.json', json);
   process.stdout.write(`written ${jsonPath}\n`);
 }
 

@@ -13,17 +13,17 @@
  * capacity (a busy partition may take what the table has left, up to its ceiling): DynamoDB's 1,000 WCU/s
  * partition ceiling scaled down by two, so a load at capacity takes seconds, not hours.
  */
-import { CreateTableCommand, DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { load } from '../dist/index.js';
 import type { OrderMode } from '../dist/ordering/order.js';
-import { startPartitionProxy } from '../test/support/partitionProxy.js';
-import { startDynamoDBLocal } from '../tools/dynamodbLocal.js';
+import { startPartitionProxy, type PartitionProxy } from '../test/support/partitionProxy.js';
 import { generateSkewedCsv } from './data.js';
-import { benchDir } from './harness.js';
+import { withDynamoDBLocal } from './harness.js';
+import { writeResults } from './report.js';
+import { createBenchTable, dropBenchTable } from './tables.js';
 
 const { values: flags } = parseArgs({
   options: { rows: { type: 'string' }, modes: { type: 'string' }, seed: { type: 'string' } },
@@ -49,76 +49,62 @@ interface Row {
 
 export async function runRateBench(rows = ROWS, modes = MODES): Promise<Row[]> {
   const dir = await mkdtemp(join(tmpdir(), 'ddb-spread-rate-bench-'));
-  const local = await startDynamoDBLocal({ log: () => undefined });
-  const client = new DynamoDBClient({ endpoint: local.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  process.env['AWS_ACCESS_KEY_ID'] = 'local';
-  process.env['AWS_SECRET_ACCESS_KEY'] = 'local';
   const results: Row[] = [];
   try {
-    const input = await generateSkewedCsv(join(dir, 'skewed.csv'), rows, SEED);
-    console.log(`input: ${input.rows.toLocaleString('en-US')} rows sorted by key, ${input.keys.toLocaleString('en-US')} keys, heaviest ${input.hotKey} with ${input.hotRows} rows (${((input.hotRows / input.rows) * 100).toFixed(1)}%)`);
-    console.log(`table: ${MODEL.partitions} partitions, ${MODEL.tableWcu} WCU/s, partition ceiling ${MODEL.partitionMaxWcu} WCU/s (adaptive capacity); paced runs: --wcu ${MODEL.tableWcu} --key-wcu ${KEY_WCU}`);
-    let n = 0;
-    for (const mode of modes) {
-      for (const paced of [true, false]) {
-        const table = `rate_bench_${process.pid}_${++n}`;
-        await client.send(
-          new CreateTableCommand({
-            TableName: table,
-            AttributeDefinitions: [
-              { AttributeName: 'pk', AttributeType: 'S' },
-              { AttributeName: 'sk', AttributeType: 'S' },
-            ],
-            KeySchema: [
-              { AttributeName: 'pk', KeyType: 'HASH' },
-              { AttributeName: 'sk', KeyType: 'RANGE' },
-            ],
-            BillingMode: 'PROVISIONED',
-            ProvisionedThroughput: { ReadCapacityUnits: 1, WriteCapacityUnits: MODEL.tableWcu },
-          }),
-        );
-        const proxy = await startPartitionProxy(local.endpoint, { model: MODEL, partitionKeyName: 'pk' });
-        try {
-          const result = await load(
-            {
-              input: input.path,
-              table,
-              endpoint: proxy.url,
-              region: 'us-east-1',
-              types: { amount: 'N', qty: 'N' },
-              order: mode,
-              rejectsPath: join(dir, `${table}.rejects.jsonl`),
-              maxAttempts: 100,
-              ...(paced ? { wcu: MODEL.tableWcu, keyWcu: KEY_WCU } : { pacing: false }),
-            },
-            {},
-          );
-          const row: Row = {
-            mode,
-            paced,
-            seconds: result.elapsedMs / 1000,
-            idealSeconds: result.plannedWcu / MODEL.tableWcu,
-            throttled: proxy.stats().throttledItems,
-            retries: result.retries,
-            achievedWcu: (result.plannedWcu * 1000) / result.elapsedMs,
-            written: result.written,
-            complete: result.complete,
-            bottleneck: result.bottleneck ? `${result.bottleneck.key} (${result.bottleneck.recommendedShards} shards)` : '-',
-          };
-          results.push(row);
-          console.log(formatRow(row));
-        } finally {
-          await proxy.close();
-          await client.send(new DeleteTableCommand({ TableName: table })).catch(() => undefined);
+    await withDynamoDBLocal(async ({ endpoint, admin }) => {
+      const input = await generateSkewedCsv(join(dir, 'skewed.csv'), rows, SEED);
+      console.log(`input: ${input.rows.toLocaleString('en-US')} rows sorted by key, ${input.keys.toLocaleString('en-US')} keys, heaviest ${input.hotKey} with ${input.hotRows} rows (${((input.hotRows / input.rows) * 100).toFixed(1)}%)`);
+      console.log(`table: ${MODEL.partitions} partitions, ${MODEL.tableWcu} WCU/s, partition ceiling ${MODEL.partitionMaxWcu} WCU/s (adaptive capacity); paced runs: --wcu ${MODEL.tableWcu} --key-wcu ${KEY_WCU}`);
+      let n = 0;
+      for (const mode of modes) {
+        for (const paced of [true, false]) {
+          const table = `rate_bench_${process.pid}_${++n}`;
+          await createBenchTable(admin, table, { provisionedWcu: MODEL.tableWcu });
+          const proxy = await startPartitionProxy(endpoint, { model: MODEL, partitionKeyName: 'pk' });
+          try {
+            results.push(await pacedOrUnpaced(input.path, table, proxy, mode, paced, dir));
+            console.log(formatRow(results.at(-1)!));
+          } finally {
+            await proxy.close();
+            await dropBenchTable(admin, table);
+          }
         }
       }
-    }
+    });
   } finally {
-    client.destroy();
-    await local.stop();
     await rm(dir, { recursive: true, force: true });
   }
   return results;
+}
+
+/** One load through the proxy, in the given order, paced at the table's capacity or not at all. */
+async function pacedOrUnpaced(path: string, table: string, proxy: PartitionProxy, mode: OrderMode, paced: boolean, dir: string): Promise<Row> {
+  const result = await load(
+    {
+      input: path,
+      table,
+      endpoint: proxy.url,
+      region: 'us-east-1',
+      types: { amount: 'N', qty: 'N' },
+      order: mode,
+      rejectsPath: join(dir, `${table}.rejects.jsonl`),
+      maxAttempts: 100,
+      ...(paced ? { wcu: MODEL.tableWcu, keyWcu: KEY_WCU } : { pacing: false }),
+    },
+    {},
+  );
+  return {
+    mode,
+    paced,
+    seconds: result.elapsedMs / 1000,
+    idealSeconds: result.plannedWcu / MODEL.tableWcu,
+    throttled: proxy.stats().throttledItems,
+    retries: result.retries,
+    achievedWcu: (result.plannedWcu * 1000) / result.elapsedMs,
+    written: result.written,
+    complete: result.complete,
+    bottleneck: result.bottleneck ? `${result.bottleneck.key} (${result.bottleneck.recommendedShards} shards)` : '-',
+  };
 }
 
 function formatRow(r: Row): string {
@@ -137,6 +123,5 @@ export function summarize(rows: Row[]): string[] {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const rows = await runRateBench();
   for (const line of summarize(rows)) console.log(line);
-  await mkdir(join(benchDir, 'results'), { recursive: true });
-  await writeFile(join(benchDir, 'results', 'rate-latest.json'), `${JSON.stringify({ date: new Date().toISOString(), model: MODEL, keyWcu: KEY_WCU, rows }, null, 2)}\n`);
+  await writeResults('rate-latest.json', { date: new Date().toISOString(), model: MODEL, keyWcu: KEY_WCU, rows });
 }

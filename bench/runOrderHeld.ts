@@ -1,6 +1,6 @@
 /**
- * Bench child: is the orderer's `heldBytes` what it really holds? Reads + plans a file and pushes every
- * write into a WriteOrderer (the built library, dist/) without draining it, then forces full GCs and
+ * Bench child: is the orderer's `heldBytes` what it really holds? Reads + plans a file (pipeline.ts, the
+ * built library) and pushes every write into the WriteOrderer without draining it, then forces full GCs and
  * compares the growth of V8's used heap plus ArrayBuffer memory since the start (also after forced GCs)
  * with `heldBytes`; and the growth of the RSS, since ArrayBuffer memory counts a Buffer's allocated size
  * while only the pages written to cost memory.
@@ -8,36 +8,18 @@
  * Meant for an input that fits the budget (a spilled order holds only file buffers). Prints one JSON line
  * (childStats.ts) with the figures in `extra`.
  */
-import { tmpdir } from 'node:os';
-import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { ORDER_MODES, type OrderMode } from '../dist/ordering/order.js';
-import { DEFAULT_MEMORY_BYTES } from '../dist/load/options.js';
-import { createRowPlanner, isRejected } from '../dist/typing/planRow.js';
-import { WriteOrderer } from '../dist/ordering/writeOrderer.js';
-import { openInput } from '../dist/reading/openInput.js';
-import { readCsv } from '../dist/reading/readCsv.js';
 import { startMeasuring } from './childStats.js';
+import { orderChildArgs } from './orderChildArgs.js';
+import { plannedWrites, writeOrderer } from './pipeline.js';
 
 // gc() without --expose-gc on the command line (the harness gives every child the same node flags).
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
-const [modeArg, ...rest] = process.argv.slice(2);
-if (!ORDER_MODES.includes(modeArg as OrderMode)) throw new Error(`first argument: one of ${ORDER_MODES.join(', ')}, got ${String(modeArg)}`);
-const mode = modeArg as OrderMode;
-const { values } = parseArgs({
-  args: rest,
-  options: {
-    input: { type: 'string' },
-    memory: { type: 'string', default: String(DEFAULT_MEMORY_BYTES) },
-    window: { type: 'string', default: '50000' },
-    'temp-dir': { type: 'string' },
-  },
-  strict: true,
-});
-if (!values.input) throw new Error('--input is required');
+const args = orderChildArgs();
+const { mode } = args;
 
 /** V8's used heap plus ArrayBuffer memory (Buffers), and the RSS, after full GCs. */
 function retained(): { bytes: number; rss: number } {
@@ -47,36 +29,18 @@ function retained(): { bytes: number; rss: number } {
 }
 
 const done = startMeasuring();
-const input = await openInput(values.input);
-const planner = createRowPlanner({
-  keySchema: { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'S' } },
-  types: { amount: 'N', qty: 'N' },
-  infer: false,
-  empty: 'omit',
-  jsonFlavor: 'json',
-});
-const orderer = new WriteOrderer({
-  mode,
-  windowRows: Number(values.window),
-  memoryBytes: Number(values.memory),
-  tempDir: values['temp-dir'] ?? tmpdir(),
-  ...(input.totalBytes === undefined ? {} : { inputBytes: input.totalBytes }),
-});
-let rows = 0;
+const input = await plannedWrites(args.input);
+const orderer = writeOrderer(mode, { ...args.orderer, inputBytes: input.inputBytes });
 let handedOut = 0;
 // The baseline is taken once the reader and planner are running, so that their own buffers count in both.
 let before: { bytes: number; rss: number } | undefined;
-const records = readCsv(input.stream, input.name, { delimiter: ',', columns: undefined });
 try {
-  for await (const record of records) {
-    rows++;
-    const planned = planner.plan(record);
-    if (isRejected(planned)) continue;
+  await input.forEachWrite(async (write) => {
     before ??= retained();
-    handedOut += (await orderer.push(planned)).length;
-  }
+    handedOut += (await orderer.push(write)).length;
+  });
   const after = retained();
-  done(rows, {
+  done(input.counts.rows, {
     mode,
     held: orderer.held,
     handedOut,
@@ -84,7 +48,7 @@ try {
     heldBytes: orderer.heldBytes,
     measuredBytes: after.bytes - (before ?? after).bytes,
     rssGrowth: after.rss - (before ?? after).rss,
-    memoryBytes: Number(values.memory),
+    memoryBytes: args.orderer.memoryBytes,
   });
 } finally {
   await orderer.close();

@@ -3,40 +3,21 @@
  *   node --import tsx bench/runOrderOnly.ts spread --input f.csv [--memory 134217728] [--window 50000]
  *        [--temp-dir DIR] [--sequence out.txt]
  * Modes: input (read + plan only: the baseline), window, round-robin, spread. The timed section is the
- * whole read -> plan -> WriteOrderer.push -> drain path that load() takes, minus describeTable, the
- * batcher and the writer. With --sequence, every write's partition key identity is appended, in the
+ * whole read -> plan -> order path of load()'s stages (pipeline.ts), minus describeTable, the batcher
+ * and the writer. With --sequence, every write's partition key identity is appended, in the
  * order the writes come out, one per line, to that file (buffered, ~16 bytes a row), for bench/order.ts
  * to measure the order's slices afterwards; the analysis itself stays out of this process, so its peak
  * RSS is the ordering's. Prints one JSON line (childStats.ts), with the orderer's figures in `extra`.
  * bench/order.ts runs a plain-JS transpile of this file (no tsx loader in the measured process).
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { parseArgs } from 'node:util';
-import { ORDER_MODES, type OrderMode } from '../dist/ordering/order.js';
-import { DEFAULT_MEMORY_BYTES } from '../dist/load/options.js';
-import { createRowPlanner, isRejected } from '../dist/typing/planRow.js';
 import type { PlannedWrite } from '../dist/shared/types.js';
-import { WriteOrderer } from '../dist/ordering/writeOrderer.js';
-import { openInput } from '../dist/reading/openInput.js';
-import { readCsv } from '../dist/reading/readCsv.js';
 import { startMeasuring } from './childStats.js';
+import { orderChildArgs } from './orderChildArgs.js';
+import { orderWrites, plannedWrites, writeOrderer } from './pipeline.js';
 
-const [modeArg, ...rest] = process.argv.slice(2);
-if (!ORDER_MODES.includes(modeArg as OrderMode)) throw new Error(`first argument: one of ${ORDER_MODES.join(', ')}, got ${String(modeArg)}`);
-const mode = modeArg as OrderMode;
-const { values } = parseArgs({
-  args: rest,
-  options: {
-    input: { type: 'string' },
-    memory: { type: 'string', default: String(DEFAULT_MEMORY_BYTES) },
-    window: { type: 'string', default: '50000' },
-    'temp-dir': { type: 'string' },
-    sequence: { type: 'string' },
-  },
-  strict: true,
-});
-if (!values.input) throw new Error('--input is required');
+const args = orderChildArgs();
+const { mode } = args;
 
 /** Appends partition key identities, one per line, in batches (writeSync: no stream buffers to grow). */
 function sequenceSink(path: string | undefined): { add(write: PlannedWrite): void; close(): void } {
@@ -61,50 +42,24 @@ function sequenceSink(path: string | undefined): { add(write: PlannedWrite): voi
 }
 
 const done = startMeasuring();
-const input = await openInput(values.input);
-const planner = createRowPlanner({
-  keySchema: { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'S' } },
-  types: { amount: 'N', qty: 'N' },
-  infer: false,
-  empty: 'omit',
-  jsonFlavor: 'json',
-});
-const orderer = new WriteOrderer({
-  mode,
-  windowRows: Number(values.window),
-  memoryBytes: Number(values.memory),
-  tempDir: values['temp-dir'] ?? tmpdir(),
-  ...(input.totalBytes === undefined ? {} : { inputBytes: input.totalBytes }),
-});
-const sequence = sequenceSink(values.sequence);
-let rows = 0;
-let rejected = 0;
+const input = await plannedWrites(args.input);
+const orderer = writeOrderer(mode, { ...args.orderer, inputBytes: input.inputBytes });
+const sequence = sequenceSink(args.sequence);
 let emitted = 0;
 /** Seconds from the start to the end of reading (for global orders, the drain comes after). */
 let readSeconds = 0;
 const t0 = performance.now();
 try {
-  for await (const record of readCsv(input.stream, input.name, { delimiter: ',', columns: undefined })) {
-    rows++;
-    const planned = planner.plan(record);
-    if (isRejected(planned)) {
-      rejected++;
-      continue;
-    }
-    for (const write of await orderer.push(planned)) {
-      emitted++;
-      sequence.add(write);
-    }
-  }
-  readSeconds = (performance.now() - t0) / 1000;
-  for await (const write of orderer.drain()) {
+  const onWrite = (write: PlannedWrite) => {
     emitted++;
     sequence.add(write);
-  }
+  };
+  await orderWrites(input, orderer, onWrite, () => (readSeconds = (performance.now() - t0) / 1000));
 } finally {
   sequence.close();
   await orderer.close();
 }
+const { rows, rejected } = input.counts;
 if (emitted + rejected !== rows) throw new Error(`read ${rows} rows, ${rejected} rejected, but ${emitted} writes came out of the order`);
 done(rows, {
   mode,
@@ -115,5 +70,5 @@ done(rows, {
   tempBytes: orderer.stats.tempBytes,
   buckets: orderer.stats.buckets,
   runs: orderer.stats.runs,
-  memoryBytes: Number(values.memory),
+  memoryBytes: args.orderer.memoryBytes,
 });
