@@ -1,16 +1,18 @@
 /**
  * load()'s stages for the bench's children, composed from the built library (dist/): a file's rows →
  * planned writes → the write order → batches, with no table and no writer. The children measure these
- * stages instead of copying load()'s loop; when load()'s stages are exported as such (src/load/), only this
- * module changes. Every bench input is a CSV of bench/data.ts's shape, typed as the loads type it.
+ * stages instead of copying load()'s loop; they are load()'s own (src/load/stages.ts). Every bench input is a CSV of bench/data.ts's shape, typed as the loads type it.
  */
 import { createBatcher } from '../dist/batching/batch.js';
+import { LoadStop } from '../dist/load/loadStop.js';
+import { LoadTally } from '../dist/load/loadTally.js';
+import { batchesOf, planning, type StageReport } from '../dist/load/stages.js';
 import type { OrderMode } from '../dist/ordering/order.js';
 import { WriteOrderer } from '../dist/ordering/writeOrderer.js';
-import { openInput } from '../dist/reading/openInput.js';
-import { readCsv } from '../dist/reading/readCsv.js';
+import { openInput, type OpenedInput } from '../dist/reading/openInput.js';
+import { readRecords } from '../dist/reading/readRecords.js';
 import type { PlannedWrite } from '../dist/shared/types.js';
-import { createRowPlanner, isRejected } from '../dist/typing/planRow.js';
+import { createRowPlanner, type RowPlanner } from '../dist/typing/planRow.js';
 
 export interface PlannedInput {
   /** The file's size, for the orderer's spill estimate. */
@@ -18,43 +20,70 @@ export interface PlannedInput {
   /** Rows read and rejected so far: final once forEachWrite has resolved. */
   counts: { rows: number; rejected: number };
   /**
-   * Reads and plans every row, in input order, handing each planned write to onWrite (awaited only when
-   * it returns a promise); a rejected row is counted and left out. A callback, not an async generator: a
-   * generator layer per row cost parse-only ~5% more CPU and ~30 MB more peak RSS (200k rows), which
-   * load()'s own loop does not pay today.
+   * Reads and plans every row with load()'s planning stage, in input order, handing each planned write to
+   * onWrite (awaited only when it returns a promise); a rejected row is counted and left out.
    */
   forEachWrite(onWrite: (write: PlannedWrite) => void | Promise<void>): Promise<void>;
+  /** load()'s whole chain with the order of `orderer`: resolves with how many batches it made. */
+  countBatches(orderer: WriteOrderer): Promise<number>;
 }
 
 /** Opens the CSV and plans its rows as load() does for a pk/sk (S) table with amount and qty typed N. */
 export async function plannedWrites(path: string): Promise<PlannedInput> {
   const input = await openInput(path);
-  const planner = createRowPlanner({
+  const planner = benchPlanner();
+  const tally = new LoadTally();
+  const counts = { rows: 0, rejected: 0 };
+  const report: StageReport = {
+    stop: new LoadStop(),
+    tally,
+    rejections: {
+      reject: () => {
+        counts.rejected++;
+        return Promise.resolve();
+      },
+    },
+    progress: () => undefined,
+    emit: () => undefined,
+  };
+  const stages = { file: input.name, planner, segment: undefined, onPlanned: (w: PlannedWrite) => w };
+  return {
+    inputBytes: input.totalBytes,
+    counts,
+    async forEachWrite(onWrite) {
+      const plan = planning(stages, report);
+      for await (const record of records(input)) {
+        counts.rows++;
+        const planning = plan(record);
+        const planned = planning instanceof Promise ? await planning : planning;
+        if (!planned) continue;
+        const handled = onWrite(planned);
+        if (handled) await handled;
+      }
+    },
+    async countBatches(orderer) {
+      let batches = 0;
+      const all = batchesOf(records(input), { ...stages, orderer, order: 'input', batcher: createBatcher(), sendLast: () => true, close: () => input.stream.destroy() }, report);
+      for await (const _batch of all) batches++;
+      counts.rows = tally.counters.rowsRead;
+      return batches;
+    },
+  };
+}
+
+function records(input: OpenedInput) {
+  return readRecords(input, 'csv', { delimiter: ',', columns: undefined });
+}
+
+function benchPlanner(): RowPlanner {
+  return createRowPlanner({
     keySchema: { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'S' } },
     types: { amount: 'N', qty: 'N' },
     infer: false,
     empty: 'omit',
     jsonFlavor: 'json',
   });
-  const counts = { rows: 0, rejected: 0 };
-  return {
-    inputBytes: input.totalBytes,
-    counts,
-    async forEachWrite(onWrite) {
-      for await (const record of readCsv(input.stream, input.name, { delimiter: ',', columns: undefined })) {
-        counts.rows++;
-        const planned = planner.plan(record);
-        if (isRejected(planned)) {
-          counts.rejected++;
-          continue;
-        }
-        const handled = onWrite(planned);
-        if (handled) await handled;
-      }
-    },
-  };
 }
-
 /** The orderer load() builds for --order, --window and --memory. */
 export function writeOrderer(mode: OrderMode, options: { windowRows: number; memoryBytes: number; tempDir: string; inputBytes: number | undefined }): WriteOrderer {
   const { inputBytes, ...rest } = options;
@@ -74,13 +103,3 @@ export async function orderWrites(input: PlannedInput, orderer: WriteOrderer, on
   for await (const write of orderer.drain()) onWrite(write);
 }
 
-/** Batches the planned writes as load() does, sending none; resolves with how many batches they made. */
-export async function countBatches(input: PlannedInput): Promise<number> {
-  const batcher = createBatcher();
-  let batches = 0;
-  await input.forEachWrite((write) => {
-    if (batcher.push(write).full) batches++;
-  });
-  if (batcher.flush()) batches++;
-  return batches;
-}

@@ -8,16 +8,19 @@
 import { parse } from 'csv-parse';
 import { createReadStream } from 'node:fs';
 import { childArgs, startMeasuring } from './childStats.js';
-import { countBatches, plannedWrites } from './pipeline.js';
+import { tmpdir } from 'node:os';
+import { plannedWrites, writeOrderer } from './pipeline.js';
 
 const [mode, ...rest] = process.argv.slice(2);
 const args = childArgs(rest);
 const done = startMeasuring();
 
 if (mode === 'ddb-spread') {
-  // load()'s stages (pipeline.ts), minus describeTable, the order and the writer.
+  // load()'s stages (src/load/stages.ts through pipeline.ts) in input order, minus describeTable and the writer.
   const input = await plannedWrites(args.input);
-  const batches = await countBatches(input);
+  const orderer = writeOrderer('input', { windowRows: 1, memoryBytes: 64 * 1024 * 1024, tempDir: tmpdir(), inputBytes: input.inputBytes });
+  const batches = await input.countBatches(orderer);
+  await orderer.close();
   done(input.counts.rows, { rejected: input.counts.rejected, batches });
 } else if (mode === 'csv-parse') {
   let rows = 0;

@@ -17,7 +17,7 @@ import { normalizeOptions, type LoadOptions, type NormalizedLoadOptions } from '
 import type { CallerFiles } from './outputFiles.js';
 import { prepareLoad, type PreparedLoad } from './prepareLoad.js';
 import { Rejections } from './rejections.js';
-import { batches, orderedWrites, plannedWrites, type StageReport } from './stages.js';
+import { batchesOf, type StageReport } from './stages.js';
 
 /** What load() needs from its environment; each has a real default and can be replaced in tests. */
 export interface LoadDependencies {
@@ -93,7 +93,7 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     const { sink, inFlight, costOf, countKeys, tableInfo } = prepared;
     const { checkpoint, resumeFrom, manifest } = session;
     dispatcher = new Dispatcher({ concurrency: opts.concurrency, inFlight, now, sink, keySchema: tableInfo.keySchema, costOf, countKeys, tally, rejections, stop, progress, checkpoint, resumeFrom, manifest });
-    for await (const batch of batchesOf(prepared, opts, { stop, tally, rejections, progress, emit }, session)) await dispatcher.dispatch(batch);
+    for await (const batch of batchesOfLoad(prepared, opts, { stop, tally, rejections, progress, emit }, session)) await dispatcher.dispatch(batch);
     await dispatcher.finish();
   } catch (error) {
     stop.fail(error);
@@ -108,14 +108,22 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
 }
 
 /** The stages chained: the batches of the load, in the order they are sent. */
-function batchesOf(prepared: PreparedLoad, opts: NormalizedLoadOptions, report: StageReport, session: LoadSession) {
+function batchesOfLoad(prepared: PreparedLoad, opts: NormalizedLoadOptions, report: StageReport, session: LoadSession) {
   const { input } = prepared;
   const records = readRecords(input, opts.inputFormat, { delimiter: opts.delimiter, columns: opts.columns });
-  const planned = plannedWrites(records, { file: input.name, planner: prepared.planner, segment: opts.segment, onPlanned: prepared.onPlanned, close: () => input.stream.destroy() }, report);
-  const ordered = orderedWrites(planned, prepared.orderer, opts.order, report);
-  // Rows already read are written even when stopping on a signal: at most one partial batch. Not with
-  // a checkpoint: a partial batch is not a batch of the load's fixed sequence, and resuming counts on it.
-  return batches(ordered, createBatcher(), report.tally, () => !report.stop.failed && !(session.checkpoint && report.stop.stopping));
+  return batchesOf(records, {
+    file: input.name,
+    planner: prepared.planner,
+    segment: opts.segment,
+    onPlanned: prepared.onPlanned,
+    orderer: prepared.orderer,
+    order: opts.order,
+    batcher: createBatcher(),
+    // Rows already read are written even when stopping on a signal: at most one partial batch. Not with
+    // a checkpoint: a partial batch is not a batch of the load's fixed sequence, and resuming counts on it.
+    sendLast: () => !report.stop.failed && !(session.checkpoint && report.stop.stopping),
+    close: () => input.stream.destroy(),
+  }, report);
 }
 
 /** What the result needs from the load's parts, read when it is asked for. */
