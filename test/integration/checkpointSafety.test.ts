@@ -8,30 +8,23 @@ import { readFileSync, statSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { batchesDone } from '../support/checkpoint.js';
 import { runCli } from '../support/cli.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { localEnv } from '../support/env.js';
 import { dynamoErrors } from '../support/httpForward.js';
 import { faults, startFaultProxy, type FaultProxy } from '../support/faultProxy.js';
-import { GENERATED_TYPES, writeGeneratedCsv } from '../support/generateRows.js';
+import { GENERATED_TYPES_FLAG, writeGeneratedCsv } from '../support/generateRows.js';
 import { useLocalAws } from '../support/localAws.js';
 import { readRejects } from '../support/rejects.js';
 
 const KEYS: TableKeys = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } };
-const TYPES = ['--types', Object.entries(GENERATED_TYPES).map(([n, t]) => `${n}:${t}`).join(',')];
+const TYPES = ['--types', GENERATED_TYPES_FLAG];
 
 const { endpoint, client, dir, newTable, closeAfterAll } = useLocalAws({ name: 'ckpt-safety', processCredentials: true });
 
 const cli = (args: string[], env: NodeJS.ProcessEnv, kill?: { signal: NodeJS.Signals; when: () => boolean }) =>
   runCli(args, { cwd: dir(), env, stdout: 'pipe', timeoutMs: 120_000, ...(kill ? { kill } : {}) });
-
-function batchesDone(path: string): number {
-  try {
-    return (JSON.parse(readFileSync(path, 'utf8')) as { batchesDone: number }).batchesDone;
-  } catch {
-    return 0;
-  }
-}
 
 /** Items forwarded to DynamoDB Local in BatchWriteItem calls (faults answered by the proxy not counted). */
 const forwardedItems = (proxy: FaultProxy) => proxy.calls.filter((c) => c.action === 'forward').reduce((n, c) => n + c.requestCount, 0);
