@@ -1,12 +1,32 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
+/**
+ * Two projects in one run, so `npm test` prints one summary line counting every test (.ci/run reads it).
+ * unit: pure code and in-process fakes, with no global setup, so `npm run test:unit` runs on a machine
+ * without Java. integration: what needs DynamoDB Local, the built CLI or a network server; its global
+ * setup starts one DynamoDB Local for the run. Vitest runs a project's global setup only when that project
+ * has files in the run, so the root config must not have one.
+ */
 export default defineConfig({
   test: {
-    globalSetup: ['test/support/globalSetup.ts'],
-    include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
-    // The first run downloads DynamoDB Local (~56 MB) inside the global setup.
+    // The first run downloads DynamoDB Local (~56 MB) inside the integration project's global setup.
     hookTimeout: 120_000,
     pool: 'forks',
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'] },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, 'test/unit/**'],
+          globalSetup: ['test/support/globalSetup.ts'],
+        },
+      },
+    ],
   },
 });

@@ -7,7 +7,6 @@
  * about resuming, though its table is checked all the same).
  */
 import { fc, it } from '@fast-check/vitest';
-import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect } from 'vitest';
@@ -15,6 +14,7 @@ import type { OrderMode } from '../../src/ordering/order.js';
 import { expectedOf } from '../support/adversarialOracle.js';
 import { expectTableAndRejects, fcParams, REPLAY } from '../support/adversarialPipeline.js';
 import { fileModel, KEY_SCHEMA, PLAIN, serialize, type Profile } from '../support/adversarialRows.js';
+import { batchesDone } from '../support/checkpoint.js';
 import { assertCliBuilt, runCli } from '../support/cli.js';
 import { localEnv } from '../support/env.js';
 import { useLocalAws } from '../support/localAws.js';
@@ -31,15 +31,6 @@ let landed = 0;
 let cases = 0;
 
 beforeAll(assertCliBuilt);
-
-/** Batches the checkpoint records as done (0 while there is none). */
-function batchesDone(path: string): number {
-  try {
-    return (JSON.parse(readFileSync(path, 'utf8')) as { batchesDone: number }).batchesDone;
-  } catch {
-    return 0;
-  }
-}
 
 describe(`adversarial kill -9 and resume (${REPLAY(FILE)})`, () => {
   it.prop(

@@ -3,7 +3,7 @@
  * goes to stdout and stderr, and what never does (stack traces, SDK warnings, credentials).
  */
 import { readFileSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +12,7 @@ import { assertCliBuilt, runCli, type ProcessRun } from '../support/cli.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { localEnv } from '../support/env.js';
 import { useLocalAws } from '../support/localAws.js';
+import { readRejects } from '../support/rejects.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const sample = (name: string) => join(ROOT, 'samples', name);
@@ -58,19 +59,6 @@ const nonEmptyLines = (text: string) => text.split('\n').filter((l) => l.trim() 
 const STACK_FRAME = /^\s+at /m;
 /** Our one line on a Node.js older than 22 (issue 18). */
 const RUNTIME_NOTICE = /^ddb-spread: Node\.js \d+ is past end of life/;
-
-interface RejectRecord {
-  file: string;
-  line: number;
-  code: string;
-  message: string;
-  key?: Record<string, string>;
-  raw: string;
-}
-
-async function readRejects(path: string): Promise<RejectRecord[]> {
-  return nonEmptyLines(await readFile(path, 'utf8')).map((l) => JSON.parse(l) as RejectRecord);
-}
 
 const ORDER_TYPES = 'total:N,gift:BOOL,items:JSON';
 

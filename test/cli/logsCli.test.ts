@@ -6,8 +6,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.js';
-import { localEnv } from '../support/env.js';
+import { localCli } from '../support/localCli.js';
 import { useLocalAws } from '../support/localAws.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -15,10 +14,11 @@ const ORDERS = join(ROOT, 'samples', 'orders.csv');
 const TYPES = ['--types', 'total:N,gift:BOOL,items:JSON'];
 const KEYS = { partitionKey: { name: 'customerId', type: 'S' as const }, sortKey: { name: 'orderId', type: 'S' as const } };
 
-const { endpoint, dir, newTable } = useLocalAws({ name: 'logs' });
+const aws = useLocalAws({ name: 'logs' });
+const { dir, newTable } = aws;
 
 /** Runs `node bin/ddb-spread.js ...args` in the temp dir; a run that hangs is killed after 45 s (code null). */
-const cli = (args: string[]) => runCli(args, { cwd: dir(), env: localEnv(endpoint) });
+const cli = localCli(aws);
 
 const table = (): Promise<string> => newTable(KEYS);
 

@@ -13,11 +13,11 @@ import { assertCliBuilt, runCli } from '../support/cli.js';
 import { scanAll } from '../support/ddb.js';
 import { localEnv } from '../support/env.js';
 import { startForwardProxy } from '../support/forwardProxy.js';
-import { GENERATED_TYPES, writeGeneratedCsv } from '../support/generateRows.js';
+import { GENERATED_TYPES_FLAG, writeGeneratedCsv } from '../support/generateRows.js';
 import { useLocalAws } from '../support/localAws.js';
 
 const KEYS = { partitionKey: { name: 'pk', type: 'S' as const }, sortKey: { name: 'sk', type: 'N' as const } };
-const TYPES = Object.entries(GENERATED_TYPES).map(([n, t]) => `${n}:${t}`).join(',');
+const TYPES = GENERATED_TYPES_FLAG;
 const PROXY_VARS = ['HTTP_PROXY', 'http_proxy', 'HTTPS_PROXY', 'https_proxy', 'NO_PROXY', 'no_proxy', 'ALL_PROXY', 'all_proxy'];
 
 beforeAll(assertCliBuilt);

@@ -11,22 +11,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { hashShard, randomShard, timeBucket } from '../../src/sharding/shard.js';
 import type { ShardManifestJson } from '../../src/sharding/shardManifest.js';
-import { assertCliBuilt, runCli, type ProcessRun } from '../support/cli.js';
+import { assertCliBuilt } from '../support/cli.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
-import { localEnv } from '../support/env.js';
+import { localCli } from '../support/localCli.js';
 import { useLocalAws } from '../support/localAws.js';
 import { plainItem, type PlainValue } from '../support/plainItem.js';
 
 const KEYS: TableKeys = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'S' } };
 
 beforeAll(assertCliBuilt);
-const { endpoint, client, dir, newTable, dropTable } = useLocalAws({ name: 'ordershard-cli', keys: KEYS });
+const aws = useLocalAws({ name: 'ordershard-cli', keys: KEYS });
+const { endpoint, client, dir, newTable, dropTable } = aws;
 let seq = 0;
 
-/** Runs `node bin/ddb-spread.js ...args` in the temp dir; a run that hangs is killed after 45 s (code null). */
-function cli(args: string[], options: { stdin?: Buffer | string } = {}): Promise<ProcessRun> {
-  return runCli(args, { cwd: dir(), env: localEnv(endpoint), stdin: options.stdin ?? '' });
-}
+/** Runs `node bin/ddb-spread.js ...args` in the temp dir, stdin empty; a run that hangs is killed after 45 s (code null). */
+const cli = localCli(aws, { stdin: '' });
 
 const STACK_FRAME = /^\s+at /m;
 

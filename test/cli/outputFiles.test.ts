@@ -12,20 +12,20 @@ import { link, mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/prom
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { BIN, assertCliBuilt, runCli, type ProcessRun } from '../support/cli.js';
+import { BIN, assertCliBuilt } from '../support/cli.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { localEnv } from '../support/env.js';
+import { localCli } from '../support/localCli.js';
 import { useLocalAws } from '../support/localAws.js';
 
 const KEYS: TableKeys = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'S' } };
 
 beforeAll(assertCliBuilt);
-const { endpoint, client, dir, newTable } = useLocalAws({ name: 'outputs-cli', keys: KEYS });
+const aws = useLocalAws({ name: 'outputs-cli', keys: KEYS });
+const { endpoint, client, dir, newTable } = aws;
 let seq = 0;
 
-function cli(args: string[], options: { cwd?: string; stdin?: string } = {}): Promise<ProcessRun> {
-  return runCli(args, { cwd: options.cwd ?? dir(), env: localEnv(endpoint), stdin: options.stdin ?? '' });
-}
+const cli = localCli(aws, { stdin: '' });
 
 /** 200 rows over 20 keys; rows 50 and 150 have a bad number (v:N), so they are rejected. */
 function csv(rows = 200): string {

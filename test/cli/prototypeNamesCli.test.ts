@@ -5,13 +5,14 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { assertCliBuilt, runCli } from '../support/cli.js';
-import { localEnv } from '../support/env.js';
+import { assertCliBuilt } from '../support/cli.js';
+import { localCli } from '../support/localCli.js';
 import { useLocalAws } from '../support/localAws.js';
 import { expectedScan, rawScan } from '../support/rawScan.js';
 
 beforeAll(assertCliBuilt);
-const { endpoint, dir, newTable } = useLocalAws({ name: 'protocli' });
+const aws = useLocalAws({ name: 'protocli' });
+const { endpoint, dir, newTable } = aws;
 let seq = 0;
 
 async function file(name: string, text: string): Promise<string> {
@@ -20,7 +21,7 @@ async function file(name: string, text: string): Promise<string> {
   return path;
 }
 
-const cli = (args: string[]) => runCli(args, { cwd: dir(), env: localEnv(endpoint) });
+const cli = localCli(aws);
 
 describe('Object.prototype member names on the command line (issue 11.5)', () => {
   it('--types constructor:N,__proto__:N,valueOf:BOOL types those columns', async () => {

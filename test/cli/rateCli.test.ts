@@ -9,9 +9,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { LoadResult } from '../../src/index.js';
-import { runCli } from '../support/cli.js';
 import { scanAll } from '../support/ddb.js';
-import { localEnv } from '../support/env.js';
+import { localCli } from '../support/localCli.js';
 import { useLocalAws } from '../support/localAws.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -19,10 +18,11 @@ const ORDERS = join(ROOT, 'samples', 'orders.csv');
 const TYPES = ['--types', 'total:N,gift:BOOL,items:JSON'];
 const KEYS = { partitionKey: { name: 'customerId', type: 'S' as const }, sortKey: { name: 'orderId', type: 'S' as const } };
 
-const { endpoint, client, dir, newTable, trackTable } = useLocalAws({ name: 'rate-cli' });
+const aws = useLocalAws({ name: 'rate-cli' });
+const { client, dir, newTable, trackTable } = aws;
 
 /** Runs `node bin/ddb-spread.js ...args` in the temp dir; a run that hangs is killed after 45 s (code null). */
-const cli = (args: string[]) => runCli(args, { cwd: dir(), env: localEnv(endpoint) });
+const cli = localCli(aws);
 
 async function provisionedTable(wcu: number): Promise<string> {
   const name = `t_${randomBytes(8).toString('hex')}`;

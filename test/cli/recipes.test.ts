@@ -12,11 +12,11 @@ import { BIN, runCli, runProcess } from '../support/cli.js';
 import { scanAll } from '../support/ddb.js';
 import { faults, startFaultProxy } from '../support/faultProxy.js';
 import { localEnv } from '../support/env.js';
-import { GENERATED_TYPES, writeGeneratedCsv } from '../support/generateRows.js';
+import { GENERATED_TYPES_FLAG, writeGeneratedCsv } from '../support/generateRows.js';
 import { useLocalAws } from '../support/localAws.js';
 
 const KEYS = { partitionKey: { name: 'pk', type: 'S' as const }, sortKey: { name: 'sk', type: 'N' as const } };
-const TYPES = Object.entries(GENERATED_TYPES).map(([n, t]) => `${n}:${t}`).join(',');
+const TYPES = GENERATED_TYPES_FLAG;
 
 const { endpoint, client, dir, newTable, closeAfterAll } = useLocalAws({ name: 'recipes' });
 const README = new URL('../../README.md', import.meta.url);

@@ -8,40 +8,26 @@ import { readFileSync, statSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { batchesDone } from '../support/checkpoint.js';
 import { runCli } from '../support/cli.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { localEnv } from '../support/env.js';
 import { dynamoErrors } from '../support/httpForward.js';
 import { faults, startFaultProxy, type FaultProxy } from '../support/faultProxy.js';
-import { GENERATED_TYPES, writeGeneratedCsv } from '../support/generateRows.js';
+import { GENERATED_TYPES_FLAG, writeGeneratedCsv } from '../support/generateRows.js';
 import { useLocalAws } from '../support/localAws.js';
+import { readRejects } from '../support/rejects.js';
 
 const KEYS: TableKeys = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } };
-const TYPES = ['--types', Object.entries(GENERATED_TYPES).map(([n, t]) => `${n}:${t}`).join(',')];
+const TYPES = ['--types', GENERATED_TYPES_FLAG];
 
 const { endpoint, client, dir, newTable, closeAfterAll } = useLocalAws({ name: 'ckpt-safety', processCredentials: true });
 
 const cli = (args: string[], env: NodeJS.ProcessEnv, kill?: { signal: NodeJS.Signals; when: () => boolean }) =>
   runCli(args, { cwd: dir(), env, stdout: 'pipe', timeoutMs: 120_000, ...(kill ? { kill } : {}) });
 
-function batchesDone(path: string): number {
-  try {
-    return (JSON.parse(readFileSync(path, 'utf8')) as { batchesDone: number }).batchesDone;
-  } catch {
-    return 0;
-  }
-}
-
 /** Items forwarded to DynamoDB Local in BatchWriteItem calls (faults answered by the proxy not counted). */
 const forwardedItems = (proxy: FaultProxy) => proxy.calls.filter((c) => c.action === 'forward').reduce((n, c) => n + c.requestCount, 0);
-
-async function rejectLines(path: string): Promise<{ line: number; code: string; raw: string }[]> {
-  const text = await readFile(path, 'utf8');
-  return text
-    .split('\n')
-    .filter((l) => l.length > 0)
-    .map((l) => JSON.parse(l) as { line: number; code: string; raw: string });
-}
 
 describe('checkpoint safety (issue 11)', () => {
   // issue 11.6
@@ -65,7 +51,7 @@ describe('checkpoint safety (issue 11)', () => {
     const last = await cli(args, env);
     expect(last.code, last.stderr).toBe(2);
     expect(last.stderr).toContain('resuming from checkpoint');
-    const lines = await rejectLines(rejects);
+    const lines = await readRejects(rejects);
     expect(new Set(lines.map((l) => l.line)).size).toBe(rows);
     expect(lines.length).toBe(rows);
     expect(lines.every((l) => l.code === 'RETRIES_EXHAUSTED')).toBe(true);
@@ -150,7 +136,7 @@ describe('checkpoint safety (issue 11)', () => {
     const args = ['load', input, '--table', table, ...TYPES, '--checkpoint', checkpoint, '--rejects', rejects, '--max-attempts', '1', '--no-pacing', '--no-excerpts'];
     const run = await cli(args, localEnv(proxy.url), { signal: 'SIGKILL', when: () => batchesDone(checkpoint) >= 60 });
     expect(run.signal, run.stderr).toBe('SIGKILL');
-    const rejected = await rejectLines(rejects);
+    const rejected = await readRejects(rejects);
     expect(rejected.length).toBeGreaterThan(0);
     for (const name of await readdir(folder)) {
       const text = await readFile(join(folder, name), 'utf8');

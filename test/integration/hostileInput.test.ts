@@ -3,27 +3,22 @@
  * the row with its line and reason; nothing is merged or lost silently, and the accounting adds up.
  */
 import { createWriteStream } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { load, type LoadOptions, type LoadResult } from '../../src/index.js';
+import type { LoadResult } from '../../src/index.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { useLocalAws } from '../support/localAws.js';
+import { localLoad } from '../support/localLoad.js';
+import { rejectsOf } from '../support/rejects.js';
 
 const PK_S: TableKeys = { partitionKey: { name: 'pk', type: 'S' } };
-const { endpoint, client, dir, newTable } = useLocalAws({ name: 'hostile', processCredentials: true, keys: PK_S });
-let seq = 0;
-
-async function inputFile(name: string, content: string | Buffer): Promise<string> {
-  const path = join(dir(), `${++seq}-${name}`);
-  await writeFile(path, content);
-  return path;
-}
+const aws = useLocalAws({ name: 'hostile', processCredentials: true, keys: PK_S });
+const { client, newTable } = aws;
+const { path: freshPath, inputFile, run } = localLoad(aws);
 
 /** A file of `before`, then `size` bytes of `fill`, then `after`, written in 1 MiB blocks. */
 async function hugeFile(name: string, before: string, size: number, fill: string, after: string): Promise<string> {
-  const path = join(dir(), `${++seq}-${name}`);
+  const path = freshPath(name);
   const out = createWriteStream(path);
   const block = Buffer.alloc(1024 * 1024, fill);
   out.write(before);
@@ -33,27 +28,6 @@ async function hugeFile(name: string, before: string, size: number, fill: string
   out.end(after);
   await once(out, 'finish');
   return path;
-}
-
-function run(options: Omit<LoadOptions, 'region'>): Promise<LoadResult> {
-  return load({ endpoint, region: 'us-east-1', rejectsPath: join(dir(), `${++seq}.rejects.jsonl`), ...options }, { random: () => 0 });
-}
-
-interface RejectRecord {
-  line: number;
-  code: string;
-  message: string;
-  field?: string;
-  raw: string;
-}
-
-async function rejectsOf(result: LoadResult): Promise<RejectRecord[]> {
-  if (!result.rejectsPath) return [];
-  const text = await readFile(result.rejectsPath, 'utf8');
-  return text
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((l) => JSON.parse(l) as RejectRecord);
 }
 
 async function keysOf(table: string): Promise<string[]> {

@@ -6,17 +6,18 @@
 import { CreateTableCommand, ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { load, LoaderError, type LoadDependencies, type LoadOptions, type LoadResult } from '../../src/index.js';
+import type { LoadResult } from '../../src/index.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { faults, startFaultProxy, type FaultAction, type FaultPolicy } from '../support/faultProxy.js';
 import { GENERATED_TYPES, generatedItem, generatedRow, writeGeneratedCsv } from '../support/generateRows.js';
 import { useLocalAws } from '../support/localAws.js';
+import { localLoad } from '../support/localLoad.js';
 import { canonicalItem, plainItem, type PlainValue } from '../support/plainItem.js';
+import { rejectsOf } from '../support/rejects.js';
 
 const SAMPLES = new URL('../../samples/', import.meta.url);
 const sample = (name: string) => new URL(name, SAMPLES).pathname;
@@ -25,58 +26,10 @@ const PK_S: TableKeys = { partitionKey: { name: 'pk', type: 'S' } };
 const ORDERS_KEYS: TableKeys = { partitionKey: { name: 'customerId', type: 'S' }, sortKey: { name: 'orderId', type: 'S' } };
 const ORDER_TYPES = { total: 'N', gift: 'BOOL', items: 'JSON' } as const;
 
-const { endpoint, client, dir, newTable, dropTable, trackTable } = useLocalAws({ name: 'load', processCredentials: true, keys: PK_S });
+const aws = useLocalAws({ name: 'load', processCredentials: true, keys: PK_S });
+const { endpoint, client, dir, newTable, dropTable, trackTable } = aws;
+const { inputFile, run, runFailing } = localLoad(aws);
 let seq = 0;
-
-async function inputFile(name: string, content: string | Buffer): Promise<string> {
-  const path = join(dir(), `${++seq}-${name}`);
-  await writeFile(path, content);
-  return path;
-}
-
-type RunOptions = Omit<LoadOptions, 'region'>;
-
-/** load() against DynamoDB Local, a reject file in the temp dir, and backoff sleeps of 0 ms. */
-function run(options: RunOptions, deps: LoadDependencies = {}): Promise<LoadResult> {
-  return load({ endpoint, region: 'us-east-1', rejectsPath: join(dir(), `${++seq}.rejects.jsonl`), ...options }, { random: () => 0, ...deps });
-}
-
-/** Runs a load that must fail; returns its LoaderError. */
-async function runFailing(options: RunOptions, deps: LoadDependencies = {}): Promise<LoaderError> {
-  const error = await run(options, deps).then(
-    (result) => new Error(`expected load() to fail, it resolved with ${JSON.stringify(result)}`),
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(LoaderError);
-  return error as LoaderError;
-}
-
-interface RejectRecord {
-  file: string;
-  line: number;
-  code: string;
-  message: string;
-  field?: string;
-  key?: Record<string, string>;
-  raw: string;
-}
-
-async function rejectsOf(result: { rejectsPath: string | undefined }): Promise<RejectRecord[]> {
-  expect(result.rejectsPath, 'a reject file was written').toBeDefined();
-  const text = await readFile(result.rejectsPath!, 'utf8');
-  const records = text
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((l) => JSON.parse(l) as RejectRecord);
-  for (const r of records) {
-    expect(Object.keys(r).filter((k) => !['file', 'line', 'code', 'message', 'field', 'key', 'raw'].includes(k))).toEqual([]);
-    expect(typeof r.file).toBe('string');
-    expect(Number.isInteger(r.line) && r.line >= 1).toBe(true);
-    expect(r.message.length).toBeGreaterThan(0);
-    expect(typeof r.raw).toBe('string');
-  }
-  return records.sort((a, b) => a.line - b.line);
-}
 
 /** The table's items as plain DynamoDB JSON, keyed by the primary key's text ("pk" or "pk|sk"). */
 async function itemsOf(table: string, keys: TableKeys = PK_S): Promise<Map<string, Record<string, PlainValue>>> {

@@ -5,43 +5,29 @@
  * are used and removed, also when the load stops; and writes to one primary key keep their input order.
  */
 import { readdirSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { Agent, createServer, request as httpRequest, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { orderAll } from '../../src/ordering/order.js';
-import { load, LoaderError, type LoadDependencies, type LoadEvent, type LoadOptions, type LoadResult } from '../../src/index.js';
+import type { LoadEvent } from '../../src/index.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { faults, startFaultProxy, type FaultAction } from '../support/faultProxy.js';
 import { useLocalAws } from '../support/localAws.js';
+import { localLoad, type LocalLoadOptions } from '../support/localLoad.js';
 import { plainItem, type PlainValue } from '../support/plainItem.js';
 
 const KEYS: TableKeys = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'S' } };
 const TYPES = { v: 'N' } as const;
 
-const { endpoint, client, dir, newTable, dropTable } = useLocalAws({ name: 'order', processCredentials: true, keys: KEYS });
-let seq = 0;
+const aws = useLocalAws({ name: 'order', processCredentials: true, keys: KEYS });
+const { endpoint, client, dir, newTable, dropTable } = aws;
+const { inputFile, run, runFailing } = localLoad(aws);
 
 async function newDir(name: string): Promise<string> {
   return mkdtemp(join(dir(), `${name}-`));
-}
-
-type RunOptions = Omit<LoadOptions, 'region'>;
-
-/** load() against DynamoDB Local, a reject file in the temp dir, and backoff sleeps of 0 ms. */
-function run(options: RunOptions, deps: LoadDependencies = {}): Promise<LoadResult> {
-  return load({ endpoint, region: 'us-east-1', rejectsPath: join(dir(), `${++seq}.rejects.jsonl`), ...options }, { random: () => 0, ...deps });
-}
-
-async function runFailing(options: RunOptions, deps: LoadDependencies = {}): Promise<LoaderError> {
-  const error = await run(options, deps).then(
-    (result) => new Error(`expected load() to fail, it resolved with ${JSON.stringify(result)}`),
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(LoaderError);
-  return error as LoaderError;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -82,12 +68,6 @@ function skewedRows(options: { keys?: number; dupEvery?: number } = {}): Row[] {
 function csvOf(rows: readonly Row[]): string {
   const cell = (s: string) => (/[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
   return `pk,sk,v,note\n${rows.map((r) => `${r.pk},${r.sk},${r.v},${cell(r.note)}`).join('\n')}\n`;
-}
-
-async function inputFile(name: string, content: string): Promise<string> {
-  const path = join(dir(), `${++seq}-${name}`);
-  await writeFile(path, content);
-  return path;
 }
 
 const itemOf = (r: Row): Record<string, PlainValue> => ({ note: { S: r.note }, pk: { S: r.pk }, sk: { S: r.sk }, v: { N: String(r.v) } });
@@ -526,7 +506,7 @@ describe('writes to one primary key keep their input order', () => {
 });
 
 describe('invalid order options', () => {
-  it.each<{ options: Partial<RunOptions>; message: RegExp }>([
+  it.each<{ options: Partial<LocalLoadOptions>; message: RegExp }>([
     { options: { order: 'bogus' as never }, message: /order/ },
     { options: { order: 'round-robin', window: 100 }, message: /window/ },
     { options: { window: 1, order: 'window' }, message: /window/ },

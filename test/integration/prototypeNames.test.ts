@@ -4,31 +4,25 @@
  * and --columns, as the table's key attributes, and as --keep-original-key. Each load is scanned back and
  * compared exactly.
  */
-import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { load, type LoadOptions, type LoadResult } from '../../src/index.js';
+import type { LoadOptions } from '../../src/index.js';
 import { scanAll } from '../support/ddb.js';
 import { startFaultProxy } from '../support/faultProxy.js';
 import { useLocalAws } from '../support/localAws.js';
+import { localLoad } from '../support/localLoad.js';
 import { plainItem } from '../support/plainItem.js';
 import { rawScan as rawScanOf, sortedJson } from '../support/rawScan.js';
+import { readRejects } from '../support/rejects.js';
 
-const { endpoint, client, dir, newTable } = useLocalAws({ name: 'protonames', processCredentials: true });
-let seq = 0;
+const aws = useLocalAws({ name: 'protonames', processCredentials: true });
+const { endpoint, client, newTable } = aws;
+const { path, inputFile, run } = localLoad(aws, { order: 'input' });
 
 /** Names a plain object answers without owning them. */
 const NAMES = ['constructor', 'toString', 'valueOf', 'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable', 'toLocaleString', '__defineGetter__', '__lookupGetter__'];
 
-async function file(ext: string, text: string): Promise<string> {
-  const path = join(dir(), `${++seq}.${ext}`);
-  await writeFile(path, text);
-  return path;
-}
-
-function run(options: Omit<LoadOptions, 'region' | 'rejectsPath'>): Promise<LoadResult> {
-  return load({ endpoint, region: 'us-east-1', rejectsPath: join(dir(), `${++seq}.rejects.jsonl`), order: 'input', ...options }, { random: () => 0 });
-}
+/** An input file with this extension (the loader reads the format from it). */
+const file = (ext: string, text: string) => inputFile(`input.${ext}`, text);
 
 const scanned = async (table: string) => (await scanAll(client(), table)).map(plainItem).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
 
@@ -89,7 +83,7 @@ describe('Object.prototype member names as attribute names (issue 11.5)', () => 
   it('--shard with --keep-original-key valueOf keeps the unsharded key in that attribute', async () => {
     const table = await newTable({ partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'S' } });
     const input = await file('csv', `pk,sk\nk1,a\n`);
-    await run({ table, input, shard: ['hash:2'], keepOriginalKey: 'valueOf', shardManifestPath: join(dir(), `${++seq}.shards.json`) });
+    await run({ table, input, shard: ['hash:2'], keepOriginalKey: 'valueOf', shardManifestPath: path('keep.shards.json') });
     const items = await scanned(table);
     expect(items).toHaveLength(1);
     expect(items[0]!['valueOf']).toEqual({ S: 'k1' });
@@ -145,10 +139,10 @@ describe('__proto__ as a key attribute when DynamoDB returns UnprocessedItems (i
     // The first call stores its first write and returns the other; every later call stores nothing.
     const proxy = await startFaultProxy(endpoint, (index) => ({ kind: 'unprocessed', process: index === 0 ? 1 : 0 }));
     try {
-      const rejectsPath = join(dir(), `${++seq}.rejects.jsonl`);
-      const result = await load({ endpoint: proxy.url, region: 'us-east-1', rejectsPath, order: 'input', table, input, maxAttempts: 3 }, { random: () => 0 });
+      const rejectsPath = path('proxy.rejects.jsonl');
+      const result = await run({ endpoint: proxy.url, rejectsPath, table, input, maxAttempts: 3 });
       expect({ written: result.written, rejected: result.rejected, byReason: result.rejectedByReason }).toEqual({ written: 1, rejected: 1, byReason: { RETRIES_EXHAUSTED: 1 } });
-      expect((await readFile(rejectsPath, 'utf8')).trim().split('\n').map((l) => (JSON.parse(l) as { line: number }).line)).toEqual([3]);
+      expect((await readRejects(rejectsPath)).map((r) => r.line)).toEqual([3]);
       expect(await rawScan(table)).toEqual([sortedJson(JSON.parse('{"__proto__":{"S":"a"},"constructor":{"N":"1"},"v":{"S":"1"}}'))]);
       // Three calls: [a, b], then b alone twice.
       expect(proxy.calls.map((c) => c.requestCount)).toEqual([2, 1, 1]);

@@ -12,7 +12,7 @@ import { partitionOf } from '../../src/estimating/partitionModel.js';
 import { load, type LoadOptions, type LoadResult } from '../../src/index.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { localEnv } from '../support/env.js';
-import { GENERATED_HEADER, GENERATED_TYPES, writeGeneratedCsv } from '../support/generateRows.js';
+import { GENERATED_HEADER, GENERATED_TYPES_FLAG, writeGeneratedCsv } from '../support/generateRows.js';
 import { useLocalAws } from '../support/localAws.js';
 import { startPartitionProxy, type PartitionProxy, type PartitionProxyOptions } from '../support/partitionProxy.js';
 
@@ -142,7 +142,7 @@ describe('faults through the partition proxy', () => {
       faults: { internal: 0.05, unavailable: 0.05, throttling: 0.05, drop: 0.05, lostReply: 0.05, slow: { rate: 0.05, ms: 300 } },
     });
     const table = await newTable();
-    const types = Object.entries(GENERATED_TYPES).map(([name, type]) => `${name}:${type}`).join(',');
+    const types = GENERATED_TYPES_FLAG;
     expect(GENERATED_HEADER.split(',')).toContain('sk');
     const { stdout } = await promisify(execFile)(process.execPath, [BIN, 'load', input, '--table', table, '--types', `${types},sk:N`, '--json', '--rejects', join(dir(), 'faults.rejects.jsonl')], {
       env: localEnv(proxy.url),

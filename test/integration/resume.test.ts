@@ -4,21 +4,21 @@
  * stated bound; the same with spread order and random shard suffixes; SIGINT stops with 130 and resumes;
  * a checkpoint refuses other options and a finished one does nothing.
  */
-import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../tools/mulberry32.js';
 import { load, LoaderError } from '../../src/index.js';
+import { batchesDone } from '../support/checkpoint.js';
 import { runCli } from '../support/cli.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { localEnv } from '../support/env.js';
 import { startFaultProxy, type FaultProxy } from '../support/faultProxy.js';
-import { GENERATED_TYPES, writeGeneratedCsv } from '../support/generateRows.js';
+import { GENERATED_TYPES, GENERATED_TYPES_FLAG, writeGeneratedCsv } from '../support/generateRows.js';
 import { useLocalAws } from '../support/localAws.js';
 
 const KEYS: TableKeys = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } };
-const TYPES = ['--types', Object.entries(GENERATED_TYPES).map(([n, t]) => `${n}:${t}`).join(',')];
+const TYPES = ['--types', GENERATED_TYPES_FLAG];
 const CONCURRENCY = 8;
 
 const { endpoint, client, dir, newTable, closeAfterAll } = useLocalAws({ name: 'resume', processCredentials: true });
@@ -26,15 +26,6 @@ const { endpoint, client, dir, newTable, closeAfterAll } = useLocalAws({ name: '
 /** Runs the CLI; sends `signal` once the checkpoint at `path` records at least `batches` done. */
 const cli = (args: string[], env: NodeJS.ProcessEnv, kill?: { signal: NodeJS.Signals; path: string; batches: number }) =>
   runCli(args, { cwd: dir(), env, stdout: 'ignore', timeoutMs: 120_000, ...(kill ? { kill: { signal: kill.signal, when: () => batchesDone(kill.path) >= kill.batches } } : {}) });
-
-/** Batches the checkpoint records as done (0 while there is none): progress read as the loader saves it. */
-function batchesDone(path: string): number {
-  try {
-    return (JSON.parse(readFileSync(path, 'utf8')) as { batchesDone: number }).batchesDone;
-  } catch {
-    return 0;
-  }
-}
 
 /** Items the proxy saw sent in BatchWriteItem calls, over all runs. */
 const sentItems = (proxy: FaultProxy) => proxy.calls.reduce((n, c) => n + c.requestCount, 0);

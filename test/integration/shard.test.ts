@@ -6,65 +6,27 @@
  * is found before anything is written.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hashShard, randomShard, timeBucket, type TimeUnit } from '../../src/sharding/shard.js';
 import type { ShardManifestJson } from '../../src/sharding/shardManifest.js';
-import { load, LoaderError, type LoadDependencies, type LoadOptions, type LoadResult } from '../../src/index.js';
+import type { LoadResult } from '../../src/index.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { useLocalAws } from '../support/localAws.js';
+import { localLoad, type LocalLoadOptions } from '../support/localLoad.js';
 import { plainItem, type PlainValue } from '../support/plainItem.js';
+import { rejectsOf } from '../support/rejects.js';
 
 /** Events by user: the partition key gets the suffixes, the sort key is the event id. */
 const KEYS: TableKeys = { partitionKey: { name: 'userId', type: 'S' }, sortKey: { name: 'eventId', type: 'S' } };
 const PK_ONLY: TableKeys = { partitionKey: { name: 'userId', type: 'S' } };
 
-const { endpoint, client, dir, newTable, dropTable } = useLocalAws({ name: 'shard', processCredentials: true, keys: KEYS });
-let seq = 0;
+const aws = useLocalAws({ name: 'shard', processCredentials: true, keys: KEYS });
+const { client, dir, newTable, dropTable } = aws;
+const { path, inputFile, run, runFailing } = localLoad(aws);
 
-async function inputFile(name: string, content: string): Promise<string> {
-  const path = join(dir(), `${++seq}-${name}`);
-  await writeFile(path, content);
-  return path;
-}
-
-const manifestPath = (name: string) => join(dir(), `${++seq}-${name}.shards.json`);
-
-type RunOptions = Omit<LoadOptions, 'region'>;
-
-function run(options: RunOptions, deps: LoadDependencies = {}): Promise<LoadResult> {
-  return load({ endpoint, region: 'us-east-1', rejectsPath: join(dir(), `${++seq}.rejects.jsonl`), ...options }, { random: () => 0, ...deps });
-}
-
-async function runFailing(options: RunOptions, deps: LoadDependencies = {}): Promise<LoaderError> {
-  const error = await run(options, deps).then(
-    (result) => new Error(`expected load() to fail, it resolved with ${JSON.stringify(result)}`),
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(LoaderError);
-  return error as LoaderError;
-}
-
-interface RejectRecord {
-  file: string;
-  line: number;
-  code: string;
-  message: string;
-  field?: string;
-  key?: Record<string, string>;
-  raw: string;
-}
-
-async function rejectsOf(result: { rejectsPath: string | undefined }): Promise<RejectRecord[]> {
-  expect(result.rejectsPath, 'a reject file was written').toBeDefined();
-  const text = await readFile(result.rejectsPath!, 'utf8');
-  return text
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((l) => JSON.parse(l) as RejectRecord)
-    .sort((a, b) => a.line - b.line);
-}
+const manifestPath = (name: string) => path(`${name}.shards.json`);
 
 async function readManifest(path: string): Promise<ShardManifestJson> {
   return JSON.parse(await readFile(path, 'utf8')) as ShardManifestJson;
@@ -380,7 +342,7 @@ describe('--shard-keys, --keep-original-key, --shard-separator', () => {
 describe('sharding errors are found before anything is written', () => {
   const sample = '{"userId":"u1","eventId":"a","at":"2024-01-15T10:00:00Z"}\n{"userId":"u2","eventId":"b","at":"2024-01-16T10:00:00Z"}\n';
 
-  it.each<{ name: string; keys: TableKeys; options: Partial<RunOptions>; message: RegExp }>([
+  it.each<{ name: string; keys: TableKeys; options: Partial<LocalLoadOptions>; message: RegExp }>([
     { name: 'a number (N) partition key', keys: { partitionKey: { name: 'userId', type: 'N' } }, options: { shard: ['random:4'] }, message: /string partition key.*"userId".*number/ },
     { name: 'a binary (B) partition key', keys: { partitionKey: { name: 'userId', type: 'B' } }, options: { shard: ['hash:4:eventId'] }, message: /string partition key.*binary/ },
     { name: 'hash without an attribute and no sort key', keys: PK_ONLY, options: { shard: ['hash:4'] }, message: /needs an attribute.*no sort key/ },
@@ -390,7 +352,7 @@ describe('sharding errors are found before anything is written', () => {
   ])('$name: INVALID_OPTION, the table stays empty, no manifest', async ({ keys, options, message }) => {
     const table = await newTable(keys);
     const shardManifestPath = manifestPath('invalid');
-    const rejectsPath = join(dir(), `${++seq}-invalid.rejects.jsonl`);
+    const rejectsPath = path('invalid.rejects.jsonl');
     const error = await runFailing({ input: await inputFile('invalid.jsonl', sample), table, shardManifestPath, rejectsPath, ...options });
     expect(error.code).toBe('INVALID_OPTION');
     expect(error.message).toMatch(message);
@@ -401,7 +363,7 @@ describe('sharding errors are found before anything is written', () => {
     await dropTable(table);
   });
 
-  it.each<{ name: string; options: Partial<RunOptions>; code: string; message: RegExp }>([
+  it.each<{ name: string; options: Partial<LocalLoadOptions>; code: string; message: RegExp }>([
     { name: 'hash:1', options: { shard: ['hash:1'] }, code: 'INVALID_OPTION', message: /hash:1.*2 to 10000/ },
     { name: 'time:week', options: { shard: ['time:week:at'] }, code: 'INVALID_OPTION', message: /time:week.*hour, day, month/ },
     { name: 'random with an attribute', options: { shard: ['random:4:at'] }, code: 'INVALID_OPTION', message: /random takes no attribute/ },

@@ -5,37 +5,26 @@
  * reject file and the counters say what happened. Against DynamoDB Local, with a real GSI, and through
  * the fault proxy for refusals nothing could predict.
  */
-import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { load, type LoadOptions, type LoadResult } from '../../src/index.js';
+import { load, type LoadResult } from '../../src/index.js';
 import { formatSummary } from '../../src/reporting/summary.js';
 import { scanAll } from '../support/ddb.js';
 import { dynamoErrors } from '../support/httpForward.js';
 import { faults, startFaultProxy, type FaultPolicy } from '../support/faultProxy.js';
 import { useLocalAws } from '../support/localAws.js';
+import { localLoad, type LocalLoadOptions } from '../support/localLoad.js';
+import { readRejects, readRejectsIfAny, type RejectRecord } from '../support/rejects.js';
 
-const { endpoint, client, dir, newTable, closeAfterAll } = useLocalAws({ name: 'superseded', processCredentials: true });
-let seq = 0;
+const aws = useLocalAws({ name: 'superseded', processCredentials: true });
+const { endpoint, client, newTable, closeAfterAll } = aws;
+const loads = localLoad(aws);
 
-async function jsonl(rows: object[]): Promise<string> {
-  const path = join(dir(), `${++seq}.jsonl`);
-  await writeFile(path, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
-  return path;
-}
+const jsonl = (rows: object[]) => loads.inputFile('rows.jsonl', rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
 
-interface RejectRecord {
-  line: number;
-  field?: string;
-  code: string;
-  message: string;
-}
-
-async function run(options: Omit<LoadOptions, 'region' | 'rejectsPath'>): Promise<{ result: LoadResult; rejects: RejectRecord[] }> {
-  const rejectsPath = join(dir(), `${++seq}.rejects.jsonl`);
-  const result = await load({ endpoint, region: 'us-east-1', rejectsPath, ...options }, { random: () => 0 });
-  const text = await readFile(rejectsPath, 'utf8').catch(() => '');
-  return { result, rejects: text.trim() === '' ? [] : text.trim().split('\n').map((l) => JSON.parse(l) as RejectRecord) };
+async function run(options: Omit<LocalLoadOptions, 'rejectsPath'>): Promise<{ result: LoadResult; rejects: RejectRecord[] }> {
+  const rejectsPath = loads.path('run.rejects.jsonl');
+  const result = await loads.run({ ...options, rejectsPath });
+  return { result, rejects: await readRejectsIfAny(rejectsPath) };
 }
 
 const plainRows = async (table: string) =>
@@ -110,8 +99,8 @@ describe('revived rows across a resume (issue 11.2)', () => {
     const rows: object[] = [{ cust: 'a', status: 'first' }, { cust: 'a', status: 'second' }];
     for (let i = 0; i < 224; i++) rows.push({ cust: `k${String(i).padStart(3, '0')}`, status: 'x' });
     const input = await jsonl(rows);
-    const checkpointPath = join(dir(), `${++seq}.checkpoint.json`);
-    const rejectsPath = join(dir(), `${++seq}.rejects.jsonl`);
+    const checkpointPath = loads.path('resume.checkpoint.json');
+    const rejectsPath = loads.path('resume.rejects.jsonl');
     // Batch 0's call and the halves holding a@2 are refused (calls 0-5: 25, 13, 7, 4, 2 writes, then a@2
     // alone); calls 6-10 store the other halves and call 11 the revived a@1. The load is stopped when
     // the next batch arrives (call 12), so the resume starts after batch 0 at least.
@@ -144,8 +133,8 @@ describe('a revived row that DynamoDB refuses too, across a resume (issue 11.2 w
     const rows: object[] = [{ cust: 'a', status: 'first' }, { cust: 'a', status: 'second' }];
     for (let i = 0; i < 224; i++) rows.push({ cust: `k${String(i).padStart(3, '0')}`, status: 'x' });
     const input = await jsonl(rows);
-    const checkpointPath = join(dir(), `${++seq}.checkpoint.json`);
-    const rejectsPath = join(dir(), `${++seq}.rejects.jsonl`);
+    const checkpointPath = loads.path('resume.checkpoint.json');
+    const rejectsPath = loads.path('resume.rejects.jsonl');
     // As above, and call 11 (the revived a@1 alone) is refused as well: both rows of key a are rejected.
     const stop = new AbortController();
     const proxy = closeAfterAll(
@@ -165,8 +154,7 @@ describe('a revived row that DynamoDB refuses too, across a resume (issue 11.2 w
     });
     expect(resumed.resumedFromBatch).toBeGreaterThanOrEqual(1);
     expect({ rowsRead: resumed.rowsRead, written: resumed.written, superseded: resumed.superseded, rejected: resumed.rejected }).toEqual({ rowsRead: 226, written: 224, superseded: 0, rejected: 2 });
-    const text = await readFile(rejectsPath, 'utf8');
-    const lines = text.trim().split('\n').map((l) => (JSON.parse(l) as RejectRecord).line).sort((x, y) => x - y);
+    const lines = (await readRejects(rejectsPath)).map((r) => r.line).sort((x, y) => x - y);
     expect(lines).toEqual([1, 2]);
     expect((await plainRows(table)).some((row) => row['cust'] === 'a')).toBe(false);
   });

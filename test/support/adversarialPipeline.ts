@@ -4,7 +4,6 @@
  * environment (FC_SEED, FC_PATH to replay a failure; FC_RUNS to scale the number of cases).
  */
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
-import { readFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { expect } from 'vitest';
 import { createRowPlanner, isRejected } from '../../src/typing/planRow.js';
@@ -14,6 +13,7 @@ import { readCsv } from '../../src/reading/readCsv.js';
 import { readJsonLines } from '../../src/reading/readJsonLines.js';
 import { keyOf, type Expected, type Fate, type PlainItem } from './adversarialOracle.js';
 import { KEY_SCHEMA, setOwn, type Format } from './adversarialRows.js';
+import { readRejectsIfAny } from './rejects.js';
 import type { PlainValue } from './plainItem.js';
 
 /**
@@ -137,30 +137,12 @@ function wireValue(av: Record<string, unknown>): PlainValue {
   }
 }
 
-export interface RejectRecord {
-  file: string;
-  line: number;
-  code: string;
-}
-
-/** The reject file's records (none when there is no file). */
-export async function readRejects(path: string): Promise<RejectRecord[]> {
-  const text = await readFile(path, 'utf8').catch((e: NodeJS.ErrnoException) => {
-    if (e.code === 'ENOENT') return '';
-    throw e;
-  });
-  return text
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((l) => JSON.parse(l) as RejectRecord);
-}
-
 /** The table equals the oracle's, item by item (types included), and the reject file holds each rejected line once with its code. */
 export async function expectTableAndRejects(endpoint: string, table: string, rejectsPath: string, file: string, expected: Expected): Promise<void> {
   const actual = await scanRaw(endpoint, table);
   expect([...actual.keys()].sort(), 'primary keys in the table').toEqual([...expected.table.keys()].sort());
   for (const [key, item] of expected.table) expect(actual.get(key), `item ${JSON.stringify(key)}`).toEqual(item);
-  const records = await readRejects(rejectsPath);
+  const records = await readRejectsIfAny(rejectsPath);
   const lines = records.map((r) => r.line);
   expect(lines.length, `each rejected line once (lines ${lines.join(',')})`).toBe(new Set(lines).size);
   expect(new Map(records.map((r) => [r.line, r.code])), 'rejected lines and codes').toEqual(expected.rejects);

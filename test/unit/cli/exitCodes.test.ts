@@ -1,8 +1,8 @@
 // issue 18: one exit code for every failure. Permanent failures get sysexits.h's permanent codes,
 // failures worth retrying 75 (EX_TEMPFAIL), so a scheduler can tell them apart.
 import { describe, expect, it } from 'vitest';
-import type { LoaderErrorCode } from '../../src/shared/errors.js';
-import { EXIT, EXIT_CODE_OF, PERMANENT_EXIT_CODES, exitCodeForError, exitCodeForResult, exitCodeForUsage } from '../../src/cli/exitCodes.js';
+import type { LoaderErrorCode } from '../../../src/shared/errors.js';
+import { EXIT, EXIT_CODE_OF, PERMANENT_EXIT_CODES, exitCodeForError, exitCodeForResult, exitCodeForUsage } from '../../../src/cli/exitCodes.js';
 
 describe('exit code of a LoaderError', () => {
   it.each<[LoaderErrorCode, number]>([

@@ -9,10 +9,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyConfig, attachConfigOption, readConfigFile } from '../../src/cli/config.js';
-import { buildProgram } from '../../src/cli/main.js';
-import { DEFAULT_CONCURRENCY, parseGsiOption, parseMemoryOption, parseShardOption, parseWcuOption, type LoadFlags } from '../../src/cli/options.js';
-import { LoaderError } from '../../src/shared/errors.js';
+import { applyConfig, attachConfigOption, readConfigFile } from '../../../src/cli/config.js';
+import { buildProgram } from '../../../src/cli/main.js';
+import { DEFAULT_CONCURRENCY, parseGsiOption, parseMemoryOption, parseShardOption, parseWcuOption, type LoadFlags } from '../../../src/cli/options.js';
+import { LoaderError } from '../../../src/shared/errors.js';
 
 let dir: string;
 let seq = 0;
