@@ -16,6 +16,44 @@ export default tseslint.config(
       'no-console': ['error', { allow: ['error', 'warn'] }],
     },
   },
+  // The pure core (docs/ARCHITECTURE.md marks it): no files, network, timers, process or console, so it
+  // runs in unit tests on plain values and time is always passed in.
+  {
+    files: [
+      'src/typing/**/*.ts',
+      'src/sharding/**/*.ts',
+      'src/batching/**/*.ts',
+      'src/shared/**/*.ts',
+      'src/ordering/{order,writeCodec}.ts',
+      'src/pacing/{rateChoice,rateControl,tokenBucket,inFlight,writeCost}.ts',
+      'src/estimating/!(estimate).ts',
+      'src/checkpointing/{checkpointState,checkpointShape,doneBatches}.ts',
+      'src/load/{loadTally,loadResult,loadStop,options,segment,outputPaths}.ts',
+      'src/reporting/{events,result,summary,logLine,estimateReport,charts}.ts',
+      'src/reading/{utf8,loneSurrogates}.ts',
+      'src/writing/{wireItem,backoff,awsEnv}.ts',
+    ],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^node:(fs|fs/promises|net|http|https|http2|child_process|os|timers|timers/promises|stream|stream/promises|readline|worker_threads|dns|zlib)$',
+              message: 'pure core: no I/O or timers here; do it in the stage\'s I/O module and pass the result in',
+            },
+          ],
+        },
+      ],
+      'no-restricted-globals': [
+        'error',
+        { name: 'process', message: 'pure core: pass what you need from process in' },
+        { name: 'setTimeout', message: 'pure core: time is passed in' },
+        { name: 'setInterval', message: 'pure core: time is passed in' },
+        { name: 'console', message: 'pure core: report through events' },
+      ],
+    },
+  },
   // Plain JavaScript run by Node (the bin, this file).
   { files: ['**/*.js'], languageOptions: { globals: { process: 'readonly', console: 'readonly' } } },
   // Scripts that print their figures or drive a demo.
