@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hash32 } from '../../../src/shared/hash32.js';
+import { fnv1a32, hash32 } from '../../../src/shared/hash.js';
 import { hashShard, randomShard } from '../../../src/sharding/shard.js';
 import { DistinctCounter } from '../../../src/estimating/distinctCount.js';
 
@@ -11,6 +11,11 @@ const TEXTS = ['', 'a', 'Sa', 'Scust-1', 'N42', 'é🙂x', 'a much longer partit
 describe('stable hashes', () => {
   it('hash32 (FNV-1a + murmur3 finaliser) keeps its values', () => {
     expect(TEXTS.map(hash32)).toEqual([2872998923, 444641715, 1487505336, 2584060596, 2504392617, 2778348900, 824256969]);
+  });
+
+  it('FNV-1a (the order buckets of --order) keeps its values', () => {
+    expect(TEXTS.map((t) => fnv1a32(t) % 4096)).toEqual([3525, 2348, 633, 107, 2615, 505, 417]);
+    expect(TEXTS.map((t) => fnv1a32(t) % 2 ** 31)).toEqual([18652613, 1678518572, 939676281, 1862963307, 1352505911, 704295417, 16413089]);
   });
 
   it('random:N shards keep their values', () => {
