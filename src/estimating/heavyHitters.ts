@@ -75,3 +75,14 @@ export class HeavyHitters {
     this.#floor = Math.max(this.#floor, sorted[Math.min(drop, sorted.length) - 1]!.weight);
   }
 }
+
+/**
+ * Counters kept for a load's per-key write units (hottest keys, the bottleneck key). Far more than the 10
+ * keys reported, so those are tracked from early on: any key above ~0.06% of all units always is.
+ */
+export const HOT_KEY_CAPACITY = 2000;
+
+/** The sketch of write units per partition key that load and estimate both keep. */
+export function createHotKeySketch(): HeavyHitters {
+  return new HeavyHitters(HOT_KEY_CAPACITY);
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HeavyHitters } from '../../../src/estimating/heavyHitters.js';
+import { createHotKeySketch, HeavyHitters, HOT_KEY_CAPACITY } from '../../../src/estimating/heavyHitters.js';
 import { mulberry32 } from '../../../tools/mulberry32.js';
 
 /** Adds every (key, weight) to a sketch and to an exact map; returns both. */
@@ -197,5 +197,14 @@ describe('HeavyHitters: a long tail beyond the capacity', () => {
       floor = maxError;
     }
     expect(floor).toBeGreaterThan(0);
+  });
+});
+
+describe('createHotKeySketch', () => {
+  it('tracks HOT_KEY_CAPACITY keys before it evicts any', () => {
+    const sketch = createHotKeySketch();
+    for (let i = 0; i < HOT_KEY_CAPACITY; i++) sketch.add(`k${i}`, 1);
+    expect(sketch.top(HOT_KEY_CAPACITY + 1)).toHaveLength(HOT_KEY_CAPACITY);
+    expect(sketch.top(HOT_KEY_CAPACITY).every((k) => k.error === 0)).toBe(true);
   });
 });
