@@ -18,6 +18,7 @@ import { ignoreClosedPipe } from './closedPipes.js';
 import { formatProgressLine, progressFields } from '../reporting/logLine.js';
 import { createProgressBar } from '../reporting/progressBar.js';
 import { formatSummary, summaryJson } from '../reporting/summary.js';
+import { formatCount, formatPercent, formatRate, rowExcerpt } from '../reporting/format.js';
 import {
   DEFAULT_CONCURRENCY,
   DEFAULT_MAX_ATTEMPTS,
@@ -169,7 +170,7 @@ function addLoadOptions(command: Command): Command {
     .option('--max-attempts <n>', 'sends per item before it is rejected (backoff with full jitter between)', parseIntegerOption(1, 100), DEFAULT_MAX_ATTEMPTS)
     .option('--request-timeout <ms>', 'timeout of one BatchWriteItem call; timed-out calls are retried', parseIntegerOption(100, 600_000), DEFAULT_REQUEST_TIMEOUT_MS)
     .addOption(new Option('--order <mode>', 'write order: round-robin (one write per key in turn), spread (each key evenly over the whole load), window (round-robin within --window rows, streaming), input (as read) (default: round-robin, window for stdin)').choices([...ORDER_MODES]))
-    .option('--window <rows>', `rows held by --order window (default ${DEFAULT_WINDOW_ROWS.toLocaleString('en-US')})`, parseIntegerOption(2, 100_000_000))
+    .option('--window <rows>', `rows held by --order window (default ${formatCount(DEFAULT_WINDOW_ROWS)})`, parseIntegerOption(2, 100_000_000))
     .option('--memory <size>', 'memory the write order may hold, e.g. 512MB or 2GB; larger inputs are ordered through temporary files (default 128MB)', parseMemoryOption)
     .option('--temp-dir <dir>', 'folder for those temporary files, removed afterwards (default: the system temporary folder)')
     .option('--shard <rule>', 'add a shard suffix to the partition key: random:N, hash:N[:attribute] (default attribute: the sort key), time:hour|day|month[:attribute]; repeat to combine, in order', parseShardOption)
@@ -278,23 +279,23 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
       bar?.onEvent(event);
       if (bar && event.type === 'started') held = [];
       if (flags.quiet) return;
-      if (event.type === 'resumed') note(`ddb-spread: resuming from checkpoint ${event.checkpoint}: ${event.batchesDone.toLocaleString('en-US')} batches (${event.written.toLocaleString('en-US')} rows) were written before; reading the input again to continue after them\n`, { type: 'resumed', checkpoint: event.checkpoint, batchesDone: event.batchesDone, written: event.written });
+      if (event.type === 'resumed') note(`ddb-spread: resuming from checkpoint ${event.checkpoint}: ${formatCount(event.batchesDone)} batches (${formatCount(event.written)} rows) were written before; reading the input again to continue after them\n`, { type: 'resumed', checkpoint: event.checkpoint, batchesDone: event.batchesDone, written: event.written });
       if (event.type === 'warning') note(`ddb-spread: warning: ${event.message}\n`, { type: 'warning', message: event.message });
       if (event.type === 'progress' && !bar && !estimating && performance.now() - lastLog >= flags.logInterval * 1000) {
         lastLog = performance.now();
         say(formatProgressLine(progressFields(event.counters, event.totalBytes, event.elapsedMs, event.rate), jsonLog ? 'json' : 'text', new Date().toISOString()));
       }
-      if (event.type === 'ordering' && !bar && !estimating) note(`ddb-spread: read ${event.rows.toLocaleString('en-US')} rows; writing them in ${event.mode} order${event.spilled ? ' (ordered through temporary files)' : ''}\n`, { type: 'ordering', rows: event.rows, mode: event.mode, spilled: event.spilled });
+      if (event.type === 'ordering' && !bar && !estimating) note(`ddb-spread: read ${formatCount(event.rows)} rows; writing them in ${event.mode} order${event.spilled ? ' (ordered through temporary files)' : ''}\n`, { type: 'ordering', rows: event.rows, mode: event.mode, spilled: event.spilled });
       if (event.type === 'rowRejected' && shownRejects < 10) {
         shownRejects++;
         const { origin, code, message, field } = event.row;
         // Messages quote cell values, so without excerpts only the location and the reason code are shown.
         if (jsonLog) note('', { type: 'rejected', file: origin.file, line: origin.line, code, ...(field === undefined ? {} : { field }), ...(flags.excerpts ? { message } : {}) });
-        else if (flags.excerpts) say(`${origin.file}:${origin.line}: ${code}: ${message}\n    ${clip(origin.raw)}\n`);
+        else if (flags.excerpts) say(`${origin.file}:${origin.line}: ${code}: ${message}\n    ${rowExcerpt(origin.raw)}\n`);
         else say(`${origin.file}:${origin.line}: ${code}${field === undefined ? '' : ` (field "${field}")`}\n`);
         if (shownRejects === 10) note('ddb-spread: further rejected rows go to the reject file only\n', { type: 'message', message: 'further rejected rows go to the reject file only' });
       }
-      if (event.type === 'rateChosen' && !estimating) note(`ddb-spread: rate: ${event.reason}${event.keyWcu === undefined ? '' : `; no partition key above ${event.keyWcu.toLocaleString('en-US')} WCU/s`}\n`, { type: 'rate', reason: event.reason, targetWcu: event.targetWcu, keyWcu: event.keyWcu });
+      if (event.type === 'rateChosen' && !estimating) note(`ddb-spread: rate: ${event.reason}${event.keyWcu === undefined ? '' : `; no partition key above ${formatRate(event.keyWcu)} WCU/s`}\n`, { type: 'rate', reason: event.reason, targetWcu: event.targetWcu, keyWcu: event.keyWcu });
       if (event.type === 'rateChanged' && !bar && (event.change.scope === 'table' || flags.verbose)) note(`ddb-spread: ${describeRateChange(event.change)}\n`, { type: 'rateChanged', scope: event.change.scope, toWcu: Math.round(event.change.toWcu), ...('reason' in event.change ? { reason: event.change.reason } : {}) });
       if (event.type === 'retrying' && flags.verbose) say(`ddb-spread: retrying ${event.items} items (${event.reason}), attempt ${event.attempt + 1} in ${event.delayMs} ms\n`);
     };
@@ -399,18 +400,12 @@ function callerFiles(flags: LoadFlags, estimating: boolean): CallerFiles {
 }
 
 function describeRateChange(change: RateChange): string {
-  const to = Math.round(change.toWcu).toLocaleString('en-US');
+  const to = formatCount(change.toWcu);
   if (change.scope === 'key') return `throttled on one partition key; that key slowed to ${to} WCU/s`;
-  const pct = (share: number) => `${(share * 100).toFixed(1)}%`;
-  if (change.kind === 'restored') return `errors independent of the rate: rate kept at ${to} WCU/s (throttled ${pct(change.lowShare)} at the lower rate, ${pct(change.highShare)} at this one; retried)`;
-  const from = change.fromWcu === undefined ? '' : `from ${Math.round(change.fromWcu).toLocaleString('en-US')} `;
+  if (change.kind === 'restored') return `errors independent of the rate: rate kept at ${to} WCU/s (throttled ${formatPercent(change.lowShare)} at the lower rate, ${formatPercent(change.highShare)} at this one; retried)`;
+  const from = change.fromWcu === undefined ? '' : `from ${formatCount(change.fromWcu)} `;
   if (change.reason === 'probe') return `throttled; rate cut ${from}to ${to} WCU/s to test whether the throttles follow the rate`;
   return `throttles rose with the rate: capacity; rate cut ${from}to ${to} WCU/s (it grows back after 2 s without throttles)`;
-}
-
-function clip(raw: string): string {
-  const oneLine = raw.replace(/\r?\n/g, '⏎');
-  return oneLine.length > 100 ? `${oneLine.slice(0, 97)}...` : oneLine;
 }
 
 function packageVersion(): string {
