@@ -1,5 +1,4 @@
 import { Command, Option } from 'commander';
-import { readFileSync } from 'node:fs';
 import { LoaderError } from '../shared/errors.js';
 import { INPUT_FORMATS } from '../load/options.js';
 import { DEFAULT_WINDOW_ROWS, ORDER_MODES } from '../ordering/order.js';
@@ -8,16 +7,12 @@ import { load } from '../load/load.js';
 import { estimate } from '../estimating/estimate.js';
 import { DEFAULT_PRICES } from '../estimating/costEstimate.js';
 import { estimateJson, formatEstimate } from '../reporting/estimateReport.js';
-import type { LoadEvent } from '../reporting/events.js';
-import type { RateChange } from '../pacing/rateControl.js';
 import type { LoadResult } from '../reporting/result.js';
-import { fingerprintFile, writeJsonAtomically } from '../reporting/reportFile.js';
 import type { CallerFiles } from '../load/outputFiles.js';
 import { attachConfigOption } from './config.js';
 import { ignoreClosedPipe } from './closedPipes.js';
-import { formatProgressLine, progressFields } from '../reporting/logLine.js';
 import { createProgressBar } from '../reporting/progressBar.js';
-import { formatSummary, summaryJson } from '../reporting/summary.js';
+import { formatCount } from '../reporting/format.js';
 import {
   DEFAULT_CONCURRENCY,
   DEFAULT_MAX_ATTEMPTS,
@@ -41,15 +36,14 @@ import {
 
 import { EXIT, exitCodeForError, exitCodeForResult, exitCodeForUsage } from './exitCodes.js';
 import { startupNotices } from './runtimeNotices.js';
+import { createEventRenderer } from './renderEvents.js';
+import { packageVersion, writeReport } from './report.js';
+import { handleStopSignals, type StopSignal } from './signals.js';
+import { Terminal, type CliIo } from './terminal.js';
 
 /** Exit codes, documented in --help and the README (the table is in exitCodes.ts). */
 export { EXIT };
-
-export interface CliIo {
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WriteStream | NodeJS.WritableStream;
-  stdin: NodeJS.ReadableStream;
-}
+export type { CliIo };
 
 const LOAD_EXAMPLES = `
 Examples:
@@ -169,7 +163,7 @@ function addLoadOptions(command: Command): Command {
     .option('--max-attempts <n>', 'sends per item before it is rejected (backoff with full jitter between)', parseIntegerOption(1, 100), DEFAULT_MAX_ATTEMPTS)
     .option('--request-timeout <ms>', 'timeout of one BatchWriteItem call; timed-out calls are retried', parseIntegerOption(100, 600_000), DEFAULT_REQUEST_TIMEOUT_MS)
     .addOption(new Option('--order <mode>', 'write order: round-robin (one write per key in turn), spread (each key evenly over the whole load), window (round-robin within --window rows, streaming), input (as read) (default: round-robin, window for stdin)').choices([...ORDER_MODES]))
-    .option('--window <rows>', `rows held by --order window (default ${DEFAULT_WINDOW_ROWS.toLocaleString('en-US')})`, parseIntegerOption(2, 100_000_000))
+    .option('--window <rows>', `rows held by --order window (default ${formatCount(DEFAULT_WINDOW_ROWS)})`, parseIntegerOption(2, 100_000_000))
     .option('--memory <size>', 'memory the write order may hold, e.g. 512MB or 2GB; larger inputs are ordered through temporary files (default 128MB)', parseMemoryOption)
     .option('--temp-dir <dir>', 'folder for those temporary files, removed afterwards (default: the system temporary folder)')
     .option('--shard <rule>', 'add a shard suffix to the partition key: random:N, hash:N[:attribute] (default attribute: the sort key), time:hour|day|month[:attribute]; repeat to combine, in order', parseShardOption)
@@ -209,163 +203,10 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
   // A reader that closes early (| head -1) ends that stream only, never the load (issue 11.11).
   ignoreClosedPipe(io.stdout);
   ignoreClosedPipe(io.stderr);
-  /** Messages printed while a progress bar is drawn would break it (it restores the cursor it saved): held until it stops. */
-  let held: string[] | undefined;
-  const say = (text: string) => (held ? held.push(text) : io.stderr.write(text));
-  const release = () => {
-    const lines = held ?? [];
-    held = undefined;
-    for (const line of lines) io.stderr.write(line);
+  const run = async (input: string, flags: LoadFlags, command: 'load' | 'estimate') => {
+    exitCode = await runCommand(io, input, flags, command);
   };
-
-  const run = async (input: string, flags: LoadFlags, command: 'load' | 'estimate' = 'load') => {
-    const estimating = command === 'estimate' || flags.dryRun === true;
-    const controller = new AbortController();
-    let signalExit: number | undefined;
-    let stopTimer: NodeJS.Timeout | undefined;
-    const onSignal = (name: 'SIGINT' | 'SIGTERM') => () => {
-      if (signalExit !== undefined) process.exit(name === 'SIGINT' ? EXIT.SIGINT : EXIT.SIGTERM);
-      signalExit = name === 'SIGINT' ? EXIT.SIGINT : EXIT.SIGTERM;
-      // The stop is news: the progress display ends here, and what it held is printed.
-      bar?.stop();
-      release();
-      say(`\nddb-spread: ${name} received; finishing the batches in flight (press Ctrl-C again to quit at once${flags.checkpoint ? '; the checkpoint stays consistent' : ''})\n`);
-      controller.abort(new Error(name));
-      // In-flight batches get --stop-timeout seconds; the checkpoint is saved atomically, so quitting
-      // after that leaves it consistent (the batches still in flight are sent again on resume).
-      const exitCode = signalExit;
-      stopTimer = setTimeout(() => {
-        say(`ddb-spread: batches still in flight after ${flags.stopTimeout} s (--stop-timeout); quitting${flags.checkpoint ? `; resume with the same command (checkpoint ${flags.checkpoint})` : ''}\n`);
-        // The summary still comes out, with the counters at this moment: the batches in flight are
-        // neither written nor rejected, so they count as not written (issue 11.16).
-        const current = snapshot?.();
-        if (current && !estimating) {
-          const failure = { code: 'ABORTED', message: `stopped on ${name}; batches still in flight after ${flags.stopTimeout} s (--stop-timeout) are counted as not written` };
-          if (flags.json) io.stdout.write(summaryJson(current, failure, flags.excerpts));
-          else if (jsonLog) note('', { type: 'summary', ...(JSON.parse(summaryJson(current, failure, flags.excerpts)) as object) });
-          else say(formatSummary(current, failure.message, flags.excerpts));
-          if (flags.report) {
-            void writeReport(flags.report, input, current, startedAt, failure, flags.excerpts)
-              .catch((e: Error) => say(`ddb-spread: error: ${e.message}\n`))
-              .finally(() => process.exit(exitCode));
-            return;
-          }
-        }
-        process.exit(exitCode);
-      }, flags.stopTimeout * 1000).unref();
-    };
-    const sigint = onSignal('SIGINT');
-    const sigterm = onSignal('SIGTERM');
-    process.on('SIGINT', sigint);
-    process.on('SIGTERM', sigterm);
-
-    const tty = 'isTTY' in io.stderr && io.stderr.isTTY === true;
-    const jsonLog = flags.logFormat === 'json';
-    /** One message on stderr: a text line, or with --log-format json one JSON object with a time. */
-    const note = (text: string, fields: Record<string, unknown>) => {
-      if (jsonLog) say(`${JSON.stringify({ time: new Date().toISOString(), ...fields })}\n`);
-      else say(text);
-    };
-    if (!flags.quiet) for (const notice of startupNotices(process.env, process.versions.node, flags.maxAttempts)) note(`ddb-spread: ${notice}\n`, { type: 'warning', message: notice });
-    const startedAt = new Date();
-    let lastLog = performance.now();
-    const bar = flags.progress && tty && !flags.quiet && !flags.json ? createProgressBar(io.stderr as NodeJS.WriteStream) : undefined;
-    let shownRejects = 0;
-    /** The counters so far as a result, once the load has started (for the summary at --stop-timeout). */
-    let snapshot: (() => LoadResult) | undefined;
-    const onEvent = (event: LoadEvent) => {
-      if (event.type === 'started') snapshot = event.snapshot;
-      bar?.onEvent(event);
-      if (bar && event.type === 'started') held = [];
-      if (flags.quiet) return;
-      if (event.type === 'resumed') note(`ddb-spread: resuming from checkpoint ${event.checkpoint}: ${event.batchesDone.toLocaleString('en-US')} batches (${event.written.toLocaleString('en-US')} rows) were written before; reading the input again to continue after them\n`, { type: 'resumed', checkpoint: event.checkpoint, batchesDone: event.batchesDone, written: event.written });
-      if (event.type === 'warning') note(`ddb-spread: warning: ${event.message}\n`, { type: 'warning', message: event.message });
-      if (event.type === 'progress' && !bar && !estimating && performance.now() - lastLog >= flags.logInterval * 1000) {
-        lastLog = performance.now();
-        say(formatProgressLine(progressFields(event.counters, event.totalBytes, event.elapsedMs, event.rate), jsonLog ? 'json' : 'text', new Date().toISOString()));
-      }
-      if (event.type === 'ordering' && !bar && !estimating) note(`ddb-spread: read ${event.rows.toLocaleString('en-US')} rows; writing them in ${event.mode} order${event.spilled ? ' (ordered through temporary files)' : ''}\n`, { type: 'ordering', rows: event.rows, mode: event.mode, spilled: event.spilled });
-      if (event.type === 'rowRejected' && shownRejects < 10) {
-        shownRejects++;
-        const { origin, code, message, field } = event.row;
-        // Messages quote cell values, so without excerpts only the location and the reason code are shown.
-        if (jsonLog) note('', { type: 'rejected', file: origin.file, line: origin.line, code, ...(field === undefined ? {} : { field }), ...(flags.excerpts ? { message } : {}) });
-        else if (flags.excerpts) say(`${origin.file}:${origin.line}: ${code}: ${message}\n    ${clip(origin.raw)}\n`);
-        else say(`${origin.file}:${origin.line}: ${code}${field === undefined ? '' : ` (field "${field}")`}\n`);
-        if (shownRejects === 10) note('ddb-spread: further rejected rows go to the reject file only\n', { type: 'message', message: 'further rejected rows go to the reject file only' });
-      }
-      if (event.type === 'rateChosen' && !estimating) note(`ddb-spread: rate: ${event.reason}${event.keyWcu === undefined ? '' : `; no partition key above ${event.keyWcu.toLocaleString('en-US')} WCU/s`}\n`, { type: 'rate', reason: event.reason, targetWcu: event.targetWcu, keyWcu: event.keyWcu });
-      if (event.type === 'rateChanged' && !bar && (event.change.scope === 'table' || flags.verbose)) note(`ddb-spread: ${describeRateChange(event.change)}\n`, { type: 'rateChanged', scope: event.change.scope, toWcu: Math.round(event.change.toWcu), ...('reason' in event.change ? { reason: event.change.reason } : {}) });
-      if (event.type === 'retrying' && flags.verbose) say(`ddb-spread: retrying ${event.items} items (${event.reason}), attempt ${event.attempt + 1} in ${event.delayMs} ms\n`);
-    };
-
-    try {
-      if (estimating) {
-        const result = await estimate(await toEstimateOptions(input, flags), { signal: controller.signal, onEvent, stdin: io.stdin as never, files: callerFiles(flags, true) });
-        bar?.stop();
-      release();
-        const color = 'isTTY' in io.stdout && (io.stdout as NodeJS.WriteStream).isTTY === true && !process.env['NO_COLOR'];
-        io.stdout.write(flags.json ? estimateJson(result, { excerpts: flags.excerpts }) : formatEstimate(result, { color, excerpts: flags.excerpts }));
-        exitCode = EXIT.OK;
-        return;
-      }
-      const options = await toLoadOptions(input, flags);
-      const result = await load(options, { signal: controller.signal, onEvent, stdin: io.stdin as never, files: callerFiles(flags, false) });
-      bar?.stop();
-      release();
-      if (flags.report) await writeReport(flags.report, input, result, startedAt, undefined, flags.excerpts);
-      if (flags.json) io.stdout.write(summaryJson(result, undefined, flags.excerpts));
-      else if (jsonLog) note('', { type: 'summary', ...(JSON.parse(summaryJson(result, undefined, flags.excerpts)) as object) });
-      else say(formatSummary(result, undefined, flags.excerpts));
-      exitCode = exitCodeForResult(result);
-    } catch (error) {
-      bar?.stop();
-      release();
-      const loaderError = error instanceof LoaderError ? error : undefined;
-      const stoppedBySignal = loaderError?.code === 'ABORTED' && signalExit !== undefined;
-      if (loaderError?.code === 'CHECKPOINT_COMPLETE' && loaderError.result) {
-        // A rerun of a finished load (a restarted job) reports its outcome again, exit code included.
-        const again = loaderError.result;
-        note(`ddb-spread: ${loaderError.message}\n`, { type: 'alreadyComplete', message: loaderError.message });
-        if (flags.json) io.stdout.write(`${JSON.stringify({ ...(JSON.parse(summaryJson(again, undefined, flags.excerpts)) as object), alreadyComplete: true })}\n`);
-        else if (jsonLog) note('', { type: 'summary', ...(JSON.parse(summaryJson(again, undefined, flags.excerpts)) as object), alreadyComplete: true });
-        else say(formatSummary(again, undefined, flags.excerpts));
-        exitCode = again.rejected > 0 ? EXIT.REJECTED : EXIT.OK;
-        return;
-      }
-      if (loaderError?.result) {
-        const failure = { code: loaderError.code, message: loaderError.message };
-        if (flags.report && !estimating) await writeReport(flags.report, input, loaderError.result, startedAt, failure, flags.excerpts).catch((e: Error) => say(`ddb-spread: error: ${e.message}\n`));
-        if (flags.json) io.stdout.write(summaryJson(loaderError.result, failure, flags.excerpts));
-        else if (jsonLog) note('', { type: 'summary', ...(JSON.parse(summaryJson(loaderError.result, failure, flags.excerpts)) as object) });
-        else say(formatSummary(loaderError.result, loaderError.message, flags.excerpts));
-      } else if (flags.json) {
-        // Refused before any counter meant anything (a locked or mismatched checkpoint, a bad option): a
-        // script reading stdout still gets one JSON object saying why.
-        io.stdout.write(`${JSON.stringify({ complete: false, error: { code: loaderError?.code ?? 'BUG', message: (error as Error).message } })}\n`);
-      }
-      if (loaderError?.code === 'CHECKPOINT_COMPLETE') {
-        say(`ddb-spread: ${loaderError.message}\n`);
-        exitCode = EXIT.OK;
-        return;
-      }
-      if (stoppedBySignal) {
-        exitCode = signalExit!;
-        if (flags.checkpoint) say(`ddb-spread: stopped; checkpoint ${flags.checkpoint} saved: run the same command to resume\n`);
-      } else {
-        say(`ddb-spread: error: ${(error as Error).message}\n`);
-        if (flags.verbose && (error as Error).stack) say(`${(error as Error).stack}\n`);
-        exitCode = exitCodeForError(loaderError?.code, loaderError?.result);
-      }
-    } finally {
-      // main() runs in-process in tests and for library callers: no exit may fire after it returned.
-      clearTimeout(stopTimer);
-      process.off('SIGINT', sigint);
-      process.off('SIGTERM', sigterm);
-    }
-  };
-
-  const program = buildProgram(run, io, (input, flags) => run(input, flags, 'estimate'));
+  const program = buildProgram((input, flags) => run(input, flags, 'load'), io, (input, flags) => run(input, flags, 'estimate'));
   try {
     await program.parseAsync(argv);
   } catch (error) {
@@ -375,48 +216,107 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
   return exitCode;
 }
 
-/** --report: the summary, the input's fingerprint, the version and the timings, written atomically. */
-async function writeReport(path: string, input: string, result: LoadResult, startedAt: Date, error?: { code: string; message: string }, excerpts = true): Promise<void> {
-  const summary = JSON.parse(summaryJson(result, error, excerpts)) as Record<string, unknown>;
-  await writeJsonAtomically(
-    path,
-    {
-      reportVersion: 1,
-      ddbSpreadVersion: packageVersion(),
-      startedAt: startedAt.toISOString(),
-      finishedAt: new Date().toISOString(),
-      ...summary,
-      inputFingerprint: (await fingerprintFile(input).catch(() => undefined)) ?? null,
+/** One load or estimate: wires signals, the terminal and the event renderer to load() or estimate(); returns the exit code. */
+async function runCommand(io: CliIo, input: string, flags: LoadFlags, command: 'load' | 'estimate'): Promise<number> {
+  const estimating = command === 'estimate' || flags.dryRun === true;
+  const terminal = new Terminal(io, { jsonLog: flags.logFormat === 'json' });
+  const controller = new AbortController();
+  const startedAt = new Date();
+  const tty = 'isTTY' in io.stderr && io.stderr.isTTY === true;
+  const bar = flags.progress && tty && !flags.quiet && !flags.json ? createProgressBar(io.stderr as NodeJS.WriteStream) : undefined;
+  const renderer = createEventRenderer(terminal, flags, estimating, bar);
+  const signals = handleStopSignals(
+    flags.stopTimeout,
+    (name) => {
+      // The stop is news: the progress display ends here, and what it held is printed.
+      bar?.stop();
+      terminal.release();
+      terminal.say(`\nddb-spread: ${name} received; finishing the batches in flight (press Ctrl-C again to quit at once${flags.checkpoint ? '; the checkpoint stays consistent' : ''})\n`);
+      controller.abort(new Error(name));
     },
-    '--report',
+    (name, code) => quitAfterStopTimeout(terminal, input, flags, estimating ? undefined : renderer.snapshot(), startedAt, name, code),
   );
+  if (!flags.quiet) for (const notice of startupNotices(process.env, process.versions.node, flags.maxAttempts)) terminal.note(`ddb-spread: ${notice}\n`, { type: 'warning', message: notice });
+  const deps = { signal: controller.signal, onEvent: renderer.onEvent, stdin: io.stdin as never, files: callerFiles(flags, estimating) };
+  try {
+    if (estimating) {
+      const result = await estimate(await toEstimateOptions(input, flags), deps);
+      bar?.stop();
+      terminal.release();
+      const color = 'isTTY' in io.stdout && (io.stdout as NodeJS.WriteStream).isTTY === true && !process.env['NO_COLOR'];
+      io.stdout.write(flags.json ? estimateJson(result, { excerpts: flags.excerpts }) : formatEstimate(result, { color, excerpts: flags.excerpts }));
+      return EXIT.OK;
+    }
+    const result = await load(await toLoadOptions(input, flags), deps);
+    bar?.stop();
+    terminal.release();
+    if (flags.report) await writeReport(flags.report, input, result, startedAt, undefined, flags.excerpts);
+    terminal.summary(result, { json: flags.json === true, excerpts: flags.excerpts });
+    return exitCodeForResult(result);
+  } catch (error) {
+    bar?.stop();
+    terminal.release();
+    return await reportFailure(terminal, io, input, flags, estimating, startedAt, error, signals.exitCode);
+  } finally {
+    signals.dispose();
+  }
+}
+
+/**
+ * --stop-timeout passed with batches still in flight: the summary still comes out, with the counters at
+ * this moment (the batches in flight are neither written nor rejected, so they count as not written,
+ * issue 11.16), then the process exits with the signal's code.
+ */
+function quitAfterStopTimeout(terminal: Terminal, input: string, flags: LoadFlags, current: LoadResult | undefined, startedAt: Date, name: StopSignal, exitCode: number): void {
+  terminal.say(`ddb-spread: batches still in flight after ${flags.stopTimeout} s (--stop-timeout); quitting${flags.checkpoint ? `; resume with the same command (checkpoint ${flags.checkpoint})` : ''}\n`);
+  if (current) {
+    const failure = { code: 'ABORTED', message: `stopped on ${name}; batches still in flight after ${flags.stopTimeout} s (--stop-timeout) are counted as not written` };
+    terminal.summary(current, { json: flags.json === true, excerpts: flags.excerpts, failure });
+    if (flags.report) {
+      void writeReport(flags.report, input, current, startedAt, failure, flags.excerpts)
+        .catch((e: Error) => terminal.say(`ddb-spread: error: ${e.message}\n`))
+        .finally(() => process.exit(exitCode));
+      return;
+    }
+  }
+  process.exit(exitCode);
+}
+
+/** A load or estimate that threw: its summary (when counters meant something), the error, and the exit code. */
+async function reportFailure(terminal: Terminal, io: CliIo, input: string, flags: LoadFlags, estimating: boolean, startedAt: Date, error: unknown, signalExit: number | undefined): Promise<number> {
+  const loaderError = error instanceof LoaderError ? error : undefined;
+  const json = flags.json === true;
+  if (loaderError?.code === 'CHECKPOINT_COMPLETE' && loaderError.result) {
+    // A rerun of a finished load (a restarted job) reports its outcome again, exit code included.
+    const again = loaderError.result;
+    terminal.note(`ddb-spread: ${loaderError.message}\n`, { type: 'alreadyComplete', message: loaderError.message });
+    terminal.summary(again, { json, excerpts: flags.excerpts, alreadyComplete: true });
+    return again.rejected > 0 ? EXIT.REJECTED : EXIT.OK;
+  }
+  if (loaderError?.result) {
+    const failure = { code: loaderError.code, message: loaderError.message };
+    if (flags.report && !estimating) await writeReport(flags.report, input, loaderError.result, startedAt, failure, flags.excerpts).catch((e: Error) => terminal.say(`ddb-spread: error: ${e.message}\n`));
+    terminal.summary(loaderError.result, { json, excerpts: flags.excerpts, failure });
+  } else if (json) {
+    // Refused before any counter meant anything (a locked or mismatched checkpoint, a bad option): a
+    // script reading stdout still gets one JSON object saying why.
+    io.stdout.write(`${JSON.stringify({ complete: false, error: { code: loaderError?.code ?? 'BUG', message: (error as Error).message } })}\n`);
+  }
+  if (loaderError?.code === 'CHECKPOINT_COMPLETE') {
+    terminal.say(`ddb-spread: ${loaderError.message}\n`);
+    return EXIT.OK;
+  }
+  if (loaderError?.code === 'ABORTED' && signalExit !== undefined) {
+    if (flags.checkpoint) terminal.say(`ddb-spread: stopped; checkpoint ${flags.checkpoint} saved: run the same command to resume\n`);
+    return signalExit;
+  }
+  terminal.say(`ddb-spread: error: ${(error as Error).message}\n`);
+  if (flags.verbose && (error as Error).stack) terminal.say(`${(error as Error).stack}\n`);
+  return exitCodeForError(loaderError?.code, loaderError?.result);
 }
 
 /** The files the CLI reads besides the input, and the report it writes: load() checks them with its own outputs (issue 11.1). */
 function callerFiles(flags: LoadFlags, estimating: boolean): CallerFiles {
   const reads = (['schema', 'shardKeysFile', 'config'] as const).flatMap((name) => (flags[name] ? [{ option: `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`, path: flags[name] }] : []));
   return { reads, writes: flags.report && !estimating ? [{ option: '--report', path: flags.report, code: 'REPORT_UNWRITABLE' as const }] : [] };
-}
-
-function describeRateChange(change: RateChange): string {
-  const to = Math.round(change.toWcu).toLocaleString('en-US');
-  if (change.scope === 'key') return `throttled on one partition key; that key slowed to ${to} WCU/s`;
-  const pct = (share: number) => `${(share * 100).toFixed(1)}%`;
-  if (change.kind === 'restored') return `errors independent of the rate: rate kept at ${to} WCU/s (throttled ${pct(change.lowShare)} at the lower rate, ${pct(change.highShare)} at this one; retried)`;
-  const from = change.fromWcu === undefined ? '' : `from ${Math.round(change.fromWcu).toLocaleString('en-US')} `;
-  if (change.reason === 'probe') return `throttled; rate cut ${from}to ${to} WCU/s to test whether the throttles follow the rate`;
-  return `throttles rose with the rate: capacity; rate cut ${from}to ${to} WCU/s (it grows back after 2 s without throttles)`;
-}
-
-function clip(raw: string): string {
-  const oneLine = raw.replace(/\r?\n/g, '⏎');
-  return oneLine.length > 100 ? `${oneLine.slice(0, 97)}...` : oneLine;
-}
-
-function packageVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
-  }
 }

@@ -1,3 +1,4 @@
+import { formatCount, formatDuration, formatRate } from '../reporting/format.js';
 import type { CapacityPlan } from './estimateTypes.js';
 import { PARTITION_MAX_WCU, partitionCount } from './partitionModel.js';
 
@@ -72,12 +73,12 @@ function newTablePlan({ rcu, sizeBytes, totalWcu, loadWcu }: TableShape, usualWc
   const afterLoad =
     usualWcu === undefined
       ? `once the load is done, each partition gets 1/${partitionsAfterRaise} of the table's WCU.`
-      : `back at ${wcu(usualWcu)} WCU each partition gets ${rate(usualWcu / partitionsAfterRaise)} WCU/s.`;
+      : `back at ${formatCount(usualWcu)} WCU each partition gets ${formatRate(usualWcu / partitionsAfterRaise)} WCU/s.`;
   const advice = [
-    `Creating the table at ${wcu(loadWcu)} WCU for this load (${formatDuration(totalWcu / loadWcu)}) gives it ${partitions(partitionsAfterRaise)}, which are never merged: ${afterLoad}`,
+    `Creating the table at ${formatCount(loadWcu)} WCU for this load (${formatDuration(totalWcu / loadWcu)}) gives it ${partitions(partitionsAfterRaise)}, which are never merged: ${afterLoad}`,
   ];
   if (partitionsAfterRaise > partitionsUsual) {
-    advice.push(`Created at ${wcu(noSplitWcu)} WCU, the most ${partitions(partitionsUsual)} ${hold(partitionsUsual)}, the load takes ${formatDuration(noSplitSeconds)} and the table keeps ${partitions(partitionsUsual)}.`);
+    advice.push(`Created at ${formatCount(noSplitWcu)} WCU, the most ${partitions(partitionsUsual)} ${hold(partitionsUsual)}, the load takes ${formatDuration(noSplitSeconds)} and the table keeps ${partitions(partitionsUsual)}.`);
   }
   return { loadWcu, partitionsAfterRaise, perPartitionWcuAfterLoad, noSplitWcu, noSplitSeconds, advice };
 }
@@ -92,14 +93,14 @@ function raisePlan({ rcu, sizeBytes, totalWcu, loadWcu }: TableShape, currentWcu
   const duration = formatDuration(totalWcu / loadWcu);
   const advice: string[] = [];
   if (currentWcu >= loadWcu) {
-    advice.push(`The table's ${wcu(currentWcu)} provisioned WCU cover the load's ${wcu(loadWcu)} WCU/s (${duration}): no change of capacity, no new partition.`);
+    advice.push(`The table's ${formatCount(currentWcu)} provisioned WCU cover the load's ${formatCount(loadWcu)} WCU/s (${duration}): no change of capacity, no new partition.`);
   } else if (partitionsAfterRaise === partitionsNow) {
-    advice.push(`Raising the table from ${wcu(currentWcu)} to ${wcu(loadWcu)} WCU for this load (${duration}) adds no partition: its ${partitions(partitionsNow)} ${hold(partitionsNow)} up to ${wcu(noSplitWcu)} WCU.`);
+    advice.push(`Raising the table from ${formatCount(currentWcu)} to ${formatCount(loadWcu)} WCU for this load (${duration}) adds no partition: its ${partitions(partitionsNow)} ${hold(partitionsNow)} up to ${formatCount(noSplitWcu)} WCU.`);
   } else {
     advice.push(
-      `Raising the table from ${wcu(currentWcu)} to ${wcu(loadWcu)} WCU for this load (${duration}) splits it from ${partitions(partitionsNow)} into ${partitionsAfterRaise} ` +
-        `(DynamoDB doubles the partitions until they hold the new capacity), which are never merged: back at ${wcu(currentWcu)} WCU each partition gets ${rate(perPartitionWcuAfterLoad)} WCU/s.`,
-      `At ${wcu(noSplitWcu)} WCU, the most its ${partitions(partitionsNow)} ${hold(partitionsNow)}, the load takes ${formatDuration(noSplitSeconds)} and the table keeps ${partitions(partitionsNow)}.`,
+      `Raising the table from ${formatCount(currentWcu)} to ${formatCount(loadWcu)} WCU for this load (${duration}) splits it from ${partitions(partitionsNow)} into ${partitionsAfterRaise} ` +
+        `(DynamoDB doubles the partitions until they hold the new capacity), which are never merged: back at ${formatCount(currentWcu)} WCU each partition gets ${formatRate(perPartitionWcuAfterLoad)} WCU/s.`,
+      `At ${formatCount(noSplitWcu)} WCU, the most its ${partitions(partitionsNow)} ${hold(partitionsNow)}, the load takes ${formatDuration(noSplitSeconds)} and the table keeps ${partitions(partitionsNow)}.`,
     );
   }
   return { loadWcu, partitionsAfterRaise, perPartitionWcuAfterLoad, noSplitWcu, noSplitSeconds, advice };
@@ -120,7 +121,7 @@ function onDemandPlan(targetWcu: number): CapacityPlan {
     noSplitSeconds: undefined,
     advice: [
       `On-demand tables split too: when traffic reaches a new peak, DynamoDB adds partitions for it, and "partitions today are only split, never merged" ` +
-        `(AWS Database Blog, "Scaling DynamoDB", part 3), so a load at ${wcu(targetWcu)} WCU/s leaves the table with the partitions of that peak.`,
+        `(AWS Database Blog, "Scaling DynamoDB", part 3), so a load at ${formatCount(targetWcu)} WCU/s leaves the table with the partitions of that peak.`,
       `DynamoDB takes up to twice the previous peak at once, and may throttle above that within the same 30 minutes while it adds partitions, ` +
         `so the rate should stay within twice the previous peak and grow from there (--wcu auto does).`,
     ],
@@ -142,21 +143,8 @@ function maxWcuHeldBy(partitions: number, rcu: number): number {
   return Math.max(1, w);
 }
 
-const wcu = (n: number) => Math.round(n).toLocaleString('en-US');
-const partitions = (n: number) => (n === 1 ? '1 partition' : `${n.toLocaleString('en-US')} partitions`);
+const partitions = (n: number) => (n === 1 ? '1 partition' : `${formatCount(n)} partitions`);
 const hold = (n: number) => (n === 1 ? 'holds' : 'hold');
-/** Per-partition rates are small: one decimal below 10 so 0.4 does not print as 0. */
-const rate = (n: number) => (n < 10 ? (Math.round(n * 10) / 10).toLocaleString('en-US') : wcu(n));
-
-/** 45 s, 31 min, 2.9 h: the precision a plan needs. */
-export function formatDuration(seconds: number): string {
-  if (!Number.isFinite(seconds)) return 'forever';
-  if (seconds < 60) return `${Math.ceil(seconds)} s`;
-  if (seconds < 3600) return `${Math.round(seconds / 60)} min`;
-  const hours = seconds / 3600;
-  return `${hours < 100 ? (Math.round(hours * 10) / 10).toLocaleString('en-US') : Math.round(hours).toLocaleString('en-US')} h`;
-}
-
 function requireFinite(name: string, value: number, min: number): void {
   if (!(Number.isFinite(value) && value >= min)) throw new RangeError(`${name} must be a finite number >= ${min}, got ${value}`);
 }

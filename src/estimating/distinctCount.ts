@@ -1,3 +1,5 @@
+import { murmur3Pair } from '../shared/hash.js';
+
 /**
  * How many distinct values a stream holds, in bounded memory: a HyperLogLog sketch (Flajolet, Fusy,
  * Gandouet and Meunier, 2007) with 2^14 one-byte registers (16 KB, standard error 1.04 / sqrt(2^14) ≈ 0.8%).
@@ -22,9 +24,7 @@ const RANK_BITS = 32;
 /** Up to this many distinct values the count is exact. The sketch's error there is ~0.6%, a step small enough to cross. */
 const EXACT_LIMIT = 4096;
 
-/** murmur3 x86_32 constants. */
-const C1 = 0xcc9e2d51;
-const C2 = 0x1b873593;
+/** The two lanes' murmur3 seeds. */
 const SEED_A = 0x9747b28c;
 const SEED_B = 0x5bd1e995;
 
@@ -32,36 +32,14 @@ export class DistinctCounter {
   readonly #registers = new Uint8Array(REGISTERS);
   /** Exact hashes while few; dropped (undefined) once there are more than EXACT_LIMIT. */
   #exact: Set<number> | undefined = new Set<number>();
+  /** The two 32-bit hashes of the value being added; reused so add() allocates nothing. */
+  readonly #lanes = new Uint32Array(2);
 
   add(value: string): void {
-    // Two murmur3 lanes over the same blocks, inlined: this runs once per row.
-    let a = SEED_A;
-    let b = SEED_B;
-    const length = value.length;
-    let i = 0;
-    // A block is two UTF-16 code units (32 bits), so no UTF-8 encoding is needed: the code units are the value.
-    for (; i + 1 < length; i += 2) {
-      let k = value.charCodeAt(i) | (value.charCodeAt(i + 1) << 16);
-      k = Math.imul(k, C1);
-      k = (k << 15) | (k >>> 17);
-      k = Math.imul(k, C2);
-      a ^= k;
-      a = (a << 13) | (a >>> 19);
-      a = (Math.imul(a, 5) + 0xe6546b64) | 0;
-      b ^= k;
-      b = (b << 13) | (b >>> 19);
-      b = (Math.imul(b, 5) + 0xe6546b64) | 0;
-    }
-    if (i < length) {
-      let k = value.charCodeAt(i);
-      k = Math.imul(k, C1);
-      k = (k << 15) | (k >>> 17);
-      k = Math.imul(k, C2);
-      a ^= k;
-      b ^= k;
-    }
-    a = fmix32(a ^ length);
-    b = fmix32(b ^ length);
+    const lanes = this.#lanes;
+    murmur3Pair(value, SEED_A, SEED_B, lanes);
+    const a = lanes[0]!;
+    const b = lanes[1]!;
 
     const index = a >>> (32 - PRECISION);
     const rank = Math.clz32(b) + 1;
@@ -70,7 +48,7 @@ export class DistinctCounter {
     const exact = this.#exact;
     if (exact !== undefined) {
       // 53 bits of the 64 (a's 32 and b's top 21): a Number holds them exactly, and thousands of values never collide.
-      exact.add((a >>> 0) * 2097152 + (b >>> 11));
+      exact.add(a * 2097152 + (b >>> 11));
       if (exact.size > EXACT_LIMIT) this.#exact = undefined;
     }
   }
@@ -80,16 +58,6 @@ export class DistinctCounter {
     if (this.#exact !== undefined) return this.#exact.size;
     return Math.round(ertlEstimate(this.#registers));
   }
-}
-
-/** murmur3's finaliser: every input bit flips each output bit with probability ~1/2. */
-function fmix32(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
 }
 
 /** Ertl (2017), algorithm 6: the improved raw estimator from the register histogram. */

@@ -1,6 +1,6 @@
 import type { ItemSizes } from './estimateTypes.js';
 import { DistinctCounter } from './distinctCount.js';
-import { HOT_KEYS_TRACKED, HeavyHitters } from './heavyHitters.js';
+import { createHotKeySketch, type HeavyHitters } from './heavyHitters.js';
 import type { LoadSimulator, SimWrite, SimulationOutcome } from './simulate.js';
 import { SizeHistogram } from './sizeHistogram.js';
 import { MAX_BATCH_REQUESTS } from '../batching/batch.js';
@@ -45,8 +45,8 @@ export class EstimateTally {
   readonly #sizes = new SizeHistogram();
   readonly #distinct = new DistinctCounter();
   readonly #distinctWritten = new DistinctCounter();
-  readonly #hottest = new HeavyHitters(HOT_KEYS_TRACKED);
-  readonly #hottestWritten = new HeavyHitters(HOT_KEYS_TRACKED);
+  readonly #hottest = createHotKeySketch();
+  readonly #hottestWritten = createHotKeySketch();
   readonly #units = { table: 0, indexes: {} as Record<string, number>, total: 0 };
   #inputBatch: SimWrite[] = [];
   #finished = false;

@@ -81,3 +81,9 @@ export class HeavyHitters {
     this.#floor = Math.max(this.#floor, sorted[Math.min(drop, sorted.length) - 1]!.weight);
   }
 }
+
+
+/** The sketch of write units per partition key that load and estimate both keep. */
+export function createHotKeySketch(): HeavyHitters {
+  return new HeavyHitters(HOT_KEYS_TRACKED);
+}

@@ -1,4 +1,4 @@
-import { hash32 } from '../shared/hash32.js';
+import { hash32 } from '../shared/hash.js';
 /**
  * A model of how a DynamoDB table admits writes: partitions with token buckets, a per-partition ceiling
  * and a table bucket. The partition proxy of the tests puts it in front of DynamoDB Local (which never

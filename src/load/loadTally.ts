@@ -1,6 +1,6 @@
 import type { BatchOutcome } from '../writing/writeBatch.js';
 import type { LoadOutcome } from '../checkpointing/checkpointState.js';
-import { HOT_KEYS_TRACKED, HeavyHitters } from '../estimating/heavyHitters.js';
+import { createHotKeySketch } from '../estimating/heavyHitters.js';
 import type { LoadCounters } from '../reporting/result.js';
 import type { PlannedWrite } from '../shared/types.js';
 
@@ -35,7 +35,7 @@ export class LoadTally {
     writtenBeforeResume: 0,
   };
   /** Write units per partition key written, heaviest tracked in bounded memory. */
-  readonly keyUnits = new HeavyHitters(HOT_KEYS_TRACKED);
+  readonly keyUnits = createHotKeySketch();
   /** Write units an earlier run of the checkpoint wrote (not this run's pace). */
   plannedWcuBeforeResume = 0;
   /** Superseded rows an earlier run wrote or rejected in place of a refused successor: reading again supersedes them again. */

@@ -1,5 +1,5 @@
 import { LoaderError } from '../shared/errors.js';
-import { hash32 } from '../shared/hash32.js';
+import { hash32 } from '../shared/hash.js';
 import type { PlannedWrite } from '../shared/types.js';
 
 /**

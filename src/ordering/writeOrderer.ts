@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs';
 import { mkdtemp, open, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LoaderError } from '../shared/errors.js';
+import { fnv1a32 } from '../shared/hash.js';
 import { createWindowInterleaver, isGlobalOrder, orderPrimary, type GlobalOrderMode, type OrderMode, type WindowInterleaver } from './order.js';
 import type { PlannedWrite } from '../shared/types.js';
 import { decodeWrite, encodeWrite, partitionEnd } from './writeCodec.js';
@@ -397,9 +398,7 @@ function clamp(x: number, min: number, max: number): number {
 
 /** FNV-1a of the partition identity: spreads keys over buckets; any stable hash would do. */
 function bucketOf(partition: string, buckets: number): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < partition.length; i++) h = Math.imul(h ^ partition.charCodeAt(i), 0x01000193);
-  return (h >>> 0) % buckets;
+  return fnv1a32(partition) % buckets;
 }
 
 function tempFailure(path: string, error: unknown): LoaderError {

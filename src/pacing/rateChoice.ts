@@ -1,3 +1,4 @@
+import { formatCount } from '../reporting/format.js';
 import { LoaderError } from '../shared/errors.js';
 import type { RateControlOptions } from './rateControl.js';
 import type { TableInfo } from '../shared/tableInfo.js';
@@ -39,8 +40,6 @@ export interface RateChoice {
   warning?: string;
 }
 
-const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
-
 /**
  * The target rate from --wcu and the table's description. The budget covers every write unit the load
  * causes, GSIs included, so on a provisioned table with GSIs `auto` is conservative for the base table.
@@ -50,24 +49,24 @@ export function chooseRate(spec: WcuSpec | undefined, table: Pick<TableInfo, 'bi
   const gsiNote = table.gsis.length > 0 ? ` (the budget includes the writes to ${table.gsis.length} GSI${table.gsis.length > 1 ? 's' : ''})` : '';
   if (spec.kind === 'fixed') {
     const provisioned = table.billingMode === 'PROVISIONED' ? table.provisionedWcu : undefined;
-    const choice: RateChoice = { targetWcu: spec.wcu, reason: `--wcu ${fmt(spec.wcu)}${gsiNote}` };
+    const choice: RateChoice = { targetWcu: spec.wcu, reason: `--wcu ${formatCount(spec.wcu)}${gsiNote}` };
     if (provisioned !== undefined && provisioned > 0 && spec.wcu > provisioned) {
-      choice.warning = `--wcu ${fmt(spec.wcu)} is above the table's provisioned ${fmt(provisioned)} WCU; expect throttling once burst capacity is spent`;
+      choice.warning = `--wcu ${formatCount(spec.wcu)} is above the table's provisioned ${formatCount(provisioned)} WCU; expect throttling once burst capacity is spent`;
     }
     return choice;
   }
   const share = spec.percent / 100;
   if (table.billingMode === 'PROVISIONED' && table.provisionedWcu !== undefined && table.provisionedWcu > 0) {
     const target = Math.max(1, table.provisionedWcu * share);
-    return { targetWcu: target, reason: `--wcu auto: ${spec.percent}% of the table's provisioned ${fmt(table.provisionedWcu)} WCU = ${fmt(target)} WCU/s${gsiNote}` };
+    return { targetWcu: target, reason: `--wcu auto: ${spec.percent}% of the table's provisioned ${formatCount(table.provisionedWcu)} WCU = ${formatCount(target)} WCU/s${gsiNote}` };
   }
   const warm = table.warmWriteUnits !== undefined && table.warmWriteUnits > 0 ? table.warmWriteUnits : undefined;
   const start = (warm ?? NEW_ON_DEMAND_WCU) * share;
   const cap = table.onDemandMaxWriteUnits !== undefined && table.onDemandMaxWriteUnits > 0 ? table.onDemandMaxWriteUnits : ON_DEMAND_TABLE_QUOTA_WCU;
-  const from = warm !== undefined ? `its warm throughput of ${fmt(warm)} WCU/s` : `${fmt(NEW_ON_DEMAND_WCU)} WCU/s (what a new on-demand table takes; DynamoDB reported no warm throughput)`;
+  const from = warm !== undefined ? `its warm throughput of ${formatCount(warm)} WCU/s` : `${formatCount(NEW_ON_DEMAND_WCU)} WCU/s (what a new on-demand table takes; DynamoDB reported no warm throughput)`;
   return {
     targetWcu: cap * share,
     growth: { initial: start, factor: ON_DEMAND_GROWTH.factor, windowMs: ON_DEMAND_GROWTH.windowMs, cap: cap * share },
-    reason: `--wcu auto: on-demand table; starting at ${spec.percent}% of ${from} = ${fmt(start)} WCU/s, never above twice the peak reached 30 minutes earlier, up to ${spec.percent}% of ${fmt(cap)}${table.onDemandMaxWriteUnits ? ' (the table\'s MaxWriteRequestUnits)' : ' (the default table quota)'}${gsiNote}`,
+    reason: `--wcu auto: on-demand table; starting at ${spec.percent}% of ${from} = ${formatCount(start)} WCU/s, never above twice the peak reached 30 minutes earlier, up to ${spec.percent}% of ${formatCount(cap)}${table.onDemandMaxWriteUnits ? ' (the table\'s MaxWriteRequestUnits)' : ' (the default table quota)'}${gsiNote}`,
   };
 }

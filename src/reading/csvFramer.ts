@@ -33,6 +33,10 @@ const EMPTY = Buffer.alloc(0);
  * past (still following the quoting, so the lines of a long quoted field are not taken for rows), and a
  * one-field placeholder record goes to csv-parse in its place, so its reject comes out in input order.
  * Memory: at most one record of `maxBytes` plus the chunk at hand.
+ *
+ * Longer than ~100 lines on purpose: it is one byte-level state machine (quoting, the record held, the
+ * carry between chunks) whose state the inner scan() shares by closure. Cut into functions, that state
+ * would be passed to and returned from every call of the per-byte loop, which runs once per input byte.
  */
 export function frameCsv(input: AsyncIterable<Buffer>, delimiter: string, maxBytes: number): CsvFramer {
   const placeholder = `"ddb-spread oversized record ${randomBytes(12).toString('hex')}"`;

@@ -1,4 +1,5 @@
 import { parse, type CsvError, type Parser } from 'csv-parse';
+import { formatCount } from '../reporting/format.js';
 import { isUtf8 } from 'node:buffer';
 import { Readable } from 'node:stream';
 import { LoaderError } from '../shared/errors.js';
@@ -131,7 +132,7 @@ const NON_ASCII = /[^\x00-\x7f]/;
 
 /** "line 7" or "lines 7-9 (3 lines)". */
 function span(line: number, innerBreaks: number): string {
-  return innerBreaks === 0 ? `line ${line}` : `lines ${line}-${line + innerBreaks} (${(innerBreaks + 1).toLocaleString('en-US')} lines)`;
+  return innerBreaks === 0 ? `line ${line}` : `lines ${line}-${line + innerBreaks} (${formatCount(innerBreaks + 1)} lines)`;
 }
 
 /** Cells as text; the first cell that is not UTF-8 makes the row an INVALID_UTF8 reject naming its column. */
@@ -170,7 +171,7 @@ function checkHeader(cells: string[], file: string, placeholder: string, maxByte
     return bytes.toString('utf8');
   });
   if (header.length === 1 && `"${header[0]}"` === placeholder) {
-    throw new LoaderError('INPUT_HEADER', `${file}: the header row is over ${maxBytes.toLocaleString('en-US')} bytes; is this a CSV file? (a quote left open in it runs on)`, { file, line: 1 });
+    throw new LoaderError('INPUT_HEADER', `${file}: the header row is over ${formatCount(maxBytes)} bytes; is this a CSV file? (a quote left open in it runs on)`, { file, line: 1 });
   }
   header.forEach((name, i) => {
     if (name.trim() === '') {

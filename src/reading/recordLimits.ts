@@ -1,3 +1,5 @@
+import { formatCount } from '../reporting/format.js';
+
 /**
  * The most raw text one record (a JSON line, a CSV record) may have: 4 MiB. DynamoDB items are at most
  * 400 KB, but their text can be larger: JSON escapes (\u0001 is 6 bytes for 1), DynamoDB JSON wrappers
@@ -19,5 +21,5 @@ export function keptRaw(bytes: Uint8Array): string {
 }
 
 export function tooLargeMessage(what: string, bytes: number, maxBytes: number): string {
-  return `${what} is ${bytes.toLocaleString('en-US')} bytes, over the ${maxBytes % (1024 * 1024) === 0 ? `${maxBytes / 1024 / 1024} MiB` : `${maxBytes} bytes`} a record may have (DynamoDB items are at most 400 KB); it was skipped without being read whole, and the reject file keeps only its first ${KEPT_RAW_BYTES.toLocaleString('en-US')} bytes`;
+  return `${what} is ${formatCount(bytes)} bytes, over the ${maxBytes % (1024 * 1024) === 0 ? `${maxBytes / 1024 / 1024} MiB` : `${maxBytes} bytes`} a record may have (DynamoDB items are at most 400 KB); it was skipped without being read whole, and the reject file keeps only its first ${formatCount(KEPT_RAW_BYTES)} bytes`;
 }

@@ -14,6 +14,7 @@ import {
   wrap,
   type Palette,
 } from './charts.js';
+import { escapeControl, formatBytes, formatCount, formatDuration, formatMoney, formatPercent, formatPrice, formatRate, HIDDEN, keyRedactor } from './format.js';
 
 /**
  * The estimate report (`ddb-spread estimate`, `load --dry-run`): text for people and JSON for machines,
@@ -34,7 +35,6 @@ export const DEFAULT_REPORT_WIDTH = 80;
 export const MIN_REPORT_WIDTH = 40;
 /** Partitions drawn per simulation; more would bury the hot ones in a page of strips. */
 export const HEAT_MAX_ROWS = 16;
-const HIDDEN = '(hidden)';
 /**
  * Columns a key value or an index name takes in a sentence: enough to tell keys apart, short enough that
  * a 2 KB key does not fill the screen (the JSON has them whole).
@@ -46,90 +46,16 @@ const INDENT = '  ';
 const VALUE_INDENT = ' '.repeat(INDENT.length + LABEL);
 
 // ---------------------------------------------------------------------------------------------------
-// Numbers
-
-const count = (value: number) => Math.round(value).toLocaleString('en-US');
-/** Rates (WCU/s) and capacities: whole numbers stay whole, fractional ones keep one decimal. */
-const rate = (value: number) => value.toLocaleString('en-US', { maximumFractionDigits: 1 });
-
-function percent(share: number): string {
-  if (share > 0 && share < 0.0005) return '<0.1%';
-  return `${(share * 100).toFixed(1)}%`;
-}
-
-/** Binary units as DynamoDB counts them (1 KB = 1,024 bytes). */
-function bytes(value: number): string {
-  const units = ['KB', 'MB', 'GB', 'TB'];
-  if (value < 1024) return `${count(value)} B`;
-  let scaled = value;
-  let unit = 'B';
-  for (const u of units) {
-    if (scaled < 1024) break;
-    scaled /= 1024;
-    unit = u;
-  }
-  return `${scaled.toLocaleString('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 })} ${unit}`;
-}
+// Numbers and key values (the formats themselves are format.ts's)
 
 /** A size band's bound: whole KB without decimals ("400 KB"), the way DynamoDB's limits read. */
-const band = (upTo: number) => (upTo % 1024 === 0 ? `${count(upTo / 1024)} KB` : bytes(upTo));
+const band = (upTo: number) => (upTo % 1024 === 0 ? `${formatCount(upTo / 1024)} KB` : formatBytes(upTo));
 
-/** Dollars to the cent; an amount below half a cent says so rather than reading "$0.00". */
-function usd(value: number): string {
-  if (value > 0 && value < 0.005) return '< $0.01';
-  return `$${value.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
-}
-
-/** Unit prices are fractions of a cent ($0.00065 per WCU-hour): all their digits, up to six. */
-const price = (value: number) => `$${value.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 6 })}`;
-
-const pad2 = (value: number) => String(value).padStart(2, '0');
-
-/**
- * Durations for people: "12.3 s" under a minute, "4 min 10 s" under an hour, "2 h 05 min" above. Rounds
- * before choosing the form, so 59.97 s reads "1 min 00 s", not "60.0 s".
- */
-export function formatDuration(seconds: number): string {
-  if (Number.isNaN(seconds)) return 'unknown';
-  if (seconds === Infinity) return 'never';
-  const s = Math.max(0, seconds);
-  if (Math.round(s * 10) < 600) return `${(Math.round(s * 10) / 10).toFixed(1)} s`;
-  const whole = Math.round(s);
-  if (whole < 3600) return `${Math.floor(whole / 60)} min ${pad2(whole % 60)} s`;
-  const minutes = Math.round(s / 60);
-  return `${count(Math.floor(minutes / 60))} h ${pad2(minutes % 60)} min`;
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Key values: escaped for the terminal, hidden on request
-
-/**
- * Control characters (C0, DEL, C1) and bidirectional overrides as \u escapes: a key value or a path is
- * data, and must not move the cursor, change colours or reorder the line it is printed on.
- */
-function safe(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
-}
-
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-/**
- * Hides every partition key value the result names inside free text (advice sentences, the rate's
- * reason, shard flags): the producer writes those sentences and may quote a key in them. A value is
- * replaced where it stands as a word (between spaces, quotes, brackets or end punctuation), so the key
- * "1" does not eat the digit of "1,000 WCU"; hiding a word that happened to equal a key is the safe
- * mistake.
- */
-function keyRedactor(result: EstimateResult): (text: string) => string {
-  const keys = new Set<string>();
-  for (const k of [...result.keys.hottest, ...result.keys.hottestWritten, ...result.shardAdvice]) keys.add(k.key);
-  if (result.time.bottleneck.kind === 'key') keys.add(result.time.bottleneck.key);
-  keys.delete('');
-  if (keys.size === 0) return (text) => text;
-  // Longest first, so a sharded value ("cust-7#2") goes whole before its base key ("cust-7") is tried.
-  const alternatives = [...keys].sort((a, b) => b.length - a.length).map(escapeRegExp);
-  const pattern = new RegExp(`(^|[\\s"'\`(\\[=])(?:${alternatives.join('|')})(?=$|[\\s"'\`)\\]]|[.,;:!?](?:\\s|$))`, 'g');
-  return (text) => text.replace(pattern, (_match, before: string) => `${before}${HIDDEN}`);
+/** Every partition key value the result names, for hiding them inside free text under --no-excerpts. */
+function keyRedactorOf(result: EstimateResult): (text: string) => string {
+  const keys = [...result.keys.hottest, ...result.keys.hottestWritten, ...result.shardAdvice].map((k) => k.key);
+  if (result.time.bottleneck.kind === 'key') keys.push(result.time.bottleneck.key);
+  return keyRedactor(keys);
 }
 
 interface Ctx {
@@ -172,7 +98,7 @@ function shareTable(
 ): string[] {
   const colWidths = header.columns.map((h, i) => Math.max(displayWidth(h), ...rows.map((r) => displayWidth(r.columns[i] ?? ''))));
   const numbers = colWidths.reduce((sum, w) => sum + 2 + w, 0);
-  const pctWidth = Math.max(6, ...rows.map((r) => percent(r.share).length));
+  const pctWidth = Math.max(6, ...rows.map((r) => formatPercent(r.share).length));
   // The header's label may run on over the bar's columns (blank in the header), so only rows size the column.
   const wanted = Math.max(0, ...rows.map((r) => displayWidth(r.label)));
   let labelWidth = Math.min(labelRange.max, Math.max(labelRange.min, wanted));
@@ -184,7 +110,7 @@ function shareTable(
     const lines = header.show ? [ctx.p.dim(`${indent}${padEnd(truncate(header.label, labelWidth + 2 + barWidth), labelWidth + 2 + barWidth)} ${padStart('share', pctWidth)}${cells(header.columns)}`)] : [];
     for (const r of rows) {
       const drawn = bar(r.share, barWidth);
-      lines.push(`${indent}${padEnd(truncate(r.label, labelWidth), labelWidth)}  ${ctx.p.bar(drawn)}${' '.repeat(barWidth - displayWidth(drawn))} ${padStart(percent(r.share), pctWidth)}${cells(r.columns)}`);
+      lines.push(`${indent}${padEnd(truncate(r.label, labelWidth), labelWidth)}  ${ctx.p.bar(drawn)}${' '.repeat(barWidth - displayWidth(drawn))} ${padStart(formatPercent(r.share), pctWidth)}${cells(r.columns)}`);
     }
     return lines;
   }
@@ -192,7 +118,7 @@ function shareTable(
   const lines = header.show ? [ctx.p.dim(`${indent}${truncate(header.label, ctx.width - indent.length)}`)] : [];
   const shareLabelWidth = ctx.width - indent.length - 1 - pctWidth;
   for (const r of rows) {
-    lines.push(`${indent}${padEnd(truncate(r.label, shareLabelWidth), shareLabelWidth)} ${padStart(percent(r.share), pctWidth)}`);
+    lines.push(`${indent}${padEnd(truncate(r.label, shareLabelWidth), shareLabelWidth)} ${padStart(formatPercent(r.share), pctWidth)}`);
     lines.push(...wrap(r.columns.map((c, i) => `${header.columns[i] ?? ''} ${c}`).join(', '), ctx.width, `${indent}  `, `${indent}  `));
   }
   return lines;
@@ -206,9 +132,9 @@ function inputSection(ctx: Ctx, r: EstimateResult): string[] {
   const reasons = Object.entries(input.rejectedByReason).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
   const lines = [
     heading(ctx, 'Input'),
-    ...row(ctx, 'file', `${ctx.text(input.file)} (${input.bytes === undefined ? 'size unknown' : `${bytes(input.bytes)}, ${count(input.bytes)} bytes`})`),
-    ...row(ctx, 'rows', `${count(input.rows)}: ${count(input.validRows)} valid, ${count(input.superseded)} superseded by a later row`),
-    ...row(ctx, 'rejected', `${input.rejected > 0 ? ctx.p.warn(count(input.rejected)) : '0'}${reasons.length > 0 ? ` (${reasons.map(([code, n]) => `${ctx.text(code)} ${count(n)}`).join(', ')})` : ''}`),
+    ...row(ctx, 'file', `${ctx.text(input.file)} (${input.bytes === undefined ? 'size unknown' : `${formatBytes(input.bytes)}, ${formatCount(input.bytes)} bytes`})`),
+    ...row(ctx, 'rows', `${formatCount(input.rows)}: ${formatCount(input.validRows)} valid, ${formatCount(input.superseded)} superseded by a later row`),
+    ...row(ctx, 'rejected', `${input.rejected > 0 ? ctx.p.warn(formatCount(input.rejected)) : '0'}${reasons.length > 0 ? ` (${reasons.map(([code, n]) => `${ctx.text(code)} ${formatCount(n)}`).join(', ')})` : ''}`),
   ];
   if (input.rejectsPath !== undefined) lines.push(...row(ctx, 'reject file', ctx.text(input.rejectsPath)));
   return lines;
@@ -216,7 +142,7 @@ function inputSection(ctx: Ctx, r: EstimateResult): string[] {
 
 function itemsSection(ctx: Ctx, r: EstimateResult): string[] {
   const items = r.items;
-  const lines = [heading(ctx, 'Items'), ...row(ctx, 'size', `average ${bytes(items.averageBytes)}, largest ${bytes(items.maxBytes)}, total ${bytes(items.totalBytes)}`)];
+  const lines = [heading(ctx, 'Items'), ...row(ctx, 'size', `average ${formatBytes(items.averageBytes)}, largest ${formatBytes(items.maxBytes)}, total ${formatBytes(items.totalBytes)}`)];
   // Empty bands at either end say nothing; the ones between show where the sizes thin out.
   const first = items.histogram.findIndex((b) => b.items > 0);
   const last = items.histogram.length - 1 - [...items.histogram].reverse().findIndex((b) => b.items > 0);
@@ -228,7 +154,7 @@ function itemsSection(ctx: Ctx, r: EstimateResult): string[] {
       ctx,
       INDENT,
       { label: 'size', columns: ['items'], show: false },
-      bands.map((b) => ({ label: `up to ${band(b.upToBytes)}`, share: total > 0 ? b.items / total : 0, columns: [count(b.items)] })),
+      bands.map((b) => ({ label: `up to ${band(b.upToBytes)}`, share: total > 0 ? b.items / total : 0, columns: [formatCount(b.items)] })),
       // As wide as the label column of the rows above, so the bars start where their values do.
       { min: LABEL - 2, max: LABEL - 2 },
     ),
@@ -240,9 +166,9 @@ function writeUnitsSection(ctx: Ctx, r: EstimateResult): string[] {
   const wu = r.writeUnits;
   return [
     heading(ctx, 'Write units'),
-    ...row(ctx, 'table', count(wu.table)),
-    ...Object.entries(wu.indexes).flatMap(([name, units]) => row(ctx, `GSI ${ctx.text(name)}`, count(units))),
-    ...row(ctx, 'total', count(wu.total)),
+    ...row(ctx, 'table', formatCount(wu.table)),
+    ...Object.entries(wu.indexes).flatMap(([name, units]) => row(ctx, `GSI ${ctx.text(name)}`, formatCount(units))),
+    ...row(ctx, 'total', formatCount(wu.total)),
   ];
 }
 
@@ -251,14 +177,14 @@ function tableSection(ctx: Ctx, r: EstimateResult): string[] {
   const billing =
     t.billingMode === 'PAY_PER_REQUEST'
       ? 'on-demand'
-      : `provisioned, ${t.provisionedWcu === undefined ? 'WCU unknown' : `${rate(t.provisionedWcu)} WCU`}${t.provisionedRcu === undefined ? '' : `, ${rate(t.provisionedRcu)} RCU`}`;
+      : `provisioned, ${t.provisionedWcu === undefined ? 'WCU unknown' : `${formatRate(t.provisionedWcu)} WCU`}${t.provisionedRcu === undefined ? '' : `, ${formatRate(t.provisionedRcu)} RCU`}`;
   const source = t.source === 'describe-table' ? 'from DescribeTable' : 'from the flags, not DescribeTable';
   return [
     heading(ctx, 'Table'),
-    ...row(ctx, 'name', `${ctx.text(t.name)} (${source})${t.itemCount === undefined ? '' : `, ${count(t.itemCount)} items now`}`),
-    ...row(ctx, 'billing', `${billing}${t.warmWriteUnits === undefined ? '' : `; warm throughput ${rate(t.warmWriteUnits)} write units/s`}`),
+    ...row(ctx, 'name', `${ctx.text(t.name)} (${source})${t.itemCount === undefined ? '' : `, ${formatCount(t.itemCount)} items now`}`),
+    ...row(ctx, 'billing', `${billing}${t.warmWriteUnits === undefined ? '' : `; warm throughput ${formatRate(t.warmWriteUnits)} write units/s`}`),
     ...row(ctx, 'GSIs', t.gsis.length === 0 ? 'none' : t.gsis.map((g) => `${truncate(ctx.text(g.name), KEY_WIDTH)} (${g.projection})`).join(', ')),
-    ...row(ctx, 'partitions', `${count(t.partitionsNow)} now, ${count(t.partitionsAtTarget)} at the target rate`),
+    ...row(ctx, 'partitions', `${formatCount(t.partitionsNow)} now, ${formatCount(t.partitionsAtTarget)} at the target rate`),
   ];
 }
 
@@ -268,19 +194,19 @@ function hotKeyTable(ctx: Ctx, title: string, keys: HotKey[]): string[] {
     ctx,
     INDENT,
     { label: title, columns: ['rows', 'units'], show: true },
-    keys.map((k) => ({ label: ctx.key(k.key), share: k.unitShare, columns: [count(k.rows), count(k.units)] })),
+    keys.map((k) => ({ label: ctx.key(k.key), share: k.unitShare, columns: [formatCount(k.rows), formatCount(k.units)] })),
     { min: 8, max: 24 },
   );
 }
 
 function keysSection(ctx: Ctx, r: EstimateResult): string[] {
   const k = r.keys;
-  const lines = [heading(ctx, 'Keys'), ...row(ctx, 'distinct', `${count(k.distinct)} partition key values${k.distinct >= 5000 ? ' (estimate, ±2%)' : ''}`)];
+  const lines = [heading(ctx, 'Keys'), ...row(ctx, 'distinct', `${formatCount(k.distinct)} partition key values${k.distinct >= 5000 ? ' (estimate, ±2%)' : ''}`)];
   if (k.hottest.length > 0) {
     lines.push(...hotKeyTable(ctx, 'hottest keys, share of write units', k.hottest));
   }
   if (k.sharded) {
-    lines.push(...row(ctx, 'after --shard', `${count(k.distinctWritten)} values as written`));
+    lines.push(...row(ctx, 'after --shard', `${formatCount(k.distinctWritten)} values as written`));
     if (k.hottestWritten.length > 0) lines.push(...hotKeyTable(ctx, 'hottest as written', k.hottestWritten));
   }
   return lines;
@@ -291,16 +217,16 @@ function timeSection(ctx: Ctx, r: EstimateResult): string[] {
   const b = time.bottleneck;
   return [
     heading(ctx, 'Time'),
-    ...row(ctx, 'rate', `${rt.targetWcu === undefined ? `no target, assumed ${rate(rt.assumedWcu)} WCU/s` : `target ${rate(rt.targetWcu)} WCU/s`} (${ctx.text(rt.reason)}); --key-wcu ${rate(rt.keyWcu)} per key`),
-    ...row(ctx, 'duration', `${formatDuration(time.estimatedSeconds)} estimated, ${formatDuration(time.idealSeconds)} ideal (at ${rate(rt.assumedWcu)} WCU/s)`),
+    ...row(ctx, 'rate', `${rt.targetWcu === undefined ? `no target, assumed ${formatRate(rt.assumedWcu)} WCU/s` : `target ${formatRate(rt.targetWcu)} WCU/s`} (${ctx.text(rt.reason)}); --key-wcu ${formatRate(rt.keyWcu)} per key`),
+    ...row(ctx, 'duration', `${formatDuration(time.estimatedSeconds)} estimated, ${formatDuration(time.idealSeconds)} ideal (at ${formatRate(rt.assumedWcu)} WCU/s)`),
     ...row(
       ctx,
       'bottleneck',
       b.kind === 'table'
-        ? `the table's rate, ${rate(b.wcu)} WCU/s`
-        : `key ${ctx.key(b.key)}: ${count(b.units)} units at ${rate(rt.keyWcu)} WCU/s take ${formatDuration(b.seconds)}`,
+        ? `the table's rate, ${formatRate(b.wcu)} WCU/s`
+        : `key ${ctx.key(b.key)}: ${formatCount(b.units)} units at ${formatRate(rt.keyWcu)} WCU/s take ${formatDuration(b.seconds)}`,
     ),
-    ...row(ctx, 'throttle-free', `up to ${rate(rt.throttleFreeWcu)} WCU/s in the planned order`),
+    ...row(ctx, 'throttle-free', `up to ${formatRate(rt.throttleFreeWcu)} WCU/s in the planned order`),
   ];
 }
 
@@ -338,7 +264,7 @@ function partitionsSection(ctx: Ctx, r: EstimateResult): string[] {
     const buckets = Math.max(0, ...sim.heat.partitions.map((p) => p.length));
     const perColumn = Math.max(bucketsPerColumn(buckets, columns), sim.heat.bucketSeconds > 0 ? Math.ceil(span / columns / sim.heat.bucketSeconds - 1e-9) : 1);
     columnSeconds.push(perColumn * sim.heat.bucketSeconds);
-    const throttled = sim.throttledItems > 0 ? ctx.p.warn(`${count(sim.throttledItems)} throttled writes`) : 'no throttled writes';
+    const throttled = sim.throttledItems > 0 ? ctx.p.warn(`${formatCount(sim.throttledItems)} throttled writes`) : 'no throttled writes';
     lines.push(...row(ctx, name, `${sim.order}, ${sim.paced ? 'paced' : 'unpaced'}: ${formatDuration(sim.seconds)}, ${throttled}`));
     if (buckets === 0) {
       lines.push(`${indent}(no writes simulated)`);
@@ -346,7 +272,7 @@ function partitionsSection(ctx: Ctx, r: EstimateResult): string[] {
     }
     const shown = heatRows(sim);
     if (shown.length < sim.heat.partitions.length) {
-      lines.push(...wrap(`the ${shown.length} hottest of ${count(sim.heat.partitions.length)} partitions (by peak), in partition order`, ctx.width, indent, indent).map(ctx.p.dim));
+      lines.push(...wrap(`the ${shown.length} hottest of ${formatCount(sim.heat.partitions.length)} partitions (by peak), in partition order`, ctx.width, indent, indent).map(ctx.p.dim));
     }
     for (const i of shown) {
       const values = sim.heat.partitions[i] ?? [];
@@ -364,11 +290,11 @@ function partitionsSection(ctx: Ctx, r: EstimateResult): string[] {
 
 function shardSection(ctx: Ctx, r: EstimateResult): string[] {
   const lines = [heading(ctx, 'Shard advice')];
-  if (r.shardAdvice.length === 0) return [...lines, ...row(ctx, 'none', `no key needs more than --key-wcu ${rate(r.rate.keyWcu)}`)];
+  if (r.shardAdvice.length === 0) return [...lines, ...row(ctx, 'none', `no key needs more than --key-wcu ${formatRate(r.rate.keyWcu)}`)];
   for (const a of r.shardAdvice) {
     lines.push(
       ...wrap(
-        `${ctx.key(a.key)}: ${count(a.units)} units, needs ${rate(a.requiredWcu)} WCU/s: ${count(a.recommendedShards)} shards advised, at least ${count(a.minShards)}`,
+        `${ctx.key(a.key)}: ${formatCount(a.units)} units, needs ${formatRate(a.requiredWcu)} WCU/s: ${formatCount(a.recommendedShards)} shards advised, at least ${formatCount(a.minShards)}`,
         ctx.width,
         INDENT,
         `${INDENT}  `,
@@ -384,13 +310,13 @@ function capacitySection(ctx: Ctx, r: EstimateResult): string[] {
   const c = r.capacity;
   const lines = [heading(ctx, 'Capacity')];
   if (c.loadWcu !== undefined || c.perPartitionWcuAfterLoad !== undefined) {
-    const during = c.loadWcu === undefined ? [] : [`${rate(c.loadWcu)} WCU${c.partitionsAfterRaise === undefined ? '' : ` (${count(c.partitionsAfterRaise)} partitions)`}`];
+    const during = c.loadWcu === undefined ? [] : [`${formatRate(c.loadWcu)} WCU${c.partitionsAfterRaise === undefined ? '' : ` (${formatCount(c.partitionsAfterRaise)} partitions)`}`];
     // Partitions never merge: what each sustains once the table is set back is the lasting cost of a raise.
-    const after = c.perPartitionWcuAfterLoad === undefined ? [] : [`afterwards ${rate(c.perPartitionWcuAfterLoad)} WCU/s per partition`];
+    const after = c.perPartitionWcuAfterLoad === undefined ? [] : [`afterwards ${formatRate(c.perPartitionWcuAfterLoad)} WCU/s per partition`];
     lines.push(...row(ctx, 'for the load', [...during, ...after].join('; ')));
   }
   if (c.noSplitWcu !== undefined) {
-    lines.push(...row(ctx, 'without a split', `${rate(c.noSplitWcu)} WCU${c.noSplitSeconds === undefined ? '' : `, ${formatDuration(c.noSplitSeconds)}`}`));
+    lines.push(...row(ctx, 'without a split', `${formatRate(c.noSplitWcu)} WCU${c.noSplitSeconds === undefined ? '' : `, ${formatDuration(c.noSplitSeconds)}`}`));
   }
   for (const sentence of c.advice) lines.push(...bullet(ctx, ctx.text(sentence)));
   return lines;
@@ -400,8 +326,8 @@ function costSection(ctx: Ctx, r: EstimateResult): string[] {
   const c = r.cost;
   const lines = [
     heading(ctx, 'Cost'),
-    ...row(ctx, 'on-demand', `${usd(c.onDemandUsd)} (${price(c.prices.onDemandPerMillionWrites)} per million write request units)`),
-    ...row(ctx, 'provisioned', `${c.provisionedWcuHours.toLocaleString('en-US', { maximumFractionDigits: 2 })} WCU-hours, ${usd(c.provisionedUsd)} (${price(c.prices.provisionedPerWcuHour)} per WCU-hour)`),
+    ...row(ctx, 'on-demand', `${formatMoney(c.onDemandUsd)} (${formatPrice(c.prices.onDemandPerMillionWrites)} per million write request units)`),
+    ...row(ctx, 'provisioned', `${c.provisionedWcuHours.toLocaleString('en-US', { maximumFractionDigits: 2 })} WCU-hours, ${formatMoney(c.provisionedUsd)} (${formatPrice(c.prices.provisionedPerWcuHour)} per WCU-hour)`),
     ...row(ctx, 'prices', `${ctx.text(c.prices.region)}, as of ${ctx.text(c.prices.date)}`),
   ];
   if (c.importFromS3 !== undefined) lines.push(...row(ctx, 'Import from S3', ctx.text(c.importFromS3)));
@@ -416,12 +342,12 @@ function costSection(ctx: Ctx, r: EstimateResult): string[] {
 export function formatEstimate(result: EstimateResult, options: EstimateFormatOptions): string {
   const requested = options.width ?? DEFAULT_REPORT_WIDTH;
   const width = Number.isFinite(requested) ? Math.max(MIN_REPORT_WIDTH, Math.floor(requested)) : DEFAULT_REPORT_WIDTH;
-  const redact = options.excerpts ? (text: string) => text : keyRedactor(result);
+  const redact = options.excerpts ? (text: string) => text : keyRedactorOf(result);
   const ctx: Ctx = {
     width,
     p: palette(options.color),
-    key: (key) => (options.excerpts ? truncate(safe(JSON.stringify(key)), KEY_WIDTH) : HIDDEN),
-    text: (text) => safe(redact(text)),
+    key: (key) => (options.excerpts ? truncate(escapeControl(JSON.stringify(key)), KEY_WIDTH) : HIDDEN),
+    text: (text) => escapeControl(redact(text)),
   };
   const sections = [
     [...wrap(`ddb-spread estimate: ${ctx.text(result.input.file)} into ${ctx.text(result.table.name)} (nothing written)`, width, '', INDENT), ''],
@@ -475,7 +401,7 @@ const USD = 2;
 export function estimateJson(result: EstimateResult, options: { excerpts?: boolean } = {}): string {
   const r = result;
   const hide = options.excerpts === false;
-  const redact = hide ? keyRedactor(r) : (text: string) => text;
+  const redact = hide ? keyRedactorOf(r) : (text: string) => text;
   const key = (k: string) => (hide ? HIDDEN : k);
   const hot = (k: HotKey): Json<HotKey> => ({ key: key(k.key), rows: k.rows, rowShare: round(k.rowShare, SHARE), units: round(k.units, UNITS), unitShare: round(k.unitShare, SHARE) });
   const sim = (s: Simulation): Json<Simulation> => ({

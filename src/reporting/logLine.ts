@@ -1,4 +1,5 @@
 import type { RateSnapshot } from '../pacing/rateControl.js';
+import { formatCount, formatDuration, formatPercent } from './format.js';
 import type { LoadCounters } from './result.js';
 
 /**
@@ -56,31 +57,22 @@ export function progressFields(counters: Readonly<LoadCounters>, totalBytes: num
   };
 }
 
-const n = (v: number) => v.toLocaleString('en-US');
-
 /** `time` (ISO 8601) leads the JSON object, so log pipelines can take it as the event's time. */
 export function formatProgressLine(f: ProgressFields, format: 'text' | 'json', time?: string): string {
   if (format === 'json') return `${JSON.stringify({ ...(time ? { time } : {}), ...f })}\n`;
   const parts = [
-    `${n(f.rowsRead)} rows read${f.percent === undefined ? '' : ` (${f.percent.toFixed(1)}%)`}`,
-    `${n(f.written)} written`,
-    `${n(f.itemsPerSecond)} items/s`,
-    `${n(f.wcuPerSecond)}${f.rateWcu === undefined ? '' : ` / ${n(f.rateWcu)}`} WCU/s`,
-    `throttled ${n(f.throttledItems)}`,
-    `errors ${n(f.errors)}`,
-    `retries ${n(f.retries)}`,
-    `rejected ${n(f.rejected)}`,
-    `elapsed ${duration(f.elapsedS)}`,
+    `${formatCount(f.rowsRead)} rows read${f.percent === undefined ? '' : ` (${formatPercent(f.percent / 100)})`}`,
+    `${formatCount(f.written)} written`,
+    `${formatCount(f.itemsPerSecond)} items/s`,
+    `${formatCount(f.wcuPerSecond)}${f.rateWcu === undefined ? '' : ` / ${formatCount(f.rateWcu)}`} WCU/s`,
+    `throttled ${formatCount(f.throttledItems)}`,
+    `errors ${formatCount(f.errors)}`,
+    `retries ${formatCount(f.retries)}`,
+    `rejected ${formatCount(f.rejected)}`,
+    `elapsed ${formatDuration(f.elapsedS)}`,
   ];
-  if (f.etaS !== undefined) parts.push(`ETA ${duration(f.etaS)}`);
+  if (f.etaS !== undefined) parts.push(`ETA ${formatDuration(f.etaS)}`);
   return `ddb-spread: progress: ${parts.join(', ')}\n`;
-}
-
-function duration(seconds: number): string {
-  const s = Math.round(seconds);
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
-  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }
 
 function round(v: number, digits: number): number {

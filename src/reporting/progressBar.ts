@@ -1,12 +1,13 @@
 import cliProgress from 'cli-progress';
 import type { RateSnapshot } from '../pacing/rateControl.js';
 import type { LoadEvent } from './events.js';
+import { formatCount } from './format.js';
 
 /** "812 / 1,000 WCU/s": achieved against the rate in force (the target, or less after throttles). */
 export function formatWcu(rate: RateSnapshot | undefined): string {
   if (!rate) return '0 WCU/s';
-  const achieved = Math.round(rate.achievedWcu).toLocaleString('en-US');
-  return rate.currentWcu === undefined ? `${achieved} WCU/s` : `${achieved} / ${Math.round(rate.currentWcu).toLocaleString('en-US')} WCU/s`;
+  const achieved = formatCount(rate.achievedWcu);
+  return rate.currentWcu === undefined ? `${achieved} WCU/s` : `${achieved} / ${formatCount(rate.currentWcu)} WCU/s`;
 }
 
 /**
@@ -43,12 +44,12 @@ export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): 
         const c = event.counters;
         const value = byRows ? c.written + c.superseded + c.rejected + c.otherSegments : event.totalBytes ? Math.min(c.bytesRead, event.totalBytes) : 0;
         bar.update(value, {
-          rows: c.rowsRead.toLocaleString('en-US'),
-          written: c.written.toLocaleString('en-US'),
-          rejected: c.rejected.toLocaleString('en-US'),
+          rows: formatCount(c.rowsRead),
+          written: formatCount(c.written),
+          rejected: formatCount(c.rejected),
           wcu: formatWcu(event.rate),
-          throttled: c.throttledItems.toLocaleString('en-US'),
-          errors: (event.rate?.errors ?? 0).toLocaleString('en-US'),
+          throttled: formatCount(c.throttledItems),
+          errors: formatCount((event.rate?.errors ?? 0)),
           retries: c.retries,
         });
       }

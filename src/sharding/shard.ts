@@ -1,6 +1,7 @@
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { createHash } from 'node:crypto';
 import { LoaderError, RowError } from '../shared/errors.js';
+import { fmix32, fnv1a32 } from '../shared/hash.js';
 import { setOwn } from '../typing/json.js';
 import { ownValue } from '../shared/ownRecord.js';
 import type { Item, KeySchema, RowOrigin } from '../shared/types.js';
@@ -126,14 +127,10 @@ export function hashShard(value: string, shards: number): number {
  * input (file and line), so a resumed or repeated load picks the same shards.
  */
 export function randomShard(seed: number, origin: RowOrigin, shards: number): number {
-  let h = Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) ^ origin.line;
-  for (let i = 0; i < origin.file.length; i++) h = Math.imul(h ^ origin.file.charCodeAt(i), 0x01000193);
-  // murmur3's finaliser: every input bit moves every output bit.
-  h ^= origin.line >>> 16;
-  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
-  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-  h ^= h >>> 16;
-  return (h >>> 0) % shards;
+  // The seed and line are folded into FNV-1a's starting state, the file name hashed on; murmur3's finaliser
+  // then makes every input bit move every output bit.
+  const basis = Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) ^ origin.line;
+  return fmix32(fnv1a32(origin.file, basis) ^ (origin.line >>> 16)) % shards;
 }
 
 const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2})(?::(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?)?(Z|[+-]\d{2}:?\d{2})?$/;

@@ -190,7 +190,7 @@ describe('the order and shard flags end to end', () => {
     const run = await cli(['load', await inputFile('spill.csv'), '--table', table, '--types', 'v:N', '--memory', '64KB', '--temp-dir', tempDir]);
     expect(run.code).toBe(0);
     expect(run.stderr).toContain(`ddb-spread: read ${rows.length} rows; writing them in round-robin order (ordered through temporary files)\n`);
-    expect(summaryLine(run.stderr, 'write order')).toMatch(/^ {2}write order {3}round-robin, \d+\.\d MB through temporary files$/);
+    expect(summaryLine(run.stderr, 'write order')).toMatch(/^ {2}write order {3}round-robin, \d+(\.\d)? [KMGT]?B through temporary files$/);
     expect(await readdir(tempDir)).toEqual([]);
     await expectTable(table, (r) => r.pk);
 

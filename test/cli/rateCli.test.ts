@@ -64,7 +64,7 @@ describe('rate control from the CLI', () => {
     // cust-0007 holds 120 of the 256 rows: 2 s at 60 WCU/s, against 1.3 s for the load at 200 WCU/s.
     expect(seconds).toBeGreaterThanOrEqual(1.8);
     expect(stderr).toContain('hottest keys  "cust-0007" 46.9%');
-    expect(stderr).toMatch(/bottleneck {4}partition key "cust-0007": 120 WCU take 2 s at --key-wcu 60, the rest of the load 1 s/);
+    expect(stderr).toMatch(/bottleneck {4}partition key "cust-0007": 120 WCU take 2\.0 s at --key-wcu 60, the rest of the load 1\.3 s/);
     // required = 120 WCU / 1.28 s = 94 WCU/s -> ceil(94 / 60) = 2 shards, 4 with headroom.
     expect(stderr).toContain('shard it 4 ways (at least 2; twice that for headroom): --shard hash:4 --shard-keys cust-0007');
 

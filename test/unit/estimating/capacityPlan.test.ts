@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration, planCapacity } from '../../../src/estimating/capacityPlan.js';
+import { planCapacity } from '../../../src/estimating/capacityPlan.js';
 import { partitionCount } from '../../../src/estimating/partitionModel.js';
 
 const GiB = 1024 ** 3;
@@ -13,12 +13,12 @@ describe('planCapacity: seed 004, "Understand Partition Behavior"', () => {
     expect(plan.partitionsAfterRaise).toBe(11);
     expect(plan.perPartitionWcuAfterLoad).toBeCloseTo(200 / 11, 10);
     expect(plan.advice[0]).toBe(
-      'Creating the table at 11,000 WCU for this load (30 min) gives it 11 partitions, which are never merged: back at 200 WCU each partition gets 18 WCU/s.',
+      'Creating the table at 11,000 WCU for this load (30 min 18 s) gives it 11 partitions, which are never merged: back at 200 WCU each partition gets 18.2 WCU/s.',
     );
     // The table it would be without the load: 200 WCU, one partition, which holds 1,000 WCU.
     expect(plan.noSplitWcu).toBe(1000);
     expect(plan.noSplitSeconds).toBe(20_000);
-    expect(plan.advice[1]).toBe('Created at 1,000 WCU, the most 1 partition holds, the load takes 5.6 h and the table keeps 1 partition.');
+    expect(plan.advice[1]).toBe('Created at 1,000 WCU, the most 1 partition holds, the load takes 5 h 33 min and the table keeps 1 partition.');
   });
 
   it('30 minutes needs 11,112 WCU: 12 partitions for a new table, 16 by doubling for an existing one-partition table', () => {
@@ -33,9 +33,9 @@ describe('planCapacity: seed 004, "Understand Partition Behavior"', () => {
     expect(raised.perPartitionWcuAfterLoad).toBe(12.5);
     expect(raised.noSplitWcu).toBe(1000);
     expect(raised.advice).toEqual([
-      'Raising the table from 200 to 11,112 WCU for this load (30 min) splits it from 1 partition into 16 (DynamoDB doubles the partitions until they hold the new capacity), ' +
-        'which are never merged: back at 200 WCU each partition gets 13 WCU/s.',
-      'At 1,000 WCU, the most its 1 partition holds, the load takes 5.6 h and the table keeps 1 partition.',
+      'Raising the table from 200 to 11,112 WCU for this load (30 min 00 s) splits it from 1 partition into 16 (DynamoDB doubles the partitions until they hold the new capacity), ' +
+        'which are never merged: back at 200 WCU each partition gets 12.5 WCU/s.',
+      'At 1,000 WCU, the most its 1 partition holds, the load takes 5 h 33 min and the table keeps 1 partition.',
     ]);
   });
 
@@ -46,7 +46,7 @@ describe('planCapacity: seed 004, "Understand Partition Behavior"', () => {
       expect(plan.loadWcu).toBe(1852);
       expect(plan.partitionsAfterRaise).toBe(2);
       expect(plan.perPartitionWcuAfterLoad).toBe(100);
-      expect(plan.advice[0]).toContain('(3 h)');
+      expect(plan.advice[0]).toContain('(3 h 00 min)');
     }
   });
 
@@ -70,7 +70,7 @@ describe('planCapacity: seed 004, "Understand Partition Behavior"', () => {
     const plan = planCapacity({ totalWcu: SEED_TOTAL, targetWcu: 11_000, billingMode: 'PROVISIONED', provisionedWcu: 200, provisionedRcu: 300, sizeBytes: 20 * GiB });
     expect(plan.partitionsAfterRaise).toBe(16);
     expect(plan.noSplitWcu).toBe(1900);
-    expect(plan.advice[1]).toBe('At 1,900 WCU, the most its 2 partitions hold, the load takes 2.9 h and the table keeps 2 partitions.');
+    expect(plan.advice[1]).toBe('At 1,900 WCU, the most its 2 partitions hold, the load takes 2 h 55 min and the table keeps 2 partitions.');
   });
 
   it('needs no raise when the table already has the capacity', () => {
@@ -78,14 +78,14 @@ describe('planCapacity: seed 004, "Understand Partition Behavior"', () => {
     expect(plan.loadWcu).toBe(2000);
     expect(plan.partitionsAfterRaise).toBe(5);
     expect(plan.perPartitionWcuAfterLoad).toBe(1000);
-    expect(plan.advice).toEqual(["The table's 5,000 provisioned WCU cover the load's 2,000 WCU/s (30 min): no change of capacity, no new partition."]);
+    expect(plan.advice).toEqual(["The table's 5,000 provisioned WCU cover the load's 2,000 WCU/s (30 min 00 s): no change of capacity, no new partition."]);
   });
 
   it('says so when a raise stays within the partitions', () => {
     const plan = planCapacity({ totalWcu: 800 * 600, targetWcu: 800, billingMode: 'PROVISIONED', provisionedWcu: 200 });
     expect(plan.partitionsAfterRaise).toBe(1);
     expect(plan.perPartitionWcuAfterLoad).toBe(200);
-    expect(plan.advice).toEqual(['Raising the table from 200 to 800 WCU for this load (10 min) adds no partition: its 1 partition holds up to 1,000 WCU.']);
+    expect(plan.advice).toEqual(['Raising the table from 200 to 800 WCU for this load (10 min 00 s) adds no partition: its 1 partition holds up to 1,000 WCU.']);
   });
 
   it('takes a provisioned table without WCU as new, with no WCU to go back to', () => {
@@ -117,19 +117,5 @@ describe('planCapacity: seed 004, "Understand Partition Behavior"', () => {
     expect(() => planCapacity({ ...base, targetWcu: Infinity })).toThrow(RangeError);
     expect(() => planCapacity({ ...base, totalWcu: -1 })).toThrow(RangeError);
     expect(() => planCapacity({ ...base, provisionedRcu: Number.NaN })).toThrow(RangeError);
-  });
-});
-
-describe('formatDuration', () => {
-  it.each([
-    [0, '0 s'],
-    [44.2, '45 s'],
-    [1800, '30 min'],
-    [10_526, '2.9 h'],
-    [20_000, '5.6 h'],
-    [400_000, '111 h'],
-    [Infinity, 'forever'],
-  ])('%d s is %s', (seconds, text) => {
-    expect(formatDuration(seconds)).toBe(text);
   });
 });

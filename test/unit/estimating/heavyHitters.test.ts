@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HeavyHitters } from '../../../src/estimating/heavyHitters.js';
+import { createHotKeySketch, HeavyHitters, HOT_KEYS_TRACKED } from '../../../src/estimating/heavyHitters.js';
 import { mulberry32 } from '../../../tools/mulberry32.js';
 
 /** Adds every (key, weight) to a sketch and to an exact map; returns both. */
@@ -197,5 +197,14 @@ describe('HeavyHitters: a long tail beyond the capacity', () => {
       floor = maxError;
     }
     expect(floor).toBeGreaterThan(0);
+  });
+});
+
+describe('createHotKeySketch', () => {
+  it('tracks HOT_KEYS_TRACKED keys before it evicts any', () => {
+    const sketch = createHotKeySketch();
+    for (let i = 0; i < HOT_KEYS_TRACKED; i++) sketch.add(`k${i}`, 1);
+    expect(sketch.top(HOT_KEYS_TRACKED + 1)).toHaveLength(HOT_KEYS_TRACKED);
+    expect(sketch.top(HOT_KEYS_TRACKED).every((k) => k.error === 0)).toBe(true);
   });
 });

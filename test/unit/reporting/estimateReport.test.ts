@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { EstimateResult, HotKey } from '../../../src/estimating/estimateTypes.js';
 import { bar, compress, displayWidth, heatChar, heatStrip, plain, stripAnsi, truncate, wrap } from '../../../src/reporting/charts.js';
-import { estimateJson, formatDuration, formatEstimate, HEAT_MAX_ROWS } from '../../../src/reporting/estimateReport.js';
+import { estimateJson, formatEstimate, HEAT_MAX_ROWS } from '../../../src/reporting/estimateReport.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Fixture: 1.25 M orders into a 1,000 WCU table raised to 3,200 WCU (4 partitions), one hot customer.
@@ -140,30 +140,6 @@ function barEighths(line: string): number {
 }
 
 // ---------------------------------------------------------------------------------------------------
-
-describe('formatDuration', () => {
-  it.each<[number, string]>([
-    [0, '0.0 s'],
-    [0.04, '0.0 s'],
-    [12.34, '12.3 s'],
-    [59.94, '59.9 s'],
-    [59.96, '1 min 00 s'],
-    [60, '1 min 00 s'],
-    [250, '4 min 10 s'],
-    [605.4, '10 min 05 s'],
-    [3_599.4, '59 min 59 s'],
-    [3_599.6, '1 h 00 min'],
-    [7_500, '2 h 05 min'],
-    [7_529, '2 h 05 min'],
-    [7_531, '2 h 06 min'],
-    [36_000_000, '10,000 h 00 min'],
-    [-3, '0.0 s'],
-    [Infinity, 'never'],
-    [Number.NaN, 'unknown'],
-  ])('%d s -> %s', (seconds, expected) => {
-    expect(formatDuration(seconds)).toBe(expected);
-  });
-});
 
 describe('formatEstimate: sections and numbers', () => {
   const report = text();

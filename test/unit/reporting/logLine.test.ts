@@ -151,13 +151,13 @@ const FIELDS: ProgressFields = {
 describe('formatProgressLine: text', () => {
   it('one line with every count, grouped by thousands, the rate in force and the ETA', () => {
     expect(formatProgressLine(FIELDS, 'text', '2024-06-01T12:00:00.000Z')).toBe(
-      'ddb-spread: progress: 1,234,567 rows read (25.0%), 1,000,000 written, 15,385 items/s, 1,500 / 2,000 WCU/s, throttled 3, errors 6, retries 4, rejected 5, elapsed 1m05s, ETA 2h03m\n',
+      'ddb-spread: progress: 1,234,567 rows read (25.0%), 1,000,000 written, 15,385 items/s, 1,500 / 2,000 WCU/s, throttled 3, errors 6, retries 4, rejected 5, elapsed 1 min 05 s, ETA 2 h 03 min\n',
     );
   });
 
   it('leaves out what is unknown: the percent (stdin), the rate in force (unlimited), the ETA', () => {
     expect(formatProgressLine({ ...FIELDS, percent: undefined, rateWcu: undefined, etaS: undefined }, 'text')).toBe(
-      'ddb-spread: progress: 1,234,567 rows read, 1,000,000 written, 15,385 items/s, 1,500 WCU/s, throttled 3, errors 6, retries 4, rejected 5, elapsed 1m05s\n',
+      'ddb-spread: progress: 1,234,567 rows read, 1,000,000 written, 15,385 items/s, 1,500 WCU/s, throttled 3, errors 6, retries 4, rejected 5, elapsed 1 min 05 s\n',
     );
   });
 
@@ -168,25 +168,25 @@ describe('formatProgressLine: text', () => {
   });
 
   it.each([
-    [0, '0s'],
-    [0.4, '0s'],
-    [59.4, '59s'],
-    [59.6, '1m00s'],
-    [65, '1m05s'],
-    [600, '10m00s'],
-    [3599, '59m59s'],
-    [3599.6, '1h00m'],
-    [3600, '1h00m'],
-    [7380, '2h03m'],
-    [7439, '2h03m'],
-    [90_000, '25h00m'],
+    [0, '0.0 s'],
+    [0.4, '0.4 s'],
+    [59.4, '59.4 s'],
+    [59.6, '59.6 s'],
+    [65, '1 min 05 s'],
+    [600, '10 min 00 s'],
+    [3599, '59 min 59 s'],
+    [3599.6, '1 h 00 min'],
+    [3600, '1 h 00 min'],
+    [7380, '2 h 03 min'],
+    [7439, '2 h 04 min'],
+    [90_000, '25 h 00 min'],
   ])('%d s is written %s (elapsed and ETA alike)', (seconds, text) => {
     const line = formatProgressLine({ ...FIELDS, elapsedS: seconds, etaS: seconds }, 'text');
     expect(line).toContain(`elapsed ${text}, ETA ${text}\n`);
   });
 
   it('an ETA of 0 is shown (the input is done, the last batches are in flight)', () => {
-    expect(formatProgressLine({ ...FIELDS, etaS: 0 }, 'text')).toMatch(/, ETA 0s\n$/);
+    expect(formatProgressLine({ ...FIELDS, etaS: 0 }, 'text')).toMatch(/, ETA 0\.0 s\n$/);
   });
 
   it('the time is not part of the text line (the logger adds its own)', () => {

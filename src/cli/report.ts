@@ -1,0 +1,31 @@
+import { readFileSync } from 'node:fs';
+import type { LoadResult } from '../reporting/result.js';
+import { fingerprintFile, writeJsonAtomically } from '../reporting/reportFile.js';
+import { summaryJson } from '../reporting/summary.js';
+import type { Failure } from './terminal.js';
+
+/** --report: the summary, the input's fingerprint, the version and the timings, written atomically. */
+export async function writeReport(path: string, input: string, result: LoadResult, startedAt: Date, error?: Failure, excerpts = true): Promise<void> {
+  const summary = JSON.parse(summaryJson(result, error, excerpts)) as Record<string, unknown>;
+  await writeJsonAtomically(
+    path,
+    {
+      reportVersion: 1,
+      ddbSpreadVersion: packageVersion(),
+      startedAt: startedAt.toISOString(),
+      finishedAt: new Date().toISOString(),
+      ...summary,
+      inputFingerprint: (await fingerprintFile(input).catch(() => undefined)) ?? null,
+    },
+    '--report',
+  );
+}
+
+/** This package's version (--version, reports). */
+export function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
