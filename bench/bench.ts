@@ -149,11 +149,16 @@ async function measuredLoad(loader: Loader, file: DataFile, concurrency: number,
   const table = await harness.createTable();
   try {
     const stats = await harness.runChild(LOADER_SCRIPT[loader], [
-      '--input', file.path,
-      '--table', table,
-      '--endpoint', harness.endpoint,
-      '--concurrency', String(concurrency),
-      '--rejects', join(tmp!, `${table}.rejects.jsonl`),
+      '--input',
+      file.path,
+      '--table',
+      table,
+      '--endpoint',
+      harness.endpoint,
+      '--concurrency',
+      String(concurrency),
+      '--rejects',
+      join(tmp!, `${table}.rejects.jsonl`),
       ...(loader === 'minimal' && MINIMAL_RCC ? ['--rcc'] : []),
     ]);
     const count = await harness.itemCount(table);
@@ -162,8 +167,10 @@ async function measuredLoad(loader: Loader, file: DataFile, concurrency: number,
     if (m.items !== file.rows || (m.tableItemCount !== undefined && m.tableItemCount !== file.rows)) {
       log(`WARNING ${label}: ${file.rows} rows in the file, ${m.items} reported written, ${m.tableItemCount ?? '?'} in the table`);
     }
-    log(`${label}: ${fmtInt(m.itemsPerSecond)} items/s, ${m.seconds.toFixed(1)} s wall, client CPU ${(m.cpuUserS + m.cpuSysS).toFixed(1)} s, ` +
-      `peak RSS ${m.maxRssMB.toFixed(0)} MB, DynamoDB Local CPU ${m.serverCpuS?.toFixed(1) ?? '?'} s, other processes ${m.otherCpuS?.toFixed(1) ?? '?'} s (${m.otherCpuS === undefined ? '?' : ((100 * m.otherCpuS) / (cpus().length * m.childWallS)).toFixed(0)}% of the machine)`);
+    log(
+      `${label}: ${fmtInt(m.itemsPerSecond)} items/s, ${m.seconds.toFixed(1)} s wall, client CPU ${(m.cpuUserS + m.cpuSysS).toFixed(1)} s, ` +
+        `peak RSS ${m.maxRssMB.toFixed(0)} MB, DynamoDB Local CPU ${m.serverCpuS?.toFixed(1) ?? '?'} s, other processes ${m.otherCpuS?.toFixed(1) ?? '?'} s (${m.otherCpuS === undefined ? '?' : ((100 * m.otherCpuS) / (cpus().length * m.childWallS)).toFixed(0)}% of the machine)`,
+    );
     return m;
   } finally {
     await harness.dropTable(table);
@@ -171,7 +178,6 @@ async function measuredLoad(loader: Loader, file: DataFile, concurrency: number,
 }
 
 /* ==== statistics and formatting ==== */
-
 
 interface Summary {
   runs: Measured[];
@@ -210,8 +216,13 @@ async function main(): Promise<void> {
   await harness.compileChildren(CHILD_SOURCES);
   const cores = cpus().length;
   loadAtStart = loadavg();
-  if (loadAtStart[0]! > cores * 0.5) log(`WARNING: load average ${loadAtStart.map((x) => x.toFixed(1)).join(' ')} on ${cores} cores before starting: other work is running, figures will be noisy`);
-  log(`${ROWS.toLocaleString('en-US')} rows, sweep ${SWEEP.join('/') || '(none)'} on ${SWEEP_ROWS.toLocaleString('en-US')} rows, ${REPEATS} runs per loader; ${cores} cores; temp ${tmp}`);
+  if (loadAtStart[0]! > cores * 0.5)
+    log(
+      `WARNING: load average ${loadAtStart.map((x) => x.toFixed(1)).join(' ')} on ${cores} cores before starting: other work is running, figures will be noisy`,
+    );
+  log(
+    `${ROWS.toLocaleString('en-US')} rows, sweep ${SWEEP.join('/') || '(none)'} on ${SWEEP_ROWS.toLocaleString('en-US')} rows, ${REPEATS} runs per loader; ${cores} cores; temp ${tmp}`,
+  );
 
   const { main, sweepFile, warmFile } = await phase('generate data', async () => ({
     main: await generateCsv(join(tmp!, `orders-${ROWS}.csv`), ROWS, 20240601),
@@ -285,26 +296,52 @@ async function main(): Promise<void> {
 
   const out: string[] = [];
   out.push('');
-  out.push(`ddb-spread bench — ${new Date().toISOString()} — node ${process.version}, ${cores} cores, DynamoDB Local (${`amplify-dynamodb-simulator@${SIMULATOR_VERSION}`}, in-memory)`);
-  out.push(`data: ${fmtInt(main.rows)} rows, ${(main.bytes / 1e6).toFixed(1)} MB CSV sorted by pk,sk; ${main.customersWithRows} partition keys, hot key ${((100 * main.hotRows) / main.rows).toFixed(1)}% of rows`);
+  out.push(
+    `ddb-spread bench — ${new Date().toISOString()} — node ${process.version}, ${cores} cores, DynamoDB Local (${`amplify-dynamodb-simulator@${SIMULATOR_VERSION}`}, in-memory)`,
+  );
+  out.push(
+    `data: ${fmtInt(main.rows)} rows, ${(main.bytes / 1e6).toFixed(1)} MB CSV sorted by pk,sk; ${main.customersWithRows} partition keys, hot key ${((100 * main.hotRows) / main.rows).toFixed(1)}% of rows`,
+  );
   out.push(`NOTE: ${cores} cores shared by the loader, DynamoDB Local (a JVM) and this script: expect ±15% noise between runs.`);
-  out.push(`      Other processes took ${(100 * otherShare).toFixed(0)}% of the machine's CPU while children ran (load average ${loadAtStart[0]?.toFixed(1)} at start, ${loadAtEnd[0]?.toFixed(1)} at end)${otherShare > 0.1 ? ': figures are NOT reliable, rerun on a quiet machine' : ''}.`);
+  out.push(
+    `      Other processes took ${(100 * otherShare).toFixed(0)}% of the machine's CPU while children ran (load average ${loadAtStart[0]?.toFixed(1)} at start, ${loadAtEnd[0]?.toFixed(1)} at end)${otherShare > 0.1 ? ': figures are NOT reliable, rerun on a quiet machine' : ''}.`,
+  );
   out.push(`      Items/s here measure the client against a local emulator, not DynamoDB; use them to compare loaders, not to predict AWS.`);
   out.push(`      DynamoDB Local has no partitions and never throttles, so the hot key costs nothing here.`);
   out.push('');
-  out.push(`Load (concurrency ${CONCURRENCY}, ${REPEATS} runs each, alternating ABBA after ${fmtInt(warmFile.rows)} rows of warm-up; best and ${medianOf}; minimal loop ${MINIMAL_RCC ? 'WITH' : 'without'} ReturnConsumedCapacity)`);
+  out.push(
+    `Load (concurrency ${CONCURRENCY}, ${REPEATS} runs each, alternating ABBA after ${fmtInt(warmFile.rows)} rows of warm-up; best and ${medianOf}; minimal loop ${MINIMAL_RCC ? 'WITH' : 'without'} ReturnConsumedCapacity)`,
+  );
   out.push(
     table(
       ['', 'items/s best', 'items/s median', 'client CPU s', 'CPU µs/item', 'peak RSS MB', 'Local CPU s', 'target'],
       [
-        ['ddb-spread', fmtInt(ds.itemsPerSecond.best), fmtInt(ds.itemsPerSecond.median), ds.clientCpuS.median.toFixed(1), ds.clientCpuUsPerItem.median.toFixed(0),
-          `${ds.peakRssMB.median.toFixed(0)} (max ${ds.peakRssMB.worst.toFixed(0)})`, ds.serverCpuS?.median.toFixed(1) ?? '?', `RSS < ${TARGET_RSS_MB} MB: ${pass(ds.peakRssMB.worst < TARGET_RSS_MB)}`],
-        ['minimal loop', fmtInt(mn.itemsPerSecond.best), fmtInt(mn.itemsPerSecond.median), mn.clientCpuS.median.toFixed(1), mn.clientCpuUsPerItem.median.toFixed(0),
-          `${mn.peakRssMB.median.toFixed(0)} (max ${mn.peakRssMB.worst.toFixed(0)})`, mn.serverCpuS?.median.toFixed(1) ?? '?', ''],
+        [
+          'ddb-spread',
+          fmtInt(ds.itemsPerSecond.best),
+          fmtInt(ds.itemsPerSecond.median),
+          ds.clientCpuS.median.toFixed(1),
+          ds.clientCpuUsPerItem.median.toFixed(0),
+          `${ds.peakRssMB.median.toFixed(0)} (max ${ds.peakRssMB.worst.toFixed(0)})`,
+          ds.serverCpuS?.median.toFixed(1) ?? '?',
+          `RSS < ${TARGET_RSS_MB} MB: ${pass(ds.peakRssMB.worst < TARGET_RSS_MB)}`,
+        ],
+        [
+          'minimal loop',
+          fmtInt(mn.itemsPerSecond.best),
+          fmtInt(mn.itemsPerSecond.median),
+          mn.clientCpuS.median.toFixed(1),
+          mn.clientCpuUsPerItem.median.toFixed(0),
+          `${mn.peakRssMB.median.toFixed(0)} (max ${mn.peakRssMB.worst.toFixed(0)})`,
+          mn.serverCpuS?.median.toFixed(1) ?? '?',
+          '',
+        ],
       ],
     ),
   );
-  out.push(`ratio ddb-spread / minimal items/s: best ${ratioBest.toFixed(2)}, median ${ratioMedian.toFixed(2)}  (target >= ${TARGET_RATIO}: ${pass(ratioMedian >= TARGET_RATIO)})`);
+  out.push(
+    `ratio ddb-spread / minimal items/s: best ${ratioBest.toFixed(2)}, median ${ratioMedian.toFixed(2)}  (target >= ${TARGET_RATIO}: ${pass(ratioMedian >= TARGET_RATIO)})`,
+  );
   const cpuRatio = ds.clientCpuUsPerItem.median / mn.clientCpuUsPerItem.median;
   out.push(`client CPU per item ddb-spread / minimal: ${cpuRatio.toFixed(2)} (median) — the client's own overhead, independent of DynamoDB Local's speed`);
   out.push('(client CPU and µs/item: median over runs, timed section only; peak RSS: whole child process; Local CPU: DynamoDB Local during the run)');
@@ -312,12 +349,18 @@ async function main(): Promise<void> {
   // (host contention under the VM is invisible from /proc).
   const drift = Math.max(...[ds, mn].map((x) => Math.max(...x.runs.map(cpuOf)) / Math.min(...x.runs.map(cpuOf))));
   if (REPEATS > 1 && drift > 1.15) {
-    out.push(`CAUTION: one loader's client CPU for identical work varied ${((drift - 1) * 100).toFixed(0)}% between runs: the machine's speed changed during the bench.`);
+    out.push(
+      `CAUTION: one loader's client CPU for identical work varied ${((drift - 1) * 100).toFixed(0)}% between runs: the machine's speed changed during the bench.`,
+    );
   }
   const localRatio = ds.serverCpuS && mn.serverCpuS ? ds.serverCpuS.median / mn.serverCpuS.median : undefined;
   if (!MINIMAL_RCC && localRatio !== undefined && localRatio > 1.1) {
-    out.push(`DynamoDB Local spent ${((localRatio - 1) * 100).toFixed(0)}% more CPU on ddb-spread's calls: they ask for ReturnConsumedCapacity=TOTAL, the minimal loop does not,`);
-    out.push('and Local (not the client) bounds items/s here. --minimal-rcc gives the baseline the same request; on DynamoDB itself it costs the client nothing.');
+    out.push(
+      `DynamoDB Local spent ${((localRatio - 1) * 100).toFixed(0)}% more CPU on ddb-spread's calls: they ask for ReturnConsumedCapacity=TOTAL, the minimal loop does not,`,
+    );
+    out.push(
+      'and Local (not the client) bounds items/s here. --minimal-rcc gives the baseline the same request; on DynamoDB itself it costs the client nothing.',
+    );
   }
   out.push('');
   out.push(`Parse only, no writes (${fmtInt(main.rows)} rows; child processes; best and ${medianOf})`);
@@ -351,13 +394,25 @@ async function main(): Promise<void> {
     out.push('(one run per setting: differences under ~15% are noise on this machine)');
   }
   out.push('');
-  out.push(`bench time ${totalSeconds.toFixed(0)} s: ${Object.entries(phases).map(([k, v]) => `${k} ${v.toFixed(0)} s`).join(', ')}`);
+  out.push(
+    `bench time ${totalSeconds.toFixed(0)} s: ${Object.entries(phases)
+      .map(([k, v]) => `${k} ${v.toFixed(0)} s`)
+      .join(', ')}`,
+  );
   const text = out.join('\n');
   process.stdout.write(`${text}\n`);
 
   const json = {
     ...takenOn(cores),
-    options: { rows: ROWS, sweepRows: SWEEP_ROWS, sweep: SWEEP, repeats: REPEATS, concurrency: CONCURRENCY, warmUpRows: Math.min(WARM_UP_ROWS, ROWS), minimalRcc: MINIMAL_RCC },
+    options: {
+      rows: ROWS,
+      sweepRows: SWEEP_ROWS,
+      sweep: SWEEP,
+      repeats: REPEATS,
+      concurrency: CONCURRENCY,
+      warmUpRows: Math.min(WARM_UP_ROWS, ROWS),
+      minimalRcc: MINIMAL_RCC,
+    },
     data: { rows: main.rows, bytes: main.bytes, partitionKeys: main.customersWithRows, hotKeyRows: main.hotRows },
     load: {
       ddbSpread: ds,
@@ -366,7 +421,12 @@ async function main(): Promise<void> {
       clientCpuPerItemRatio: cpuRatio,
       sameWorkCpuDrift: drift,
       localCpuRatio: localRatio,
-      targets: { ratioAtLeast: TARGET_RATIO, ddbSpreadPeakRssMBBelow: TARGET_RSS_MB, ratioMet: ratioMedian >= TARGET_RATIO, rssMet: ds.peakRssMB.worst < TARGET_RSS_MB },
+      targets: {
+        ratioAtLeast: TARGET_RATIO,
+        ddbSpreadPeakRssMBBelow: TARGET_RSS_MB,
+        ratioMet: ratioMedian >= TARGET_RATIO,
+        rssMet: ds.peakRssMB.worst < TARGET_RSS_MB,
+      },
     },
     parseOnly: {
       ddbSpread: { ...pD, runs: parse['ddb-spread'] },
@@ -409,4 +469,5 @@ if (RATE_BENCH) runBench('rate.ts', forward('rate-rows', 'rows'));
 if (NOISE_BENCH) runBench('noise.ts', forward('noise-rows', 'rows'));
 // Estimate accuracy against real loads through the partition model, and estimate speed.
 if (ESTIMATE_BENCH) runBench('estimate.ts', forward('estimate-rows', 'speed-rows'));
-if (ORDER_BENCH) runBench('order.ts', [...forward('order-rows', 'rows'), ...forward('order-large-rows', 'large-rows'), ...forward('order-load-rows', 'load-rows')]);
+if (ORDER_BENCH)
+  runBench('order.ts', [...forward('order-rows', 'rows'), ...forward('order-large-rows', 'large-rows'), ...forward('order-load-rows', 'load-rows')]);

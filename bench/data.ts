@@ -14,7 +14,6 @@ import { mulberry32 as prng } from '../tools/mulberry32.js';
 export const CUSTOMERS = 2_000;
 export const HOT_SHARE = 0.1;
 
-
 /**
  * Rows per customer: one hot customer with HOT_SHARE of the rows, the rest Zipf-like (s = 0.8) over the
  * other customers; rounded by largest remainder so the counts add up to `rows` exactly. Ranks are mapped
@@ -80,7 +79,12 @@ function payload(random: () => number): string {
  * Writes the CSV: perId[id] rows for each key id in turn, sk ascending, so the file is sorted by pk then
  * sk; the row contents come from `random`. Resolves with the key holding the most rows.
  */
-async function writeSortedCsv(path: string, perId: number[], keyOf: (id: number) => string, random: () => number): Promise<{ hotKey: string; hotRows: number }> {
+async function writeSortedCsv(
+  path: string,
+  perId: number[],
+  keyOf: (id: number) => string,
+  random: () => number,
+): Promise<{ hotKey: string; hotRows: number }> {
   const out = createWriteStream(path);
   const write = (text: string) => (out.write(text) ? Promise.resolve() : new Promise<void>((r) => out.once('drain', () => r())));
   await write('pk,sk,status,amount,qty,payload\n');

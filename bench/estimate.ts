@@ -46,7 +46,8 @@ interface Scenario {
 function csvOf(rows: Array<[string, number]>, random: () => number): string {
   const lines = ['pk,sk,ts,payload'];
   const start = Date.UTC(2024, 0, 15);
-  for (const [key, n] of rows) for (let sk = 0; sk < n; sk++) lines.push(`${key},${sk},${new Date(start + Math.floor(random() * 48 * 3600_000)).toISOString()},${'x'.repeat(120)}`);
+  for (const [key, n] of rows)
+    for (let sk = 0; sk < n; sk++) lines.push(`${key},${sk},${new Date(start + Math.floor(random() * 48 * 3600_000)).toISOString()},${'x'.repeat(120)}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -92,7 +93,12 @@ async function accuracy(dir: string): Promise<Array<Record<string, unknown>>> {
       const predicted = await estimate({
         ...common,
         table: 'estimate',
-        tableInfo: offlineTableInfo('estimate', { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' }, billing: 'provisioned', tableWcu: MODEL.tableWcu }),
+        tableInfo: offlineTableInfo('estimate', {
+          partitionKey: { name: 'pk', type: 'S' },
+          sortKey: { name: 'sk', type: 'N' },
+          billing: 'provisioned',
+          tableWcu: MODEL.tableWcu,
+        }),
         simulation: { partitions: MODEL.partitions, burstSeconds: MODEL.burstSeconds, latencyMs: LATENCY_MS },
       });
       const table = `estimate_bench_${process.pid}_${++n}`;
@@ -121,11 +127,24 @@ function compare(s: Scenario, predicted: EstimateResult, measured: LoadResult, m
   console.log(
     `  ${s.name.padEnd(44)} ${String(s.rows).padStart(6)} rows  duration ${pSeconds.toFixed(1)} s predicted / ${mSeconds.toFixed(1)} s measured (${((pSeconds / mSeconds - 1) * 100).toFixed(0)}%, ${durationOk ? 'ok' : 'MISSED'})  throttled ${pThrottled} / ${mThrottled} (${throttleOk ? 'ok' : 'MISSED'})`,
   );
-  return { scenario: s.name, rows: s.rows, predictedSeconds: pSeconds, measuredSeconds: mSeconds, predictedThrottled: pThrottled, measuredThrottled: mThrottled, durationOk, throttleOk };
+  return {
+    scenario: s.name,
+    rows: s.rows,
+    predictedSeconds: pSeconds,
+    measuredSeconds: mSeconds,
+    predictedThrottled: pThrottled,
+    measuredThrottled: mThrottled,
+    durationOk,
+    throttleOk,
+  };
 }
 
 function child(script: string, args: string[]): { items: number; seconds: number; maxRssMB: number } {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', join(benchDir, script), ...args], { cwd: repoRoot, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const run = spawnSync(process.execPath, ['--import', 'tsx', join(benchDir, script), ...args], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   if (run.status !== 0) throw new Error(`${script} failed: ${run.stderr}`);
   const last = run.stdout.trim().split('\n').pop()!;
   return JSON.parse(last) as { items: number; seconds: number; maxRssMB: number };
@@ -137,8 +156,17 @@ async function speed(dir: string): Promise<Record<string, unknown>> {
   const est = child('runEstimateOnly.ts', ['--input', file.path, '--rejects', join(dir, 'speed.rejects.jsonl')]);
   const parseRate = parse.items / parse.seconds;
   const estimateRate = est.items / est.seconds;
-  console.log(`  ${SPEED_ROWS.toLocaleString('en-US')} rows (${(file.bytes / 1024 ** 2).toFixed(0)} MB, ${file.keys.toLocaleString('en-US')} keys): parse-only ${Math.round(parseRate).toLocaleString('en-US')} rows/s (peak RSS ${parse.maxRssMB.toFixed(0)} MB); estimate ${Math.round(estimateRate).toLocaleString('en-US')} rows/s (peak RSS ${est.maxRssMB.toFixed(0)} MB) = ${(estimateRate / parseRate).toFixed(2)} of parse-only (target >= 0.5: ${estimateRate / parseRate >= 0.5 ? 'met' : 'MISSED'})`);
-  return { rows: SPEED_ROWS, parseRowsPerSecond: parseRate, estimateRowsPerSecond: estimateRate, ratio: estimateRate / parseRate, parseRssMB: parse.maxRssMB, estimateRssMB: est.maxRssMB };
+  console.log(
+    `  ${SPEED_ROWS.toLocaleString('en-US')} rows (${(file.bytes / 1024 ** 2).toFixed(0)} MB, ${file.keys.toLocaleString('en-US')} keys): parse-only ${Math.round(parseRate).toLocaleString('en-US')} rows/s (peak RSS ${parse.maxRssMB.toFixed(0)} MB); estimate ${Math.round(estimateRate).toLocaleString('en-US')} rows/s (peak RSS ${est.maxRssMB.toFixed(0)} MB) = ${(estimateRate / parseRate).toFixed(2)} of parse-only (target >= 0.5: ${estimateRate / parseRate >= 0.5 ? 'met' : 'MISSED'})`,
+  );
+  return {
+    rows: SPEED_ROWS,
+    parseRowsPerSecond: parseRate,
+    estimateRowsPerSecond: estimateRate,
+    ratio: estimateRate / parseRate,
+    parseRssMB: parse.maxRssMB,
+    estimateRssMB: est.maxRssMB,
+  };
 }
 
 const dir = await mkdtemp(join(tmpdir(), 'ddb-spread-estimate-bench-'));

@@ -296,7 +296,11 @@ async function bytesUnder(dir: string): Promise<number> {
   for (const entry of entries) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) total += await bytesUnder(path);
-    else total += await stat(path).then((s) => s.size, () => 0);
+    else
+      total += await stat(path).then(
+        (s) => s.size,
+        () => 0,
+      );
   }
   return total;
 }

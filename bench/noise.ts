@@ -46,12 +46,25 @@ export async function runNoiseBench(rows = ROWS, seed = SEED): Promise<{ rows: R
       const input = await generateCsv(join(dir, 'rows.csv'), rows, seed);
       console.log(`input: ${input.rows.toLocaleString('en-US')} rows; default options (no --wcu, --concurrency 8); faults: ${JSON.stringify(ISSUE_FAULTS)}`);
       let n = 0;
-      for (const [label, faults] of [['clean', undefined], ['noisy', ISSUE_FAULTS]] as const) {
+      for (const [label, faults] of [
+        ['clean', undefined],
+        ['noisy', ISSUE_FAULTS],
+      ] as const) {
         const table = `noise_bench_${process.pid}_${++n}`;
         await createBenchTable(admin, table);
         const proxy = await startPartitionProxy(endpoint, { model: MODEL, partitionKeyName: 'pk', seed, ...(faults ? { faults } : {}) });
         try {
-          const result: LoadResult = await load({ input: input.path, table, endpoint: proxy.url, region: 'us-east-1', types: { amount: 'N', qty: 'N' }, rejectsPath: join(dir, `${table}.rejects.jsonl`) }, {});
+          const result: LoadResult = await load(
+            {
+              input: input.path,
+              table,
+              endpoint: proxy.url,
+              region: 'us-east-1',
+              types: { amount: 'N', qty: 'N' },
+              rejectsPath: join(dir, `${table}.rejects.jsonl`),
+            },
+            {},
+          );
           const row: Row = {
             label,
             seconds: result.elapsedMs / 1000,
@@ -65,7 +78,9 @@ export async function runNoiseBench(rows = ROWS, seed = SEED): Promise<{ rows: R
             retries: result.retries,
           };
           results.push(row);
-          console.log(`  ${label.padEnd(6)} ${row.seconds.toFixed(1).padStart(6)} s  ${Math.round(row.itemsPerSecond).toLocaleString('en-US').padStart(6)} items/s  written ${row.written}  ${row.complete ? 'complete' : 'INCOMPLETE'}  rate cuts ${row.decreases}, undone ${row.restores}; table throttles ${row.tableThrottles}, errors ${row.errors}, retries ${row.retries}`);
+          console.log(
+            `  ${label.padEnd(6)} ${row.seconds.toFixed(1).padStart(6)} s  ${Math.round(row.itemsPerSecond).toLocaleString('en-US').padStart(6)} items/s  written ${row.written}  ${row.complete ? 'complete' : 'INCOMPLETE'}  rate cuts ${row.decreases}, undone ${row.restores}; table throttles ${row.tableThrottles}, errors ${row.errors}, retries ${row.retries}`,
+          );
         } finally {
           await proxy.close();
           await dropBenchTable(admin, table);
@@ -76,7 +91,9 @@ export async function runNoiseBench(rows = ROWS, seed = SEED): Promise<{ rows: R
     await rm(dir, { recursive: true, force: true });
   }
   const ratio = results[1]!.itemsPerSecond / results[0]!.itemsPerSecond;
-  console.log(`noisy / clean items/s: ${ratio.toFixed(2)}; target (>= 0.5, nothing lost): ${ratio >= 0.5 && results.every((r) => r.complete) ? 'met' : 'MISSED'}`);
+  console.log(
+    `noisy / clean items/s: ${ratio.toFixed(2)}; target (>= 0.5, nothing lost): ${ratio >= 0.5 && results.every((r) => r.complete) ? 'met' : 'MISSED'}`,
+  );
   return { rows: results, ratio };
 }
 

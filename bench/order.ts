@@ -82,10 +82,14 @@ const RATE = intOption('rate', 4_000, 1);
 const MEMORY_BYTES = flags.memory ? parseByteSize(flags.memory) : DEFAULT_MEMORY_BYTES;
 const CHILD_NODE_FLAGS = (flags['child-node-flags'] ?? '').split(/\s+/).filter(Boolean);
 const MODES: readonly OrderMode[] = ['input', 'window', 'round-robin', 'spread'];
-const LARGE_MODES = (flags['large-modes'] ?? 'round-robin,spread').split(',').map((s) => s.trim()).filter(Boolean).map((s) => {
-  if (!ORDER_MODES.includes(s as OrderMode)) throw new Error(`--large-modes: ${s} is not one of ${ORDER_MODES.join(', ')}`);
-  return s as OrderMode;
-});
+const LARGE_MODES = (flags['large-modes'] ?? 'round-robin,spread')
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean)
+  .map((s) => {
+    if (!ORDER_MODES.includes(s as OrderMode)) throw new Error(`--large-modes: ${s} is not one of ${ORDER_MODES.join(', ')}`);
+    return s as OrderMode;
+  });
 const WARM_UP_ROWS = 100_000;
 const CONCURRENCY = DEFAULT_CONCURRENCY;
 const SEEDS = { order: 20240611, load: 20240612, warm: 20240613, large: 20240614 };
@@ -136,9 +140,21 @@ async function orderAlone(file: SkewedDataFile, mode: OrderMode): Promise<OrderR
   await mkdir(tempDir, { recursive: true });
   const disk = watchDiskUse(tempDir);
   let stats: Observed;
-  let tempPeakBytes = 0;
+  let tempPeakBytes: number;
   try {
-    stats = await harness.runChild('runOrderOnly.ts', [mode, '--input', file.path, '--memory', String(MEMORY_BYTES), '--window', String(DEFAULT_WINDOW_ROWS), '--temp-dir', tempDir, '--sequence', sequence]);
+    stats = await harness.runChild('runOrderOnly.ts', [
+      mode,
+      '--input',
+      file.path,
+      '--memory',
+      String(MEMORY_BYTES),
+      '--window',
+      String(DEFAULT_WINDOW_ROWS),
+      '--temp-dir',
+      tempDir,
+      '--sequence',
+      sequence,
+    ]);
   } finally {
     tempPeakBytes = await disk.stop();
     await rm(tempDir, { recursive: true, force: true });
@@ -156,9 +172,11 @@ async function orderAlone(file: SkewedDataFile, mode: OrderMode): Promise<OrderR
     tempPeakBytes,
     slices,
   };
-  log(`order ${mode} ${fmtInt(file.rows)} rows: ${fmtInt(run.rowsPerSecond)} rows/s (${stats.seconds.toFixed(1)} s, ${run.drainSeconds.toFixed(1)} s after the last row), ` +
-    `peak RSS ${stats.maxRssMB.toFixed(0)} MB, temp written ${mb(order.tempBytes)} MB, on disk at most ${mb(tempPeakBytes)} MB; ` +
-    `worst-key share ${pct(slices.worstKeyShare)}, max slice/file ratio ${slices.maxRatio?.ratio.toFixed(2) ?? '-'}; other processes ${stats.otherCpuS?.toFixed(1) ?? '?'} CPU s`);
+  log(
+    `order ${mode} ${fmtInt(file.rows)} rows: ${fmtInt(run.rowsPerSecond)} rows/s (${stats.seconds.toFixed(1)} s, ${run.drainSeconds.toFixed(1)} s after the last row), ` +
+      `peak RSS ${stats.maxRssMB.toFixed(0)} MB, temp written ${mb(order.tempBytes)} MB, on disk at most ${mb(tempPeakBytes)} MB; ` +
+      `worst-key share ${pct(slices.worstKeyShare)}, max slice/file ratio ${slices.maxRatio?.ratio.toFixed(2) ?? '-'}; other processes ${stats.otherCpuS?.toFixed(1) ?? '?'} CPU s`,
+  );
   return run;
 }
 
@@ -177,10 +195,29 @@ async function heldCheck(file: SkewedDataFile, mode: OrderMode): Promise<HeldRun
   const tempDir = join(tmp!, `held-temp-${mode}`);
   await mkdir(tempDir, { recursive: true });
   try {
-    const stats = await harness.runChild('runOrderHeld.ts', [mode, '--input', file.path, '--memory', String(MEMORY_BYTES), '--window', String(DEFAULT_WINDOW_ROWS), '--temp-dir', tempDir]);
+    const stats = await harness.runChild('runOrderHeld.ts', [
+      mode,
+      '--input',
+      file.path,
+      '--memory',
+      String(MEMORY_BYTES),
+      '--window',
+      String(DEFAULT_WINDOW_ROWS),
+      '--temp-dir',
+      tempDir,
+    ]);
     const extra = stats.extra as unknown as HeldRun;
-    const run: HeldRun = { mode, held: extra.held, spilled: extra.spilled, heldBytes: extra.heldBytes, measuredBytes: extra.measuredBytes, rssGrowth: extra.rssGrowth };
-    log(`held ${mode}: ${fmtInt(run.held)} writes held${run.spilled ? ' (spilled)' : ''}, heldBytes ${mb(run.heldBytes)} MB, measured ${mb(run.measuredBytes)} MB, RSS grew ${mb(run.rssGrowth)} MB`);
+    const run: HeldRun = {
+      mode,
+      held: extra.held,
+      spilled: extra.spilled,
+      heldBytes: extra.heldBytes,
+      measuredBytes: extra.measuredBytes,
+      rssGrowth: extra.rssGrowth,
+    };
+    log(
+      `held ${mode}: ${fmtInt(run.held)} writes held${run.spilled ? ' (spilled)' : ''}, heldBytes ${mb(run.heldBytes)} MB, measured ${mb(run.measuredBytes)} MB, RSS grew ${mb(run.rssGrowth)} MB`,
+    );
     return run;
   } finally {
     await rm(tempDir, { recursive: true, force: true });
@@ -200,14 +237,22 @@ async function measuredLoad(file: SkewedDataFile, mode: OrderMode, label: string
   await mkdir(tempDir, { recursive: true });
   try {
     const stats = await harness.runChild('runOrderLoad.ts', [
-      '--input', file.path,
-      '--table', table,
-      '--endpoint', harness.endpoint,
-      '--order', mode,
-      '--concurrency', String(CONCURRENCY),
-      '--memory', String(MEMORY_BYTES),
-      '--temp-dir', tempDir,
-      '--rejects', join(tmp!, `${table}.rejects.jsonl`),
+      '--input',
+      file.path,
+      '--table',
+      table,
+      '--endpoint',
+      harness.endpoint,
+      '--order',
+      mode,
+      '--concurrency',
+      String(CONCURRENCY),
+      '--memory',
+      String(MEMORY_BYTES),
+      '--temp-dir',
+      tempDir,
+      '--rejects',
+      join(tmp!, `${table}.rejects.jsonl`),
     ]);
     const m: Measured = { ...stats, itemsPerSecond: stats.items / stats.seconds };
     const count = await harness.itemCount(table);
@@ -216,9 +261,11 @@ async function measuredLoad(file: SkewedDataFile, mode: OrderMode, label: string
       log(`WARNING ${label}: ${file.rows} rows in the file, ${m.items} reported written, ${count ?? '?'} in the table`);
     }
     const extra = (m.extra ?? {}) as { readSeconds?: number; orderTempBytes?: number };
-    log(`${label}: ${fmtInt(m.itemsPerSecond)} items/s, ${m.seconds.toFixed(1)} s${extra.readSeconds === undefined ? '' : ` (first write after ${extra.readSeconds.toFixed(1)} s)`}, ` +
-      `client CPU ${cpuOf(m).toFixed(1)} s, peak RSS ${m.maxRssMB.toFixed(0)} MB, temp ${mb(extra.orderTempBytes ?? 0)} MB, ` +
-      `DynamoDB Local CPU ${m.serverCpuS?.toFixed(1) ?? '?'} s, other processes ${m.otherCpuS?.toFixed(1) ?? '?'} s`);
+    log(
+      `${label}: ${fmtInt(m.itemsPerSecond)} items/s, ${m.seconds.toFixed(1)} s${extra.readSeconds === undefined ? '' : ` (first write after ${extra.readSeconds.toFixed(1)} s)`}, ` +
+        `client CPU ${cpuOf(m).toFixed(1)} s, peak RSS ${m.maxRssMB.toFixed(0)} MB, temp ${mb(extra.orderTempBytes ?? 0)} MB, ` +
+        `DynamoDB Local CPU ${m.serverCpuS?.toFixed(1) ?? '?'} s, other processes ${m.otherCpuS?.toFixed(1) ?? '?'} s`,
+    );
     return m;
   } finally {
     await harness.dropTable(table);
@@ -233,9 +280,14 @@ async function main(): Promise<void> {
   await harness.compileChildren(['childStats.ts', 'pipeline.ts', 'orderChildArgs.ts', 'runOrderOnly.ts', 'runOrderLoad.ts', 'runOrderHeld.ts']);
   const cores = cpus().length;
   const loadAtStart = loadavg();
-  if (loadAtStart[0]! > cores * 0.5) log(`WARNING: load average ${loadAtStart.map((x) => x.toFixed(1)).join(' ')} on ${cores} cores before starting: other work is running, figures will be noisy`);
-  log(`ordering ${fmtInt(ROWS)} rows${LARGE_ROWS ? ` and ${fmtInt(LARGE_ROWS)} (${LARGE_MODES.join(', ')})` : ''}, --memory ${mib(MEMORY_BYTES)}, slices of ${fmtInt(RATE)} writes; ` +
-    `${LOAD_ROWS ? `loads of ${fmtInt(LOAD_ROWS)} rows x ${REPEATS} per mode` : 'no loads'}; ${cores} cores; temp ${tmp}`);
+  if (loadAtStart[0]! > cores * 0.5)
+    log(
+      `WARNING: load average ${loadAtStart.map((x) => x.toFixed(1)).join(' ')} on ${cores} cores before starting: other work is running, figures will be noisy`,
+    );
+  log(
+    `ordering ${fmtInt(ROWS)} rows${LARGE_ROWS ? ` and ${fmtInt(LARGE_ROWS)} (${LARGE_MODES.join(', ')})` : ''}, --memory ${mib(MEMORY_BYTES)}, slices of ${fmtInt(RATE)} writes; ` +
+      `${LOAD_ROWS ? `loads of ${fmtInt(LOAD_ROWS)} rows x ${REPEATS} per mode` : 'no loads'}; ${cores} cores; temp ${tmp}`,
+  );
 
   const orderFile = await phase('generate data', () => generateSkewedCsv(join(tmp!, `skewed-${ROWS}.csv`), ROWS, SEEDS.order));
   log(`generated ${mb(orderFile.bytes)} MB, ${fmtInt(orderFile.keys)} partition keys, heaviest ${orderFile.heavyRows.map((n) => fmtInt(n)).join(', ')} rows`);
@@ -302,17 +354,21 @@ async function main(): Promise<void> {
   const out: string[] = [];
   out.push('');
   out.push(`ddb-spread write-order bench — ${new Date().toISOString()} — node ${process.version}, ${cores} cores`);
-  out.push(`data: ${fmtInt(orderFile.rows)} rows, ${mb(orderFile.bytes)} MB CSV sorted by pk,sk; ${fmtInt(orderFile.keys)} partition keys: ` +
-    `${SKEWED_HEAVY_SHARES.map((s) => pct(s)).join(', ')} of the rows on 5 keys, the rest on a tail of rows/${SKEWED_ROWS_PER_TAIL_KEY} keys`);
+  out.push(
+    `data: ${fmtInt(orderFile.rows)} rows, ${mb(orderFile.bytes)} MB CSV sorted by pk,sk; ${fmtInt(orderFile.keys)} partition keys: ` +
+      `${SKEWED_HEAVY_SHARES.map((s) => pct(s)).join(', ')} of the rows on 5 keys, the rest on a tail of rows/${SKEWED_ROWS_PER_TAIL_KEY} keys`,
+  );
   if (CHILD_NODE_FLAGS.length) out.push(`children ran with node ${CHILD_NODE_FLAGS.join(' ')}`);
-  out.push(`NOTE: other processes took ${(100 * otherShare).toFixed(0)}% of the machine's CPU while children ran (load average ${loadAtStart[0]?.toFixed(1)} at start, ${loadAtEnd[0]?.toFixed(1)} at end)` +
-    `${otherShare > 0.1 ? ': figures are NOT reliable, rerun on a quiet machine' : ''}. One run per mode: expect ±15%.`);
+  out.push(
+    `NOTE: other processes took ${(100 * otherShare).toFixed(0)}% of the machine's CPU while children ran (load average ${loadAtStart[0]?.toFixed(1)} at start, ${loadAtEnd[0]?.toFixed(1)} at end)` +
+      `${otherShare > 0.1 ? ': figures are NOT reliable, rerun on a quiet machine' : ''}. One run per mode: expect ±15%.`,
+  );
   out.push('');
   const perfRows = (runs: OrderRun[]) =>
     runs.map((r) => [
       large.length ? `${r.mode} (${fmtRows(r.rows)})` : r.mode,
       fmtInt(r.rowsPerSecond),
-      inputRate && runs === alone ? r.mode === 'input' ? '1.00' : (r.rowsPerSecond / inputRate).toFixed(2) : '',
+      inputRate && runs === alone ? (r.mode === 'input' ? '1.00' : (r.rowsPerSecond / inputRate).toFixed(2)) : '',
       r.stats.seconds.toFixed(1),
       r.drainSeconds.toFixed(1),
       cpuOf(r.stats).toFixed(1),
@@ -322,7 +378,9 @@ async function main(): Promise<void> {
       r.order.spilled ? `${r.order.buckets}/${r.order.runs}` : '-',
       `< ${TARGET.rssMB}: ${pass(r.stats.maxRssMB < TARGET.rssMB)}`,
     ]);
-  out.push(`Ordering alone: read + plan + order, no writes (${fmtInt(orderFile.rows)} rows, --memory ${mib(MEMORY_BYTES)}, window ${fmtInt(DEFAULT_WINDOW_ROWS)} rows; one child process per mode; input = read + plan only)`);
+  out.push(
+    `Ordering alone: read + plan + order, no writes (${fmtInt(orderFile.rows)} rows, --memory ${mib(MEMORY_BYTES)}, window ${fmtInt(DEFAULT_WINDOW_ROWS)} rows; one child process per mode; input = read + plan only)`,
+  );
   out.push(
     table(
       ['mode', 'rows/s', 'vs input', 'total s', 'after read s', 'CPU s', 'peak RSS MB', 'temp written MB', 'temp peak MB', 'buckets/runs', 'RSS target'],
@@ -335,10 +393,14 @@ async function main(): Promise<void> {
     return { mode: l.mode, smallMB: small.stats.maxRssMB, largeMB: l.stats.maxRssMB, ratio: l.stats.maxRssMB / small.stats.maxRssMB };
   });
   if (large.length) {
-    out.push(`peak RSS ${fmtInt(LARGE_ROWS)} vs ${fmtInt(ROWS)} rows: ${growth.map((g) => `${g.mode} ${g.largeMB.toFixed(0)} vs ${g.smallMB.toFixed(0)} MB (×${g.ratio.toFixed(2)}, target <= ×${TARGET.rssGrowth}: ${pass(g.ratio <= TARGET.rssGrowth)})`).join('; ')}`);
+    out.push(
+      `peak RSS ${fmtInt(LARGE_ROWS)} vs ${fmtInt(ROWS)} rows: ${growth.map((g) => `${g.mode} ${g.largeMB.toFixed(0)} vs ${g.smallMB.toFixed(0)} MB (×${g.ratio.toFixed(2)}, target <= ×${TARGET.rssGrowth}: ${pass(g.ratio <= TARGET.rssGrowth)})`).join('; ')}`,
+    );
   }
   out.push('');
-  out.push(`Slices: the order cut into consecutive slices of ${fmtInt(RATE)} writes (1 s at ${fmtInt(RATE)} items/s); share = a key's writes in a slice / ${fmtInt(RATE)}; ratio = share in a slice / share of the whole file`);
+  out.push(
+    `Slices: the order cut into consecutive slices of ${fmtInt(RATE)} writes (1 s at ${fmtInt(RATE)} items/s); share = a key's writes in a slice / ${fmtInt(RATE)}; ratio = share in a slice / share of the whole file`,
+  );
   const sliceRows = (runs: OrderRun[]) =>
     runs.map((r) => {
       const s = r.slices;
@@ -357,30 +419,66 @@ async function main(): Promise<void> {
   const s0 = alone[0]!.slices;
   out.push(
     table(
-      ['mode', 'worst-key share', 'median slice worst', 'slices > 50%', 'max ratio (writes/expected)', 'keys > 2x', 'min ratio (e >= 2)', 'sparse: most in a slice', 'spread target'],
+      [
+        'mode',
+        'worst-key share',
+        'median slice worst',
+        'slices > 50%',
+        'max ratio (writes/expected)',
+        'keys > 2x',
+        'min ratio (e >= 2)',
+        'sparse: most in a slice',
+        'spread target',
+      ],
       [...sliceRows(alone), ...sliceRows(large)],
     ),
   );
-  out.push(`(${fmtRows(s0.rows)} input: ${fmtInt(s0.slices)} full slices${s0.tailRows ? `, last ${fmtInt(s0.tailRows)} writes left out` : ''}; hottest key ${pct(s0.hottestFileShare)} of the file. ` +
-    `Max ratio over the ${fmtInt(s0.ratedKeys)} keys expected >= 1 write per slice (e >= 1); min ratio over those with e >= 2, 0 = such a key is missing from some slice. ` +
-    `Sparse: the ${fmtInt(s0.sparseKeys)} keys expected < 1 write per slice, where one write already exceeds 2x their share: most writes of one in one slice, how many keys had 2+, and the smallest expected writes per slice e among those.)`);
+  out.push(
+    `(${fmtRows(s0.rows)} input: ${fmtInt(s0.slices)} full slices${s0.tailRows ? `, last ${fmtInt(s0.tailRows)} writes left out` : ''}; hottest key ${pct(s0.hottestFileShare)} of the file. ` +
+      `Max ratio over the ${fmtInt(s0.ratedKeys)} keys expected >= 1 write per slice (e >= 1); min ratio over those with e >= 2, 0 = such a key is missing from some slice. ` +
+      `Sparse: the ${fmtInt(s0.sparseKeys)} keys expected < 1 write per slice, where one write already exceeds 2x their share: most writes of one in one slice, how many keys had 2+, and the smallest expected writes per slice e among those.)`,
+  );
 
   if (held.length) {
     out.push('');
-    out.push(`Held bytes: ${fmtInt(HELD_ROWS)} rows pushed, none drained (--memory ${mib(MEMORY_BYTES)}, window ${fmtInt(DEFAULT_WINDOW_ROWS)} rows); the orderer's heldBytes against the growth of V8's used heap + ArrayBuffers and of the RSS, after forced GCs`);
+    out.push(
+      `Held bytes: ${fmtInt(HELD_ROWS)} rows pushed, none drained (--memory ${mib(MEMORY_BYTES)}, window ${fmtInt(DEFAULT_WINDOW_ROWS)} rows); the orderer's heldBytes against the growth of V8's used heap + ArrayBuffers and of the RSS, after forced GCs`,
+    );
     out.push(
       table(
         ['mode', 'writes held', 'spilled', 'heldBytes MB', 'heap+ArrayBuffers MB', 'ratio', 'RSS growth MB', 'ratio'],
         held.map((h) => {
           const ratio = (x: number) => (h.heldBytes > 0 ? (x / h.heldBytes).toFixed(2) : '-');
-          return [h.mode, fmtInt(h.held), h.spilled ? 'yes' : 'no', mb(h.heldBytes), mb(h.measuredBytes), ratio(h.measuredBytes), mb(h.rssGrowth), ratio(h.rssGrowth)];
+          return [
+            h.mode,
+            fmtInt(h.held),
+            h.spilled ? 'yes' : 'no',
+            mb(h.heldBytes),
+            mb(h.measuredBytes),
+            ratio(h.measuredBytes),
+            mb(h.rssGrowth),
+            ratio(h.rssGrowth),
+          ];
         }),
       ),
     );
     out.push('(ArrayBuffer memory counts a Buffer whole; a large slab costs memory only for the pages written to, which the RSS shows)');
   }
 
-  const loadSummary: Record<string, { best: number; median: number; ratioMedian: number; ratioBest: number; cpuS: number; maxRssMB: number; tempMB: number; serverCpuS: number | undefined; firstWriteS: number | undefined }> = {};
+  const loadSummary: Record<
+    string,
+    {
+      best: number;
+      median: number;
+      ratioMedian: number;
+      ratioBest: number;
+      cpuS: number;
+      maxRssMB: number;
+      tempMB: number;
+      serverCpuS: number | undefined;
+      firstWriteS: number | undefined;
+    }
+  > = {};
   if (loadFile) {
     const inputRuns = loads.get('input')!;
     const inBest = Math.max(...inputRuns.map((r) => r.itemsPerSecond));
@@ -418,20 +516,50 @@ async function main(): Promise<void> {
       ]);
     }
     out.push('');
-    out.push(`Load into DynamoDB Local (amplify-dynamodb-simulator@${SIMULATOR_VERSION}, in-memory; ${fmtInt(loadFile.rows)} rows, ${fmtInt(loadFile.keys)} keys, concurrency ${CONCURRENCY}, --memory ${mib(MEMORY_BYTES)}; ` +
-      `${REPEATS} runs per mode after ${fmtInt(WARM_UP_ROWS)} rows of warm-up; items/s of the whole load() call)`);
-    out.push(table(['mode', 'items/s best', 'items/s median', 'vs input', 'first write s', 'client CPU s', 'peak RSS MB', 'temp MB', 'Local CPU s', 'target'], rows));
-    out.push('(first write s: reading the whole input before the first write, round-robin and spread only; DynamoDB Local has no partitions and never throttles: order costs show, benefits do not)');
+    out.push(
+      `Load into DynamoDB Local (amplify-dynamodb-simulator@${SIMULATOR_VERSION}, in-memory; ${fmtInt(loadFile.rows)} rows, ${fmtInt(loadFile.keys)} keys, concurrency ${CONCURRENCY}, --memory ${mib(MEMORY_BYTES)}; ` +
+        `${REPEATS} runs per mode after ${fmtInt(WARM_UP_ROWS)} rows of warm-up; items/s of the whole load() call)`,
+    );
+    out.push(
+      table(['mode', 'items/s best', 'items/s median', 'vs input', 'first write s', 'client CPU s', 'peak RSS MB', 'temp MB', 'Local CPU s', 'target'], rows),
+    );
+    out.push(
+      '(first write s: reading the whole input before the first write, round-robin and spread only; DynamoDB Local has no partitions and never throttles: order costs show, benefits do not)',
+    );
   }
   out.push('');
-  out.push(`order bench time ${totalSeconds.toFixed(0)} s: ${Object.entries(phases).map(([k, v]) => `${k} ${v.toFixed(0)} s`).join(', ')}`);
+  out.push(
+    `order bench time ${totalSeconds.toFixed(0)} s: ${Object.entries(phases)
+      .map(([k, v]) => `${k} ${v.toFixed(0)} s`)
+      .join(', ')}`,
+  );
   const text = out.join('\n');
   process.stdout.write(`${text}\n`);
 
   const json = {
     ...takenOn(cores),
-    options: { childNodeFlags: CHILD_NODE_FLAGS, largeModes: LARGE_MODES, rows: ROWS, largeRows: LARGE_ROWS, loadRows: LOAD_ROWS, heldRows: HELD_ROWS, repeats: REPEATS, rate: RATE, memoryBytes: MEMORY_BYTES, windowRows: DEFAULT_WINDOW_ROWS, concurrency: CONCURRENCY },
-    data: { rows: orderFile.rows, bytes: orderFile.bytes, keys: orderFile.keys, heavyRows: orderFile.heavyRows, largeRows: largeFile?.rows, largeBytes: largeFile?.bytes, largeKeys: largeFile?.keys },
+    options: {
+      childNodeFlags: CHILD_NODE_FLAGS,
+      largeModes: LARGE_MODES,
+      rows: ROWS,
+      largeRows: LARGE_ROWS,
+      loadRows: LOAD_ROWS,
+      heldRows: HELD_ROWS,
+      repeats: REPEATS,
+      rate: RATE,
+      memoryBytes: MEMORY_BYTES,
+      windowRows: DEFAULT_WINDOW_ROWS,
+      concurrency: CONCURRENCY,
+    },
+    data: {
+      rows: orderFile.rows,
+      bytes: orderFile.bytes,
+      keys: orderFile.keys,
+      heavyRows: orderFile.heavyRows,
+      largeRows: largeFile?.rows,
+      largeBytes: largeFile?.bytes,
+      largeKeys: largeFile?.keys,
+    },
     orderingAlone: alone,
     orderingAloneLarge: large,
     rssGrowth: growth,

@@ -63,7 +63,11 @@ export async function plannedWrites(path: string): Promise<PlannedInput> {
     },
     async countBatches(orderer) {
       let batches = 0;
-      const all = batchesOf(records(input), { ...stages, orderer, order: 'input', batcher: createBatcher(), sendLast: () => true, close: () => input.stream.destroy() }, report);
+      const all = batchesOf(
+        records(input),
+        { ...stages, orderer, order: 'input', batcher: createBatcher(), sendLast: () => true, close: () => input.stream.destroy() },
+        report,
+      );
       for await (const _batch of all) batches++;
       counts.rows = tally.counters.rowsRead;
       return batches;
@@ -85,7 +89,10 @@ function benchPlanner(): RowPlanner {
   });
 }
 /** The orderer load() builds for --order, --window and --memory. */
-export function writeOrderer(mode: OrderMode, options: { windowRows: number; memoryBytes: number; tempDir: string; inputBytes: number | undefined }): WriteOrderer {
+export function writeOrderer(
+  mode: OrderMode,
+  options: { windowRows: number; memoryBytes: number; tempDir: string; inputBytes: number | undefined },
+): WriteOrderer {
   const { inputBytes, ...rest } = options;
   return new WriteOrderer({ mode, ...rest, ...(inputBytes === undefined ? {} : { inputBytes }) });
 }
@@ -102,4 +109,3 @@ export async function orderWrites(input: PlannedInput, orderer: WriteOrderer, on
   onReadEnd?.();
   for await (const write of orderer.drain()) onWrite(write);
 }
-

@@ -53,8 +53,12 @@ export async function runRateBench(rows = ROWS, modes = MODES): Promise<Row[]> {
   try {
     await withDynamoDBLocal(async ({ endpoint, admin }) => {
       const input = await generateSkewedCsv(join(dir, 'skewed.csv'), rows, SEED);
-      console.log(`input: ${input.rows.toLocaleString('en-US')} rows sorted by key, ${input.keys.toLocaleString('en-US')} keys, heaviest ${input.hotKey} with ${input.hotRows} rows (${((input.hotRows / input.rows) * 100).toFixed(1)}%)`);
-      console.log(`table: ${MODEL.partitions} partitions, ${MODEL.tableWcu} WCU/s, partition ceiling ${MODEL.partitionMaxWcu} WCU/s (adaptive capacity); paced runs: --wcu ${MODEL.tableWcu} --key-wcu ${KEY_WCU}`);
+      console.log(
+        `input: ${input.rows.toLocaleString('en-US')} rows sorted by key, ${input.keys.toLocaleString('en-US')} keys, heaviest ${input.hotKey} with ${input.hotRows} rows (${((input.hotRows / input.rows) * 100).toFixed(1)}%)`,
+      );
+      console.log(
+        `table: ${MODEL.partitions} partitions, ${MODEL.tableWcu} WCU/s, partition ceiling ${MODEL.partitionMaxWcu} WCU/s (adaptive capacity); paced runs: --wcu ${MODEL.tableWcu} --key-wcu ${KEY_WCU}`,
+      );
       let n = 0;
       for (const mode of modes) {
         for (const paced of [true, false]) {
@@ -117,7 +121,9 @@ export function summarize(rows: Row[]): string[] {
   const best = [...paced].sort((a, b) => a.seconds / a.idealSeconds - b.seconds / b.idealSeconds)[0];
   if (!best) return [];
   const ok = best.seconds / best.idealSeconds <= 1.1 && best.throttled < 0.01 * best.written;
-  return [`best paced mode: ${best.mode}, ${(best.seconds / best.idealSeconds).toFixed(2)}x ideal, ${((best.throttled / best.written) * 100).toFixed(2)}% throttled; target (<= 1.1x ideal, < 1% throttled): ${ok ? 'met' : 'MISSED'}`];
+  return [
+    `best paced mode: ${best.mode}, ${(best.seconds / best.idealSeconds).toFixed(2)}x ideal, ${((best.throttled / best.written) * 100).toFixed(2)}% throttled; target (<= 1.1x ideal, < 1% throttled): ${ok ? 'met' : 'MISSED'}`,
+  ];
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

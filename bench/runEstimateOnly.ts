@@ -15,6 +15,11 @@ const result = await estimate({
   types: { amount: 'N', qty: 'N' },
   rejectsPath: args.rejects,
   wcu: 1000,
-  tableInfo: offlineTableInfo('estimate', { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'S' }, billing: 'provisioned', tableWcu: 1000 }),
+  tableInfo: offlineTableInfo('estimate', {
+    partitionKey: { name: 'pk', type: 'S' },
+    sortKey: { name: 'sk', type: 'S' },
+    billing: 'provisioned',
+    tableWcu: 1000,
+  }),
 });
 done(result.input.rows, { estimatedSeconds: result.time.estimatedSeconds, distinct: result.keys.distinct });

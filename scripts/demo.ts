@@ -16,7 +16,7 @@ const log = (message: string) => process.stderr.write(`demo: ${message}\n`);
 // The SDK's Node-version notice is noise here; ddb-spread itself shows it only with --verbose.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const local = await startDynamoDBLocal({ log });
-let exitCode = 1;
+let exitCode: number;
 try {
   // DynamoDB Local accepts any credentials; these fake ones keep the demo away from real accounts.
   const env: NodeJS.ProcessEnv = { ...process.env, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', AWS_REGION: 'us-east-1' };
@@ -27,7 +27,19 @@ try {
   await client.send(new CreateTableCommand(table));
   log(`created table ${table.TableName}`);
 
-  const args = ['bin/ddb-spread.js', 'load', 'samples/orders.csv', '--table', table.TableName!, '--endpoint-url', local.endpoint, '--types', 'total:N,gift:BOOL,items:JSON', '--rejects', `${root}.cache/demo.rejects.jsonl`];
+  const args = [
+    'bin/ddb-spread.js',
+    'load',
+    'samples/orders.csv',
+    '--table',
+    table.TableName!,
+    '--endpoint-url',
+    local.endpoint,
+    '--types',
+    'total:N,gift:BOOL,items:JSON',
+    '--rejects',
+    `${root}.cache/demo.rejects.jsonl`,
+  ];
   log(`$ ddb-spread ${args.slice(1).join(' ')}`);
   exitCode = await new Promise<number>((resolve, reject) => {
     const child = spawn(process.execPath, args, { cwd: root, env, stdio: 'inherit' });

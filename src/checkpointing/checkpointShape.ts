@@ -8,7 +8,11 @@ import { LoaderError } from '../shared/errors.js';
  */
 export function parseCheckpoint(text: string, path: string): CheckpointFile {
   const invalid = (what: string, cause?: unknown) =>
-    new LoaderError('CHECKPOINT_INVALID', `checkpoint ${path} is not a valid ddb-spread checkpoint (${what}); delete it (the load then starts over) or pass another --checkpoint`, { file: path, ...(cause === undefined ? {} : { cause }) });
+    new LoaderError(
+      'CHECKPOINT_INVALID',
+      `checkpoint ${path} is not a valid ddb-spread checkpoint (${what}); delete it (the load then starts over) or pass another --checkpoint`,
+      { file: path, ...(cause === undefined ? {} : { cause }) },
+    );
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -18,9 +22,19 @@ export function parseCheckpoint(text: string, path: string): CheckpointFile {
   if (!isRecord(value)) throw invalid(`expected a JSON object, found ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);
   if (value['version'] !== CHECKPOINT_VERSION) {
     const found = typeof value['version'] === 'number' ? `format ${value['version']}` : 'no format version';
-    throw new LoaderError('CHECKPOINT_MISMATCH', `checkpoint ${path} was not written by this version of ddb-spread (${found}, this one reads ${CHECKPOINT_VERSION}); delete it (the load then starts over) or pass another --checkpoint`, { file: path });
+    throw new LoaderError(
+      'CHECKPOINT_MISMATCH',
+      `checkpoint ${path} was not written by this version of ddb-spread (${found}, this one reads ${CHECKPOINT_VERSION}); delete it (the load then starts over) or pass another --checkpoint`,
+      { file: path },
+    );
   }
-  const field = (name: string, check: (v: unknown) => boolean, expected: string, from: Record<string, unknown> = value as Record<string, unknown>, prefix = '') => {
+  const field = (
+    name: string,
+    check: (v: unknown) => boolean,
+    expected: string,
+    from: Record<string, unknown> = value as Record<string, unknown>,
+    prefix = '',
+  ) => {
     if (!check(from[name])) throw invalid(`field ${prefix}${name} should be ${expected}, found ${describe(from[name])}`);
   };
   field('status', (v) => v === 'running' || v === 'stopped' || v === 'complete', '"running", "stopped" or "complete"');
@@ -43,7 +57,8 @@ export function parseCheckpoint(text: string, path: string): CheckpointFile {
   field('outcome', (v) => (v === undefined ? value['status'] !== 'complete' : isRecord(v)), 'an object (a finished checkpoint records its outcome)');
   if (isRecord(value['outcome'])) {
     const outcome = value['outcome'];
-    for (const name of ['rowsRead', 'written', 'superseded', 'rejected', 'otherSegments', 'batches']) field(name, isCount, 'a whole number', outcome, 'outcome.');
+    for (const name of ['rowsRead', 'written', 'superseded', 'rejected', 'otherSegments', 'batches'])
+      field(name, isCount, 'a whole number', outcome, 'outcome.');
     field('rejectedByReason', (v) => isRecord(v) && Object.values(v).every(isCount), 'an object of counts', outcome, 'outcome.');
   }
   return value as unknown as CheckpointFile;

@@ -84,7 +84,13 @@ export function writeAffectingOptions(opts: NormalizedLoadOptions): Record<strin
     // The window is capped by --memory as well as by rows, so for window order it decides the batches too.
     windowMemoryBytes: opts.order === 'window' ? opts.memoryBytes : null,
     shard: opts.shard
-      ? { rules: opts.shard.rules, separator: opts.shard.separator, keys: opts.shard.keys ? [...opts.shard.keys].sort() : null, keepOriginalKey: opts.shard.keepOriginalKey ?? null, seed: opts.shard.seed ?? null }
+      ? {
+          rules: opts.shard.rules,
+          separator: opts.shard.separator,
+          keys: opts.shard.keys ? [...opts.shard.keys].sort() : null,
+          keepOriginalKey: opts.shard.keepOriginalKey ?? null,
+          seed: opts.shard.seed ?? null,
+        }
       : null,
     segment: opts.segment ? `${opts.segment.index}/${opts.segment.count}` : null,
   };
@@ -94,14 +100,23 @@ export function writeAffectingOptions(opts: NormalizedLoadOptions): Record<strin
  * Why a checkpoint cannot be resumed with this input and these options, in one sentence that says what
  * differs and how to start over; undefined when it can.
  */
-export function resumeRefusal(saved: Pick<CheckpointFile, 'version' | 'input' | 'options'>, input: InputIdentity, options: Record<string, unknown>, path: string): string | undefined {
+export function resumeRefusal(
+  saved: Pick<CheckpointFile, 'version' | 'input' | 'options'>,
+  input: InputIdentity,
+  options: Record<string, unknown>,
+  path: string,
+): string | undefined {
   const startOver = `delete ${path} (or pass another --checkpoint) to start over`;
-  if (saved.version !== CHECKPOINT_VERSION) return `checkpoint ${path} was written by another version of ddb-spread (format ${saved.version}, this one reads ${CHECKPOINT_VERSION}); ${startOver}`;
+  if (saved.version !== CHECKPOINT_VERSION)
+    return `checkpoint ${path} was written by another version of ddb-spread (format ${saved.version}, this one reads ${CHECKPOINT_VERSION}); ${startOver}`;
   // The content decides, not the path (./c.csv, c.csv, a copy downloaded again elsewhere are one input).
-  if (saved.input.size !== input.size) return `the input ${input.path} is not the one of checkpoint ${path} (size ${saved.input.size} -> ${input.size} bytes; it was ${saved.input.path}); ${startOver}`;
-  if (saved.input.edgesSha256 !== input.edgesSha256) return `the input ${input.path} is not the one of checkpoint ${path} (its first or last 64 KB differ; it was ${saved.input.path}); ${startOver}`;
+  if (saved.input.size !== input.size)
+    return `the input ${input.path} is not the one of checkpoint ${path} (size ${saved.input.size} -> ${input.size} bytes; it was ${saved.input.path}); ${startOver}`;
+  if (saved.input.edgesSha256 !== input.edgesSha256)
+    return `the input ${input.path} is not the one of checkpoint ${path} (its first or last 64 KB differ; it was ${saved.input.path}); ${startOver}`;
   if (saved.input.sha256 !== undefined && input.sha256 !== undefined) {
-    if (saved.input.sha256 !== input.sha256) return `the input ${input.path} is not the one of checkpoint ${path} (same size, but its SHA-256 differs; it was ${saved.input.path}); ${startOver}`;
+    if (saved.input.sha256 !== input.sha256)
+      return `the input ${input.path} is not the one of checkpoint ${path} (same size, but its SHA-256 differs; it was ${saved.input.path}); ${startOver}`;
   } else if (saved.input.mtimeMs !== input.mtimeMs) {
     return `the input ${input.path} was modified since checkpoint ${path} was written (modification time differs, and no content hash to compare); ${startOver}`;
   }

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { open, readFile, rename, type FileHandle } from 'node:fs/promises';
+import { open, rename, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { LoaderError } from '../shared/errors.js';
 import { keyForDisplay } from '../typing/key.js';
@@ -28,7 +28,11 @@ export class WriteRejectLog {
   #bytes: number;
   #chain: Promise<void> = Promise.resolve();
 
-  private constructor(readonly path: string, handle: FileHandle, bytes: number) {
+  private constructor(
+    readonly path: string,
+    handle: FileHandle,
+    bytes: number,
+  ) {
     this.#handle = handle;
     this.#bytes = bytes;
   }
@@ -54,7 +58,12 @@ export class WriteRejectLog {
    * the entries of batches `isDone`; the file is rewritten to hold only those, so a batch sent again
    * cannot be logged twice. Returns the kept entries by input line.
    */
-  static async resume(path: string, settledBytes: number, isDone: (batch: number) => boolean, checkpointPath: string): Promise<{ log: WriteRejectLog; entries: Map<number, WriteRejectEntry> }> {
+  static async resume(
+    path: string,
+    settledBytes: number,
+    isDone: (batch: number) => boolean,
+    checkpointPath: string,
+  ): Promise<{ log: WriteRejectLog; entries: Map<number, WriteRejectEntry> }> {
     let text = '';
     if (settledBytes > 0) {
       try {
@@ -67,7 +76,11 @@ export class WriteRejectLog {
           await handle.close();
         }
       } catch (error) {
-        throw new LoaderError('CHECKPOINT_INVALID', `the write-reject log ${path} of checkpoint ${checkpointPath} cannot be read (${(error as Error).message}): the rows DynamoDB refused before would be missing from the reject file; restore it, or delete ${checkpointPath} to start over`, { file: path, cause: error });
+        throw new LoaderError(
+          'CHECKPOINT_INVALID',
+          `the write-reject log ${path} of checkpoint ${checkpointPath} cannot be read (${(error as Error).message}): the rows DynamoDB refused before would be missing from the reject file; restore it, or delete ${checkpointPath} to start over`,
+          { file: path, cause: error },
+        );
       }
     }
     const entries = new Map<number, WriteRejectEntry>();
@@ -78,7 +91,11 @@ export class WriteRejectLog {
       if (line.length === 0) continue;
       const entry = parseEntry(line);
       if (!entry) {
-        throw new LoaderError('CHECKPOINT_INVALID', `the write-reject log ${path} of checkpoint ${checkpointPath} is damaged at line ${lineNumber}; delete ${checkpointPath} (and the log) to start over`, { file: path, line: lineNumber });
+        throw new LoaderError(
+          'CHECKPOINT_INVALID',
+          `the write-reject log ${path} of checkpoint ${checkpointPath} is damaged at line ${lineNumber}; delete ${checkpointPath} (and the log) to start over`,
+          { file: path, line: lineNumber },
+        );
       }
       if (!isDone(entry.batch) || entries.has(entry.line)) continue;
       entries.set(entry.line, entry);
@@ -150,7 +167,11 @@ async function syncFolder(path: string): Promise<void> {
 }
 
 function unwritable(path: string, error: unknown): LoaderError {
-  return new LoaderError('CHECKPOINT_UNWRITABLE', `cannot write the write-reject log ${path}: ${(error as Error).message}; pass --checkpoint with a writable folder`, { file: path, cause: error });
+  return new LoaderError(
+    'CHECKPOINT_UNWRITABLE',
+    `cannot write the write-reject log ${path}: ${(error as Error).message}; pass --checkpoint with a writable folder`,
+    { file: path, cause: error },
+  );
 }
 
 /** The log entries of a batch's rejected rows: location and reason only. */

@@ -33,7 +33,11 @@ interface Spelling {
 export async function readConfigFile(path: string): Promise<Record<string, unknown>> {
   const extension = extname(path).toLowerCase();
   if (extension === '.yaml' || extension === '.yml') {
-    throw new LoaderError('INVALID_OPTION', `--config ${path}: YAML config files are not supported (no YAML parser is installed); write the same keys as a JSON object in a .json file`, { file: path });
+    throw new LoaderError(
+      'INVALID_OPTION',
+      `--config ${path}: YAML config files are not supported (no YAML parser is installed); write the same keys as a JSON object in a .json file`,
+      { file: path },
+    );
   }
   let text: string;
   try {
@@ -50,10 +54,18 @@ export async function readConfigFile(path: string): Promise<Record<string, unkno
     const at = / at position (\d+)$/.exec(message);
     if (!at) throw new LoaderError('INVALID_OPTION', `cannot parse --config ${path} as JSON: ${message}`, { file: path, cause: error });
     const { line, column } = lineAndColumn(text, Number(at[1]));
-    throw new LoaderError('INVALID_OPTION', `cannot parse --config ${path} as JSON: ${message.slice(0, at.index)} at line ${line}, column ${column}`, { file: path, line, cause: error });
+    throw new LoaderError('INVALID_OPTION', `cannot parse --config ${path} as JSON: ${message.slice(0, at.index)} at line ${line}, column ${column}`, {
+      file: path,
+      line,
+      cause: error,
+    });
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new LoaderError('INVALID_OPTION', `--config ${path} must hold a JSON object of options, like {"table": "Orders", "wcu": 500}; got ${describe(parsed)}`, { file: path });
+    throw new LoaderError(
+      'INVALID_OPTION',
+      `--config ${path} must hold a JSON object of options, like {"table": "Orders", "wcu": 500}; got ${describe(parsed)}`,
+      { file: path },
+    );
   }
   return parsed as Record<string, unknown>;
 }
@@ -67,7 +79,8 @@ export async function readConfigFile(path: string): Promise<Record<string, unkno
  */
 export function applyConfig(command: Command, config: Record<string, unknown>, source: string): string | undefined {
   const spellings = spellingsOf(command);
-  const fail = (key: string, message: string, cause?: unknown) => new LoaderError('INVALID_OPTION', message, { file: source, field: key, ...(cause === undefined ? {} : { cause }) });
+  const fail = (key: string, message: string, cause?: unknown) =>
+    new LoaderError('INVALID_OPTION', message, { file: source, field: key, ...(cause === undefined ? {} : { cause }) });
 
   let input: string | undefined;
   const seen = new Map<Option, string>();
@@ -75,7 +88,8 @@ export function applyConfig(command: Command, config: Record<string, unknown>, s
   for (const [key, raw] of Object.entries(config)) {
     if (key === INPUT_KEY) {
       if (raw === null) continue;
-      if (typeof raw !== 'string' || raw === '') throw fail(key, `"${key}" in ${source} must be the input file as a string (or "-" for stdin); got ${describe(raw)}`);
+      if (typeof raw !== 'string' || raw === '')
+        throw fail(key, `"${key}" in ${source} must be the input file as a string (or "-" for stdin); got ${describe(raw)}`);
       input = raw;
       continue;
     }
@@ -83,7 +97,10 @@ export function applyConfig(command: Command, config: Record<string, unknown>, s
     const spelling = spellings.get(key);
     if (!spelling) {
       const closest = closestName(key, [...spellings.keys(), INPUT_KEY]);
-      throw fail(key, `unknown option "${key}" in ${source}; ${closest ? `did you mean "${closest}"?` : `see ddb-spread ${command.name()} --help for the options`}`);
+      throw fail(
+        key,
+        `unknown option "${key}" in ${source}; ${closest ? `did you mean "${closest}"?` : `see ddb-spread ${command.name()} --help for the options`}`,
+      );
     }
     const { option, negated } = spelling;
     const earlier = seen.get(option);
@@ -119,7 +136,10 @@ export function attachConfigOption(command: Command): Command {
   const fileRequired = fileArgument !== undefined && fileArgument.required && !fileArgument.variadic;
   if (fileRequired) fileArgument.argOptional();
 
-  command.option(`${CONFIG_FLAG} <file>`, `read options from a JSON file: the long option names as keys, "input" for the file, e.g. {"table": "Orders", "wcu": 500, "shard": ["hash:4"], "pacing": false}; flags given here win`);
+  command.option(
+    `${CONFIG_FLAG} <file>`,
+    `read options from a JSON file: the long option names as keys, "input" for the file, e.g. {"table": "Orders", "wcu": 500, "shard": ["hash:4"], "pacing": false}; flags given here win`,
+  );
   command.hook('preAction', async () => {
     const path = command.getOptionValue('config') as string | undefined;
     let input: string | undefined;
@@ -134,11 +154,14 @@ export function attachConfigOption(command: Command): Command {
     const orInConfig = (key: string) => (path === undefined ? '' : ` (on the command line or as "${key}" in ${path})`);
     for (const option of mandatory) {
       if (command.getOptionValue(option.attributeName()) === undefined) {
-        command.error(`error: required option '${option.flags}' not specified${orInConfig(option.attributeName())}`, { code: 'commander.missingMandatoryOptionValue' });
+        command.error(`error: required option '${option.flags}' not specified${orInConfig(option.attributeName())}`, {
+          code: 'commander.missingMandatoryOptionValue',
+        });
       }
     }
     if (fileRequired && command.processedArgs[0] === undefined) {
-      if (input === undefined) command.error(`error: missing required argument '${fileArgument.name()}'${orInConfig(INPUT_KEY)}`, { code: 'commander.missingArgument' });
+      if (input === undefined)
+        command.error(`error: missing required argument '${fileArgument.name()}'${orInConfig(INPUT_KEY)}`, { code: 'commander.missingArgument' });
       command.processedArgs[0] = fileArgument.parseArg ? fileArgument.parseArg(input, fileArgument.defaultValue) : input;
     }
   });

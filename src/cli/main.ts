@@ -118,10 +118,13 @@ export function buildProgram(
     .description('Bulk-load CSV and JSON Lines into Amazon DynamoDB without melting a partition.')
     .version(packageVersion(), '-V, --version')
     .showHelpAfterError('(add --help for usage and examples)')
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 Examples:
   $ ddb-spread load orders.csv --table Orders --types total:N,paid:BOOL
-  $ ddb-spread load --help     all options of load, with more examples and the exit codes`);
+  $ ddb-spread load --help     all options of load, with more examples and the exit codes`,
+    );
 
   const load = program
     .command('load')
@@ -154,26 +157,67 @@ function addLoadOptions(command: Command): Command {
     .option('--schema <file>', 'JSON file of attribute types, e.g. {"price":"N"}; --types wins over it')
     .option('--infer', 'infer N, BOOL, M and L from CSV cells, never losing digits ("007" stays a string)')
     .addOption(new Option('--empty <policy>', 'what an empty CSV cell becomes: omit the attribute, NULL, or ""').choices([...EMPTY_POLICIES]).default('omit'))
-    .option('--wcu <rate>', 'target write capacity units per second for the whole load, GSIs included: a number, auto (80% of the provisioned WCU, or of an on-demand table\'s warm throughput, growing as DynamoDB allows) or auto:P% (default: no target; throttles slow the load)', parseWcuOption)
+    .option(
+      '--wcu <rate>',
+      "target write capacity units per second for the whole load, GSIs included: a number, auto (80% of the provisioned WCU, or of an on-demand table's warm throughput, growing as DynamoDB allows) or auto:P% (default: no target; throttles slow the load)",
+      parseWcuOption,
+    )
     .option('--key-wcu <rate>', 'no partition key is written faster than this, in WCU/s (default 1000, the partition ceiling)', parseRateOption)
-    .option('--segment <i/N>', 'load only segment i of N (0-based) of the partition keys: one of N workers over the same file; each key stays on one worker', parseSegmentOption)
+    .option(
+      '--segment <i/N>',
+      'load only segment i of N (0-based) of the partition keys: one of N workers over the same file; each key stays on one worker',
+      parseSegmentOption,
+    )
     .option('--total-wcu <rate>', 'with --segment: the rate of all N workers together (each takes 1/N), instead of --wcu for this worker', parseRateOption)
     .option('--no-pacing', 'no rate control: no --wcu/--key-wcu pacing and no slowing on throttles, only backoff (as other loaders do; for comparison)')
-    .option('-c, --concurrency <n>', `BatchWriteItem calls in flight (default ${DEFAULT_CONCURRENCY}, measured by npm run bench)`, parseIntegerOption(1, 256), DEFAULT_CONCURRENCY)
+    .option(
+      '-c, --concurrency <n>',
+      `BatchWriteItem calls in flight (default ${DEFAULT_CONCURRENCY}, measured by npm run bench)`,
+      parseIntegerOption(1, 256),
+      DEFAULT_CONCURRENCY,
+    )
     .option('--max-attempts <n>', 'sends per item before it is rejected (backoff with full jitter between)', parseIntegerOption(1, 100), DEFAULT_MAX_ATTEMPTS)
-    .option('--request-timeout <ms>', 'timeout of one BatchWriteItem call; timed-out calls are retried', parseIntegerOption(100, 600_000), DEFAULT_REQUEST_TIMEOUT_MS)
-    .addOption(new Option('--order <mode>', 'write order: round-robin (one write per key in turn), spread (each key evenly over the whole load), window (round-robin within --window rows, streaming), input (as read) (default: round-robin, window for stdin)').choices([...ORDER_MODES]))
+    .option(
+      '--request-timeout <ms>',
+      'timeout of one BatchWriteItem call; timed-out calls are retried',
+      parseIntegerOption(100, 600_000),
+      DEFAULT_REQUEST_TIMEOUT_MS,
+    )
+    .addOption(
+      new Option(
+        '--order <mode>',
+        'write order: round-robin (one write per key in turn), spread (each key evenly over the whole load), window (round-robin within --window rows, streaming), input (as read) (default: round-robin, window for stdin)',
+      ).choices([...ORDER_MODES]),
+    )
     .option('--window <rows>', `rows held by --order window (default ${formatCount(DEFAULT_WINDOW_ROWS)})`, parseIntegerOption(2, 100_000_000))
-    .option('--memory <size>', 'memory the write order may hold, e.g. 512MB or 2GB; larger inputs are ordered through temporary files (default 128MB)', parseMemoryOption)
+    .option(
+      '--memory <size>',
+      'memory the write order may hold, e.g. 512MB or 2GB; larger inputs are ordered through temporary files (default 128MB)',
+      parseMemoryOption,
+    )
     .option('--temp-dir <dir>', 'folder for those temporary files, removed afterwards (default: the system temporary folder)')
-    .option('--shard <rule>', 'add a shard suffix to the partition key: random:N, hash:N[:attribute] (default attribute: the sort key), time:hour|day|month[:attribute]; repeat to combine, in order', parseShardOption)
+    .option(
+      '--shard <rule>',
+      'add a shard suffix to the partition key: random:N, hash:N[:attribute] (default attribute: the sort key), time:hour|day|month[:attribute]; repeat to combine, in order',
+      parseShardOption,
+    )
     .option('--shard-separator <text>', 'between the key and each suffix (default "#")')
     .option('--shard-keys <values>', 'shard only these partition key values (the hot keys), comma-separated (default: every key)', parseColumnsOption)
     .option('--shard-keys-file <file>', 'shard only the partition key values listed in this file, one per line')
     .option('--keep-original-key <attribute>', 'store the unsharded partition key value in this attribute (a GSI on it serves unified reads)')
-    .option('--shard-seed <n>', 'seed of random:N, for the same suffixes on a repeated load (default: random, recorded in the manifest)', parseIntegerOption(0, 0xffffffff))
-    .option('--shard-manifest <path>', 'where to write the shard manifest (default: <input>.shards.json next to the input, <input>.seg-i-of-N.shards.json with --segment)')
-    .option('--rejects <path>', 'reject file, one JSON line per rejected row, locked while the load runs (default: <input>.rejects.jsonl next to the input; .seg-i-of-N.rejects.jsonl with --segment, .dry-run.rejects.jsonl for a dry run)')
+    .option(
+      '--shard-seed <n>',
+      'seed of random:N, for the same suffixes on a repeated load (default: random, recorded in the manifest)',
+      parseIntegerOption(0, 0xffffffff),
+    )
+    .option(
+      '--shard-manifest <path>',
+      'where to write the shard manifest (default: <input>.shards.json next to the input, <input>.seg-i-of-N.shards.json with --segment)',
+    )
+    .option(
+      '--rejects <path>',
+      'reject file, one JSON line per rejected row, locked while the load runs (default: <input>.rejects.jsonl next to the input; .seg-i-of-N.rejects.jsonl with --segment, .dry-run.rejects.jsonl for a dry run)',
+    )
     .option('--max-rejects <n>', 'stop the load once this many rows are rejected (default: no limit)', parseIntegerOption(1, Number.MAX_SAFE_INTEGER))
     .option('--strict', 'stop at the first rejected row (same as --max-rejects 1)')
     .option('--json', 'print the summary as one JSON object on stdout')
@@ -182,19 +226,42 @@ function addLoadOptions(command: Command): Command {
     .option('--no-excerpts', 'do not show row contents in error messages on the terminal (the reject file keeps them)')
     .option('--verbose', 'show stack traces and retry lines')
     .option('--log-interval <seconds>', 'without a terminal: a progress line every this many seconds (default 10)', parseIntegerOption(1, 86_400), 10)
-    .addOption(new Option('--log-format <format>', 'messages on stderr as text, or as one JSON object per line (progress, warnings, rejects, rate, summary)').choices(['text', 'json']).default('text'))
-    .option('--checkpoint <path>', 'keep a durable record of progress here; after a crash, kill -9 or a stop, run the same command to resume (file inputs only)')
+    .addOption(
+      new Option('--log-format <format>', 'messages on stderr as text, or as one JSON object per line (progress, warnings, rejects, rate, summary)')
+        .choices(['text', 'json'])
+        .default('text'),
+    )
+    .option(
+      '--checkpoint <path>',
+      'keep a durable record of progress here; after a crash, kill -9 or a stop, run the same command to resume (file inputs only)',
+    )
     .option('--stop-timeout <seconds>', 'on SIGINT/SIGTERM, wait at most this long for the batches in flight (default 30)', parseIntegerOption(1, 3600), 30)
     .option('--report <path>', 'write the final summary as a JSON file (counters, rate, rejects by reason, input fingerprint, version, timings), atomically')
-    .option('--partition-key <name:type>', 'estimate offline: the table\'s partition key, e.g. customerId:S (no DescribeTable)', parseKeyOption('--partition-key'))
-    .option('--sort-key <name:type>', 'estimate offline: the table\'s sort key, e.g. orderId:S', parseKeyOption('--sort-key'))
+    .option(
+      '--partition-key <name:type>',
+      "estimate offline: the table's partition key, e.g. customerId:S (no DescribeTable)",
+      parseKeyOption('--partition-key'),
+    )
+    .option('--sort-key <name:type>', "estimate offline: the table's sort key, e.g. orderId:S", parseKeyOption('--sort-key'))
     .addOption(new Option('--billing <mode>', 'estimate offline: billing mode (default on-demand)').choices(['provisioned', 'on-demand']))
-    .option('--table-wcu <n>', 'estimate offline: provisioned WCU, or an on-demand table\'s warm write throughput', parseRateOption)
+    .option('--table-wcu <n>', "estimate offline: provisioned WCU, or an on-demand table's warm write throughput", parseRateOption)
     .option('--table-rcu <n>', 'estimate offline: provisioned RCU (they count in the partition formula)', parseIntegerOption(0, 40_000_000))
     .option('--gsi <spec>', 'estimate offline: a GSI as name:pk:TYPE[:sk:TYPE][:ALL|KEYS_ONLY|INCLUDE=a+b] (repeatable)', parseGsiOption)
-    .option('--item-count <n>', 'estimate offline: items already in the table (0: a new table, for the Import from S3 note)', parseIntegerOption(0, Number.MAX_SAFE_INTEGER))
-    .option('--price-write-request <usd>', `estimate: on-demand price per million write request units (default ${DEFAULT_PRICES.onDemandPerMillionWrites}, ${DEFAULT_PRICES.region}, ${DEFAULT_PRICES.date})`, parsePriceOption)
-    .option('--price-wcu-hour <usd>', `estimate: provisioned price per WCU-hour (default ${DEFAULT_PRICES.provisionedPerWcuHour}, ${DEFAULT_PRICES.region}, ${DEFAULT_PRICES.date})`, parsePriceOption);
+    .option(
+      '--item-count <n>',
+      'estimate offline: items already in the table (0: a new table, for the Import from S3 note)',
+      parseIntegerOption(0, Number.MAX_SAFE_INTEGER),
+    )
+    .option(
+      '--price-write-request <usd>',
+      `estimate: on-demand price per million write request units (default ${DEFAULT_PRICES.onDemandPerMillionWrites}, ${DEFAULT_PRICES.region}, ${DEFAULT_PRICES.date})`,
+      parsePriceOption,
+    )
+    .option(
+      '--price-wcu-hour <usd>',
+      `estimate: provisioned price per WCU-hour (default ${DEFAULT_PRICES.provisionedPerWcuHour}, ${DEFAULT_PRICES.region}, ${DEFAULT_PRICES.date})`,
+      parsePriceOption,
+    );
 }
 
 /** Runs the CLI; returns the exit code instead of calling process.exit, so it can be tested in-process. */
@@ -206,7 +273,11 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
   const run = async (input: string, flags: LoadFlags, command: 'load' | 'estimate') => {
     exitCode = await runCommand(io, input, flags, command);
   };
-  const program = buildProgram((input, flags) => run(input, flags, 'load'), io, (input, flags) => run(input, flags, 'estimate'));
+  const program = buildProgram(
+    (input, flags) => run(input, flags, 'load'),
+    io,
+    (input, flags) => run(input, flags, 'estimate'),
+  );
   try {
     await program.parseAsync(argv);
   } catch (error) {
@@ -231,12 +302,16 @@ async function runCommand(io: CliIo, input: string, flags: LoadFlags, command: '
       // The stop is news: the progress display ends here, and what it held is printed.
       bar?.stop();
       terminal.release();
-      terminal.say(`\nddb-spread: ${name} received; finishing the batches in flight (press Ctrl-C again to quit at once${flags.checkpoint ? '; the checkpoint stays consistent' : ''})\n`);
+      terminal.say(
+        `\nddb-spread: ${name} received; finishing the batches in flight (press Ctrl-C again to quit at once${flags.checkpoint ? '; the checkpoint stays consistent' : ''})\n`,
+      );
       controller.abort(new Error(name));
     },
     (name, code) => quitAfterStopTimeout(terminal, input, flags, estimating ? undefined : renderer.snapshot(), startedAt, name, code),
   );
-  if (!flags.quiet) for (const notice of startupNotices(process.env, process.versions.node, flags.maxAttempts)) terminal.note(`ddb-spread: ${notice}\n`, { type: 'warning', message: notice });
+  if (!flags.quiet)
+    for (const notice of startupNotices(process.env, process.versions.node, flags.maxAttempts))
+      terminal.note(`ddb-spread: ${notice}\n`, { type: 'warning', message: notice });
   const deps = { signal: controller.signal, onEvent: renderer.onEvent, stdin: io.stdin as never, files: callerFiles(flags, estimating) };
   try {
     if (estimating) {
@@ -267,10 +342,23 @@ async function runCommand(io: CliIo, input: string, flags: LoadFlags, command: '
  * this moment (the batches in flight are neither written nor rejected, so they count as not written,
  * issue 11.16), then the process exits with the signal's code.
  */
-function quitAfterStopTimeout(terminal: Terminal, input: string, flags: LoadFlags, current: LoadResult | undefined, startedAt: Date, name: StopSignal, exitCode: number): void {
-  terminal.say(`ddb-spread: batches still in flight after ${flags.stopTimeout} s (--stop-timeout); quitting${flags.checkpoint ? `; resume with the same command (checkpoint ${flags.checkpoint})` : ''}\n`);
+function quitAfterStopTimeout(
+  terminal: Terminal,
+  input: string,
+  flags: LoadFlags,
+  current: LoadResult | undefined,
+  startedAt: Date,
+  name: StopSignal,
+  exitCode: number,
+): void {
+  terminal.say(
+    `ddb-spread: batches still in flight after ${flags.stopTimeout} s (--stop-timeout); quitting${flags.checkpoint ? `; resume with the same command (checkpoint ${flags.checkpoint})` : ''}\n`,
+  );
   if (current) {
-    const failure = { code: 'ABORTED', message: `stopped on ${name}; batches still in flight after ${flags.stopTimeout} s (--stop-timeout) are counted as not written` };
+    const failure = {
+      code: 'ABORTED',
+      message: `stopped on ${name}; batches still in flight after ${flags.stopTimeout} s (--stop-timeout) are counted as not written`,
+    };
     terminal.summary(current, { json: flags.json === true, excerpts: flags.excerpts, failure });
     if (flags.report) {
       void writeReport(flags.report, input, current, startedAt, failure, flags.excerpts)
@@ -283,7 +371,16 @@ function quitAfterStopTimeout(terminal: Terminal, input: string, flags: LoadFlag
 }
 
 /** A load or estimate that threw: its summary (when counters meant something), the error, and the exit code. */
-async function reportFailure(terminal: Terminal, io: CliIo, input: string, flags: LoadFlags, estimating: boolean, startedAt: Date, error: unknown, signalExit: number | undefined): Promise<number> {
+async function reportFailure(
+  terminal: Terminal,
+  io: CliIo,
+  input: string,
+  flags: LoadFlags,
+  estimating: boolean,
+  startedAt: Date,
+  error: unknown,
+  signalExit: number | undefined,
+): Promise<number> {
   const loaderError = error instanceof LoaderError ? error : undefined;
   const json = flags.json === true;
   if (loaderError?.code === 'CHECKPOINT_COMPLETE' && loaderError.result) {
@@ -295,7 +392,10 @@ async function reportFailure(terminal: Terminal, io: CliIo, input: string, flags
   }
   if (loaderError?.result) {
     const failure = { code: loaderError.code, message: loaderError.message };
-    if (flags.report && !estimating) await writeReport(flags.report, input, loaderError.result, startedAt, failure, flags.excerpts).catch((e: Error) => terminal.say(`ddb-spread: error: ${e.message}\n`));
+    if (flags.report && !estimating)
+      await writeReport(flags.report, input, loaderError.result, startedAt, failure, flags.excerpts).catch((e: Error) =>
+        terminal.say(`ddb-spread: error: ${e.message}\n`),
+      );
     terminal.summary(loaderError.result, { json, excerpts: flags.excerpts, failure });
   } else if (json) {
     // Refused before any counter meant anything (a locked or mismatched checkpoint, a bad option): a
@@ -317,6 +417,8 @@ async function reportFailure(terminal: Terminal, io: CliIo, input: string, flags
 
 /** The files the CLI reads besides the input, and the report it writes: load() checks them with its own outputs (issue 11.1). */
 function callerFiles(flags: LoadFlags, estimating: boolean): CallerFiles {
-  const reads = (['schema', 'shardKeysFile', 'config'] as const).flatMap((name) => (flags[name] ? [{ option: `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`, path: flags[name] }] : []));
+  const reads = (['schema', 'shardKeysFile', 'config'] as const).flatMap((name) =>
+    flags[name] ? [{ option: `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`, path: flags[name] }] : [],
+  );
   return { reads, writes: flags.report && !estimating ? [{ option: '--report', path: flags.report, code: 'REPORT_UNWRITABLE' as const }] : [] };
 }

@@ -2,7 +2,16 @@ import { InvalidArgumentError } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { LoaderError } from '../shared/errors.js';
 import { mergeOwn, ownRecord } from '../shared/ownRecord.js';
-import { DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS, MIN_MEMORY_BYTES, parseByteSize, parseTypeList, type InputFormat, type LoadOptions } from '../load/options.js';
+import {
+  DEFAULT_CONCURRENCY,
+  DEFAULT_MAX_ATTEMPTS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  MIN_MEMORY_BYTES,
+  parseByteSize,
+  parseTypeList,
+  type InputFormat,
+  type LoadOptions,
+} from '../load/options.js';
 import type { OrderMode } from '../ordering/order.js';
 import { parseShardRule, type ShardRule } from '../sharding/shard.js';
 import { parseWcuSpec, type WcuSpec } from '../pacing/rateChoice.js';
@@ -127,7 +136,8 @@ export function parseWcuOption(value: string): WcuSpec {
 /** commander argParser for a positive rate in write units per second (--key-wcu). */
 export function parseRateOption(value: string): number {
   const n = Number(value);
-  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !(n >= 1) || !Number.isFinite(n)) throw new InvalidArgumentError(`expected write units per second, a number from 1 up, got "${value}".`);
+  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !(n >= 1) || !Number.isFinite(n))
+    throw new InvalidArgumentError(`expected write units per second, a number from 1 up, got "${value}".`);
   return n;
 }
 
@@ -182,8 +192,13 @@ export async function toEstimateOptions(input: string, flags: LoadFlags): Promis
     });
   } else {
     const stray = (['sortKey', 'billing', 'tableWcu', 'tableRcu', 'gsi', 'itemCount'] as const).find((name) => flags[name] !== undefined);
-    if (stray) throw new LoaderError('INVALID_OPTION', `${kebab(stray)} describes the table offline and needs --partition-key too (without them the table is read with DescribeTable)`);
-    if (flags.table === undefined) throw new LoaderError('INVALID_OPTION', 'estimate needs --table (read with DescribeTable) or --partition-key name:TYPE to describe the table offline');
+    if (stray)
+      throw new LoaderError(
+        'INVALID_OPTION',
+        `${kebab(stray)} describes the table offline and needs --partition-key too (without them the table is read with DescribeTable)`,
+      );
+    if (flags.table === undefined)
+      throw new LoaderError('INVALID_OPTION', 'estimate needs --table (read with DescribeTable) or --partition-key name:TYPE to describe the table offline');
   }
   if (flags.priceWriteRequest !== undefined || flags.priceWcuHour !== undefined) {
     options.prices = {
@@ -240,7 +255,10 @@ export async function readSchemaFile(path: string): Promise<Record<string, Colum
   for (const [name, type] of Object.entries(parsed)) {
     const upper = typeof type === 'string' ? type.toUpperCase() : '';
     if (!(COLUMN_TYPES as readonly string[]).includes(upper)) {
-      throw new LoaderError('INVALID_OPTION', `--schema ${path}: "${name}" has type ${JSON.stringify(type)}; use one of ${COLUMN_TYPES.join(', ')}`, { file: path, field: name });
+      throw new LoaderError('INVALID_OPTION', `--schema ${path}: "${name}" has type ${JSON.stringify(type)}; use one of ${COLUMN_TYPES.join(', ')}`, {
+        file: path,
+        field: name,
+      });
     }
     types[name] = upper as ColumnType;
   }
@@ -251,7 +269,8 @@ export async function readSchemaFile(path: string): Promise<Record<string, Colum
 export async function toLoadOptions(input: string, flags: LoadFlags, estimating = false): Promise<LoadOptions> {
   if (!estimating && !flags.dryRun) {
     const offline = OFFLINE_FLAGS.find((name) => flags[name] !== undefined);
-    if (offline) throw new LoaderError('INVALID_OPTION', `${kebab(offline)} is for ddb-spread estimate (or load --dry-run); a load reads the table with DescribeTable`);
+    if (offline)
+      throw new LoaderError('INVALID_OPTION', `${kebab(offline)} is for ddb-spread estimate (or load --dry-run); a load reads the table with DescribeTable`);
   }
   const schemaTypes = flags.schema ? await readSchemaFile(flags.schema) : {};
   const options: LoadOptions = {

@@ -21,7 +21,12 @@ type Flags = Pick<LoadFlags, 'quiet' | 'logInterval' | 'excerpts' | 'verbose'>;
  * Turns load events into what the terminal shows: the progress bar (when drawn), periodic progress log
  * lines otherwise, and notes (resumed, warnings, ordering, rejected rows, the rate and its changes).
  */
-export function createEventRenderer(terminal: Terminal, flags: Flags, estimating: boolean, bar: { onEvent(event: LoadEvent): void } | undefined): EventRenderer {
+export function createEventRenderer(
+  terminal: Terminal,
+  flags: Flags,
+  estimating: boolean,
+  bar: { onEvent(event: LoadEvent): void } | undefined,
+): EventRenderer {
   let lastLog = performance.now();
   let shownRejects = 0;
   let snapshot: (() => LoadResult) | undefined;
@@ -31,21 +36,52 @@ export function createEventRenderer(terminal: Terminal, flags: Flags, estimating
     bar?.onEvent(event);
     if (bar && event.type === 'started') terminal.hold();
     if (flags.quiet) return;
-    if (event.type === 'resumed') note(`ddb-spread: resuming from checkpoint ${event.checkpoint}: ${formatCount(event.batchesDone)} batches (${formatCount(event.written)} rows) were written before; reading the input again to continue after them\n`, { type: 'resumed', checkpoint: event.checkpoint, batchesDone: event.batchesDone, written: event.written });
+    if (event.type === 'resumed')
+      note(
+        `ddb-spread: resuming from checkpoint ${event.checkpoint}: ${formatCount(event.batchesDone)} batches (${formatCount(event.written)} rows) were written before; reading the input again to continue after them\n`,
+        { type: 'resumed', checkpoint: event.checkpoint, batchesDone: event.batchesDone, written: event.written },
+      );
     if (event.type === 'warning') note(`ddb-spread: warning: ${event.message}\n`, { type: 'warning', message: event.message });
     if (event.type === 'progress' && !bar && !estimating && performance.now() - lastLog >= flags.logInterval * 1000) {
       lastLog = performance.now();
-      terminal.say(formatProgressLine(progressFields(event.counters, event.totalBytes, event.elapsedMs, event.rate), terminal.jsonLog ? 'json' : 'text', new Date().toISOString()));
+      terminal.say(
+        formatProgressLine(
+          progressFields(event.counters, event.totalBytes, event.elapsedMs, event.rate),
+          terminal.jsonLog ? 'json' : 'text',
+          new Date().toISOString(),
+        ),
+      );
     }
-    if (event.type === 'ordering' && !bar && !estimating) note(`ddb-spread: read ${formatCount(event.rows)} rows; writing them in ${event.mode} order${event.spilled ? ' (ordered through temporary files)' : ''}\n`, { type: 'ordering', rows: event.rows, mode: event.mode, spilled: event.spilled });
+    if (event.type === 'ordering' && !bar && !estimating)
+      note(
+        `ddb-spread: read ${formatCount(event.rows)} rows; writing them in ${event.mode} order${event.spilled ? ' (ordered through temporary files)' : ''}\n`,
+        { type: 'ordering', rows: event.rows, mode: event.mode, spilled: event.spilled },
+      );
     if (event.type === 'rowRejected' && shownRejects < SHOWN_REJECTS) {
       shownRejects++;
       showRejected(terminal, event.row, flags.excerpts);
-      if (shownRejects === SHOWN_REJECTS) note('ddb-spread: further rejected rows go to the reject file only\n', { type: 'message', message: 'further rejected rows go to the reject file only' });
+      if (shownRejects === SHOWN_REJECTS)
+        note('ddb-spread: further rejected rows go to the reject file only\n', {
+          type: 'message',
+          message: 'further rejected rows go to the reject file only',
+        });
     }
-    if (event.type === 'rateChosen' && !estimating) note(`ddb-spread: rate: ${event.reason}${event.keyWcu === undefined ? '' : `; no partition key above ${formatRate(event.keyWcu)} WCU/s`}\n`, { type: 'rate', reason: event.reason, targetWcu: event.targetWcu, keyWcu: event.keyWcu });
-    if (event.type === 'rateChanged' && !bar && (event.change.scope === 'table' || flags.verbose)) note(`ddb-spread: ${describeRateChange(event.change)}\n`, { type: 'rateChanged', scope: event.change.scope, toWcu: Math.round(event.change.toWcu), ...('reason' in event.change ? { reason: event.change.reason } : {}) });
-    if (event.type === 'retrying' && flags.verbose) terminal.say(`ddb-spread: retrying ${event.items} items (${event.reason}), attempt ${event.attempt + 1} in ${event.delayMs} ms\n`);
+    if (event.type === 'rateChosen' && !estimating)
+      note(`ddb-spread: rate: ${event.reason}${event.keyWcu === undefined ? '' : `; no partition key above ${formatRate(event.keyWcu)} WCU/s`}\n`, {
+        type: 'rate',
+        reason: event.reason,
+        targetWcu: event.targetWcu,
+        keyWcu: event.keyWcu,
+      });
+    if (event.type === 'rateChanged' && !bar && (event.change.scope === 'table' || flags.verbose))
+      note(`ddb-spread: ${describeRateChange(event.change)}\n`, {
+        type: 'rateChanged',
+        scope: event.change.scope,
+        toWcu: Math.round(event.change.toWcu),
+        ...('reason' in event.change ? { reason: event.change.reason } : {}),
+      });
+    if (event.type === 'retrying' && flags.verbose)
+      terminal.say(`ddb-spread: retrying ${event.items} items (${event.reason}), attempt ${event.attempt + 1} in ${event.delayMs} ms\n`);
   };
   return { onEvent, snapshot: () => snapshot?.() };
 }
@@ -53,7 +89,15 @@ export function createEventRenderer(terminal: Terminal, flags: Flags, estimating
 function showRejected(terminal: Terminal, row: Extract<LoadEvent, { type: 'rowRejected' }>['row'], excerpts: boolean): void {
   const { origin, code, message, field } = row;
   // Messages quote cell values, so without excerpts only the location and the reason code are shown.
-  if (terminal.jsonLog) terminal.note('', { type: 'rejected', file: origin.file, line: origin.line, code, ...(field === undefined ? {} : { field }), ...(excerpts ? { message } : {}) });
+  if (terminal.jsonLog)
+    terminal.note('', {
+      type: 'rejected',
+      file: origin.file,
+      line: origin.line,
+      code,
+      ...(field === undefined ? {} : { field }),
+      ...(excerpts ? { message } : {}),
+    });
   else if (excerpts) terminal.say(`${origin.file}:${origin.line}: ${code}: ${message}\n    ${rowExcerpt(origin.raw)}\n`);
   else terminal.say(`${origin.file}:${origin.line}: ${code}${field === undefined ? '' : ` (field "${field}")`}\n`);
 }
@@ -61,7 +105,8 @@ function showRejected(terminal: Terminal, row: Extract<LoadEvent, { type: 'rowRe
 function describeRateChange(change: RateChange): string {
   const to = formatCount(change.toWcu);
   if (change.scope === 'key') return `throttled on one partition key; that key slowed to ${to} WCU/s`;
-  if (change.kind === 'restored') return `errors independent of the rate: rate kept at ${to} WCU/s (throttled ${formatPercent(change.lowShare)} at the lower rate, ${formatPercent(change.highShare)} at this one; retried)`;
+  if (change.kind === 'restored')
+    return `errors independent of the rate: rate kept at ${to} WCU/s (throttled ${formatPercent(change.lowShare)} at the lower rate, ${formatPercent(change.highShare)} at this one; retried)`;
   const from = change.fromWcu === undefined ? '' : `from ${formatCount(change.fromWcu)} `;
   if (change.reason === 'probe') return `throttled; rate cut ${from}to ${to} WCU/s to test whether the throttles follow the rate`;
   return `throttles rose with the rate: capacity; rate cut ${from}to ${to} WCU/s (it grows back after 2 s without throttles)`;

@@ -15,7 +15,11 @@ export interface StopSignals {
  * quits at once. The checkpoint is saved atomically, so quitting either way leaves it consistent (the
  * batches still in flight are sent again on resume).
  */
-export function handleStopSignals(stopTimeoutS: number, onStop: (name: StopSignal) => void, onTimeout: (name: StopSignal, exitCode: number) => void): StopSignals {
+export function handleStopSignals(
+  stopTimeoutS: number,
+  onStop: (name: StopSignal) => void,
+  onTimeout: (name: StopSignal, exitCode: number) => void,
+): StopSignals {
   let exitCode: number | undefined;
   let stopTimer: NodeJS.Timeout | undefined;
   const handler = (name: StopSignal) => () => {

@@ -60,7 +60,12 @@ export class Terminal {
   summary(result: LoadResult, options: { json: boolean; excerpts: boolean; failure?: Failure; alreadyComplete?: true }): void {
     const { json, excerpts, failure, alreadyComplete } = options;
     const extra = alreadyComplete ? { alreadyComplete } : {};
-    if (json) this.#io.stdout.write(alreadyComplete ? `${JSON.stringify({ ...(JSON.parse(summaryJson(result, failure, excerpts)) as object), ...extra })}\n` : summaryJson(result, failure, excerpts));
+    if (json)
+      this.#io.stdout.write(
+        alreadyComplete
+          ? `${JSON.stringify({ ...(JSON.parse(summaryJson(result, failure, excerpts)) as object), ...extra })}\n`
+          : summaryJson(result, failure, excerpts),
+      );
     else if (this.#jsonLog) this.note('', { type: 'summary', ...(JSON.parse(summaryJson(result, failure, excerpts)) as object), ...extra });
     else this.say(formatSummary(result, failure?.message, excerpts));
   }

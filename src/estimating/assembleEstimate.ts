@@ -51,7 +51,13 @@ export function assembleEstimate(parts: EstimateParts): EstimateResult {
       hottestWritten: hotKeys(totals.hottestWritten),
       sharded: load.sharded,
     },
-    rate: { targetWcu: Number.isFinite(rate.targetWcu) ? rate.targetWcu : undefined, assumedWcu, reason: rate.reason, keyWcu: load.keyWcu, throttleFreeWcu: throttleFreeRate(totals.planned, simulatedRate) },
+    rate: {
+      targetWcu: Number.isFinite(rate.targetWcu) ? rate.targetWcu : undefined,
+      assumedWcu,
+      reason: rate.reason,
+      keyWcu: load.keyWcu,
+      throttleFreeWcu: throttleFreeRate(totals.planned, simulatedRate),
+    },
     time: {
       idealSeconds: assumedWcu > 0 ? totalWcu / assumedWcu : 0,
       estimatedSeconds,
@@ -113,7 +119,13 @@ function tableOf(info: TableInfo, source: EstimateTable['source'], capacity: Cap
 }
 
 function hotKeys(heavy: HeavyHitters): HotKey[] {
-  return heavy.top(TOP_KEYS).map((k) => ({ key: k.key, rows: k.count, rowShare: heavy.rows > 0 ? k.count / heavy.rows : 0, units: k.weight, unitShare: heavy.total > 0 ? k.weight / heavy.total : 0 }));
+  return heavy.top(TOP_KEYS).map((k) => ({
+    key: k.key,
+    rows: k.count,
+    rowShare: heavy.rows > 0 ? k.count / heavy.rows : 0,
+    units: k.weight,
+    unitShare: heavy.total > 0 ? k.weight / heavy.total : 0,
+  }));
 }
 
 /** Keys among the hottest that need longer at --key-wcu than the whole load, with the flags that shard them enough. */
@@ -128,7 +140,9 @@ function adviseShards(heavy: HeavyHitters, totalWcu: number, assumedWcu: number,
       requiredWcu: b.requiredWcu,
       minShards: b.minShards,
       recommendedShards: b.recommendedShards,
-      flags: sharded ? `shard this key ${b.recommendedShards} more ways: raise N in --shard, or add --shard hash:${b.recommendedShards}` : `--shard hash:${b.recommendedShards} --shard-keys ${k.key}`,
+      flags: sharded
+        ? `shard this key ${b.recommendedShards} more ways: raise N in --shard, or add --shard hash:${b.recommendedShards}`
+        : `--shard hash:${b.recommendedShards} --shard-keys ${k.key}`,
     });
   }
   return advice;

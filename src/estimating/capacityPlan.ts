@@ -78,7 +78,9 @@ function newTablePlan({ rcu, sizeBytes, totalWcu, loadWcu }: TableShape, usualWc
     `Creating the table at ${formatCount(loadWcu)} WCU for this load (${formatDuration(totalWcu / loadWcu)}) gives it ${partitions(partitionsAfterRaise)}, which are never merged: ${afterLoad}`,
   ];
   if (partitionsAfterRaise > partitionsUsual) {
-    advice.push(`Created at ${formatCount(noSplitWcu)} WCU, the most ${partitions(partitionsUsual)} ${hold(partitionsUsual)}, the load takes ${formatDuration(noSplitSeconds)} and the table keeps ${partitions(partitionsUsual)}.`);
+    advice.push(
+      `Created at ${formatCount(noSplitWcu)} WCU, the most ${partitions(partitionsUsual)} ${hold(partitionsUsual)}, the load takes ${formatDuration(noSplitSeconds)} and the table keeps ${partitions(partitionsUsual)}.`,
+    );
   }
   return { loadWcu, partitionsAfterRaise, perPartitionWcuAfterLoad, noSplitWcu, noSplitSeconds, advice };
 }
@@ -93,9 +95,13 @@ function raisePlan({ rcu, sizeBytes, totalWcu, loadWcu }: TableShape, currentWcu
   const duration = formatDuration(totalWcu / loadWcu);
   const advice: string[] = [];
   if (currentWcu >= loadWcu) {
-    advice.push(`The table's ${formatCount(currentWcu)} provisioned WCU cover the load's ${formatCount(loadWcu)} WCU/s (${duration}): no change of capacity, no new partition.`);
+    advice.push(
+      `The table's ${formatCount(currentWcu)} provisioned WCU cover the load's ${formatCount(loadWcu)} WCU/s (${duration}): no change of capacity, no new partition.`,
+    );
   } else if (partitionsAfterRaise === partitionsNow) {
-    advice.push(`Raising the table from ${formatCount(currentWcu)} to ${formatCount(loadWcu)} WCU for this load (${duration}) adds no partition: its ${partitions(partitionsNow)} ${hold(partitionsNow)} up to ${formatCount(noSplitWcu)} WCU.`);
+    advice.push(
+      `Raising the table from ${formatCount(currentWcu)} to ${formatCount(loadWcu)} WCU for this load (${duration}) adds no partition: its ${partitions(partitionsNow)} ${hold(partitionsNow)} up to ${formatCount(noSplitWcu)} WCU.`,
+    );
   } else {
     advice.push(
       `Raising the table from ${formatCount(currentWcu)} to ${formatCount(loadWcu)} WCU for this load (${duration}) splits it from ${partitions(partitionsNow)} into ${partitionsAfterRaise} ` +

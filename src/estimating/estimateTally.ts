@@ -78,7 +78,14 @@ export class EstimateTally {
     // The order only needs keys and costs: a slim copy keeps --memory (and temporary files) small. Its
     // size is 0 so the order's memory accounting sees what it holds; sizes were counted above, and the
     // batcher's 16 MB limit cannot bind on 25 items of at most 400 KB.
-    const slim: PlannedWrite = { origin: { file: w.origin.file, line: w.origin.line, raw: '' }, item: {}, keyId: w.keyId, partitionId: w.partitionId, size: 0, wcu: cost.total };
+    const slim: PlannedWrite = {
+      origin: { file: w.origin.file, line: w.origin.line, raw: '' },
+      item: {},
+      keyId: w.keyId,
+      partitionId: w.partitionId,
+      size: 0,
+      wcu: cost.total,
+    };
     if (w.unshardedKey !== undefined) slim.unshardedKey = w.unshardedKey;
     return slim;
   }

@@ -69,7 +69,10 @@ export class HeavyHitters {
 
   /** The heaviest `n` keys, heaviest first. */
   top(n: number): HeavyHitter[] {
-    return [...this.#entries.values()].sort((a, b) => b.weight - a.weight || (a.key < b.key ? -1 : 1)).slice(0, n).map((e) => ({ ...e }));
+    return [...this.#entries.values()]
+      .sort((a, b) => b.weight - a.weight || (a.key < b.key ? -1 : 1))
+      .slice(0, n)
+      .map((e) => ({ ...e }));
   }
 
   #floor = 0;
@@ -81,7 +84,6 @@ export class HeavyHitters {
     this.#floor = Math.max(this.#floor, sorted[Math.min(drop, sorted.length) - 1]!.weight);
   }
 }
-
 
 /** The sketch of write units per partition key that load and estimate both keep. */
 export function createHotKeySketch(): HeavyHitters {

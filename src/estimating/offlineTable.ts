@@ -24,7 +24,10 @@ const TYPES = ['S', 'N', 'B'] as const;
 export function parseKeyAttribute(text: string, flag: string): KeyAttribute {
   const at = text.lastIndexOf(':');
   const name = text.slice(0, at).trim();
-  const type = text.slice(at + 1).trim().toUpperCase();
+  const type = text
+    .slice(at + 1)
+    .trim()
+    .toUpperCase();
   if (at <= 0 || name === '' || !(TYPES as readonly string[]).includes(type)) {
     throw new LoaderError('INVALID_OPTION', `${flag} takes <attribute>:<type> with type S, N or B (e.g. customerId:S), got "${text}"`);
   }
@@ -38,7 +41,10 @@ export function parseKeyAttribute(text: string, flag: string): KeyAttribute {
 export function parseGsi(text: string): IndexInfo {
   const parts = text.split(':');
   const fail = () =>
-    new LoaderError('INVALID_OPTION', `--gsi takes name:pk:TYPE[:sk:TYPE][:ALL|KEYS_ONLY|INCLUDE=a+b] (e.g. byStatus:status:S:createdAt:N:KEYS_ONLY), got "${text}"`);
+    new LoaderError(
+      'INVALID_OPTION',
+      `--gsi takes name:pk:TYPE[:sk:TYPE][:ALL|KEYS_ONLY|INCLUDE=a+b] (e.g. byStatus:status:S:createdAt:N:KEYS_ONLY), got "${text}"`,
+    );
   const [name, pk, pkType, ...rest] = parts;
   if (!name || !pk || !pkType) throw fail();
   const index: IndexInfo = { name, partitionKey: parseKeyAttribute(`${pk}:${pkType}`, '--gsi'), projection: 'ALL', nonKeyAttributes: [] };
@@ -52,7 +58,10 @@ export function parseGsi(text: string): IndexInfo {
     const include = /^INCLUDE=(.+)$/i.exec(projection);
     if (include) {
       index.projection = 'INCLUDE';
-      index.nonKeyAttributes = include[1]!.split('+').map((a) => a.trim()).filter(Boolean);
+      index.nonKeyAttributes = include[1]!
+        .split('+')
+        .map((a) => a.trim())
+        .filter(Boolean);
       if (index.nonKeyAttributes.length === 0) throw fail();
     } else if (/^(ALL|KEYS_ONLY)$/i.test(projection)) {
       index.projection = projection.toUpperCase() as ProjectionType;

@@ -195,8 +195,7 @@ export class PartitionModel {
     this.tableWcu = options.tableWcu;
     this.partitionMaxWcu = maxWcu;
     this.partitions =
-      options.partitions ??
-      partitionCount({ wcu: options.tableWcu, rcu: options.tableRcu ?? 0, sizeBytes: options.sizeBytes ?? 0, partitionMaxWcu: maxWcu });
+      options.partitions ?? partitionCount({ wcu: options.tableWcu, rcu: options.tableRcu ?? 0, sizeBytes: options.sizeBytes ?? 0, partitionMaxWcu: maxWcu });
     this.partitionWcu = options.adaptiveCapacity ? maxWcu : Math.min(options.tableWcu / this.partitions, maxWcu);
 
     const heldSeconds = Math.max(1, burstSeconds);

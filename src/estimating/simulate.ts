@@ -145,7 +145,14 @@ export class LoadSimulator {
         const all = refused.length === event.call.writes.length;
         // What DynamoDB would say: a call refused whole carries a ThrottlingReason; a partial refusal does not.
         const reasons = all ? [tableScope ? 'TableWriteProvisionedThroughputExceeded' : 'TableWriteKeyRangeThroughputExceeded'] : [];
-        const throttle = refused.length > 0 ? classifyThrottle(event.call.writes.map((w) => w.key), refused.map((w) => w.key), reasons) : undefined;
+        const throttle =
+          refused.length > 0
+            ? classifyThrottle(
+                event.call.writes.map((w) => w.key),
+                refused.map((w) => w.key),
+                reasons,
+              )
+            : undefined;
         this.#controller.record(now, { plannedUnits: stored, ...(throttle ? { throttle, throttledUnits: refusedUnits } : {}) });
       }
       this.#push({ time: now + this.#latency, seq: this.#seq++, kind: 'done', call: event.call, refused });
@@ -210,7 +217,10 @@ function earlier(a: Event, b: Event): boolean {
  * Heat of each partition over time: accepted plus refused write units per bucket, as a share of what the
  * partition sustains in that time (1 = full). At most `maxBuckets` buckets of whole seconds.
  */
-export function heatOf(outcome: Pick<SimulationOutcome, 'perSecond' | 'partitionWcu' | 'partitions'>, maxBuckets = 60): { bucketSeconds: number; partitions: number[][] } {
+export function heatOf(
+  outcome: Pick<SimulationOutcome, 'perSecond' | 'partitionWcu' | 'partitions'>,
+  maxBuckets = 60,
+): { bucketSeconds: number; partitions: number[][] } {
   const seconds = outcome.perSecond.length;
   const bucketSeconds = Math.max(1, Math.ceil(seconds / maxBuckets));
   const buckets = Math.ceil(seconds / bucketSeconds);

@@ -58,7 +58,8 @@ export class Dispatcher {
     if (index < this.#o.resumeFrom || checkpoint?.progress.isDone(index)) return this.#skipDone(batch);
     const limit = this.#limit;
     // Gate the reader on p-limit's own counts, so a later change of limit.concurrency takes effect here.
-    while (limit.activeCount + limit.pendingCount >= (limit.concurrency = inFlight.limit(now()))) await Promise.race([...this.#running, delay(inFlight.recheckMs())]);
+    while (limit.activeCount + limit.pendingCount >= (limit.concurrency = inFlight.limit(now())))
+      await Promise.race([...this.#running, delay(inFlight.recheckMs())]);
     const waitFor = new Set<Promise<void>>();
     for (const w of batch.writes) {
       const earlier = this.#unsettledKeys.get(w.keyId);
@@ -117,7 +118,18 @@ export class Dispatcher {
     // Done means every write stored or rejected; a batch cut short by a fatal error is not, even when
     // another batch's fatal error came first.
     if (outcome.fatal) stop.fail(outcome.fatal);
-    else await checkpoint?.complete(index, { written: outcome.written.length, plannedWcu: batchWcu, consumedWcu: outcome.consumedWcu, writeRejects: outcome.rejected.length, revived: outcome.revived }, logEntriesOf(index, outcome.rejected));
+    else
+      await checkpoint?.complete(
+        index,
+        {
+          written: outcome.written.length,
+          plannedWcu: batchWcu,
+          consumedWcu: outcome.consumedWcu,
+          writeRejects: outcome.rejected.length,
+          revived: outcome.revived,
+        },
+        logEntriesOf(index, outcome.rejected),
+      );
     this.#o.progress();
   }
 }

@@ -92,7 +92,22 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     const prepared = await prepareLoad(session, { deps, tally, emit, now, result, aws });
     const { sink, inFlight, costOf, countKeys, tableInfo } = prepared;
     const { checkpoint, resumeFrom, manifest } = session;
-    dispatcher = new Dispatcher({ concurrency: opts.concurrency, inFlight, now, sink, keySchema: tableInfo.keySchema, costOf, countKeys, tally, rejections, stop, progress, checkpoint, resumeFrom, manifest });
+    dispatcher = new Dispatcher({
+      concurrency: opts.concurrency,
+      inFlight,
+      now,
+      sink,
+      keySchema: tableInfo.keySchema,
+      costOf,
+      countKeys,
+      tally,
+      rejections,
+      stop,
+      progress,
+      checkpoint,
+      resumeFrom,
+      manifest,
+    });
     for await (const batch of batchesOfLoad(prepared, opts, { stop, tally, rejections, progress, emit }, session)) await dispatcher.dispatch(batch);
     await dispatcher.finish();
   } catch (error) {
@@ -111,19 +126,23 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
 function batchesOfLoad(prepared: PreparedLoad, opts: NormalizedLoadOptions, report: StageReport, session: LoadSession) {
   const { input } = prepared;
   const records = readRecords(input, opts.inputFormat, { delimiter: opts.delimiter, columns: opts.columns });
-  return batchesOf(records, {
-    file: input.name,
-    planner: prepared.planner,
-    segment: opts.segment,
-    onPlanned: prepared.onPlanned,
-    orderer: prepared.orderer,
-    order: opts.order,
-    batcher: createBatcher(),
-    // Rows already read are written even when stopping on a signal: at most one partial batch. Not with
-    // a checkpoint: a partial batch is not a batch of the load's fixed sequence, and resuming counts on it.
-    sendLast: () => !report.stop.failed && !(session.checkpoint && report.stop.stopping),
-    close: () => input.stream.destroy(),
-  }, report);
+  return batchesOf(
+    records,
+    {
+      file: input.name,
+      planner: prepared.planner,
+      segment: opts.segment,
+      onPlanned: prepared.onPlanned,
+      orderer: prepared.orderer,
+      order: opts.order,
+      batcher: createBatcher(),
+      // Rows already read are written even when stopping on a signal: at most one partial batch. Not with
+      // a checkpoint: a partial batch is not a batch of the load's fixed sequence, and resuming counts on it.
+      sendLast: () => !report.stop.failed && !(session.checkpoint && report.stop.stopping),
+      close: () => input.stream.destroy(),
+    },
+    report,
+  );
 }
 
 /** What the result needs from the load's parts, read when it is asked for. */
@@ -151,7 +170,13 @@ function resultFacts(session: LoadSession, opts: NormalizedLoadOptions, elapsedM
 }
 
 /** Progress events, at most one per PROGRESS_INTERVAL_MS unless forced. */
-function progressEvents(emit: (event: LoadEvent) => void, tally: LoadTally, session: LoadSession, startedAt: number, now: () => number): (force?: boolean) => void {
+function progressEvents(
+  emit: (event: LoadEvent) => void,
+  tally: LoadTally,
+  session: LoadSession,
+  startedAt: number,
+  now: () => number,
+): (force?: boolean) => void {
   let last = 0;
   return (force = false) => {
     const t = performance.now();
@@ -166,7 +191,12 @@ function progressEvents(emit: (event: LoadEvent) => void, tally: LoadTally, sess
 /** The load's result, or its error carrying the result so far; a load whose rows do not add up is a bug. */
 function outcomeOf(final: LoadResult, stop: LoadStop, started: boolean): LoadResult {
   if (!stop.failed && stop.aborted) {
-    stop.fail(new LoaderError('ABORTED', `stopped on request after ${final.rowsRead} rows; batches already sent were finished, rows not yet sent are counted as not written`));
+    stop.fail(
+      new LoaderError(
+        'ABORTED',
+        `stopped on request after ${final.rowsRead} rows; batches already sent were finished, rows not yet sent are counted as not written`,
+      ),
+    );
   }
   const error = stop.error;
   if (error) {
@@ -174,7 +204,9 @@ function outcomeOf(final: LoadResult, stop: LoadStop, started: boolean): LoadRes
     throw error;
   }
   if (final.written + final.superseded + final.rejected + final.otherSegments !== final.rowsRead) {
-    const wrong = bug(`row accounting does not add up: read ${final.rowsRead}, written ${final.written}, superseded ${final.superseded}, rejected ${final.rejected}, other segments ${final.otherSegments}`);
+    const wrong = bug(
+      `row accounting does not add up: read ${final.rowsRead}, written ${final.written}, superseded ${final.superseded}, rejected ${final.rejected}, other segments ${final.otherSegments}`,
+    );
     wrong.result = final;
     throw wrong;
   }

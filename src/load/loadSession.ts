@@ -83,8 +83,15 @@ export class LoadSession {
 
 /** Writes the manifest atomically, so a reader never sees half a file. */
 export async function saveManifest(path: string, manifest: ShardManifest): Promise<string> {
-  await writeJsonAtomically(path, manifest.toJSON(), '--shard-manifest', (error) =>
-    new LoaderError('MANIFEST_UNWRITABLE', `cannot write the shard manifest ${path}: ${error.message}; choose another path with --shard-manifest`, { file: path, cause: error }),
+  await writeJsonAtomically(
+    path,
+    manifest.toJSON(),
+    '--shard-manifest',
+    (error) =>
+      new LoaderError('MANIFEST_UNWRITABLE', `cannot write the shard manifest ${path}: ${error.message}; choose another path with --shard-manifest`, {
+        file: path,
+        cause: error,
+      }),
   );
   return path;
 }

@@ -33,7 +33,11 @@ export async function openCheckpoint(
   const opened = await CheckpointStore.open(path, identity, () => hashFile(identity.path), { ...writeAffectingOptions(opts), keySchema }, seed);
   // Refused before it is ours to save: a finished checkpoint must stay finished.
   if (opened.file.status === 'complete') {
-    const done = new LoaderError('CHECKPOINT_COMPLETE', `checkpoint ${path} says this load already completed at ${opened.file.updatedAt}: nothing to do; its outcome follows; delete it to load the file again`, { file: path });
+    const done = new LoaderError(
+      'CHECKPOINT_COMPLETE',
+      `checkpoint ${path} says this load already completed at ${opened.file.updatedAt}: nothing to do; its outcome follows; delete it to load the file again`,
+      { file: path },
+    );
     // Its outcome again, so a restarted job that ended with rejects does not now exit 0 (issue 18).
     tally.restoreFinished(opened.file.outcome!, opened.file.plannedWcu, opened.file.consumedWcu);
     done.result = result();

@@ -234,7 +234,8 @@ export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean }
 function normalizeCheckpoint(raw: LoadOptions): string | undefined {
   if (raw.checkpointPath === undefined) return undefined;
   if (typeof raw.checkpointPath !== 'string' || raw.checkpointPath === '') throw invalid('checkpointPath', 'a file path', raw.checkpointPath);
-  if (raw.input === '-') throw invalid('checkpointPath', 'used with a file input (stdin cannot be read again to resume); save the input to a file first', raw.checkpointPath);
+  if (raw.input === '-')
+    throw invalid('checkpointPath', 'used with a file input (stdin cannot be read again to resume); save the input to a file first', raw.checkpointPath);
   return raw.checkpointPath;
 }
 
@@ -250,7 +251,8 @@ function normalizeTotalWcu(raw: LoadOptions): WcuSpec | undefined {
   if (raw.totalWcu === undefined) return undefined;
   const total = positive('totalWcu', raw.totalWcu, 1);
   if (raw.segment === undefined) throw invalid('totalWcu', 'given together with `segment` (--segment i/N); without segments use --wcu', total);
-  if (raw.wcu !== undefined) throw invalid('wcu', 'left out when `totalWcu` is given (--total-wcu is the rate of all workers, --wcu of this one)', String(raw.wcu));
+  if (raw.wcu !== undefined)
+    throw invalid('wcu', 'left out when `totalWcu` is given (--total-wcu is the rate of all workers, --wcu of this one)', String(raw.wcu));
   const segment = normalizeSegment(raw.segment)!;
   return { kind: 'fixed', wcu: total / segment.count };
 }
@@ -348,10 +350,16 @@ export function checkTypesAgainstKeys(types: Record<string, ColumnType>, schema:
 /** Parses "price:N,active:BOOL" (the --types flag). */
 export function parseTypeList(text: string): Record<string, ColumnType> {
   const types = ownRecord<ColumnType>();
-  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const at = part.lastIndexOf(':');
     const name = part.slice(0, at).trim();
-    const type = part.slice(at + 1).trim().toUpperCase();
+    const type = part
+      .slice(at + 1)
+      .trim()
+      .toUpperCase();
     if (at <= 0 || name === '' || !(COLUMN_TYPES as readonly string[]).includes(type)) {
       throw new LoaderError('INVALID_OPTION', `--types entry "${part}" must be <attribute>:<type> with type one of ${COLUMN_TYPES.join(', ')}`);
     }

@@ -52,7 +52,10 @@ async function inspect(file: NamedFile): Promise<Inspected> {
     inode = `${info.dev}:${info.ino}`;
   } catch {
     // Not there (or a dangling link): the folder's real path and the name.
-    resolved = await realpath(dirname(absolute)).then((folder) => join(folder, basename(absolute)), () => absolute);
+    resolved = await realpath(dirname(absolute)).then(
+      (folder) => join(folder, basename(absolute)),
+      () => absolute,
+    );
   }
   return { option: file.option, path: file.path, resolved, inode, kind };
 }
@@ -70,8 +73,10 @@ export async function checkOutputFiles(reads: readonly NamedFile[], writes: read
   if (conflict) throw new LoaderError('INVALID_OPTION', conflict, { file: writeFiles.find((w) => conflict.startsWith(`${w.option} ${w.path} `))?.path });
   for (const [i, file] of writeFiles.entries()) {
     const code = writes[i]!.code ?? 'INVALID_OPTION';
-    const refuse = (why: string, cause?: unknown) => new LoaderError(code, `${file.option} ${file.path} ${why}`, { file: file.path, ...(cause === undefined ? {} : { cause }) });
-    if (file.kind === 'symlink') throw refuse(`is a symbolic link; ddb-spread never writes through a link (it could point anywhere): give the real path, or remove the link`);
+    const refuse = (why: string, cause?: unknown) =>
+      new LoaderError(code, `${file.option} ${file.path} ${why}`, { file: file.path, ...(cause === undefined ? {} : { cause }) });
+    if (file.kind === 'symlink')
+      throw refuse(`is a symbolic link; ddb-spread never writes through a link (it could point anywhere): give the real path, or remove the link`);
     if (file.kind === 'directory') throw refuse('is a folder: give a file path');
     if (file.kind === 'other') throw refuse('is not a regular file: give the path of a file');
     const folder = dirname(resolve(file.path));
@@ -82,7 +87,8 @@ export async function checkOutputFiles(reads: readonly NamedFile[], writes: read
     } catch (error) {
       if (error instanceof LoaderError) throw error;
       const errno = (error as NodeJS.ErrnoException).code;
-      if (errno === 'ENOENT' || errno === 'ENOTDIR') throw refuse(`cannot be created: the folder ${folder} does not exist; create it or choose another path for ${file.option}`, error);
+      if (errno === 'ENOENT' || errno === 'ENOTDIR')
+        throw refuse(`cannot be created: the folder ${folder} does not exist; create it or choose another path for ${file.option}`, error);
       throw refuse(`is not writable (${errno ?? (error as Error).message}); choose a writable path for ${file.option}`, error);
     }
   }
@@ -105,7 +111,8 @@ export async function prepareOutputFiles(opts: NormalizedLoadOptions, dryRun: bo
   if (opts.shard && !dryRun) writes.push({ option: '--shard-manifest', path: opts.shard.manifestPath, code: 'MANIFEST_UNWRITABLE' });
   if (opts.checkpointPath && !dryRun) writes.push({ option: '--checkpoint', path: opts.checkpointPath, code: 'CHECKPOINT_UNWRITABLE' });
   // Its write-reject log (CheckpointStore.rejectLogPath) is created, emptied, beside it: an output too.
-  if (opts.checkpointPath && !dryRun) writes.push({ option: 'the write-reject log of --checkpoint', path: `${opts.checkpointPath}.write-rejects`, code: 'CHECKPOINT_UNWRITABLE' });
+  if (opts.checkpointPath && !dryRun)
+    writes.push({ option: 'the write-reject log of --checkpoint', path: `${opts.checkpointPath}.write-rejects`, code: 'CHECKPOINT_UNWRITABLE' });
   writes.push(...(caller.writes ?? []));
   await checkOutputFiles([{ option: 'the input', path: opts.input }, ...(caller.reads ?? [])], writes);
   if (dryRun) await checkDryRunOutput(rejects, defaultOutputPath(opts.input, 'rejects', { segment: opts.segment, dryRun: true }));
@@ -199,7 +206,10 @@ export class FileLock {
   #heartbeat: NodeJS.Timeout | undefined;
 
   /** `text`: what this lock wrote, so release() removes the lock only while it is still this one. */
-  private constructor(readonly lockPath: string, readonly text: string) {}
+  private constructor(
+    readonly lockPath: string,
+    readonly text: string,
+  ) {}
 
   static async acquire(file: NamedFile): Promise<FileLock> {
     const lockPath = `${file.path}.lock`;
@@ -210,7 +220,11 @@ export class FileLock {
         handle = await createNewPrivateFile(lockPath);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) {
-          throw new LoaderError(file.code ?? 'INVALID_OPTION', `cannot lock ${file.option} ${file.path} (${lockPath}): ${(error as Error).message}; choose a writable path for ${file.option}`, { file: file.path, cause: error });
+          throw new LoaderError(
+            file.code ?? 'INVALID_OPTION',
+            `cannot lock ${file.option} ${file.path} (${lockPath}): ${(error as Error).message}; choose a writable path for ${file.option}`,
+            { file: file.path, cause: error },
+          );
         }
         const text = await readFile(lockPath, 'utf8').catch(() => '');
         const other = parseHolder(text);

@@ -69,7 +69,9 @@ export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Pr
   dryRun?.onTable?.(tableInfo);
   const keySchema = tableInfo.keySchema;
   checkTypesAgainstKeys(opts.types, keySchema, opts.table);
-  const rate: RateChoice = opts.pacing ? chooseRate(opts.wcu, tableInfo) : { targetWcu: Infinity, reason: '--no-pacing: no rate control, only backoff of throttled writes' };
+  const rate: RateChoice = opts.pacing
+    ? chooseRate(opts.wcu, tableInfo)
+    : { targetWcu: Infinity, reason: '--no-pacing: no rate control, only backoff of throttled writes' };
   session.rateReason = rate.reason;
   // A dry run's slim writes carry their total cost in `wcu`.
   const costOf = dryRun ? (w: PlannedWrite) => w.wcu : writeCostOf(tableInfo);
@@ -127,11 +129,26 @@ function writeCostOf(tableInfo: TableInfo): (write: PlannedWrite) => number {
 }
 
 /** The planner, the order and the sink of a load whose table and input are ready. */
-function stagesOf(session: LoadSession, ctx: PrepareContext, tableInfo: TableInfo, input: OpenedInput, shard: ResolvedShardOptions | undefined, costOf: (w: PlannedWrite) => number): PreparedLoad {
+function stagesOf(
+  session: LoadSession,
+  ctx: PrepareContext,
+  tableInfo: TableInfo,
+  input: OpenedInput,
+  shard: ResolvedShardOptions | undefined,
+  costOf: (w: PlannedWrite) => number,
+): PreparedLoad {
   const { opts } = session;
   const { deps, now } = ctx;
   const keySchema = tableInfo.keySchema;
-  const planner = createRowPlanner({ keySchema, types: opts.types, infer: opts.infer, empty: opts.empty, jsonFlavor: opts.inputFormat === 'ddb-json' ? 'ddb-json' : 'json', ...(shard ? { shard } : {}), indexKeys: indexKeyAttributes(tableInfo) });
+  const planner = createRowPlanner({
+    keySchema,
+    types: opts.types,
+    infer: opts.infer,
+    empty: opts.empty,
+    jsonFlavor: opts.inputFormat === 'ddb-json' ? 'ddb-json' : 'json',
+    ...(shard ? { shard } : {}),
+    indexKeys: indexKeyAttributes(tableInfo),
+  });
   const orderer = new WriteOrderer({
     mode: opts.order,
     windowRows: opts.windowRows,

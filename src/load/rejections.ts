@@ -26,7 +26,10 @@ export class Rejections {
     const count = this.tally.counters.rejected;
     if (count >= this.limit.maxRejects && !this.stop.failed) {
       this.stop.fail(
-        new LoaderError('MAX_REJECTS_REACHED', `stopped after ${count} rejected rows (--max-rejects ${this.limit.maxRejects}); see ${this.limit.rejectsPath}`, { file: row.origin.file, line: row.origin.line }),
+        new LoaderError('MAX_REJECTS_REACHED', `stopped after ${count} rejected rows (--max-rejects ${this.limit.maxRejects}); see ${this.limit.rejectsPath}`, {
+          file: row.origin.file,
+          line: row.origin.line,
+        }),
       );
     }
   }

@@ -20,7 +20,10 @@ export function parseSegment(text: string): Segment {
   const index = Number(m?.[1]);
   const count = Number(m?.[2]);
   if (!m || !Number.isSafeInteger(count) || count < 1 || count > 100_000 || index >= count) {
-    throw new LoaderError('INVALID_OPTION', `--segment takes i/N with 0 <= i < N <= 100000 (e.g. 0/4 for the first of four workers; JOB_COMPLETION_INDEX and AWS_BATCH_JOB_ARRAY_INDEX count from 0), got "${text}"`);
+    throw new LoaderError(
+      'INVALID_OPTION',
+      `--segment takes i/N with 0 <= i < N <= 100000 (e.g. 0/4 for the first of four workers; JOB_COMPLETION_INDEX and AWS_BATCH_JOB_ARRAY_INDEX count from 0), got "${text}"`,
+    );
   }
   return { index, count };
 }

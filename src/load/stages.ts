@@ -91,7 +91,10 @@ export async function* batchesOf(records: AsyncGenerator<SourceRecord>, stages: 
  * Typing and keys: each record becomes the write that goes on, or is accounted for here (rejected, or a
  * row of another segment) and comes back undefined.
  */
-export function planning(stages: Pick<Stages, 'file' | 'planner' | 'segment' | 'onPlanned'>, report: Omit<StageReport, 'stop' | 'progress'>): (record: SourceRecord) => PlannedWrite | undefined | Promise<undefined> {
+export function planning(
+  stages: Pick<Stages, 'file' | 'planner' | 'segment' | 'onPlanned'>,
+  report: Omit<StageReport, 'stop' | 'progress'>,
+): (record: SourceRecord) => PlannedWrite | undefined | Promise<undefined> {
   const { planner, segment } = stages;
   let warnedDynamoJson = false;
   return (record) => {
@@ -99,7 +102,10 @@ export function planning(stages: Pick<Stages, 'file' | 'planner' | 'segment' | '
     const planned = planner.plan(record);
     if (!warnedDynamoJson && planner.suspectedDynamoJsonLine !== undefined) {
       warnedDynamoJson = true;
-      report.emit({ type: 'warning', message: `line ${planner.suspectedDynamoJsonLine} of ${stages.file} looks like DynamoDB JSON ({"attr":{"S":"..."}}) but is read as plain JSON; pass --input-format ddb-json if it is DynamoDB JSON` });
+      report.emit({
+        type: 'warning',
+        message: `line ${planner.suspectedDynamoJsonLine} of ${stages.file} looks like DynamoDB JSON ({"attr":{"S":"..."}}) but is read as plain JSON; pass --input-format ddb-json if it is DynamoDB JSON`,
+      });
     }
     if (isRejected(planned)) {
       if (segment && segmentOfLine(planned.origin.line, segment.count) !== segment.index) report.tally.otherSegment();

@@ -45,7 +45,14 @@ export class HeldWrites {
    * (their capacity), the keys, and the sort.
    */
   get bytes(): number {
-    return this.#slabs.usedBytes + ROW_BYTES * this.#slabOf.length + DRAIN_ROW_BYTES * this.#rows + 12 * this.#keyFirst.length + KEY_BYTES * this.#keys.size + this.#keyTextBytes;
+    return (
+      this.#slabs.usedBytes +
+      ROW_BYTES * this.#slabOf.length +
+      DRAIN_ROW_BYTES * this.#rows +
+      12 * this.#keyFirst.length +
+      KEY_BYTES * this.#keys.size +
+      this.#keyTextBytes
+    );
   }
 
   /** Bytes of the stored writes' encodings, and of their raw text: how much bigger the encoding is. */

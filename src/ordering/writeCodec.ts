@@ -19,11 +19,23 @@ export function encodeWrite(write: PlannedWrite, file?: string): string {
   // The input's name as null when it is `file` (the load's one input): an encoding's length, and so where
   // a --memory bound cuts the window order, must not depend on how the input's path was spelled (a
   // resume of ./c.csv as c.csv, or of the same bytes in another folder, skips batches by index).
-  const fields: unknown[] = [partitionId, keyId, file !== undefined && origin.file === file ? null : origin.file, origin.line, origin.raw, size, wcu, unshardedKey ?? null];
+  const fields: unknown[] = [
+    partitionId,
+    keyId,
+    file !== undefined && origin.file === file ? null : origin.file,
+    origin.line,
+    origin.raw,
+    size,
+    wcu,
+    unshardedKey ?? null,
+  ];
   for (const name in item) {
     if (!Object.prototype.hasOwnProperty.call(item, name)) continue;
     const value: unknown = item[name];
-    fields.push(name, typeof value === 'string' ? value : value instanceof NumberValue ? { N: value.value } : Object.values(itemToDynamoJson(single(name, value)))[0]);
+    fields.push(
+      name,
+      typeof value === 'string' ? value : value instanceof NumberValue ? { N: value.value } : Object.values(itemToDynamoJson(single(name, value)))[0],
+    );
   }
   return JSON.stringify(fields);
 }
@@ -41,7 +53,16 @@ export function decodeWrite(text: string, file?: string): PlannedWrite {
     else if (typeof value.N === 'string') setOwn(item, name, new NumberValue(value.N));
     else setOwn(item, name, Object.values(itemFromAttributeValues(single(name, value)))[0]);
   }
-  const [partitionId, keyId, ownFile, line, raw, size, wcu, unshardedKey] = fields as [string, string, string | null, number, string, number, number, string | null];
+  const [partitionId, keyId, ownFile, line, raw, size, wcu, unshardedKey] = fields as [
+    string,
+    string,
+    string | null,
+    number,
+    string,
+    number,
+    number,
+    string | null,
+  ];
   const write: PlannedWrite = { origin: { file: ownFile ?? file ?? '', line, raw }, item, keyId, partitionId, size, wcu };
   if (unshardedKey !== null) write.unshardedKey = unshardedKey;
   return write;

@@ -217,7 +217,11 @@ export class WriteOrderer {
     try {
       this.stats.tempPath = await mkdtemp(join(parent, 'ddb-spread-'));
     } catch (error) {
-      throw new LoaderError('TEMP_FILES', `cannot create a temporary folder in ${parent} for ordering an input larger than --memory: ${(error as Error).message}; choose another folder with --temp-dir`, { cause: error });
+      throw new LoaderError(
+        'TEMP_FILES',
+        `cannot create a temporary folder in ${parent} for ordering an input larger than --memory: ${(error as Error).message}; choose another folder with --temp-dir`,
+        { cause: error },
+      );
     }
     this.stats.spilled = true;
     const tempPath = this.stats.tempPath;
@@ -300,7 +304,8 @@ export class WriteOrderer {
         sortBuffer ??= Buffer.allocUnsafeSlow(sortBytes);
         const whole = bucket.bytes <= sortBytes;
         if (whole) await readInto(bucket.path, sortBuffer, bucket.bytes);
-        const blocks = (): AsyncIterable<LineBlock> | Iterable<LineBlock> => (whole ? [{ buffer: sortBuffer!, start: 0, end: bucket.bytes }] : readLineBlocks(bucket.path, SORT_BLOCK_BYTES));
+        const blocks = (): AsyncIterable<LineBlock> | Iterable<LineBlock> =>
+          whole ? [{ buffer: sortBuffer!, start: 0, end: bucket.bytes }] : readLineBlocks(bucket.path, SORT_BLOCK_BYTES);
 
         // Pass 1: each key's writes and first position (a bucket's lines are in input order).
         const keys = new Map<string, { count: number; first: number; seen: number }>();

@@ -44,7 +44,10 @@ export interface RateChoice {
  * The target rate from --wcu and the table's description. The budget covers every write unit the load
  * causes, GSIs included, so on a provisioned table with GSIs `auto` is conservative for the base table.
  */
-export function chooseRate(spec: WcuSpec | undefined, table: Pick<TableInfo, 'billingMode' | 'provisionedWcu' | 'warmWriteUnits' | 'onDemandMaxWriteUnits' | 'gsis'>): RateChoice {
+export function chooseRate(
+  spec: WcuSpec | undefined,
+  table: Pick<TableInfo, 'billingMode' | 'provisionedWcu' | 'warmWriteUnits' | 'onDemandMaxWriteUnits' | 'gsis'>,
+): RateChoice {
   if (!spec) return { targetWcu: Infinity, reason: 'no --wcu: as fast as the table takes it, slowing down on throttles' };
   const gsiNote = table.gsis.length > 0 ? ` (the budget includes the writes to ${table.gsis.length} GSI${table.gsis.length > 1 ? 's' : ''})` : '';
   if (spec.kind === 'fixed') {
@@ -58,15 +61,21 @@ export function chooseRate(spec: WcuSpec | undefined, table: Pick<TableInfo, 'bi
   const share = spec.percent / 100;
   if (table.billingMode === 'PROVISIONED' && table.provisionedWcu !== undefined && table.provisionedWcu > 0) {
     const target = Math.max(1, table.provisionedWcu * share);
-    return { targetWcu: target, reason: `--wcu auto: ${spec.percent}% of the table's provisioned ${formatCount(table.provisionedWcu)} WCU = ${formatCount(target)} WCU/s${gsiNote}` };
+    return {
+      targetWcu: target,
+      reason: `--wcu auto: ${spec.percent}% of the table's provisioned ${formatCount(table.provisionedWcu)} WCU = ${formatCount(target)} WCU/s${gsiNote}`,
+    };
   }
   const warm = table.warmWriteUnits !== undefined && table.warmWriteUnits > 0 ? table.warmWriteUnits : undefined;
   const start = (warm ?? NEW_ON_DEMAND_WCU) * share;
   const cap = table.onDemandMaxWriteUnits !== undefined && table.onDemandMaxWriteUnits > 0 ? table.onDemandMaxWriteUnits : ON_DEMAND_TABLE_QUOTA_WCU;
-  const from = warm !== undefined ? `its warm throughput of ${formatCount(warm)} WCU/s` : `${formatCount(NEW_ON_DEMAND_WCU)} WCU/s (what a new on-demand table takes; DynamoDB reported no warm throughput)`;
+  const from =
+    warm !== undefined
+      ? `its warm throughput of ${formatCount(warm)} WCU/s`
+      : `${formatCount(NEW_ON_DEMAND_WCU)} WCU/s (what a new on-demand table takes; DynamoDB reported no warm throughput)`;
   return {
     targetWcu: cap * share,
     growth: { initial: start, factor: ON_DEMAND_GROWTH.factor, windowMs: ON_DEMAND_GROWTH.windowMs, cap: cap * share },
-    reason: `--wcu auto: on-demand table; starting at ${spec.percent}% of ${from} = ${formatCount(start)} WCU/s, never above twice the peak reached 30 minutes earlier, up to ${spec.percent}% of ${formatCount(cap)}${table.onDemandMaxWriteUnits ? ' (the table\'s MaxWriteRequestUnits)' : ' (the default table quota)'}${gsiNote}`,
+    reason: `--wcu auto: on-demand table; starting at ${spec.percent}% of ${from} = ${formatCount(start)} WCU/s, never above twice the peak reached 30 minutes earlier, up to ${spec.percent}% of ${formatCount(cap)}${table.onDemandMaxWriteUnits ? " (the table's MaxWriteRequestUnits)" : ' (the default table quota)'}${gsiNote}`,
   };
 }

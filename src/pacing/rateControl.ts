@@ -334,7 +334,18 @@ export class RateController {
     const known = this.#capacityAt;
     if (this.#probe) this.#probe = { ...this.#probe, since: now, calls: 0, units: 0, throttledUnits: 0, throttledCalls: 0, stored: 0 };
     else if (this.#descending || (known && now - known.at < CAPACITY_MEMORY_MS && base >= 0.9 * known.wcu)) reason = 'capacity';
-    else this.#probe = { origin: base, unlimited: !Number.isFinite(from), stage: 'low', since: now, calls: 0, units: 0, throttledUnits: 0, throttledCalls: 0, stored: 0 };
+    else
+      this.#probe = {
+        origin: base,
+        unlimited: !Number.isFinite(from),
+        stage: 'low',
+        since: now,
+        calls: 0,
+        units: 0,
+        throttledUnits: 0,
+        throttledCalls: 0,
+        stored: 0,
+      };
     return { kind: 'decreased', scope: 'table', fromWcu: Number.isFinite(from) ? from : undefined, toWcu: this.#current, reason };
   }
 
@@ -370,7 +381,17 @@ export class RateController {
       }
       if (!this.#measured(probe, elapsed)) return undefined;
       // Then the rate before the cut again, to see whether the throttles come back with it.
-      this.#probe = { ...probe, stage: 'high', since: now, calls: 0, units: 0, throttledUnits: 0, throttledCalls: 0, stored: 0, low: { share, calls: probe.calls, rate: this.#current, delivered: probe.stored / elapsed } };
+      this.#probe = {
+        ...probe,
+        stage: 'high',
+        since: now,
+        calls: 0,
+        units: 0,
+        throttledUnits: 0,
+        throttledCalls: 0,
+        stored: 0,
+        low: { share, calls: probe.calls, rate: this.#current, delivered: probe.stored / elapsed },
+      };
       this.#current = probe.origin;
       this.#table.setRate(now, this.#current);
       return undefined;
@@ -409,7 +430,14 @@ export class RateController {
     }
     const noise = Math.min(low.share, share);
     this.#noiseShare = this.#noiseShare > 0 ? this.#noiseShare + 0.3 * (noise - this.#noiseShare) : noise;
-    return { kind: 'restored', scope: 'table', toWcu: Number.isFinite(this.#current) ? this.#current : probe.origin, reason: 'noise', lowShare: low.share, highShare: share };
+    return {
+      kind: 'restored',
+      scope: 'table',
+      toWcu: Number.isFinite(this.#current) ? this.#current : probe.origin,
+      reason: 'noise',
+      lowShare: low.share,
+      highShare: share,
+    };
   }
 
   snapshot(now: number): RateSnapshot {
@@ -577,12 +605,26 @@ export interface Bottleneck {
  * The key that bounds the load's duration, if any: its units at `keyWcu` take longer than all units at
  * `loadWcu` (the target, or the rate reached when there was none).
  */
-export function findBottleneck(heaviest: { key: string; weight: number } | undefined, totalUnits: number, loadWcu: number, keyWcu: number): Bottleneck | undefined {
+export function findBottleneck(
+  heaviest: { key: string; weight: number } | undefined,
+  totalUnits: number,
+  loadWcu: number,
+  keyWcu: number,
+): Bottleneck | undefined {
   if (!heaviest || totalUnits <= 0 || !(loadWcu > 0) || !Number.isFinite(loadWcu)) return undefined;
   const loadSeconds = totalUnits / loadWcu;
   const keySeconds = heaviest.weight / keyWcu;
   if (keySeconds <= loadSeconds) return undefined;
   const requiredWcu = heaviest.weight / loadSeconds;
   const minShards = Math.ceil(requiredWcu / keyWcu);
-  return { key: heaviest.key, units: heaviest.weight, share: heaviest.weight / totalUnits, keySeconds, loadSeconds, requiredWcu, minShards, recommendedShards: 2 * minShards };
+  return {
+    key: heaviest.key,
+    units: heaviest.weight,
+    share: heaviest.weight / totalUnits,
+    keySeconds,
+    loadSeconds,
+    requiredWcu,
+    minShards,
+    recommendedShards: 2 * minShards,
+  };
 }

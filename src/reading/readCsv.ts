@@ -61,7 +61,12 @@ export async function* readCsv(stream: Readable, file: string, options: CsvReadO
   // Blank lines before a header row are in no record's raw text, so they are counted on the way in.
   // (Without a header they lead the first record's raw text and are counted below like any others.)
   let blankLinesBeforeHeader = 0;
-  const source = options.columns ? framed : Readable.from(countLeadingBreaks(framed, (n) => (blankLinesBeforeHeader = n)), { objectMode: false });
+  const source = options.columns
+    ? framed
+    : Readable.from(
+        countLeadingBreaks(framed, (n) => (blankLinesBeforeHeader = n)),
+        { objectMode: false },
+      );
   source.on('error', (error) => parser.destroy(error));
   if (source !== framed) framed.on('error', (error) => source.destroy(error));
   stream.on('error', (error) => framed.destroy(error));
@@ -85,27 +90,39 @@ export async function* readCsv(stream: Readable, file: string, options: CsvReadO
       if (framer.oversized.length > 0 && body.startsWith(framer.placeholder)) {
         const big = framer.oversized.shift()!;
         nextLine = line + big.innerBreaks + 1;
-        yield { kind: 'unparsable', origin: { file, line, raw: big.raw }, code: 'RECORD_TOO_LARGE', message: `${tooLargeMessage(`the record at ${span(line, big.innerBreaks)}`, big.bytes, maxBytes)}${big.innerBreaks > 0 ? '; a quote left open makes a record run on: look for it at its first line' : ''}` };
+        yield {
+          kind: 'unparsable',
+          origin: { file, line, raw: big.raw },
+          code: 'RECORD_TOO_LARGE',
+          message: `${tooLargeMessage(`the record at ${span(line, big.innerBreaks)}`, big.bytes, maxBytes)}${big.innerBreaks > 0 ? '; a quote left open makes a record run on: look for it at its first line' : ''}`,
+        };
         continue;
       }
       const innerBreaks = countBreaks(body) - (endsWithBreak(raw) ? 1 : 0);
       nextLine = line + innerBreaks + 1;
       const origin = { file, line, raw: trimBreak(body) };
       if ('skipped' in entry) {
-        const swallowed = innerBreaks > 0 ? `; this record spans ${span(line, innerBreaks)}: if that is more than you meant, a quote is left open at line ${line}` : '';
-        yield { kind: 'unparsable', origin, code: 'CSV_SYNTAX', message: `${entry.skipped.message.replace(/ (at|on) line \d+/, '')} (fix the quoting or the number of fields)${swallowed}` };
+        const swallowed =
+          innerBreaks > 0 ? `; this record spans ${span(line, innerBreaks)}: if that is more than you meant, a quote is left open at line ${line}` : '';
+        yield {
+          kind: 'unparsable',
+          origin,
+          code: 'CSV_SYNTAX',
+          message: `${entry.skipped.message.replace(/ (at|on) line \d+/, '')} (fix the quoting or the number of fields)${swallowed}`,
+        };
       } else {
-        yield rawBytes ? decodeCells(entry, rawBytes, origin) : { kind: 'csv', origin, cells: Object.hasOwn(entry.record, PROTO_STANDIN) ? ownCells(entry.record) : entry.record };
+        yield rawBytes
+          ? decodeCells(entry, rawBytes, origin)
+          : { kind: 'csv', origin, cells: Object.hasOwn(entry.record, PROTO_STANDIN) ? ownCells(entry.record) : entry.record };
       }
     }
   } catch (error) {
     if (error instanceof LoaderError) throw error;
     const code = (error as { code?: string }).code ?? '';
-    throw new LoaderError(
-      code.startsWith('CSV_') ? 'INPUT_HEADER' : 'INPUT_UNREADABLE',
-      `cannot read ${file} as CSV: ${(error as Error).message}`,
-      { file, cause: error },
-    );
+    throw new LoaderError(code.startsWith('CSV_') ? 'INPUT_HEADER' : 'INPUT_UNREADABLE', `cannot read ${file} as CSV: ${(error as Error).message}`, {
+      file,
+      cause: error,
+    });
   }
 }
 
@@ -126,7 +143,6 @@ function ownCells(record: Record<string, string>): Record<string, string> {
   for (const name of Object.keys(record)) cells[name === PROTO_STANDIN ? '__proto__' : name] = record[name]!;
   return cells;
 }
-
 
 const NON_ASCII = /[^\x00-\x7f]/;
 
@@ -171,11 +187,18 @@ function checkHeader(cells: string[], file: string, placeholder: string, maxByte
     return bytes.toString('utf8');
   });
   if (header.length === 1 && `"${header[0]}"` === placeholder) {
-    throw new LoaderError('INPUT_HEADER', `${file}: the header row is over ${formatCount(maxBytes)} bytes; is this a CSV file? (a quote left open in it runs on)`, { file, line: 1 });
+    throw new LoaderError(
+      'INPUT_HEADER',
+      `${file}: the header row is over ${formatCount(maxBytes)} bytes; is this a CSV file? (a quote left open in it runs on)`,
+      { file, line: 1 },
+    );
   }
   header.forEach((name, i) => {
     if (name.trim() === '') {
-      throw new LoaderError('INPUT_HEADER', `${file}: column ${i + 1} of the header row has no name; name it, or pass --columns for a file without a header`, { file, line: 1 });
+      throw new LoaderError('INPUT_HEADER', `${file}: column ${i + 1} of the header row has no name; name it, or pass --columns for a file without a header`, {
+        file,
+        line: 1,
+      });
     }
     if (seen.has(name)) {
       throw new LoaderError('INPUT_HEADER', `${file}: the header names column "${name}" twice; attribute names must be unique`, { file, line: 1, field: name });

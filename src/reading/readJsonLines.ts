@@ -32,7 +32,12 @@ export async function* readJsonLines(stream: Readable, file: string, options: Js
     line++;
     const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts, held);
     const record = skipping
-      ? { kind: 'unparsable' as const, origin: { file, line, raw: keptRaw(bytes) }, code: 'RECORD_TOO_LARGE' as const, message: tooLargeMessage(`line ${line}`, lineBytes, maxBytes) }
+      ? {
+          kind: 'unparsable' as const,
+          origin: { file, line, raw: keptRaw(bytes) },
+          code: 'RECORD_TOO_LARGE' as const,
+          message: tooLargeMessage(`line ${line}`, lineBytes, maxBytes),
+        }
       : toRecord(bytes, file, line);
     parts = [];
     held = 0;

@@ -7,7 +7,7 @@ import { isUtf8 } from 'node:buffer';
  */
 export function invalidUtf8At(bytes: Uint8Array): number {
   if (isUtf8(bytes)) return -1;
-  for (let i = 0; i < bytes.length; ) {
+  for (let i = 0; i < bytes.length;) {
     const n = sequenceLength(bytes, i);
     if (n === 0) return i;
     i += n;

@@ -16,7 +16,10 @@ export interface Palette {
   dim: Paint;
 }
 
-const sgr = (open: string): Paint => (text) => (text === '' ? text : `\u001b[${open}m${text}\u001b[0m`);
+const sgr =
+  (open: string): Paint =>
+  (text) =>
+    text === '' ? text : `\u001b[${open}m${text}\u001b[0m`;
 
 export function palette(color: boolean): Palette {
   if (!color) return { heading: plain, bar: plain, over: plain, warn: plain, dim: plain };
@@ -75,7 +78,6 @@ export function truncate(text: string, width: number): string {
   return `${out}…`;
 }
 
-
 export function padEnd(text: string, width: number): string {
   return text + ' '.repeat(Math.max(0, width - displayWidth(text)));
 }
@@ -103,7 +105,6 @@ export function wrap(text: string, width: number, first: string, rest: string): 
     if (!empty) {
       lines.push(line);
       line = rest;
-      empty = true;
     }
     // A word longer than a whole line (a path, a URL): cut it into line-sized pieces.
     let remaining = word;

@@ -107,10 +107,18 @@ function shareTable(
   const barWidth = Math.min(40, barRoom(labelWidth));
   const cells = (columns: string[]) => columns.map((c, i) => `  ${padStart(c, colWidths[i]!)}`).join('');
   if (barWidth >= 4) {
-    const lines = header.show ? [ctx.p.dim(`${indent}${padEnd(truncate(header.label, labelWidth + 2 + barWidth), labelWidth + 2 + barWidth)} ${padStart('share', pctWidth)}${cells(header.columns)}`)] : [];
+    const lines = header.show
+      ? [
+          ctx.p.dim(
+            `${indent}${padEnd(truncate(header.label, labelWidth + 2 + barWidth), labelWidth + 2 + barWidth)} ${padStart('share', pctWidth)}${cells(header.columns)}`,
+          ),
+        ]
+      : [];
     for (const r of rows) {
       const drawn = bar(r.share, barWidth);
-      lines.push(`${indent}${padEnd(truncate(r.label, labelWidth), labelWidth)}  ${ctx.p.bar(drawn)}${' '.repeat(barWidth - displayWidth(drawn))} ${padStart(formatPercent(r.share), pctWidth)}${cells(r.columns)}`);
+      lines.push(
+        `${indent}${padEnd(truncate(r.label, labelWidth), labelWidth)}  ${ctx.p.bar(drawn)}${' '.repeat(barWidth - displayWidth(drawn))} ${padStart(formatPercent(r.share), pctWidth)}${cells(r.columns)}`,
+      );
     }
     return lines;
   }
@@ -132,9 +140,17 @@ function inputSection(ctx: Ctx, r: EstimateResult): string[] {
   const reasons = Object.entries(input.rejectedByReason).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
   const lines = [
     heading(ctx, 'Input'),
-    ...row(ctx, 'file', `${ctx.text(input.file)} (${input.bytes === undefined ? 'size unknown' : `${formatBytes(input.bytes)}, ${formatCount(input.bytes)} bytes`})`),
+    ...row(
+      ctx,
+      'file',
+      `${ctx.text(input.file)} (${input.bytes === undefined ? 'size unknown' : `${formatBytes(input.bytes)}, ${formatCount(input.bytes)} bytes`})`,
+    ),
     ...row(ctx, 'rows', `${formatCount(input.rows)}: ${formatCount(input.validRows)} valid, ${formatCount(input.superseded)} superseded by a later row`),
-    ...row(ctx, 'rejected', `${input.rejected > 0 ? ctx.p.warn(formatCount(input.rejected)) : '0'}${reasons.length > 0 ? ` (${reasons.map(([code, n]) => `${ctx.text(code)} ${formatCount(n)}`).join(', ')})` : ''}`),
+    ...row(
+      ctx,
+      'rejected',
+      `${input.rejected > 0 ? ctx.p.warn(formatCount(input.rejected)) : '0'}${reasons.length > 0 ? ` (${reasons.map(([code, n]) => `${ctx.text(code)} ${formatCount(n)}`).join(', ')})` : ''}`,
+    ),
   ];
   if (input.rejectsPath !== undefined) lines.push(...row(ctx, 'reject file', ctx.text(input.rejectsPath)));
   return lines;
@@ -142,7 +158,10 @@ function inputSection(ctx: Ctx, r: EstimateResult): string[] {
 
 function itemsSection(ctx: Ctx, r: EstimateResult): string[] {
   const items = r.items;
-  const lines = [heading(ctx, 'Items'), ...row(ctx, 'size', `average ${formatBytes(items.averageBytes)}, largest ${formatBytes(items.maxBytes)}, total ${formatBytes(items.totalBytes)}`)];
+  const lines = [
+    heading(ctx, 'Items'),
+    ...row(ctx, 'size', `average ${formatBytes(items.averageBytes)}, largest ${formatBytes(items.maxBytes)}, total ${formatBytes(items.totalBytes)}`),
+  ];
   // Empty bands at either end say nothing; the ones between show where the sizes thin out.
   const first = items.histogram.findIndex((b) => b.items > 0);
   const last = items.histogram.length - 1 - [...items.histogram].reverse().findIndex((b) => b.items > 0);
@@ -201,7 +220,10 @@ function hotKeyTable(ctx: Ctx, title: string, keys: HotKey[]): string[] {
 
 function keysSection(ctx: Ctx, r: EstimateResult): string[] {
   const k = r.keys;
-  const lines = [heading(ctx, 'Keys'), ...row(ctx, 'distinct', `${formatCount(k.distinct)} partition key values${k.distinct >= 5000 ? ' (estimate, ±2%)' : ''}`)];
+  const lines = [
+    heading(ctx, 'Keys'),
+    ...row(ctx, 'distinct', `${formatCount(k.distinct)} partition key values${k.distinct >= 5000 ? ' (estimate, ±2%)' : ''}`),
+  ];
   if (k.hottest.length > 0) {
     lines.push(...hotKeyTable(ctx, 'hottest keys, share of write units', k.hottest));
   }
@@ -217,8 +239,16 @@ function timeSection(ctx: Ctx, r: EstimateResult): string[] {
   const b = time.bottleneck;
   return [
     heading(ctx, 'Time'),
-    ...row(ctx, 'rate', `${rt.targetWcu === undefined ? `no target, assumed ${formatRate(rt.assumedWcu)} WCU/s` : `target ${formatRate(rt.targetWcu)} WCU/s`} (${ctx.text(rt.reason)}); --key-wcu ${formatRate(rt.keyWcu)} per key`),
-    ...row(ctx, 'duration', `${formatDuration(time.estimatedSeconds)} estimated, ${formatDuration(time.idealSeconds)} ideal (at ${formatRate(rt.assumedWcu)} WCU/s)`),
+    ...row(
+      ctx,
+      'rate',
+      `${rt.targetWcu === undefined ? `no target, assumed ${formatRate(rt.assumedWcu)} WCU/s` : `target ${formatRate(rt.targetWcu)} WCU/s`} (${ctx.text(rt.reason)}); --key-wcu ${formatRate(rt.keyWcu)} per key`,
+    ),
+    ...row(
+      ctx,
+      'duration',
+      `${formatDuration(time.estimatedSeconds)} estimated, ${formatDuration(time.idealSeconds)} ideal (at ${formatRate(rt.assumedWcu)} WCU/s)`,
+    ),
     ...row(
       ctx,
       'bottleneck',
@@ -272,7 +302,14 @@ function partitionsSection(ctx: Ctx, r: EstimateResult): string[] {
     }
     const shown = heatRows(sim);
     if (shown.length < sim.heat.partitions.length) {
-      lines.push(...wrap(`the ${shown.length} hottest of ${formatCount(sim.heat.partitions.length)} partitions (by peak), in partition order`, ctx.width, indent, indent).map(ctx.p.dim));
+      lines.push(
+        ...wrap(
+          `the ${shown.length} hottest of ${formatCount(sim.heat.partitions.length)} partitions (by peak), in partition order`,
+          ctx.width,
+          indent,
+          indent,
+        ).map(ctx.p.dim),
+      );
     }
     for (const i of shown) {
       const values = sim.heat.partitions[i] ?? [];
@@ -283,7 +320,12 @@ function partitionsSection(ctx: Ctx, r: EstimateResult): string[] {
     ? `one column = ${formatDuration(columnSeconds[0] ?? 0)}`
     : `one column = ${sims.map(([name], i) => `${formatDuration(columnSeconds[i] ?? 0)} (${name})`).join(', ')}`;
   lines.push(
-    ...wrap(`${scale}; ${HEAT_SHADES[1]}<25% ${HEAT_SHADES[2]}<50% ${HEAT_SHADES[3]}<75% ${HEAT_SHADES[4]}≤100% ${ctx.p.over(HEAT_OVER)}>100% of sustained rate`, ctx.width, INDENT, INDENT),
+    ...wrap(
+      `${scale}; ${HEAT_SHADES[1]}<25% ${HEAT_SHADES[2]}<50% ${HEAT_SHADES[3]}<75% ${HEAT_SHADES[4]}≤100% ${ctx.p.over(HEAT_OVER)}>100% of sustained rate`,
+      ctx.width,
+      INDENT,
+      INDENT,
+    ),
   );
   return lines;
 }
@@ -310,13 +352,18 @@ function capacitySection(ctx: Ctx, r: EstimateResult): string[] {
   const c = r.capacity;
   const lines = [heading(ctx, 'Capacity')];
   if (c.loadWcu !== undefined || c.perPartitionWcuAfterLoad !== undefined) {
-    const during = c.loadWcu === undefined ? [] : [`${formatRate(c.loadWcu)} WCU${c.partitionsAfterRaise === undefined ? '' : ` (${formatCount(c.partitionsAfterRaise)} partitions)`}`];
+    const during =
+      c.loadWcu === undefined
+        ? []
+        : [`${formatRate(c.loadWcu)} WCU${c.partitionsAfterRaise === undefined ? '' : ` (${formatCount(c.partitionsAfterRaise)} partitions)`}`];
     // Partitions never merge: what each sustains once the table is set back is the lasting cost of a raise.
     const after = c.perPartitionWcuAfterLoad === undefined ? [] : [`afterwards ${formatRate(c.perPartitionWcuAfterLoad)} WCU/s per partition`];
     lines.push(...row(ctx, 'for the load', [...during, ...after].join('; ')));
   }
   if (c.noSplitWcu !== undefined) {
-    lines.push(...row(ctx, 'without a split', `${formatRate(c.noSplitWcu)} WCU${c.noSplitSeconds === undefined ? '' : `, ${formatDuration(c.noSplitSeconds)}`}`));
+    lines.push(
+      ...row(ctx, 'without a split', `${formatRate(c.noSplitWcu)} WCU${c.noSplitSeconds === undefined ? '' : `, ${formatDuration(c.noSplitSeconds)}`}`),
+    );
   }
   for (const sentence of c.advice) lines.push(...bullet(ctx, ctx.text(sentence)));
   return lines;
@@ -327,7 +374,11 @@ function costSection(ctx: Ctx, r: EstimateResult): string[] {
   const lines = [
     heading(ctx, 'Cost'),
     ...row(ctx, 'on-demand', `${formatMoney(c.onDemandUsd)} (${formatPrice(c.prices.onDemandPerMillionWrites)} per million write request units)`),
-    ...row(ctx, 'provisioned', `${c.provisionedWcuHours.toLocaleString('en-US', { maximumFractionDigits: 2 })} WCU-hours, ${formatMoney(c.provisionedUsd)} (${formatPrice(c.prices.provisionedPerWcuHour)} per WCU-hour)`),
+    ...row(
+      ctx,
+      'provisioned',
+      `${c.provisionedWcuHours.toLocaleString('en-US', { maximumFractionDigits: 2 })} WCU-hours, ${formatMoney(c.provisionedUsd)} (${formatPrice(c.prices.provisionedPerWcuHour)} per WCU-hour)`,
+    ),
     ...row(ctx, 'prices', `${ctx.text(c.prices.region)}, as of ${ctx.text(c.prices.date)}`),
   ];
   if (c.importFromS3 !== undefined) lines.push(...row(ctx, 'Import from S3', ctx.text(c.importFromS3)));
@@ -384,7 +435,11 @@ const orNull = <T>(value: T | undefined): T | null => (value === undefined ? nul
 const roundOrNull = (value: number | undefined, decimals: number) => (value === undefined ? null : round(value, decimals));
 /** Record keys sorted, so the same result prints the same bytes whatever order the producer filled it in. */
 const sortedRecord = (record: Record<string, number>, decimals: number): Record<string, number> =>
-  Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => [k, round(v, decimals)]));
+  Object.fromEntries(
+    Object.entries(record)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, v]) => [k, round(v, decimals)]),
+  );
 
 /** Precision of the JSON: seconds to 0.1, shares to 4 decimals, utilisation to 0.1%, dollars to the cent. */
 const SECONDS = 1;
@@ -403,7 +458,13 @@ export function estimateJson(result: EstimateResult, options: { excerpts?: boole
   const hide = options.excerpts === false;
   const redact = hide ? keyRedactorOf(r) : (text: string) => text;
   const key = (k: string) => (hide ? HIDDEN : k);
-  const hot = (k: HotKey): Json<HotKey> => ({ key: key(k.key), rows: k.rows, rowShare: round(k.rowShare, SHARE), units: round(k.units, UNITS), unitShare: round(k.unitShare, SHARE) });
+  const hot = (k: HotKey): Json<HotKey> => ({
+    key: key(k.key),
+    rows: k.rows,
+    rowShare: round(k.rowShare, SHARE),
+    units: round(k.units, UNITS),
+    unitShare: round(k.unitShare, SHARE),
+  });
   const sim = (s: Simulation): Json<Simulation> => ({
     order: s.order,
     paced: s.paced,
@@ -485,7 +546,12 @@ export function estimateJson(result: EstimateResult, options: { excerpts?: boole
     },
     cost: {
       // Unit prices stay as given: $0.00065 per WCU-hour rounded to the cent would be $0.
-      prices: { region: r.cost.prices.region, date: r.cost.prices.date, onDemandPerMillionWrites: r.cost.prices.onDemandPerMillionWrites, provisionedPerWcuHour: r.cost.prices.provisionedPerWcuHour },
+      prices: {
+        region: r.cost.prices.region,
+        date: r.cost.prices.date,
+        onDemandPerMillionWrites: r.cost.prices.onDemandPerMillionWrites,
+        provisionedPerWcuHour: r.cost.prices.provisionedPerWcuHour,
+      },
       onDemandUsd: round(r.cost.onDemandUsd, USD),
       provisionedWcuHours: round(r.cost.provisionedWcuHours, 2),
       provisionedUsd: round(r.cost.provisionedUsd, USD),

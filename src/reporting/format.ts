@@ -83,7 +83,10 @@ export function shownKey(key: string, excerpts: boolean): string {
  * data, and must not move the cursor, change colours or reorder the line it is printed on.
  */
 export function escapeControl(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(
+    /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
+    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 /** A raw input row on one line (line breaks as ⏎), cut to 100 characters: the excerpt a rejected row's note shows. */

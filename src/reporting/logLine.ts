@@ -29,7 +29,12 @@ export interface ProgressFields {
   etaS: number | undefined;
 }
 
-export function progressFields(counters: Readonly<LoadCounters>, totalBytes: number | undefined, elapsedMs: number, rate: RateSnapshot | undefined): ProgressFields {
+export function progressFields(
+  counters: Readonly<LoadCounters>,
+  totalBytes: number | undefined,
+  elapsedMs: number,
+  rate: RateSnapshot | undefined,
+): ProgressFields {
   const elapsedS = elapsedMs / 1000;
   const percent = totalBytes ? Math.min(100, (counters.bytesRead / totalBytes) * 100) : undefined;
   // This run's pace: rows an earlier run of a checkpoint wrote took none of this run's time.

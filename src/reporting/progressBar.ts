@@ -22,7 +22,8 @@ export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): 
       hideCursor: true,
       clearOnComplete: true,
       // Fits 100 columns with a 20-character bar; cli-progress cuts what a narrower terminal cannot show.
-      format: ' {bar} {percentage}% | {duration_formatted}, ETA {eta_formatted} | {written}/{rows} written | {wcu} | throttled {throttled} | errors {errors} | retries {retries} | rejected {rejected}',
+      format:
+        ' {bar} {percentage}% | {duration_formatted}, ETA {eta_formatted} | {written}/{rows} written | {wcu} | throttled {throttled} | errors {errors} | retries {retries} | rejected {rejected}',
       barsize: 20,
       // ETA from the share of the input read; cli-progress averages it over the last updates.
       etaBuffer: 50,
@@ -49,7 +50,7 @@ export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): 
           rejected: formatCount(c.rejected),
           wcu: formatWcu(event.rate),
           throttled: formatCount(c.throttledItems),
-          errors: formatCount((event.rate?.errors ?? 0)),
+          errors: formatCount(event.rate?.errors ?? 0),
           retries: c.retries,
         });
       }

@@ -59,6 +59,9 @@ export class RejectSink {
   }
 
   #error(cause: Error): LoaderError {
-    return new LoaderError('REJECTS_UNWRITABLE', `cannot write the reject file ${this.path}: ${cause.message}; pass --rejects with a writable path`, { file: this.path, cause });
+    return new LoaderError('REJECTS_UNWRITABLE', `cannot write the reject file ${this.path}: ${cause.message}; pass --rejects with a writable path`, {
+      file: this.path,
+      cause,
+    });
   }
 }

@@ -46,6 +46,9 @@ export async function writeJsonAtomically(path: string, value: unknown, flag: st
   try {
     await writePrivateFileAtomically(path, `${JSON.stringify(value, null, 2)}\n`);
   } catch (error) {
-    throw failure?.(error as Error) ?? new LoaderError('INVALID_OPTION', `cannot write ${flag} ${path}: ${(error as Error).message}; choose another path`, { file: path, cause: error });
+    throw (
+      failure?.(error as Error) ??
+      new LoaderError('INVALID_OPTION', `cannot write ${flag} ${path}: ${(error as Error).message}; choose another path`, { file: path, cause: error })
+    );
   }
 }

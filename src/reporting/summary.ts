@@ -9,14 +9,20 @@ import { formatBytes, formatCount, formatDuration, formatPercent, HIDDEN, shownK
 export function formatSummary(result: LoadResult, stoppedBecause?: string, excerpts = true): string {
   const seconds = result.elapsedMs / 1000;
   const lines = [
-    stoppedBecause ? `ddb-spread: load into ${result.table} STOPPED: ${stoppedBecause}` : `ddb-spread: load into ${result.table} ${result.complete ? 'complete' : 'finished with rejected rows'}`,
+    stoppedBecause
+      ? `ddb-spread: load into ${result.table} STOPPED: ${stoppedBecause}`
+      : `ddb-spread: load into ${result.table} ${result.complete ? 'complete' : 'finished with rejected rows'}`,
     `  rows read     ${formatCount(result.rowsRead)}`,
     `  written       ${formatCount(result.written)}`,
     `  superseded    ${formatCount(result.superseded)}  (same primary key later in the input; the later row was written)`,
     `  rejected      ${formatCount(result.rejected)}${formatReasons(result.rejectedByReason)}`,
   ];
-  if (result.revived) lines.push(`  revived       ${formatCount(result.revived)}  (superseded rows written in place of a later row of their key that DynamoDB refused; in written or rejected above)`);
-  if (result.segment) lines.push(`  other segments ${formatCount(result.otherSegments)}  (this worker loads segment ${result.segment}; other workers load these rows)`);
+  if (result.revived)
+    lines.push(
+      `  revived       ${formatCount(result.revived)}  (superseded rows written in place of a later row of their key that DynamoDB refused; in written or rejected above)`,
+    );
+  if (result.segment)
+    lines.push(`  other segments ${formatCount(result.otherSegments)}  (this worker loads segment ${result.segment}; other workers load these rows)`);
   if (stoppedBecause) {
     const unaccounted = result.rowsRead - result.written - result.superseded - result.rejected - result.otherSegments;
     if (unaccounted > 0) lines.push(`  not written   ${formatCount(unaccounted)}  (read but not sent before the stop)`);
@@ -28,7 +34,10 @@ export function formatSummary(result: LoadResult, stoppedBecause?: string, excer
   );
   lines.push(...formatRate(result, excerpts));
   lines.push(`  write order   ${result.order}${result.orderTempBytes > 0 ? `, ${formatBytes(result.orderTempBytes)} through temporary files` : ''}`);
-  if (result.checkpointPath) lines.push(`  checkpoint    ${result.checkpointPath}${result.resumedFromBatch !== undefined ? `  (resumed after ${formatCount(result.resumedFromBatch)} batches done before)` : ''}`);
+  if (result.checkpointPath)
+    lines.push(
+      `  checkpoint    ${result.checkpointPath}${result.resumedFromBatch !== undefined ? `  (resumed after ${formatCount(result.resumedFromBatch)} batches done before)` : ''}`,
+    );
   if (result.shardManifestPath) lines.push(`  shard manifest ${result.shardManifestPath}  (${formatCount(result.shardedKeys)} keys sharded)`);
   if (result.rejectsPath) lines.push(`  reject file   ${result.rejectsPath}`);
   return `${lines.join('\n')}\n`;
@@ -42,7 +51,13 @@ function formatRate(result: LoadResult, excerpts: boolean): string[] {
   ];
   const show = (key: string) => shownKey(key, excerpts);
   if (result.hotKeys.length > 0 && result.hotKeys[0]!.share >= 0.01) {
-    lines.push(`  hottest keys  ${result.hotKeys.filter((k) => k.share >= 0.01).slice(0, 3).map((k) => `${show(k.key)} ${formatPercent(k.share)}`).join(', ')}`);
+    lines.push(
+      `  hottest keys  ${result.hotKeys
+        .filter((k) => k.share >= 0.01)
+        .slice(0, 3)
+        .map((k) => `${show(k.key)} ${formatPercent(k.share)}`)
+        .join(', ')}`,
+    );
   }
   const b = result.bottleneck;
   if (b) {

@@ -12,9 +12,7 @@ import type { Item, KeySchema, RowOrigin } from '../shared/types.js';
  * "user-1#2024-01-15#3".
  */
 export type ShardRule =
-  | { kind: 'random'; shards: number }
-  | { kind: 'hash'; shards: number; attribute?: string }
-  | { kind: 'time'; unit: TimeUnit; attribute?: string };
+  { kind: 'random'; shards: number } | { kind: 'hash'; shards: number; attribute?: string } | { kind: 'time'; unit: TimeUnit; attribute?: string };
 
 export const TIME_UNITS = ['hour', 'day', 'month'] as const;
 export type TimeUnit = (typeof TIME_UNITS)[number];
@@ -36,9 +34,7 @@ export interface ShardOptions {
 
 /** A rule with its attribute resolved against the table. */
 export type ResolvedShardRule =
-  | { kind: 'random'; shards: number }
-  | { kind: 'hash'; shards: number; attribute: string }
-  | { kind: 'time'; unit: TimeUnit; attribute: string };
+  { kind: 'random'; shards: number } | { kind: 'hash'; shards: number; attribute: string } | { kind: 'time'; unit: TimeUnit; attribute: string };
 
 export interface ResolvedShardOptions {
   rules: ResolvedShardRule[];
@@ -95,16 +91,27 @@ export function resolveShardOptions(options: ShardOptions, schema: KeySchema, ta
     if (rule.kind === 'random') return rule;
     const attribute = rule.attribute ?? schema.sortKey?.name;
     if (attribute === undefined) {
-      throw new LoaderError('INVALID_OPTION', `--shard ${rule.kind}:… needs an attribute (table "${table}" has no sort key to default to), e.g. --shard ${rule.kind === 'hash' ? `hash:${rule.shards}:orderId` : `time:${rule.unit}:createdAt`}`, { table });
+      throw new LoaderError(
+        'INVALID_OPTION',
+        `--shard ${rule.kind}:… needs an attribute (table "${table}" has no sort key to default to), e.g. --shard ${rule.kind === 'hash' ? `hash:${rule.shards}:orderId` : `time:${rule.unit}:createdAt`}`,
+        { table },
+      );
     }
     if (attribute === pk.name) {
-      throw new LoaderError('INVALID_OPTION', `--shard ${rule.kind}: cannot take its value from the partition key "${pk.name}" itself; name another attribute`, { table, field: attribute });
+      throw new LoaderError(
+        'INVALID_OPTION',
+        `--shard ${rule.kind}: cannot take its value from the partition key "${pk.name}" itself; name another attribute`,
+        { table, field: attribute },
+      );
     }
     return { ...rule, attribute };
   });
   const keep = options.keepOriginalKey;
   if (keep !== undefined && (keep === '' || keep === pk.name || keep === schema.sortKey?.name)) {
-    throw new LoaderError('INVALID_OPTION', `--keep-original-key must name a new attribute, not "${keep}" (a key attribute of table "${table}")`, { table, field: keep });
+    throw new LoaderError('INVALID_OPTION', `--keep-original-key must name a new attribute, not "${keep}" (a key attribute of table "${table}")`, {
+      table,
+      field: keep,
+    });
   }
   if (!Number.isInteger(options.seed) || options.seed < 0 || options.seed > 0xffffffff) {
     throw new LoaderError('INVALID_OPTION', `--shard-seed must be an integer from 0 to ${0xffffffff}, got ${options.seed}`);
@@ -222,7 +229,13 @@ function suffixOf(item: Item, origin: RowOrigin, rule: ResolvedShardRule, seed: 
     case 'hash': {
       const value = ownValue(item, rule.attribute);
       const text =
-        typeof value === 'string' ? value : value instanceof NumberValue ? value.value : value instanceof Uint8Array ? Buffer.from(value).toString('base64') : undefined;
+        typeof value === 'string'
+          ? value
+          : value instanceof NumberValue
+            ? value.value
+            : value instanceof Uint8Array
+              ? Buffer.from(value).toString('base64')
+              : undefined;
       if (text === undefined || text === '') {
         throw new RowError(
           'SHARD_ATTRIBUTE',

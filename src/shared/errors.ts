@@ -97,8 +97,5 @@ export class RowError extends Error {
 
 /** An error that can only come from a bug in ddb-spread, worded as ncu does. */
 export function bug(message: string): LoaderError {
-  return new LoaderError(
-    'BUG',
-    `${message}. This is probably a bug in ddb-spread; please file an issue with the command you ran.`,
-  );
+  return new LoaderError('BUG', `${message}. This is probably a bug in ddb-spread; please file an issue with the command you ran.`);
 }

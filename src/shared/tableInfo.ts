@@ -1,9 +1,4 @@
-import type {
-  AttributeDefinition,
-  GlobalSecondaryIndexDescription,
-  KeySchemaElement,
-  TableDescription,
-} from '@aws-sdk/client-dynamodb';
+import type { AttributeDefinition, GlobalSecondaryIndexDescription, KeySchemaElement, TableDescription } from '@aws-sdk/client-dynamodb';
 import { LoaderError } from './errors.js';
 import type { KeyAttribute, KeyAttributeType, KeySchema } from './types.js';
 

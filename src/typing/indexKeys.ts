@@ -48,11 +48,19 @@ export function checkIndexKeys(item: Item, attrs: readonly IndexKeyAttribute[]):
     const what = `"${attr.name}" is the ${attr.role} key of index ${attr.index}`;
     const ok = attr.type === 'S' ? typeof value === 'string' : attr.type === 'N' ? value instanceof NumberValue : value instanceof Uint8Array;
     if (!ok) {
-      throw new RowError('KEY_TYPE_MISMATCH', `${what}, of type ${attr.type} (the table's AttributeDefinitions), got ${describeType(value)}; DynamoDB would refuse the item: fix the value, or declare the type with --types ${attr.name}:${attr.type}`, attr.name);
+      throw new RowError(
+        'KEY_TYPE_MISMATCH',
+        `${what}, of type ${attr.type} (the table's AttributeDefinitions), got ${describeType(value)}; DynamoDB would refuse the item: fix the value, or declare the type with --types ${attr.name}:${attr.type}`,
+        attr.name,
+      );
     }
     const bytes = typeof value === 'string' ? Buffer.byteLength(value, 'utf8') : value instanceof Uint8Array ? value.byteLength : undefined;
     if (bytes === 0) {
-      throw new RowError('MISSING_KEY', `${what} and is empty; DynamoDB refuses an empty index key value: leave the attribute out (--empty omit for CSV) or give it a value`, attr.name);
+      throw new RowError(
+        'MISSING_KEY',
+        `${what} and is empty; DynamoDB refuses an empty index key value: leave the attribute out (--empty omit for CSV) or give it a value`,
+        attr.name,
+      );
     }
     const max = attr.role === 'partition' ? MAX_PARTITION_KEY_BYTES : MAX_SORT_KEY_BYTES;
     if (bytes !== undefined && bytes > max) {

@@ -57,7 +57,7 @@ export function itemFromJson(value: unknown): Item {
 
 export function toNumberValue(text: string, field: string): NumberValue {
   const parsed = parseDynamoNumber(text);
-  if (typeof parsed === "string") throw new RowError("TYPE_ERROR", `"${field}" must be a number: ${parsed}`, field);
+  if (typeof parsed === 'string') throw new RowError('TYPE_ERROR', `"${field}" must be a number: ${parsed}`, field);
   return new NumberValue(parsed.text);
 }
 
@@ -139,7 +139,11 @@ export const MAX_DYNAMO_JSON_DEPTH = 2 * MAX_NESTING + 2;
 
 function fromAttributeValue(av: unknown, field: string, level = 1): unknown {
   if (!isDescriptor(av)) {
-    throw new RowError('TYPE_ERROR', `"${field}" is not a DynamoDB-JSON attribute value like {"S":"text"} (is this plain JSON? then use --input-format jsonl)`, field);
+    throw new RowError(
+      'TYPE_ERROR',
+      `"${field}" is not a DynamoDB-JSON attribute value like {"S":"text"} (is this plain JSON? then use --input-format jsonl)`,
+      field,
+    );
   }
   const [tag, v] = Object.entries(av)[0]!;
   const bad = (what: string) => new RowError('TYPE_ERROR', `"${field}": ${tag} must be ${what}`, field);

@@ -58,11 +58,7 @@ function keyPart(item: Item, attr: KeyAttribute, maxBytes: number, role: string)
 }
 
 function mismatch(attr: KeyAttribute, value: unknown): RowError {
-  return new RowError(
-    'KEY_TYPE_MISMATCH',
-    `key "${attr.name}" must be of type ${attr.type} (the table's key type), got ${describeType(value)}`,
-    attr.name,
-  );
+  return new RowError('KEY_TYPE_MISMATCH', `key "${attr.name}" must be of type ${attr.type} (the table's key type), got ${describeType(value)}`, attr.name);
 }
 
 export function describeType(value: unknown): string {
@@ -83,11 +79,7 @@ export function keyForDisplay(item: Item, schema: KeySchema): Record<string, str
     if (!attr) continue;
     const value = ownValue(item, attr.name);
     if (value === undefined || value === null) return undefined;
-    setOwn(
-      out,
-      attr.name,
-      value instanceof Uint8Array ? Buffer.from(value).toString('base64') : value instanceof NumberValue ? value.value : String(value),
-    );
+    setOwn(out, attr.name, value instanceof Uint8Array ? Buffer.from(value).toString('base64') : value instanceof NumberValue ? value.value : String(value));
   }
   return out;
 }

@@ -76,7 +76,11 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
         if (mayHoldSurrogates(record.origin.raw)) {
           const field = attributeWithLoneSurrogate(item);
           if (field !== undefined) {
-            throw new RowError('INVALID_UTF8', `"${field}" holds a lone UTF-16 surrogate (a JSON \\u escape such as \\ud800 without its pair), which UTF-8 cannot encode: DynamoDB would not store what the row says; fix or remove the escape`, field);
+            throw new RowError(
+              'INVALID_UTF8',
+              `"${field}" holds a lone UTF-16 surrogate (a JSON \\u escape such as \\ud800 without its pair), which UTF-8 cannot encode: DynamoDB would not store what the row says; fix or remove the escape`,
+              field,
+            );
           }
         }
         // Sharding comes before the key checks, so the length limits apply to the suffixed key.

@@ -172,7 +172,11 @@ function coerceJsonValue(value: unknown, type: ColumnType, field: string): unkno
     case 'NS':
     case 'BS':
       if (!Array.isArray(value)) throw wrong();
-      return makeSet(type, value.map((e) => (e instanceof NumberValue ? e.value : String(e))), field);
+      return makeSet(
+        type,
+        value.map((e) => (e instanceof NumberValue ? e.value : String(e))),
+        field,
+      );
     case 'JSON':
       return value;
     case 'M':

@@ -41,7 +41,10 @@ export function fatalAwsError(error: unknown, context: AwsContext): LoaderError 
   const where = `${context.endpoint ? `endpoint ${context.endpoint}` : `region ${context.region ?? '(not set)'}`}`;
   const table = context.table;
   if (facts.name === 'ResourceNotFoundException') {
-    return new LoaderError('TABLE_NOT_FOUND', `table "${table}" was not found in ${where}; check --table and --region (or --endpoint-url)`, { table, cause: error });
+    return new LoaderError('TABLE_NOT_FOUND', `table "${table}" was not found in ${where}; check --table and --region (or --endpoint-url)`, {
+      table,
+      cause: error,
+    });
   }
   if (isTransientCredentialFailure(facts)) {
     return new LoaderError(
@@ -58,10 +61,16 @@ export function fatalAwsError(error: unknown, context: AwsContext): LoaderError 
     );
   }
   if (/region is missing/i.test(message)) {
-    return new LoaderError('INVALID_OPTION', 'no AWS region is set; pass --region, or set AWS_REGION (or AWS_DEFAULT_REGION) or a region in your profile', { table, cause: error });
+    return new LoaderError('INVALID_OPTION', 'no AWS region is set; pass --region, or set AWS_REGION (or AWS_DEFAULT_REGION) or a region in your profile', {
+      table,
+      cause: error,
+    });
   }
   if (facts.code && UNREACHABLE_CODES.has(facts.code)) {
-    return new LoaderError('ENDPOINT_UNREACHABLE', `cannot reach DynamoDB at ${where} (${facts.code}); check --endpoint-url, --region and your network`, { table, cause: error });
+    return new LoaderError('ENDPOINT_UNREACHABLE', `cannot reach DynamoDB at ${where} (${facts.code}); check --endpoint-url, --region and your network`, {
+      table,
+      cause: error,
+    });
   }
   return new LoaderError('AWS_ERROR', `DynamoDB call for table "${table}" failed: ${facts.name ? `${facts.name}: ` : ''}${message}`, { table, cause: error });
 }

@@ -57,10 +57,17 @@ function readCaBundle(path: string, fromFlag: boolean): string {
   try {
     pem = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new LoaderError('INVALID_OPTION', `cannot read the CA bundle ${path} (${source}): ${(error as Error).message}; pass a PEM file of CA certificates`, { file: path, cause: error });
+    throw new LoaderError('INVALID_OPTION', `cannot read the CA bundle ${path} (${source}): ${(error as Error).message}; pass a PEM file of CA certificates`, {
+      file: path,
+      cause: error,
+    });
   }
   if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
-    throw new LoaderError('INVALID_OPTION', `the CA bundle ${path} (${source}) holds no PEM certificate ("-----BEGIN CERTIFICATE-----"); pass a PEM file of CA certificates`, { file: path });
+    throw new LoaderError(
+      'INVALID_OPTION',
+      `the CA bundle ${path} (${source}) holds no PEM certificate ("-----BEGIN CERTIFICATE-----"); pass a PEM file of CA certificates`,
+      { file: path },
+    );
   }
   return pem;
 }

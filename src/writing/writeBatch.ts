@@ -2,7 +2,7 @@ import { BatchWriteItemCommand, type AttributeValue, type BatchWriteItemCommandO
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { backoffDelay, classifyFailure, type BackoffPolicy } from './backoff.js';
-import { LoaderError } from '../shared/errors.js';
+import { type LoaderError } from '../shared/errors.js';
 import { keyForDisplay, keyIdOf } from '../typing/key.js';
 import type { KeySchema, PlannedWrite, RejectedRow } from '../shared/types.js';
 import { keyFromWire, toWireItem } from './wireItem.js';
@@ -99,7 +99,9 @@ async function send(writes: PlannedWrite[], attemptsSoFar: number, ctx: WriterCo
     try {
       // The low-level command with items marshalled by toWireItem: every attribute name goes out as
       // written (lib-dynamodb's marshall loses `__proto__`). The document client sends it unchanged.
-      const response: BatchWriteItemCommandOutput = await (ctx.client as unknown as { send(command: BatchWriteItemCommand): Promise<BatchWriteItemCommandOutput> }).send(
+      const response: BatchWriteItemCommandOutput = await (
+        ctx.client as unknown as { send(command: BatchWriteItemCommand): Promise<BatchWriteItemCommandOutput> }
+      ).send(
         new BatchWriteItemCommand({
           RequestItems: { [ctx.table]: pending.map((w) => ({ PutRequest: { Item: toWireItem(w.item) } })) },
           // INDEXES: the units of each GSI too, so rate control learns the true cost of a write.
@@ -140,7 +142,13 @@ async function send(writes: PlannedWrite[], attemptsSoFar: number, ctx: WriterCo
       }
       const throttled = facts.name !== undefined && THROTTLE_NAMES.has(facts.name);
       if (throttled) outcome.throttledItems += pending.length;
-      ctx.pacer?.afterSend({ sent: pending, stored: [], throttled: throttled ? pending : [], consumedUnits: undefined, throttleReasons: throttleReasonsOf(error) });
+      ctx.pacer?.afterSend({
+        sent: pending,
+        stored: [],
+        throttled: throttled ? pending : [],
+        consumedUnits: undefined,
+        throttleReasons: throttleReasonsOf(error),
+      });
       unprocessed = pending;
       reason = facts.name ?? facts.code ?? `HTTP ${facts.httpStatus ?? '?'}`;
     }
@@ -164,7 +172,11 @@ function throttleReasonsOf(error: unknown): string[] {
 }
 
 /** Maps UnprocessedItems back to the writes that were sent, by primary key (unique within a batch). */
-function matchUnprocessed(sent: PlannedWrite[], unprocessed: Array<{ PutRequest?: { Item?: Record<string, AttributeValue> | undefined } | undefined }>, schema: KeySchema): PlannedWrite[] {
+function matchUnprocessed(
+  sent: PlannedWrite[],
+  unprocessed: Array<{ PutRequest?: { Item?: Record<string, AttributeValue> | undefined } | undefined }>,
+  schema: KeySchema,
+): PlannedWrite[] {
   if (unprocessed.length === 0) return [];
   const byKey = new Map(sent.map((w) => [w.keyId, w]));
   const out: PlannedWrite[] = [];
@@ -210,7 +222,14 @@ function wireText(value: unknown): string {
 }
 
 /** Rejects `write`; its predecessor, if any, is queued to be written in its place. */
-function refuse(write: PlannedWrite, code: 'WRITE_REJECTED' | 'RETRIES_EXHAUSTED', message: string, ctx: WriterContext, outcome: BatchOutcome, revive: PlannedWrite[]): void {
+function refuse(
+  write: PlannedWrite,
+  code: 'WRITE_REJECTED' | 'RETRIES_EXHAUSTED',
+  message: string,
+  ctx: WriterContext,
+  outcome: BatchOutcome,
+  revive: PlannedWrite[],
+): void {
   const predecessor = write.predecessor;
   if (predecessor === undefined) {
     outcome.rejected.push(reject(write, code, message, ctx));

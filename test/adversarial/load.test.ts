@@ -52,7 +52,12 @@ interface Case {
 }
 
 const caseOf = (profile: Profile, orders: OrderMode[]) =>
-  fc.record({ model: fileModel(profile), order: fc.constantFrom(...orders), concurrency: fc.integer({ min: 1, max: 8 }), window: fc.integer({ min: 2, max: 6 }) });
+  fc.record({
+    model: fileModel(profile),
+    order: fc.constantFrom(...orders),
+    concurrency: fc.integer({ min: 1, max: 8 }),
+    window: fc.integer({ min: 2, max: 6 }),
+  });
 
 async function loadAndCheck({ model, order, concurrency, window }: Case, through: string = endpoint): Promise<void> {
   const file = serialize(model);
@@ -64,7 +69,18 @@ async function loadAndCheck({ model, order, concurrency, window }: Case, through
   const table = await newTable();
   try {
     const result = await load(
-      { input, table, endpoint: through, region: 'us-east-1', types: file.types, order, ...(order === 'window' ? { window } : {}), concurrency, rejectsPath, maxAttempts: 100 },
+      {
+        input,
+        table,
+        endpoint: through,
+        region: 'us-east-1',
+        types: file.types,
+        order,
+        ...(order === 'window' ? { window } : {}),
+        concurrency,
+        rejectsPath,
+        maxAttempts: 100,
+      },
       // Backoff sleeps of 0 ms: the faults are retried at once.
       // A load that hangs is stopped (and fails the case) instead of using up the test's time.
       { random: () => 0, signal: AbortSignal.timeout(60_000) },
@@ -78,11 +94,19 @@ async function loadAndCheck({ model, order, concurrency, window }: Case, through
 
 describe(`adversarial loads against DynamoDB Local (${REPLAY(FILE)})`, () => {
   for (const order of ORDERS) {
-    it.prop([caseOf(E2E, [order])], fcParams(12))(`plain files, --order ${order}: the table is the oracle's, counters add up, each reject once`, (c) => loadAndCheck(c), 120_000);
+    it.prop([caseOf(E2E, [order])], fcParams(12))(
+      `plain files, --order ${order}: the table is the oracle's, counters add up, each reject once`,
+      (c) => loadAndCheck(c),
+      120_000,
+    );
   }
 
   // issue 11 items 3, 4, 5, 9 together, end to end (the reader-level properties name the item).
-  it.prop([caseOf({ ...HOSTILE, maxRows: 30 }, ORDERS)], fcParams(12))('hostile files (prototype names, mixed line endings, invalid UTF-8, deep nesting), any order', (c) => loadAndCheck(c), 120_000);
+  it.prop([caseOf({ ...HOSTILE, maxRows: 30 }, ORDERS)], fcParams(12))(
+    'hostile files (prototype names, mixed line endings, invalid UTF-8, deep nesting), any order',
+    (c) => loadAndCheck(c),
+    120_000,
+  );
 
   it.prop([caseOf({ ...E2E, tooLarge: false }, ORDERS), fc.integer({ min: 1, max: 2 ** 31 - 1 })], fcParams(10))(
     'plain files under injected faults (500, 503, throttling, dropped and lost replies): every row lands as the oracle says',

@@ -24,14 +24,38 @@ async function check([model, cuts]: [FileModel, number[]]): Promise<void> {
 }
 
 describe(`adversarial readers (${REPLAY(FILE)})`, () => {
-  it.prop([caseOf(READERS)], fcParams(150))('plain: quoting, one line ending per file, BOM, gzip, blank lines, unicode, 38-digit numbers, nested JSON, duplicate keys, bad rows', check, 60_000);
-  it.prop([caseOf({ ...READERS, maxRows: 3, badShare: 0.5, tooLarge: true })], fcParams(15))('plain with 410 KB values: ITEM_TOO_LARGE on its line', check, 60_000);
+  it.prop([caseOf(READERS)], fcParams(150))(
+    'plain: quoting, one line ending per file, BOM, gzip, blank lines, unicode, 38-digit numbers, nested JSON, duplicate keys, bad rows',
+    check,
+    60_000,
+  );
+  it.prop([caseOf({ ...READERS, maxRows: 3, badShare: 0.5, tooLarge: true })], fcParams(15))(
+    'plain with 410 KB values: ITEM_TOO_LARGE on its line',
+    check,
+    60_000,
+  );
   // issue 11 item 5
-  it.prop([caseOf({ ...READERS, prototypeNames: true })], fcParams(100))('item 5: attribute and map names constructor, __proto__, toString, valueOf, hasOwnProperty keep their values', check, 60_000);
+  it.prop([caseOf({ ...READERS, prototypeNames: true })], fcParams(100))(
+    'item 5: attribute and map names constructor, __proto__, toString, valueOf, hasOwnProperty keep their values',
+    check,
+    60_000,
+  );
   // issue 11 item 4
-  it.prop([caseOf({ ...READERS, formats: ['csv'], mixedLineEndings: true })], fcParams(100))('item 4: LF and CRLF mixed line by line read as the lines a person sees', check, 60_000);
+  it.prop([caseOf({ ...READERS, formats: ['csv'], mixedLineEndings: true })], fcParams(100))(
+    'item 4: LF and CRLF mixed line by line read as the lines a person sees',
+    check,
+    60_000,
+  );
   // issue 11 item 3
-  it.prop([caseOf({ ...READERS, invalidUtf8: true, badShare: 0.3 })], fcParams(100))('item 3: invalid UTF-8 in a key is INVALID_UTF8 on its line, never a merged key', check, 60_000);
+  it.prop([caseOf({ ...READERS, invalidUtf8: true, badShare: 0.3 })], fcParams(100))(
+    'item 3: invalid UTF-8 in a key is INVALID_UTF8 on its line, never a merged key',
+    check,
+    60_000,
+  );
   // issue 11 item 9
-  it.prop([caseOf({ ...READERS, tooDeep: true, badShare: 0.3 })], fcParams(60))('item 9: JSON nested deeper than 32 levels is TOO_DEEP on its line, the rest reads', check, 60_000);
+  it.prop([caseOf({ ...READERS, tooDeep: true, badShare: 0.3 })], fcParams(60))(
+    'item 9: JSON nested deeper than 32 levels is TOO_DEEP on its line, the rest reads',
+    check,
+    60_000,
+  );
 });

@@ -72,7 +72,7 @@ const rowArb = fc.record({
 
 describe(`adversarial: rows DynamoDB refuses, superseding accepted ones (issue 11 item 2; ${REPLAY(FILE)})`, () => {
   it.prop([fc.array(rowArb, { minLength: 1, maxLength: 60 }), fc.constantFrom(...ORDERS), fc.integer({ min: 1, max: 4 })], fcParams(15))(
-    'the table holds each key\'s last accepted row; every refused row is in the reject file once',
+    "the table holds each key's last accepted row; every refused row is in the reject file once",
     async (rows: GsiRow[], order: OrderMode, concurrency: number) => {
       const n = ++seq;
       const input = join(dir(), `${n}.jsonl`);
@@ -92,7 +92,10 @@ describe(`adversarial: rows DynamoDB refuses, superseding accepted ones (issue 1
             if (!rows.slice(i + 1).some((later) => keyOf(later.pk, String(later.sk)) === key)) mustReject.add(i + 1);
           } else expected.set(key, { n: { N: String(r.n) }, pk: { S: r.pk }, sk: { N: String(r.sk) }, status: { S: r.status } });
         });
-        const result = await load({ input, table, endpoint, region: 'us-east-1', order, concurrency, rejectsPath }, { random: () => 0, signal: AbortSignal.timeout(60_000) });
+        const result = await load(
+          { input, table, endpoint, region: 'us-east-1', order, concurrency, rejectsPath },
+          { random: () => 0, signal: AbortSignal.timeout(60_000) },
+        );
         expect(result.rowsRead).toBe(rows.length);
         expect(result.written + result.superseded + result.rejected, 'every row accounted for').toBe(rows.length);
         const actual = await scanRaw(endpoint, table);

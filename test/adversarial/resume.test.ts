@@ -58,8 +58,28 @@ describe(`adversarial kill -9 and resume (${REPLAY(FILE)})`, () => {
       const table = await newTable();
       const checkpoint = join(dir(), `${n}.checkpoint.json`);
       const rejectsPath = join(dir(), `${n}.rejects.jsonl`);
-      const types = Object.entries(file.types).map(([name, type]) => `${name}:${type}`).join(',');
-      const args = ['load', input, '--table', table, '--types', types, '--order', order, '--concurrency', String(concurrency), '--wcu', '40', '--checkpoint', checkpoint, '--rejects', rejectsPath, '--no-progress'];
+      const types = Object.entries(file.types)
+        .map(([name, type]) => `${name}:${type}`)
+        .join(',');
+      const args = [
+        'load',
+        input,
+        '--table',
+        table,
+        '--types',
+        types,
+        '--order',
+        order,
+        '--concurrency',
+        String(concurrency),
+        '--wcu',
+        '40',
+        '--checkpoint',
+        checkpoint,
+        '--rejects',
+        rejectsPath,
+        '--no-progress',
+      ];
       const env = localEnv(endpoint);
       try {
         let target = 0;
@@ -67,7 +87,13 @@ describe(`adversarial kill -9 and resume (${REPLAY(FILE)})`, () => {
         for (const step of kills) {
           target += step;
           const at = target;
-          const run = await runCli(args, { cwd: dir(), env, stdout: 'ignore', timeoutMs: 60_000, kill: { signal: 'SIGKILL', when: () => batchesDone(checkpoint) >= at } });
+          const run = await runCli(args, {
+            cwd: dir(),
+            env,
+            stdout: 'ignore',
+            timeoutMs: 60_000,
+            kill: { signal: 'SIGKILL', when: () => batchesDone(checkpoint) >= at },
+          });
           // The run may finish before the kill on a small input; then the next run has nothing to do.
           if (run.signal === 'SIGKILL') killed++;
           else expect([0, 2], run.stderr).toContain(run.code);

@@ -190,7 +190,7 @@ describe('ddb-spread load', () => {
     { args: ['--input-format', 'xml'], message: "error: option '--input-format <format>' argument 'xml' is invalid. Allowed choices are csv, jsonl, ddb-json" },
     { args: ['--max-attempts', 'many'], message: "error: option '--max-attempts <n>' argument 'many' is invalid" },
     { args: ['--empty', 'zero'], message: "error: option '--empty <policy>' argument 'zero' is invalid" },
-  ])('exits 64 (EX_USAGE) with commander\'s message for $args', async ({ args, message }) => {
+  ])("exits 64 (EX_USAGE) with commander's message for $args", async ({ args, message }) => {
     const run = await cli(['load', sample('orders.csv'), '--table', 'Orders', ...args]);
     expect(run.code).toBe(64); // issue 18
     expect(run.stderr).toContain(message);
@@ -215,7 +215,11 @@ describe('ddb-spread load', () => {
       const run = await cli(['load', sample('orders.jsonl'), '--table', table, ...extra]);
       expect(run.code).toBe(0);
       expect(run.stderr).not.toContain('NodeVersionSupportWarning');
-      expect(nonEmptyLines(run.stderr).filter((l) => RUNTIME_NOTICE.test(l))).toEqual(old ? [`ddb-spread: Node.js ${process.versions.node.split('.')[0]} is past end of life; AWS SDK releases after January 2027 need Node.js 22 or newer`] : []);
+      expect(nonEmptyLines(run.stderr).filter((l) => RUNTIME_NOTICE.test(l))).toEqual(
+        old
+          ? [`ddb-spread: Node.js ${process.versions.node.split('.')[0]} is past end of life; AWS SDK releases after January 2027 need Node.js 22 or newer`]
+          : [],
+      );
     }
     const quiet = await cli(['load', sample('orders.jsonl'), '--table', table, '--quiet']);
     expect(quiet.code).toBe(0);
@@ -223,7 +227,10 @@ describe('ddb-spread load', () => {
     // A Node warning raised once the CLI runs (bin/ used to replace process.emitWarning with a no-op).
     const preload = join(dir(), 'warn-later.cjs');
     await writeFile(preload, "setImmediate(() => process.emitWarning('a warning raised while ddb-spread runs'));\n");
-    const warned = await runCli(['load', sample('orders.jsonl'), '--table', table, '--quiet'], { cwd: dir(), env: { ...localEnv(endpoint), NODE_OPTIONS: `--require ${preload}` } });
+    const warned = await runCli(['load', sample('orders.jsonl'), '--table', table, '--quiet'], {
+      cwd: dir(),
+      env: { ...localEnv(endpoint), NODE_OPTIONS: `--require ${preload}` },
+    });
     expect(warned.code).toBe(0);
     expect(warned.stderr).toContain('Warning: a warning raised while ddb-spread runs');
   });

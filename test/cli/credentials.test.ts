@@ -29,7 +29,9 @@ async function credentialEndpoint(failures: number): Promise<{ url: string; requ
       return;
     }
     const expiration = new Date(Date.now() + 3600_000).toISOString();
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ AccessKeyId: 'ASIALOCAL', SecretAccessKey: 'local', Token: 'local', Expiration: expiration }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ AccessKeyId: 'ASIALOCAL', SecretAccessKey: 'local', Token: 'local', Expiration: expiration }));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   closeAfterAll({ close: () => new Promise<void>((resolve) => server.close(() => resolve())) });
@@ -39,7 +41,15 @@ async function credentialEndpoint(failures: number): Promise<{ url: string; requ
 /** localEnv with the credentials coming only from the container endpoint. */
 function containerEnv(url: string): NodeJS.ProcessEnv {
   const env = localEnv(endpoint);
-  for (const name of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE', 'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI', 'AWS_WEB_IDENTITY_TOKEN_FILE']) delete env[name];
+  for (const name of [
+    'AWS_ACCESS_KEY_ID',
+    'AWS_SECRET_ACCESS_KEY',
+    'AWS_SESSION_TOKEN',
+    'AWS_PROFILE',
+    'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',
+    'AWS_WEB_IDENTITY_TOKEN_FILE',
+  ])
+    delete env[name];
   return {
     ...env,
     AWS_CONFIG_FILE: join(dir(), 'no-config'),
@@ -88,7 +98,9 @@ describe('container credential endpoint', () => {
         res.writeHead(503).end('try later');
         return;
       }
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ AccessKeyId: 'ASIALOCAL', SecretAccessKey: 'local', Token: 'local', Expiration: new Date(Date.now() + 1000).toISOString() }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ AccessKeyId: 'ASIALOCAL', SecretAccessKey: 'local', Token: 'local', Expiration: new Date(Date.now() + 1000).toISOString() }));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     closeAfterAll({ close: () => new Promise<void>((resolve) => server.close(() => resolve())) });
@@ -97,7 +109,11 @@ describe('container credential endpoint', () => {
     await writeGeneratedCsv(input, 150);
     const table = await newTable(KEYS);
     // 150 rows at 20 WCU/s: about 7 s, so the load is writing through the whole window.
-    const run = await runCli(['load', input, '--table', table, '--types', TYPES, '--concurrency', '1', '--wcu', '20', '--json'], { cwd: dir(), env: containerEnv(url), timeoutMs: 110_000 });
+    const run = await runCli(['load', input, '--table', table, '--types', TYPES, '--concurrency', '1', '--wcu', '20', '--json'], {
+      cwd: dir(),
+      env: containerEnv(url),
+      timeoutMs: 110_000,
+    });
     expect(run.code, run.stderr).toBe(0);
     expect(failed).toBeGreaterThan(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ written: 150, rejected: 0 });

@@ -54,7 +54,9 @@ describe('logs without a terminal', () => {
     const report = join(dir(), 'run.json');
     const run = await cli(['load', ORDERS, '--table', await table(), ...TYPES, '--wcu', '100', '--log-interval', '1', '--report', report]);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toMatch(/^ddb-spread: progress: 256 rows read \(100\.0%\), \d+ written, \d+ items\/s, \d+ \/ 100 WCU\/s, throttled 0, errors 0, retries 0, rejected 0, elapsed \d+\.\d s, ETA \d+\.\d s$/m);
+    expect(run.stderr).toMatch(
+      /^ddb-spread: progress: 256 rows read \(100\.0%\), \d+ written, \d+ items\/s, \d+ \/ 100 WCU\/s, throttled 0, errors 0, retries 0, rejected 0, elapsed \d+\.\d s, ETA \d+\.\d s$/m,
+    );
     const saved = JSON.parse(await readFile(report, 'utf8')) as Record<string, unknown>;
     const input = saved['inputFingerprint'] as Record<string, unknown>;
     expect(saved).toMatchObject({ reportVersion: 1, rowsRead: 256, written: 256, complete: true, rejectedByReason: {} });

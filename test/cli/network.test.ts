@@ -60,7 +60,10 @@ describe('HTTP_PROXY / NO_PROXY', () => {
   it.each(['127.0.0.1', `127.0.0.1:${new URL(endpoint).port}`, '*', 'localhost,127.0.0.1'])('NO_PROXY=%s bypasses the proxy', async (noProxy) => {
     const proxy = closeAfterAll(await startForwardProxy());
     const table = await newTable(KEYS);
-    const run = await runCli(['load', await input(10), '--table', table, '--types', TYPES], { cwd: dir(), env: env({ HTTP_PROXY: proxy.url, NO_PROXY: noProxy }) });
+    const run = await runCli(['load', await input(10), '--table', table, '--types', TYPES], {
+      cwd: dir(),
+      env: env({ HTTP_PROXY: proxy.url, NO_PROXY: noProxy }),
+    });
     expect(run.code, run.stderr).toBe(0);
     expect(proxy.seen).toEqual([]);
     expect((await scanAll(client(), table)).length).toBe(10);
@@ -69,7 +72,10 @@ describe('HTTP_PROXY / NO_PROXY', () => {
   it('a NO_PROXY entry for another port or host does not bypass it', async () => {
     const proxy = closeAfterAll(await startForwardProxy());
     const table = await newTable(KEYS);
-    const run = await runCli(['load', await input(10), '--table', table, '--types', TYPES], { cwd: dir(), env: env({ HTTP_PROXY: proxy.url, no_proxy: '127.0.0.1:1,example.com' }) });
+    const run = await runCli(['load', await input(10), '--table', table, '--types', TYPES], {
+      cwd: dir(),
+      env: env({ HTTP_PROXY: proxy.url, no_proxy: '127.0.0.1:1,example.com' }),
+    });
     expect(run.code, run.stderr).toBe(0);
     expect(dynamoCalls(proxy.seen).length).toBeGreaterThanOrEqual(2);
   });
@@ -88,7 +94,29 @@ describe('CA bundle and TLS', () => {
   async function tlsEndpoint(): Promise<{ url: string; certPath: string }> {
     const key = join(dir(), 'tls-key.pem');
     const certPath = join(dir(), 'tls-cert.pem');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', certPath, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        certPath,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=DNS:localhost,IP:127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    );
     const upstream = new URL(endpoint);
     const sockets = new Set<Socket>();
     const server = createTlsServer({ key: await readFile(key), cert: await readFile(certPath) }, (tls) => {
@@ -104,7 +132,13 @@ describe('CA bundle and TLS', () => {
       }
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    closeAfterAll({ close: () => new Promise<void>((resolve) => { for (const s of sockets) s.destroy(); server.close(() => resolve()); }) });
+    closeAfterAll({
+      close: () =>
+        new Promise<void>((resolve) => {
+          for (const s of sockets) s.destroy();
+          server.close(() => resolve());
+        }),
+    });
     return { url: `https://localhost:${(server.address() as AddressInfo).port}`, certPath };
   }
 
@@ -127,7 +161,10 @@ describe('CA bundle and TLS', () => {
     const { url, certPath } = await tlsEndpoint();
     const proxy = closeAfterAll(await startForwardProxy());
     const table = await newTable(KEYS);
-    const run = await runCli(['load', await input(30), '--table', table, '--types', TYPES, '--endpoint-url', url, '--ca-bundle', certPath], { cwd: dir(), env: env({ HTTPS_PROXY: proxy.url }) });
+    const run = await runCli(['load', await input(30), '--table', table, '--types', TYPES, '--endpoint-url', url, '--ca-bundle', certPath], {
+      cwd: dir(),
+      env: env({ HTTPS_PROXY: proxy.url }),
+    });
     expect(run.code, run.stderr).toBe(0);
     expect(proxy.seen.filter((s) => s === `CONNECT localhost:${new URL(url).port}`).length).toBeGreaterThanOrEqual(1);
     expect(proxy.seen.filter((s) => s.startsWith('POST'))).toEqual([]);
@@ -160,7 +197,10 @@ describe('region and retry variables', () => {
 
   it('AWS_MAX_ATTEMPTS and AWS_RETRY_MODE get one line saying --max-attempts is the retry setting; --json stdout stays one object', async () => {
     const table = await newTable(KEYS);
-    const run = await runCli(['load', await input(10), '--table', table, '--types', TYPES, '--json', '--max-attempts', '7'], { cwd: dir(), env: env({ AWS_MAX_ATTEMPTS: '3', AWS_RETRY_MODE: 'adaptive' }) });
+    const run = await runCli(['load', await input(10), '--table', table, '--types', TYPES, '--json', '--max-attempts', '7'], {
+      cwd: dir(),
+      env: env({ AWS_MAX_ATTEMPTS: '3', AWS_RETRY_MODE: 'adaptive' }),
+    });
     expect(run.code, run.stderr).toBe(0);
     const lines = run.stderr.split('\n').filter((l) => l.includes('AWS_MAX_ATTEMPTS'));
     expect(lines).toEqual([expect.stringMatching(/AWS_MAX_ATTEMPTS=3 and AWS_RETRY_MODE=adaptive are ignored: .*--max-attempts \(now 7\)/)]);

@@ -122,7 +122,24 @@ describe('the order and shard flags end to end', () => {
     const table = await newTable();
     const input = await inputFile('window.csv');
     const manifestPath = join(dir(), `${++seq}-window.manifest.json`);
-    const run = await cli(['load', input, '--table', table, '--types', 'v:N', '--order', 'window', '--window', '5', '--shard', 'random:2', '--shard-seed', '11', '--shard-manifest', manifestPath]);
+    const run = await cli([
+      'load',
+      input,
+      '--table',
+      table,
+      '--types',
+      'v:N',
+      '--order',
+      'window',
+      '--window',
+      '5',
+      '--shard',
+      'random:2',
+      '--shard-seed',
+      '11',
+      '--shard-manifest',
+      manifestPath,
+    ]);
     expect(run.code).toBe(0);
     expect(summaryLine(run.stderr, 'write order')).toBe('  write order   window');
     expect(summaryLine(run.stderr, 'shard manifest')).toBe(`  shard manifest ${manifestPath}  (20 keys sharded)`);
@@ -156,14 +173,40 @@ describe('the order and shard flags end to end', () => {
     const keysFile = await inputFile('hot.txt', `# the hot keys\n${HOT}\n\nk-03\n`);
     const manifestPath = join(dir(), `${++seq}-custom.manifest.json`);
     const run = await cli([
-      'load', await inputFile('multi.csv'), '--table', table, '--types', 'v:N',
-      '--shard-keys-file', keysFile, '--shard', 'time:day:at', '--shard', 'hash:2', '--shard-separator', '|',
-      '--keep-original-key', 'orig', '--shard-seed', '5', '--shard-manifest', manifestPath, '--json',
+      'load',
+      await inputFile('multi.csv'),
+      '--table',
+      table,
+      '--types',
+      'v:N',
+      '--shard-keys-file',
+      keysFile,
+      '--shard',
+      'time:day:at',
+      '--shard',
+      'hash:2',
+      '--shard-separator',
+      '|',
+      '--keep-original-key',
+      'orig',
+      '--shard-seed',
+      '5',
+      '--shard-manifest',
+      manifestPath,
+      '--json',
     ]);
     expect(run.code).toBe(0);
     expect(run.stderr).not.toMatch(/rows read|shard manifest/);
     const summary = JSON.parse(run.stdout) as Record<string, unknown>;
-    expect(summary).toMatchObject({ rowsRead: rows.length, written: rows.length, rejected: 0, order: 'round-robin', orderTempBytes: 0, shardManifestPath: manifestPath, shardedKeys: 2 });
+    expect(summary).toMatchObject({
+      rowsRead: rows.length,
+      written: rows.length,
+      rejected: 0,
+      order: 'round-robin',
+      orderTempBytes: 0,
+      shardManifestPath: manifestPath,
+      shardedKeys: 2,
+    });
     const hot = new Set([HOT, 'k-03']);
     const writtenOf = (r: Row) => (hot.has(r.pk) ? `${r.pk}|${timeBucket(Date.parse(r.at), 'day')}|${hashShard(r.sk, 2)}` : r.pk);
     // Sharded items keep their original key in `orig`. (Unsharded ones have none today; the README does not
@@ -195,7 +238,21 @@ describe('the order and shard flags end to end', () => {
     await expectTable(table, (r) => r.pk);
 
     // The same with --json: the bytes that went through the files.
-    const again = await cli(['load', await inputFile('spill2.csv'), '--table', table, '--types', 'v:N', '--memory', '0.0625MB', '--temp-dir', tempDir, '--order', 'spread', '--json']);
+    const again = await cli([
+      'load',
+      await inputFile('spill2.csv'),
+      '--table',
+      table,
+      '--types',
+      'v:N',
+      '--memory',
+      '0.0625MB',
+      '--temp-dir',
+      tempDir,
+      '--order',
+      'spread',
+      '--json',
+    ]);
     expect(again.code).toBe(0);
     const summary = JSON.parse(again.stdout) as { order: string; orderTempBytes: number; shardManifestPath?: string; shardedKeys: number };
     expect(summary.order).toBe('spread');
@@ -211,7 +268,9 @@ describe('the order and shard flags end to end', () => {
     const run = await cli(['load', '-', '--input-format', 'csv', '--table', table, '--types', 'v:N', '--json'], { stdin: csv });
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout) as unknown).toMatchObject({ input: '-', order: 'window', rowsRead: rows.length, written: rows.length, orderTempBytes: 0 });
-    const windowed = await cli(['load', '-', '--input-format', 'csv', '--table', table, '--types', 'v:N', '--order', 'window', '--window', '3'], { stdin: csv });
+    const windowed = await cli(['load', '-', '--input-format', 'csv', '--table', table, '--types', 'v:N', '--order', 'window', '--window', '3'], {
+      stdin: csv,
+    });
     expect(windowed.code).toBe(0);
     expect(summaryLine(windowed.stderr, 'write order')).toBe('  write order   window');
     await expectTable(table, (r) => r.pk);
@@ -271,7 +330,10 @@ describe('invalid values: one clear message, exit 1, nothing written', () => {
     { args: ['--shard-seed', '3'], message: /^ddb-spread: error: .*shard-?seed.*--shard\b/im },
     { args: ['--shard-manifest', 'm.json'], message: /^ddb-spread: error: .*shard-?manifest.*--shard\b/im },
     { args: ['--keep-original-key', 'orig'], message: /^ddb-spread: error: .*keep-?original-?key.*--shard\b/im },
-    { args: ['--shard', 'hash:4', '--shard-keys-file', '/no-such-dir/keys.txt'], message: /^ddb-spread: error: cannot read --shard-keys-file \/no-such-dir\/keys\.txt/m },
+    {
+      args: ['--shard', 'hash:4', '--shard-keys-file', '/no-such-dir/keys.txt'],
+      message: /^ddb-spread: error: cannot read --shard-keys-file \/no-such-dir\/keys\.txt/m,
+    },
   ])('main(): $args', async ({ args, message }) => {
     const { code, out, err } = await mainRun(args);
     expect(code).toBe(64);

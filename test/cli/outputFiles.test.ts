@@ -133,7 +133,11 @@ describe('default reject files and their lock (issue 11.7)', () => {
     const { folder } = await fixture('unused.csv');
     const rejects = join(folder, 'shared.rejects.jsonl');
     // The first load reads stdin, kept open so it runs until the test closes it.
-    const first = spawn(process.execPath, [BIN, 'load', '-', '--input-format', 'csv', '--table', table, '--types', 'v:N', '--rejects', rejects], { cwd: folder, env: localEnv(endpoint), stdio: ['pipe', 'ignore', 'pipe'] });
+    const first = spawn(process.execPath, [BIN, 'load', '-', '--input-format', 'csv', '--table', table, '--types', 'v:N', '--rejects', rejects], {
+      cwd: folder,
+      env: localEnv(endpoint),
+      stdio: ['pipe', 'ignore', 'pipe'],
+    });
     let firstErr = '';
     first.stderr.setEncoding('utf8').on('data', (s: string) => (firstErr += s));
     const firstDone = new Promise<number | null>((resolve) => first.on('close', resolve));
@@ -170,7 +174,7 @@ describe('default reject files and their lock (issue 11.7)', () => {
   });
 });
 
-describe('a dry run never touches a real load\'s reject file (issue 11.8)', () => {
+describe("a dry run never touches a real load's reject file (issue 11.8)", () => {
   it('estimate and load --dry-run leave it byte-identical and write their own', async () => {
     const table = await newTable();
     const { input } = await fixture();
@@ -198,7 +202,8 @@ describe('files holding rows are private and never written through a symlink (is
     const files = { report: join(folder, 'run.report.json'), checkpoint: join(folder, 'run.checkpoint.json') };
     const run = await cli(['load', input, '--table', table, '--types', 'v:N', '--shard', 'hash:2', '--report', files.report, '--checkpoint', files.checkpoint]);
     expect(run.code).toBe(2);
-    for (const path of [`${input}.rejects.jsonl`, `${input}.shards.json`, files.report, files.checkpoint]) expect([path, mode(path).toString(8)]).toEqual([path, '600']);
+    for (const path of [`${input}.rejects.jsonl`, `${input}.shards.json`, files.report, files.checkpoint])
+      expect([path, mode(path).toString(8)]).toEqual([path, '600']);
     // No temporary file is left beside them.
     expect((await readdir(folder)).filter((f) => f.endsWith('.tmp') || f.endsWith('.lock'))).toEqual([]);
   });
@@ -213,7 +218,18 @@ describe('files holding rows are private and never written through a symlink (is
     expect(planted.code).toBe(73);
     expect(planted.stderr).toContain(`--rejects ${input}.rejects.jsonl is a symbolic link`);
     await symlink(target, join(folder, 'report.json'));
-    const report = await cli(['load', input, '--table', table, '--types', 'v:N', '--rejects', join(folder, 'r.jsonl'), '--report', join(folder, 'report.json')]);
+    const report = await cli([
+      'load',
+      input,
+      '--table',
+      table,
+      '--types',
+      'v:N',
+      '--rejects',
+      join(folder, 'r.jsonl'),
+      '--report',
+      join(folder, 'report.json'),
+    ]);
     expect(report.code).toBe(73);
     expect(report.stderr).toContain('is a symbolic link');
     expect(readFileSync(target, 'utf8')).toBe('do not overwrite\n');

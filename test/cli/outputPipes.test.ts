@@ -74,7 +74,10 @@ describe('closed output pipes (issue 11.11)', () => {
     const input = await csv('closed-both.csv', 600, 20);
     const rejects = join(dir(), 'closed-both.rejects.jsonl');
     const checkpoint = join(dir(), 'closed-both.checkpoint.json');
-    const run = await runWithClosedReaders(['load', input, '--table', table, '--types', 'qty:N', '--rejects', rejects, '--checkpoint', checkpoint, '--verbose', '--log-interval', '1'], true);
+    const run = await runWithClosedReaders(
+      ['load', input, '--table', table, '--types', 'qty:N', '--rejects', rejects, '--checkpoint', checkpoint, '--verbose', '--log-interval', '1'],
+      true,
+    );
     expect(run.code).toBe(2);
     expect(await scanAll(client(), table)).toHaveLength(570);
     expect(readFileSync(rejects, 'utf8').trim().split('\n')).toHaveLength(30);
@@ -88,18 +91,32 @@ describe('--json and an expired --stop-timeout (issue 11.16)', () => {
     const table = await newTable();
     const input = await csv('stop-timeout.csv', 200);
     // The first batch is written; every later one is held for a minute (longer than the whole test).
-    const proxy = closeAfterAll(await startFaultProxy(endpoint, (index) => (index === 0 ? { kind: 'forward' } : { kind: 'error', status: 500, type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', delayMs: 60_000 })));
+    const proxy = closeAfterAll(
+      await startFaultProxy(endpoint, (index) =>
+        index === 0 ? { kind: 'forward' } : { kind: 'error', status: 500, type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', delayMs: 60_000 },
+      ),
+    );
     const env = { ...localEnv(proxy.url) };
     // One batch at a time: the second call arrives only once the first batch is written and counted.
-    const run = await runCli(['load', input, '--table', table, '--json', '--order', 'input', '--concurrency', '1', '--stop-timeout', '1', '--request-timeout', '600000'], {
-      cwd: dir(),
-      env,
-      kill: { signal: 'SIGINT', when: () => proxy.calls.length >= 2 },
-    });
+    const run = await runCli(
+      ['load', input, '--table', table, '--json', '--order', 'input', '--concurrency', '1', '--stop-timeout', '1', '--request-timeout', '600000'],
+      {
+        cwd: dir(),
+        env,
+        kill: { signal: 'SIGINT', when: () => proxy.calls.length >= 2 },
+      },
+    );
     expect(run.code).toBe(130);
     const lines = run.stdout.trim().split('\n');
     expect(lines).toHaveLength(1);
-    const summary = JSON.parse(lines[0]!) as { rowsRead: number; written: number; superseded: number; rejected: number; complete: boolean; error?: { code: string } };
+    const summary = JSON.parse(lines[0]!) as {
+      rowsRead: number;
+      written: number;
+      superseded: number;
+      rejected: number;
+      complete: boolean;
+      error?: { code: string };
+    };
     expect(summary.error?.code).toBe('ABORTED');
     expect(summary.written).toBe(25);
     expect(summary.rowsRead).toBeGreaterThan(summary.written);

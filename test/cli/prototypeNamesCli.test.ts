@@ -30,13 +30,28 @@ describe('Object.prototype member names on the command line (issue 11.5)', () =>
     const run = await cli(['load', input, '--table', table, '--types', 'constructor:N,__proto__:N', '--types', 'valueOf:BOOL', '--json']);
     expect(run.stderr).not.toMatch(/error|warning/);
     expect(run.code).toBe(0);
-    expect(await rawScan(endpoint, table)).toEqual(expectedScan('{"pk":{"S":"k1"},"constructor":{"N":"5"},"__proto__":{"N":"6"},"valueOf":{"BOOL":true},"toString":{"S":"t"}}'));
+    expect(await rawScan(endpoint, table)).toEqual(
+      expectedScan('{"pk":{"S":"k1"},"constructor":{"N":"5"},"__proto__":{"N":"6"},"valueOf":{"BOOL":true},"toString":{"S":"t"}}'),
+    );
   });
 
   it('--columns and --keep-original-key with such names, the key attribute named constructor', async () => {
     const table = await newTable({ partitionKey: { name: 'constructor', type: 'S' }, sortKey: { name: 'hasOwnProperty', type: 'S' } });
     const input = await file('columns.csv', 'c1,s1,v\n');
-    const run = await cli(['load', input, '--table', table, '--columns', 'constructor,hasOwnProperty,__proto__', '--shard', 'hash:2', '--keep-original-key', 'toString', '--shard-manifest', join(dir(), `${++seq}.shards.json`)]);
+    const run = await cli([
+      'load',
+      input,
+      '--table',
+      table,
+      '--columns',
+      'constructor,hasOwnProperty,__proto__',
+      '--shard',
+      'hash:2',
+      '--keep-original-key',
+      'toString',
+      '--shard-manifest',
+      join(dir(), `${++seq}.shards.json`),
+    ]);
     expect(run.code).toBe(0);
     const [item] = await rawScan(endpoint, table);
     const parsed = JSON.parse(item!) as Record<string, { S: string }>;

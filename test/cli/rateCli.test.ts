@@ -68,7 +68,20 @@ describe('rate control from the CLI', () => {
     // required = 120 WCU / 1.28 s = 94 WCU/s -> ceil(94 / 60) = 2 shards, 4 with headroom.
     expect(stderr).toContain('shard it 4 ways (at least 2; twice that for headroom): --shard hash:4 --shard-keys cust-0007');
 
-    const hidden = await cli(['load', ORDERS, '--table', table, ...TYPES, '--wcu', '200', '--key-wcu', '60', '--no-excerpts', '--rejects', join(dir(), 'r.jsonl')]);
+    const hidden = await cli([
+      'load',
+      ORDERS,
+      '--table',
+      table,
+      ...TYPES,
+      '--wcu',
+      '200',
+      '--key-wcu',
+      '60',
+      '--no-excerpts',
+      '--rejects',
+      join(dir(), 'r.jsonl'),
+    ]);
     expect(hidden.code).toBe(0);
     expect(hidden.stderr).toContain('partition key (key hidden by --no-excerpts)');
     expect(hidden.stderr).not.toContain('cust-0007');

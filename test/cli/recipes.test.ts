@@ -60,13 +60,30 @@ describe('README recipes', () => {
     const table = await newTable(KEYS);
     const base = `node ${BIN} load ${input} --table ${table} --types ${TYPES} --total-wcu 8000 --log-format json`;
     const runs = await Promise.all([
-      sh(`${base} --segment "$JOB_COMPLETION_INDEX/4" --checkpoint "state-k$JOB_COMPLETION_INDEX.json" --report "report-k$JOB_COMPLETION_INDEX.json"`, { ...localEnv(endpoint), JOB_COMPLETION_INDEX: '0' }),
-      sh(`${base} --segment "$JOB_COMPLETION_INDEX/4" --checkpoint "state-k$JOB_COMPLETION_INDEX.json" --report "report-k$JOB_COMPLETION_INDEX.json"`, { ...localEnv(endpoint), JOB_COMPLETION_INDEX: '1' }),
-      sh(`${base} --segment "$AWS_BATCH_JOB_ARRAY_INDEX/4" --checkpoint "state-b$AWS_BATCH_JOB_ARRAY_INDEX.json" --report "report-b$AWS_BATCH_JOB_ARRAY_INDEX.json"`, { ...localEnv(endpoint), AWS_BATCH_JOB_ARRAY_INDEX: '2' }),
-      sh(`${base} --segment "$AWS_BATCH_JOB_ARRAY_INDEX/4" --checkpoint "state-b$AWS_BATCH_JOB_ARRAY_INDEX.json" --report "report-b$AWS_BATCH_JOB_ARRAY_INDEX.json"`, { ...localEnv(endpoint), AWS_BATCH_JOB_ARRAY_INDEX: '3' }),
+      sh(`${base} --segment "$JOB_COMPLETION_INDEX/4" --checkpoint "state-k$JOB_COMPLETION_INDEX.json" --report "report-k$JOB_COMPLETION_INDEX.json"`, {
+        ...localEnv(endpoint),
+        JOB_COMPLETION_INDEX: '0',
+      }),
+      sh(`${base} --segment "$JOB_COMPLETION_INDEX/4" --checkpoint "state-k$JOB_COMPLETION_INDEX.json" --report "report-k$JOB_COMPLETION_INDEX.json"`, {
+        ...localEnv(endpoint),
+        JOB_COMPLETION_INDEX: '1',
+      }),
+      sh(
+        `${base} --segment "$AWS_BATCH_JOB_ARRAY_INDEX/4" --checkpoint "state-b$AWS_BATCH_JOB_ARRAY_INDEX.json" --report "report-b$AWS_BATCH_JOB_ARRAY_INDEX.json"`,
+        { ...localEnv(endpoint), AWS_BATCH_JOB_ARRAY_INDEX: '2' },
+      ),
+      sh(
+        `${base} --segment "$AWS_BATCH_JOB_ARRAY_INDEX/4" --checkpoint "state-b$AWS_BATCH_JOB_ARRAY_INDEX.json" --report "report-b$AWS_BATCH_JOB_ARRAY_INDEX.json"`,
+        { ...localEnv(endpoint), AWS_BATCH_JOB_ARRAY_INDEX: '3' },
+      ),
     ]);
     for (const run of runs) expect(run.code, run.stderr).toBe(0);
-    const reports = await Promise.all(['k0', 'k1', 'b2', 'b3'].map(async (name) => JSON.parse(await readFile(join(dir(), `report-${name}.json`), 'utf8')) as { segment: string; written: number; rate: { targetWcu: number } }));
+    const reports = await Promise.all(
+      ['k0', 'k1', 'b2', 'b3'].map(
+        async (name) =>
+          JSON.parse(await readFile(join(dir(), `report-${name}.json`), 'utf8')) as { segment: string; written: number; rate: { targetWcu: number } },
+      ),
+    );
     expect(reports.map((r) => r.segment)).toEqual(['0/4', '1/4', '2/4', '3/4']);
     for (const r of reports) expect(r.rate.targetWcu).toBe(2000);
     expect(reports.reduce((n, r) => n + r.written, 0)).toBe(4000);
@@ -109,7 +126,9 @@ describe('README recipes', () => {
 
   it('real failures end with the codes the recipes act on: usage, a missing table and a missing input are final, an unreachable endpoint is retried', async () => {
     const readme = await readFile(README, 'utf8');
-    const failJob = podFailureRules(readme).filter((r) => r.action === 'FailJob').flatMap((r) => r.codes);
+    const failJob = podFailureRules(readme)
+      .filter((r) => r.action === 'FailJob')
+      .flatMap((r) => r.codes);
     const batch = batchRules(readme);
     const input = join(dir(), 'codes.csv');
     await writeGeneratedCsv(input, 10);
@@ -139,10 +158,17 @@ describe('README recipes', () => {
     const args = ['load', input, '--table', table, '--types', TYPES, '--rejects', join(dir(), 'throttled.rejects.jsonl')];
     const throttled = await runCli([...args, '--endpoint-url', proxy.url, '--max-attempts', '2'], { cwd: dir(), env });
     expect(throttled.code, throttled.stderr).toBe(EXIT.TEMP_FAIL);
-    const rejects = (await readFile(join(dir(), 'throttled.rejects.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { code: string });
+    const rejects = (await readFile(join(dir(), 'throttled.rejects.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { code: string });
     expect(rejects.length).toBe(40);
     expect(new Set(rejects.map((r) => r.code))).toEqual(new Set(['RETRIES_EXHAUSTED']));
-    expect(podFailureRules(readme).filter((r) => r.action === 'FailJob').flatMap((r) => r.codes)).not.toContain(throttled.code);
+    expect(
+      podFailureRules(readme)
+        .filter((r) => r.action === 'FailJob')
+        .flatMap((r) => r.codes),
+    ).not.toContain(throttled.code);
     expect(batchAction(batchRules(readme), throttled.code!)).toBe('RETRY');
     const retried = await runCli(args, { cwd: dir(), env });
     expect(retried.code, retried.stderr).toBe(EXIT.OK);

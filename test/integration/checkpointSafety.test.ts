@@ -42,7 +42,22 @@ describe('checkpoint safety (issue 11)', () => {
     closeAfterAll(proxy);
     const checkpoint = join(dir(), 'rej.checkpoint.json');
     const rejects = join(dir(), 'rej.rejects.jsonl');
-    const args = ['load', input, '--table', table, ...TYPES, '--checkpoint', checkpoint, '--rejects', rejects, '--max-attempts', '1', '--no-pacing', '--concurrency', '8'];
+    const args = [
+      'load',
+      input,
+      '--table',
+      table,
+      ...TYPES,
+      '--checkpoint',
+      checkpoint,
+      '--rejects',
+      rejects,
+      '--max-attempts',
+      '1',
+      '--no-pacing',
+      '--concurrency',
+      '8',
+    ];
     const env = localEnv(proxy.url);
     for (const at of [440, 520]) {
       const run = await cli(args, env, { signal: 'SIGKILL', when: () => batchesDone(checkpoint) >= at });
@@ -68,16 +83,18 @@ describe('checkpoint safety (issue 11)', () => {
     const checkpoint = join(dir(), 'lock.checkpoint.json');
     const base = ['load', input, '--table', table, ...TYPES, '--checkpoint', checkpoint, '--rejects', join(dir(), 'lock.rejects.jsonl')];
     const env = localEnv(endpoint);
-    let second: Awaited<ReturnType<typeof cli>> | undefined;
+    // Read by the first run's kill condition before the second run exists.
+    const refused: { run?: Awaited<ReturnType<typeof cli>> } = {};
     // The first run is slow (--wcu 300); the second starts once the first has saved progress.
     const first = cli([...base, '--wcu', '300'], env, {
       signal: 'SIGKILL',
-      when: () => second !== undefined,
+      when: () => refused.run !== undefined,
     });
     while (batchesDone(checkpoint) < 2) await new Promise((r) => setTimeout(r, 50));
     const before = readFileSync(checkpoint, 'utf8');
     // Its own reject file, so the checkpoint's lock is what refuses it (the reject file has one too).
-    second = await cli([...base.slice(0, -1), join(dir(), 'lock.second.rejects.jsonl'), '--json'], env);
+    const second = await cli([...base.slice(0, -1), join(dir(), 'lock.second.rejects.jsonl'), '--json'], env);
+    refused.run = second;
     expect(second.code, second.stderr).toBe(75);
     expect(second.stderr).toMatch(/--checkpoint .*lock\.checkpoint\.json is in use by process \d+ on /);
     expect(second.stderr).not.toContain('probably a bug');
@@ -101,11 +118,26 @@ describe('checkpoint safety (issue 11)', () => {
     await writeGeneratedCsv(input, rows);
     const table = await newTable(KEYS);
     // The first call hangs for a minute and is then throttled; every other call goes through.
-    const proxy = await startFaultProxy(endpoint, (i) => (i === 0 ? { kind: 'error', ...dynamoErrors.provisionedThroughputExceeded, delayMs: 60_000 } : { kind: 'forward' }));
+    const proxy = await startFaultProxy(endpoint, (i) =>
+      i === 0 ? { kind: 'error', ...dynamoErrors.provisionedThroughputExceeded, delayMs: 60_000 } : { kind: 'forward' },
+    );
     closeAfterAll(proxy);
     const checkpoint = join(dir(), 'slow.checkpoint.json');
     const concurrency = 8;
-    const args = ['load', input, '--table', table, ...TYPES, '--checkpoint', checkpoint, '--rejects', join(dir(), 'slow.rejects.jsonl'), '--concurrency', String(concurrency), '--no-pacing'];
+    const args = [
+      'load',
+      input,
+      '--table',
+      table,
+      ...TYPES,
+      '--checkpoint',
+      checkpoint,
+      '--rejects',
+      join(dir(), 'slow.rejects.jsonl'),
+      '--concurrency',
+      String(concurrency),
+      '--no-pacing',
+    ];
     const env = localEnv(proxy.url);
     const killed = await cli(args, env, { signal: 'SIGKILL', when: () => proxy.calls.length >= 400 });
     expect(killed.signal, killed.stderr).toBe('SIGKILL');
@@ -133,7 +165,21 @@ describe('checkpoint safety (issue 11)', () => {
     await import('node:fs/promises').then((fs) => fs.mkdir(folder));
     const checkpoint = join(folder, 'c.json');
     const rejects = join(dir(), 'secret.rejects.jsonl');
-    const args = ['load', input, '--table', table, ...TYPES, '--checkpoint', checkpoint, '--rejects', rejects, '--max-attempts', '1', '--no-pacing', '--no-excerpts'];
+    const args = [
+      'load',
+      input,
+      '--table',
+      table,
+      ...TYPES,
+      '--checkpoint',
+      checkpoint,
+      '--rejects',
+      rejects,
+      '--max-attempts',
+      '1',
+      '--no-pacing',
+      '--no-excerpts',
+    ];
     const run = await cli(args, localEnv(proxy.url), { signal: 'SIGKILL', when: () => batchesDone(checkpoint) >= 60 });
     expect(run.signal, run.stderr).toBe('SIGKILL');
     const rejected = await readRejects(rejects);
@@ -175,11 +221,24 @@ describe('checkpoint safety (issue 11)', () => {
     const input = join(dir(), 'done.csv');
     await writeGeneratedCsv(input, 500);
     // Two rows whose qty is not a number: rejected while reading.
-    const text = (await readFile(input, 'utf8')).replace('\ncust-000010,0,name-80,', '\ncust-000010,0,name-80,abc').replace('\ncust-000020,0,name-160,', '\ncust-000020,0,name-160,x');
+    const text = (await readFile(input, 'utf8'))
+      .replace('\ncust-000010,0,name-80,', '\ncust-000010,0,name-80,abc')
+      .replace('\ncust-000020,0,name-160,', '\ncust-000020,0,name-160,x');
     await writeFile(input, text);
     const table = await newTable(KEYS);
     const env = localEnv(endpoint);
-    const args = ['load', input, '--table', table, ...TYPES, '--checkpoint', join(dir(), 'done.checkpoint.json'), '--rejects', join(dir(), 'done.rejects.jsonl'), '--json'];
+    const args = [
+      'load',
+      input,
+      '--table',
+      table,
+      ...TYPES,
+      '--checkpoint',
+      join(dir(), 'done.checkpoint.json'),
+      '--rejects',
+      join(dir(), 'done.rejects.jsonl'),
+      '--json',
+    ];
     const first = await cli(args, env);
     expect(first.code, first.stderr).toBe(2);
     const firstSummary = JSON.parse(first.stdout) as Record<string, unknown>;
@@ -189,7 +248,14 @@ describe('checkpoint safety (issue 11)', () => {
       expect(again.code, again.stderr).toBe(2);
       expect(again.stderr).toContain('already completed');
       const summary = JSON.parse(again.stdout) as Record<string, unknown>;
-      expect(summary).toMatchObject({ alreadyComplete: true, rowsRead: 500, written: 498, rejected: 2, rejectedByReason: firstSummary['rejectedByReason'] as object, complete: false });
+      expect(summary).toMatchObject({
+        alreadyComplete: true,
+        rowsRead: 500,
+        written: 498,
+        rejected: 2,
+        rejectedByReason: firstSummary['rejectedByReason'] as object,
+        complete: false,
+      });
     }
     // With JSON logs the summary is one log line, as after a load.
     const logged = await cli([...args.filter((a) => a !== '--json'), '--log-format', 'json'], env);
@@ -222,7 +288,10 @@ describe('checkpoint safety (issue 11)', () => {
     expect(refused.stderr).toContain('SHA-256 differs');
     // The original bytes downloaded again: a new modification time, the same content; it resumes.
     await writeFile(input, original);
-    const resumed = await cli(args.filter((a, i) => a !== '--wcu' && args[i - 1] !== '--wcu'), env);
+    const resumed = await cli(
+      args.filter((a, i) => a !== '--wcu' && args[i - 1] !== '--wcu'),
+      env,
+    );
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stderr).toContain('resuming from checkpoint');
     expect((await scanAll(client(), table)).length).toBe(rows);
@@ -239,7 +308,10 @@ describe("the checkpoint's write-reject log is an output too (issue 11.7, 11.15)
     const input = `${checkpoint}.write-rejects`;
     const text = 'pk,sk\na,1\nb,2\n';
     await writeFile(input, text);
-    const asInput = await cli(['load', input, '--input-format', 'csv', '--table', table, '--checkpoint', checkpoint, '--rejects', join(dir(), 'guard.rejects')], localEnv(endpoint));
+    const asInput = await cli(
+      ['load', input, '--input-format', 'csv', '--table', table, '--checkpoint', checkpoint, '--rejects', join(dir(), 'guard.rejects')],
+      localEnv(endpoint),
+    );
     expect(asInput.code, asInput.stderr).toBe(64);
     expect(asInput.stderr).toContain('--checkpoint');
     expect(await readFile(input, 'utf8')).toBe(text);

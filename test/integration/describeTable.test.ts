@@ -5,7 +5,7 @@
  * developer guide: per-item 1 KB rounding, sparse indexes cost nothing, a moved index key costs 2.
  */
 import { randomBytes } from 'node:crypto';
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient, NumberValue, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LoaderError } from '../../src/shared/errors.js';

@@ -60,7 +60,9 @@ describe('estimate', () => {
     expect((await scanAll(client(), table)).length).toBe(0);
 
     const loadRejects = join(dir(), 'load.rejects.jsonl');
-    const loaded = await load({ input: WITH_ERRORS, table, endpoint, region: 'us-east-1', types: ORDER_TYPES, rejectsPath: loadRejects }).catch((e: { result?: unknown }) => e.result as never);
+    const loaded = await load({ input: WITH_ERRORS, table, endpoint, region: 'us-east-1', types: ORDER_TYPES, rejectsPath: loadRejects }).catch(
+      (e: { result?: unknown }) => e.result as never,
+    );
     expect(result.input.rejected).toBe(loaded.rejected);
     expect(result.input.rejectedByReason).toEqual(loaded.rejectedByReason);
     expect(result.input.validRows).toBe(loaded.written + loaded.superseded);
@@ -106,17 +108,33 @@ describe('estimate', () => {
       table: 'estimate',
       types: { sk: 'N' },
       wcu: 400,
-      tableInfo: offlineTableInfo('estimate', { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' }, billing: 'provisioned', tableWcu: 400 }),
+      tableInfo: offlineTableInfo('estimate', {
+        partitionKey: { name: 'pk', type: 'S' },
+        sortKey: { name: 'sk', type: 'N' },
+        billing: 'provisioned',
+        tableWcu: 400,
+      }),
       simulation: { partitions: 4, burstSeconds: 0, latencyMs: 5 },
       rejectsPath: join(dir(), 'p.rejects.jsonl'),
     });
     const proxy = await startPartitionProxy(endpoint, { model: { tableWcu: 400, partitions: 4, burstSeconds: 0, initialSeconds: 1 }, partitionKeyName: 'pk' });
     closeAfterAll(proxy);
     const table = await newTable({ partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } });
-    const measured = await load({ input, table, endpoint: proxy.url, region: 'us-east-1', types: { sk: 'N' }, wcu: 400, rejectsPath: join(dir(), 'm.rejects.jsonl') });
+    const measured = await load({
+      input,
+      table,
+      endpoint: proxy.url,
+      region: 'us-east-1',
+      types: { sk: 'N' },
+      wcu: 400,
+      rejectsPath: join(dir(), 'm.rejects.jsonl'),
+    });
     expect(measured.written).toBe(rows);
     const measuredSeconds = measured.elapsedMs / 1000;
-    expect(predicted.time.estimatedSeconds / measuredSeconds, `predicted ${predicted.time.estimatedSeconds.toFixed(2)} s, measured ${measuredSeconds.toFixed(2)} s`).toBeGreaterThan(0.85);
+    expect(
+      predicted.time.estimatedSeconds / measuredSeconds,
+      `predicted ${predicted.time.estimatedSeconds.toFixed(2)} s, measured ${measuredSeconds.toFixed(2)} s`,
+    ).toBeGreaterThan(0.85);
     expect(predicted.time.estimatedSeconds / measuredSeconds).toBeLessThan(1.15);
     expect(predicted.simulations.planned.throttledItems).toBeLessThan(0.01 * rows);
     expect(proxy.stats().throttledItems).toBeLessThan(0.01 * rows);

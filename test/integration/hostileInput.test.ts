@@ -56,7 +56,10 @@ async function peakGrowth(work: () => Promise<LoadResult>): Promise<{ result: Lo
 describe('bytes that are not UTF-8 (issue 11.3)', () => {
   it('CSV keys B\\xff and B\\xfe are both rejected with their line and column, not merged; the rest loads', async () => {
     const table = await newTable();
-    const input = await inputFile('latin1.csv', Buffer.concat([Buffer.from('pk,n\nB'), Buffer.from([0xff]), Buffer.from(',1\nB'), Buffer.from([0xfe]), Buffer.from(',2\nok,3\n')]));
+    const input = await inputFile(
+      'latin1.csv',
+      Buffer.concat([Buffer.from('pk,n\nB'), Buffer.from([0xff]), Buffer.from(',1\nB'), Buffer.from([0xfe]), Buffer.from(',2\nok,3\n')]),
+    );
     const result = await run({ input, table });
     expect(result).toMatchObject({ rowsRead: 3, written: 1, superseded: 0, rejected: 2, rejectedByReason: { INVALID_UTF8: 2 } });
     expectAccounting(result);
@@ -111,12 +114,20 @@ describe('JSON \\u escapes of lone UTF-16 surrogates (issue 11.3)', () => {
     ]);
 
     const ddbTable = await newTable();
-    const ddb = await run({ input: await inputFile('surrogates.ddb.jsonl', '{"pk":{"S":"a\\udbff"}}\n{"pk":{"S":"ok"},"s":{"SS":["x","\\udc01"]}}\n{"pk":{"S":"good"}}\n'), table: ddbTable, inputFormat: 'ddb-json' });
+    const ddb = await run({
+      input: await inputFile('surrogates.ddb.jsonl', '{"pk":{"S":"a\\udbff"}}\n{"pk":{"S":"ok"},"s":{"SS":["x","\\udc01"]}}\n{"pk":{"S":"good"}}\n'),
+      table: ddbTable,
+      inputFormat: 'ddb-json',
+    });
     expect(ddb).toMatchObject({ rowsRead: 3, written: 1, rejected: 2 });
     expect(await keysOf(ddbTable)).toEqual(['good']);
 
     const csvTable = await newTable();
-    const csv = await run({ input: await inputFile('surrogates.csv', 'pk,doc\nk1,"{""a"":""\\ud800""}"\nk2,"{""a"":""b""}"\n'), table: csvTable, types: { doc: 'JSON' } });
+    const csv = await run({
+      input: await inputFile('surrogates.csv', 'pk,doc\nk1,"{""a"":""\\ud800""}"\nk2,"{""a"":""b""}"\n'),
+      table: csvTable,
+      types: { doc: 'JSON' },
+    });
     expect(csv).toMatchObject({ rowsRead: 2, written: 1, rejected: 1 });
     expect(await keysOf(csvTable)).toEqual(['k2']);
     expect((await rejectsOf(csv)).map((r) => [r.line, r.code, r.field])).toEqual([[2, 'INVALID_UTF8', 'doc']]);
@@ -124,7 +135,8 @@ describe('JSON \\u escapes of lone UTF-16 surrogates (issue 11.3)', () => {
 });
 
 describe('mixed line endings (issue 11.4)', () => {
-  const rows = (from: number, to: number, eol: string) => Array.from({ length: to - from }, (_, i) => `${from + i},k${String(from + i).padStart(5, '0')}${eol}`).join('');
+  const rows = (from: number, to: number, eol: string) =>
+    Array.from({ length: to - from }, (_, i) => `${from + i},k${String(from + i).padStart(5, '0')}${eol}`).join('');
   const allKeys = Array.from({ length: 2000 }, (_, i) => `k${String(i).padStart(5, '0')}`);
 
   it.each([

@@ -47,7 +47,9 @@ async function scanSegment(table: string, segment: number, totalSegments: number
   const items: Array<Record<string, AttributeValue>> = [];
   let start: Record<string, AttributeValue> | undefined;
   do {
-    const page = await client().send(new ScanCommand({ TableName: table, Segment: segment, TotalSegments: totalSegments, ExclusiveStartKey: start, ConsistentRead: true }));
+    const page = await client().send(
+      new ScanCommand({ TableName: table, Segment: segment, TotalSegments: totalSegments, ExclusiveStartKey: start, ConsistentRead: true }),
+    );
     items.push(...(page.Items ?? []));
     start = page.LastEvaluatedKey;
   } while (start !== undefined);
@@ -205,7 +207,11 @@ describe('JSON input', () => {
     expect(exportItems.size).toBeGreaterThan(0);
     expect(jsonlItems).toEqual(csvItems);
     for (const [key, item] of exportItems) expect(item, key).toEqual(jsonlItems.get(key));
-    expect(exportItems.values().next().value).toMatchObject({ total: { N: expect.any(String) }, gift: { BOOL: expect.any(Boolean) }, items: { L: expect.any(Array) } });
+    expect(exportItems.values().next().value).toMatchObject({
+      total: { N: expect.any(String) },
+      gift: { BOOL: expect.any(Boolean) },
+      items: { L: expect.any(Array) },
+    });
   });
 
   it('warns once when plain JSONL looks like DynamoDB JSON, and rejects its lines (no key attribute)', async () => {
@@ -288,7 +294,10 @@ describe('typing', () => {
 
   it('rejects cells that do not fit their --types with TYPE_ERROR naming the column', async () => {
     const table = await newTable();
-    const input = await inputFile('badtypes.csv', ['pk,n,flag,bin,m,ss', 'a,x,,,,', 'b,,maybe,,,', 'c,,,not base64!,,', 'd,,,,[1],', 'e,,,,,[]', 'ok,1,true,AA==,{},z'].join('\n'));
+    const input = await inputFile(
+      'badtypes.csv',
+      ['pk,n,flag,bin,m,ss', 'a,x,,,,', 'b,,maybe,,,', 'c,,,not base64!,,', 'd,,,,[1],', 'e,,,,,[]', 'ok,1,true,AA==,{},z'].join('\n'),
+    );
     const result = await run({ input, table, types: { n: 'N', flag: 'BOOL', bin: 'B', m: 'M', ss: 'SS' } });
     expect(result).toMatchObject({ rowsRead: 6, written: 1, rejected: 5, rejectedByReason: { TYPE_ERROR: 5 } });
     expect((await rejectsOf(result)).map((r) => [r.line, r.code, r.field])).toEqual([
@@ -304,7 +313,9 @@ describe('typing', () => {
     const table = await newTable();
     const input = await inputFile(
       'types.jsonl',
-      ['{"pk":"j1","n":"42","flag":"true","tags":["a","b"],"nums":[1,"2"],"bin":"aGk="}', '{"pk":"j2","n":7.25,"flag":false,"tags":["c"],"nums":[3]}'].join('\n'),
+      ['{"pk":"j1","n":"42","flag":"true","tags":["a","b"],"nums":[1,"2"],"bin":"aGk="}', '{"pk":"j2","n":7.25,"flag":false,"tags":["c"],"nums":[3]}'].join(
+        '\n',
+      ),
     );
     const result = await run({ input, table, types: { n: 'N', flag: 'BOOL', tags: 'SS', nums: 'NS', bin: 'B' } });
     expect(result).toMatchObject({ rowsRead: 2, written: 2, rejected: 0 });
@@ -364,19 +375,31 @@ describe('typing', () => {
 
     const jsonTable = await newTable(keys);
     const jsonl = await run({
-      input: await inputFile('bignum.jsonl', '{"id":12345678901234567890,"x":9007199254740993,"d":0.1000000000000000055511151231257827,"list":[12345678901234567890123]}\n{"id":12345678901234567891}\n'),
+      input: await inputFile(
+        'bignum.jsonl',
+        '{"id":12345678901234567890,"x":9007199254740993,"d":0.1000000000000000055511151231257827,"list":[12345678901234567890123]}\n{"id":12345678901234567891}\n',
+      ),
       table: jsonTable,
     });
     expect(jsonl).toMatchObject({ rowsRead: 2, written: 2, rejected: 0 });
     expect(Object.fromEntries(await itemsOf(jsonTable, keys))).toEqual({
-      '12345678901234567890': { id: { N: '12345678901234567890' }, x: { N: '9007199254740993' }, d: { N: '0.1000000000000000055511151231257827' }, list: { L: [{ N: '12345678901234567890123' }] } },
+      '12345678901234567890': {
+        id: { N: '12345678901234567890' },
+        x: { N: '9007199254740993' },
+        d: { N: '0.1000000000000000055511151231257827' },
+        list: { L: [{ N: '12345678901234567890123' }] },
+      },
       '12345678901234567891': { id: { N: '12345678901234567891' } },
     });
   });
 
   it('rejects numbers DynamoDB cannot hold (39 digits, out of range) instead of rounding them', async () => {
     const table = await newTable();
-    const result = await run({ input: await inputFile('toobig.csv', 'pk,n\na,123456789012345678901234567890123456789\nb,1E126\nc,1E-131\nd,1\n'), table, types: { n: 'N' } });
+    const result = await run({
+      input: await inputFile('toobig.csv', 'pk,n\na,123456789012345678901234567890123456789\nb,1E126\nc,1E-131\nd,1\n'),
+      table,
+      types: { n: 'N' },
+    });
     expect(result).toMatchObject({ rowsRead: 4, written: 1, rejected: 3 });
     expect((await rejectsOf(result)).map((r) => [r.line, r.code, r.field])).toEqual([
       [2, 'TYPE_ERROR', 'n'],
@@ -496,12 +519,18 @@ describe('duplicate primary keys', () => {
   });
 
   it('keeps the later row when the earlier batch with the same keys is still being retried', async () => {
-    const proxy = await startFaultProxy(endpoint, (i) => (i === 0 ? { ...faults.internal(), delayMs: 300 } as FaultAction : faults.forward()));
+    const proxy = await startFaultProxy(endpoint, (i) => (i === 0 ? ({ ...faults.internal(), delayMs: 300 } as FaultAction) : faults.forward()));
     try {
       const table = await newTable();
       const first = Array.from({ length: 25 }, (_, i) => `k${i},first`);
       const second = Array.from({ length: 25 }, (_, i) => `k${i},second`);
-      const result = await run({ input: await inputFile('inflight.csv', `pk,v\n${[...first, ...second].join('\n')}\n`), table, endpoint: proxy.url, concurrency: 8, maxAttempts: 3 });
+      const result = await run({
+        input: await inputFile('inflight.csv', `pk,v\n${[...first, ...second].join('\n')}\n`),
+        table,
+        endpoint: proxy.url,
+        concurrency: 8,
+        maxAttempts: 3,
+      });
       expect(result).toMatchObject({ rowsRead: 50, written: 50, superseded: 0, rejected: 0, retries: 1 });
       const items = await itemsOf(table);
       expect([...items.values()].filter((item) => (item['v'] as { S: string }).S !== 'second').length).toBe(0);
@@ -616,7 +645,9 @@ describe('reject file', () => {
           { AttributeName: 'score', AttributeType: 'N' },
         ],
         KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
-        GlobalSecondaryIndexes: [{ IndexName: 'byScore', KeySchema: [{ AttributeName: 'score', KeyType: 'HASH' }], Projection: { ProjectionType: 'KEYS_ONLY' } }],
+        GlobalSecondaryIndexes: [
+          { IndexName: 'byScore', KeySchema: [{ AttributeName: 'score', KeyType: 'HASH' }], Projection: { ProjectionType: 'KEYS_ONLY' } },
+        ],
       }),
     );
     trackTable(table);
@@ -638,7 +669,8 @@ describe('retries through a fault proxy', () => {
   const rows = (n: number) => `pk,v\n${Array.from({ length: n }, (_, i) => `k${String(i).padStart(4, '0')},${i}`).join('\n')}\n`;
 
   /** Rows a call actually stored: all of a forwarded call, the first `process` of an 'unprocessed' one. */
-  const storedBy = (action: FaultAction, requestCount: number) => (action.kind === 'forward' ? requestCount : action.kind === 'unprocessed' ? Math.min(action.process, requestCount) : 0);
+  const storedBy = (action: FaultAction, requestCount: number) =>
+    action.kind === 'forward' ? requestCount : action.kind === 'unprocessed' ? Math.min(action.process, requestCount) : 0;
 
   it.each<{ name: string; fault: (n: number) => FaultAction; throttled: boolean }>([
     { name: 'UnprocessedItems', fault: (n) => ({ kind: 'unprocessed', process: Math.floor(n / 2) }), throttled: true },
@@ -766,9 +798,14 @@ describe('a 100k-row export', () => {
     for (const item of scanned) actual.set(`${(item['pk'] as AttributeValue.SMember).S}|${(item['sk'] as AttributeValue.NMember).N}`, canonicalItem(item));
     const wrong = [...expected].filter(([key, text]) => actual.get(key) !== text).slice(0, 5);
     expect(wrong.map(([key, text]) => ({ key, expected: text, actual: actual.get(key) }))).toEqual([]);
-    const digest = (texts: Iterable<string>) => createHash('sha256').update([...texts].sort().join('\n')).digest('hex');
+    const digest = (texts: Iterable<string>) =>
+      createHash('sha256')
+        .update([...texts].sort().join('\n'))
+        .digest('hex');
     expect(digest(actual.values())).toBe(digest(expected.values()));
-    console.info(`100k rows: load ${Math.round(loadMs)} ms (${Math.round((COUNT * 1000) / loadMs)} items/s, ${result.batches} batches), scan and compare ${Math.round(performance.now() - started)} ms`);
+    console.info(
+      `100k rows: load ${Math.round(loadMs)} ms (${Math.round((COUNT * 1000) / loadMs)} items/s, ${result.batches} batches), scan and compare ${Math.round(performance.now() - started)} ms`,
+    );
     await dropTable(table);
   }, 180_000);
 });

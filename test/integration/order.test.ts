@@ -113,7 +113,8 @@ function roundRobin<T>(writes: readonly T[], keyOf: (w: T) => string): T[] {
   return out;
 }
 
-const chunks = <T>(list: readonly T[], size: number): T[][] => Array.from({ length: Math.ceil(list.length / size) }, (_, i) => list.slice(i * size, i * size + size));
+const chunks = <T>(list: readonly T[], size: number): T[][] =>
+  Array.from({ length: Math.ceil(list.length / size) }, (_, i) => list.slice(i * size, i * size + size));
 
 // ---------------------------------------------------------------------------------------------------
 // A proxy that records what every BatchWriteItem call carries, in arrival order
@@ -142,7 +143,9 @@ async function startRecorder(target: string): Promise<Recorder> {
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       if (req.headers['x-amz-target'] === 'DynamoDB_20120810.BatchWriteItem') {
-        const parsed = JSON.parse(body.toString('utf8')) as { RequestItems: Record<string, Array<{ PutRequest: { Item: Record<string, Record<string, string>> } }>> };
+        const parsed = JSON.parse(body.toString('utf8')) as {
+          RequestItems: Record<string, Array<{ PutRequest: { Item: Record<string, Record<string, string>> } }>>;
+        };
         batches.push(
           Object.values(parsed.RequestItems)
             .flat()
@@ -225,7 +228,15 @@ describe('every order mode loads a sorted, skewed input completely and correctly
       // The batches are the 25-write stretches of the expected order (calls can overtake each other, so
       // they are compared as a set).
       if (expectedOrder) expect(sent.map(batchText).sort()).toEqual(chunks(expectedOrder, 25).map(batchText).sort());
-      else expect(sent.map(batchText).sort()).toEqual(chunks(orderAll(rows, (r) => r.pk, 'window', window), 25).map(batchText).sort());
+      else
+        expect(sent.map(batchText).sort()).toEqual(
+          chunks(
+            orderAll(rows, (r) => r.pk, 'window', window),
+            25,
+          )
+            .map(batchText)
+            .sort(),
+        );
 
       const full = sent.filter((b) => b.length === 25);
       const hotShare = full.map((b) => b.filter((w) => w.pk === HOT).length);
@@ -273,14 +284,23 @@ describe('every order mode loads a sorted, skewed input completely and correctly
 describe('the requests leave in the promised order (sorted input of 40 keys, one call at a time)', () => {
   // cust-0000 has 25 rows, the 39 other keys 10 each: 415 rows, 17 batches.
   const rows: Row[] = [];
-  for (let j = 0; j < 40; j++) for (let r = 0; r < (j === 0 ? 25 : 10); r++) rows.push({ pk: keyName(j), sk: `o-${String(r).padStart(5, '0')}`, v: rows.length, note: `n${rows.length}` });
+  for (let j = 0; j < 40; j++)
+    for (let r = 0; r < (j === 0 ? 25 : 10); r++) rows.push({ pk: keyName(j), sk: `o-${String(r).padStart(5, '0')}`, v: rows.length, note: `n${rows.length}` });
   const csv = csvOf(rows);
 
   async function sentBatches(order: 'round-robin' | 'window' | 'input', window?: number): Promise<RecordedWrite[][]> {
     const table = await newTable();
     const recorder = await startRecorder(endpoint);
     try {
-      const result = await run({ input: await inputFile(`wire-${order}.csv`, csv), table, types: TYPES, order, concurrency: 1, endpoint: recorder.url, ...(window ? { window } : {}) });
+      const result = await run({
+        input: await inputFile(`wire-${order}.csv`, csv),
+        table,
+        types: TYPES,
+        order,
+        concurrency: 1,
+        endpoint: recorder.url,
+        ...(window ? { window } : {}),
+      });
       expect(result).toMatchObject({ rowsRead: 415, written: 415, rejected: 0, order });
       expectSameTable(await tableItems(table), expectedTable(rows));
       expect(recorder.batches.map((b) => b.length)).toEqual([...Array(16).fill(25), 15]);
@@ -295,18 +315,32 @@ describe('the requests leave in the promised order (sorted input of 40 keys, one
     const batches = await sentBatches('round-robin');
     expect(batches.map(distinctKeys)).toEqual([...Array(16).fill(25), 1]);
     expect(batches[0]!.map((w) => w.pk)).toEqual(Array.from({ length: 25 }, (_, j) => keyName(j)));
-    expect(batches[1]!.map((w) => w.pk)).toEqual([...Array.from({ length: 15 }, (_, j) => keyName(25 + j)), ...Array.from({ length: 10 }, (_, j) => keyName(j))]);
+    expect(batches[1]!.map((w) => w.pk)).toEqual([
+      ...Array.from({ length: 15 }, (_, j) => keyName(25 + j)),
+      ...Array.from({ length: 10 }, (_, j) => keyName(j)),
+    ]);
     // Round 0 writes every key's first row, round 1 every key's second row, ...
     expect(batches[0]!.every((w) => w.sk === 'o-00000')).toBe(true);
-    expect(batches.map(batchText)).toEqual(chunks(roundRobin(rows, (r) => r.pk), 25).map(batchText));
+    expect(batches.map(batchText)).toEqual(
+      chunks(
+        roundRobin(rows, (r) => r.pk),
+        25,
+      ).map(batchText),
+    );
   });
 
   it('window 40: every batch mixes the keys the window holds; each key keeps its input order', async () => {
     const batches = await sentBatches('window', 40);
-    expect(batches.map(batchText)).toEqual(chunks(orderAll(rows, (r) => r.pk, 'window', 40), 25).map(batchText));
+    expect(batches.map(batchText)).toEqual(
+      chunks(
+        orderAll(rows, (r) => r.pk, 'window', 40),
+        25,
+      ).map(batchText),
+    );
     for (const batch of batches.slice(1, -1)) expect(distinctKeys(batch)).toBeGreaterThanOrEqual(3);
     const sent = batches.flat();
-    for (let j = 0; j < 40; j++) expect(sent.filter((w) => w.pk === keyName(j)).map((w) => w.sk)).toEqual(rows.filter((r) => r.pk === keyName(j)).map((r) => r.sk));
+    for (let j = 0; j < 40; j++)
+      expect(sent.filter((w) => w.pk === keyName(j)).map((w) => w.sk)).toEqual(rows.filter((r) => r.pk === keyName(j)).map((r) => r.sk));
   });
 
   it('input: the first batch holds one partition key, as read', async () => {
@@ -326,7 +360,12 @@ describe('the requests leave in the promised order (sorted input of 40 keys, one
       );
       expect(result).toMatchObject({ order: 'round-robin', rowsRead: 415, written: 415, rejected: 0 });
       expect(result.orderTempBytes).toBeGreaterThan(0);
-      expect(recorder.batches.map(batchText)).toEqual(chunks(roundRobin(rows, (r) => r.pk), 25).map(batchText));
+      expect(recorder.batches.map(batchText)).toEqual(
+        chunks(
+          roundRobin(rows, (r) => r.pk),
+          25,
+        ).map(batchText),
+      );
       expect(await readdir(tempDir)).toEqual([]);
       expectSameTable(await tableItems(table), expectedTable(rows));
     } finally {
@@ -388,7 +427,14 @@ describe('an order larger than --memory goes through temporary files', () => {
     // Bad numbers late in the input, long after the order went to temporary files.
     const lines = csv.split('\n');
     for (const at of [700, 900, 1100]) lines[at] = lines[at]!.replace(/^([^,]*,[^,]*),\d+,/, '$1,notanumber,');
-    const error = await runFailing({ input: await inputFile('spill-maxrejects.csv', lines.join('\n')), table, types: TYPES, memoryBytes: MEMORY, tempDir, maxRejects: 2 });
+    const error = await runFailing({
+      input: await inputFile('spill-maxrejects.csv', lines.join('\n')),
+      table,
+      types: TYPES,
+      memoryBytes: MEMORY,
+      tempDir,
+      maxRejects: 2,
+    });
     expect(error.code).toBe('MAX_REJECTS_REACHED');
     expect(error.result).toMatchObject({ rejected: 2, written: 0, order: 'round-robin' });
     expect(error.result!.rowsRead).toBe(900);
@@ -444,7 +490,17 @@ describe('an order larger than --memory goes through temporary files', () => {
     try {
       const table = await newTable();
       const tempDir = await newDir('spill-writefail');
-      const error = await runFailing({ input: await inputFile('spill-writefail.csv', csv), table, types: TYPES, memoryBytes: MEMORY, tempDir, endpoint: proxy.url, maxAttempts: 2, maxRejects: 30, concurrency: 2 });
+      const error = await runFailing({
+        input: await inputFile('spill-writefail.csv', csv),
+        table,
+        types: TYPES,
+        memoryBytes: MEMORY,
+        tempDir,
+        endpoint: proxy.url,
+        maxAttempts: 2,
+        maxRejects: 30,
+        concurrency: 2,
+      });
       expect(error.code).toBe('MAX_REJECTS_REACHED');
       expect(error.result!.rejectedByReason).toMatchObject({ RETRIES_EXHAUSTED: expect.any(Number) });
       expect(error.result!.written).toBe(100);
@@ -483,7 +539,16 @@ describe('writes to one primary key keep their input order', () => {
     try {
       const table = await newTable();
       const tempDir = await newDir('dups');
-      const result = await run({ input: await inputFile(`dups-${order}.csv`, csv), table, types: TYPES, order, tempDir, endpoint: proxy.url, concurrency: 8, ...(memoryBytes ? { memoryBytes } : {}) });
+      const result = await run({
+        input: await inputFile(`dups-${order}.csv`, csv),
+        table,
+        types: TYPES,
+        order,
+        tempDir,
+        endpoint: proxy.url,
+        concurrency: 8,
+        ...(memoryBytes ? { memoryBytes } : {}),
+      });
       expect(result).toMatchObject({ rowsRead: rows.length, rejected: 0, complete: true });
       expect(result.written + result.superseded).toBe(rows.length);
       expect(result.retries).toBeGreaterThan(0);
@@ -521,7 +586,13 @@ describe('invalid order options', () => {
   it('an unusable --temp-dir fails with TEMP_FILES once the order spills, and nothing is written', async () => {
     const table = await newTable();
     const notADir = await inputFile('not-a-dir', 'x');
-    const error = await runFailing({ input: await inputFile('tempfail.csv', csvOf(skewedRows())), table, types: TYPES, memoryBytes: 64 * 1024, tempDir: notADir });
+    const error = await runFailing({
+      input: await inputFile('tempfail.csv', csvOf(skewedRows())),
+      table,
+      types: TYPES,
+      memoryBytes: 64 * 1024,
+      tempDir: notADir,
+    });
     expect(error.code).toBe('TEMP_FILES');
     expect(error.message).toContain(notADir);
     expect(await readFile(notADir, 'utf8')).toBe('x');

@@ -82,8 +82,7 @@ async function failure(promise: Promise<unknown>): Promise<Error & Record<string
   return outcome as Error & Record<string, unknown>;
 }
 
-const orderIds = async (table: string): Promise<number[]> =>
-  (await scanAll(direct, table)).map((item) => Number(item['orderId']?.N)).sort((a, b) => a - b);
+const orderIds = async (table: string): Promise<number[]> => (await scanAll(direct, table)).map((item) => Number(item['orderId']?.N)).sort((a, b) => a - b);
 
 const httpStatus = (error: Record<string, unknown>) => (error['$metadata'] as { httpStatusCode?: number } | undefined)?.httpStatusCode;
 
@@ -253,7 +252,12 @@ describe('partitionProxy: faults', () => {
       const { client } = await proxied({ model: { tableWcu: 10_000 }, seed, faults: { internal: 0.3, throttling: 0.3 } });
       const seen: string[] = [];
       for (let i = 0; i < 16; i++) {
-        seen.push(await client.send(batch(table, [put('seq', i)])).then(() => 'ok', (e: Error) => e.name));
+        seen.push(
+          await client.send(batch(table, [put('seq', i)])).then(
+            () => 'ok',
+            (e: Error) => e.name,
+          ),
+        );
       }
       return seen;
     };

@@ -19,7 +19,17 @@ const { endpoint, client, newTable } = aws;
 const { path, inputFile, run } = localLoad(aws, { order: 'input' });
 
 /** Names a plain object answers without owning them. */
-const NAMES = ['constructor', 'toString', 'valueOf', 'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable', 'toLocaleString', '__defineGetter__', '__lookupGetter__'];
+const NAMES = [
+  'constructor',
+  'toString',
+  'valueOf',
+  'hasOwnProperty',
+  'isPrototypeOf',
+  'propertyIsEnumerable',
+  'toLocaleString',
+  '__defineGetter__',
+  '__lookupGetter__',
+];
 
 /** An input file with this extension (the loader reads the format from it). */
 const file = (ext: string, text: string) => inputFile(`input.${ext}`, text);
@@ -30,7 +40,10 @@ describe('Object.prototype member names as attribute names (issue 11.5)', () => 
   it('CSV columns, typed with --types and untyped, round-trip', async () => {
     const table = await newTable({ partitionKey: { name: 'pk', type: 'S' } });
     const input = await file('csv', `pk,${NAMES.join(',')}\nk1,${NAMES.map((_, i) => `${i + 1}`).join(',')}\n`);
-    const types = Object.fromEntries([['constructor', 'N'], ['valueOf', 'N']]) as LoadOptions['types'];
+    const types = Object.fromEntries([
+      ['constructor', 'N'],
+      ['valueOf', 'N'],
+    ]) as LoadOptions['types'];
     const result = await run({ table, input, types });
     expect([result.written, result.rejected]).toEqual([1, 0]);
     const expected: Record<string, unknown> = { pk: { S: 'k1' } };
@@ -56,7 +69,9 @@ describe('Object.prototype member names as attribute names (issue 11.5)', () => 
     const table = await newTable({ partitionKey: { name: 'pk', type: 'S' } });
     const input = await file('jsonl', `${JSON.stringify({ pk: 'k1', constructor: '5', toString: 'x', valueOf: { hasOwnProperty: 1, constructor: 'c' } })}\n`);
     await run({ table, input, types: Object.fromEntries([['constructor', 'N']]) as LoadOptions['types'] });
-    expect(await scanned(table)).toEqual([{ pk: { S: 'k1' }, constructor: { N: '5' }, toString: { S: 'x' }, valueOf: { M: { hasOwnProperty: { N: '1' }, constructor: { S: 'c' } } } }]);
+    expect(await scanned(table)).toEqual([
+      { pk: { S: 'k1' }, constructor: { N: '5' }, toString: { S: 'x' }, valueOf: { M: { hasOwnProperty: { N: '1' }, constructor: { S: 'c' } } } },
+    ]);
   });
 
   it('DynamoDB JSON lines', async () => {
@@ -116,7 +131,9 @@ describe('__proto__ as an attribute name (issue 11.5)', () => {
       [
         '{"pk":{"S":"k1"},"__proto__":{"S":"top"},"m":{"M":{"__proto__":{"M":{"constructor":{"N":"1"}}}}}}',
         '{"pk":{"S":"k2"},"__proto__":{"M":{"__proto__":{"S":"n"}}}}',
-      ].map((text) => sortedJson(JSON.parse(text))).sort(),
+      ]
+        .map((text) => sortedJson(JSON.parse(text)))
+        .sort(),
     );
   });
 
@@ -125,7 +142,9 @@ describe('__proto__ as an attribute name (issue 11.5)', () => {
     const input = await file('csv', `__proto__,v\na,1\nb,2\na,3\n`);
     const result = await run({ table, input });
     expect([result.written, result.superseded, result.rejected]).toEqual([2, 1, 0]);
-    expect(await rawScan(table)).toEqual(['{"__proto__":{"S":"a"},"v":{"S":"3"}}', '{"__proto__":{"S":"b"},"v":{"S":"2"}}'].map((t) => sortedJson(JSON.parse(t))).sort());
+    expect(await rawScan(table)).toEqual(
+      ['{"__proto__":{"S":"a"},"v":{"S":"3"}}', '{"__proto__":{"S":"b"},"v":{"S":"2"}}'].map((t) => sortedJson(JSON.parse(t))).sort(),
+    );
   });
 });
 
@@ -141,7 +160,11 @@ describe('__proto__ as a key attribute when DynamoDB returns UnprocessedItems (i
     try {
       const rejectsPath = path('proxy.rejects.jsonl');
       const result = await run({ endpoint: proxy.url, rejectsPath, table, input, maxAttempts: 3 });
-      expect({ written: result.written, rejected: result.rejected, byReason: result.rejectedByReason }).toEqual({ written: 1, rejected: 1, byReason: { RETRIES_EXHAUSTED: 1 } });
+      expect({ written: result.written, rejected: result.rejected, byReason: result.rejectedByReason }).toEqual({
+        written: 1,
+        rejected: 1,
+        byReason: { RETRIES_EXHAUSTED: 1 },
+      });
       expect((await readRejects(rejectsPath)).map((r) => r.line)).toEqual([3]);
       expect(await rawScan(table)).toEqual([sortedJson(JSON.parse('{"__proto__":{"S":"a"},"constructor":{"N":"1"},"v":{"S":"1"}}'))]);
       // Three calls: [a, b], then b alone twice.

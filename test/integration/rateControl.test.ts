@@ -73,7 +73,10 @@ const MODEL = { tableWcu: 400, partitions: 4, burstSeconds: 0, initialSeconds: 1
 describe('pacing against a partition model at the table capacity', () => {
   it('key-sorted input: round-robin and spread with --wcu at capacity throttle 10x less than --order input without pacing, within 1.2x the ideal time', async () => {
     const keys = balancedKeys('cust', MODEL.partitions, 10);
-    const input = await sortedCsv('sorted.csv', keys.map((k) => [k, 50]));
+    const input = await sortedCsv(
+      'sorted.csv',
+      keys.map((k) => [k, 50]),
+    );
     const idealMs = (input.rows / MODEL.tableWcu) * 1000;
 
     const unpacedProxy = await proxyFor({ model: MODEL });
@@ -90,7 +93,9 @@ describe('pacing against a partition model at the table capacity', () => {
       const paced = await run(proxy, { input: input.path, table, types: { sk: 'N' }, order, wcu: MODEL.tableWcu });
       expect(paced, order).toMatchObject({ rowsRead: input.rows, written: input.rows, complete: true });
       expect(await countItems(table)).toBe(input.rows);
-      expect(paced.throttledItems * 10, `${order}: ${paced.throttledItems} throttled vs ${unpaced.throttledItems} unpaced`).toBeLessThanOrEqual(unpaced.throttledItems);
+      expect(paced.throttledItems * 10, `${order}: ${paced.throttledItems} throttled vs ${unpaced.throttledItems} unpaced`).toBeLessThanOrEqual(
+        unpaced.throttledItems,
+      );
       expect(paced.elapsedMs, `${order}: ${paced.elapsedMs.toFixed(0)} ms vs ideal ${idealMs} ms`).toBeLessThanOrEqual(1.2 * idealMs);
       // Pacing is not a slow load either: at least 90% of the ideal rate.
       expect(paced.elapsedMs).toBeGreaterThanOrEqual(0.9 * idealMs);
@@ -125,7 +130,14 @@ describe('pacing against a partition model at the table capacity', () => {
     // The same load with the key at the default 1,000 WCU/s: the hot key's partition throttles.
     const unpacedProxy = await proxyFor({ model: MODEL });
     const unpacedTable = await newTable();
-    const unpaced = await run(unpacedProxy, { input: input.path, table: unpacedTable, types: { sk: 'N' }, order: 'spread', wcu: MODEL.tableWcu, maxAttempts: 100 });
+    const unpaced = await run(unpacedProxy, {
+      input: input.path,
+      table: unpacedTable,
+      types: { sk: 'N' },
+      order: 'spread',
+      wcu: MODEL.tableWcu,
+      maxAttempts: 100,
+    });
     expect(unpaced).toMatchObject({ written: input.rows, complete: true });
     expect(unpacedProxy.model(unpacedTable)!.stats().perPartition[hotPartition]!.throttledItems).toBeGreaterThan(0);
   });
@@ -144,10 +156,14 @@ describe('faults through the partition proxy', () => {
     const table = await newTable();
     const types = GENERATED_TYPES_FLAG;
     expect(GENERATED_HEADER.split(',')).toContain('sk');
-    const { stdout } = await promisify(execFile)(process.execPath, [BIN, 'load', input, '--table', table, '--types', `${types},sk:N`, '--json', '--rejects', join(dir(), 'faults.rejects.jsonl')], {
-      env: localEnv(proxy.url),
-      maxBuffer: 16 * 1024 * 1024,
-    });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [BIN, 'load', input, '--table', table, '--types', `${types},sk:N`, '--json', '--rejects', join(dir(), 'faults.rejects.jsonl')],
+      {
+        env: localEnv(proxy.url),
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    );
     const summary = JSON.parse(stdout) as LoadResult;
     expect(summary).toMatchObject({ rowsRead: rows, written: rows, rejected: 0, complete: true });
     const faults = proxy.stats().faults;

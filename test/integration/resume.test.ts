@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../tools/mulberry32.js';
-import { load, LoaderError } from '../../src/index.js';
+import { load, type LoaderError } from '../../src/index.js';
 import { batchesDone } from '../support/checkpoint.js';
 import { runCli } from '../support/cli.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
@@ -25,7 +25,13 @@ const { endpoint, client, dir, newTable, closeAfterAll } = useLocalAws({ name: '
 
 /** Runs the CLI; sends `signal` once the checkpoint at `path` records at least `batches` done. */
 const cli = (args: string[], env: NodeJS.ProcessEnv, kill?: { signal: NodeJS.Signals; path: string; batches: number }) =>
-  runCli(args, { cwd: dir(), env, stdout: 'ignore', timeoutMs: 120_000, ...(kill ? { kill: { signal: kill.signal, when: () => batchesDone(kill.path) >= kill.batches } } : {}) });
+  runCli(args, {
+    cwd: dir(),
+    env,
+    stdout: 'ignore',
+    timeoutMs: 120_000,
+    ...(kill ? { kill: { signal: kill.signal, when: () => batchesDone(kill.path) >= kill.batches } } : {}),
+  });
 
 /** Items the proxy saw sent in BatchWriteItem calls, over all runs. */
 const sentItems = (proxy: FaultProxy) => proxy.calls.reduce((n, c) => n + c.requestCount, 0);
@@ -40,7 +46,20 @@ describe('--checkpoint', () => {
     closeAfterAll(proxy);
     const env = localEnv(proxy.url);
     const checkpoint = join(dir(), 'big.checkpoint.json');
-    const args = ['load', input, '--table', table, ...TYPES, '--checkpoint', checkpoint, '--concurrency', String(CONCURRENCY), '--rejects', join(dir(), 'big.rejects.jsonl'), '--json'];
+    const args = [
+      'load',
+      input,
+      '--table',
+      table,
+      ...TYPES,
+      '--checkpoint',
+      checkpoint,
+      '--concurrency',
+      String(CONCURRENCY),
+      '--rejects',
+      join(dir(), 'big.rejects.jsonl'),
+      '--json',
+    ];
     const random = mulberry32(2026);
     let kills = 0;
     let resumes = 0;
@@ -92,7 +111,23 @@ describe('--checkpoint', () => {
     await writeGeneratedCsv(input, rows);
     const table = await newTable(KEYS);
     const checkpoint = join(dir(), 'shard.checkpoint.json');
-    const args = ['load', input, '--table', table, ...TYPES, '--order', 'spread', '--shard', 'random:4', '--checkpoint', checkpoint, '--rejects', join(dir(), 'shard.rejects.jsonl'), '--shard-manifest', join(dir(), 'shard.shards.json')];
+    const args = [
+      'load',
+      input,
+      '--table',
+      table,
+      ...TYPES,
+      '--order',
+      'spread',
+      '--shard',
+      'random:4',
+      '--checkpoint',
+      checkpoint,
+      '--rejects',
+      join(dir(), 'shard.rejects.jsonl'),
+      '--shard-manifest',
+      join(dir(), 'shard.shards.json'),
+    ];
     const env = localEnv(endpoint);
     for (const batches of [250, 700]) {
       const run = await cli(args, env, { signal: 'SIGKILL', path: checkpoint, batches });
@@ -143,10 +178,29 @@ describe('--checkpoint', () => {
     const table = await newTable(KEYS);
     // From the 11th call on, credentials "expire": every batch in flight fails fatally, the lowest last,
     // so later batches fail after the first fatal error is known (where the bug recorded them as done).
-    const proxy = await startFaultProxy(endpoint, (i) => (i >= 10 ? { kind: 'error', status: 400, type: 'com.amazon.coral.service#ExpiredTokenException', message: 'The security token included in the request is expired', delayMs: i === 10 ? 80 : 5 } : { kind: 'forward' }));
+    const proxy = await startFaultProxy(endpoint, (i) =>
+      i >= 10
+        ? {
+            kind: 'error',
+            status: 400,
+            type: 'com.amazon.coral.service#ExpiredTokenException',
+            message: 'The security token included in the request is expired',
+            delayMs: i === 10 ? 80 : 5,
+          }
+        : { kind: 'forward' },
+    );
     closeAfterAll(proxy);
     const checkpointPath = join(dir(), 'fatal.checkpoint.json');
-    const options = { input, table, endpoint: proxy.url, region: 'us-east-1', types: GENERATED_TYPES, concurrency: 4, checkpointPath, rejectsPath: join(dir(), 'fatal.rejects.jsonl') };
+    const options = {
+      input,
+      table,
+      endpoint: proxy.url,
+      region: 'us-east-1',
+      types: GENERATED_TYPES,
+      concurrency: 4,
+      checkpointPath,
+      rejectsPath: join(dir(), 'fatal.rejects.jsonl'),
+    };
     const failed = await load(options).then(
       () => undefined,
       (e: unknown) => e as LoaderError,

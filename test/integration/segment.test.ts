@@ -25,7 +25,16 @@ describe('--segment i/N', () => {
     const table = await newTable(KEYS);
     const results = await Promise.all(
       [0, 1, 2, 3].map((i) =>
-        load({ input, table, endpoint, region: 'us-east-1', types: GENERATED_TYPES, segment: `${i}/4`, concurrency: 4, rejectsPath: join(dir(), `w${i}.rejects.jsonl`) }),
+        load({
+          input,
+          table,
+          endpoint,
+          region: 'us-east-1',
+          types: GENERATED_TYPES,
+          segment: `${i}/4`,
+          concurrency: 4,
+          rejectsPath: join(dir(), `w${i}.rejects.jsonl`),
+        }),
       ),
     );
     for (const [i, r] of results.entries()) {
@@ -46,19 +55,37 @@ describe('--segment i/N', () => {
 
   it('each rejected row is reported by exactly one worker; --total-wcu splits the rate', async () => {
     const table = await newTable(ORDERS_KEYS);
-    const whole = await load({ input: WITH_ERRORS, table, endpoint, region: 'us-east-1', types: { total: 'N', gift: 'BOOL', items: 'JSON' }, rejectsPath: join(dir(), 'whole.rejects.jsonl') });
+    const whole = await load({
+      input: WITH_ERRORS,
+      table,
+      endpoint,
+      region: 'us-east-1',
+      types: { total: 'N', gift: 'BOOL', items: 'JSON' },
+      rejectsPath: join(dir(), 'whole.rejects.jsonl'),
+    });
     expect(whole.rejected).toBeGreaterThan(0);
     const parts: LoadResult[] = [];
     for (const i of [0, 1, 2]) {
       parts.push(
-        await load({ input: WITH_ERRORS, table, endpoint, region: 'us-east-1', types: { total: 'N', gift: 'BOOL', items: 'JSON' }, segment: `${i}/3`, totalWcu: 300, rejectsPath: join(dir(), `part${i}.rejects.jsonl`) }),
+        await load({
+          input: WITH_ERRORS,
+          table,
+          endpoint,
+          region: 'us-east-1',
+          types: { total: 'N', gift: 'BOOL', items: 'JSON' },
+          segment: `${i}/3`,
+          totalWcu: 300,
+          rejectsPath: join(dir(), `part${i}.rejects.jsonl`),
+        }),
       );
     }
     expect(parts.reduce((n, r) => n + r.rejected, 0)).toBe(whole.rejected);
     expect(parts.reduce((n, r) => n + r.written + r.superseded, 0)).toBe(whole.written + whole.superseded);
     const lines = (await Promise.all(parts.filter((r) => r.rejectsPath).map((r) => readFile(r.rejectsPath!, 'utf8')))).join('').split('\n').filter(Boolean);
     const wholeLines = (await readFile(whole.rejectsPath!, 'utf8')).split('\n').filter(Boolean);
-    expect(lines.map((l) => (JSON.parse(l) as { line: number }).line).sort((a, b) => a - b)).toEqual(wholeLines.map((l) => (JSON.parse(l) as { line: number }).line).sort((a, b) => a - b));
+    expect(lines.map((l) => (JSON.parse(l) as { line: number }).line).sort((a, b) => a - b)).toEqual(
+      wholeLines.map((l) => (JSON.parse(l) as { line: number }).line).sort((a, b) => a - b),
+    );
     for (const r of parts) expect(r.rate.targetWcu).toBe(100);
   });
 });

@@ -169,7 +169,15 @@ describe('every deterministic scheme loads a sorted, skewed input completely, ea
     const shardManifestPath = manifestPath(rules.join('+'));
     const input = await inputFile('events.jsonl', jsonl);
     const result = await run({ input, table, shard: rules, shardManifestPath });
-    expect(result).toMatchObject({ rowsRead: rows.length, written: rows.length, superseded: 0, rejected: 0, complete: true, shardManifestPath, shardedKeys: 40 });
+    expect(result).toMatchObject({
+      rowsRead: rows.length,
+      written: rows.length,
+      superseded: 0,
+      rejected: 0,
+      complete: true,
+      shardManifestPath,
+      shardedKeys: 40,
+    });
 
     const written = rows.map((r) => [r.userId, [r.userId, ...suffixes.map((s) => String(s(r)))].join('#')] as [string, string]);
     const expected = new Map(rows.map((r, i) => [`${written[i]![1]}|${r.eventId}`, itemOf(r, written[i]![1])]));
@@ -215,13 +223,23 @@ describe('every deterministic scheme loads a sorted, skewed input completely, ea
       { userId: 'user-1', eventId: `${eventId}-f`, at: '2024-01-15 08:00' },
       { userId: 'user-1', eventId: `${eventId}-g`, at: '2024-01-16T04:00:00+0530' },
     ];
-    const result = await run({ input: await inputFile('readme.jsonl', lines.map((l) => JSON.stringify(l)).join('\n')), table, shard: ['time:day:at', 'hash:4'], shardManifestPath: manifestPath('readme') });
+    const result = await run({
+      input: await inputFile('readme.jsonl', lines.map((l) => JSON.stringify(l)).join('\n')),
+      table,
+      shard: ['time:day:at', 'hash:4'],
+      shardManifestPath: manifestPath('readme'),
+    });
     expect(result).toMatchObject({ rowsRead: 7, written: 7, rejected: 0 });
     const items = await tableItems(table);
-    expect(items.get(`user-1#2024-01-15#3|${eventId}`)).toEqual({ at: { S: '2024-01-15T13:45:00Z' }, eventId: { S: eventId }, userId: { S: 'user-1#2024-01-15#3' } });
+    expect(items.get(`user-1#2024-01-15#3|${eventId}`)).toEqual({
+      at: { S: '2024-01-15T13:45:00Z' },
+      eventId: { S: eventId },
+      userId: { S: 'user-1#2024-01-15#3' },
+    });
     // Every one of these instants is on 2024-01-15 UTC (01:30 at +02:00 is 23:30 the day before).
     expect([...items.values()].map((i) => (i['userId'] as { S: string }).S.split('#')[1])).toEqual(Array(7).fill('2024-01-15'));
-    for (const [key, item] of items) expect((item['userId'] as { S: string }).S.split('#')[2], key).toBe(String(hashShard((item['eventId'] as { S: string }).S, 4)));
+    for (const [key, item] of items)
+      expect((item['userId'] as { S: string }).S.split('#')[2], key).toBe(String(hashShard((item['eventId'] as { S: string }).S, 4)));
     await dropTable(table);
   });
 });
@@ -311,12 +329,24 @@ describe('--shard-keys, --keep-original-key, --shard-separator', () => {
   it('--keep-original-key stores the unsharded value; --shard-separator replaces "#"', async () => {
     const table = await newTable();
     const shardManifestPath = manifestPath('keep');
-    const result = await run({ input: await inputFile('keep.jsonl', jsonl), table, shard: ['time:month:at', 'hash:4'], shardSeparator: '::', keepOriginalKey: 'customer', shardManifestPath });
+    const result = await run({
+      input: await inputFile('keep.jsonl', jsonl),
+      table,
+      shard: ['time:month:at', 'hash:4'],
+      shardSeparator: '::',
+      keepOriginalKey: 'customer',
+      shardManifestPath,
+    });
     expect(result).toMatchObject({ rowsRead: rows.length, written: rows.length, rejected: 0, shardedKeys: 40 });
     const writtenOf = (r: Row) => `${r.userId}::${timeBucket(r.ms, 'month')}::${hashShard(r.eventId, 4)}`;
     expectSameTable(await tableItems(table), new Map(rows.map((r) => [`${writtenOf(r)}|${r.eventId}`, itemOf(r, writtenOf(r), 'customer')])));
     const manifest = await readManifest(shardManifestPath);
-    expect(manifest).toMatchObject({ separator: '::', keepOriginalKey: 'customer', rules: ['time:month:at', expect.stringMatching(/^hash:4(:eventId)?$/)], shardCounts: [null, 4] });
+    expect(manifest).toMatchObject({
+      separator: '::',
+      keepOriginalKey: 'customer',
+      rules: ['time:month:at', expect.stringMatching(/^hash:4(:eventId)?$/)],
+      shardCounts: [null, 4],
+    });
     expect(manifest.keys).toEqual(manifestKeys(rows.map((r) => [r.userId, writtenOf(r)])));
     await dropTable(table);
   });
@@ -324,7 +354,13 @@ describe('--shard-keys, --keep-original-key, --shard-separator', () => {
   it('--keep-original-key rejects a row whose attribute already holds another value (SHARD_ATTRIBUTE)', async () => {
     const table = await newTable();
     const lines = ['{"userId":"u1","eventId":"a","customer":"u1"}', '{"userId":"u1","eventId":"b","customer":"someone else"}', '{"userId":"u2","eventId":"c"}'];
-    const result = await run({ input: await inputFile('keep-clash.jsonl', lines.join('\n')), table, shard: ['hash:2'], keepOriginalKey: 'customer', shardManifestPath: manifestPath('keep-clash') });
+    const result = await run({
+      input: await inputFile('keep-clash.jsonl', lines.join('\n')),
+      table,
+      shard: ['hash:2'],
+      keepOriginalKey: 'customer',
+      shardManifestPath: manifestPath('keep-clash'),
+    });
     expect(result).toMatchObject({ rowsRead: 3, written: 2, rejected: 1, rejectedByReason: { SHARD_ATTRIBUTE: 1 } });
     expect(await rejectsOf(result)).toMatchObject([{ line: 2, code: 'SHARD_ATTRIBUTE', field: 'customer', raw: lines[1] }]);
     const items = await tableItems(table);
@@ -343,8 +379,18 @@ describe('sharding errors are found before anything is written', () => {
   const sample = '{"userId":"u1","eventId":"a","at":"2024-01-15T10:00:00Z"}\n{"userId":"u2","eventId":"b","at":"2024-01-16T10:00:00Z"}\n';
 
   it.each<{ name: string; keys: TableKeys; options: Partial<LocalLoadOptions>; message: RegExp }>([
-    { name: 'a number (N) partition key', keys: { partitionKey: { name: 'userId', type: 'N' } }, options: { shard: ['random:4'] }, message: /string partition key.*"userId".*number/ },
-    { name: 'a binary (B) partition key', keys: { partitionKey: { name: 'userId', type: 'B' } }, options: { shard: ['hash:4:eventId'] }, message: /string partition key.*binary/ },
+    {
+      name: 'a number (N) partition key',
+      keys: { partitionKey: { name: 'userId', type: 'N' } },
+      options: { shard: ['random:4'] },
+      message: /string partition key.*"userId".*number/,
+    },
+    {
+      name: 'a binary (B) partition key',
+      keys: { partitionKey: { name: 'userId', type: 'B' } },
+      options: { shard: ['hash:4:eventId'] },
+      message: /string partition key.*binary/,
+    },
     { name: 'hash without an attribute and no sort key', keys: PK_ONLY, options: { shard: ['hash:4'] }, message: /needs an attribute.*no sort key/ },
     { name: 'time without an attribute and no sort key', keys: PK_ONLY, options: { shard: ['time:day'] }, message: /needs an attribute.*no sort key/ },
     { name: 'hash on the partition key itself', keys: KEYS, options: { shard: ['hash:4:userId'] }, message: /partition key "userId" itself/ },
@@ -370,7 +416,12 @@ describe('sharding errors are found before anything is written', () => {
     { name: '--shard-keys without --shard', options: { shardKeys: ['u1'] }, code: 'INVALID_OPTION', message: /shardKeys.*shard/ },
     { name: 'an empty separator', options: { shard: ['hash:2'], shardSeparator: '' }, code: 'INVALID_OPTION', message: /shardSeparator/ },
     { name: 'a seed out of range', options: { shard: ['random:2'], shardSeed: 2 ** 32 }, code: 'INVALID_OPTION', message: /shardSeed/ },
-    { name: 'a manifest in a missing folder', options: { shard: ['hash:2'], shardManifestPath: '/nonexistent-ddb-spread/m.json' }, code: 'MANIFEST_UNWRITABLE', message: /nonexistent-ddb-spread/ },
+    {
+      name: 'a manifest in a missing folder',
+      options: { shard: ['hash:2'], shardManifestPath: '/nonexistent-ddb-spread/m.json' },
+      code: 'MANIFEST_UNWRITABLE',
+      message: /nonexistent-ddb-spread/,
+    },
   ])('$name: $code, nothing written', async ({ options, code, message }) => {
     const table = await newTable();
     const error = await runFailing({ input: await inputFile('invalid2.jsonl', sample), table, ...options });
@@ -383,9 +434,19 @@ describe('sharding errors are found before anything is written', () => {
   it('CSV cells hold epoch seconds and milliseconds as text, typed N or not', async () => {
     const table = await newTable();
     const csv = 'userId,eventId,at,n\nu1,a,1705312800,1705312800\nu1,b,1705399199999,1705399199999\nu1,c,1705363200,1705363200\n';
-    const byText = await run({ input: await inputFile('epoch.csv', csv), table, shard: ['time:day:at', 'time:hour:n'], types: { n: 'N' }, shardManifestPath: manifestPath('epoch') });
+    const byText = await run({
+      input: await inputFile('epoch.csv', csv),
+      table,
+      shard: ['time:day:at', 'time:hour:n'],
+      types: { n: 'N' },
+      shardManifestPath: manifestPath('epoch'),
+    });
     expect(byText).toMatchObject({ rowsRead: 3, written: 3, rejected: 0 });
-    expect([...(await tableItems(table)).keys()].sort()).toEqual(['u1#2024-01-15#2024-01-15T10|a', 'u1#2024-01-16#2024-01-16T00|c', 'u1#2024-01-16#2024-01-16T09|b']);
+    expect([...(await tableItems(table)).keys()].sort()).toEqual([
+      'u1#2024-01-15#2024-01-15T10|a',
+      'u1#2024-01-16#2024-01-16T00|c',
+      'u1#2024-01-16#2024-01-16T09|b',
+    ]);
     await dropTable(table);
   });
 
@@ -419,7 +480,12 @@ describe('sharding errors are found before anything is written', () => {
   it('a row without the hash attribute is rejected as SHARD_ATTRIBUTE, never written unsharded', async () => {
     const table = await newTable(PK_ONLY);
     const lines = ['{"userId":"u1","orderId":"o1"}', '{"userId":"u1"}', '{"userId":"u1","orderId":""}', '{"userId":"u2","orderId":7}'];
-    const result = await run({ input: await inputFile('nohash.jsonl', lines.join('\n')), table, shard: ['hash:5:orderId'], shardManifestPath: manifestPath('nohash') });
+    const result = await run({
+      input: await inputFile('nohash.jsonl', lines.join('\n')),
+      table,
+      shard: ['hash:5:orderId'],
+      shardManifestPath: manifestPath('nohash'),
+    });
     expect(result).toMatchObject({ rowsRead: 4, written: 2, rejected: 2, rejectedByReason: { SHARD_ATTRIBUTE: 2 } });
     expect((await rejectsOf(result)).map((r) => [r.line, r.field])).toEqual([
       [2, 'orderId'],
@@ -456,7 +522,15 @@ describe('the manifest', () => {
     const table = await newTable();
     const shardManifestPath = manifestPath('spill');
     const tempDir = await mkdtemp(join(dir(), 'spill-'));
-    const result = await run({ input: await inputFile('spill.jsonl', jsonl), table, shard: ['hash:4'], shardManifestPath, memoryBytes: 64 * 1024, tempDir, order: 'spread' });
+    const result = await run({
+      input: await inputFile('spill.jsonl', jsonl),
+      table,
+      shard: ['hash:4'],
+      shardManifestPath,
+      memoryBytes: 64 * 1024,
+      tempDir,
+      order: 'spread',
+    });
     expect(result).toMatchObject({ rowsRead: rows.length, written: rows.length, rejected: 0, shardedKeys: 40, order: 'spread' });
     expect(result.orderTempBytes).toBeGreaterThan(0);
     const writtenOf = (r: Row) => `${r.userId}#${hashShard(r.eventId, 4)}`;
@@ -471,7 +545,15 @@ describe('the manifest', () => {
     const table = await newTable();
     const shardManifestPath = manifestPath('stopped');
     const lines = [...rows.slice(0, 100).map(jsonLine), '{"userId":"u9","eventId":"x","at":"never"}', ...rows.slice(100, 200).map(jsonLine)];
-    const error = await runFailing({ input: await inputFile('stopped.jsonl', lines.join('\n')), table, shard: ['time:day:at'], shardManifestPath, maxRejects: 1, order: 'input', concurrency: 1 });
+    const error = await runFailing({
+      input: await inputFile('stopped.jsonl', lines.join('\n')),
+      table,
+      shard: ['time:day:at'],
+      shardManifestPath,
+      maxRejects: 1,
+      order: 'input',
+      concurrency: 1,
+    });
     expect(error.code).toBe('MAX_REJECTS_REACHED');
     expect(error.result!.shardManifestPath).toBe(shardManifestPath);
     const manifest = await readManifest(shardManifestPath);

@@ -28,7 +28,9 @@ async function run(options: Omit<LocalLoadOptions, 'rejectsPath'>): Promise<{ re
 }
 
 const plainRows = async (table: string) =>
-  (await scanAll(client(), table)).map((item) => Object.fromEntries(Object.entries(item).map(([k, v]) => [k, v.S ?? v.N]))).sort((a, b) => String(a['cust']).localeCompare(String(b['cust'])));
+  (await scanAll(client(), table))
+    .map((item) => Object.fromEntries(Object.entries(item).map(([k, v]) => [k, v.S ?? v.N])))
+    .sort((a, b) => String(a['cust']).localeCompare(String(b['cust'])));
 
 describe('a superseded row whose successor DynamoDB refuses (issue 11.2)', () => {
   it('GSI key of the wrong type: rejected in planning naming the field; the earlier row is stored', async () => {
@@ -49,7 +51,12 @@ describe('a superseded row whose successor DynamoDB refuses (issue 11.2)', () =>
     ]);
     expect(rejects.map((r) => [r.line, r.code, r.field])).toEqual([[2, 'KEY_TYPE_MISMATCH', 'status']]);
     expect(rejects[0]!.message).toContain('byStatus');
-    expect({ read: result.rowsRead, written: result.written, superseded: result.superseded, rejected: result.rejected }).toEqual({ read: 3, written: 2, superseded: 0, rejected: 1 });
+    expect({ read: result.rowsRead, written: result.written, superseded: result.superseded, rejected: result.rejected }).toEqual({
+      read: 3,
+      written: 2,
+      superseded: 0,
+      rejected: 1,
+    });
   });
 
   const pkTable = () => newTable({ partitionKey: { name: 'cust', type: 'S' } });
@@ -60,11 +67,13 @@ describe('a superseded row whose successor DynamoDB refuses (issue 11.2)', () =>
     { cust: 'a', status: 'third' },
   ];
 
-  it('a ValidationException nothing predicted: the row superseded last is written in the refused row\'s place', async () => {
+  it("a ValidationException nothing predicted: the row superseded last is written in the refused row's place", async () => {
     const table = await pkTable();
     // One batch of two requests, [a@4 (in a@1's place), b@2]: the call and its first half are refused.
     const validation: FaultPolicy = (index) =>
-      index === 0 || index === 1 ? { kind: 'error', status: 400, type: 'com.amazon.coral.validate#ValidationException', message: 'One or more parameter values were invalid' } : faults.forward();
+      index === 0 || index === 1
+        ? { kind: 'error', status: 400, type: 'com.amazon.coral.validate#ValidationException', message: 'One or more parameter values were invalid' }
+        : faults.forward();
     const proxy = closeAfterAll(await startFaultProxy(endpoint, validation));
     const { result, rejects } = await run({ table, input: await jsonl(rows), order: 'input', endpoint: proxy.url });
     // Call 0: [a@4, b] refused and halved; call 1: a@4 refused; call 2: b stored; call 3: a@3, revived, stored.
@@ -73,7 +82,12 @@ describe('a superseded row whose successor DynamoDB refuses (issue 11.2)', () =>
       { cust: 'b', status: 'other' },
     ]);
     expect(rejects.map((r) => [r.line, r.code])).toEqual([[4, 'WRITE_REJECTED']]);
-    expect({ written: result.written, superseded: result.superseded, rejected: result.rejected, revived: result.revived }).toEqual({ written: 2, superseded: 1, rejected: 1, revived: 1 });
+    expect({ written: result.written, superseded: result.superseded, rejected: result.rejected, revived: result.revived }).toEqual({
+      written: 2,
+      superseded: 1,
+      rejected: 1,
+      revived: 1,
+    });
     expect(result.written + result.superseded + result.rejected).toBe(result.rowsRead);
     expect(formatSummary(result)).toMatch(/revived\s+1 /);
   });
@@ -96,7 +110,10 @@ describe('revived rows across a resume (issue 11.2)', () => {
   it('a resumed load does not count the revived row as superseded again: the counts add up', async () => {
     const table = await newTable({ partitionKey: { name: 'cust', type: 'S' } });
     // Batch 0: a@1 superseded by a@2 (refused, a@1 revived) plus 24 other keys; then 8 more batches.
-    const rows: object[] = [{ cust: 'a', status: 'first' }, { cust: 'a', status: 'second' }];
+    const rows: object[] = [
+      { cust: 'a', status: 'first' },
+      { cust: 'a', status: 'second' },
+    ];
     for (let i = 0; i < 224; i++) rows.push({ cust: `k${String(i).padStart(3, '0')}`, status: 'x' });
     const input = await jsonl(rows);
     const checkpointPath = loads.path('resume.checkpoint.json');
@@ -108,18 +125,32 @@ describe('revived rows across a resume (issue 11.2)', () => {
     const proxy = closeAfterAll(
       await startFaultProxy(endpoint, (index) => {
         if (index >= 12) stop.abort();
-        return index <= 5 ? { kind: 'error', status: 400, type: 'com.amazon.coral.validate#ValidationException', message: 'One or more parameter values were invalid' } : faults.forward();
+        return index <= 5
+          ? { kind: 'error', status: 400, type: 'com.amazon.coral.validate#ValidationException', message: 'One or more parameter values were invalid' }
+          : faults.forward();
       }),
     );
-    const first = await load({ endpoint: proxy.url, region: 'us-east-1', table, input, rejectsPath, checkpointPath, order: 'input', concurrency: 1 }, { random: () => 0, signal: stop.signal }).then(
+    const first = await load(
+      { endpoint: proxy.url, region: 'us-east-1', table, input, rejectsPath, checkpointPath, order: 'input', concurrency: 1 },
+      { random: () => 0, signal: stop.signal },
+    ).then(
       () => undefined,
       (error: { result?: LoadResult }) => error.result,
     );
     expect(first?.revived).toBe(1);
-    const resumed = await load({ endpoint, region: 'us-east-1', table, input, rejectsPath, checkpointPath, order: 'input', concurrency: 1 }, { random: () => 0 });
+    const resumed = await load(
+      { endpoint, region: 'us-east-1', table, input, rejectsPath, checkpointPath, order: 'input', concurrency: 1 },
+      { random: () => 0 },
+    );
     expect(first!.rowsRead).toBeLessThan(226);
     expect(resumed.resumedFromBatch).toBeGreaterThanOrEqual(1);
-    expect({ rowsRead: resumed.rowsRead, written: resumed.written, superseded: resumed.superseded, rejected: resumed.rejected, revived: resumed.revived }).toEqual({ rowsRead: 226, written: 225, superseded: 0, rejected: 1, revived: 1 });
+    expect({
+      rowsRead: resumed.rowsRead,
+      written: resumed.written,
+      superseded: resumed.superseded,
+      rejected: resumed.rejected,
+      revived: resumed.revived,
+    }).toEqual({ rowsRead: 226, written: 225, superseded: 0, rejected: 1, revived: 1 });
     expect(await plainRows(table)).toContainEqual({ cust: 'a', status: 'first' });
     expect(await plainRows(table)).toHaveLength(225);
   });
@@ -130,7 +161,10 @@ describe('a revived row that DynamoDB refuses too, across a resume (issue 11.2 w
   // batch must still put its write reject back in the reject file (and count it).
   it('the resumed reject file holds both refused rows once, and the counts add up', async () => {
     const table = await newTable({ partitionKey: { name: 'cust', type: 'S' } });
-    const rows: object[] = [{ cust: 'a', status: 'first' }, { cust: 'a', status: 'second' }];
+    const rows: object[] = [
+      { cust: 'a', status: 'first' },
+      { cust: 'a', status: 'second' },
+    ];
     for (let i = 0; i < 224; i++) rows.push({ cust: `k${String(i).padStart(3, '0')}`, status: 'x' });
     const input = await jsonl(rows);
     const checkpointPath = loads.path('resume.checkpoint.json');
@@ -140,20 +174,33 @@ describe('a revived row that DynamoDB refuses too, across a resume (issue 11.2 w
     const proxy = closeAfterAll(
       await startFaultProxy(endpoint, (index) => {
         if (index >= 12) stop.abort();
-        return index <= 5 || index === 11 ? { kind: 'error', status: 400, type: 'com.amazon.coral.validate#ValidationException', message: 'One or more parameter values were invalid' } : faults.forward();
+        return index <= 5 || index === 11
+          ? { kind: 'error', status: 400, type: 'com.amazon.coral.validate#ValidationException', message: 'One or more parameter values were invalid' }
+          : faults.forward();
       }),
     );
-    const first = await load({ endpoint: proxy.url, region: 'us-east-1', table, input, rejectsPath, checkpointPath, order: 'input', concurrency: 1 }, { random: () => 0, signal: stop.signal }).then(
+    const first = await load(
+      { endpoint: proxy.url, region: 'us-east-1', table, input, rejectsPath, checkpointPath, order: 'input', concurrency: 1 },
+      { random: () => 0, signal: stop.signal },
+    ).then(
       () => undefined,
       (error: { result?: LoadResult }) => error.result,
     );
     expect(first?.revived).toBe(1);
     expect(first?.rejected).toBe(2);
-    const resumed = await load({ endpoint, region: 'us-east-1', table, input, rejectsPath, checkpointPath, order: 'input', concurrency: 1 }, { random: () => 0 }).catch((error: { message: string; result?: LoadResult }) => {
+    const resumed = await load(
+      { endpoint, region: 'us-east-1', table, input, rejectsPath, checkpointPath, order: 'input', concurrency: 1 },
+      { random: () => 0 },
+    ).catch((error: { message: string; result?: LoadResult }) => {
       throw new Error(`resume failed: ${error.message}`);
     });
     expect(resumed.resumedFromBatch).toBeGreaterThanOrEqual(1);
-    expect({ rowsRead: resumed.rowsRead, written: resumed.written, superseded: resumed.superseded, rejected: resumed.rejected }).toEqual({ rowsRead: 226, written: 224, superseded: 0, rejected: 2 });
+    expect({ rowsRead: resumed.rowsRead, written: resumed.written, superseded: resumed.superseded, rejected: resumed.rejected }).toEqual({
+      rowsRead: 226,
+      written: 224,
+      superseded: 0,
+      rejected: 2,
+    });
     const lines = (await readRejects(rejectsPath)).map((r) => r.line).sort((x, y) => x - y);
     expect(lines).toEqual([1, 2]);
     expect((await plainRows(table)).some((row) => row['cust'] === 'a')).toBe(false);

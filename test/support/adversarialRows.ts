@@ -83,7 +83,18 @@ export interface Profile {
   badShare: number;
 }
 
-export const PLAIN: Profile = { prototypeNames: false, mixedLineEndings: false, invalidUtf8: false, tooDeep: false, tooLarge: true, gzip: true, formats: ['csv', 'jsonl'], minRows: 1, maxRows: 40, badShare: 0.15 };
+export const PLAIN: Profile = {
+  prototypeNames: false,
+  mixedLineEndings: false,
+  invalidUtf8: false,
+  tooDeep: false,
+  tooLarge: true,
+  gzip: true,
+  formats: ['csv', 'jsonl'],
+  minRows: 1,
+  maxRows: 40,
+  badShare: 0.15,
+};
 export const HOSTILE: Profile = { ...PLAIN, prototypeNames: true, mixedLineEndings: true, invalidUtf8: true, tooDeep: true };
 
 export const KEY_SCHEMA = { partitionKey: { name: 'pk', type: 'S' as const }, sortKey: { name: 'sk', type: 'N' as const } };
@@ -110,9 +121,9 @@ export const numberText = fc.oneof(
     return `${neg ? '-' : ''}${i}.${frac}`;
   }),
   // 38 significant digits: no JS double holds this.
-  fc.tuple(fc.boolean(), fc.integer({ min: 1, max: 9 }), fc.array(fc.integer({ min: 0, max: 9 }), { minLength: 37, maxLength: 37 })).map(
-    ([neg, first, rest]) => `${neg ? '-' : ''}${first}${rest.join('')}`,
-  ),
+  fc
+    .tuple(fc.boolean(), fc.integer({ min: 1, max: 9 }), fc.array(fc.integer({ min: 0, max: 9 }), { minLength: 37, maxLength: 37 }))
+    .map(([neg, first, rest]) => `${neg ? '-' : ''}${first}${rest.join('')}`),
 );
 
 function jsonTree(names: string[]): fc.Arbitrary<JsonTree> {
@@ -132,7 +143,11 @@ function jsonTree(names: string[]): fc.Arbitrary<JsonTree> {
 
 function cellFor(column: Column, names: string[]): fc.Arbitrary<CellValue> {
   const value: fc.Arbitrary<CellValue> =
-    column.kind === 'S' ? stringValue.map((text) => ({ kind: 'S' as const, text })) : column.kind === 'N' ? numberText.map((text) => ({ kind: 'N' as const, text })) : jsonTree(names).map((value) => ({ kind: 'JSON' as const, value }));
+    column.kind === 'S'
+      ? stringValue.map((text) => ({ kind: 'S' as const, text }))
+      : column.kind === 'N'
+        ? numberText.map((text) => ({ kind: 'N' as const, text }))
+        : jsonTree(names).map((value) => ({ kind: 'JSON' as const, value }));
   return fc.option(value, { nil: undefined, freq: 6 });
 }
 
@@ -189,7 +204,9 @@ export function fileModel(profile: Profile): fc.Arbitrary<FileModel> {
           columns: fc.constant(columns),
           rows: fc.constant(rows),
           quoting: fc.constantFrom<Quoting>('minimal', 'always', 'random'),
-          crlf: profile.mixedLineEndings ? fc.array(fc.boolean(), { minLength: lines, maxLength: lines }) : fc.boolean().map((c) => Array<boolean>(lines).fill(c)),
+          crlf: profile.mixedLineEndings
+            ? fc.array(fc.boolean(), { minLength: lines, maxLength: lines })
+            : fc.boolean().map((c) => Array<boolean>(lines).fill(c)),
           blankBefore: fc.array(fc.constantFrom(0, 0, 0, 0, 0, 1, 2), { minLength: rows.length, maxLength: rows.length }),
           quoteCoins: fc.array(fc.boolean(), { minLength: lines * (columns.length + 3), maxLength: lines * (columns.length + 3) }),
           bom: fc.boolean(),
@@ -273,7 +290,9 @@ export function serialize(model: FileModel): SerializedFile {
       const key = field(row.bad === 'missingKey' ? '' : row.pk);
       const quoted = key.startsWith('"');
       const pieces: Piece[] =
-        row.bad === 'invalidUtf8' ? [Buffer.concat([Buffer.from(quoted ? key.slice(0, -1) : key), Buffer.from(row.invalidBytes ?? [0xff]), Buffer.from(quoted ? '"' : '')])] : [key];
+        row.bad === 'invalidUtf8'
+          ? [Buffer.concat([Buffer.from(quoted ? key.slice(0, -1) : key), Buffer.from(row.invalidBytes ?? [0xff]), Buffer.from(quoted ? '"' : '')])]
+          : [key];
       // A record with one field too many: csv-parse reports it (CSV_SYNTAX).
       if (row.bad === 'syntax') cells.push('extra');
       pieces.push(`,${field(String(row.sk))},${cells.join(',')}`);
@@ -304,7 +323,8 @@ function jsonLine(row: Row, columns: Column[]): Piece[] {
   if (row.bad === 'syntax') return [`{"pk":${JSON.stringify(row.pk)},"sk":${row.sk},`];
   if (row.bad === 'notObject') return [`[${JSON.stringify(row.pk)},${row.sk}]`];
   const pieces: Piece[] = ['{'];
-  if (row.bad === 'invalidUtf8') pieces.push(Buffer.concat([Buffer.from(`"pk":${JSON.stringify(row.pk).slice(0, -1)}`), Buffer.from(row.invalidBytes ?? [0xff]), Buffer.from('",')]));
+  if (row.bad === 'invalidUtf8')
+    pieces.push(Buffer.concat([Buffer.from(`"pk":${JSON.stringify(row.pk).slice(0, -1)}`), Buffer.from(row.invalidBytes ?? [0xff]), Buffer.from('",')]));
   else if (row.bad !== 'missingKey') pieces.push(`"pk":${JSON.stringify(row.pk)},`);
   pieces.push(`"sk":${row.sk}`);
   columns.forEach((column, i) => {

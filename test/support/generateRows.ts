@@ -19,7 +19,9 @@ export const GENERATED_HEADER = 'pk,sk,name,qty,flag';
 /** --types for the generated CSV (pk is the table's S partition key, sk its N sort key). */
 export const GENERATED_TYPES = { qty: 'N', flag: 'BOOL' } as const;
 /** GENERATED_TYPES as the value of the CLI's --types flag: `qty:N,flag:BOOL`. */
-export const GENERATED_TYPES_FLAG = Object.entries(GENERATED_TYPES).map(([name, type]) => `${name}:${type}`).join(',');
+export const GENERATED_TYPES_FLAG = Object.entries(GENERATED_TYPES)
+  .map(([name, type]) => `${name}:${type}`)
+  .join(',');
 
 export function generatedRow(i: number): GeneratedRow {
   const name = i % 997 === 0 ? `Café "${i}", line\nbreak` : `name-${i}`;

@@ -8,7 +8,10 @@ import type { LocalAws } from './localAws.js';
  * (an option given as undefined keeps the default).
  * The environment is read at each call, so a test that changes process.env is seen.
  */
-export function localCli(aws: Pick<LocalAws, 'endpoint' | 'dir'>, defaults: Partial<RunOptions> = {}): (args: string[], options?: Partial<RunOptions>) => Promise<ProcessRun> {
+export function localCli(
+  aws: Pick<LocalAws, 'endpoint' | 'dir'>,
+  defaults: Partial<RunOptions> = {},
+): (args: string[], options?: Partial<RunOptions>) => Promise<ProcessRun> {
   return (args, options = {}) => runCli(args, { cwd: aws.dir(), env: localEnv(aws.endpoint), ...defined(defaults), ...defined(options) });
 }
 

@@ -19,7 +19,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { itemSize, writeUnits } from '../../src/typing/itemSize.js';
 import { parseDynamoNumber } from '../../src/typing/number.js';
-import { PartitionModel, type ModelWrite, type PartitionModelOptions, type PartitionModelStats, type ThrottleScope } from '../../src/estimating/partitionModel.js';
+import {
+  PartitionModel,
+  type ModelWrite,
+  type PartitionModelOptions,
+  type PartitionModelStats,
+  type ThrottleScope,
+} from '../../src/estimating/partitionModel.js';
 import { mulberry32 } from '../../tools/mulberry32.js';
 import {
   BATCH_WRITE,
@@ -153,7 +159,10 @@ export async function startPartitionProxy(target: string, options: PartitionProx
     let name = keyNames.get(table);
     if (!name) {
       name = upstream.forward(req, json({ TableName: table }), { 'x-amz-target': `${TARGET_PREFIX}DescribeTable` }).then((answer) => {
-        const schema = answer.status === 200 ? (JSON.parse(answer.body.toString('utf8')) as { Table?: { KeySchema?: Array<{ AttributeName?: string; KeyType?: string }> } }).Table?.KeySchema : undefined;
+        const schema =
+          answer.status === 200
+            ? (JSON.parse(answer.body.toString('utf8')) as { Table?: { KeySchema?: Array<{ AttributeName?: string; KeyType?: string }> } }).Table?.KeySchema
+            : undefined;
         const hash = schema?.find((k) => k.KeyType === 'HASH')?.AttributeName;
         if (hash === undefined) throw new Unplannable(`DescribeTable ${table}: HTTP ${answer.status}`);
         return hash;
@@ -207,7 +216,7 @@ export async function startPartitionProxy(target: string, options: PartitionProx
       return answer(shape.status, ownHeaders(`PARTITIONPROXY${index}`), errorBody(shape.type, shape.message));
     }
 
-    let parsed: BatchWriteBody = {};
+    let parsed: BatchWriteBody;
     let outcome: Admission;
     try {
       try {

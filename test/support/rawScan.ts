@@ -22,7 +22,10 @@ export async function rawScan(endpoint: string, table: string): Promise<string[]
 export function sortedJson(value: unknown): string {
   if (typeof value !== 'object' || value === null) return JSON.stringify(value);
   if (Array.isArray(value)) return `[${value.map(sortedJson).join(',')}]`;
-  return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${sortedJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  return `{${Object.keys(value)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${sortedJson((value as Record<string, unknown>)[k])}`)
+    .join(',')}}`;
 }
 
 /** The expected items, given as DynamoDB JSON texts, in rawScan's form. */

@@ -3,11 +3,17 @@ import { createBatcher, MAX_BATCH_BYTES, MAX_BATCH_REQUESTS, type Batch } from '
 import type { PlannedWrite } from '../../../src/shared/types.js';
 import { mulberry32 } from '../../../tools/mulberry32.js';
 
-
 let lineCounter = 0;
 function write(keyId: string, size = 100): PlannedWrite {
   lineCounter++;
-  return { origin: { file: 'in.csv', line: lineCounter, raw: `${keyId}@${lineCounter}` }, item: { pk: keyId }, keyId, partitionId: keyId, size, wcu: Math.max(1, Math.ceil(size / 1024)) };
+  return {
+    origin: { file: 'in.csv', line: lineCounter, raw: `${keyId}@${lineCounter}` },
+    item: { pk: keyId },
+    keyId,
+    partitionId: keyId,
+    size,
+    wcu: Math.max(1, Math.ceil(size / 1024)),
+  };
 }
 
 interface Run {

@@ -65,7 +65,16 @@ describe('parseCheckpoint', () => {
     ['input.size', { input: { ...VALID.input, size: -1 } }, 'field input.size'],
     ['batchesDone', { batchesDone: '4' }, 'field batchesDone'],
     ['a range touching the mark', { doneAbove: [[4, 5]] }, 'field doneAbove'],
-    ['unsorted ranges', { doneAbove: [[9, 10], [6, 8]] }, 'field doneAbove'],
+    [
+      'unsorted ranges',
+      {
+        doneAbove: [
+          [9, 10],
+          [6, 8],
+        ],
+      },
+      'field doneAbove',
+    ],
     ['written', { written: 1.5 }, 'field written'],
     ['a finished checkpoint without its outcome', { status: 'complete' }, 'field outcome'],
   ])('names the bad field: %s', (_label, patch, mentions) => {

@@ -74,34 +74,39 @@ describe('BatchProgress', () => {
     ['8 in flight', 8],
     ['2 in flight', 2],
     ['1 in flight (in order)', 1],
-  ] as const)('completions in random orders (%s): after every step the mark, the ranges above it and the totals describe exactly the batches done', (_label, slots) => {
-    for (let seed = 1; seed <= 25; seed++) {
-      const random = mulberry32(seed);
-      const n = seed === 1 ? 1 : 1 + Math.floor(random() * 300);
-      const batches = Array.from({ length: n }, (_, i) => batchOf(i));
-      const progress = new BatchProgress();
-      const done = new Set<number>();
-      let problem: string | undefined;
-      for (const index of finishingOrder(n, random, slots)) {
-        if (progress.complete(index, batches[index]!) !== true) problem ??= `batch ${index} not taken`;
-        done.add(index);
-        const { mark, above } = expectedShape(done, n);
-        if (progress.batchesDone !== mark) problem ??= `after batch ${index}: mark ${progress.batchesDone}, expected ${mark}`;
-        if (JSON.stringify(progress.doneAbove) !== JSON.stringify(above)) problem ??= `after batch ${index}: ranges ${JSON.stringify(progress.doneAbove)}, expected ${JSON.stringify(above)}`;
-        const expected = expectedTotals(batches, done);
-        if (JSON.stringify(progress.totals) !== JSON.stringify(expected)) problem ??= `after batch ${index}: totals ${JSON.stringify(progress.totals)}`;
-        // Now and then a done batch reports again (a late duplicate): nothing changes.
-        if (random() < 0.2) {
-          const old = [...done][Math.floor(random() * done.size)]!;
-          if (progress.complete(old, batchOf(old, 5)) !== false) problem ??= `batch ${old} counted twice`;
-          if (JSON.stringify(progress.totals) !== JSON.stringify(expected)) problem ??= `batch ${old} again changed the totals`;
+  ] as const)(
+    'completions in random orders (%s): after every step the mark, the ranges above it and the totals describe exactly the batches done',
+    (_label, slots) => {
+      for (let seed = 1; seed <= 25; seed++) {
+        const random = mulberry32(seed);
+        const n = seed === 1 ? 1 : 1 + Math.floor(random() * 300);
+        const batches = Array.from({ length: n }, (_, i) => batchOf(i));
+        const progress = new BatchProgress();
+        const done = new Set<number>();
+        let problem: string | undefined;
+        for (const index of finishingOrder(n, random, slots)) {
+          if (progress.complete(index, batches[index]!) !== true) problem ??= `batch ${index} not taken`;
+          done.add(index);
+          const { mark, above } = expectedShape(done, n);
+          if (progress.batchesDone !== mark) problem ??= `after batch ${index}: mark ${progress.batchesDone}, expected ${mark}`;
+          if (JSON.stringify(progress.doneAbove) !== JSON.stringify(above))
+            problem ??= `after batch ${index}: ranges ${JSON.stringify(progress.doneAbove)}, expected ${JSON.stringify(above)}`;
+          const expected = expectedTotals(batches, done);
+          if (JSON.stringify(progress.totals) !== JSON.stringify(expected)) problem ??= `after batch ${index}: totals ${JSON.stringify(progress.totals)}`;
+          // Now and then a done batch reports again (a late duplicate): nothing changes.
+          if (random() < 0.2) {
+            const old = [...done][Math.floor(random() * done.size)]!;
+            if (progress.complete(old, batchOf(old, 5)) !== false) problem ??= `batch ${old} counted twice`;
+            if (JSON.stringify(progress.totals) !== JSON.stringify(expected)) problem ??= `batch ${old} again changed the totals`;
+          }
+          for (let probe = 0; probe < n; probe++)
+            if (progress.isDone(probe) !== done.has(probe)) problem ??= `after batch ${index}: isDone(${probe}) is ${progress.isDone(probe)}`;
         }
-        for (let probe = 0; probe < n; probe++) if (progress.isDone(probe) !== done.has(probe)) problem ??= `after batch ${index}: isDone(${probe}) is ${progress.isDone(probe)}`;
+        expect(problem, `seed ${seed}, ${n} batches`).toBeUndefined();
+        expect([progress.batchesDone, progress.doneAbove], `seed ${seed}`).toEqual([n, []]);
       }
-      expect(problem, `seed ${seed}, ${n} batches`).toBeUndefined();
-      expect([progress.batchesDone, progress.doneAbove], `seed ${seed}`).toEqual([n, []]);
-    }
-  });
+    },
+  );
 
   // issue 11.13
   it('a slow batch holding the mark does not hold back the batches done after it: they are recorded as ranges, with their counts', () => {
@@ -155,7 +160,8 @@ const BASE: LoadOptions = { input: 'data/rows.csv', table: 'orders' };
 const SHARDED: LoadOptions = { ...BASE, shard: ['hash:4'] };
 
 /** The options a checkpoint would record for these load options, as the checkpoint file holds them. */
-const recorded = (options: LoadOptions): Record<string, unknown> => JSON.parse(JSON.stringify(writeAffectingOptions(normalizeOptions(options)))) as Record<string, unknown>;
+const recorded = (options: LoadOptions): Record<string, unknown> =>
+  JSON.parse(JSON.stringify(writeAffectingOptions(normalizeOptions(options)))) as Record<string, unknown>;
 const sameRecord = (a: LoadOptions, b: LoadOptions): boolean => JSON.stringify(recorded(a)) === JSON.stringify(recorded(b));
 
 /** Pairs of load options that write different things or cut batches differently, with the option key that must differ. */
@@ -211,7 +217,11 @@ const NOT_WRITE_AFFECTING: Array<[label: string, before: LoadOptions, after: Loa
   ['checkpointPath', BASE, { ...BASE, checkpointPath: 'other.checkpoint.json' }],
   ['shardManifestPath', SHARDED, { ...SHARDED, shardManifestPath: 'other.shards.json' }],
   ['totalWcu', { ...BASE, segment: '1/4', wcu: 250 }, { ...BASE, segment: '1/4', totalWcu: 1000 }],
-  ['types in another key order', { ...BASE, types: { price: 'N', active: 'BOOL', tags: 'SS' } }, { ...BASE, types: { tags: 'SS', active: 'BOOL', price: 'N' } }],
+  [
+    'types in another key order',
+    { ...BASE, types: { price: 'N', active: 'BOOL', tags: 'SS' } },
+    { ...BASE, types: { tags: 'SS', active: 'BOOL', price: 'N' } },
+  ],
   ['shard keys in another order', { ...SHARDED, shardKeys: ['hot', 'warm', 'cold'] }, { ...SHARDED, shardKeys: ['warm', 'cold', 'hot'] }],
   ['segment spelled with spaces', { ...BASE, segment: '1/4' }, { ...BASE, segment: ' 1 / 4 ' }],
   ['segment as text or object', { ...BASE, segment: '1/4' }, { ...BASE, segment: { index: 1, count: 4 } }],
@@ -319,12 +329,27 @@ describe('resumeRefusal', () => {
   });
 
   it.each<[label: string, saved: { version: number; input: InputIdentity }, input: InputIdentity, mentions: string[]]>([
-    ['version', { version: CHECKPOINT_VERSION + 1, input: IDENTITY }, IDENTITY, ['another version', `format ${CHECKPOINT_VERSION + 1}`, `reads ${CHECKPOINT_VERSION}`]],
+    [
+      'version',
+      { version: CHECKPOINT_VERSION + 1, input: IDENTITY },
+      IDENTITY,
+      ['another version', `format ${CHECKPOINT_VERSION + 1}`, `reads ${CHECKPOINT_VERSION}`],
+    ],
     ['version 0', { version: 0, input: IDENTITY }, IDENTITY, ['another version', 'format 0']],
     ['size', { version: CHECKPOINT_VERSION, input: IDENTITY }, { ...IDENTITY, size: 2_000_000 }, ['not the one', '1048576', '2000000', 'bytes']],
     ['edges hash', { version: CHECKPOINT_VERSION, input: IDENTITY }, { ...IDENTITY, edgesSha256: 'b'.repeat(64) }, ['not the one', 'first or last 64 KB']],
-    ['mtime, without content hashes', { version: CHECKPOINT_VERSION, input: IDENTITY }, { ...IDENTITY, mtimeMs: IDENTITY.mtimeMs + 1 }, ['modified', 'modification time']],
-    ['full hash', { version: CHECKPOINT_VERSION, input: { ...IDENTITY, sha256: 'c'.repeat(64) } }, { ...IDENTITY, mtimeMs: IDENTITY.mtimeMs + 1, sha256: 'd'.repeat(64) }, ['not the one', 'SHA-256 differs']],
+    [
+      'mtime, without content hashes',
+      { version: CHECKPOINT_VERSION, input: IDENTITY },
+      { ...IDENTITY, mtimeMs: IDENTITY.mtimeMs + 1 },
+      ['modified', 'modification time'],
+    ],
+    [
+      'full hash',
+      { version: CHECKPOINT_VERSION, input: { ...IDENTITY, sha256: 'c'.repeat(64) } },
+      { ...IDENTITY, mtimeMs: IDENTITY.mtimeMs + 1, sha256: 'd'.repeat(64) },
+      ['not the one', 'SHA-256 differs'],
+    ],
   ])('a different %s is refused in one sentence that says what differs and how to start over', (_label, saved, input, mentions) => {
     const message = resumeRefusal({ ...saved, options: recorded(BASE) }, input, now(BASE), CHECKPOINT);
     expectStartOver(message);

@@ -93,7 +93,7 @@ async function applyError(name: 'load' | 'estimate', config: Record<string, unkn
 }
 
 describe('config values arrive as parsed flags', () => {
-  it('parses each value with the flag\'s argParser, kebab-case and camelCase keys alike', async () => {
+  it("parses each value with the flag's argParser, kebab-case and camelCase keys alike", async () => {
     const path = await configFile({
       table: 'Orders',
       wcu: 500,
@@ -188,7 +188,7 @@ describe('repeatable options', () => {
     expect(flags.partitionKey).toEqual({ name: 'pk', type: 'S' });
   });
 
-  it('flags on the command line replace the config\'s list, not add to it', async () => {
+  it("flags on the command line replace the config's list, not add to it", async () => {
     const path = await configFile({ table: 'T', shard: ['hash:4'] });
     const { flags } = await parsed('load', 'data.csv', '--shard', 'random:2', '--config', path);
     expect(flags.shard).toEqual(parseShardOption('random:2', undefined));
@@ -380,7 +380,7 @@ describe('input and --table from the config', () => {
     expect(input).toBe('-');
   });
 
-  it('no file anywhere: commander\'s missing-argument error, naming the config', async () => {
+  it("no file anywhere: commander's missing-argument error, naming the config", async () => {
     const path = await configFile({ table: 'T' });
     const { error, stderr } = await failure('load', '--config', path);
     expect(error).toMatchObject({ exitCode: 1, code: 'commander.missingArgument' });
@@ -393,7 +393,7 @@ describe('input and --table from the config', () => {
     expect(stderr).toContain("error: missing required argument 'file'\n");
   });
 
-  it('no --table anywhere: commander\'s required-option error', async () => {
+  it("no --table anywhere: commander's required-option error", async () => {
     const path = await configFile({ wcu: 100 });
     const withConfig = await failure('load', 'data.csv', '--config', path);
     expect(withConfig.error).toMatchObject({ exitCode: 1, code: 'commander.missingMandatoryOptionValue' });

@@ -28,7 +28,12 @@ function heavy(rows: Array<[string, number]>): HeavyHitters {
 function totals(): EstimateTotals {
   const sizes = new SizeHistogram();
   sizes.add(100);
-  const rows: Array<[string, number]> = [['hot', 200], ['hot', 200], ['hot', 200], ['cold', 200]];
+  const rows: Array<[string, number]> = [
+    ['hot', 200],
+    ['hot', 200],
+    ['hot', 200],
+    ['cold', 200],
+  ];
   return {
     sizes: sizes.toJSON(),
     writeUnits: { table: 800, indexes: {}, total: 800 },
@@ -43,7 +48,15 @@ function totals(): EstimateTotals {
 
 function parts(overrides: Partial<EstimateParts> = {}): EstimateParts {
   return {
-    run: { input: 'in.csv', bytesRead: 1234, rowsRead: 10, rejected: 2, superseded: 1, rejectedByReason: { MISSING_KEY: 2 }, rejectsPath: 'in.csv.dry-run.rejects.jsonl' },
+    run: {
+      input: 'in.csv',
+      bytesRead: 1234,
+      rowsRead: 10,
+      rejected: 2,
+      superseded: 1,
+      rejectedByReason: { MISSING_KEY: 2 },
+      rejectsPath: 'in.csv.dry-run.rejects.jsonl',
+    },
     table: TABLE,
     tableSource: 'flags',
     rate: { targetWcu: 200, assumedWcu: 200, reason: '--wcu 200' },
@@ -56,8 +69,17 @@ function parts(overrides: Partial<EstimateParts> = {}): EstimateParts {
 /* ==== Sections ==== */
 
 describe('assembleEstimate', () => {
-  it('input: the dry run\'s counters; valid rows are those not rejected; no size for a stream (0 bytes read)', () => {
-    expect(assembleEstimate(parts()).input).toEqual({ file: 'in.csv', bytes: 1234, rows: 10, validRows: 8, superseded: 1, rejected: 2, rejectedByReason: { MISSING_KEY: 2 }, rejectsPath: 'in.csv.dry-run.rejects.jsonl' });
+  it("input: the dry run's counters; valid rows are those not rejected; no size for a stream (0 bytes read)", () => {
+    expect(assembleEstimate(parts()).input).toEqual({
+      file: 'in.csv',
+      bytes: 1234,
+      rows: 10,
+      validRows: 8,
+      superseded: 1,
+      rejected: 2,
+      rejectedByReason: { MISSING_KEY: 2 },
+      rejectsPath: 'in.csv.dry-run.rejects.jsonl',
+    });
     const stream = parts();
     stream.run = { ...stream.run, bytesRead: 0 };
     expect(assembleEstimate(stream).input.bytes).toBeUndefined();
@@ -75,7 +97,9 @@ describe('assembleEstimate', () => {
   it('a key slower at --key-wcu than the whole load is the bottleneck, with the flags that shard it', () => {
     const result = assembleEstimate(parts());
     expect(result.time.bottleneck).toEqual({ kind: 'key', key: 'hot', units: 600, seconds: 10 });
-    expect(result.shardAdvice).toEqual([{ key: 'hot', units: 600, requiredWcu: 150, minShards: 3, recommendedShards: 6, flags: '--shard hash:6 --shard-keys hot' }]);
+    expect(result.shardAdvice).toEqual([
+      { key: 'hot', units: 600, requiredWcu: 150, minShards: 3, recommendedShards: 6, flags: '--shard hash:6 --shard-keys hot' },
+    ]);
   });
 
   it('unpaced (--no-pacing): the table is the bottleneck, yet the advice for the hot key stays', () => {
@@ -87,7 +111,11 @@ describe('assembleEstimate', () => {
 
   it('sharded: advice comes from the keys as written and asks for more shards', () => {
     const t = totals();
-    t.hottestWritten = heavy([['hot#0', 300], ['hot#0', 300], ['hot#1', 200]]);
+    t.hottestWritten = heavy([
+      ['hot#0', 300],
+      ['hot#0', 300],
+      ['hot#1', 200],
+    ]);
     const result = assembleEstimate(parts({ totals: t, load: { pacing: true, keyWcu: 60, order: 'round-robin', sharded: true } }));
     expect(result.keys.sharded).toBe(true);
     expect(result.shardAdvice[0]).toMatchObject({ key: 'hot#0', flags: 'shard this key 6 more ways: raise N in --shard, or add --shard hash:6' });
@@ -107,7 +135,14 @@ describe('assembleEstimate', () => {
 
   it('table: where its description came from, partitions now and, on demand, as the planned simulation had them', () => {
     const result = assembleEstimate(parts({ tableSource: 'describe-table' }));
-    expect(result.table).toMatchObject({ name: 'orders', source: 'describe-table', billingMode: 'PAY_PER_REQUEST', gsis: [], partitionsNow: 4, partitionsAtTarget: 7 });
+    expect(result.table).toMatchObject({
+      name: 'orders',
+      source: 'describe-table',
+      billingMode: 'PAY_PER_REQUEST',
+      gsis: [],
+      partitionsNow: 4,
+      partitionsAtTarget: 7,
+    });
   });
 
   it('simulations: the planned order as paced, the input order unpaced', () => {

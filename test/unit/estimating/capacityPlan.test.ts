@@ -67,7 +67,14 @@ describe('planCapacity: seed 004, "Understand Partition Behavior"', () => {
   });
 
   it('counts partitions made by size: a 20 GB table at 200 WCU and 300 RCU holds 1,900 WCU', () => {
-    const plan = planCapacity({ totalWcu: SEED_TOTAL, targetWcu: 11_000, billingMode: 'PROVISIONED', provisionedWcu: 200, provisionedRcu: 300, sizeBytes: 20 * GiB });
+    const plan = planCapacity({
+      totalWcu: SEED_TOTAL,
+      targetWcu: 11_000,
+      billingMode: 'PROVISIONED',
+      provisionedWcu: 200,
+      provisionedRcu: 300,
+      sizeBytes: 20 * GiB,
+    });
     expect(plan.partitionsAfterRaise).toBe(16);
     expect(plan.noSplitWcu).toBe(1900);
     expect(plan.advice[1]).toBe('At 1,900 WCU, the most its 2 partitions hold, the load takes 2 h 55 min and the table keeps 2 partitions.');
@@ -85,7 +92,9 @@ describe('planCapacity: seed 004, "Understand Partition Behavior"', () => {
     const plan = planCapacity({ totalWcu: 800 * 600, targetWcu: 800, billingMode: 'PROVISIONED', provisionedWcu: 200 });
     expect(plan.partitionsAfterRaise).toBe(1);
     expect(plan.perPartitionWcuAfterLoad).toBe(200);
-    expect(plan.advice).toEqual(['Raising the table from 200 to 800 WCU for this load (10 min 00 s) adds no partition: its 1 partition holds up to 1,000 WCU.']);
+    expect(plan.advice).toEqual([
+      'Raising the table from 200 to 800 WCU for this load (10 min 00 s) adds no partition: its 1 partition holds up to 1,000 WCU.',
+    ]);
   });
 
   it('takes a provisioned table without WCU as new, with no WCU to go back to', () => {
@@ -103,7 +112,13 @@ describe('planCapacity: seed 004, "Understand Partition Behavior"', () => {
 
   it('leaves an on-demand table to its peaks: no WCU figures, advice on splits and the doubling rule', () => {
     const plan = planCapacity({ totalWcu: SEED_TOTAL, targetWcu: 11_000, billingMode: 'PAY_PER_REQUEST', provisionedWcu: 200 });
-    expect(plan).toMatchObject({ loadWcu: undefined, partitionsAfterRaise: undefined, perPartitionWcuAfterLoad: undefined, noSplitWcu: undefined, noSplitSeconds: undefined });
+    expect(plan).toMatchObject({
+      loadWcu: undefined,
+      partitionsAfterRaise: undefined,
+      perPartitionWcuAfterLoad: undefined,
+      noSplitWcu: undefined,
+      noSplitSeconds: undefined,
+    });
     const text = plan.advice.join(' ');
     expect(text).toContain('only split, never merged');
     expect(text).toContain('Scaling DynamoDB');

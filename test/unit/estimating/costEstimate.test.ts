@@ -13,7 +13,8 @@ describe('estimateCost', () => {
   });
 
   it('bills provisioned capacity per started hour, in whole WCU', () => {
-    const at = (seconds: number, targetWcu = 1000) => estimateCost({ totalWcu: 0, seconds, targetWcu, tableIsEmpty: false, prices: PRICES }).provisionedWcuHours;
+    const at = (seconds: number, targetWcu = 1000) =>
+      estimateCost({ totalWcu: 0, seconds, targetWcu, tableIsEmpty: false, prices: PRICES }).provisionedWcuHours;
     expect(at(0)).toBe(0);
     expect(at(1)).toBe(1000);
     expect(at(3600)).toBe(1000);

@@ -14,7 +14,14 @@ const COST = createWriteCostModel(TABLE);
 
 /** A planned write of `size` bytes for key `key` (as written), optionally sharded from `unsharded`. */
 function write(key: string, size: number, extra: Partial<Item> = {}, unsharded?: string): PlannedWrite {
-  const w: PlannedWrite = { origin: { file: 'in.csv', line: 2, raw: `${key},...` }, item: { customerId: key, ...extra }, keyId: `S${key}`, partitionId: `S${key}`, size, wcu: Math.ceil(size / 1024) };
+  const w: PlannedWrite = {
+    origin: { file: 'in.csv', line: 2, raw: `${key},...` },
+    item: { customerId: key, ...extra },
+    keyId: `S${key}`,
+    partitionId: `S${key}`,
+    size,
+    wcu: Math.ceil(size / 1024),
+  };
   if (unsharded !== undefined) w.unshardedKey = unsharded;
   return w;
 }
@@ -51,7 +58,12 @@ describe('EstimateTally counts', () => {
 
   it('item sizes in bands and distinct keys, exactly while few', () => {
     const { tally: t } = tally();
-    for (const [key, size] of [['a', 100], ['a', 2000], ['b', 5000]] as const) t.add(write(key, size));
+    for (const [key, size] of [
+      ['a', 100],
+      ['a', 2000],
+      ['b', 5000],
+    ] as const)
+      t.add(write(key, size));
     const totals = t.finish();
     expect(totals.sizes).toMatchObject({ totalBytes: 7100, maxBytes: 5000 });
     expect(totals.sizes.histogram.filter((b) => b.items > 0)).toEqual([
@@ -83,7 +95,12 @@ describe('EstimateTally counts', () => {
     expect(totals.distinct).toBe(1);
     expect(totals.distinctWritten).toBe(4);
     expect(totals.hottest.top(1)[0]).toMatchObject({ key: 'hot', count: 8 });
-    expect(totals.hottestWritten.top(4).map((k) => k.key).sort()).toEqual(['hot#0', 'hot#1', 'hot#2', 'hot#3']);
+    expect(
+      totals.hottestWritten
+        .top(4)
+        .map((k) => k.key)
+        .sort(),
+    ).toEqual(['hot#0', 'hot#1', 'hot#2', 'hot#3']);
   });
 });
 
@@ -119,12 +136,18 @@ describe('EstimateTally feeds the simulations', () => {
     expect(simulators.planned.batches).toEqual([]);
   });
 
-  it('the planned order batch by batch, keys as written and the slim copies\' units', () => {
+  it("the planned order batch by batch, keys as written and the slim copies' units", () => {
     const { tally: t, simulators } = tally();
     const slims = [t.add(write('a#0', 1500, { status: 'open' }, 'a')), t.add(write('b', 100))];
     t.addBatch(slims);
     t.addBatch([slims[0]!]);
-    expect(simulators.planned.batches).toEqual([[{ key: 'a#0', units: 4 }, { key: 'b', units: 1 }], [{ key: 'a#0', units: 4 }]]);
+    expect(simulators.planned.batches).toEqual([
+      [
+        { key: 'a#0', units: 4 },
+        { key: 'b', units: 1 },
+      ],
+      [{ key: 'a#0', units: 4 }],
+    ]);
   });
 
   it('finish() runs both simulations to their end once, and refuses a second call', () => {

@@ -65,7 +65,15 @@ function* zipfStream(seed: number, rows: number, tail: number, heavyShares: read
 describe('HeavyHitters: exact while the keys fit', () => {
   it('counts, weights and order are exact with no more keys than the capacity', () => {
     const sketch = new HeavyHitters(4);
-    const adds: Array<[string, number]> = [['b', 2], ['a', 1], ['c', 5], ['a', 3], ['d', 0.5], ['b', 2], ['a', 0]];
+    const adds: Array<[string, number]> = [
+      ['b', 2],
+      ['a', 1],
+      ['c', 5],
+      ['a', 3],
+      ['d', 0.5],
+      ['b', 2],
+      ['a', 0],
+    ];
     for (const [k, w] of adds) sketch.add(k, w);
     expect(sketch.top(10)).toEqual([
       { key: 'c', weight: 5, error: 0, count: 1 },
@@ -97,7 +105,13 @@ describe('HeavyHitters: exact while the keys fit', () => {
 
   it('top(n) is the heaviest n, heaviest first, ties by key; copies that cannot change the sketch', () => {
     const sketch = new HeavyHitters(10);
-    for (const [k, w] of [['x', 3], ['y', 3], ['w', 7], ['z', 1]] as const) sketch.add(k, w);
+    for (const [k, w] of [
+      ['x', 3],
+      ['y', 3],
+      ['w', 7],
+      ['z', 1],
+    ] as const)
+      sketch.add(k, w);
     expect(sketch.top(2).map((e) => e.key)).toEqual(['w', 'x']);
     expect(sketch.top(0)).toEqual([]);
     const copy = sketch.top(1)[0]!;
@@ -147,7 +161,7 @@ describe('HeavyHitters: a long tail beyond the capacity', () => {
   // heavyHitters.ts: "a tracked key's true weight lies in [weight - error, weight]". After a bulk eviction
   // frees several slots, a key that comes back into a free slot starts at its own weight with error 0
   // (add(), the `size < capacity` branch), forgetting the weight it had when it was dropped.
-  it("a key dropped and added again into a free slot keeps an upper bound of its true weight", () => {
+  it('a key dropped and added again into a free slot keeps an upper bound of its true weight', () => {
     const sketch = new HeavyHitters(20);
     for (let i = 0; i < 20; i++) sketch.add(`k${i}`, 1);
     sketch.add('newcomer', 1); // drops k0 and k1 (weight 1 each); 19 tracked
@@ -164,24 +178,30 @@ describe('HeavyHitters: a long tail beyond the capacity', () => {
     [4, 100_000, 100_000, 50, [0.2]],
   ] as const;
 
-  it.each(ZIPF_CASES)('seed %i: %i rows over a %i-key Zipf tail, capacity %i, heavy shares %j: the heavy keys are tracked, the heaviest first', (seed, rows, tail, capacity, shares) => {
-    const { sketch, exact } = feed(zipfStream(seed, rows, tail, shares), capacity);
-    expect(exact.size).toBeGreaterThan(capacity);
-    const tracked = new Map(sketch.top(capacity).map((e) => [e.key, e]));
-    expect(tracked.size).toBeLessThanOrEqual(capacity);
-    for (let h = 0; h < shares.length; h++) expect(tracked.has(`heavy-${h}`), `heavy-${h}`).toBe(true);
-    // Documented: a key heavier than about total / (0.9 × capacity) is always tracked.
-    const threshold = sketch.total / (0.9 * capacity);
-    const missing = [...exact].filter(([k, w]) => w > threshold && !tracked.has(k)).map(([k, w]) => `${k} (${w})`);
-    expect(missing).toEqual([]);
-    const heaviest = [...exact].sort((a, b) => b[1] - a[1])[0]!;
-    expect(sketch.top(1)[0]!.key).toBe(heaviest[0]);
-  });
+  it.each(ZIPF_CASES)(
+    'seed %i: %i rows over a %i-key Zipf tail, capacity %i, heavy shares %j: the heavy keys are tracked, the heaviest first',
+    (seed, rows, tail, capacity, shares) => {
+      const { sketch, exact } = feed(zipfStream(seed, rows, tail, shares), capacity);
+      expect(exact.size).toBeGreaterThan(capacity);
+      const tracked = new Map(sketch.top(capacity).map((e) => [e.key, e]));
+      expect(tracked.size).toBeLessThanOrEqual(capacity);
+      for (let h = 0; h < shares.length; h++) expect(tracked.has(`heavy-${h}`), `heavy-${h}`).toBe(true);
+      // Documented: a key heavier than about total / (0.9 × capacity) is always tracked.
+      const threshold = sketch.total / (0.9 * capacity);
+      const missing = [...exact].filter(([k, w]) => w > threshold && !tracked.has(k)).map(([k, w]) => `${k} (${w})`);
+      expect(missing).toEqual([]);
+      const heaviest = [...exact].sort((a, b) => b[1] - a[1])[0]!;
+      expect(sketch.top(1)[0]!.key).toBe(heaviest[0]);
+    },
+  );
 
-  it.each(ZIPF_CASES)("seed %i: %i rows over a %i-key Zipf tail, capacity %i, heavy shares %j: every tracked key's true weight lies in [weight - error, weight]", (seed, rows, tail, capacity, shares) => {
-    const { sketch, exact } = feed(zipfStream(seed, rows, tail, shares), capacity);
-    expect(boundProblems(sketch, exact, capacity)).toEqual([]);
-  });
+  it.each(ZIPF_CASES)(
+    "seed %i: %i rows over a %i-key Zipf tail, capacity %i, heavy shares %j: every tracked key's true weight lies in [weight - error, weight]",
+    (seed, rows, tail, capacity, shares) => {
+      const { sketch, exact } = feed(zipfStream(seed, rows, tail, shares), capacity);
+      expect(boundProblems(sketch, exact, capacity)).toEqual([]);
+    },
+  );
 
   it('the error of newcomers never decreases and stays below total / (0.9 × capacity)', () => {
     const capacity = 100;

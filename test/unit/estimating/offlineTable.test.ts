@@ -39,7 +39,13 @@ describe('parseKeyAttribute', () => {
 });
 
 describe('parseGsi', () => {
-  const index = (over: Partial<IndexInfo>): IndexInfo => ({ name: 'byStatus', partitionKey: { name: 'status', type: 'S' }, projection: 'ALL', nonKeyAttributes: [], ...over });
+  const index = (over: Partial<IndexInfo>): IndexInfo => ({
+    name: 'byStatus',
+    partitionKey: { name: 'status', type: 'S' },
+    projection: 'ALL',
+    nonKeyAttributes: [],
+    ...over,
+  });
 
   it.each([
     ['byStatus:status:S', index({})],

@@ -22,7 +22,11 @@ describe('prepareEstimate: the rate', () => {
   });
 
   it('--no-pacing ignores --wcu and says so', () => {
-    expect(prepareEstimate(ON_DEMAND, { ...OPTS, pacing: false, wcu: { kind: 'fixed', wcu: 200 } }).rate).toEqual({ targetWcu: Infinity, assumedWcu: 4000, reason: '--no-pacing: no rate control' });
+    expect(prepareEstimate(ON_DEMAND, { ...OPTS, pacing: false, wcu: { kind: 'fixed', wcu: 200 } }).rate).toEqual({
+      targetWcu: Infinity,
+      assumedWcu: 4000,
+      reason: '--no-pacing: no rate control',
+    });
   });
 });
 
@@ -63,7 +67,7 @@ describe('tableCapacity', () => {
     expect(tableCapacity(PROVISIONED, 10_000)).toBe(300);
   });
 
-  it('now: provisioned WCU, else warm throughput, else a new on-demand table\'s 4,000', () => {
+  it("now: provisioned WCU, else warm throughput, else a new on-demand table's 4,000", () => {
     expect(nowCapacity(PROVISIONED)).toBe(300);
     expect(nowCapacity(table({ warmWriteUnits: 9000 }))).toBe(9000);
     expect(nowCapacity(ON_DEMAND)).toBe(4000);

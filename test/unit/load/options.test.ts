@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LoaderError } from '../../../src/shared/errors.js';
+import { type LoaderError } from '../../../src/shared/errors.js';
 import {
   checkTypesAgainstKeys,
   DEFAULT_CONCURRENCY,
@@ -11,7 +11,6 @@ import {
 } from '../../../src/load/options.js';
 import type { KeySchema } from '../../../src/shared/types.js';
 import { loaderErrorOf } from '../../support/thrown.js';
-
 
 const base: LoadOptions = { input: 'data/items.csv', table: 'Items' };
 
@@ -159,7 +158,10 @@ describe('normalizeOptions: rate options', () => {
     ['auto', { kind: 'auto', percent: 80 }],
     ['auto:60%', { kind: 'auto', percent: 60 }],
     ['AUTO:25', { kind: 'auto', percent: 25 }],
-    [{ kind: 'auto', percent: 100 }, { kind: 'auto', percent: 100 }],
+    [
+      { kind: 'auto', percent: 100 },
+      { kind: 'auto', percent: 100 },
+    ],
   ])('wcu %j -> %j', (wcu, expected) => {
     expect(normalizeOptions({ ...base, wcu }).wcu).toEqual(expected);
   });
@@ -243,7 +245,7 @@ describe('parseTypeList', () => {
 
   it('spaces around ":" do not end up in the attribute name', () => {
     // "price :N" must not silently declare a type for an attribute named "price " that no column has.
-    let types: Record<string, string> = {};
+    let types: Record<string, string>;
     try {
       types = parseTypeList('price :N');
     } catch (error) {

@@ -84,7 +84,12 @@ describe('the reject file opened once', () => {
     const sink = new RejectSink(file);
     await Promise.all([1, 2, 3].map((line) => sink.write({ ...REJECT, origin: { ...REJECT.origin, line } })));
     await sink.close();
-    expect(readFileSync(file, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { line: number }).line)).toEqual([1, 2, 3]);
+    expect(
+      readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { line: number }).line),
+    ).toEqual([1, 2, 3]);
   });
 });
 

@@ -36,11 +36,15 @@ describe('findOutputConflict (issue 11.1)', () => {
   });
 
   it('through a symlink or another spelling: names where it resolves to', () => {
-    expect(findOutputConflict([input], [out('--rejects', 'link.csv', '/data/in.csv', '1:100')])).toMatch(/^--rejects link.csv is the input file in.csv \(link.csv resolves to \/data\/in.csv\)/);
+    expect(findOutputConflict([input], [out('--rejects', 'link.csv', '/data/in.csv', '1:100')])).toMatch(
+      /^--rejects link.csv is the input file in.csv \(link.csv resolves to \/data\/in.csv\)/,
+    );
   });
 
   it('a hard link: the same device and inode under another path', () => {
-    expect(findOutputConflict([input], [out('--checkpoint', 'hard.csv', '/data/hard.csv', '1:100')])).toMatch(/^--checkpoint hard.csv is the input file in.csv \(a hard link to it\)/);
+    expect(findOutputConflict([input], [out('--checkpoint', 'hard.csv', '/data/hard.csv', '1:100')])).toMatch(
+      /^--checkpoint hard.csv is the input file in.csv \(a hard link to it\)/,
+    );
   });
 
   it('another file read (--schema) is protected too', () => {
@@ -54,7 +58,11 @@ describe('findOutputConflict (issue 11.1)', () => {
   });
 
   it('two outputs that are one file are refused', () => {
-    expect(findOutputConflict([input], [out('--rejects', 'a.json', '/data/a.json'), out('--report', './a.json', '/data/a.json')])).toBe('--rejects a.json and --report ./a.json are the same file; give each its own path');
-    expect(findOutputConflict([input], [out('--checkpoint', 'c.json', '/data/c.json', '1:9'), out('--report', 'h.json', '/data/h.json', '1:9')])).toMatch(/^--checkpoint c.json and --report h.json are the same file/);
+    expect(findOutputConflict([input], [out('--rejects', 'a.json', '/data/a.json'), out('--report', './a.json', '/data/a.json')])).toBe(
+      '--rejects a.json and --report ./a.json are the same file; give each its own path',
+    );
+    expect(findOutputConflict([input], [out('--checkpoint', 'c.json', '/data/c.json', '1:9'), out('--report', 'h.json', '/data/h.json', '1:9')])).toMatch(
+      /^--checkpoint c.json and --report h.json are the same file/,
+    );
   });
 });

@@ -97,8 +97,12 @@ describe('segmentOfWrite', () => {
 
   it('uses the unsharded key: writes of one key with different shard suffixes land in one segment', () => {
     for (const count of COUNTS) {
-      for (const key of keys(2000, 3).filter((k) => k.startsWith('S')).map((k) => k.slice(1))) {
-        const segments = new Set(['#0', '#1', '#7', '#2024-01-05', '|3'].map((suffix) => segmentOfWrite({ partitionId: `S${key}${suffix}`, unshardedKey: key }, count)));
+      for (const key of keys(2000, 3)
+        .filter((k) => k.startsWith('S'))
+        .map((k) => k.slice(1))) {
+        const segments = new Set(
+          ['#0', '#1', '#7', '#2024-01-05', '|3'].map((suffix) => segmentOfWrite({ partitionId: `S${key}${suffix}`, unshardedKey: key }, count)),
+        );
         expect(segments.size, `${key} of ${count}`).toBe(1);
       }
     }
@@ -106,7 +110,14 @@ describe('segmentOfWrite', () => {
 
   it('an unsharded write with partitionId "Sx" and a sharded one with unshardedKey "x" agree', () => {
     for (const count of COUNTS) {
-      for (const x of [...keys(2000, 5).filter((k) => k.startsWith('S')).map((k) => k.slice(1)), '', 'hot', 'é🙂']) {
+      for (const x of [
+        ...keys(2000, 5)
+          .filter((k) => k.startsWith('S'))
+          .map((k) => k.slice(1)),
+        '',
+        'hot',
+        'é🙂',
+      ]) {
         const plain = segmentOfWrite({ partitionId: `S${x}` }, count);
         expect(segmentOfWrite({ partitionId: `S${x}#3`, unshardedKey: x }, count), `"${x}" of ${count}`).toBe(plain);
         expect(plain).toBe(segmentOfKey(`S${x}`, count));

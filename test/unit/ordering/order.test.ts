@@ -316,13 +316,20 @@ describe('orderAll: every mode', () => {
     for (const { label, writes } of WORKLOADS.slice(0, 10)) {
       const out = orderAll(writes, pkOf, 'input');
       expect(out, label).not.toBe(writes);
-      expect(out.every((w, i) => w === writes[i]), label).toBe(true);
+      expect(
+        out.every((w, i) => w === writes[i]),
+        label,
+      ).toBe(true);
     }
   });
 
   it('a single key keeps the input order in every mode', () => {
     const writes: W[] = Array.from({ length: 300 }, (_, id) => ({ id, pk: 'only', sk: id % 4, bytes: 0 }));
-    for (const mode of modes) expect(orderAll(writes, pkOf, mode, 7).map((w) => w.id), mode).toEqual(writes.map((w) => w.id));
+    for (const mode of modes)
+      expect(
+        orderAll(writes, pkOf, mode, 7).map((w) => w.id),
+        mode,
+      ).toEqual(writes.map((w) => w.id));
   });
 });
 
@@ -330,11 +337,14 @@ describe('orderAll: round-robin', () => {
   it('equals the round-by-round order built by hand', () => {
     for (const { label, writes } of WORKLOADS) {
       const out = orderAll(writes, pkOf, 'round-robin');
-      expect(out.map((w) => w.id), label).toEqual(roundRobinReference(writes).map((w) => w.id));
+      expect(
+        out.map((w) => w.id),
+        label,
+      ).toEqual(roundRobinReference(writes).map((w) => w.id));
     }
   });
 
-  it('the write at a position of round k is its key\'s k-th write; a round lists keys in order of first appearance', () => {
+  it("the write at a position of round k is its key's k-th write; a round lists keys in order of first appearance", () => {
     for (const { label, writes } of WORKLOADS) {
       const keys = byKey(writes);
       const firstOf = new Map([...keys].map(([pk, list]) => [pk, list[0]!.id]));
@@ -369,7 +379,8 @@ describe('orderAll: round-robin', () => {
       let problem: string | undefined;
       for (const [pk, list] of inOrder) {
         const got = outOrder.get(pk)!;
-        if (got.length !== list.length || got.some((w, k) => w !== list[k])) problem ??= `${pk}: ${got.map((w) => w.id).join()} vs ${list.map((w) => w.id).join()}`;
+        if (got.length !== list.length || got.some((w, k) => w !== list[k]))
+          problem ??= `${pk}: ${got.map((w) => w.id).join()} vs ${list.map((w) => w.id).join()}`;
       }
       expect(problem, label).toBeUndefined();
     }
@@ -469,7 +480,10 @@ function skewedWorkload(n: number, rowsPerTailKey: number, layout: 'shuffled' | 
   const tail = Array.from({ length: Math.round(n / rowsPerTailKey) }, (_, rank) => 1 / (rank + 11));
   const tailSum = tail.reduce((a, b) => a + b, 0);
   const counts = apportion([...heavy, ...tail.map((w) => (0.82 * w) / tailSum)], n);
-  const names = shuffle(counts.map((_, i) => i), random);
+  const names = shuffle(
+    counts.map((_, i) => i),
+    random,
+  );
   const pks: string[] = [];
   if (layout === 'sorted') {
     const byName: number[] = [];
@@ -493,7 +507,8 @@ const HOT_AMONG_SINGLES: Workload[] = [
 ];
 const SKEWED: Workload[] = [];
 for (const n of [4000, 20_000, 50_000]) {
-  for (const rowsPerTailKey of [50, 5]) for (const layout of ['shuffled', 'sorted'] as const) for (const seed of [1, 2]) SKEWED.push(skewedWorkload(n, rowsPerTailKey, layout, seed));
+  for (const rowsPerTailKey of [50, 5])
+    for (const layout of ['shuffled', 'sorted'] as const) for (const seed of [1, 2]) SKEWED.push(skewedWorkload(n, rowsPerTailKey, layout, seed));
 }
 const PHASE_WORKLOADS = [...HOT_AMONG_SINGLES, ...SKEWED];
 
@@ -598,7 +613,11 @@ describe('orderAll: spread', () => {
   it('a worked example: two keys with half the writes each alternate', () => {
     const writes: W[] = ['a', 'a', 'a', 'a', 'b', 'b', 'b', 'b'].map((pk, id) => ({ id, pk, sk: id, bytes: 0 }));
     // a at (r + 0.618)/4, b at (r + 0.090)/4: b's phase is the smaller, so b goes first in every round.
-    expect(orderAll(writes, pkOf, 'spread').map((w) => w.pk).join('')).toBe('babababa');
+    expect(
+      orderAll(writes, pkOf, 'spread')
+        .map((w) => w.pk)
+        .join(''),
+    ).toBe('babababa');
   });
 
   // Equal counts c put every key's r-th write in [r/c, (r + 1)/c): the order goes round by round, as
@@ -616,7 +635,10 @@ describe('orderAll: spread', () => {
       const out = orderAll(writes, pkOf, 'spread');
       expect(out, `${keyCount} keys`).toEqual(expected);
       // So no key writes twice in a row, and any keyCount consecutive places hold each key at most twice.
-      expect(out.some((w, i) => i > 0 && out[i - 1]!.pk === w.pk), `${keyCount} keys`).toBe(false);
+      expect(
+        out.some((w, i) => i > 0 && out[i - 1]!.pk === w.pk),
+        `${keyCount} keys`,
+      ).toBe(false);
     }
   });
 
@@ -805,7 +827,8 @@ function runWindow(writes: readonly W[], rows: number, bytes?: number): { out: W
   let previous: W | undefined;
   let othersWhenPreviousLeft = false;
   const leave = (w: W) => {
-    if (previous && previous.pk === w.pk && othersWhenPreviousLeft) problem ??= `write ${w.id} of ${w.pk} follows write ${previous.id} of its own key while another key was held`;
+    if (previous && previous.pk === w.pk && othersWhenPreviousLeft)
+      problem ??= `write ${w.id} of ${w.pk} follows write ${previous.id} of its own key while another key was held`;
     const left = heldPerKey.get(w.pk)! - 1;
     if (left === 0) heldPerKey.delete(w.pk);
     else heldPerKey.set(w.pk, left);
@@ -832,7 +855,8 @@ function runWindow(writes: readonly W[], rows: number, bytes?: number): { out: W
     if (heldBytes > limit && held > 1) problem ??= `after write ${w.id}: ${heldBytes} bytes held, limit ${limit}`;
     // No write leaves before it must: with the last one back, a limit would be exceeded.
     const last = leaving[leaving.length - 1];
-    if (last && !(held + 1 > rows || (heldBytes + last.bytes > limit && held + 1 > 1))) problem ??= `after write ${w.id}: write ${last.id} left a window within its limits`;
+    if (last && !(held + 1 > rows || (heldBytes + last.bytes > limit && held + 1 > 1)))
+      problem ??= `after write ${w.id}: write ${last.id} left a window within its limits`;
   }
   for (const x of interleaver.flush()) leave(x);
   checkCounters('after flush');

@@ -37,19 +37,44 @@ describe('parseByteSize', () => {
     expect(parseByteSize(text)).toBe(expected);
   });
 
-  it.each(['', ' ', 'KiB', 'MB', 'k', '-1', '-1MB', '1e3', '0x10', '.5GB', '1.GB', '1,5GB', '1 P', '1PB', '1KK', '1 M B', 'ten', '1MBs', '1mb!', 'NaN', 'Infinity'])(
-    '%j is INVALID_OPTION',
-    (text) => {
-      const error = loaderErrorOf(() => parseByteSize(text));
-      expect(error.code).toBe('INVALID_OPTION');
-      expect(error.message).toBe(`expected a size such as 256MB, 2GB or 512KB, got "${text}"`);
-    },
-  );
+  it.each([
+    '',
+    ' ',
+    'KiB',
+    'MB',
+    'k',
+    '-1',
+    '-1MB',
+    '1e3',
+    '0x10',
+    '.5GB',
+    '1.GB',
+    '1,5GB',
+    '1 P',
+    '1PB',
+    '1KK',
+    '1 M B',
+    'ten',
+    '1MBs',
+    '1mb!',
+    'NaN',
+    'Infinity',
+  ])('%j is INVALID_OPTION', (text) => {
+    const error = loaderErrorOf(() => parseByteSize(text));
+    expect(error.code).toBe('INVALID_OPTION');
+    expect(error.message).toBe(`expected a size such as 256MB, 2GB or 512KB, got "${text}"`);
+  });
 });
 
 describe('normalizeOptions: write order', () => {
   it('defaults: round-robin for files, window of 50000 rows for stdin, 128 MiB, no temp folder, no sharding', () => {
-    expect(normalizeOptions(base)).toMatchObject({ order: 'round-robin', windowRows: DEFAULT_WINDOW_ROWS, memoryBytes: DEFAULT_MEMORY_BYTES, tempDir: undefined, shard: undefined });
+    expect(normalizeOptions(base)).toMatchObject({
+      order: 'round-robin',
+      windowRows: DEFAULT_WINDOW_ROWS,
+      memoryBytes: DEFAULT_MEMORY_BYTES,
+      tempDir: undefined,
+      shard: undefined,
+    });
     expect(normalizeOptions(stdin)).toMatchObject({ order: 'window', windowRows: 50_000, memoryBytes: 128 * MiB });
     expect(normalizeOptions({ ...base, input: 'x.jsonl.gz' }).order).toBe('round-robin');
     expect([DEFAULT_WINDOW_ROWS, DEFAULT_MEMORY_BYTES, MIN_MEMORY_BYTES]).toEqual([50_000, 128 * MiB, 64 * KiB]);
@@ -66,7 +91,10 @@ describe('normalizeOptions: write order', () => {
   });
 
   it('memoryBytes and tempDir are kept', () => {
-    expect(normalizeOptions({ ...base, memoryBytes: MIN_MEMORY_BYTES, tempDir: '/var/tmp/ddb' })).toMatchObject({ memoryBytes: 64 * KiB, tempDir: '/var/tmp/ddb' });
+    expect(normalizeOptions({ ...base, memoryBytes: MIN_MEMORY_BYTES, tempDir: '/var/tmp/ddb' })).toMatchObject({
+      memoryBytes: 64 * KiB,
+      tempDir: '/var/tmp/ddb',
+    });
     expect(normalizeOptions({ ...base, memoryBytes: Number.MAX_SAFE_INTEGER }).memoryBytes).toBe(Number.MAX_SAFE_INTEGER);
   });
 
@@ -78,7 +106,11 @@ describe('normalizeOptions: write order', () => {
     ['window above the bound', { order: 'window', window: 100_000_001 }, 'Expected `window` to be an integer from 2 to 100000000, got `100000001` (number)'],
     ['fractional window', { order: 'window', window: 2.5 }, 'Expected `window` to be an integer from 2 to 100000000, got `2.5` (number)'],
     ['window as text', { order: 'window', window: '10' as never }, 'Expected `window` to be an integer from 2 to 100000000, got `10` (string)'],
-    ['memoryBytes below 64 KiB', { memoryBytes: MIN_MEMORY_BYTES - 1 }, 'Expected `memoryBytes` to be an integer from 65536 to 9007199254740991, got `65535` (number)'],
+    [
+      'memoryBytes below 64 KiB',
+      { memoryBytes: MIN_MEMORY_BYTES - 1 },
+      'Expected `memoryBytes` to be an integer from 65536 to 9007199254740991, got `65535` (number)',
+    ],
     ['fractional memoryBytes', { memoryBytes: 100_000.5 }, 'Expected `memoryBytes` to be an integer from 65536 to 9007199254740991, got `100000.5` (number)'],
     ['memoryBytes as text', { memoryBytes: '256MB' as never }, 'Expected `memoryBytes` to be an integer from 65536 to 9007199254740991, got `256MB` (string)'],
     ['memoryBytes Infinity', { memoryBytes: Infinity }, 'Expected `memoryBytes` to be an integer from 65536 to 9007199254740991, got `Infinity` (number)'],
@@ -90,7 +122,7 @@ describe('normalizeOptions: write order', () => {
     expect(error.message).toBe(message);
   });
 
-  it('window with stdin\'s default order window is fine, with stdin and order input it is not', () => {
+  it("window with stdin's default order window is fine, with stdin and order input it is not", () => {
     expect(normalizeOptions({ ...stdin, window: 10 }).windowRows).toBe(10);
     expect(loaderErrorOf(() => normalizeOptions({ ...stdin, order: 'input', window: 10 })).code).toBe('INVALID_OPTION');
   });
@@ -156,11 +188,23 @@ describe('normalizeOptions: sharding', () => {
   });
 
   it.each<[string, Partial<LoadOptions>, string]>([
-    ['an invalid rule text', { shard: ['hash:1'] }, '--shard "hash:1": N must be an integer from 2 to 10000; expected random:N, hash:N[:attribute] or time:hour|day|month[:attribute]'],
+    [
+      'an invalid rule text',
+      { shard: ['hash:1'] },
+      '--shard "hash:1": N must be an integer from 2 to 10000; expected random:N, hash:N[:attribute] or time:hour|day|month[:attribute]',
+    ],
     ['an empty separator', { shard: ['random:2'], shardSeparator: '' }, 'Expected `shardSeparator` to be a non-empty string, got `` (string)'],
     ['an empty shardKeys list', { shard: ['random:2'], shardKeys: [] }, 'Expected `shardKeys` to be a non-empty list of partition key values, got `` (object)'],
-    ['an empty key in shardKeys', { shard: ['random:2'], shardKeys: ['a', ''] }, 'Expected `shardKeys` to be a non-empty list of partition key values, got `a,` (object)'],
-    ['shardKeys as text', { shard: ['random:2'], shardKeys: 'hot' as never }, 'Expected `shardKeys` to be a non-empty list of partition key values, got `hot` (string)'],
+    [
+      'an empty key in shardKeys',
+      { shard: ['random:2'], shardKeys: ['a', ''] },
+      'Expected `shardKeys` to be a non-empty list of partition key values, got `a,` (object)',
+    ],
+    [
+      'shardKeys as text',
+      { shard: ['random:2'], shardKeys: 'hot' as never },
+      'Expected `shardKeys` to be a non-empty list of partition key values, got `hot` (string)',
+    ],
     ['an empty keepOriginalKey', { shard: ['random:2'], keepOriginalKey: '' }, 'Expected `keepOriginalKey` to be an attribute name, got `` (string)'],
     ['a negative seed', { shard: ['random:2'], shardSeed: -1 }, 'Expected `shardSeed` to be an integer from 0 to 4294967295, got `-1` (number)'],
     ['a seed of 2^32', { shard: ['random:2'], shardSeed: 2 ** 32 }, 'Expected `shardSeed` to be an integer from 0 to 4294967295, got `4294967296` (number)'],

@@ -1,4 +1,4 @@
-import { NumberValue } from '@aws-sdk/lib-dynamodb';
+import { type NumberValue } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { itemFromAttributeValues, itemToDynamoJson, toNumberValue } from '../../../src/typing/json.js';
@@ -42,7 +42,15 @@ function withProto(item: Item): Item {
 }
 
 function write(item: Item, over: Partial<PlannedWrite> = {}): PlannedWrite {
-  return { origin: { file: 'data/in.jsonl', line: 42, raw: '{"pk":"user-1"}' }, item, keyId: '7:Suser-1#3', partitionId: 'Suser-1#3', size: 123, wcu: 1, ...over };
+  return {
+    origin: { file: 'data/in.jsonl', line: 42, raw: '{"pk":"user-1"}' },
+    item,
+    keyId: '7:Suser-1#3',
+    partitionId: 'Suser-1#3',
+    size: 123,
+    wcu: 1,
+    ...over,
+  };
 }
 
 /** The exact wire form DynamoDB would get, to compare items type for type. */
@@ -63,7 +71,20 @@ describe('itemToDynamoJson / itemFromAttributeValues', () => {
   });
 
   it('writes DynamoDB JSON as the AWS CLI does', () => {
-    expect(itemToDynamoJson({ s: 'x', n: n('1.50'), b: bytes(1, 2, 3), t: true, z: null, m: { a: n('1.0') }, l: ['x'], ss: new Set(['a']), ns: new Set([n('2')]), bs: new Set([bytes(255)]) })).toEqual({
+    expect(
+      itemToDynamoJson({
+        s: 'x',
+        n: n('1.50'),
+        b: bytes(1, 2, 3),
+        t: true,
+        z: null,
+        m: { a: n('1.0') },
+        l: ['x'],
+        ss: new Set(['a']),
+        ns: new Set([n('2')]),
+        bs: new Set([bytes(255)]),
+      }),
+    ).toEqual({
       s: { S: 'x' },
       n: { N: '1.5' },
       b: { B: 'AQID' },
@@ -135,7 +156,12 @@ function randomValue(random: () => number, depth: number): unknown {
 
 describe('encodeWrite / decodeWrite', () => {
   it('round-trips a write with every attribute type, its origin, keys, size, WCU and unshardedKey', () => {
-    const original = write(withProto(EVERY_TYPE), { unshardedKey: 'user-1', size: 4321, wcu: 5, origin: { file: 'C:\\in\\data.csv', line: 1_000_001, raw: 'a,"multi\nline",b\r\n' } });
+    const original = write(withProto(EVERY_TYPE), {
+      unshardedKey: 'user-1',
+      size: 4321,
+      wcu: 5,
+      origin: { file: 'C:\\in\\data.csv', line: 1_000_001, raw: 'a,"multi\nline",b\r\n' },
+    });
     const text = encodeWrite(original);
     const back = decodeWrite(text);
     expect(back).toEqual(original);
@@ -169,7 +195,12 @@ describe('encodeWrite / decodeWrite', () => {
       const item: Item = { pk: `k-${i}` };
       for (let a = 0; a < Math.floor(random() * 6); a++) item[`attr${a}`] = randomValue(random, 3);
       const raw = Array.from({ length: Math.floor(random() * 20) }, () => 'ab\n\r"\\é😀,'[Math.floor(random() * 11)]).join('');
-      const original = write(item, { origin: { file: `f${i}.csv`, line: 1 + Math.floor(random() * 1e9), raw }, size: Math.floor(random() * 400_000), wcu: 1 + Math.floor(random() * 400), ...(random() < 0.5 ? { unshardedKey: `k-${i}` } : {}) });
+      const original = write(item, {
+        origin: { file: `f${i}.csv`, line: 1 + Math.floor(random() * 1e9), raw },
+        size: Math.floor(random() * 400_000),
+        wcu: 1 + Math.floor(random() * 400),
+        ...(random() < 0.5 ? { unshardedKey: `k-${i}` } : {}),
+      });
       const text = encodeWrite(original);
       expect(text, `write ${i}`).not.toMatch(/[\n\r]/);
       const back = decodeWrite(text);
@@ -182,7 +213,24 @@ describe('encodeWrite / decodeWrite', () => {
 
 describe('partitionEnd', () => {
   it('finds the end of the partition identity in the UTF-8 bytes of an encoding, for awkward identities', () => {
-    const identities = ['Suser-1', '', '"', '\\', '\\"', 'a\\\\"b', 'tab\tnewline\n', 'é', '日本語', '😀', '\u2028', '\ud800', '\u0000', '"]', '],', 'x'.repeat(3000)];
+    const identities = [
+      'Suser-1',
+      '',
+      '"',
+      '\\',
+      '\\"',
+      'a\\\\"b',
+      'tab\tnewline\n',
+      'é',
+      '日本語',
+      '😀',
+      '\u2028',
+      '\ud800',
+      '\u0000',
+      '"]',
+      '],',
+      'x'.repeat(3000),
+    ];
     for (const partitionId of identities) {
       const text = encodeWrite(write({ pk: partitionId }, { partitionId }));
       const bytes = Buffer.from(`12\t${text}`, 'utf8');

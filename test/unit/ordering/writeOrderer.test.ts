@@ -1,7 +1,7 @@
 import { mkdtemp, readdir, readFile, readlink, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { NumberValue } from '@aws-sdk/lib-dynamodb';
+import { type NumberValue } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LoaderError } from '../../../src/shared/errors.js';
 import { setOwn, toNumberValue } from '../../../src/typing/json.js';
@@ -49,7 +49,14 @@ function number38(random: Random): NumberValue {
   const sign = random() < 0.3 ? '-' : '';
   const form = int(random, 4);
   const cut = 1 + int(random, 37);
-  const text = form === 0 ? d : form === 1 ? `${d.slice(0, cut)}.${d.slice(cut)}` : form === 2 ? `${d[0]}.${d.slice(1)}E+${int(random, 88)}` : `0.${d}E-${int(random, 90)}`;
+  const text =
+    form === 0
+      ? d
+      : form === 1
+        ? `${d.slice(0, cut)}.${d.slice(cut)}`
+        : form === 2
+          ? `${d[0]}.${d.slice(1)}E+${int(random, 88)}`
+          : `0.${d}E-${int(random, 90)}`;
   return toNumberValue(sign + text, 'n');
 }
 
@@ -419,7 +426,11 @@ describe('WriteOrderer window mode', () => {
       expected.push(...reference.push(w, bytesOf(w)));
       out.push(...left);
       held.push(w);
-      for (const l of left) held.splice(held.findIndex((h) => h.origin.line === l.origin.line), 1);
+      for (const l of left)
+        held.splice(
+          held.findIndex((h) => h.origin.line === l.origin.line),
+          1,
+        );
       expect(o.held).toBe(held.length);
       const bytes = held.reduce((sum, h) => sum + bytesOf(h), 0);
       expect(bytes <= MIN_MEMORY || held.length === 1).toBe(true);

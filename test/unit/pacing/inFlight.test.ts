@@ -9,7 +9,11 @@ import { mulberry32 } from '../../../tools/mulberry32.js';
  * Calls of `fastMs`, a share `slowShare` of them held `slowMs`; the writer starts calls while fewer than
  * `limit(now)` are in flight, checking again every millisecond. Returns calls finished per second.
  */
-function throughput(limitOf: (inFlight: InFlightLimit, now: number) => number, slowShare: number, seed = 1): { perSecond: number; peak: number; maxInFlight: number } {
+function throughput(
+  limitOf: (inFlight: InFlightLimit, now: number) => number,
+  slowShare: number,
+  seed = 1,
+): { perSecond: number; peak: number; maxInFlight: number } {
   const random = mulberry32(seed);
   const control = new InFlightLimit({ start: 8 });
   const running: Array<{ id: number; end: number }> = [];

@@ -134,7 +134,12 @@ describe('chooseRate', () => {
     ['warm throughput 12,000', 80, onDemand({ warmWriteUnits: 12_000 }), { target: 32_000, initial: 9600, cap: 32_000 }],
     ['warm throughput reported as 0 counts as none', 80, onDemand({ warmWriteUnits: 0 }), { target: 32_000, initial: 3200, cap: 32_000 }],
     ['MaxWriteRequestUnits 10,000', 80, onDemand({ onDemandMaxWriteUnits: 10_000 }), { target: 8000, initial: 3200, cap: 8000 }],
-    ['MaxWriteRequestUnits 100,000 and warm throughput 50,000', 50, onDemand({ onDemandMaxWriteUnits: 100_000, warmWriteUnits: 50_000 }), { target: 50_000, initial: 25_000, cap: 50_000 }],
+    [
+      'MaxWriteRequestUnits 100,000 and warm throughput 50,000',
+      50,
+      onDemand({ onDemandMaxWriteUnits: 100_000, warmWriteUnits: 50_000 }),
+      { target: 50_000, initial: 25_000, cap: 50_000 },
+    ],
     ['MaxWriteRequestUnits 0 counts as none', 80, onDemand({ onDemandMaxWriteUnits: 0 }), { target: 32_000, initial: 3200, cap: 32_000 }],
     ['a provisioned table that reported no WCU is paced as on-demand', 80, provisioned(undefined), { target: 32_000, initial: 3200, cap: 32_000 }],
   ])('on-demand auto: %s', (_label, percent, table, { target, initial, cap }) => {

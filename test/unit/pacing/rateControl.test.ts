@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { classifyThrottle, DEFAULT_KEY_WCU, findBottleneck, RateController, type RateControlOptions, type SendResult, type ThrottleSignal } from '../../../src/pacing/rateControl.js';
+import {
+  classifyThrottle,
+  DEFAULT_KEY_WCU,
+  findBottleneck,
+  RateController,
+  type RateControlOptions,
+  type SendResult,
+  type ThrottleSignal,
+} from '../../../src/pacing/rateControl.js';
 import { mulberry32 } from '../../../tools/mulberry32.js';
 
 /* ==== A simulated clock and writers ==== */
@@ -152,29 +160,38 @@ describe('RateController: pacing on a simulated clock', () => {
     [3, 5000, 1000, 16, 10, 0.1],
     [4, 300, 200, 4, 50, 0.5],
     [5, 10_000, 1000, 16, 5, 0.02],
-  ])('seed %i: target %d, keyWcu %d, %d writers, %d ms latency, hot share %d: the table never exceeds the target by more than 1 s worth', (seed, target, keyWcu, writers, latencyMs, hotShare) => {
-    const controller = new RateController({ targetWcu: target, keyWcu }, 0);
-    const endMs = 60_000;
-    const { sends } = simulate({ controller, writers, latencyMs, endMs, nextBatch: batches(seed, 5000, hotShare) });
-    const maxBatch = Math.max(...sends.map((s) => s.units));
-    for (const windowMs of [100, 1000, 5000, 30_000]) {
-      // The bucket starts empty and holds 1 s of the target; a batch is sent whole.
-      expect(maxInWindow(sends, windowMs), `window ${windowMs} ms`).toBeLessThanOrEqual((target * windowMs) / 1000 + target + maxBatch + 1e-6);
-    }
-    const total = sends.reduce((n, s) => n + s.units, 0);
-    const last = Math.max(...sends.map((s) => s.at));
-    expect(total).toBeLessThanOrEqual((target * last) / 1000 + maxBatch + 1e-6);
-    // Pacing is not too timid either: with enough writers the load reaches its target (unless hot keys bind).
-    const demandCap = hotShare > 0 ? keyWcu / hotShare : Infinity;
-    expect(total / (endMs / 1000)).toBeGreaterThan(0.9 * Math.min(target, demandCap));
-  });
+  ])(
+    'seed %i: target %d, keyWcu %d, %d writers, %d ms latency, hot share %d: the table never exceeds the target by more than 1 s worth',
+    (seed, target, keyWcu, writers, latencyMs, hotShare) => {
+      const controller = new RateController({ targetWcu: target, keyWcu }, 0);
+      const endMs = 60_000;
+      const { sends } = simulate({ controller, writers, latencyMs, endMs, nextBatch: batches(seed, 5000, hotShare) });
+      const maxBatch = Math.max(...sends.map((s) => s.units));
+      for (const windowMs of [100, 1000, 5000, 30_000]) {
+        // The bucket starts empty and holds 1 s of the target; a batch is sent whole.
+        expect(maxInWindow(sends, windowMs), `window ${windowMs} ms`).toBeLessThanOrEqual((target * windowMs) / 1000 + target + maxBatch + 1e-6);
+      }
+      const total = sends.reduce((n, s) => n + s.units, 0);
+      const last = Math.max(...sends.map((s) => s.at));
+      expect(total).toBeLessThanOrEqual((target * last) / 1000 + maxBatch + 1e-6);
+      // Pacing is not too timid either: with enough writers the load reaches its target (unless hot keys bind).
+      const demandCap = hotShare > 0 ? keyWcu / hotShare : Infinity;
+      expect(total / (endMs / 1000)).toBeGreaterThan(0.9 * Math.min(target, demandCap));
+    },
+  );
 
   it('after a pause, the table bursts at most 50 ms worth on top of the rate', () => {
     const target = 500;
     const controller = new RateController({ targetWcu: target }, 0);
     const next = batches(7, 100_000, 0, 2);
     // Demand in bursts: 5 s on, 5 s off.
-    const { sends } = simulate({ controller, writers: 16, latencyMs: 5, endMs: 60_000, nextBatch: (now) => (Math.floor(now / 5000) % 2 === 0 ? next() : undefined) });
+    const { sends } = simulate({
+      controller,
+      writers: 16,
+      latencyMs: 5,
+      endMs: 60_000,
+      nextBatch: (now) => (Math.floor(now / 5000) % 2 === 0 ? next() : undefined),
+    });
     const maxBatch = Math.max(...sends.map((s) => s.units));
     const inFirstSecond = sends.filter((s) => s.at >= 10_000 && s.at < 11_000).reduce((n, s) => n + s.units, 0);
     // Right after a pause the bucket holds 50 ms of the rate: the first second takes the rate, barely more.
@@ -221,16 +238,19 @@ describe('RateController: pacing on a simulated clock', () => {
     [22, 1000, 1000, 0.5, 8],
     [23, 5000, 300, 0.05, 32],
     [24, 1500, 1000, 0.3, 16],
-  ])('seed %i: target %d, keyWcu %d, hot share %d: at send time too, a key is written at most keyWcu plus its 0.1 s burst', (seed, target, keyWcu, hotShare, writers) => {
-    const controller = new RateController({ targetWcu: target, keyWcu }, 0);
-    const { sends } = simulate({ controller, writers, latencyMs: 10, endMs: 30_000, nextBatch: batches(seed, 200, hotShare) });
-    const largest = largestKeyShare(sends);
-    for (const [key, list] of perKeySends(sends)) {
-      for (const windowMs of [100, 200, 1000, 10_000]) {
-        expect(maxInWindow(list, windowMs), `${key}, window ${windowMs} ms`).toBeLessThanOrEqual((keyWcu * windowMs) / 1000 + 0.1 * keyWcu + largest + 1e-6);
+  ])(
+    'seed %i: target %d, keyWcu %d, hot share %d: at send time too, a key is written at most keyWcu plus its 0.1 s burst',
+    (seed, target, keyWcu, hotShare, writers) => {
+      const controller = new RateController({ targetWcu: target, keyWcu }, 0);
+      const { sends } = simulate({ controller, writers, latencyMs: 10, endMs: 30_000, nextBatch: batches(seed, 200, hotShare) });
+      const largest = largestKeyShare(sends);
+      for (const [key, list] of perKeySends(sends)) {
+        for (const windowMs of [100, 200, 1000, 10_000]) {
+          expect(maxInWindow(list, windowMs), `${key}, window ${windowMs} ms`).toBeLessThanOrEqual((keyWcu * windowMs) / 1000 + 0.1 * keyWcu + largest + 1e-6);
+        }
       }
-    }
-  });
+    },
+  );
 
   it('a batch larger than a key bucket is served after the right wait, not refused', () => {
     const controller = new RateController({ targetWcu: Infinity, keyWcu: 100 }, 0);
@@ -322,7 +342,9 @@ describe('RateController: table throttles', () => {
     const controller = new RateController({ targetWcu: 1000, cooldownMs: 5000, quietMs: 60_000 }, 0);
     expect(controller.record(0, tableThrottle)).toHaveLength(1);
     expect(controller.record(4999, tableThrottle)).toEqual([]);
-    expect(controller.record(5000, tableThrottle)).toEqual([{ kind: 'decreased', scope: 'table', fromWcu: 700, toWcu: expect.closeTo(490, 9), reason: 'probe' }]);
+    expect(controller.record(5000, tableThrottle)).toEqual([
+      { kind: 'decreased', scope: 'table', fromWcu: 700, toWcu: expect.closeTo(490, 9), reason: 'probe' },
+    ]);
   });
 
   it('with a target, the rate recovers additively after the quiet period, back to the target and no further', () => {
@@ -596,42 +618,45 @@ describe('RateController: on-demand growth ceiling', () => {
     [41, 100, 2, 60_000, 1000, 2000],
     [42, 200, 2, 60_000, 2000, 2000],
     [43, 100, 1.5, 60_000, 600, Infinity],
-  ])('seed %i: initial %d, factor %d, window %d ms, cap %d, target %d: never above factor × the peak reached a window earlier, nor the cap', (seed, initial, factor, windowMs, cap, target) => {
-    const controller = new RateController({ targetWcu: target, growth: { initial, factor, windowMs, cap } }, 0);
-    // Per whole second: units stored (known at every record).
-    const storedPerSecond = new Map<number, number>();
-    const latencyMs = 10;
-    const rates: Array<[number, number]> = [];
-    const problems: string[] = [];
-    simulate({
-      controller,
-      writers: 8,
-      latencyMs,
-      // Peaks are kept per minute: the ceiling may lag a window by up to a minute (never lead it).
-      endMs: 12 * windowMs,
-      nextBatch: batches(seed, 500, 0),
-      respond: (at, writes) => {
-        // Recorded one latency after the send, as the controller sees it.
-        const s = Math.floor((at + latencyMs) / 1000);
-        storedPerSecond.set(s, (storedPerSecond.get(s) ?? 0) + sum(writes));
-        return { plannedUnits: sum(writes) };
-      },
-      everySecond: (now) => {
-        const rate = controller.snapshot(now).currentWcu ?? Infinity;
-        rates.push([now, rate]);
-        // The highest whole second that ended at least a window ago.
-        let before = 0;
-        for (const [s, units] of storedPerSecond) if ((s + 1) * 1000 <= now - windowMs) before = Math.max(before, units);
-        const bound = Math.min(target, cap, Math.max(initial, factor * before));
-        if (rate > bound + 1e-6) problems.push(`t=${now}: rate ${rate}, bound ${bound} (peak a window ago ${before})`);
-      },
-    });
-    expect(rates[0]).toEqual([0, initial]);
-    expect(Math.max(...rates.map(([, r]) => r))).toBeLessThanOrEqual(Math.min(cap, target));
-    // It grows: the cap is reached within the run.
-    expect(rates[rates.length - 1]![1]).toBeCloseTo(Math.min(cap, target), 6);
-    expect(problems.slice(0, 5)).toEqual([]);
-  });
+  ])(
+    'seed %i: initial %d, factor %d, window %d ms, cap %d, target %d: never above factor × the peak reached a window earlier, nor the cap',
+    (seed, initial, factor, windowMs, cap, target) => {
+      const controller = new RateController({ targetWcu: target, growth: { initial, factor, windowMs, cap } }, 0);
+      // Per whole second: units stored (known at every record).
+      const storedPerSecond = new Map<number, number>();
+      const latencyMs = 10;
+      const rates: Array<[number, number]> = [];
+      const problems: string[] = [];
+      simulate({
+        controller,
+        writers: 8,
+        latencyMs,
+        // Peaks are kept per minute: the ceiling may lag a window by up to a minute (never lead it).
+        endMs: 12 * windowMs,
+        nextBatch: batches(seed, 500, 0),
+        respond: (at, writes) => {
+          // Recorded one latency after the send, as the controller sees it.
+          const s = Math.floor((at + latencyMs) / 1000);
+          storedPerSecond.set(s, (storedPerSecond.get(s) ?? 0) + sum(writes));
+          return { plannedUnits: sum(writes) };
+        },
+        everySecond: (now) => {
+          const rate = controller.snapshot(now).currentWcu ?? Infinity;
+          rates.push([now, rate]);
+          // The highest whole second that ended at least a window ago.
+          let before = 0;
+          for (const [s, units] of storedPerSecond) if ((s + 1) * 1000 <= now - windowMs) before = Math.max(before, units);
+          const bound = Math.min(target, cap, Math.max(initial, factor * before));
+          if (rate > bound + 1e-6) problems.push(`t=${now}: rate ${rate}, bound ${bound} (peak a window ago ${before})`);
+        },
+      });
+      expect(rates[0]).toEqual([0, initial]);
+      expect(Math.max(...rates.map(([, r]) => r))).toBeLessThanOrEqual(Math.min(cap, target));
+      // It grows: the cap is reached within the run.
+      expect(rates[rates.length - 1]![1]).toBeCloseTo(Math.min(cap, target), 6);
+      expect(problems.slice(0, 5)).toEqual([]);
+    },
+  );
 
   // rateControl.ts: "the rate is never more than `factor` × the highest rate reached at least `windowMs` ago".
   // #ceiling counts every minute m <= floor((now - windowMs) / 60000), including the minute that holds
@@ -752,8 +777,20 @@ describe('classifyThrottle', () => {
     ['whole call refused without a reason', ['a', 'b', 'c'], ['a', 'b', 'c'], [], { scope: 'table' }],
     ['whole call of one key refused without a reason', ['a', 'a'], ['a', 'a'], [], { scope: 'table' }],
     ['KeyRange reason, one key', ['a', 'b'], ['a'], ['TableWriteKeyRangeThroughputExceeded'], { scope: 'key', keys: ['a'] }],
-    ['KeyRange reason, whole call refused: the keys, once each', ['a', 'b', 'a'], ['a', 'b', 'a'], ['TableWriteKeyRangeThroughputExceeded'], { scope: 'key', keys: ['a', 'b'] }],
-    ['KeyRange among other reasons', ['a', 'b'], ['a', 'b'], ['TableWriteProvisionedThroughputExceeded', 'IndexWriteKeyRangeThroughputExceeded'], { scope: 'key', keys: ['a', 'b'] }],
+    [
+      'KeyRange reason, whole call refused: the keys, once each',
+      ['a', 'b', 'a'],
+      ['a', 'b', 'a'],
+      ['TableWriteKeyRangeThroughputExceeded'],
+      { scope: 'key', keys: ['a', 'b'] },
+    ],
+    [
+      'KeyRange among other reasons',
+      ['a', 'b'],
+      ['a', 'b'],
+      ['TableWriteProvisionedThroughputExceeded', 'IndexWriteKeyRangeThroughputExceeded'],
+      { scope: 'key', keys: ['a', 'b'] },
+    ],
     ['a table-level reason, one key among several refused', ['a', 'b', 'c'], ['a'], ['TableWriteProvisionedThroughputExceeded'], { scope: 'table' }],
     ['account limit', ['a', 'b'], ['a', 'b'], ['TableWriteAccountLimitExceeded'], { scope: 'table' }],
   ])('%s', (_label, sent, refused, reasons, signal) => {

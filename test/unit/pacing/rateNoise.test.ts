@@ -54,7 +54,8 @@ function run(trace: Trace): Run {
   let now = 0;
   while (events.length > 0) {
     let best = 0;
-    for (let i = 1; i < events.length; i++) if (events[i]!.at < events[best]!.at || (events[i]!.at === events[best]!.at && events[i]!.seq < events[best]!.seq)) best = i;
+    for (let i = 1; i < events.length; i++)
+      if (events[i]!.at < events[best]!.at || (events[i]!.at === events[best]!.at && events[i]!.seq < events[best]!.seq)) best = i;
     const event = events.splice(best, 1)[0]!;
     now = Math.max(now, event.at);
     event.go(now);
@@ -113,7 +114,13 @@ describe('RateController under noise (issue 12)', () => {
 
   // issue 12.1: the default (no --wcu): noise must not cut the load to a fraction of its clean speed.
   it('without a target, noise keeps at least 0.7x the clean rate (as fast as the writers go)', () => {
-    const clean = run({ controller: controller({ targetWcu: Infinity }), writers: 8, latencyMs: 20, endMs: 120_000, answer: (_at, units) => ({ plannedUnits: units }) });
+    const clean = run({
+      controller: controller({ targetWcu: Infinity }),
+      writers: 8,
+      latencyMs: 20,
+      endMs: 120_000,
+      answer: (_at, units) => ({ plannedUnits: units }),
+    });
     const cleanRate = mean(clean.storedPerSecond.slice(10));
     const c = controller({ targetWcu: Infinity });
     const noise = run({ controller: c, writers: 8, latencyMs: 20, endMs: 120_000, answer: noisy(7, 0.1, 0.2) });
@@ -126,7 +133,11 @@ describe('RateController under noise (issue 12)', () => {
     const capacity = (at: number) => (at < 60_000 ? 800 : at < 150_000 ? 400 : 800);
     const c = controller();
     const result = run({ controller: c, writers: 8, latencyMs: 20, endMs: 240_000, answer: capacityLimit(capacity) });
-    for (const [from, to, cap] of [[30, 60, 800], [110, 150, 400], [200, 240, 800]] as const) {
+    for (const [from, to, cap] of [
+      [30, 60, 800],
+      [110, 150, 400],
+      [200, 240, 800],
+    ] as const) {
       const stored = mean(result.storedPerSecond.slice(from, to));
       expect(stored, `${from}-${to} s`).toBeLessThanOrEqual(cap * 1.02);
       expect(stored, `${from}-${to} s`).toBeGreaterThan(0.7 * cap);
@@ -137,7 +148,18 @@ describe('RateController under noise (issue 12)', () => {
   // issue 12.3: both at once: the rate converges to the capacity, not to the floor.
   it.each([11, 12])('noise on top of a capacity of 500 WCU/s, seed %i: converges to the capacity, not to the floor', (seed) => {
     const c = controller();
-    const result = run({ controller: c, writers: 8, latencyMs: 20, endMs: 240_000, answer: noisy(seed, 0.06, 0.15, capacityLimit(() => 500)) });
+    const result = run({
+      controller: c,
+      writers: 8,
+      latencyMs: 20,
+      endMs: 240_000,
+      answer: noisy(
+        seed,
+        0.06,
+        0.15,
+        capacityLimit(() => 500),
+      ),
+    });
     const rates = result.ratePerSecond.slice(60);
     // The floor is 5% of the target (50); the capacity is 500.
     expect(mean(rates)).toBeGreaterThan(0.6 * 500);

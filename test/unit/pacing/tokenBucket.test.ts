@@ -21,14 +21,77 @@ function maxInWindow(sends: ReadonlyArray<{ at: number; units: number }>, window
 
 describe('TokenBucket.reserve', () => {
   it.each<[string, { rate: number; capacitySeconds: number; initialSeconds?: number }, Step[]]>([
-    ['a full bucket lends its capacity at once, then paces', { rate: 100, capacitySeconds: 1 }, [[0, 50, 0], [0, 50, 0], [0, 50, 500], [0, 50, 1000]]],
-    ['an empty bucket (initialSeconds 0) paces the first reservation', { rate: 100, capacitySeconds: 1, initialSeconds: 0 }, [[0, 10, 100], [100, 10, 100], [300, 10, 0]]],
-    ['initial tokens are capped at the capacity', { rate: 100, capacitySeconds: 1, initialSeconds: 5 }, [[0, 100, 0], [0, 1, 10]]],
-    ['a reservation larger than the capacity is served after the debt is repaid', { rate: 100, capacitySeconds: 1 }, [[0, 250, 1500], [1500, 100, 1000], [2500, 0, 0]]],
-    ['a small capacity (0.1 s) still serves a 25-unit batch at a 100/s key', { rate: 100, capacitySeconds: 0.1 }, [[0, 25, 150], [150, 25, 250]]],
-    ['after a long pause the bucket holds its capacity, not more', { rate: 100, capacitySeconds: 1 }, [[0, 100, 0], [60_000, 100, 0], [60_000, 50, 500]]],
-    ['refill is linear in time', { rate: 1000, capacitySeconds: 1, initialSeconds: 0 }, [[0, 1, 1], [500, 400, 0], [500, 99, 0], [500, 2, 2]]],
-    ['zero units take nothing and wait for nothing', { rate: 10, capacitySeconds: 1, initialSeconds: 0 }, [[0, 0, 0], [50, 0, 0]]],
+    [
+      'a full bucket lends its capacity at once, then paces',
+      { rate: 100, capacitySeconds: 1 },
+      [
+        [0, 50, 0],
+        [0, 50, 0],
+        [0, 50, 500],
+        [0, 50, 1000],
+      ],
+    ],
+    [
+      'an empty bucket (initialSeconds 0) paces the first reservation',
+      { rate: 100, capacitySeconds: 1, initialSeconds: 0 },
+      [
+        [0, 10, 100],
+        [100, 10, 100],
+        [300, 10, 0],
+      ],
+    ],
+    [
+      'initial tokens are capped at the capacity',
+      { rate: 100, capacitySeconds: 1, initialSeconds: 5 },
+      [
+        [0, 100, 0],
+        [0, 1, 10],
+      ],
+    ],
+    [
+      'a reservation larger than the capacity is served after the debt is repaid',
+      { rate: 100, capacitySeconds: 1 },
+      [
+        [0, 250, 1500],
+        [1500, 100, 1000],
+        [2500, 0, 0],
+      ],
+    ],
+    [
+      'a small capacity (0.1 s) still serves a 25-unit batch at a 100/s key',
+      { rate: 100, capacitySeconds: 0.1 },
+      [
+        [0, 25, 150],
+        [150, 25, 250],
+      ],
+    ],
+    [
+      'after a long pause the bucket holds its capacity, not more',
+      { rate: 100, capacitySeconds: 1 },
+      [
+        [0, 100, 0],
+        [60_000, 100, 0],
+        [60_000, 50, 500],
+      ],
+    ],
+    [
+      'refill is linear in time',
+      { rate: 1000, capacitySeconds: 1, initialSeconds: 0 },
+      [
+        [0, 1, 1],
+        [500, 400, 0],
+        [500, 99, 0],
+        [500, 2, 2],
+      ],
+    ],
+    [
+      'zero units take nothing and wait for nothing',
+      { rate: 10, capacitySeconds: 1, initialSeconds: 0 },
+      [
+        [0, 0, 0],
+        [50, 0, 0],
+      ],
+    ],
   ])('%s', (_label, { rate, capacitySeconds, initialSeconds }, steps) => {
     const bucket = new TokenBucket(rate, capacitySeconds, 0, initialSeconds);
     for (const [now, units, wait] of steps) expect(bucket.reserve(now, units), `reserve(${now}, ${units})`).toBeCloseTo(wait, 9);

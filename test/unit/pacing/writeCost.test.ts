@@ -45,7 +45,12 @@ describe('writeCostOf', () => {
     ['item of 1025 bytes: 2 units', TABLE, { ...KEY, c: x(1017) }, { table: 2, indexes: {}, total: 2 }],
     ['KEYS_ONLY: a large non-key attribute is not in the entry', TABLE, { ...KEY, g1: 'k', c: x(3000) }, { table: 3, indexes: { keys: 1 }, total: 4 }],
     // Entry: keys 7 + g2 (2 + 1) + g2s (3 + 2) + a (1 + 1008) = 1024.
-    ['INCLUDE entry of exactly 1024 bytes: 1 unit', TABLE, { ...KEY, g2: 'q', g2s: n('5'), a: x(1008), c: x(2000) }, { table: 3, indexes: { incl: 1 }, total: 4 }],
+    [
+      'INCLUDE entry of exactly 1024 bytes: 1 unit',
+      TABLE,
+      { ...KEY, g2: 'q', g2s: n('5'), a: x(1008), c: x(2000) },
+      { table: 3, indexes: { incl: 1 }, total: 4 },
+    ],
     ['INCLUDE entry of 1025 bytes: 2 units', TABLE, { ...KEY, g2: 'q', g2s: n('5'), a: x(1009), c: x(2000) }, { table: 3, indexes: { incl: 2 }, total: 5 }],
     ['INCLUDE: both projected attributes count', TABLE, { ...KEY, g2: 'q', g2s: n('5'), a: x(600), b: x(600) }, { table: 2, indexes: { incl: 2 }, total: 4 }],
     ['INCLUDE: attributes not listed do not count', TABLE, { ...KEY, g2: 'q', g2s: n('5'), c: x(5000) }, { table: 5, indexes: { incl: 1 }, total: 6 }],
@@ -59,9 +64,24 @@ describe('writeCostOf', () => {
       { ...KEY, g1: 'k', g2: 'q', g2s: n('5'), g3: 'r', a: x(1500), c: x(1500) },
       { table: 3, indexes: { keys: 1, incl: 2, all: 3 }, total: 9 },
     ],
-    ['an index keyed on a table key: every item lands, keys counted once', { keySchema: TABLE.keySchema, gsis: [ON_TABLE_KEY] }, { ...KEY, c: x(3000) }, { table: 3, indexes: { bySk: 1 }, total: 4 }],
-    ['multi-attribute key: all attributes needed', { keySchema: TABLE.keySchema, gsis: [MULTI] }, { ...KEY, m1: 'a', a: x(2000) }, { table: 2, indexes: {}, total: 2 }],
-    ['multi-attribute key: all present', { keySchema: TABLE.keySchema, gsis: [MULTI] }, { ...KEY, m1: 'a', m2: 'b', a: x(2000) }, { table: 2, indexes: { multi: 2 }, total: 4 }],
+    [
+      'an index keyed on a table key: every item lands, keys counted once',
+      { keySchema: TABLE.keySchema, gsis: [ON_TABLE_KEY] },
+      { ...KEY, c: x(3000) },
+      { table: 3, indexes: { bySk: 1 }, total: 4 },
+    ],
+    [
+      'multi-attribute key: all attributes needed',
+      { keySchema: TABLE.keySchema, gsis: [MULTI] },
+      { ...KEY, m1: 'a', a: x(2000) },
+      { table: 2, indexes: {}, total: 2 },
+    ],
+    [
+      'multi-attribute key: all present',
+      { keySchema: TABLE.keySchema, gsis: [MULTI] },
+      { ...KEY, m1: 'a', m2: 'b', a: x(2000) },
+      { table: 2, indexes: { multi: 2 }, total: 4 },
+    ],
   ])('%s', (_label, table, item, expected) => {
     const size = itemSize(item);
     expect(writeCostOf(item, size, table)).toEqual(expected);
@@ -96,15 +116,39 @@ describe('consumedFromResponse', () => {
     ],
     [
       'AWS shape with WriteCapacityUnits',
-      [{ TableName: 't', CapacityUnits: 3, WriteCapacityUnits: 3, Table: { CapacityUnits: 2, WriteCapacityUnits: 2 }, GlobalSecondaryIndexes: { a: { CapacityUnits: 1, WriteCapacityUnits: 1 } } }],
+      [
+        {
+          TableName: 't',
+          CapacityUnits: 3,
+          WriteCapacityUnits: 3,
+          Table: { CapacityUnits: 2, WriteCapacityUnits: 2 },
+          GlobalSecondaryIndexes: { a: { CapacityUnits: 1, WriteCapacityUnits: 1 } },
+        },
+      ],
       { table: 2, indexes: { a: 1 }, total: 3 },
     ],
     ['TOTAL only: the aggregate counts as the table', [{ TableName: 't', CapacityUnits: 5 }], { table: 5, indexes: {}, total: 5 }],
-    ['no Table part: table = total - GSIs', [{ TableName: 't', CapacityUnits: 5, GlobalSecondaryIndexes: { a: { CapacityUnits: 2 } } }], { table: 3, indexes: { a: 2 }, total: 5 }],
-    ['no total: the parts are summed', [{ TableName: 't', Table: { CapacityUnits: 2 }, GlobalSecondaryIndexes: { a: { CapacityUnits: 1 } } }], { table: 2, indexes: { a: 1 }, total: 3 }],
+    [
+      'no Table part: table = total - GSIs',
+      [{ TableName: 't', CapacityUnits: 5, GlobalSecondaryIndexes: { a: { CapacityUnits: 2 } } }],
+      { table: 3, indexes: { a: 2 }, total: 5 },
+    ],
+    [
+      'no total: the parts are summed',
+      [{ TableName: 't', Table: { CapacityUnits: 2 }, GlobalSecondaryIndexes: { a: { CapacityUnits: 1 } } }],
+      { table: 2, indexes: { a: 1 }, total: 3 },
+    ],
     [
       'LSI units are drawn from the table',
-      [{ TableName: 't', CapacityUnits: 4, Table: { CapacityUnits: 2 }, LocalSecondaryIndexes: { l: { CapacityUnits: 1 } }, GlobalSecondaryIndexes: { a: { CapacityUnits: 1 } } }],
+      [
+        {
+          TableName: 't',
+          CapacityUnits: 4,
+          Table: { CapacityUnits: 2 },
+          LocalSecondaryIndexes: { l: { CapacityUnits: 1 } },
+          GlobalSecondaryIndexes: { a: { CapacityUnits: 1 } },
+        },
+      ],
       { table: 3, indexes: { a: 1 }, total: 4 },
     ],
     [
@@ -117,7 +161,11 @@ describe('consumedFromResponse', () => {
       { table: 2, indexes: { a: 3 }, total: 5 },
     ],
     ['an entry without a name is this table', [{ CapacityUnits: 2, Table: { CapacityUnits: 2 } }], { table: 2, indexes: {}, total: 2 }],
-    ['an index without units counts 0', [{ TableName: 't', CapacityUnits: 1, Table: { CapacityUnits: 1 }, GlobalSecondaryIndexes: { a: {} } }], { table: 1, indexes: { a: 0 }, total: 1 }],
+    [
+      'an index without units counts 0',
+      [{ TableName: 't', CapacityUnits: 1, Table: { CapacityUnits: 1 }, GlobalSecondaryIndexes: { a: {} } }],
+      { table: 1, indexes: { a: 0 }, total: 1 },
+    ],
   ])('%s', (_label, consumed, expected) => {
     expect(consumedFromResponse(consumed, 't')).toEqual(expected);
   });

@@ -259,12 +259,21 @@ describe('readCsv: the framer changes nothing csv-parse would read (random CSV, 
       const text = `x,y\n${Array.from({ length: 5 + random(40) }, () => pieces[random(pieces.length)]).join('')}`;
       const data = Buffer.from(text);
       const reference = (
-        parse(data, { columns: true, relax_quotes: true, skip_empty_lines: true, skip_records_with_error: true, record_delimiter: ['\r\n', '\n', '\r'] }) as Record<string, string>[]
+        parse(data, {
+          columns: true,
+          relax_quotes: true,
+          skip_empty_lines: true,
+          skip_records_with_error: true,
+          record_delimiter: ['\r\n', '\n', '\r'],
+        }) as Record<string, string>[]
       ).map((cells) => ({ ...cells }));
       const cuts = [random(data.length + 1), random(data.length + 1)].sort((a, b) => a - b);
       const chunks = [data.subarray(0, cuts[0]), data.subarray(cuts[0], cuts[1]), data.subarray(cuts[1])];
       const records = await csv(chunks);
-      expect(records.filter((r) => r.kind === 'csv').map((r) => (r.kind === 'csv' ? r.cells : undefined)), JSON.stringify(text)).toEqual(reference);
+      expect(
+        records.filter((r) => r.kind === 'csv').map((r) => (r.kind === 'csv' ? r.cells : undefined)),
+        JSON.stringify(text),
+      ).toEqual(reference);
     }
   });
 });

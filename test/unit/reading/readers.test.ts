@@ -55,13 +55,53 @@ function chunked(text: string, size: number): Buffer[] {
 
 describe('readCsv: records and line numbers', () => {
   it.each<[string, string, Partial<CsvReadOptions>, unknown[][]]>([
-    ['header row', 'pk,n\na,1\nb,2\n', {}, [[2, 'a,1', { pk: 'a', n: '1' }], [3, 'b,2', { pk: 'b', n: '2' }]]],
-    ['CRLF', 'pk,n\r\na,1\r\nb,2\r\n', {}, [[2, 'a,1', { pk: 'a', n: '1' }], [3, 'b,2', { pk: 'b', n: '2' }]]],
-    ['no final line break', 'pk,n\na,1\nb,2', {}, [[2, 'a,1', { pk: 'a', n: '1' }], [3, 'b,2', { pk: 'b', n: '2' }]]],
+    [
+      'header row',
+      'pk,n\na,1\nb,2\n',
+      {},
+      [
+        [2, 'a,1', { pk: 'a', n: '1' }],
+        [3, 'b,2', { pk: 'b', n: '2' }],
+      ],
+    ],
+    [
+      'CRLF',
+      'pk,n\r\na,1\r\nb,2\r\n',
+      {},
+      [
+        [2, 'a,1', { pk: 'a', n: '1' }],
+        [3, 'b,2', { pk: 'b', n: '2' }],
+      ],
+    ],
+    [
+      'no final line break',
+      'pk,n\na,1\nb,2',
+      {},
+      [
+        [2, 'a,1', { pk: 'a', n: '1' }],
+        [3, 'b,2', { pk: 'b', n: '2' }],
+      ],
+    ],
     ['UTF-8 BOM', '\uFEFFpk,n\na,1\n', {}, [[2, 'a,1', { pk: 'a', n: '1' }]]],
-    ['--columns: no header', 'a,1\nb,2\n', { columns: ['pk', 'n'] }, [[1, 'a,1', { pk: 'a', n: '1' }], [2, 'b,2', { pk: 'b', n: '2' }]]],
+    [
+      '--columns: no header',
+      'a,1\nb,2\n',
+      { columns: ['pk', 'n'] },
+      [
+        [1, 'a,1', { pk: 'a', n: '1' }],
+        [2, 'b,2', { pk: 'b', n: '2' }],
+      ],
+    ],
     ['delimiter ;', 'pk;n\n"a;b";"x""y"\n', { delimiter: ';' }, [[2, '"a;b";"x""y"', { pk: 'a;b', n: 'x"y' }]]],
-    ['tab delimiter', 'pk\tn\na\t1\n"b\tc"\t2\n', { delimiter: '\t' }, [[2, 'a\t1', { pk: 'a', n: '1' }], [3, '"b\tc"\t2', { pk: 'b\tc', n: '2' }]]],
+    [
+      'tab delimiter',
+      'pk\tn\na\t1\n"b\tc"\t2\n',
+      { delimiter: '\t' },
+      [
+        [2, 'a\t1', { pk: 'a', n: '1' }],
+        [3, '"b\tc"\t2', { pk: 'b\tc', n: '2' }],
+      ],
+    ],
     ['quoted delimiter and quotes', 'pk,n\n"a,b","say ""hi"""\n', {}, [[2, '"a,b","say ""hi"""', { pk: 'a,b', n: 'say "hi"' }]]],
     ['empty cells', 'pk,n,x\na,,\n', {}, [[2, 'a,,', { pk: 'a', n: '', x: '' }]]],
     ['multi-byte text', 'pk,name\na,日本😀\n', {}, [[2, 'a,日本😀', { pk: 'a', name: '日本😀' }]]],
@@ -71,21 +111,46 @@ describe('readCsv: records and line numbers', () => {
       'quoted multi-line field (LF), then the next row',
       'pk,n\n"a\nx\ny",1\nb,2\n',
       {},
-      [[2, '"a\nx\ny",1', { pk: 'a\nx\ny', n: '1' }], [5, 'b,2', { pk: 'b', n: '2' }]],
+      [
+        [2, '"a\nx\ny",1', { pk: 'a\nx\ny', n: '1' }],
+        [5, 'b,2', { pk: 'b', n: '2' }],
+      ],
     ],
     [
       'quoted multi-line field (CRLF), then the next row',
       'pk,n\r\n"a\r\nx",1\r\nb,2\r\n',
       {},
-      [[2, '"a\r\nx",1', { pk: 'a\r\nx', n: '1' }], [4, 'b,2', { pk: 'b', n: '2' }]],
+      [
+        [2, '"a\r\nx",1', { pk: 'a\r\nx', n: '1' }],
+        [4, 'b,2', { pk: 'b', n: '2' }],
+      ],
     ],
-    ['blank lines (LF)', 'pk,n\n\na,1\n\n\nb,2\n', {}, [[3, 'a,1', { pk: 'a', n: '1' }], [6, 'b,2', { pk: 'b', n: '2' }]]],
-    ['blank lines (CRLF)', 'pk,n\r\n\r\na,1\r\n\r\n\r\nb,2\r\n', {}, [[3, 'a,1', { pk: 'a', n: '1' }], [6, 'b,2', { pk: 'b', n: '2' }]]],
+    [
+      'blank lines (LF)',
+      'pk,n\n\na,1\n\n\nb,2\n',
+      {},
+      [
+        [3, 'a,1', { pk: 'a', n: '1' }],
+        [6, 'b,2', { pk: 'b', n: '2' }],
+      ],
+    ],
+    [
+      'blank lines (CRLF)',
+      'pk,n\r\n\r\na,1\r\n\r\n\r\nb,2\r\n',
+      {},
+      [
+        [3, 'a,1', { pk: 'a', n: '1' }],
+        [6, 'b,2', { pk: 'b', n: '2' }],
+      ],
+    ],
     [
       'blank lines after a multi-line field',
       'pk,n\n"a\nx",1\n\nb,2\n',
       {},
-      [[2, '"a\nx",1', { pk: 'a\nx', n: '1' }], [5, 'b,2', { pk: 'b', n: '2' }]],
+      [
+        [2, '"a\nx",1', { pk: 'a\nx', n: '1' }],
+        [5, 'b,2', { pk: 'b', n: '2' }],
+      ],
     ],
     ['blank lines before the header', '\n\npk,n\na,1\n', {}, [[4, 'a,1', { pk: 'a', n: '1' }]]],
   ])('%s', async (_label, text, options, expected) => {
@@ -112,42 +177,73 @@ describe('readCsv: bad rows come out in place, with their line; the good rows ar
     [
       'too many fields (LF)',
       'pk,n\na,1\nb,2,3\nc,3\n',
-      [[2, 'a,1', { pk: 'a', n: '1' }], [3, 'unparsable', 'CSV_SYNTAX', 'b,2,3'], [4, 'c,3', { pk: 'c', n: '3' }]],
+      [
+        [2, 'a,1', { pk: 'a', n: '1' }],
+        [3, 'unparsable', 'CSV_SYNTAX', 'b,2,3'],
+        [4, 'c,3', { pk: 'c', n: '3' }],
+      ],
     ],
     [
       'too few fields (CRLF) and a blank line',
       'pk,n\r\na,1\r\nb\r\n\r\nc,3\r\n',
-      [[2, 'a,1', { pk: 'a', n: '1' }], [3, 'unparsable', 'CSV_SYNTAX', 'b'], [5, 'c,3', { pk: 'c', n: '3' }]],
+      [
+        [2, 'a,1', { pk: 'a', n: '1' }],
+        [3, 'unparsable', 'CSV_SYNTAX', 'b'],
+        [5, 'c,3', { pk: 'c', n: '3' }],
+      ],
     ],
     [
       'bad row in its own chunk',
       [Buffer.from('pk,n\na,1\n'), Buffer.from('b,2,3\n'), Buffer.from('c,3\n')],
-      [[2, 'a,1', { pk: 'a', n: '1' }], [3, 'unparsable', 'CSV_SYNTAX', 'b,2,3'], [4, 'c,3', { pk: 'c', n: '3' }]],
+      [
+        [2, 'a,1', { pk: 'a', n: '1' }],
+        [3, 'unparsable', 'CSV_SYNTAX', 'b,2,3'],
+        [4, 'c,3', { pk: 'c', n: '3' }],
+      ],
     ],
     [
       'bad row as the first data row',
       'pk,n\nb,2,3\nc,3\n',
-      [[2, 'unparsable', 'CSV_SYNTAX', 'b,2,3'], [3, 'c,3', { pk: 'c', n: '3' }]],
+      [
+        [2, 'unparsable', 'CSV_SYNTAX', 'b,2,3'],
+        [3, 'c,3', { pk: 'c', n: '3' }],
+      ],
     ],
     [
       'two bad rows in a row',
       'pk,n\na,1\nb\nc\nd,4\n',
-      [[2, 'a,1', { pk: 'a', n: '1' }], [3, 'unparsable', 'CSV_SYNTAX', 'b'], [4, 'unparsable', 'CSV_SYNTAX', 'c'], [5, 'd,4', { pk: 'd', n: '4' }]],
+      [
+        [2, 'a,1', { pk: 'a', n: '1' }],
+        [3, 'unparsable', 'CSV_SYNTAX', 'b'],
+        [4, 'unparsable', 'CSV_SYNTAX', 'c'],
+        [5, 'd,4', { pk: 'd', n: '4' }],
+      ],
     ],
     [
       'bad row after a multi-line field (CRLF)',
       'pk,n\r\n"a\r\nx",1\r\nb,2,3\r\nc,3\r\n',
-      [[2, '"a\r\nx",1', { pk: 'a\r\nx', n: '1' }], [4, 'unparsable', 'CSV_SYNTAX', 'b,2,3'], [5, 'c,3', { pk: 'c', n: '3' }]],
+      [
+        [2, '"a\r\nx",1', { pk: 'a\r\nx', n: '1' }],
+        [4, 'unparsable', 'CSV_SYNTAX', 'b,2,3'],
+        [5, 'c,3', { pk: 'c', n: '3' }],
+      ],
     ],
     [
       'a multi-line bad row is reported at its first line',
       'pk,n\na,1\n"b\nx",2,3\nc,3\n',
-      [[2, 'a,1', { pk: 'a', n: '1' }], [3, 'unparsable', 'CSV_SYNTAX', '"b\nx",2,3'], [5, 'c,3', { pk: 'c', n: '3' }]],
+      [
+        [2, 'a,1', { pk: 'a', n: '1' }],
+        [3, 'unparsable', 'CSV_SYNTAX', '"b\nx",2,3'],
+        [5, 'c,3', { pk: 'c', n: '3' }],
+      ],
     ],
     [
       'an unclosed quote at the end of the file',
       'pk,n\na,1\nb,"open',
-      [[2, 'a,1', { pk: 'a', n: '1' }], [3, 'unparsable', 'CSV_SYNTAX', 'b,"open']],
+      [
+        [2, 'a,1', { pk: 'a', n: '1' }],
+        [3, 'unparsable', 'CSV_SYNTAX', 'b,"open'],
+      ],
     ],
   ])('%s', async (_label, input, expected) => {
     expect((await csvOf(input)).map(view)).toEqual(expected);
@@ -181,15 +277,71 @@ describe('readCsv: header problems stop the read', () => {
 
 describe('readJsonLines', () => {
   it.each<[string, string, unknown[][]]>([
-    ['one record per line', '{"a":1}\n{"a":2}\n', [[1, '{"a":1}'], [2, '{"a":2}']]],
-    ['CRLF', '{"a":1}\r\n{"a":2}\r\n', [[1, '{"a":1}'], [2, '{"a":2}']]],
-    ['blank and whitespace-only lines are skipped, numbers kept', '\n{"a":1}\n   \n\t\n{"a":2}\n\n', [[2, '{"a":1}'], [5, '{"a":2}']]],
-    ['blank CRLF lines', '{"a":1}\r\n\r\n{"a":2}\r\n', [[1, '{"a":1}'], [3, '{"a":2}']]],
-    ['UTF-8 BOM', '\uFEFF{"a":1}\n{"a":2}\n', [[1, '{"a":1}'], [2, '{"a":2}']]],
+    [
+      'one record per line',
+      '{"a":1}\n{"a":2}\n',
+      [
+        [1, '{"a":1}'],
+        [2, '{"a":2}'],
+      ],
+    ],
+    [
+      'CRLF',
+      '{"a":1}\r\n{"a":2}\r\n',
+      [
+        [1, '{"a":1}'],
+        [2, '{"a":2}'],
+      ],
+    ],
+    [
+      'blank and whitespace-only lines are skipped, numbers kept',
+      '\n{"a":1}\n   \n\t\n{"a":2}\n\n',
+      [
+        [2, '{"a":1}'],
+        [5, '{"a":2}'],
+      ],
+    ],
+    [
+      'blank CRLF lines',
+      '{"a":1}\r\n\r\n{"a":2}\r\n',
+      [
+        [1, '{"a":1}'],
+        [3, '{"a":2}'],
+      ],
+    ],
+    [
+      'UTF-8 BOM',
+      '\uFEFF{"a":1}\n{"a":2}\n',
+      [
+        [1, '{"a":1}'],
+        [2, '{"a":2}'],
+      ],
+    ],
     ['BOM on a file with one line and no line break', '\uFEFF{"a":1}', [[1, '{"a":1}']]],
-    ['last line without a line break', '{"a":1}\n{"a":2}', [[1, '{"a":1}'], [2, '{"a":2}']]],
-    ['last line without a line break, CRLF file', '{"a":1}\r\n{"a":2}', [[1, '{"a":1}'], [2, '{"a":2}']]],
-    ['invalid JSON still comes out (the planner rejects it)', 'not json\n{"a":1}\n', [[1, 'not json'], [2, '{"a":1}']]],
+    [
+      'last line without a line break',
+      '{"a":1}\n{"a":2}',
+      [
+        [1, '{"a":1}'],
+        [2, '{"a":2}'],
+      ],
+    ],
+    [
+      'last line without a line break, CRLF file',
+      '{"a":1}\r\n{"a":2}',
+      [
+        [1, '{"a":1}'],
+        [2, '{"a":2}'],
+      ],
+    ],
+    [
+      'invalid JSON still comes out (the planner rejects it)',
+      'not json\n{"a":1}\n',
+      [
+        [1, 'not json'],
+        [2, '{"a":1}'],
+      ],
+    ],
     ['inner whitespace is kept', '  {"a": 1}  \n', [[1, '  {"a": 1}  ']]],
     ['empty file', '', []],
     ['only blank lines', '\n\r\n  \n', []],
@@ -209,7 +361,10 @@ describe('readJsonLines', () => {
   });
 
   it('string chunks work too', async () => {
-    expect((await jsonlOf(['{"a":', '1}\n{"a"', ':2}'])).map(view)).toEqual([[1, '{"a":1}'], [2, '{"a":2}']]);
+    expect((await jsonlOf(['{"a":', '1}\n{"a"', ':2}'])).map(view)).toEqual([
+      [1, '{"a":1}'],
+      [2, '{"a":2}'],
+    ]);
   });
 
   it('a stream error -> INPUT_UNREADABLE naming the file', async () => {

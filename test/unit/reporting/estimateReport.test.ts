@@ -88,7 +88,9 @@ function fixture(): EstimateResult {
       planned: { order: 'round-robin', paced: true, seconds: 760.3149, throttledItems: 0, heat: { bucketSeconds: 10, partitions: plannedHeat() } },
       input: { order: 'input', paced: false, seconds: 1_412.8, throttledItems: 48_211, heat: { bucketSeconds: 10, partitions: inputHeat() } },
     },
-    shardAdvice: [{ key: 'cust-0007', units: 182_124, requiredWcu: 288.0004, minShards: 2, recommendedShards: 4, flags: '--shard hash:4 --shard-keys cust-0007' }],
+    shardAdvice: [
+      { key: 'cust-0007', units: 182_124, requiredWcu: 288.0004, minShards: 2, recommendedShards: 4, flags: '--shard hash:4 --shard-keys cust-0007' },
+    ],
     capacity: {
       loadWcu: 3_200,
       partitionsAfterRaise: 4,
@@ -110,7 +112,8 @@ function fixture(): EstimateResult {
   };
 }
 
-const text = (result: EstimateResult = fixture(), width?: number) => formatEstimate(result, { color: false, excerpts: true, ...(width === undefined ? {} : { width }) });
+const text = (result: EstimateResult = fixture(), width?: number) =>
+  formatEstimate(result, { color: false, excerpts: true, ...(width === undefined ? {} : { width }) });
 const linesOf = (report: string) => report.replace(/\n$/, '').split('\n');
 
 /** The lines of one section: its heading (at the margin) and the indented lines after it. */
@@ -175,9 +178,23 @@ describe('formatEstimate: sections and numbers', () => {
         '  throttle-free   up to 2,900 WCU/s in the planned order',
       ],
     ],
-    ['Partitions', ['  planned order   round-robin, paced: 12 min 40 s, no throttled writes', '  input order     input, unpaced: 23 min 33 s, 48,211 throttled writes', 'one column = 30.0 s']],
+    [
+      'Partitions',
+      [
+        '  planned order   round-robin, paced: 12 min 40 s, no throttled writes',
+        '  input order     input, unpaced: 23 min 33 s, 48,211 throttled writes',
+        'one column = 30.0 s',
+      ],
+    ],
     ['Shard advice', ['  "cust-0007": 182,124 units, needs 288 WCU/s: 4 shards advised, at least 2', '    --shard hash:4 --shard-keys cust-0007']],
-    ['Capacity', ['  for the load    3,200 WCU (4 partitions); afterwards 250 WCU/s per partition', '  without a split 1,000 WCU, 33 min 44 s', '  - Raise the table to 3,200 WCU']],
+    [
+      'Capacity',
+      [
+        '  for the load    3,200 WCU (4 partitions); afterwards 250 WCU/s per partition',
+        '  without a split 1,000 WCU, 33 min 44 s',
+        '  - Raise the table to 3,200 WCU',
+      ],
+    ],
     [
       'Cost',
       [
@@ -204,7 +221,17 @@ describe('formatEstimate: sections and numbers', () => {
     r.items.histogram = r.items.histogram.map((b) => ({ ...b, items: b.upToBytes === 1024 || b.upToBytes === 262_144 ? 0 : b.items || 1 }));
     r.items.histogram[9]!.items = 3;
     const bands = section(text(r), 'Items').filter((l) => l.includes('up to'));
-    expect(bands.map((l) => /up to [\d,]+ KB/.exec(l)?.[0])).toEqual(['up to 2 KB', 'up to 4 KB', 'up to 8 KB', 'up to 16 KB', 'up to 32 KB', 'up to 64 KB', 'up to 128 KB', 'up to 256 KB', 'up to 400 KB']);
+    expect(bands.map((l) => /up to [\d,]+ KB/.exec(l)?.[0])).toEqual([
+      'up to 2 KB',
+      'up to 4 KB',
+      'up to 8 KB',
+      'up to 16 KB',
+      'up to 32 KB',
+      'up to 64 KB',
+      'up to 128 KB',
+      'up to 256 KB',
+      'up to 400 KB',
+    ]);
     expect(bands[7]).toMatch(/up to 256 KB\s+0\.0%\s+0$/);
     expect(bands[8]).toMatch(/up to 400 KB\s+▏\s+<0\.1%\s+3$/);
   });
@@ -307,7 +334,9 @@ describe('heat strip', () => {
   it('with more than 16 partitions shows the 16 with the highest peak, in partition order, and says so', () => {
     const r = fixture();
     const hot = new Set([3, 17, 40, 63]);
-    r.simulations.input.heat.partitions = Array.from({ length: 64 }, (_, p) => Array.from({ length: 50 }, (_, t) => (hot.has(p) && t === 10 ? 2 : 0.3 + (p % 13) / 100)));
+    r.simulations.input.heat.partitions = Array.from({ length: 64 }, (_, p) =>
+      Array.from({ length: 50 }, (_, t) => (hot.has(p) && t === 10 ? 2 : 0.3 + (p % 13) / 100)),
+    );
     const rows = simulationRows(text(r), 'input order');
     expect(rows).toHaveLength(HEAT_MAX_ROWS);
     const shown = rows.map((l) => Number(/p(\d+)/.exec(l)?.[1]));
@@ -329,10 +358,18 @@ function large(): EstimateResult {
   const gsiName = (i: number) => `index_${i}_${'g'.repeat(200)}`;
   r.table.gsis = Array.from({ length: 5 }, (_, i) => ({ name: gsiName(i), projection: 'INCLUDE' as const }));
   r.writeUnits.indexes = Object.fromEntries(r.table.gsis.map((g) => [g.name, 123_456_789_012]));
-  const heat = (over: boolean) => Array.from({ length: 64 }, (_, p) => Array.from({ length: 600 }, (_, t) => (over && (t + p) % 17 === 0 ? 12.5 : ((t * p) % 100) / 100)));
+  const heat = (over: boolean) =>
+    Array.from({ length: 64 }, (_, p) => Array.from({ length: 600 }, (_, t) => (over && (t + p) % 17 === 0 ? 12.5 : ((t * p) % 100) / 100)));
   r.simulations.planned.heat = { bucketSeconds: 1, partitions: heat(false) };
   r.simulations.input.heat = { bucketSeconds: 1, partitions: heat(true) };
-  r.shardAdvice = keys.slice(0, 10).map((k) => ({ key: k.key, units: k.units, requiredWcu: 123_456.7, minShards: 1_000, recommendedShards: 2_000, flags: `--shard hash:2000 --shard-keys ${k.key}` }));
+  r.shardAdvice = keys.slice(0, 10).map((k) => ({
+    key: k.key,
+    units: k.units,
+    requiredWcu: 123_456.7,
+    minShards: 1_000,
+    recommendedShards: 2_000,
+    flags: `--shard hash:2000 --shard-keys ${k.key}`,
+  }));
   r.capacity.advice = [`Raise the table to ${'9'.repeat(120)} WCU.`, 'A'.repeat(300)];
   r.time.bottleneck = { kind: 'key', key: longKey(0), units: 99_999_999, seconds: 400_000 };
   return r;
@@ -451,7 +488,10 @@ describe('estimateJson', () => {
     ['input', ['file', 'bytes', 'rows', 'validRows', 'superseded', 'rejected', 'rejectedByReason', 'rejectsPath']],
     ['items', ['totalBytes', 'averageBytes', 'maxBytes', 'histogram']],
     ['writeUnits', ['table', 'indexes', 'total']],
-    ['table', ['name', 'source', 'billingMode', 'provisionedWcu', 'provisionedRcu', 'warmWriteUnits', 'itemCount', 'gsis', 'partitionsNow', 'partitionsAtTarget']],
+    [
+      'table',
+      ['name', 'source', 'billingMode', 'provisionedWcu', 'provisionedRcu', 'warmWriteUnits', 'itemCount', 'gsis', 'partitionsNow', 'partitionsAtTarget'],
+    ],
     ['keys', ['distinct', 'distinctWritten', 'hottest', 'hottestWritten', 'sharded']],
     ['keys.hottest.0', ['key', 'rows', 'rowShare', 'units', 'unitShare']],
     ['rate', ['targetWcu', 'assumedWcu', 'reason', 'keyWcu', 'throttleFreeWcu']],

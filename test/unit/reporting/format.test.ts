@@ -1,5 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { escapeControl, formatBytes, formatCount, formatDuration, formatMoney, formatPercent, formatPrice, formatRate, HIDDEN, keyRedactor, rowExcerpt, shownKey } from '../../../src/reporting/format.js';
+import {
+  escapeControl,
+  formatBytes,
+  formatCount,
+  formatDuration,
+  formatMoney,
+  formatPercent,
+  formatPrice,
+  formatRate,
+  HIDDEN,
+  keyRedactor,
+  rowExcerpt,
+  shownKey,
+} from '../../../src/reporting/format.js';
 
 describe('numbers', () => {
   it('counts are rounded and grouped by thousands', () => {

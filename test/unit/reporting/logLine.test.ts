@@ -58,7 +58,13 @@ describe('progressFields: ETA', () => {
     // 1,000 rows in a quarter of the bytes: 4,000 rows; 1,000 done; 3,000 left at 100/s.
     ['rows projected from the bytes, the rest at the pace so far', { rowsRead: 1000, bytesRead: 250, written: 1000 }, 1000, 10_000, 30],
     // 4,000 rows; written 800 + superseded 100 + rejected 50 + other segments 50 = 1,000 done; 3,000 left at 80/s = 37.5 s.
-    ['superseded, rejected and other segments count as done; 37.5 s rounds to 38', { rowsRead: 1000, bytesRead: 250, written: 800, superseded: 100, rejected: 50, otherSegments: 50 }, 1000, 10_000, 38],
+    [
+      'superseded, rejected and other segments count as done; 37.5 s rounds to 38',
+      { rowsRead: 1000, bytesRead: 250, written: 800, superseded: 100, rejected: 50, otherSegments: 50 },
+      1000,
+      10_000,
+      38,
+    ],
     ['pace from written rows only', { rowsRead: 1000, bytesRead: 500, written: 100, rejected: 900 }, 1000, 10_000, 100],
     ['everything read and written: 0', { rowsRead: 1000, bytesRead: 1000, written: 1000 }, 1000, 10_000, 0],
     ['more done than projected: 0, never negative', { rowsRead: 1000, bytesRead: 1000, written: 1200 }, 1000, 10_000, 0],
@@ -213,7 +219,9 @@ describe('formatProgressLine: JSON', () => {
   });
 
   it('unknown fields are left out rather than written as null', () => {
-    const parsed = JSON.parse(formatProgressLine({ ...FIELDS, percent: undefined, rateWcu: undefined, targetWcu: undefined, etaS: undefined }, 'json', 't')) as Record<string, unknown>;
+    const parsed = JSON.parse(
+      formatProgressLine({ ...FIELDS, percent: undefined, rateWcu: undefined, targetWcu: undefined, etaS: undefined }, 'json', 't'),
+    ) as Record<string, unknown>;
     for (const key of ['percent', 'rateWcu', 'targetWcu', 'etaS']) expect(key in parsed, key).toBe(false);
     expect(parsed['written']).toBe(1_000_000);
   });

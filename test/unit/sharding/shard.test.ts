@@ -110,7 +110,11 @@ describe('parseShardRule', () => {
 
 describe('resolveShardOptions', () => {
   it('applies the defaults: "#", every key, hash and time take the sort key', () => {
-    const resolved = resolve([{ kind: 'time', unit: 'day' }, { kind: 'hash', shards: 4 }, { kind: 'random', shards: 3 }]);
+    const resolved = resolve([
+      { kind: 'time', unit: 'day' },
+      { kind: 'hash', shards: 4 },
+      { kind: 'random', shards: 3 },
+    ]);
     expect(resolved).toEqual({
       rules: [
         { kind: 'time', unit: 'day', attribute: 'sk' },
@@ -129,7 +133,16 @@ describe('resolveShardOptions', () => {
   it('keeps given values; random needs no sort key; seeds 0 and 2^32 - 1 are valid', () => {
     const keys = new Set(['hot']);
     const resolved = resolveShardOptions(
-      { rules: [{ kind: 'hash', shards: 4, attribute: 'orderId' }, { kind: 'random', shards: 2 }], separator: '|', keys, keepOriginalKey: 'origPk', seed: 0xffffffff },
+      {
+        rules: [
+          { kind: 'hash', shards: 4, attribute: 'orderId' },
+          { kind: 'random', shards: 2 },
+        ],
+        separator: '|',
+        keys,
+        keepOriginalKey: 'origPk',
+        seed: 0xffffffff,
+      },
       S_ONLY,
       'Events',
     );
@@ -149,19 +162,79 @@ describe('resolveShardOptions', () => {
 
   it.each<[string, ShardOptions, KeySchema, string, string | undefined]>([
     ['no rules', { rules: [], seed: 1 }, S_S, 'sharding needs at least one --shard rule', undefined],
-    ['a number partition key', { rules: [{ kind: 'random', shards: 2 }], seed: 1 }, N_S, '--shard needs a string partition key, but "pk" of table "Events" is a number; a suffix like "#3" cannot be added to it', 'pk'],
-    ['a binary partition key', { rules: [{ kind: 'random', shards: 2 }], seed: 1 }, B_ONLY, '--shard needs a string partition key, but "pk" of table "Events" is binary; a suffix like "#3" cannot be added to it', 'pk'],
-    ['hash without attribute or sort key', { rules: [{ kind: 'hash', shards: 4 }], seed: 1 }, S_ONLY, '--shard hash:… needs an attribute (table "Events" has no sort key to default to), e.g. --shard hash:4:orderId', undefined],
-    ['time without attribute or sort key', { rules: [{ kind: 'time', unit: 'day' }], seed: 1 }, S_ONLY, '--shard time:… needs an attribute (table "Events" has no sort key to default to), e.g. --shard time:day:createdAt', undefined],
-    ['hash of the partition key itself', { rules: [{ kind: 'hash', shards: 4, attribute: 'pk' }], seed: 1 }, S_S, '--shard hash: cannot take its value from the partition key "pk" itself; name another attribute', 'pk'],
-    ['time of the partition key itself', { rules: [{ kind: 'time', unit: 'hour', attribute: 'pk' }], seed: 1 }, S_ONLY, '--shard time: cannot take its value from the partition key "pk" itself; name another attribute', 'pk'],
-    ['keepOriginalKey empty', { rules: [{ kind: 'random', shards: 2 }], keepOriginalKey: '', seed: 1 }, S_S, '--keep-original-key must name a new attribute, not "" (a key attribute of table "Events")', ''],
-    ['keepOriginalKey = partition key', { rules: [{ kind: 'random', shards: 2 }], keepOriginalKey: 'pk', seed: 1 }, S_S, '--keep-original-key must name a new attribute, not "pk" (a key attribute of table "Events")', 'pk'],
-    ['keepOriginalKey = sort key', { rules: [{ kind: 'random', shards: 2 }], keepOriginalKey: 'sk', seed: 1 }, S_S, '--keep-original-key must name a new attribute, not "sk" (a key attribute of table "Events")', 'sk'],
+    [
+      'a number partition key',
+      { rules: [{ kind: 'random', shards: 2 }], seed: 1 },
+      N_S,
+      '--shard needs a string partition key, but "pk" of table "Events" is a number; a suffix like "#3" cannot be added to it',
+      'pk',
+    ],
+    [
+      'a binary partition key',
+      { rules: [{ kind: 'random', shards: 2 }], seed: 1 },
+      B_ONLY,
+      '--shard needs a string partition key, but "pk" of table "Events" is binary; a suffix like "#3" cannot be added to it',
+      'pk',
+    ],
+    [
+      'hash without attribute or sort key',
+      { rules: [{ kind: 'hash', shards: 4 }], seed: 1 },
+      S_ONLY,
+      '--shard hash:… needs an attribute (table "Events" has no sort key to default to), e.g. --shard hash:4:orderId',
+      undefined,
+    ],
+    [
+      'time without attribute or sort key',
+      { rules: [{ kind: 'time', unit: 'day' }], seed: 1 },
+      S_ONLY,
+      '--shard time:… needs an attribute (table "Events" has no sort key to default to), e.g. --shard time:day:createdAt',
+      undefined,
+    ],
+    [
+      'hash of the partition key itself',
+      { rules: [{ kind: 'hash', shards: 4, attribute: 'pk' }], seed: 1 },
+      S_S,
+      '--shard hash: cannot take its value from the partition key "pk" itself; name another attribute',
+      'pk',
+    ],
+    [
+      'time of the partition key itself',
+      { rules: [{ kind: 'time', unit: 'hour', attribute: 'pk' }], seed: 1 },
+      S_ONLY,
+      '--shard time: cannot take its value from the partition key "pk" itself; name another attribute',
+      'pk',
+    ],
+    [
+      'keepOriginalKey empty',
+      { rules: [{ kind: 'random', shards: 2 }], keepOriginalKey: '', seed: 1 },
+      S_S,
+      '--keep-original-key must name a new attribute, not "" (a key attribute of table "Events")',
+      '',
+    ],
+    [
+      'keepOriginalKey = partition key',
+      { rules: [{ kind: 'random', shards: 2 }], keepOriginalKey: 'pk', seed: 1 },
+      S_S,
+      '--keep-original-key must name a new attribute, not "pk" (a key attribute of table "Events")',
+      'pk',
+    ],
+    [
+      'keepOriginalKey = sort key',
+      { rules: [{ kind: 'random', shards: 2 }], keepOriginalKey: 'sk', seed: 1 },
+      S_S,
+      '--keep-original-key must name a new attribute, not "sk" (a key attribute of table "Events")',
+      'sk',
+    ],
     ['empty separator', { rules: [{ kind: 'random', shards: 2 }], separator: '', seed: 1 }, S_S, '--shard-separator must be a non-empty string', undefined],
     ['negative seed', { rules: [{ kind: 'random', shards: 2 }], seed: -1 }, S_S, '--shard-seed must be an integer from 0 to 4294967295, got -1', undefined],
     ['fractional seed', { rules: [{ kind: 'random', shards: 2 }], seed: 1.5 }, S_S, '--shard-seed must be an integer from 0 to 4294967295, got 1.5', undefined],
-    ['seed 2^32', { rules: [{ kind: 'random', shards: 2 }], seed: 2 ** 32 }, S_S, '--shard-seed must be an integer from 0 to 4294967295, got 4294967296', undefined],
+    [
+      'seed 2^32',
+      { rules: [{ kind: 'random', shards: 2 }], seed: 2 ** 32 },
+      S_S,
+      '--shard-seed must be an integer from 0 to 4294967295, got 4294967296',
+      undefined,
+    ],
     ['NaN seed', { rules: [{ kind: 'random', shards: 2 }], seed: NaN }, S_S, '--shard-seed must be an integer from 0 to 4294967295, got NaN', undefined],
   ])('%s is INVALID_OPTION', (_label, options, schema, message, field) => {
     const error = loaderErrorOf(() => resolveShardOptions(options, schema, 'Events'));
@@ -439,7 +512,21 @@ describe('timeBucket', () => {
     const last = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
     const shapes: Record<TimeUnit, RegExp> = { hour: /^\d{4}-\d\d-\d\dT\d\d$/, day: /^\d{4}-\d\d-\d\d$/, month: /^\d{4}-\d\d$/ };
     const random = mulberry32(21);
-    const values: number[] = [first - 1, first, first + 1, last - 1, last, last + 1, -62_167_219_201, -62_167_219_200, -1e11 + 1, 1e11 - 1, 1e11, 8.64e15, -8.64e15];
+    const values: number[] = [
+      first - 1,
+      first,
+      first + 1,
+      last - 1,
+      last,
+      last + 1,
+      -62_167_219_201,
+      -62_167_219_200,
+      -1e11 + 1,
+      1e11 - 1,
+      1e11,
+      8.64e15,
+      -8.64e15,
+    ];
     for (let i = 0; i < 3000; i++) {
       // Epoch seconds (|n| < 10^11) and milliseconds, on a log scale up to the largest Date, either sign.
       const magnitude = 10 ** (random() * 15.9365);
@@ -453,7 +540,8 @@ describe('timeBucket', () => {
       if (inRange) read++;
       for (const given of [value, String(value)]) {
         const ms = parseTime(given);
-        if (ms !== (inRange ? expectedMs : undefined)) problem ??= `parseTime(${JSON.stringify(given)}) = ${ms}, expected ${inRange ? expectedMs : 'undefined'}`;
+        if (ms !== (inRange ? expectedMs : undefined))
+          problem ??= `parseTime(${JSON.stringify(given)}) = ${ms}, expected ${inRange ? expectedMs : 'undefined'}`;
         if (ms === undefined) continue;
         for (const unit of TIME_UNITS) if (!shapes[unit].test(timeBucket(ms, unit))) problem ??= `${given}: ${unit} bucket ${timeBucket(ms, unit)}`;
       }
@@ -546,15 +634,60 @@ describe('applyShard', () => {
   });
 
   it.each<[string, ShardRule, Item, string]>([
-    ['hash, attribute missing', { kind: 'hash', shards: 4, attribute: 'orderId' }, { pk: 'a', sk: 'x' }, '--shard hash:4:orderId needs attribute "orderId" as a string, number or binary, but the row has none'],
-    ['hash, attribute empty', { kind: 'hash', shards: 4, attribute: 'orderId' }, { pk: 'a', sk: 'x', orderId: '' }, '--shard hash:4:orderId needs attribute "orderId" as a string, number or binary, but the row has none'],
-    ['hash, attribute a boolean', { kind: 'hash', shards: 4, attribute: 'orderId' }, { pk: 'a', sk: 'x', orderId: true }, '--shard hash:4:orderId needs attribute "orderId" as a string, number or binary, but the row has another type'],
-    ['hash, attribute a map', { kind: 'hash', shards: 4, attribute: 'orderId' }, { pk: 'a', sk: 'x', orderId: { id: 1 } }, '--shard hash:4:orderId needs attribute "orderId" as a string, number or binary, but the row has another type'],
-    ['hash, attribute null', { kind: 'hash', shards: 4, attribute: 'orderId' }, { pk: 'a', sk: 'x', orderId: null }, '--shard hash:4:orderId needs attribute "orderId" as a string, number or binary, but the row has another type'],
-    ['time, attribute missing', { kind: 'time', unit: 'day', attribute: 'createdAt' }, { pk: 'a', sk: 'x' }, '--shard time:day:createdAt needs attribute "createdAt", but the row has none'],
-    ['time, unreadable text', { kind: 'time', unit: 'hour', attribute: 'createdAt' }, { pk: 'a', sk: 'x', createdAt: 'soon' }, '--shard time:hour:createdAt: "createdAt" is not a readable time (ISO 8601 such as 2024-01-15T13:45:00Z, or epoch seconds or milliseconds)'],
-    ['time, a date that does not exist', { kind: 'time', unit: 'day', attribute: 'createdAt' }, { pk: 'a', sk: 'x', createdAt: '2024-02-30' }, '--shard time:day:createdAt: "createdAt" is not a readable time (ISO 8601 such as 2024-01-15T13:45:00Z, or epoch seconds or milliseconds)'],
-    ['time, a boolean', { kind: 'time', unit: 'month', attribute: 'createdAt' }, { pk: 'a', sk: 'x', createdAt: false }, '--shard time:month:createdAt: "createdAt" is not a readable time (ISO 8601 such as 2024-01-15T13:45:00Z, or epoch seconds or milliseconds)'],
+    [
+      'hash, attribute missing',
+      { kind: 'hash', shards: 4, attribute: 'orderId' },
+      { pk: 'a', sk: 'x' },
+      '--shard hash:4:orderId needs attribute "orderId" as a string, number or binary, but the row has none',
+    ],
+    [
+      'hash, attribute empty',
+      { kind: 'hash', shards: 4, attribute: 'orderId' },
+      { pk: 'a', sk: 'x', orderId: '' },
+      '--shard hash:4:orderId needs attribute "orderId" as a string, number or binary, but the row has none',
+    ],
+    [
+      'hash, attribute a boolean',
+      { kind: 'hash', shards: 4, attribute: 'orderId' },
+      { pk: 'a', sk: 'x', orderId: true },
+      '--shard hash:4:orderId needs attribute "orderId" as a string, number or binary, but the row has another type',
+    ],
+    [
+      'hash, attribute a map',
+      { kind: 'hash', shards: 4, attribute: 'orderId' },
+      { pk: 'a', sk: 'x', orderId: { id: 1 } },
+      '--shard hash:4:orderId needs attribute "orderId" as a string, number or binary, but the row has another type',
+    ],
+    [
+      'hash, attribute null',
+      { kind: 'hash', shards: 4, attribute: 'orderId' },
+      { pk: 'a', sk: 'x', orderId: null },
+      '--shard hash:4:orderId needs attribute "orderId" as a string, number or binary, but the row has another type',
+    ],
+    [
+      'time, attribute missing',
+      { kind: 'time', unit: 'day', attribute: 'createdAt' },
+      { pk: 'a', sk: 'x' },
+      '--shard time:day:createdAt needs attribute "createdAt", but the row has none',
+    ],
+    [
+      'time, unreadable text',
+      { kind: 'time', unit: 'hour', attribute: 'createdAt' },
+      { pk: 'a', sk: 'x', createdAt: 'soon' },
+      '--shard time:hour:createdAt: "createdAt" is not a readable time (ISO 8601 such as 2024-01-15T13:45:00Z, or epoch seconds or milliseconds)',
+    ],
+    [
+      'time, a date that does not exist',
+      { kind: 'time', unit: 'day', attribute: 'createdAt' },
+      { pk: 'a', sk: 'x', createdAt: '2024-02-30' },
+      '--shard time:day:createdAt: "createdAt" is not a readable time (ISO 8601 such as 2024-01-15T13:45:00Z, or epoch seconds or milliseconds)',
+    ],
+    [
+      'time, a boolean',
+      { kind: 'time', unit: 'month', attribute: 'createdAt' },
+      { pk: 'a', sk: 'x', createdAt: false },
+      '--shard time:month:createdAt: "createdAt" is not a readable time (ISO 8601 such as 2024-01-15T13:45:00Z, or epoch seconds or milliseconds)',
+    ],
   ])('%s: SHARD_ATTRIBUTE with the attribute as field; the item is unchanged', (_label, rule, item, message) => {
     const before = { ...item };
     const error = rowErrorOf(() => applyShard(item, origin(1), resolve([{ kind: 'random', shards: 2 }, rule], { keepOriginalKey: 'origPk' })));
@@ -578,9 +711,20 @@ describe('applyShard', () => {
 describe('createRowPlanner with sharding', () => {
   // hash:4 on the N sort key: md5("1") % 4 = 3 (python3: int(hashlib.md5(b"1").hexdigest(), 16) % 4).
   const sharded = (over: Partial<ShardOptions> = {}, rules: ShardRule[] = [{ kind: 'hash', shards: 4 }]) =>
-    createRowPlanner({ keySchema: S_N, types: {}, infer: false, empty: 'omit', jsonFlavor: 'json', shard: resolveShardOptions({ rules, seed: 7, ...over }, S_N, 'Events') });
+    createRowPlanner({
+      keySchema: S_N,
+      types: {},
+      infer: false,
+      empty: 'omit',
+      jsonFlavor: 'json',
+      shard: resolveShardOptions({ rules, seed: 7, ...over }, S_N, 'Events'),
+    });
   const json = (line: number, raw: string): SourceRecord => ({ kind: 'json', origin: { file: 'in.jsonl', line, raw } });
-  const csv = (line: number, cells: Record<string, string>): SourceRecord => ({ kind: 'csv', origin: { file: 'in.csv', line, raw: Object.values(cells).join(',') }, cells });
+  const csv = (line: number, cells: Record<string, string>): SourceRecord => ({
+    kind: 'csv',
+    origin: { file: 'in.csv', line, raw: Object.values(cells).join(',') },
+    cells,
+  });
 
   function planned(result: PlannedWrite | RejectedRow): PlannedWrite {
     if (isRejected(result)) throw new Error(`expected a planned write, got ${result.code}: ${result.message}`);

@@ -14,7 +14,15 @@ describe('ShardManifest', () => {
   it('an empty manifest describes the options: rules as given, N per rule, seed, "all" keys', () => {
     const manifest = new ShardManifest(
       'Events',
-      options({ rules: [{ kind: 'time', unit: 'day', attribute: 'createdAt' }, { kind: 'hash', shards: 4 }, { kind: 'random', shards: 8 }], separator: '|', seed: 5 }),
+      options({
+        rules: [
+          { kind: 'time', unit: 'day', attribute: 'createdAt' },
+          { kind: 'hash', shards: 4 },
+          { kind: 'random', shards: 8 },
+        ],
+        separator: '|',
+        seed: 5,
+      }),
     );
     expect(manifest.toJSON()).toEqual({
       manifestVersion: 1,
@@ -69,7 +77,9 @@ describe('ShardManifest', () => {
     const pairs: [string, string][] = [];
     for (let i = 0; i < 600; i++) {
       const key = ['user-1', 'user-2', 'User-1', 'user-10', 'ä', 'a', 'b-1', 'b1'][Math.floor(random() * 8)]!;
-      const suffix = [String(Math.floor(random() * 40)), `2024-0${1 + Math.floor(random() * 9)}-1${Math.floor(random() * 9)}#${Math.floor(random() * 12)}`][Math.floor(random() * 2)]!;
+      const suffix = [String(Math.floor(random() * 40)), `2024-0${1 + Math.floor(random() * 9)}-1${Math.floor(random() * 9)}#${Math.floor(random() * 12)}`][
+        Math.floor(random() * 2)
+      ]!;
       pairs.push([key, `${key}${random() < 0.5 ? '#' : '|'}${suffix}`]);
     }
     const build = (list: [string, string][]) => {
@@ -92,7 +102,10 @@ describe('ShardManifest', () => {
     expect(json.valuesWritten).toBe(distinct);
     for (const [key, values] of Object.entries(json.keys)) {
       expect(new Set(values).size, key).toBe(values.length);
-      expect(values.every((v) => v.startsWith(key)), key).toBe(true);
+      expect(
+        values.every((v) => v.startsWith(key)),
+        key,
+      ).toBe(true);
     }
   });
 

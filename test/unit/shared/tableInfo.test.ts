@@ -62,7 +62,15 @@ describe('tableInfoFromDescription', () => {
         itemCount: 1234,
         sizeBytes: 56789,
         gsis: [
-          { name: 'byG1', partitionKey: { name: 'g1', type: 'S' }, projection: 'KEYS_ONLY', nonKeyAttributes: [], provisionedWcu: 7, warmWriteUnits: 4000, status: 'ACTIVE' },
+          {
+            name: 'byG1',
+            partitionKey: { name: 'g1', type: 'S' },
+            projection: 'KEYS_ONLY',
+            nonKeyAttributes: [],
+            provisionedWcu: 7,
+            warmWriteUnits: 4000,
+            status: 'ACTIVE',
+          },
           {
             name: 'byG2',
             partitionKey: { name: 'g2', type: 'B' },
@@ -106,7 +114,9 @@ describe('tableInfoFromDescription', () => {
         onDemandMaxWriteUnits: 500,
         itemCount: 0,
         sizeBytes: 0,
-        gsis: [{ name: 'byG1', partitionKey: { name: 'g1', type: 'S' }, projection: 'ALL', nonKeyAttributes: [], onDemandMaxWriteUnits: 200, warmWriteUnits: 4000 }],
+        gsis: [
+          { name: 'byG1', partitionKey: { name: 'g1', type: 'S' }, projection: 'ALL', nonKeyAttributes: [], onDemandMaxWriteUnits: 200, warmWriteUnits: 4000 },
+        ],
       },
     ],
     [
@@ -134,7 +144,13 @@ describe('tableInfoFromDescription', () => {
     ],
     [
       'an unknown BillingMode falls back to the WCU rule',
-      { TableName: 'x', AttributeDefinitions: ATTRS, KeySchema: KEYS, BillingModeSummary: { BillingMode: 'SOMETHING_NEW' as never }, ProvisionedThroughput: { WriteCapacityUnits: 10 } },
+      {
+        TableName: 'x',
+        AttributeDefinitions: ATTRS,
+        KeySchema: KEYS,
+        BillingModeSummary: { BillingMode: 'SOMETHING_NEW' as never },
+        ProvisionedThroughput: { WriteCapacityUnits: 10 },
+      },
       { name: 'x', keySchema: KEY_SCHEMA, billingMode: 'PROVISIONED', provisionedWcu: 10, gsis: [] },
     ],
     [
@@ -146,7 +162,12 @@ describe('tableInfoFromDescription', () => {
         BillingModeSummary: { BillingMode: 'PAY_PER_REQUEST' },
         GlobalSecondaryIndexes: [{ IndexName: 'g', KeySchema: [{ AttributeName: 'g1', KeyType: 'HASH' }], ProvisionedThroughput: { WriteCapacityUnits: 9 } }],
       },
-      { name: 'y', keySchema: KEY_SCHEMA, billingMode: 'PAY_PER_REQUEST', gsis: [{ name: 'g', partitionKey: { name: 'g1', type: 'S' }, projection: 'ALL', nonKeyAttributes: [] }] },
+      {
+        name: 'y',
+        keySchema: KEY_SCHEMA,
+        billingMode: 'PAY_PER_REQUEST',
+        gsis: [{ name: 'g', partitionKey: { name: 'g1', type: 'S' }, projection: 'ALL', nonKeyAttributes: [] }],
+      },
     ],
     [
       'multi-attribute GSI keys keep the extra attributes',
@@ -201,7 +222,13 @@ describe('tableInfoFromDescription', () => {
     ['partition key without a type', { AttributeDefinitions: [], KeySchema: KEYS }, 'DescribeTable for "t" gave no type for key attribute "pk"'],
     [
       'sort key with an unknown type',
-      { AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }, { AttributeName: 'sk', AttributeType: 'X' as never }], KeySchema: KEYS },
+      {
+        AttributeDefinitions: [
+          { AttributeName: 'pk', AttributeType: 'S' },
+          { AttributeName: 'sk', AttributeType: 'X' as never },
+        ],
+        KeySchema: KEYS,
+      },
       'DescribeTable for "t" gave no type for key attribute "sk"',
     ],
     [

@@ -66,7 +66,11 @@ describe('GSI key attributes checked in planning (issue 11.2)', () => {
 
   it('rows without the index keys (sparse index) and rows with the right types are written', () => {
     const p = planner();
-    for (const value of [{ cust: 'c', order: 'o' }, { cust: 'c', order: 'o', status: 'shipped', total: 12 }, { cust: 'c', order: 'o', status: 'x'.repeat(2048) }]) {
+    for (const value of [
+      { cust: 'c', order: 'o' },
+      { cust: 'c', order: 'o', status: 'shipped', total: 12 },
+      { cust: 'c', order: 'o', status: 'x'.repeat(2048) },
+    ]) {
       const result = p.plan(json(value));
       expect(isRejected(result)).toBe(false);
     }
@@ -93,7 +97,17 @@ describe('GSI names that are Object.prototype members (issue 11.5)', () => {
     const cost = createWriteCostModel(table)({ cust: 'c', order: 'o', status: 's' }, 100);
     expect(Object.keys(cost.indexes).sort()).toEqual(['__proto__', 'constructor']);
     expect([cost.indexes['constructor'], Object.getOwnPropertyDescriptor(cost.indexes, '__proto__')?.value, cost.total]).toEqual([1, 1, 3]);
-    const consumed = consumedFromResponse([{ TableName: 'Orders', CapacityUnits: 3, Table: { CapacityUnits: 1 }, GlobalSecondaryIndexes: JSON.parse('{"constructor":{"CapacityUnits":1},"__proto__":{"CapacityUnits":1}}') }], 'Orders');
+    const consumed = consumedFromResponse(
+      [
+        {
+          TableName: 'Orders',
+          CapacityUnits: 3,
+          Table: { CapacityUnits: 1 },
+          GlobalSecondaryIndexes: JSON.parse('{"constructor":{"CapacityUnits":1},"__proto__":{"CapacityUnits":1}}'),
+        },
+      ],
+      'Orders',
+    );
     expect(Object.keys(consumed.indexes).sort()).toEqual(['__proto__', 'constructor']);
     expect(consumed.indexes['constructor']).toBe(1);
   });

@@ -2,14 +2,13 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { RowError, type RejectCode } from '../../../src/shared/errors.js';
+import { type RejectCode } from '../../../src/shared/errors.js';
 import { isDynamoJsonItem, itemFromDynamoJson, itemFromJson, parseJsonPrecise } from '../../../src/typing/json.js';
 import type { Item } from '../../../src/shared/types.js';
 import { rowErrorOf } from '../../support/thrown.js';
 
 const marshalled = (item: Item): Record<string, AttributeValue> => marshall(item, { removeUndefinedValues: true });
 const b = (...values: number[]) => new Uint8Array(values);
-
 
 describe('parseJsonPrecise', () => {
   it('keeps a 23-digit integer exactly', () => {

@@ -84,7 +84,13 @@ describe('planner: deep rows are TOO_DEEP rejects (issue 11.9)', () => {
   });
 
   it.each<ColumnType>(['JSON', 'M', 'L'])('a CSV cell typed %s nested 3,000 deep is TOO_DEEP naming the column', (type) => {
-    const planner = createRowPlanner({ keySchema: { partitionKey: { name: 'pk', type: 'S' } }, types: { doc: type }, infer: false, empty: 'omit', jsonFlavor: 'json' });
+    const planner = createRowPlanner({
+      keySchema: { partitionKey: { name: 'pk', type: 'S' } },
+      types: { doc: type },
+      infer: false,
+      empty: 'omit',
+      jsonFlavor: 'json',
+    });
     const cell = type === 'M' ? `{"m":${nestedArrays(3000)}}` : nestedArrays(3000);
     const row = rejectedOf(planner.plan({ kind: 'csv', origin: { file: 'in.csv', line: 3, raw: '' }, cells: { pk: 'a', doc: cell } }));
     expect(row.code).toBe('TOO_DEEP');

@@ -1,6 +1,6 @@
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { RowError, type RejectCode } from '../../../src/shared/errors.js';
+import { type RejectCode } from '../../../src/shared/errors.js';
 import { keyForDisplay, keyIdOf, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES } from '../../../src/typing/key.js';
 import type { Item, KeySchema } from '../../../src/shared/types.js';
 import { rowErrorOf } from '../../support/thrown.js';
@@ -14,7 +14,6 @@ const B: KeySchema = { partitionKey: { name: 'pk', type: 'B' } };
 const S_S: KeySchema = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'S' } };
 const S_N: KeySchema = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } };
 const N_B: KeySchema = { partitionKey: { name: 'pk', type: 'N' }, sortKey: { name: 'sk', type: 'B' } };
-
 
 describe('keyIdOf: identity', () => {
   it.each<[string, KeySchema, Item, Item]>([

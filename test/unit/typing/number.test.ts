@@ -8,7 +8,6 @@ function parsed(text: string): DynamoNumber {
   return result;
 }
 
-
 describe('parseDynamoNumber: canonical text', () => {
   it.each([
     ['0', '0'],
@@ -157,7 +156,7 @@ describe('numberSize', () => {
     expect(numberSize(parsed(input))).toBe(Math.ceil(significant / 2) + 1);
   });
 
-  it('is never below the guide\'s approximation and at most one byte above it (generated)', () => {
+  it("is never below the guide's approximation and at most one byte above it (generated)", () => {
     for (const seed of [1, 2, 3]) {
       const random = mulberry32(seed);
       for (let i = 0; i < 300; i++) {

@@ -2,7 +2,6 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { marshall, type NativeAttributeValue } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { RowError } from '../../../src/shared/errors.js';
 import { itemFromJson, parseJsonPrecise } from '../../../src/typing/json.js';
 import {
   coerceJsonItem,
@@ -25,7 +24,6 @@ function av(value: unknown): AttributeValue | undefined {
 function marshalled(item: Item): Record<string, AttributeValue> {
   return marshall(item, { removeUndefinedValues: true });
 }
-
 
 const b = (...values: number[]) => new Uint8Array(values);
 const digits20 = '12345678901234567890';
@@ -165,7 +163,7 @@ describe('inferCell (--infer): only what comes back unchanged is converted', () 
     expect(av(inferCell(text, 'col'))).toEqual(expected);
   });
 
-  it('a decimal below DynamoDB\'s range (1E-131, one significant digit) stays a string instead of failing the row', () => {
+  it("a decimal below DynamoDB's range (1E-131, one significant digit) stays a string instead of failing the row", () => {
     const tiny = `0.${'0'.repeat(130)}1`;
     expect(av(inferCell(tiny, 'col'))).toEqual({ S: tiny });
   });

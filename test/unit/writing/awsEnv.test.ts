@@ -60,6 +60,8 @@ describe('ignoredRetryEnvNotice', () => {
     expect(ignoredRetryEnvNotice({ AWS_MAX_ATTEMPTS: '5' }, 15)).toBe(
       "AWS_MAX_ATTEMPTS=5 is ignored: ddb-spread is the one retry layer (the SDK's retries are off); use --max-attempts (now 15) for the sends per item",
     );
-    expect(ignoredRetryEnvNotice({ AWS_RETRY_MODE: 'adaptive', AWS_MAX_ATTEMPTS: '2' }, 4)).toMatch(/^AWS_MAX_ATTEMPTS=2 and AWS_RETRY_MODE=adaptive are ignored: .*now 4/);
+    expect(ignoredRetryEnvNotice({ AWS_RETRY_MODE: 'adaptive', AWS_MAX_ATTEMPTS: '2' }, 4)).toMatch(
+      /^AWS_MAX_ATTEMPTS=2 and AWS_RETRY_MODE=adaptive are ignored: .*now 4/,
+    );
   });
 });

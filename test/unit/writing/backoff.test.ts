@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, classifyFailure, DEFAULT_BACKOFF, isTransientCredentialFailure, type ErrorFacts, type FailureKind } from '../../../src/writing/backoff.js';
+import {
+  backoffDelay,
+  classifyFailure,
+  DEFAULT_BACKOFF,
+  isTransientCredentialFailure,
+  type ErrorFacts,
+  type FailureKind,
+} from '../../../src/writing/backoff.js';
 
 const constant = (value: number) => () => value;
 
@@ -118,8 +125,16 @@ describe('isTransientCredentialFailure', () => {
     ['IMDS timeout', { name: 'ProviderError', message: 'TimeoutError: socket hang up' }, true],
     ['SSO throttled', { name: 'TooManyRequestsException', httpStatus: 429 }, true],
     ['SSO token refresh timed out', { name: 'TokenProviderError', message: 'ETIMEDOUT' }, true],
-    ['chain end with a container endpoint configured', { name: 'CredentialsProviderError', message: 'Could not load credentials from any providers', containerCredentials: true }, true],
-    ['chain end with no container endpoint: no credentials at all', { name: 'CredentialsProviderError', message: 'Could not load credentials from any providers' }, false],
+    [
+      'chain end with a container endpoint configured',
+      { name: 'CredentialsProviderError', message: 'Could not load credentials from any providers', containerCredentials: true },
+      true,
+    ],
+    [
+      'chain end with no container endpoint: no credentials at all',
+      { name: 'CredentialsProviderError', message: 'Could not load credentials from any providers' },
+      false,
+    ],
     ['container endpoint 403', { name: 'CredentialsProviderError', message: 'Server responded with status: 403' }, false],
     ['SSO session expired', { name: 'CredentialsProviderError', message: 'The SSO session associated with this profile has expired' }, false],
     ['expired token from DynamoDB', { name: 'ExpiredTokenException', message: 'The security token included in the request is expired' }, false],

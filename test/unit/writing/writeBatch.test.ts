@@ -25,12 +25,18 @@ function put(pk: string, n: number): PlannedWrite {
 const request = (pk: string, n: number) => ({ PutRequest: { Item: { pk: { S: pk }, n: { S: String(n) } } } });
 
 /** The input of one BatchWriteItem call holding these requests. */
-const callOf = (...requests: ReturnType<typeof request>[]): BatchWriteItemCommandInput => ({ RequestItems: { [TABLE]: requests }, ReturnConsumedCapacity: 'INDEXES' });
+const callOf = (...requests: ReturnType<typeof request>[]): BatchWriteItemCommandInput => ({
+  RequestItems: { [TABLE]: requests },
+  ReturnConsumedCapacity: 'INDEXES',
+});
 
 /** An answer: a response, an error to throw, or either computed from the call's input. */
 type Answer = Partial<BatchWriteItemCommandOutput> | Error | ((input: BatchWriteItemCommandInput) => Partial<BatchWriteItemCommandOutput> | Error);
 
-const ok = (units?: number): Partial<BatchWriteItemCommandOutput> => ({ UnprocessedItems: {}, ...(units === undefined ? {} : { ConsumedCapacity: [{ TableName: TABLE, CapacityUnits: units }] }) });
+const ok = (units?: number): Partial<BatchWriteItemCommandOutput> => ({
+  UnprocessedItems: {},
+  ...(units === undefined ? {} : { ConsumedCapacity: [{ TableName: TABLE, CapacityUnits: units }] }),
+});
 const unprocessed = (units: number, ...requests: ReturnType<typeof request>[]): Partial<BatchWriteItemCommandOutput> => ({
   UnprocessedItems: { [TABLE]: requests },
   ConsumedCapacity: [{ TableName: TABLE, CapacityUnits: units }],
@@ -99,7 +105,15 @@ function scripted(script: Answer[], options: Partial<WriterContext> = {}) {
 describe('writeBatch: one call', () => {
   it('sends every write as a PutRequest of its wire item, asks for INDEXES capacity, and sums the units', async () => {
     const [a, b] = [put('a', 1), put('b', 2)];
-    const { ctx, inputs, sleeps } = scripted([{ UnprocessedItems: {}, ConsumedCapacity: [{ TableName: TABLE, CapacityUnits: 2 }, { TableName: TABLE, CapacityUnits: 1.5 }] }]);
+    const { ctx, inputs, sleeps } = scripted([
+      {
+        UnprocessedItems: {},
+        ConsumedCapacity: [
+          { TableName: TABLE, CapacityUnits: 2 },
+          { TableName: TABLE, CapacityUnits: 1.5 },
+        ],
+      },
+    ]);
     const outcome = await writeBatch([a, b], ctx);
     expect(inputs).toEqual([callOf(request('a', 1), request('b', 2))]);
     expect(outcome).toEqual({ written: [a, b], rejected: [], consumedWcu: 3.5, throttledItems: 0, retries: 0, revived: 0 });
@@ -139,12 +153,19 @@ describe('writeBatch: UnprocessedItems', () => {
 
   it('requests still unprocessed after --max-attempts sends are RETRIES_EXHAUSTED, with their key', async () => {
     const [a, b] = [put('a', 1), put('b', 2)];
-    const { ctx, inputs, sleeps } = scripted([unprocessed(1, request('b', 2)), unprocessed(0, request('b', 2)), unprocessed(0, request('b', 2))], { maxAttempts: 3 });
+    const { ctx, inputs, sleeps } = scripted([unprocessed(1, request('b', 2)), unprocessed(0, request('b', 2)), unprocessed(0, request('b', 2))], {
+      maxAttempts: 3,
+    });
     const outcome = await writeBatch([a, b], ctx);
     expect(inputs).toEqual([callOf(request('a', 1), request('b', 2)), callOf(request('b', 2)), callOf(request('b', 2))]);
     expect(outcome.written).toEqual([a]);
     expect(outcome.rejected).toEqual([
-      { origin: b.origin, code: 'RETRIES_EXHAUSTED', message: 'not stored after 3 attempts (last: UnprocessedItems); retry later or raise --max-attempts', key: { pk: 'b' } },
+      {
+        origin: b.origin,
+        code: 'RETRIES_EXHAUSTED',
+        message: 'not stored after 3 attempts (last: UnprocessedItems); retry later or raise --max-attempts',
+        key: { pk: 'b' },
+      },
     ]);
     expect(outcome).toMatchObject({ throttledItems: 3, retries: 2 });
     expect(sleeps).toEqual([25, 50]);
@@ -200,7 +221,8 @@ describe('writeBatch: retryable errors', () => {
 describe('writeBatch: halving on ValidationException', () => {
   it('a call too large for DynamoDB is halved until the halves are accepted; halving spends no attempt', async () => {
     const writes = ['a', 'b', 'c', 'd', 'e'].map((pk, i) => put(pk, i + 1));
-    const tooLarge = (input: BatchWriteItemCommandInput) => (size(input) > 2 ? awsError('ValidationException', 400, 'Item size has exceeded the maximum allowed size') : ok(size(input)));
+    const tooLarge = (input: BatchWriteItemCommandInput) =>
+      size(input) > 2 ? awsError('ValidationException', 400, 'Item size has exceeded the maximum allowed size') : ok(size(input));
     // maxAttempts 1: any attempt spent on halving would leave the halves nothing to send with.
     const { ctx, inputs, sleeps } = scripted(Array(5).fill(tooLarge), { maxAttempts: 1 });
     const outcome = await writeBatch(writes, ctx);
@@ -255,7 +277,10 @@ describe('writeBatch: fatal errors', () => {
   it('a fatal error in the first half of a halved call leaves the second half unsent', async () => {
     const { ctx, inputs } = scripted([awsError('ValidationException', 400), awsError('ResourceNotFoundException', 400)]);
     const outcome = await writeBatch([put('a', 1), put('b', 2), put('c', 3)], ctx);
-    expect(inputs.map(pks)).toEqual([['a', 'b', 'c'], ['a', 'b']]);
+    expect(inputs.map(pks)).toEqual([
+      ['a', 'b', 'c'],
+      ['a', 'b'],
+    ]);
     expect(outcome.fatal?.code).toBe('TABLE_NOT_FOUND');
     expect(outcome).toMatchObject({ written: [], rejected: [] });
   });

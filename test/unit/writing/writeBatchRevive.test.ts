@@ -26,12 +26,19 @@ function fakeDynamo(refuse: Record<string, Refusal>) {
   const calls: unknown[][] = [];
   const client = {
     async send(command: { input: { RequestItems: Record<string, Array<{ PutRequest: { Item: Record<string, AttributeValue> } }>> } }) {
-      const items = Object.values(command.input.RequestItems).flat().map((r) => ({ pk: r.PutRequest.Item['pk']!.S!, status: r.PutRequest.Item['status']!.S! }));
+      const items = Object.values(command.input.RequestItems)
+        .flat()
+        .map((r) => ({ pk: r.PutRequest.Item['pk']!.S!, status: r.PutRequest.Item['status']!.S! }));
       calls.push(items);
       for (const item of items) {
         const refusal = refuse[item.status];
-        if (refusal === 'validation') throw Object.assign(new Error('One or more parameter values were invalid: Type mismatch for Index Key status'), { name: 'ValidationException', $metadata: { httpStatusCode: 400 } });
-        if (refusal === 'internal') throw Object.assign(new Error('Internal server error'), { name: 'InternalServerError', $metadata: { httpStatusCode: 500 } });
+        if (refusal === 'validation')
+          throw Object.assign(new Error('One or more parameter values were invalid: Type mismatch for Index Key status'), {
+            name: 'ValidationException',
+            $metadata: { httpStatusCode: 400 },
+          });
+        if (refusal === 'internal')
+          throw Object.assign(new Error('Internal server error'), { name: 'InternalServerError', $metadata: { httpStatusCode: 500 } });
       }
       for (const item of items) table.set(item.pk, item);
       return { UnprocessedItems: {}, ConsumedCapacity: [] };
