@@ -54,12 +54,18 @@ export class Dispatcher {
   /** Sends `batch` once a slot is free (or skips it, done before the resume); resolves when it is under way. */
   async dispatch(batch: Batch): Promise<void> {
     const { tally, checkpoint, inFlight, now } = this.#o;
-    const index = tally.nextBatch();
-    if (index < this.#o.resumeFrom || checkpoint?.progress.isDone(index)) return this.#skipDone(batch);
+    // Batches are dispatched one at a time, so the next number is this batch's until it is counted.
+    const index = tally.counters.batches;
+    if (index < this.#o.resumeFrom || checkpoint?.progress.isDone(index)) {
+      tally.nextBatch();
+      return this.#skipDone(batch);
+    }
     const limit = this.#limit;
     // Gate the reader on p-limit's own counts, so a later change of limit.concurrency takes effect here.
     while (limit.activeCount + limit.pendingCount >= (limit.concurrency = inFlight.limit(now())))
       await Promise.race([...this.#running, delay(inFlight.recheckMs())]);
+    // Counted once past the gate: a snapshot taken while the reader waits (--stop-timeout) shows the batches sent.
+    tally.nextBatch();
     const waitFor = new Set<Promise<void>>();
     for (const w of batch.writes) {
       const earlier = this.#unsettledKeys.get(w.keyId);
