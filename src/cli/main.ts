@@ -143,7 +143,10 @@ Examples:
   return program;
 }
 
-/** The options load and estimate share: input, typing, order, sharding, rate, AWS, output. */
+/**
+ * The options load and estimate share: input, typing, order, sharding, rate, AWS, output. Over 100 lines
+ * because it is the option table itself (one chained `.option()` per flag, in --help order), not logic.
+ */
 function addLoadOptions(command: Command): Command {
   return command
     .option('--region <region>', 'AWS region (default: AWS_REGION, AWS_DEFAULT_REGION or the profile)')

@@ -451,7 +451,8 @@ const USD = 2;
 /**
  * The estimate for machines (--json): one object on one line, fields in the order of EstimateResult
  * (built field by field, not spread, so the producer's construction order cannot change it), absent
- * values as null. With `excerpts: false` key values are "(hidden)" here too.
+ * values as null. With `excerpts: false` key values are "(hidden)" here too. Over 100 lines because it is
+ * the documented JSON shape (docs/ESTIMATE.md) written out field by field; splitting it would hide the order.
  */
 export function estimateJson(result: EstimateResult, options: { excerpts?: boolean } = {}): string {
   const r = result;
