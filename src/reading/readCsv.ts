@@ -22,6 +22,8 @@ export interface CsvReadOptions {
   columns: string[] | undefined;
   /** A record over this many bytes is rejected as RECORD_TOO_LARGE and read past unheld. @default MAX_RECORD_BYTES */
   maxRecordBytes?: number;
+  /** Line number of the stream's first byte, when it starts inside a file (a stripe; needs `columns`). @default 1 */
+  firstLine?: number;
 }
 
 /**
@@ -74,7 +76,7 @@ export async function* readCsv(stream: Readable, file: string, options: CsvReadO
 
   // Line numbers come from each record's raw text rather than csv-parse's `info` (which costs ~15% of
   // the parse and drifts after quoted CRLF). The header row takes line 1 unless --columns is given.
-  let nextLine = options.columns ? 1 : 2;
+  let nextLine = options.columns ? (options.firstLine ?? 1) : 2;
   let first = true;
   try {
     for await (const entry of records) {
