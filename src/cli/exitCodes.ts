@@ -58,6 +58,7 @@ export const EXIT_CODE_OF: Readonly<Record<LoaderErrorCode, number>> = {
   CHECKPOINT_UNWRITABLE: EXIT.CANT_CREATE,
   CHECKPOINT_COMPLETE: EXIT.OK,
   MAX_REJECTS_REACHED: EXIT.DATA,
+  ORDER_NOT_GROUPED: EXIT.DATA,
   ABORTED: EXIT.FATAL,
   BUG: EXIT.SOFTWARE,
   // Row codes are not thrown as a whole load's failure; listed so the table stays exhaustive.

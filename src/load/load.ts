@@ -2,7 +2,6 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Readable } from 'node:stream';
 import { createBatcher } from '../batching/batch.js';
 import { defaultCeiling } from '../pacing/inFlight.js';
-import { readRecords } from '../reading/readRecords.js';
 import type { LoadEvent, LoadResult } from '../reporting/events.js';
 import { LoaderError, bug } from '../shared/errors.js';
 import type { TableInfo } from '../shared/tableInfo.js';
@@ -125,21 +124,20 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
 /** The stages chained: the batches of the load, in the order they are sent. */
 function batchesOfLoad(prepared: PreparedLoad, opts: NormalizedLoadOptions, report: StageReport, session: LoadSession) {
   const { input } = prepared;
-  const records = readRecords(input, opts.inputFormat, { delimiter: opts.delimiter, columns: opts.columns });
   return batchesOf(
-    records,
+    prepared.records,
     {
       file: input.name,
       planner: prepared.planner,
       segment: opts.segment,
       onPlanned: prepared.onPlanned,
       orderer: prepared.orderer,
-      order: opts.order,
+      order: prepared.order,
       batcher: createBatcher(),
       // Rows already read are written even when stopping on a signal: at most one partial batch. Not with
       // a checkpoint: a partial batch is not a batch of the load's fixed sequence, and resuming counts on it.
       sendLast: () => !report.stop.failed && !(session.checkpoint && report.stop.stopping),
-      close: () => input.stream.destroy(),
+      close: prepared.closeInput,
     },
     report,
   );
@@ -151,7 +149,7 @@ function resultFacts(session: LoadSession, opts: NormalizedLoadOptions, elapsedM
   return {
     table: opts.table,
     input: opts.input,
-    order: opts.order,
+    order: session.order ?? opts.order,
     elapsedMs,
     bytesRead: session.input?.bytesRead() ?? 0,
     rejectsPath: session.rejects.count > 0 ? opts.rejectsPath : undefined,

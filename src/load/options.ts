@@ -52,7 +52,7 @@ export interface LoadOptions {
   rejectsPath?: string;
   /** Stop the load once this many rows are rejected. @default Infinity */
   maxRejects?: number;
-  /** Write order. @default 'round-robin' for files, 'window' for stdin */
+  /** Write order. @default 'stripes' for files (round-robin where a file cannot be striped), 'window' for stdin */
   order?: OrderMode;
   /** Rows held by the window order. @default 50000 */
   window?: number;
@@ -195,7 +195,7 @@ export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean }
 
   const segment = normalizeSegment(raw.segment);
 
-  const order = raw.order ?? (raw.input === '-' ? 'window' : 'round-robin');
+  const order = raw.order ?? (raw.input === '-' ? 'window' : 'stripes');
   if (!ORDER_MODES.includes(order)) throw invalid('order', `one of ${ORDER_MODES.join(', ')}`, order);
   if (raw.window !== undefined && order !== 'window') throw invalid('window', 'given only with order "window"', raw.window);
   if (raw.tempDir !== undefined && (typeof raw.tempDir !== 'string' || raw.tempDir === '')) throw invalid('tempDir', 'a folder path', raw.tempDir);

@@ -12,7 +12,10 @@ import type { TableInfo } from '../shared/tableInfo.js';
 import type { PlannedWrite } from '../shared/types.js';
 import { resolveShardOptions, type ResolvedShardOptions } from '../sharding/shard.js';
 import { ShardManifest } from '../sharding/shardManifest.js';
-import { createRowPlanner, type RowPlanner } from '../typing/planRow.js';
+import { createRowPlanner, type RowPlanner, type RowPlannerOptions, type SourceRecord } from '../typing/planRow.js';
+import type { OrderMode } from '../ordering/order.js';
+import { readRecords } from '../reading/readRecords.js';
+import { openStripedRead, stripeCount } from './stripedRecords.js';
 import { indexKeyAttributes } from '../typing/indexKeys.js';
 import { checkTypesAgainstKeys } from './options.js';
 import { DEFAULT_BACKOFF } from '../writing/backoff.js';
@@ -40,6 +43,12 @@ export interface PreparedLoad {
   onPlanned: (write: PlannedWrite) => PlannedWrite;
   /** Whether the load tallies write units per key (a dry run keeps its own tally). */
   countKeys: boolean;
+  /** The input's records, in the order they are read (a striped read's, or the file's). */
+  records: AsyncGenerator<SourceRecord>;
+  /** The write order in effect (see LoadSession.order). */
+  order: OrderMode;
+  /** Stops reading the input. */
+  closeInput: () => void;
 }
 
 export interface PrepareContext {
@@ -106,6 +115,47 @@ export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Pr
   return stagesOf(session, ctx, tableInfo, input, shard, costOf);
 }
 
+/**
+ * How the input is read: in stripes when --order is stripes (the default for a file) and the file can be
+ * cut and looks grouped by partition key (src/load/stripedRecords.ts); otherwise whole, in round-robin
+ * order for stripes, or in the order asked for.
+ */
+async function readingOf(
+  session: LoadSession,
+  input: OpenedInput,
+  plannerOptions: RowPlannerOptions,
+): Promise<Pick<PreparedLoad, 'records' | 'order' | 'closeInput'> & { parts: number }> {
+  const { opts } = session;
+  const whole = (order: OrderMode) => ({
+    records: readRecords(input, opts.inputFormat, { delimiter: opts.delimiter, columns: opts.columns }),
+    order,
+    parts: 0,
+    closeInput: () => input.stream.destroy(),
+  });
+  if (opts.order !== 'stripes') return whole(opts.order);
+  const syntax = opts.inputFormat === 'csv' ? 'csv' : 'jsonl';
+  const how = { syntax, delimiter: opts.delimiter, columns: opts.columns } as const;
+  const parts = INPUT_SYNTAX.has(opts.inputFormat) ? await stripeCount(opts.input, input.totalBytes, how) : 0;
+  const striped =
+    parts >= 2
+      ? await openStripedRead({
+          path: opts.input,
+          file: input.name,
+          size: input.totalBytes!,
+          how,
+          parts,
+          probe: createRowPlanner({ ...plannerOptions, shard: undefined }),
+        })
+      : undefined;
+  if (!striped) return whole('round-robin');
+  input.stream.destroy();
+  session.input = { ...input, bytesRead: striped.bytesRead };
+  return { records: striped.records, order: 'stripes', parts: striped.parts, closeInput: striped.close };
+}
+
+/** Formats a striped read can cut: text with one record per line (CSV's quoted line breaks included). */
+const INPUT_SYNTAX = new Set(['csv', 'jsonl', 'ddb-json']);
+
 /** The rate first: a progress display starts on 'started' and should not be interrupted by it. */
 function announce(rate: RateChoice, keyWcu: number | undefined, emit: (event: LoadEvent) => void): void {
   emit({ type: 'rateChosen', targetWcu: Number.isFinite(rate.targetWcu) ? rate.targetWcu : undefined, keyWcu, reason: rate.reason });
@@ -129,18 +179,18 @@ function writeCostOf(tableInfo: TableInfo): (write: PlannedWrite) => number {
 }
 
 /** The planner, the order and the sink of a load whose table and input are ready. */
-function stagesOf(
+async function stagesOf(
   session: LoadSession,
   ctx: PrepareContext,
   tableInfo: TableInfo,
   input: OpenedInput,
   shard: ResolvedShardOptions | undefined,
   costOf: (w: PlannedWrite) => number,
-): PreparedLoad {
+): Promise<PreparedLoad> {
   const { opts } = session;
   const { deps, now } = ctx;
   const keySchema = tableInfo.keySchema;
-  const planner = createRowPlanner({
+  const plannerOptions: RowPlannerOptions = {
     keySchema,
     types: opts.types,
     infer: opts.infer,
@@ -148,9 +198,13 @@ function stagesOf(
     jsonFlavor: opts.inputFormat === 'ddb-json' ? 'ddb-json' : 'json',
     ...(shard ? { shard } : {}),
     indexKeys: indexKeyAttributes(tableInfo),
-  });
+  };
+  const planner = createRowPlanner(plannerOptions);
+  const reading = await readingOf(session, input, plannerOptions);
+  session.order = reading.order;
   const orderer = new WriteOrderer({
-    mode: opts.order,
+    mode: reading.order,
+    parts: reading.parts,
     windowRows: opts.windowRows,
     memoryBytes: opts.memoryBytes,
     tempDir: opts.tempDir ?? tmpdir(),
@@ -176,5 +230,18 @@ function stagesOf(
         inFlight,
         now,
       );
-  return { tableInfo, input, planner, orderer, costOf, sink, inFlight, onPlanned: dryRun ? (w) => dryRun.onPlanned(w) : (w) => w, countKeys: !dryRun };
+  return {
+    tableInfo,
+    input: session.input ?? input,
+    planner,
+    orderer,
+    costOf,
+    sink,
+    inFlight,
+    onPlanned: dryRun ? (w) => dryRun.onPlanned(w) : (w) => w,
+    countKeys: !dryRun,
+    records: reading.records,
+    order: reading.order,
+    closeInput: reading.closeInput,
+  };
 }

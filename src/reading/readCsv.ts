@@ -24,6 +24,8 @@ export interface CsvReadOptions {
   maxRecordBytes?: number;
   /** Line number of the stream's first byte, when it starts inside a file (a stripe; needs `columns`). @default 1 */
   firstLine?: number;
+  /** Called with the header row's names once it is read (a striped read hands them to its other stripes). */
+  onHeader?: (names: string[]) => void;
 }
 
 /**
@@ -49,7 +51,13 @@ export async function* readCsv(stream: Readable, file: string, options: CsvReadO
     encoding: 'latin1',
     delimiter: Buffer.from(options.delimiter, 'utf8').toString('latin1'),
     record_delimiter: ['\r\n', '\n', '\r'],
-    columns: options.columns ? options.columns.map(safeColumn) : (header: string[]) => checkHeader(header, file, framer.placeholder, maxBytes).map(safeColumn),
+    columns: options.columns
+      ? options.columns.map(safeColumn)
+      : (header: string[]) => {
+          const names = checkHeader(header, file, framer.placeholder, maxBytes);
+          options.onHeader?.(names);
+          return names.map(safeColumn);
+        },
     raw: true,
     relax_quotes: true,
     skip_empty_lines: true,

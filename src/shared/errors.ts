@@ -29,6 +29,8 @@ export type FatalCode =
   /** The checkpoint says this load already completed: nothing to do. */
   | 'CHECKPOINT_COMPLETE'
   | 'MAX_REJECTS_REACHED'
+  /** A striped read found the input not grouped by partition key (load() then reads it again in round-robin order). */
+  | 'ORDER_NOT_GROUPED'
   | 'ABORTED'
   | 'BUG';
 

@@ -46,9 +46,7 @@ describe('RecordStartScanner', () => {
         const [start] = starts(bytes, 'csv', [target], chunk);
         expect(start!.offset).toBeGreaterThanOrEqual(target);
         const whole = await collect(readCsv(stream(bytes), 'f.csv', { delimiter: ',', columns: undefined }));
-        const part = await collect(
-          readCsv(stream(bytes.subarray(start!.offset)), 'f.csv', { delimiter: ',', columns: ['c1', 'c2'], firstLine: start!.line }),
-        );
+        const part = await collect(readCsv(stream(bytes.subarray(start!.offset)), 'f.csv', { delimiter: ',', columns: ['c1', 'c2'], firstLine: start!.line }));
         // At the end of the file the start's line may be the last record's own (no break after it).
         const fromThere = start!.offset === bytes.length ? [] : whole.filter((r) => (r as { line: number }).line >= start!.line);
         expect(part).toEqual(fromThere);
