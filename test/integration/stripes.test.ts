@@ -10,7 +10,10 @@ import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import type { LoadEvent } from '../../src/index.js';
 import type { PlannedWrite } from '../../src/shared/types.js';
+import { batchesDone } from '../support/checkpoint.js';
+import { runCli } from '../support/cli.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
+import { localEnv } from '../support/env.js';
 import { useLocalAws } from '../support/localAws.js';
 import { localLoad } from '../support/localLoad.js';
 import { plainItem } from '../support/plainItem.js';
@@ -165,6 +168,24 @@ describe('--order stripes (the default for a file)', () => {
     const items = await scanAll(client(), table);
     const k3 = items.find((i) => i['pk']!.S === key(3) && i['sk']!.S === 's0');
     if (k3) expect(k3['v']!.N).toBe(rows.find((r) => r.pk === key(3) && r.sk === 's0')!.v);
+    await dropTable(table);
+  });
+
+  it('kill -9 mid-load and resume with the same command: the same order is replayed, every key ends at its last row', async () => {
+    const rows = sortedRows();
+    const file = await inputFile('resume.csv', csv(rows));
+    const table = await newTable();
+    const checkpoint = aws.dir() + '/resume.checkpoint.json';
+    const args = ['load', file, '--table', table, '--types', 'v:N', '--checkpoint', checkpoint, '--rejects', aws.dir() + '/resume.rejects.jsonl', '--concurrency', '2'];
+    const env = localEnv(aws.endpoint);
+    const run = (kill?: number) =>
+      runCli(args, { cwd: aws.dir(), env, stdout: 'ignore', timeoutMs: 120_000, ...(kill ? { kill: { signal: 'SIGKILL' as const, when: () => batchesDone(checkpoint) >= kill } } : {}) });
+    const killed = await run(60);
+    expect(killed.signal).toBe('SIGKILL');
+    const resumed = await run();
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toContain('resuming from checkpoint');
+    await expectTable(table, rows);
     await dropTable(table);
   });
 
