@@ -176,10 +176,29 @@ describe('--order stripes (the default for a file)', () => {
     const file = await inputFile('resume.csv', csv(rows));
     const table = await newTable();
     const checkpoint = aws.dir() + '/resume.checkpoint.json';
-    const args = ['load', file, '--table', table, '--types', 'v:N', '--checkpoint', checkpoint, '--rejects', aws.dir() + '/resume.rejects.jsonl', '--concurrency', '2'];
+    const args = [
+      'load',
+      file,
+      '--table',
+      table,
+      '--types',
+      'v:N',
+      '--checkpoint',
+      checkpoint,
+      '--rejects',
+      aws.dir() + '/resume.rejects.jsonl',
+      '--concurrency',
+      '2',
+    ];
     const env = localEnv(aws.endpoint);
     const run = (kill?: number) =>
-      runCli(args, { cwd: aws.dir(), env, stdout: 'ignore', timeoutMs: 120_000, ...(kill ? { kill: { signal: 'SIGKILL' as const, when: () => batchesDone(checkpoint) >= kill } } : {}) });
+      runCli(args, {
+        cwd: aws.dir(),
+        env,
+        stdout: 'ignore',
+        timeoutMs: 120_000,
+        ...(kill ? { kill: { signal: 'SIGKILL' as const, when: () => batchesDone(checkpoint) >= kill } } : {}),
+      });
     const killed = await run(60);
     expect(killed.signal).toBe('SIGKILL');
     const resumed = await run();

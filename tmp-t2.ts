@@ -1,0 +1,18 @@
+import { openStripedRead } from './src/load/stripedRecords.ts';
+import { createRowPlanner } from './src/typing/planRow.ts';
+import { readCsv } from './src/reading/readCsv.ts';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+const f = '/tmp/fw/big.csv';
+const size = (await stat(f)).size;
+let t = performance.now();
+let n = 0;
+for await (const r of readCsv(createReadStream(f, { highWaterMark: 256 * 1024 }), f, { delimiter: ',', columns: undefined })) n++;
+console.log('plain read', (performance.now() - t).toFixed(0), 'ms', n);
+const planner = createRowPlanner({ keySchema: { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'S' } }, types: { amount: 'N', qty: 'N' }, infer: false, empty: 'omit', jsonFlavor: 'json' } as never);
+const s = await openStripedRead({ path: f, file: f, size, how: { syntax: 'csv', delimiter: ',', columns: undefined }, parts: Number(process.argv[2] ?? 64), probe: planner });
+t = performance.now();
+n = 0;
+for await (const r of s!.records) n++;
+console.log('striped read', (performance.now() - t).toFixed(0), 'ms', n, s!.parts);
+console.log("skipped", (globalThis as any).__skipped);
