@@ -67,7 +67,8 @@ export async function estimate(options: EstimateOptions, deps: EstimateDependenc
     tableSource: options.tableInfo ? 'flags' : 'describe-table',
     rate: prepared.rate,
     totals: tally.finish(),
-    load: { pacing: opts.pacing, keyWcu: opts.keyWcu, order: opts.order, sharded: opts.shard !== undefined },
+    // The order in effect: a file that cannot be read in stripes is written in round-robin order.
+    load: { pacing: opts.pacing, keyWcu: opts.keyWcu, order: run.order, sharded: opts.shard !== undefined },
     prices: options.prices,
   });
 }
