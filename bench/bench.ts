@@ -30,6 +30,10 @@
  *                     parse-only (~3 minutes). It runs after the main bench by default; --skip-estimate
  *                     leaves it out. --estimate-rows N sets the speed input (default 1M; the issue's 3M:
  *                     --estimate-rows 3000000, ~4 more minutes).
+ *   --first-write-only run only the first-write bench, bench/firstWrite.ts (issue 14): time to the first
+ *                     write, peak RSS and temp disk of --order stripes against round-robin on a key-sorted
+ *                     3M-row CSV (~10 minutes). It runs after the main bench by default; --skip-first-write
+ *                     leaves it out; --first-write-rows N sets the input size.
  *   --order-rows N, --order-large-rows N, --order-load-rows N
  *                     passed to bench/order.ts as --rows, --large-rows, --load-rows (see there)
  *
@@ -73,6 +77,9 @@ const { values: flags } = parseArgs({
     'skip-noise': { type: 'boolean' },
     'noise-rows': { type: 'string' },
     'estimate-only': { type: 'boolean' },
+    'first-write-only': { type: 'boolean' },
+    'skip-first-write': { type: 'boolean' },
+    'first-write-rows': { type: 'string' },
     'skip-estimate': { type: 'boolean' },
     'estimate-rows': { type: 'string' },
   },
@@ -101,11 +108,13 @@ const SWEEP = (flags.sweep ?? process.env['BENCH_SWEEP'] ?? '1,2,4,8,16,32')
   });
 const MINIMAL_RCC = flags['minimal-rcc'] ?? process.env['BENCH_MINIMAL_RCC'] === '1';
 const ESTIMATE_ONLY = flags['estimate-only'] ?? false;
+const FIRST_WRITE_ONLY = flags['first-write-only'] ?? false;
 const RATE_ONLY = flags['rate-only'] ?? false;
 const ORDER_ONLY = flags['order-only'] ?? false;
 const NOISE_ONLY = flags['noise-only'] ?? false;
 /** The main bench (parse, loads, sweep) is left out by --order-only and --rate-only. */
-const SKIP_MAIN = ORDER_ONLY || RATE_ONLY || ESTIMATE_ONLY || NOISE_ONLY;
+const SKIP_MAIN = ORDER_ONLY || RATE_ONLY || ESTIMATE_ONLY || NOISE_ONLY || FIRST_WRITE_ONLY;
+const FIRST_WRITE_BENCH = FIRST_WRITE_ONLY || (!SKIP_MAIN && !(flags['skip-first-write'] ?? false));
 const NOISE_BENCH = NOISE_ONLY || (!SKIP_MAIN && !(flags['skip-noise'] ?? false));
 const ORDER_BENCH = !RATE_ONLY && !ESTIMATE_ONLY && (ORDER_ONLY || (flags['order-bench'] ?? process.env['BENCH_ORDER'] === '1'));
 const RATE_BENCH = RATE_ONLY || (!SKIP_MAIN && !(flags['skip-rate'] ?? false));
@@ -469,5 +478,7 @@ if (RATE_BENCH) runBench('rate.ts', forward('rate-rows', 'rows'));
 if (NOISE_BENCH) runBench('noise.ts', forward('noise-rows', 'rows'));
 // Estimate accuracy against real loads through the partition model, and estimate speed.
 if (ESTIMATE_BENCH) runBench('estimate.ts', forward('estimate-rows', 'speed-rows'));
+// Issue 14: how soon the default order writes, its memory and temp disk against round-robin's.
+if (FIRST_WRITE_BENCH) runBench('firstWrite.ts', forward('first-write-rows', 'rows'));
 if (ORDER_BENCH)
   runBench('order.ts', [...forward('order-rows', 'rows'), ...forward('order-large-rows', 'large-rows'), ...forward('order-load-rows', 'load-rows')]);

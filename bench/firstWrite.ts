@@ -12,7 +12,7 @@
  * default before it) on the large file; stripes on 1M rows as well, to show that its RSS does not grow
  * with the file. Results also go to bench/results/first-write-latest.json.
  */
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -26,7 +26,7 @@ const SMALL_ROWS = Number(flags['small-rows'] ?? 1_000_000);
 const log = (msg: string) => process.stdout.write(`${msg}\n`);
 
 const harness = new Harness({ log, childTimeoutMs: 30 * 60_000, tablePrefix: 'firstwrite' });
-const dir = join(process.cwd(), 'bench', '.data', `first-write-${process.pid}`);
+let dir = '';
 
 interface Run {
   order: string;
@@ -60,7 +60,8 @@ async function measure(input: string, rows: number, order: string): Promise<Run>
 }
 
 try {
-  await mkdir(dir, { recursive: true });
+  dir = await harness.makeTempDir('ddb-spread-first-write-');
+  harness.cleanupOnSignals();
   await harness.compileChildren(['childStats.ts', 'runFirstWrite.ts']);
   log(`first-write bench: ${fmtInt(ROWS)} and ${fmtInt(SMALL_ROWS)} key-sorted rows, ${takenOn(cpus().length)}`);
   const big = join(dir, 'big.csv');
@@ -100,5 +101,4 @@ try {
   process.exitCode = 1;
 } finally {
   await harness.cleanup();
-  await rm(dir, { recursive: true, force: true });
 }
