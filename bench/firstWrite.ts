@@ -13,7 +13,7 @@
  * with the file. Results also go to bench/results/first-write-latest.json.
  */
 import { mkdir, stat } from 'node:fs/promises';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { generateSkewedCsv } from './data.js';
@@ -63,7 +63,7 @@ try {
   dir = await harness.makeTempDir('ddb-spread-first-write-');
   harness.cleanupOnSignals();
   await harness.compileChildren(['childStats.ts', 'runFirstWrite.ts']);
-  log(`first-write bench: ${fmtInt(ROWS)} and ${fmtInt(SMALL_ROWS)} key-sorted rows, ${takenOn(cpus().length)}`);
+  log(`first-write bench: ${fmtInt(ROWS)} and ${fmtInt(SMALL_ROWS)} key-sorted rows, ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)}`);
   const big = join(dir, 'big.csv');
   const small = join(dir, 'small.csv');
   await generateSkewedCsv(big, ROWS, 14);
@@ -94,7 +94,12 @@ try {
   log(
     `peak RSS of the default order under 256 MB: ${stripesBig.stats.maxRssMB.toFixed(0)} MB (${pass(stripesBig.stats.maxRssMB < 256)}), ${fmtInt(ROWS)} / ${fmtInt(SMALL_ROWS)} rows: x${rssGrowth.toFixed(2)} (${pass(rssGrowth <= 1.1)})`,
   );
-  const path = await writeResults('first-write-latest.json', { rows: ROWS, smallRows: SMALL_ROWS, runs: [stripesBig, roundRobinBig, stripesSmall] });
+  const path = await writeResults('first-write-latest.json', {
+    ...takenOn(cpus().length),
+    rows: ROWS,
+    smallRows: SMALL_ROWS,
+    runs: [stripesBig, roundRobinBig, stripesSmall],
+  });
   log(`written ${path}`);
 } catch (error) {
   process.stderr.write(`first-write bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
