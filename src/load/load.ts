@@ -68,6 +68,31 @@ const PROGRESS_INTERVAL_MS = 200;
  * `concurrency` batches of 25 items: the stages are pulled only when a batch slot is free.
  */
 export async function load(options: LoadOptions, deps: LoadDependencies = {}): Promise<LoadResult> {
+  try {
+    return await loadOnce(options, deps);
+  } catch (error) {
+    if (!restartsInRoundRobin(error, options)) throw error;
+    // Everything the striped read sent has settled, and nothing went out of order: writing every row again
+    // in round-robin order leaves the table as writing the file top to bottom would.
+    const written = (error as LoaderError).result?.written ?? 0;
+    deps.onEvent?.({
+      type: 'warning',
+      message: `${(error as Error).message.split('. Nothing')[0]}; writing the whole file again from its first row in round-robin order (${written} rows written so far are written again, with the same values)`,
+    });
+    return loadOnce({ ...options, order: 'round-robin' }, deps);
+  }
+}
+
+/**
+ * A striped read that found the file not grouped by partition key starts over in round-robin order, by
+ * itself, when nothing pins the order: a load with a checkpoint stops instead (its checkpoint records the
+ * striped order, and resuming it must replay that order), as does a load that asked for stripes by name.
+ */
+function restartsInRoundRobin(error: unknown, options: LoadOptions): boolean {
+  return error instanceof LoaderError && error.code === 'ORDER_NOT_GROUPED' && options.order === undefined && options.checkpointPath === undefined;
+}
+
+async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<LoadResult> {
   const startedAt = performance.now();
   const opts = normalizeOptions(options, { dryRun: deps.dryRun !== undefined });
   const emit = deps.onEvent ?? (() => undefined);

@@ -50,6 +50,15 @@ function sortedRows(): Row[] {
   return rows;
 }
 
+/** Sorted rows with one row of an early key deep inside: a new value for an existing primary key. */
+function disorderedFile(): { disordered: Row[]; text: string; lateLine: number } {
+  const rows = sortedRows();
+  const late: Row = { pk: key(3), sk: 's0', v: '999999', note: 'late' };
+  const disordered = [...rows.slice(0, 6000), late, ...rows.slice(6000)];
+  const text = csv(disordered);
+  return { disordered, text, lateLine: text.slice(0, text.indexOf(',late\n')).split('\n').length };
+}
+
 const csvCell = (s: string) => (/[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
 const csv = (rows: Row[]) => `pk,sk,v,note\n${rows.map((r) => [r.pk, r.sk, r.v, r.note].map(csvCell).join(',')).join('\n')}\n`;
 
@@ -152,22 +161,30 @@ describe('--order stripes (the default for a file)', () => {
     await dropTable(table);
   });
 
-  it('stops before a row goes out of order when the disorder is where the probe does not look', async () => {
-    const rows = sortedRows();
-    // Deep inside the file, a row of an early key with a new value for an existing primary key.
-    const late: Row = { pk: key(3), sk: 's0', v: '999999', note: 'late' };
-    const disordered = [...rows.slice(0, 6000), late, ...rows.slice(6000)];
-    const text = csv(disordered);
+  it('asked for by name, stops before a row goes out of order when the disorder is where the probe does not look', async () => {
+    const { disordered, text, lateLine } = disorderedFile();
     const file = await inputFile('disordered.csv', text);
-    const lateLine = text.slice(0, text.indexOf(',late\n')).split('\n').length;
     const table = await newTable();
-    const error = await runFailing({ input: file, table });
+    const error = await runFailing({ input: file, table, order: 'stripes' });
     expect(error.code).toBe('ORDER_NOT_GROUPED');
     expect(error.message).toContain(`line ${lateLine} of ${file}`);
     // Nothing written out of order: the key the late row would change holds its own last earlier value or nothing.
     const items = await scanAll(client(), table);
     const k3 = items.find((i) => i['pk']!.S === key(3) && i['sk']!.S === 's0');
-    if (k3) expect(k3['v']!.N).toBe(rows.find((r) => r.pk === key(3) && r.sk === 's0')!.v);
+    if (k3) expect(k3['v']!.N).toBe(disordered.find((r) => r.pk === key(3) && r.sk === 's0')!.v);
+    await dropTable(table);
+  });
+
+  it('by default, starts over in round-robin order when the file turns out not grouped, and every row lands right', async () => {
+    const { disordered, text, lateLine } = disorderedFile();
+    const file = await inputFile('disordered-default.csv', text);
+    const table = await newTable();
+    const warnings: string[] = [];
+    const result = await run({ input: file, table }, { onEvent: (e) => void (e.type === 'warning' ? warnings.push(e.message) : undefined) });
+    expect(result.order).toBe('round-robin');
+    expect(result.rowsRead).toBe(disordered.length);
+    expect(warnings.some((w) => w.includes(`line ${lateLine} of ${file}`) && w.includes('round-robin order'))).toBe(true);
+    await expectTable(table, disordered);
     await dropTable(table);
   });
 
