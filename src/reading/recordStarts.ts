@@ -104,7 +104,21 @@ export class RecordStartScanner {
     let atStart = this.#atRecordStart;
     let breaks = this.#breaks;
     let next = this.#targets[this.#found.length]!;
+    // Where the next quote and CR are (n: none left in this chunk): found once, then reused until passed.
+    let nextQuote = -1;
+    let nextCr = -1;
     for (let i = from; i < n; i++) {
+      if (!pendingCr && !pendingQuote && !atStart) {
+        // Bytes that are not a quote, CR or LF change nothing but fieldStarted: jump to the next one that does.
+        if (nextQuote < i) nextQuote = indexOrEnd(chunk, QUOTE, i);
+        if (nextCr < i) nextCr = indexOrEnd(chunk, CR, i);
+        const stop = Math.min(nextQuote, nextCr, indexOrEnd(chunk, LF, i));
+        if (stop > i) {
+          if (!quoting) fieldStarted = chunk[stop - 1] !== delimiter;
+          i = stop - 1;
+          continue;
+        }
+      }
       const c = chunk[i]!;
       if (pendingCr) {
         pendingCr = false;
@@ -171,4 +185,9 @@ export class RecordStartScanner {
       this.#found.push({ offset, line: this.#breaks + 1 });
     }
   }
+}
+
+function indexOrEnd(chunk: Uint8Array, byte: number, from: number): number {
+  const at = chunk.indexOf(byte, from);
+  return at === -1 ? chunk.length : at;
 }

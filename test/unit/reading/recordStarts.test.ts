@@ -35,7 +35,7 @@ const csvBody = fc.array(csvPiece, { maxLength: 60 }).map((p) => p.join(''));
 describe('RecordStartScanner', () => {
   it('a CSV reader started at a found record start reads what the whole-file reader reads from there on', async () => {
     await fc.assert(
-      fc.asyncProperty(csvBody, fc.boolean(), fc.nat(), fc.integer({ min: 1, max: 7 }), async (body, bom, cut, chunk) => {
+      fc.asyncProperty(csvBody, fc.boolean(), fc.nat(), fc.integer({ min: 1, max: 64 }), async (body, bom, cut, chunk) => {
         const text = `c1,c2\n${body}`;
         // Blank lines are left out: the whole-file reader counts a blank CRLF line after another record one
         // line short (csv-parse leaves it out of the next record's raw text), a reader bug of its own.
