@@ -1,4 +1,5 @@
 import { open } from 'node:fs/promises';
+import pLimit from 'p-limit';
 import { compareGroups, groupOf } from '../ordering/grouping.js';
 import { StripeSchedule } from '../ordering/stripeSchedule.js';
 import { cutRanges, readRange, type ByteRange, type RangeReader, type RangeSyntax } from '../reading/stripes.js';
@@ -116,7 +117,9 @@ export async function openStripedRead(args: {
   };
   // Range 0 is read from its first row on: its head is only sampled for the verdict.
   const heads: Head[] = [{ ...(await headOf(readRange(path, file, ranges[0]!, args.how), probe)), rows: 0, bytes: 0, whole: false }];
-  for (let j = 1; j < ranges.length; j++) heads.push(await headOf(readRange(path, file, ranges[j]!, how), probe));
+  // A few at a time: each waits on its reads part of the time.
+  const limit = pLimit(4);
+  heads.push(...(await Promise.all(ranges.slice(1).map((range) => limit(() => headOf(readRange(path, file, range, how), probe))))));
   if (!headsAscending(heads)) return undefined;
   const stripes = stripesOf(ranges, heads);
   // One stripe would be input order held to a proof it does not need (one huge key, or huge records).
@@ -135,7 +138,11 @@ export async function openStripedRead(args: {
     ),
     parts: stripes.length,
     // The heads are read twice (and each reader reads a little ahead): progress stops at the file's size.
-    bytesRead: () => Math.min(size, readers.reduce((sum, r) => sum + r.bytesRead(), 0)),
+    bytesRead: () =>
+      Math.min(
+        size,
+        readers.reduce((sum, r) => sum + r.bytesRead(), 0),
+      ),
     close: () => {
       for (const r of readers) r.close();
     },
