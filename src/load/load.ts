@@ -125,7 +125,7 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
 /** The stages chained: the batches of the load, in the order they are sent. */
 function batchesOfLoad(prepared: PreparedLoad, opts: NormalizedLoadOptions, report: StageReport, session: LoadSession) {
   const { input } = prepared;
-  const records = readRecords(input, opts.inputFormat, { delimiter: opts.delimiter, columns: opts.columns });
+  const records = readRecords(input, prepared.format, { delimiter: opts.delimiter, columns: opts.columns });
   return batchesOf(
     records,
     {

@@ -7,6 +7,7 @@ import { RateController } from '../pacing/rateControl.js';
 import { RatePacer } from '../pacing/ratePacer.js';
 import { createWriteCostModel } from '../pacing/writeCost.js';
 import { openInput, type OpenedInput } from '../reading/openInput.js';
+import { detectFormat } from '../reading/detectFormat.js';
 import type { LoadEvent, LoadResult } from '../reporting/events.js';
 import type { TableInfo } from '../shared/tableInfo.js';
 import type { PlannedWrite } from '../shared/types.js';
@@ -14,7 +15,7 @@ import { resolveShardOptions, type ResolvedShardOptions } from '../sharding/shar
 import { ShardManifest } from '../sharding/shardManifest.js';
 import { createRowPlanner, type RowPlanner } from '../typing/planRow.js';
 import { indexKeyAttributes } from '../typing/indexKeys.js';
-import { checkTypesAgainstKeys } from './options.js';
+import { checkTypesAgainstKeys, type InputFormat } from './options.js';
 import { DEFAULT_BACKOFF } from '../writing/backoff.js';
 import { dynamoSink, recordingSink, type BatchSink } from '../writing/batchSink.js';
 import { describeTable } from '../writing/describeTable.js';
@@ -28,6 +29,8 @@ import { prepareOutputFiles } from './outputFiles.js';
 export interface PreparedLoad {
   tableInfo: TableInfo;
   input: OpenedInput;
+  /** --input-format, else the name's extension, else the first bytes (reading/detectFormat.ts). */
+  format: InputFormat;
   planner: RowPlanner;
   orderer: WriteOrderer;
   /** Write units of one put: the table plus every GSI the item lands in. */
@@ -91,6 +94,12 @@ export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Pr
   if (shard && !dryRun) session.manifest = new ShardManifest(opts.table, shard);
   const input = await openInput(opts.input, deps.stdin);
   session.input = input;
+  const format =
+    opts.inputFormat ??
+    (await detectFormat(input).catch((error: unknown) => {
+      input.stream.destroy();
+      throw error;
+    }));
   // Written now as well as at the end: a bad path fails before any row, and a crash leaves a manifest.
   if (session.manifest) {
     try {
@@ -103,7 +112,7 @@ export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Pr
   announce(rate, opts.pacing ? opts.keyWcu : undefined, emit);
   emit({ type: 'started', table: opts.table, input: input.name, keySchema, totalBytes: input.totalBytes, snapshot: ctx.result });
   session.started = true;
-  return stagesOf(session, ctx, tableInfo, input, shard, costOf);
+  return stagesOf(session, ctx, tableInfo, { input, format }, shard, costOf);
 }
 
 /** The rate first: a progress display starts on 'started' and should not be interrupted by it. */
@@ -133,7 +142,7 @@ function stagesOf(
   session: LoadSession,
   ctx: PrepareContext,
   tableInfo: TableInfo,
-  input: OpenedInput,
+  { input, format }: { input: OpenedInput; format: InputFormat },
   shard: ResolvedShardOptions | undefined,
   costOf: (w: PlannedWrite) => number,
 ): PreparedLoad {
@@ -145,7 +154,8 @@ function stagesOf(
     types: opts.types,
     infer: opts.infer,
     empty: opts.empty,
-    jsonFlavor: opts.inputFormat === 'ddb-json' ? 'ddb-json' : 'json',
+    jsonFlavor: format === 'ddb-json' ? 'ddb-json' : 'json',
+    timestamps: opts.timestamps,
     ...(shard ? { shard } : {}),
     indexKeys: indexKeyAttributes(tableInfo),
   });
@@ -176,5 +186,5 @@ function stagesOf(
         inFlight,
         now,
       );
-  return { tableInfo, input, planner, orderer, costOf, sink, inFlight, onPlanned: dryRun ? (w) => dryRun.onPlanned(w) : (w) => w, countKeys: !dryRun };
+  return { tableInfo, input, format, planner, orderer, costOf, sink, inFlight, onPlanned: dryRun ? (w) => dryRun.onPlanned(w) : (w) => w, countKeys: !dryRun };
 }
