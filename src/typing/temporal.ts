@@ -1,4 +1,5 @@
-import { NumberValue } from '@aws-sdk/lib-dynamodb';
+import type { NumberValue } from '@aws-sdk/lib-dynamodb';
+import { toNumberValue } from './json.js';
 import { RowError } from '../shared/errors.js';
 
 /** How timestamps and dates of typed inputs (Parquet, Ion) are stored: ISO-8601 text, or epoch numbers. */
@@ -18,12 +19,15 @@ export class Temporal {
   ) {}
 }
 
-/** The attribute value of a temporal: ISO-8601 text (dates as YYYY-MM-DD), or epoch seconds or milliseconds, exactly. */
+/**
+ * The attribute value of a temporal: ISO-8601 text in UTC (dates as YYYY-MM-DD; timestamps with the
+ * fraction their unit holds, as java.time.Instant prints them), or epoch seconds or milliseconds, exactly.
+ */
 export function temporalValue(t: Temporal, mode: TimestampMode, field: string): string | NumberValue {
   if (mode === 'iso') return isoText(t, field);
   // Everything as nanoseconds, then shifted: no digit is lost (1.5 days in epoch-s is 129600).
   const nanos = t.unit === 'days' ? t.count * 86_400_000_000_000n : t.count * 10n ** BigInt(9 - DIGITS[t.unit]);
-  return new NumberValue(decimalText(nanos, mode === 'epoch-s' ? 9 : 6));
+  return toNumberValue(decimalText(nanos, mode === 'epoch-s' ? 9 : 6), field);
 }
 
 function isoText(t: Temporal, field: string): string {
@@ -42,7 +46,15 @@ function isoText(t: Temporal, field: string): string {
   }
   const iso = date.toISOString();
   if (t.unit === 'days') return iso.slice(0, 10);
-  return digits === 0 ? `${iso.slice(0, 19)}Z` : `${iso.slice(0, 19)}.${fraction.toString().padStart(digits, '0')}Z`;
+  return `${iso.slice(0, 19)}${fractionText(fraction, digits)}Z`;
+}
+
+/** As java.time.Instant prints it: no fraction when it is zero, else in groups of 3 digits (.5 is .500). */
+function fractionText(fraction: bigint, digits: number): string {
+  if (fraction === 0n) return '';
+  let text = fraction.toString().padStart(digits, '0');
+  while (text.length > 3 && text.endsWith('000')) text = text.slice(0, -3);
+  return `.${text}`;
 }
 
 function floorDiv(a: bigint, b: bigint): bigint {
