@@ -119,8 +119,14 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
           message: record.kind === 'values' ? `${record.position}: ${message}` : message,
         };
         if (error.field !== undefined) rejected.field = error.field;
-        // A CSV row that failed typing still has readable key cells; name the key when it can.
-        const key = item ? keyForDisplay(item, options.keySchema) : record.kind === 'csv' ? keyForDisplay(record.cells, options.keySchema) : undefined;
+        // A CSV or Parquet row that failed typing still has readable key values; name the key when it can.
+        const key = item
+          ? keyForDisplay(item, options.keySchema)
+          : record.kind === 'csv'
+            ? keyForDisplay(record.cells, options.keySchema)
+            : record.kind === 'values'
+              ? keyForDisplay(record.values, options.keySchema)
+              : undefined;
         if (key) rejected.key = key;
         return rejected;
       }
