@@ -3,7 +3,8 @@ import { compressors } from 'hyparquet-compressors';
 import { LoaderError } from '../shared/errors.js';
 import { columnShapes, shapeValue, withoutDecimalAnnotations, type ParquetShape } from '../typing/parquetValues.js';
 import { Temporal } from '../typing/temporal.js';
-import { InvalidText, typedRowJson } from '../typing/typedValues.js';
+import { InvalidJson, InvalidText, typedRowJson } from '../typing/typedValues.js';
+import { parseJsonPrecise } from '../typing/json.js';
 import type { SourceRecord } from '../typing/planRow.js';
 import { asyncBufferOf, type ByteSource } from './byteSource.js';
 
@@ -11,10 +12,10 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * hyparquet's parsers, made exact: timestamps and dates become Temporal (a JS Date would drop micro- and
- * nanoseconds), and text that is not UTF-8 is kept as InvalidText so its row is rejected (hyparquet's
- * decoder would put U+FFFD in its place and store an altered value).
+ * nanoseconds), JSON keeps every digit, and text that is not UTF-8 is kept as InvalidText so its row is
+ * rejected (hyparquet's decoder would put U+FFFD in its place and store an altered value).
  */
-const EXACT_PARSERS: Partial<ParquetParsers> = {
+export const EXACT_PARSERS: Partial<ParquetParsers> = {
   timestampFromMilliseconds: (count: bigint) => new Temporal('ms', BigInt(count)),
   timestampFromMicroseconds: (count: bigint) => new Temporal('us', BigInt(count)),
   timestampFromNanoseconds: (count: bigint) => new Temporal('ns', BigInt(count)),
@@ -25,6 +26,21 @@ const EXACT_PARSERS: Partial<ParquetParsers> = {
       return strictUtf8.decode(bytes);
     } catch {
       return new InvalidText(bytes);
+    }
+  },
+  // JSON columns: numbers keep every digit (hyparquet's JSON.parse would round them to doubles).
+  jsonFromBytes: (bytes: Uint8Array | undefined) => {
+    if (!bytes) return bytes;
+    let text: string;
+    try {
+      text = strictUtf8.decode(bytes);
+    } catch {
+      return new InvalidText(bytes);
+    }
+    try {
+      return parseJsonPrecise(text);
+    } catch (error) {
+      return new InvalidJson(text, (error as Error).message);
     }
   },
 };

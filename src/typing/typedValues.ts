@@ -11,6 +11,14 @@ export class InvalidText {
   constructor(readonly bytes: Uint8Array) {}
 }
 
+/** A JSON column whose text does not parse: the row is rejected (the reader cannot throw without losing the row group). */
+export class InvalidJson {
+  constructor(
+    readonly text: string,
+    readonly reason: string,
+  ) {}
+}
+
 export interface TypedValueOptions {
   /** What a null becomes in a row or a map (a list keeps NULL). */
   empty: EmptyPolicy;
@@ -50,6 +58,7 @@ function typedValue(value: unknown, field: string, options: TypedValueOptions, l
   if (value instanceof InvalidText) {
     throw new RowError('INVALID_UTF8', `"${field}" is a string column whose bytes are not UTF-8; it would be stored altered`, field);
   }
+  if (value instanceof InvalidJson) throw new RowError('TYPE_ERROR', `"${field}" is a JSON column that does not parse: ${value.reason}`, field);
   if (value instanceof Uint8Array) return new Uint8Array(value);
   if (typeof value !== 'object') throw new RowError('TYPE_ERROR', `"${field}" holds a value of type ${typeof value}, which has no DynamoDB type`, field);
   if (level > MAX_NESTING) throw new RowError('TOO_DEEP', `"${field}" is nested more than ${MAX_NESTING} levels deep`, field);
@@ -75,6 +84,7 @@ export function typedRowJson(row: Record<string, unknown>): string {
     if (value instanceof NumberValue) return value.value;
     if (value instanceof Temporal) return `${value.count.toString()} ${value.unit} since 1970-01-01`;
     if (value instanceof InvalidText) return Buffer.from(value.bytes).toString('latin1');
+    if (value instanceof InvalidJson) return value.text;
     if (value instanceof Uint8Array) return Buffer.from(value).toString('base64');
     if (ArrayBuffer.isView(value)) return Array.from(value as unknown as ArrayLike<number>, (n) => (typeof n === 'bigint' ? String(n) : n));
     return value;

@@ -16,7 +16,8 @@ import { fzstdTransform } from '../../../src/reading/decompress.js';
 import { detectFormat } from '../../../src/reading/detectFormat.js';
 import { compressionOf, signedFormatOf } from '../../../src/reading/magic.js';
 import { openInput } from '../../../src/reading/openInput.js';
-import { readParquet } from '../../../src/reading/readParquet.js';
+import { EXACT_PARSERS, readParquet } from '../../../src/reading/readParquet.js';
+import { InvalidJson, itemFromTypedValues } from '../../../src/typing/typedValues.js';
 import { readRecords } from '../../../src/reading/readRecords.js';
 import type { InputFormat } from '../../../src/load/options.js';
 import { createRowPlanner, isRejected, type RowPlannerOptions, type SourceRecord } from '../../../src/typing/planRow.js';
@@ -201,6 +202,37 @@ describe('Parquet', () => {
       ],
     );
     expect(items(await planned(path, 'parquet', { types: { zip: 'S', qty: 'N' } }))).toEqual([{ pk: 'a', zip: '2134', qty: n('12.5') }]);
+  });
+
+  it('a JSON column maps naturally; --types B keeps a binary column binary', async () => {
+    const path = file('json.parquet');
+    writeParquet(
+      path,
+      [
+        { name: 'pk', data: ['a'] },
+        { name: 'doc', data: [{ id: 7, x: [1.5, 'y'] }] },
+        { name: 'raw', data: [new Uint8Array([7])] },
+      ],
+      [
+        { name: 'schema', num_children: 3 },
+        { name: 'pk', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' },
+        { name: 'doc', type: 'BYTE_ARRAY', converted_type: 'JSON', repetition_type: 'REQUIRED' },
+        { name: 'raw', type: 'BYTE_ARRAY', repetition_type: 'REQUIRED' },
+      ],
+    );
+    expect(items(await planned(path, 'parquet', { types: { raw: 'B' } }))).toEqual([
+      { pk: 'a', doc: { id: n('7'), x: [n('1.5'), 'y'] }, raw: new Uint8Array([7]) },
+    ]);
+  });
+
+  it("JSON text keeps every digit (hyparquet's own JSON.parse would round); text that does not parse rejects the row", () => {
+    const parse = EXACT_PARSERS.jsonFromBytes!;
+    expect(itemFromTypedValues({ doc: parse(Buffer.from('{"id":12345678901234567890}')) }, { empty: 'omit', timestamps: 'iso' })).toEqual({
+      doc: { id: n('12345678901234567890') },
+    });
+    const bad = parse(Buffer.from('{"id":')) as unknown;
+    expect(bad).toBeInstanceOf(InvalidJson);
+    expect(() => itemFromTypedValues({ doc: bad }, { empty: 'omit', timestamps: 'iso' })).toThrow(/does not parse/);
   });
 
   it('a bad row is a reject at its row number, saying which row group and row, with the row as JSON', async () => {
