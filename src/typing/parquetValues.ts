@@ -1,6 +1,7 @@
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import type { FileMetaData, SchemaElement, SchemaTree } from 'hyparquet';
 import { decimalText } from './temporal.js';
+import { InvalidText } from './typedValues.js';
 
 /**
  * What a Parquet column needs after hyparquet has decoded it: DECIMAL columns are read as their unscaled
@@ -75,7 +76,7 @@ export function shapeValue(value: unknown, shape: ParquetShape): unknown {
     case 'float32':
       return typeof value === 'number' ? float32Text(value) : value;
     case 'text':
-      return value instanceof Uint8Array ? new TextDecoder('utf-8', { fatal: false }).decode(value) : value;
+      return value instanceof Uint8Array ? strictText(value) : value;
     case 'list':
       return value;
     case 'map':
@@ -110,4 +111,13 @@ export function float32Text(value: number): NumberValue | number {
     if (Math.fround(Number(text)) === value) return new NumberValue(text);
   }
   return value;
+}
+
+/** UTF-8 text, or InvalidText (the row is rejected) when the bytes are not UTF-8. */
+function strictText(bytes: Uint8Array): string | InvalidText {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return new InvalidText(bytes);
+  }
 }
