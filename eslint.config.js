@@ -32,7 +32,7 @@ export default tseslint.config(
       'src/checkpointing/{checkpointState,checkpointShape,doneBatches}.ts',
       'src/load/{loadTally,loadResult,loadStop,options,segment,outputPaths}.ts',
       'src/reporting/{events,result,summary,logLine,estimateReport,charts}.ts',
-      'src/reading/{utf8,loneSurrogates}.ts',
+      'src/reading/{utf8,loneSurrogates,magic}.ts',
       'src/writing/{wireItem,backoff,awsEnv}.ts',
     ],
     rules: {

@@ -79,6 +79,8 @@ export function writeAffectingOptions(opts: NormalizedLoadOptions): Record<strin
     types: sortKeys(opts.types),
     infer: opts.infer,
     empty: opts.empty,
+    // Parquet and Ion timestamps as text or numbers; null for the default, as checkpoints before it read.
+    timestamps: opts.timestamps === 'iso' ? null : opts.timestamps,
     order: opts.order,
     window: opts.order === 'window' ? opts.windowRows : null,
     // The window is capped by --memory as well as by rows, so for window order it decides the batches too.

@@ -64,6 +64,7 @@ export const EXIT_CODE_OF: Readonly<Record<LoaderErrorCode, number>> = {
   // Row codes are not thrown as a whole load's failure; listed so the table stays exhaustive.
   CSV_SYNTAX: EXIT.DATA,
   JSON_SYNTAX: EXIT.DATA,
+  ION_SYNTAX: EXIT.DATA,
   NOT_AN_OBJECT: EXIT.DATA,
   MISSING_KEY: EXIT.DATA,
   KEY_TYPE_MISMATCH: EXIT.DATA,

@@ -3,6 +3,7 @@ import { LoaderError } from '../shared/errors.js';
 import { INPUT_FORMATS } from '../load/options.js';
 import { DEFAULT_WINDOW_ROWS, ORDER_MODES } from '../ordering/order.js';
 import { EMPTY_POLICIES } from '../typing/typeMap.js';
+import { TIMESTAMP_MODES } from '../typing/temporal.js';
 import { load } from '../load/load.js';
 import { estimate } from '../estimating/estimate.js';
 import { DEFAULT_PRICES } from '../estimating/costEstimate.js';
@@ -153,13 +154,22 @@ function addLoadOptions(command: Command): Command {
     .option('--profile <name>', 'named profile from the AWS config files')
     .option('--endpoint-url <url>', 'DynamoDB endpoint, e.g. http://localhost:8000 for DynamoDB Local')
     .option('--ca-bundle <file>', 'PEM file of CA certificates to trust (a TLS-inspecting proxy); default: AWS_CA_BUNDLE')
-    .addOption(new Option('--input-format <format>', 'input format (default: from the file extension)').choices([...INPUT_FORMATS]))
+    .addOption(new Option('--input-format <format>', 'input format (default: from the file extension, else from the first bytes)').choices([...INPUT_FORMATS]))
     .option('--delimiter <char>', 'CSV field delimiter; "tab" for tabs (default: "," or tab for .tsv)', parseDelimiterOption)
     .option('--columns <names>', 'attribute names for a CSV file without a header row, comma-separated', parseColumnsOption)
     .option('--types <list>', 'attribute types, e.g. price:N,active:BOOL,tags:SS,meta:JSON,blob:B (repeatable)', parseTypesOption)
     .option('--schema <file>', 'JSON file of attribute types, e.g. {"price":"N"}; --types wins over it')
     .option('--infer', 'infer N, BOOL, M and L from CSV cells, never losing digits ("007" stays a string)')
-    .addOption(new Option('--empty <policy>', 'what an empty CSV cell becomes: omit the attribute, NULL, or ""').choices([...EMPTY_POLICIES]).default('omit'))
+    .addOption(
+      new Option('--empty <policy>', 'what an empty CSV cell or a Parquet null becomes: omit the attribute, NULL, or ""')
+        .choices([...EMPTY_POLICIES])
+        .default('omit'),
+    )
+    .addOption(
+      new Option('--timestamps <mode>', 'Parquet and Ion timestamps and dates: ISO-8601 text, or exact epoch seconds or milliseconds (N)').choices([
+        ...TIMESTAMP_MODES,
+      ]),
+    )
     .option(
       '--wcu <rate>',
       "target write capacity units per second for the whole load, GSIs included: a number, auto (80% of the provisioned WCU, or of an on-demand table's warm throughput, growing as DynamoDB allows) or auto:P% (default: no target; throttles slow the load)",

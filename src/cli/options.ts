@@ -21,6 +21,7 @@ import type { KeyAttribute } from '../shared/types.js';
 import { parseSegment, type Segment } from '../load/segment.js';
 import type { EstimateOptions } from '../estimating/estimate.js';
 import { COLUMN_TYPES, type ColumnType, type EmptyPolicy } from '../typing/typeMap.js';
+import type { TimestampMode } from '../typing/temporal.js';
 
 /** Flags of `ddb-spread load` as commander hands them over (camelCase of the kebab-case flags). */
 export interface LoadFlags {
@@ -36,6 +37,7 @@ export interface LoadFlags {
   schema?: string;
   infer?: boolean;
   empty: EmptyPolicy;
+  timestamps?: TimestampMode;
   concurrency: number;
   maxAttempts: number;
   requestTimeout: number;
@@ -284,6 +286,7 @@ export async function toLoadOptions(input: string, flags: LoadFlags, estimating 
     requestTimeoutMs: flags.requestTimeout,
   };
   if (flags.inputFormat) options.inputFormat = flags.inputFormat;
+  if (flags.timestamps) options.timestamps = flags.timestamps;
   if (flags.delimiter !== undefined) options.delimiter = flags.delimiter;
   if (flags.columns) options.columns = flags.columns;
   if (flags.rejects) options.rejectsPath = flags.rejects;

@@ -7,6 +7,7 @@ import { RateController } from '../pacing/rateControl.js';
 import { RatePacer } from '../pacing/ratePacer.js';
 import { createWriteCostModel } from '../pacing/writeCost.js';
 import { openInput, type OpenedInput } from '../reading/openInput.js';
+import { detectFormat } from '../reading/detectFormat.js';
 import type { LoadEvent, LoadResult } from '../reporting/events.js';
 import type { TableInfo } from '../shared/tableInfo.js';
 import type { PlannedWrite } from '../shared/types.js';
@@ -17,7 +18,7 @@ import type { OrderMode } from '../ordering/order.js';
 import { readRecords } from '../reading/readRecords.js';
 import { MIN_STRIPE_BYTES, openStripedRead, recordGroup, stripeCount } from './stripedRecords.js';
 import { indexKeyAttributes } from '../typing/indexKeys.js';
-import { checkTypesAgainstKeys } from './options.js';
+import { checkTypesAgainstKeys, type InputFormat } from './options.js';
 import { DEFAULT_BACKOFF } from '../writing/backoff.js';
 import { dynamoSink, recordingSink, type BatchSink } from '../writing/batchSink.js';
 import { describeTable } from '../writing/describeTable.js';
@@ -31,6 +32,8 @@ import { prepareOutputFiles } from './outputFiles.js';
 export interface PreparedLoad {
   tableInfo: TableInfo;
   input: OpenedInput;
+  /** --input-format, else the name's extension, else the first bytes (reading/detectFormat.ts). */
+  format: InputFormat;
   planner: RowPlanner;
   orderer: WriteOrderer;
   /** Write units of one put: the table plus every GSI the item lands in. */
@@ -100,6 +103,12 @@ export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Pr
   if (shard && !dryRun) session.manifest = new ShardManifest(opts.table, shard);
   const input = await openInput(opts.input, deps.stdin);
   session.input = input;
+  const format =
+    opts.inputFormat ??
+    (await detectFormat(input).catch((error: unknown) => {
+      input.stream.destroy();
+      throw error;
+    }));
   // Written now as well as at the end: a bad path fails before any row, and a crash leaves a manifest.
   if (session.manifest) {
     try {
@@ -112,7 +121,7 @@ export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Pr
   announce(rate, opts.pacing ? opts.keyWcu : undefined, emit);
   emit({ type: 'started', table: opts.table, input: input.name, keySchema, totalBytes: input.totalBytes, snapshot: ctx.result });
   session.started = true;
-  return stagesOf(session, ctx, tableInfo, input, shard, costOf);
+  return stagesOf(session, ctx, tableInfo, { input, format }, shard, costOf);
 }
 
 /**
@@ -122,22 +131,22 @@ export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Pr
  */
 async function readingOf(
   session: LoadSession,
-  input: OpenedInput,
+  { input, format }: { input: OpenedInput; format: InputFormat },
   plannerOptions: RowPlannerOptions,
 ): Promise<Pick<PreparedLoad, 'records' | 'order' | 'closeInput'> & { parts: number }> {
   const { opts } = session;
   const whole = (order: OrderMode) => ({
-    records: readRecords(input, opts.inputFormat, { delimiter: opts.delimiter, columns: opts.columns }),
+    records: readRecords(input, format, { delimiter: opts.delimiter, columns: opts.columns }),
     order,
     parts: 0,
     closeInput: () => input.stream.destroy(),
   });
   if (opts.order !== 'stripes') return whole(opts.order);
-  const syntax = opts.inputFormat === 'csv' ? 'csv' : 'jsonl';
+  const syntax = format === 'csv' ? 'csv' : 'jsonl';
   const how = { syntax, delimiter: opts.delimiter, columns: opts.columns } as const;
   // The tests cut small files into many stripes; users never need to.
   const minBytes = Number(process.env['DDB_SPREAD_TEST_STRIPE_BYTES'] ?? MIN_STRIPE_BYTES);
-  const parts = INPUT_SYNTAX.has(opts.inputFormat) ? await stripeCount(opts.input, input.totalBytes, how, minBytes) : 0;
+  const parts = INPUT_SYNTAX.has(format) ? await stripeCount(opts.input, input.totalBytes, how, minBytes) : 0;
   const striped =
     parts >= 2
       ? await openStripedRead({
@@ -185,7 +194,7 @@ async function stagesOf(
   session: LoadSession,
   ctx: PrepareContext,
   tableInfo: TableInfo,
-  input: OpenedInput,
+  { input, format }: { input: OpenedInput; format: InputFormat },
   shard: ResolvedShardOptions | undefined,
   costOf: (w: PlannedWrite) => number,
 ): Promise<PreparedLoad> {
@@ -197,12 +206,13 @@ async function stagesOf(
     types: opts.types,
     infer: opts.infer,
     empty: opts.empty,
-    jsonFlavor: opts.inputFormat === 'ddb-json' ? 'ddb-json' : 'json',
+    jsonFlavor: format === 'ddb-json' ? 'ddb-json' : 'json',
+    timestamps: opts.timestamps,
     ...(shard ? { shard } : {}),
     indexKeys: indexKeyAttributes(tableInfo),
   };
   const planner = createRowPlanner(plannerOptions);
-  const reading = await readingOf(session, input, plannerOptions);
+  const reading = await readingOf(session, { input, format }, plannerOptions);
   session.order = reading.order;
   const orderer = new WriteOrderer({
     mode: reading.order,
@@ -235,6 +245,7 @@ async function stagesOf(
   return {
     tableInfo,
     input: session.input ?? input,
+    format,
     planner,
     orderer,
     costOf,

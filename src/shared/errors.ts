@@ -38,6 +38,8 @@ export type FatalCode =
 export type RejectCode =
   | 'CSV_SYNTAX'
   | 'JSON_SYNTAX'
+  /** An Amazon Ion value that does not parse, or more than one on a line. */
+  | 'ION_SYNTAX'
   | 'NOT_AN_OBJECT'
   | 'MISSING_KEY'
   | 'KEY_TYPE_MISMATCH'

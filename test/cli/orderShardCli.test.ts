@@ -289,7 +289,10 @@ describe('invalid values: one clear message, exit 1, nothing written', () => {
   });
 
   it.each<{ args: string[]; message: RegExp }>([
-    { args: ['--order', 'bogus'], message: /option '--order <mode>' argument 'bogus' is invalid\. Allowed choices are stripes, round-robin, spread, window, input/ },
+    {
+      args: ['--order', 'bogus'],
+      message: /option '--order <mode>' argument 'bogus' is invalid\. Allowed choices are stripes, round-robin, spread, window, input/,
+    },
     { args: ['--shard', 'hash:1'], message: /option '--shard <rule>' argument 'hash:1' is invalid\..*N must be an integer from 2 to 10000/ },
     { args: ['--shard', 'time:week'], message: /option '--shard <rule>' argument 'time:week' is invalid\..*hour, day, month/ },
     { args: ['--memory', '10'], message: /option '--memory <size>' argument '10' is invalid\. expected at least 64KB/ },

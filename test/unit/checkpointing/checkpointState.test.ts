@@ -178,6 +178,8 @@ const WRITE_AFFECTING: Array<[label: string, key: string, before: LoadOptions, a
   ['infer', 'infer', BASE, { ...BASE, infer: true }],
   ['empty', 'empty', BASE, { ...BASE, empty: 'null' }],
   ['empty string', 'empty', { ...BASE, empty: 'null' }, { ...BASE, empty: 'string' }],
+  ['timestamps (issue 17)', 'timestamps', BASE, { ...BASE, timestamps: 'epoch-s' }],
+  ['timestamps unit', 'timestamps', { ...BASE, timestamps: 'epoch-ms' }, { ...BASE, timestamps: 'epoch-s' }],
   ['order spread', 'order', BASE, { ...BASE, order: 'spread' }],
   ['order input', 'order', BASE, { ...BASE, order: 'input' }],
   ['order window', 'order', BASE, { ...BASE, order: 'window' }],
@@ -266,6 +268,8 @@ describe('writeAffectingOptions', () => {
       types: {},
       infer: false,
       empty: 'omit',
+      // null for the default, so a checkpoint written before issue 17 still resumes.
+      timestamps: null,
       order: 'round-robin',
       window: null,
       windowMemoryBytes: null,

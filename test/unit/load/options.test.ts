@@ -25,6 +25,7 @@ describe('normalizeOptions: defaults', () => {
       types: {},
       infer: false,
       empty: 'omit',
+      timestamps: 'iso',
       concurrency: 8,
       maxAttempts: 15,
       requestTimeoutMs: 30_000,
@@ -122,9 +123,26 @@ describe('normalizeOptions: format from the file name', () => {
     expect(normalizeOptions({ ...base, input: '-', inputFormat: 'jsonl' })).toMatchObject({ inputFormat: 'jsonl', rejectsPath: 'stdin.rejects.jsonl' });
   });
 
-  it('an unknown extension needs inputFormat', () => {
-    expect(loaderErrorOf(() => normalizeOptions({ ...base, input: 'items.txt' })).code).toBe('INVALID_OPTION');
+  it('an unknown extension leaves the format to the first bytes (reading/detectFormat.ts), or to inputFormat', () => {
+    expect(normalizeOptions({ ...base, input: 'items.txt' }).inputFormat).toBeUndefined();
     expect(normalizeOptions({ ...base, input: 'items.txt', inputFormat: 'csv' }).inputFormat).toBe('csv');
+  });
+
+  it.each([
+    ['t.parquet', 'parquet'],
+    ['t.PQ', 'parquet'],
+    ['export.ion.gz', 'ion'],
+    ['export.ion.zst', 'ion'],
+    ['data.csv.zst', 'csv'],
+    ['data.csv.bz2', 'csv'],
+    ['data.jsonl.zstd', 'jsonl'],
+  ] as const)('%s is %s by its extension (after a compression suffix)', (input, format) => {
+    expect(normalizeOptions({ ...base, input }).inputFormat).toBe(format);
+  });
+
+  it('timestamps is iso, epoch-s or epoch-ms', () => {
+    expect(normalizeOptions({ ...base, timestamps: 'epoch-ms' }).timestamps).toBe('epoch-ms');
+    expect(loaderErrorOf(() => normalizeOptions({ ...base, timestamps: 'unix' as never })).code).toBe('INVALID_OPTION');
   });
 
   // issue 11.7: the default reject file is next to the input and keeps its whole name (x.csv and x.jsonl
