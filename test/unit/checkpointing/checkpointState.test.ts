@@ -270,7 +270,7 @@ describe('writeAffectingOptions', () => {
       empty: 'omit',
       // null for the default, so a checkpoint written before issue 17 still resumes.
       timestamps: null,
-      order: 'round-robin',
+      order: 'stripes',
       window: null,
       windowMemoryBytes: null,
       shard: null,

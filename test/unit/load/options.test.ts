@@ -31,7 +31,7 @@ describe('normalizeOptions: defaults', () => {
       requestTimeoutMs: 30_000,
       rejectsPath: 'data/items.csv.rejects.jsonl',
       maxRejects: Infinity,
-      order: 'round-robin',
+      order: 'stripes',
       windowRows: 50_000,
       memoryBytes: 128 * 1024 * 1024,
       tempDir: undefined,

@@ -67,16 +67,17 @@ describe('parseByteSize', () => {
 });
 
 describe('normalizeOptions: write order', () => {
-  it('defaults: round-robin for files, window of 50000 rows for stdin, 128 MiB, no temp folder, no sharding', () => {
+  it('defaults: stripes for files (round-robin where a file cannot be cut), window of 50000 rows for stdin, 128 MiB, no temp folder, no sharding', () => {
     expect(normalizeOptions(base)).toMatchObject({
-      order: 'round-robin',
+      order: 'stripes',
       windowRows: DEFAULT_WINDOW_ROWS,
       memoryBytes: DEFAULT_MEMORY_BYTES,
       tempDir: undefined,
       shard: undefined,
     });
     expect(normalizeOptions(stdin)).toMatchObject({ order: 'window', windowRows: 50_000, memoryBytes: 128 * MiB });
-    expect(normalizeOptions({ ...base, input: 'x.jsonl.gz' }).order).toBe('round-robin');
+    // Asked for; whether a file can be cut is known once it is opened (prepareLoad).
+    expect(normalizeOptions({ ...base, input: 'x.jsonl.gz' }).order).toBe('stripes');
     expect([DEFAULT_WINDOW_ROWS, DEFAULT_MEMORY_BYTES, MIN_MEMORY_BYTES]).toEqual([50_000, 128 * MiB, 64 * KiB]);
   });
 
@@ -99,7 +100,7 @@ describe('normalizeOptions: write order', () => {
   });
 
   it.each<[string, Partial<LoadOptions>, string]>([
-    ['an unknown order', { order: 'random' as never }, 'Expected `order` to be one of round-robin, spread, window, input, got `random` (string)'],
+    ['an unknown order', { order: 'random' as never }, 'Expected `order` to be one of stripes, round-robin, spread, window, input, got `random` (string)'],
     ['window with the default file order', { window: 100 }, 'Expected `window` to be given only with order "window", got `100` (number)'],
     ['window with order spread', { order: 'spread', window: 100 }, 'Expected `window` to be given only with order "window", got `100` (number)'],
     ['window of 1 row', { order: 'window', window: 1 }, 'Expected `window` to be an integer from 2 to 100000000, got `1` (number)'],
