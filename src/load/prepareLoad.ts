@@ -12,6 +12,7 @@ import type { TableInfo } from '../shared/tableInfo.js';
 import type { PlannedWrite } from '../shared/types.js';
 import { resolveShardOptions, type ResolvedShardOptions } from '../sharding/shard.js';
 import { ShardManifest } from '../sharding/shardManifest.js';
+import { packageVersion } from './toolVersion.js';
 import { createRowPlanner, type RowPlanner } from '../typing/planRow.js';
 import { indexKeyAttributes } from '../typing/indexKeys.js';
 import { checkTypesAgainstKeys } from './options.js';
@@ -88,7 +89,7 @@ export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Pr
   if (opts.checkpointPath && !dryRun) await openCheckpoint(session, keySchema, seed, ctx.tally, emit, ctx.result);
   const shard = opts.shard ? resolveShardOptions({ ...opts.shard, seed: (session.checkpoint?.file.shardSeed ?? seed)! }, keySchema, opts.table) : undefined;
   // A dry run writes nothing, so there is no manifest to keep.
-  if (shard && !dryRun) session.manifest = new ShardManifest(opts.table, shard);
+  if (shard && !dryRun) session.manifest = new ShardManifest(opts.table, packageVersion(), shard);
   const input = await openInput(opts.input, deps.stdin);
   session.input = input;
   // Written now as well as at the end: a bad path fails before any row, and a crash leaves a manifest.

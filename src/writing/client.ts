@@ -15,6 +15,8 @@ export interface ClientOptions {
   requestTimeoutMs: number;
   /** Sockets kept open: at least the number of batches in flight. */
   maxSockets: number;
+  /** The SDK's own attempts per call; 1 for the writer, which retries per item itself. @default 1 */
+  maxAttempts?: number;
 }
 
 /**
@@ -34,7 +36,7 @@ export function createClient(options: ClientOptions, env: Env = process.env): Dy
     ...(region ? { region } : {}),
     ...(options.profile ? { profile: options.profile } : {}),
     ...(options.endpoint ? { endpoint: options.endpoint } : {}),
-    maxAttempts: 1,
+    maxAttempts: options.maxAttempts ?? 1,
     requestHandler: {
       requestTimeout: options.requestTimeoutMs,
       connectionTimeout: Math.min(options.requestTimeoutMs, 10_000),
