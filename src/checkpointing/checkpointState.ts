@@ -127,6 +127,8 @@ export function resumeRefusal(
   for (const key of new Set([...Object.keys(saved.options), ...Object.keys(options)])) {
     const before = JSON.stringify(saved.options[key] ?? null);
     const now = JSON.stringify(options[key] ?? null);
+    if (before !== now && key === 'shard' && !before.includes('"randomSuffix"') && now.includes('"randomSuffix"'))
+      return `checkpoint ${path} was taken by an earlier ddb-spread, whose random:N suffixes came from the input's path and line; this one derives them from the seed and the primary key, so resuming would store rows twice: ${startOver} (load again into an empty table)`;
     if (before !== now) return `option ${key} differs from checkpoint ${path} (${before} then, ${now} now); resume with the same options, or ${startOver}`;
   }
   return undefined;
