@@ -51,11 +51,12 @@ export async function* queryShards(options: QueryShardsOptions): AsyncGenerator<
           }),
       );
     const values = writtenKeysOf(plan, options.key);
-    const advance = (value: string, output: QueryCommandOutput): Cursor => ({
-      items: (output.Items ?? []) as Item[],
-      at: 0,
-      next: output.LastEvaluatedKey ? page(value, output.LastEvaluatedKey) : undefined,
-    });
+    const advance = (value: string, output: QueryCommandOutput): Cursor => {
+      const next = output.LastEvaluatedKey ? page(value, output.LastEvaluatedKey) : undefined;
+      // Read ahead: its failure is thrown where it is awaited; a reader that stops early never awaits it.
+      next?.catch(() => undefined);
+      return { items: (output.Items ?? []) as Item[], at: 0, next };
+    };
     const firsts = await Promise.all(values.map((value) => page(value, undefined)));
     const cursors = firsts.map((output, i) => advance(values[i]!, output));
     const sortKey = schema.sortKey?.name;

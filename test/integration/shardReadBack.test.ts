@@ -29,25 +29,28 @@ async function items(table: string): Promise<Record<string, unknown>[]> {
 }
 
 describe('random:N depends only on the seed and the primary key', () => {
-  it('a repeated primary key lands once, the later row winning, under the suffix of its key', async () => {
-    const table = await newTable();
-    const rows = [
-      ...Array.from({ length: 60 }, (_, i) => ({ userId: 'hot', eventId: `e${i}`, v: 'first' })),
-      // The same 60 keys again, later in the input: each must replace its earlier row, not sit beside it.
-      ...Array.from({ length: 60 }, (_, i) => ({ userId: 'hot', eventId: `e${i}`, v: 'second' })),
-    ];
-    const input = await inputFile('dup.jsonl', jsonl(rows));
-    const result = await run({ input, table, shard: ['random:8'], shardSeed: 42, shardManifestPath: path('dup.shards.json'), order: 'input' });
-    expect(result).toMatchObject({ written: 120, rejected: 0 });
-    const stored = await items(table);
-    expect(stored).toHaveLength(60);
-    for (const item of stored) {
-      expect(item['v']).toBe('second');
-      expect(item['userId']).toBe(`hot#${randomShard(42, 'hot', item['eventId'] as string, 8)}`);
-    }
-    // And the suffixes spread: 60 keys over 8 shards use most of them.
-    expect(new Set(stored.map((i) => i['userId'])).size).toBeGreaterThanOrEqual(6);
-  });
+  it.each(['input', 'round-robin', 'spread', 'window'] as const)(
+    'a repeated primary key lands once, the later row winning, under the suffix of its key (order %s)',
+    async (order) => {
+      const table = await newTable();
+      const rows = [
+        ...Array.from({ length: 60 }, (_, i) => ({ userId: 'hot', eventId: `e${i}`, v: 'first' })),
+        // The same 60 keys again, later in the input: each must replace its earlier row, not sit beside it.
+        ...Array.from({ length: 60 }, (_, i) => ({ userId: 'hot', eventId: `e${i}`, v: 'second' })),
+      ];
+      const input = await inputFile('dup.jsonl', jsonl(rows));
+      const result = await run({ input, table, shard: ['random:8'], shardSeed: 42, shardManifestPath: path('dup.shards.json'), order });
+      expect(result).toMatchObject({ written: 120, rejected: 0 });
+      const stored = await items(table);
+      expect(stored).toHaveLength(60);
+      for (const item of stored) {
+        expect(item['v']).toBe('second');
+        expect(item['userId']).toBe(`hot#${randomShard(42, 'hot', item['eventId'] as string, 8)}`);
+      }
+      // And the suffixes spread: 60 keys over 8 shards use most of them.
+      expect(new Set(stored.map((i) => i['userId'])).size).toBeGreaterThanOrEqual(6);
+    },
+  );
 
   it('loading the same file again from another folder overwrites every item (no copies under other suffixes)', async () => {
     const table = await newTable();
