@@ -172,7 +172,12 @@ function failed(io: Pick<CliIo, 'stderr'>, flags: ReadFlags, error: unknown): nu
 
 function drained(stream: NodeJS.WritableStream): Promise<void> {
   return new Promise((resolve) => {
-    stream.once('drain', resolve);
-    stream.once('close', resolve);
+    const done = () => {
+      stream.off('drain', done);
+      stream.off('close', done);
+      resolve();
+    };
+    stream.on('drain', done);
+    stream.on('close', done);
   });
 }
