@@ -72,7 +72,8 @@ export async function openReadSession(options: ReadOptions, maxSockets: number):
     caBundle: options.caBundle,
     requestTimeoutMs: 30_000,
     maxSockets,
-    maxAttempts: 5,
+    // Reads retry throttling and 5xx with the SDK's own backoff.
+    sdkAttempts: 5,
   });
   try {
     const schema = await describeKeySchema(client, { table: options.table, region: options.region, endpoint: options.endpoint }, options.signal);
