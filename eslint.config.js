@@ -34,6 +34,7 @@ export default tseslint.config(
       'src/reporting/{events,result,summary,logLine,estimateReport,charts}.ts',
       'src/reading/{utf8,loneSurrogates,magic}.ts',
       'src/writing/{wireItem,backoff,awsEnv}.ts',
+      'src/querying/{sortKeyOrder,itemJson}.ts',
     ],
     rules: {
       'no-restricted-imports': [

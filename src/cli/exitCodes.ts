@@ -51,6 +51,7 @@ export const EXIT_CODE_OF: Readonly<Record<LoaderErrorCode, number>> = {
   // Another load holds the reject file or the checkpoint: it will be free once that load ends.
   OUTPUT_LOCKED: EXIT.TEMP_FAIL,
   MANIFEST_UNWRITABLE: EXIT.CANT_CREATE,
+  MANIFEST_INVALID: EXIT.CONFIG,
   REPORT_UNWRITABLE: EXIT.CANT_CREATE,
   CHECKPOINT_MISMATCH: EXIT.CONFIG,
   // Not a checkpoint ddb-spread wrote: no retry changes it.

@@ -30,6 +30,7 @@ import {
   parseWcuOption,
   toEstimateOptions,
   parseShardOption,
+  parseShardBaseOption,
   parseTypesOption,
   toLoadOptions,
   type LoadFlags,
@@ -38,6 +39,7 @@ import {
 import { EXIT, exitCodeForError, exitCodeForResult, exitCodeForUsage } from './exitCodes.js';
 import { startupNotices } from './runtimeNotices.js';
 import { createEventRenderer } from './renderEvents.js';
+import { addReadCommands } from './readCommands.js';
 import { packageVersion, writeReport } from './report.js';
 import { handleStopSignals, type StopSignal } from './signals.js';
 import { Terminal, type CliIo } from './terminal.js';
@@ -223,9 +225,10 @@ function addLoadOptions(command: Command): Command {
       'seed of random:N, for the same suffixes on a repeated load (default: random, recorded in the manifest)',
       parseIntegerOption(0, 0xffffffff),
     )
+    .option('--shard-base <0|1>', 'the first number suffix of random:N and hash:N: 0 (key#0 … key#N-1) or 1 (key#1 … key#N) (default 0)', parseShardBaseOption)
     .option(
       '--shard-manifest <path>',
-      'where to write the shard manifest (default: <input>.shards.json next to the input, <input>.seg-i-of-N.shards.json with --segment)',
+      'where to write the shard manifest, which ddb-spread query and get read (default: <input>.<table>.shards.json next to the input, <input>.<table>.seg-i-of-N.shards.json with --segment)',
     )
     .option(
       '--rejects <path>',
@@ -291,6 +294,9 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
     io,
     (input, flags) => run(input, flags, 'estimate'),
   );
+  addReadCommands(program, io, (code) => {
+    exitCode = code;
+  });
   try {
     await program.parseAsync(argv);
   } catch (error) {

@@ -13,7 +13,7 @@ import {
   type LoadOptions,
 } from '../load/options.js';
 import type { OrderMode } from '../ordering/order.js';
-import { parseShardRule, type ShardRule } from '../sharding/shard.js';
+import { parseShardRule, type ShardRule, type SuffixBase } from '../sharding/shard.js';
 import { parseWcuSpec, type WcuSpec } from '../pacing/rateChoice.js';
 import { offlineTableInfo, parseGsi, parseKeyAttribute } from '../estimating/offlineTable.js';
 import type { IndexInfo } from '../shared/tableInfo.js';
@@ -59,6 +59,7 @@ export interface LoadFlags {
   shardKeysFile?: string;
   keepOriginalKey?: string;
   shardSeed?: number;
+  shardBase?: SuffixBase;
   shardManifest?: string;
   wcu?: WcuSpec;
   keyWcu?: number;
@@ -211,6 +212,12 @@ export async function toEstimateOptions(input: string, flags: LoadFlags): Promis
   return options;
 }
 
+/** commander argParser for --shard-base: the first number suffix, 0 or 1. */
+export function parseShardBaseOption(value: string): SuffixBase {
+  if (value !== '0' && value !== '1') throw new InvalidArgumentError(`expected 0 or 1, got "${value}".`);
+  return Number(value) as SuffixBase;
+}
+
 /** commander argParser for the repeatable --shard. */
 export function parseShardOption(value: string, previous: ShardRule[] | undefined): ShardRule[] {
   try {
@@ -303,6 +310,7 @@ export async function toLoadOptions(input: string, flags: LoadFlags, estimating 
   }
   if (flags.keepOriginalKey) options.keepOriginalKey = flags.keepOriginalKey;
   if (flags.shardSeed !== undefined) options.shardSeed = flags.shardSeed;
+  if (flags.shardBase !== undefined) options.shardSuffixBase = flags.shardBase;
   if (flags.shardManifest) options.shardManifestPath = flags.shardManifest;
   if (flags.wcu) options.wcu = flags.wcu;
   if (flags.keyWcu !== undefined) options.keyWcu = flags.keyWcu;

@@ -4,7 +4,7 @@ import { DEFAULT_WINDOW_ROWS, ORDER_MODES, type OrderMode } from '../ordering/or
 import { parseWcuSpec, type WcuSpec } from '../pacing/rateChoice.js';
 import { parseSegment, type Segment } from './segment.js';
 import { DEFAULT_KEY_WCU } from '../pacing/rateControl.js';
-import { DEFAULT_SHARD_SEPARATOR, parseShardRule, type ShardRule } from '../sharding/shard.js';
+import { DEFAULT_SHARD_SEPARATOR, parseShardRule, type ShardRule, type SuffixBase } from '../sharding/shard.js';
 import { defaultOutputPath } from './outputPaths.js';
 import { COLUMN_TYPES, EMPTY_POLICIES, type ColumnType, type EmptyPolicy } from '../typing/typeMap.js';
 import { TIMESTAMP_MODES, type TimestampMode } from '../typing/temporal.js';
@@ -73,7 +73,9 @@ export interface LoadOptions {
   keepOriginalKey?: string;
   /** Seed of random:N suffixes. @default a random seed, recorded in the manifest */
   shardSeed?: number;
-  /** Where the shard manifest is written. @default "<input path>.shards.json" next to the input (".seg-i-of-N.shards.json" with a segment) */
+  /** The first number suffix of random:N and hash:N: 0 (k#0 … k#N-1) or 1 (k#1 … k#N). @default 0 */
+  shardSuffixBase?: SuffixBase;
+  /** Where the shard manifest is written. @default "<input path>.<table>.shards.json" next to the input (".<table>.seg-i-of-N.shards.json" with a segment) */
   shardManifestPath?: string;
   /**
    * Target write units per second for the whole load (table and GSIs): a number, 'auto' (80% of the
@@ -111,6 +113,7 @@ export interface NormalizedShardOptions {
   keys: ReadonlySet<string> | undefined;
   keepOriginalKey: string | undefined;
   seed: number | undefined;
+  suffixBase: SuffixBase;
   manifestPath: string;
 }
 
@@ -297,7 +300,9 @@ function positive(name: string, value: unknown, fallback: number): number {
 function normalizeShard(raw: LoadOptions, segment: Segment | undefined): NormalizedShardOptions | undefined {
   const rules = (raw.shard ?? []).map((rule) => (typeof rule === 'string' ? parseShardRule(rule) : rule));
   if (rules.length === 0) {
-    const stray = (['shardSeparator', 'shardKeys', 'keepOriginalKey', 'shardSeed', 'shardManifestPath'] as const).find((name) => raw[name] !== undefined);
+    const stray = (['shardSeparator', 'shardKeys', 'keepOriginalKey', 'shardSeed', 'shardSuffixBase', 'shardManifestPath'] as const).find(
+      (name) => raw[name] !== undefined,
+    );
     if (stray) throw invalid(stray, 'given only together with `shard` (--shard)', raw[stray]);
     return undefined;
   }
@@ -314,13 +319,15 @@ function normalizeShard(raw: LoadOptions, segment: Segment | undefined): Normali
     throw invalid('keepOriginalKey', 'an attribute name', raw.keepOriginalKey);
   }
   const seed = raw.shardSeed === undefined ? undefined : integer('shardSeed', raw.shardSeed, 0, 0, 0xffffffff);
+  const suffixBase = integer('shardSuffixBase', raw.shardSuffixBase, 0, 0, 1) as SuffixBase;
   return {
     rules,
     separator,
     keys,
     keepOriginalKey: raw.keepOriginalKey,
     seed,
-    manifestPath: raw.shardManifestPath ?? defaultOutputPath(raw.input, 'shards', { segment }),
+    suffixBase,
+    manifestPath: raw.shardManifestPath ?? defaultOutputPath(raw.input, 'shards', { segment, table: raw.table }),
   };
 }
 

@@ -17,6 +17,7 @@ import { createRowPlanner, type RowPlanner, type RowPlannerOptions, type SourceR
 import type { OrderMode } from '../ordering/order.js';
 import { readRecords } from '../reading/readRecords.js';
 import { MIN_STRIPE_BYTES, openStripedRead, recordGroup, stripeCount } from './stripedRecords.js';
+import { packageVersion } from './toolVersion.js';
 import { indexKeyAttributes } from '../typing/indexKeys.js';
 import { checkTypesAgainstKeys, type InputFormat } from './options.js';
 import { DEFAULT_BACKOFF } from '../writing/backoff.js';
@@ -100,7 +101,7 @@ export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Pr
   if (opts.checkpointPath && !dryRun) await openCheckpoint(session, keySchema, seed, ctx.tally, emit, ctx.result);
   const shard = opts.shard ? resolveShardOptions({ ...opts.shard, seed: (session.checkpoint?.file.shardSeed ?? seed)! }, keySchema, opts.table) : undefined;
   // A dry run writes nothing, so there is no manifest to keep.
-  if (shard && !dryRun) session.manifest = new ShardManifest(opts.table, shard);
+  if (shard && !dryRun) session.manifest = new ShardManifest(opts.table, packageVersion(), shard);
   const input = await openInput(opts.input, deps.stdin);
   session.input = input;
   const format =

@@ -18,6 +18,8 @@ export type FatalCode =
   | 'AWS_ERROR'
   | 'REJECTS_UNWRITABLE'
   | 'MANIFEST_UNWRITABLE'
+  /** The shard manifest given to query or get is not one ddb-spread wrote, or cannot answer the question. */
+  | 'MANIFEST_INVALID'
   /** --report cannot be created where it was asked for. */
   | 'REPORT_UNWRITABLE'
   | 'CHECKPOINT_MISMATCH'

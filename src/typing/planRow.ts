@@ -100,7 +100,7 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
           }
         }
         // Sharding comes before the key checks, so the length limits apply to the suffixed key.
-        const sharded = options.shard ? applyShard(item, record.origin, options.shard) : undefined;
+        const sharded = options.shard ? applyShard(item, options.shard) : undefined;
         const { keyId, partitionId } = keyIdsOf(item, options.keySchema);
         if (options.indexKeys) checkIndexKeys(item, options.indexKeys);
         const size = itemSize(item);

@@ -195,6 +195,7 @@ const WRITE_AFFECTING: Array<[label: string, key: string, before: LoadOptions, a
   ['keepOriginalKey', 'shard', SHARDED, { ...SHARDED, keepOriginalKey: 'originalPk' }],
   ['shard seed given', 'shard', { ...BASE, shard: ['random:4'] }, { ...BASE, shard: ['random:4'], shardSeed: 7 }],
   ['shard seed changed', 'shard', { ...BASE, shard: ['random:4'], shardSeed: 7 }, { ...BASE, shard: ['random:4'], shardSeed: 8 }],
+  ['shard suffix base', 'shard', SHARDED, { ...SHARDED, shardSuffixBase: 1 }],
   ['segment given', 'segment', BASE, { ...BASE, segment: '0/4' }],
   ['segment index', 'segment', { ...BASE, segment: '0/4' }, { ...BASE, segment: '1/4' }],
   ['segment count', 'segment', { ...BASE, segment: '0/4' }, { ...BASE, segment: '0/2' }],
@@ -251,6 +252,22 @@ describe('writeAffectingOptions', () => {
     const windowed = normalizeOptions({ ...BASE, order: 'window' });
     expect(writeAffectingOptions(windowed)['window']).toBe(windowed.windowRows);
     expect(writeAffectingOptions({ ...windowed, windowRows: 7 })['window']).toBe(7);
+  });
+
+  it('issue 15: a hash/time checkpoint from before still resumes; a random:N one (path-and-line suffixes) is refused', () => {
+    // What ddb-spread recorded before issue 15: no suffixBase, no randomSuffix.
+    const before = (options: LoadOptions) => {
+      const r = recorded(options);
+      const { suffixBase: _base, randomSuffix: _random, ...shard } = r['shard'] as Record<string, unknown>;
+      return { ...r, shard };
+    };
+    const check = (options: LoadOptions) =>
+      resumeRefusal({ version: CHECKPOINT_VERSION, input: IDENTITY, options: before(options) }, IDENTITY, recorded(options), 'c.json');
+    expect(check({ ...BASE, shard: ['hash:4', 'time:day:at'] })).toBeUndefined();
+    expect(check({ ...BASE, shard: ['random:4'], shardSeed: 3 })).toMatch(
+      /^checkpoint c\.json was taken by an earlier ddb-spread, whose random:N suffixes .* delete c\.json/,
+    );
+    expect(recorded({ ...BASE, shard: ['hash:4'] })['shard']).not.toHaveProperty('suffixBase');
   });
 
   it('types and shard keys are recorded in sorted order, whatever order they came in', () => {

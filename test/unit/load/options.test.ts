@@ -161,8 +161,8 @@ describe('normalizeOptions: format from the file name', () => {
   it('each segment and a dry run get their own default reject file; each segment its own manifest (issue 11.7, 11.8)', () => {
     const segments = [0, 1, 2, 3].map((i) => normalizeOptions({ ...base, segment: `${i}/4`, shard: ['hash:2'] }));
     expect(segments.map((o) => o.rejectsPath)).toEqual([0, 1, 2, 3].map((i) => `data/items.csv.seg-${i}-of-4.rejects.jsonl`));
-    expect(segments.map((o) => o.shard?.manifestPath)).toEqual([0, 1, 2, 3].map((i) => `data/items.csv.seg-${i}-of-4.shards.json`));
-    expect(normalizeOptions({ ...base, shard: ['hash:2'] }).shard?.manifestPath).toBe('data/items.csv.shards.json');
+    expect(segments.map((o) => o.shard?.manifestPath)).toEqual([0, 1, 2, 3].map((i) => `data/items.csv.Items.seg-${i}-of-4.shards.json`));
+    expect(normalizeOptions({ ...base, shard: ['hash:2'] }).shard?.manifestPath).toBe('data/items.csv.Items.shards.json');
     expect(normalizeOptions(base, { dryRun: true }).rejectsPath).toBe('data/items.csv.dry-run.rejects.jsonl');
     expect(normalizeOptions({ ...base, segment: '1/2' }, { dryRun: true }).rejectsPath).toBe('data/items.csv.seg-1-of-2.dry-run.rejects.jsonl');
     expect(normalizeOptions({ ...base, rejectsPath: 'mine.jsonl' }, { dryRun: true }).rejectsPath).toBe('mine.jsonl');
