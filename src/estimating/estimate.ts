@@ -1,7 +1,7 @@
-import { assembleEstimate } from './assembleEstimate.js';
+import { assembleEstimate, type EstimatePhases } from './assembleEstimate.js';
 import { EstimateTally } from './estimateTally.js';
 import type { EstimateResult } from './estimateTypes.js';
-import { prepareEstimate, type PreparedEstimate, type SimulationSettings } from './prepareEstimate.js';
+import { DEFAULT_LATENCY_MS, prepareEstimate, type PreparedEstimate, type SimulationSettings } from './prepareEstimate.js';
 import { load, type DryRun } from '../load/load.js';
 import { normalizeOptions, type LoadOptions } from '../load/options.js';
 import type { CallerFiles } from '../load/outputFiles.js';
@@ -36,7 +36,17 @@ export interface EstimateDependencies {
  * the order's own --memory budget, fed with slim copies of the writes (key and cost only).
  */
 export async function estimate(options: EstimateOptions, deps: EstimateDependencies = {}): Promise<EstimateResult> {
+  const calledAt = performance.now();
   const opts = normalizeOptions(options);
+  // The dry run's own phases model the load's: start-up until 'started', the read phase until the order
+  // starts handing out writes ('ordering', global orders) or the last row (streaming orders).
+  let startedAt: number | undefined;
+  let orderingAt: number | undefined;
+  const onEvent = (event: LoadEvent) => {
+    if (event.type === 'started') startedAt = performance.now();
+    else if (event.type === 'ordering') orderingAt = performance.now();
+    deps.onEvent?.(event);
+  };
   // The setup needs the table, which load() knows only after DescribeTable (or the offline flags).
   let prepared: PreparedEstimate | undefined;
   let tally: EstimateTally | undefined;
@@ -54,13 +64,15 @@ export async function estimate(options: EstimateOptions, deps: EstimateDependenc
     { ...options, pacing: false, wcu: undefined, keyWcu: undefined },
     {
       ...(deps.signal ? { signal: deps.signal } : {}),
-      ...(deps.onEvent ? { onEvent: deps.onEvent } : {}),
+      onEvent,
       ...(deps.stdin ? { stdin: deps.stdin } : {}),
       ...(deps.files ? { files: deps.files } : {}),
       dryRun,
     },
   );
+  const doneAt = performance.now();
   if (!prepared || !tally) throw new Error('load() finished a dry run without describing the table; this is a bug');
+  const phases = phasesOf(calledAt, startedAt ?? calledAt, orderingAt ?? doneAt, options.tableInfo ? (options.simulation?.latencyMs ?? DEFAULT_LATENCY_MS) : 0);
   return assembleEstimate({
     run,
     table: prepared.table,
@@ -69,5 +81,14 @@ export async function estimate(options: EstimateOptions, deps: EstimateDependenc
     totals: tally.finish(),
     load: { pacing: opts.pacing, keyWcu: opts.keyWcu, order: opts.order, sharded: opts.shard !== undefined },
     prices: options.prices,
+    phases,
   });
+}
+
+/**
+ * Seconds of start-up and of the read phase. Offline (the table from flags) the load's DescribeTable
+ * round trip is added to the start-up, as the dry run had none.
+ */
+function phasesOf(calledAt: number, startedAt: number, readDoneAt: number, describeMs: number): EstimatePhases {
+  return { startupSeconds: (startedAt - calledAt + describeMs) / 1000, readSeconds: Math.max(0, readDoneAt - startedAt) / 1000 };
 }
