@@ -5,6 +5,7 @@ import { DEFAULT_LATENCY_MS, prepareEstimate, type PreparedEstimate, type Simula
 import { load, type DryRun } from '../load/load.js';
 import { normalizeOptions, type LoadOptions } from '../load/options.js';
 import type { CallerFiles } from '../load/outputFiles.js';
+import { isGlobalOrder, type GlobalOrderMode } from '../ordering/order.js';
 import type { LoadEvent } from '../reporting/events.js';
 import type { TableInfo } from '../shared/tableInfo.js';
 import type { Readable } from 'node:stream';
@@ -29,15 +30,19 @@ export interface EstimateDependencies {
 }
 
 /**
- * The estimate: runs load() as a dry run (the same reading, typing, sharding, ordering and batching
- * code; nothing written) and, as the rows go by, counts sizes, write units and keys, and simulates the
- * planned order (paced as load paces) and, for contrast, the input order (unpaced) against the partition
- * model of the table. Memory stays bounded: counters, two simulations of a few batches in flight, and
- * the order's own --memory budget, fed with slim copies of the writes (key and cost only).
+ * The estimate: runs load() as a dry run (the same reading, typing, sharding and batching code; nothing
+ * written) and, as the rows go by, counts sizes, write units and keys, and simulates the planned order
+ * (paced as load paces) and, for contrast, the input order (unpaced) against the partition model of the
+ * table. A global order (round-robin, spread) is simulated from per-key statistics (plannedOrder.ts):
+ * the dry run reads in input order, and nothing is held, spilled or sorted (issue 14), so rows
+ * superseded by a later row of the same primary key are counted as input-order batches meet them. A
+ * streaming order (input, window) is the order itself. Memory stays bounded: counters, a bounded table
+ * of keys, two simulations of a few batches in flight, and for the window order its own --memory budget.
  */
 export async function estimate(options: EstimateOptions, deps: EstimateDependencies = {}): Promise<EstimateResult> {
   const calledAt = performance.now();
   const opts = normalizeOptions(options);
+  const fromStatistics = isGlobalOrder(opts.order) && !options.simulation?.materializeOrder;
   // The dry run's own phases model the load's: start-up until 'started', the read phase until the order
   // starts handing out writes ('ordering', global orders) or the last row (streaming orders).
   let startedAt: number | undefined;
@@ -54,14 +59,15 @@ export async function estimate(options: EstimateOptions, deps: EstimateDependenc
     ...(options.tableInfo ? { tableInfo: options.tableInfo } : {}),
     onTable: (table) => {
       prepared = prepareEstimate(table, opts, options.simulation);
-      tally = new EstimateTally(prepared.costModel, prepared.simulators);
+      tally = new EstimateTally(prepared.costModel, prepared.simulators, fromStatistics ? { mode: opts.order as GlobalOrderMode } : undefined);
     },
     onPlanned: (w) => tally!.add(w),
     record: (writes) => tally!.addBatch(writes),
   };
-  // The dry run itself is unpaced: the pacing the estimate reports is simulated (prepareEstimate).
+  // The dry run itself is unpaced: the pacing the estimate reports is simulated (prepareEstimate). A
+  // global order is simulated from key statistics (plannedOrder.ts), so the dry run reads in input order.
   const run = await load(
-    { ...options, pacing: false, wcu: undefined, keyWcu: undefined },
+    { ...options, pacing: false, wcu: undefined, keyWcu: undefined, ...(fromStatistics ? { order: 'input' as const } : {}) },
     {
       ...(deps.signal ? { signal: deps.signal } : {}),
       onEvent,

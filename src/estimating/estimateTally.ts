@@ -3,6 +3,8 @@ import { DistinctCounter } from './distinctCount.js';
 import { createHotKeySketch, type HeavyHitters } from './heavyHitters.js';
 import type { LoadSimulator, SimWrite, SimulationOutcome } from './simulate.js';
 import { SizeHistogram } from './sizeHistogram.js';
+import { PlannedOrderStats } from './plannedOrder.js';
+import type { GlobalOrderMode } from '../ordering/order.js';
 import { MAX_BATCH_REQUESTS } from '../batching/batch.js';
 import type { WriteCostModel } from '../pacing/writeCost.js';
 import type { PlannedWrite } from '../shared/types.js';
@@ -50,10 +52,17 @@ export class EstimateTally {
   readonly #units = { table: 0, indexes: {} as Record<string, number>, total: 0 };
   #inputBatch: SimWrite[] = [];
   #finished = false;
+  /** A global order, simulated from key statistics rather than from the batches of a materialised order. */
+  readonly #planned: { mode: GlobalOrderMode; stats: PlannedOrderStats } | undefined;
 
-  constructor(cost: WriteCostModel, simulators: EstimateSimulators) {
+  /**
+   * `plannedOrder`: the planned order is a global one (round-robin, spread), which the tally makes from
+   * its key statistics at finish(); the dry run then runs in input order and addBatch() is not needed.
+   */
+  constructor(cost: WriteCostModel, simulators: EstimateSimulators, plannedOrder?: { mode: GlobalOrderMode; stats?: PlannedOrderStats }) {
     this.#cost = cost;
     this.#simulators = simulators;
+    if (plannedOrder) this.#planned = { mode: plannedOrder.mode, stats: plannedOrder.stats ?? new PlannedOrderStats() };
   }
 
   /** One planned write, in input order: counts it and returns the slim copy the write order carries instead. */
@@ -71,6 +80,7 @@ export class EstimateTally {
     this.#hottest.add(original, cost.total);
     this.#hottestWritten.add(written, cost.total);
     this.#inputBatch.push({ key: written, units: cost.total });
+    this.#planned?.stats.add(written, cost.total);
     if (this.#inputBatch.length === MAX_BATCH_REQUESTS) {
       this.#simulators.input.push(this.#inputBatch);
       this.#inputBatch = [];
@@ -92,6 +102,7 @@ export class EstimateTally {
 
   /** One batch (of slim copies from add()) in the order load() would send it. */
   addBatch(writes: readonly PlannedWrite[]): void {
+    if (this.#planned) return;
     this.#simulators.planned.push(writes.map((w) => ({ key: w.partitionId.slice(1), units: w.wcu })));
   }
 
@@ -101,6 +112,17 @@ export class EstimateTally {
     this.#finished = true;
     if (this.#inputBatch.length > 0) this.#simulators.input.push(this.#inputBatch);
     this.#inputBatch = [];
+    if (this.#planned) {
+      let batch: SimWrite[] = [];
+      for (const w of this.#planned.stats.ordered(this.#planned.mode)) {
+        batch.push(w);
+        if (batch.length === MAX_BATCH_REQUESTS) {
+          this.#simulators.planned.push(batch);
+          batch = [];
+        }
+      }
+      if (batch.length > 0) this.#simulators.planned.push(batch);
+    }
     return {
       sizes: this.#sizes.toJSON(),
       writeUnits: this.#units,

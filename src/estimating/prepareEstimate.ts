@@ -21,6 +21,12 @@ export interface SimulationSettings {
   burstSeconds?: number;
   /** One BatchWriteItem round trip. @default 20 */
   latencyMs?: number;
+  /**
+   * Simulate a global order (round-robin, spread) from the batches of the order itself, held and sorted
+   * as `load` does (slow on large inputs), instead of from key statistics. For tests and benches.
+   * @default false
+   */
+  materializeOrder?: boolean;
 }
 
 /** The rate the estimate works at, as `load` would choose it. */

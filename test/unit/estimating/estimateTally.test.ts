@@ -160,3 +160,20 @@ describe('EstimateTally feeds the simulations', () => {
     expect(() => t.finish()).toThrow(/bug/);
   });
 });
+
+describe('EstimateTally with a global order from statistics (issue 14)', () => {
+  it('ignores batches and, at finish(), feeds the planned simulation the round-robin order in batches of 25', () => {
+    const simulators = { planned: recorder(2), input: recorder(3) };
+    const t = new EstimateTally(COST, simulators, { mode: 'round-robin' });
+    for (let i = 0; i < 30; i++) t.add(write(i < 20 ? 'hot' : `cold${i}`, 100));
+    t.addBatch([write('ignored', 100)]);
+    expect(simulators.planned.batches).toEqual([]);
+    t.finish();
+    const keys = simulators.planned.batches.map((b) => b.map((w) => w.key));
+    expect(keys.map((b) => b.length)).toEqual([MAX_BATCH_REQUESTS, 5]);
+    // Round 0: hot then the ten cold keys in order of first appearance; then hot's other 19 writes.
+    expect(keys.flat().slice(0, 11)).toEqual(['hot', ...Array.from({ length: 10 }, (_, i) => `cold${i + 20}`)]);
+    expect(keys.flat().slice(11)).toEqual(Array.from({ length: 19 }, () => 'hot'));
+    expect(simulators.input.batches.flat()).toHaveLength(30);
+  });
+});
