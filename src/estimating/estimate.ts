@@ -59,7 +59,8 @@ export async function estimate(options: EstimateOptions, deps: EstimateDependenc
     ...(options.tableInfo ? { tableInfo: options.tableInfo } : {}),
     onTable: (table) => {
       prepared = prepareEstimate(table, opts, options.simulation);
-      tally = new EstimateTally(prepared.costModel, prepared.simulators, fromStatistics ? { mode: opts.order as GlobalOrderMode } : undefined);
+      const planned = fromStatistics ? { mode: opts.order as GlobalOrderMode } : undefined;
+      tally = new EstimateTally(prepared.costModel, prepared.simulators, planned, opts.shard !== undefined);
     },
     onPlanned: (w) => tally!.add(w),
     record: (writes) => tally!.addBatch(writes),

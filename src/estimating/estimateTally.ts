@@ -54,14 +54,22 @@ export class EstimateTally {
   #finished = false;
   /** A global order, simulated from key statistics rather than from the batches of a materialised order. */
   readonly #planned: { mode: GlobalOrderMode; stats: PlannedOrderStats } | undefined;
+  readonly #sharded: boolean;
 
   /**
    * `plannedOrder`: the planned order is a global one (round-robin, spread), which the tally makes from
    * its key statistics at finish(); the dry run then runs in input order and addBatch() is not needed.
    */
-  constructor(cost: WriteCostModel, simulators: EstimateSimulators, plannedOrder?: { mode: GlobalOrderMode; stats?: PlannedOrderStats }) {
+  constructor(
+    cost: WriteCostModel,
+    simulators: EstimateSimulators,
+    plannedOrder?: { mode: GlobalOrderMode; stats?: PlannedOrderStats },
+    /** Whether --shard was given: without it, keys as written are the input's, counted once. */
+    sharded = true,
+  ) {
     this.#cost = cost;
     this.#simulators = simulators;
+    this.#sharded = sharded;
     if (plannedOrder) this.#planned = { mode: plannedOrder.mode, stats: plannedOrder.stats ?? new PlannedOrderStats() };
   }
 
@@ -76,9 +84,11 @@ export class EstimateTally {
     const written = w.partitionId.slice(1);
     const original = w.unshardedKey ?? written;
     this.#distinct.add(original);
-    this.#distinctWritten.add(written);
     this.#hottest.add(original, cost.total);
-    this.#hottestWritten.add(written, cost.total);
+    if (this.#sharded) {
+      this.#distinctWritten.add(written);
+      this.#hottestWritten.add(written, cost.total);
+    } else if (w.unshardedKey !== undefined) throw new Error('EstimateTally was told there is no --shard, and a write is sharded; this is a bug');
     this.#inputBatch.push({ key: written, units: cost.total });
     this.#planned?.stats.add(written, cost.total);
     if (this.#inputBatch.length === MAX_BATCH_REQUESTS) {
@@ -128,8 +138,8 @@ export class EstimateTally {
       writeUnits: this.#units,
       hottest: this.#hottest,
       distinct: this.#distinct.estimate,
-      hottestWritten: this.#hottestWritten,
-      distinctWritten: this.#distinctWritten.estimate,
+      hottestWritten: this.#sharded ? this.#hottestWritten : this.#hottest,
+      distinctWritten: this.#sharded ? this.#distinctWritten.estimate : this.#distinct.estimate,
       planned: this.#simulators.planned.finish(),
       input: this.#simulators.input.finish(),
     };

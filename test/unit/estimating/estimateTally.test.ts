@@ -177,3 +177,21 @@ describe('EstimateTally with a global order from statistics (issue 14)', () => {
     expect(simulators.input.batches.flat()).toHaveLength(30);
   });
 });
+
+describe('EstimateTally without --shard', () => {
+  it('counts keys once and reports them as written too: the same figures as a tally that counts them twice', () => {
+    const rows = [write('a', 100), write('b', 3000), write('a', 100), write('c', 900)];
+    const once = new EstimateTally(COST, { planned: recorder(1), input: recorder(1) }, undefined, false);
+    const twice = new EstimateTally(COST, { planned: recorder(1), input: recorder(1) });
+    for (const r of rows) {
+      once.add({ ...r });
+      twice.add({ ...r });
+    }
+    const a = once.finish();
+    const b = twice.finish();
+    expect(a.hottestWritten.top(10)).toEqual(b.hottestWritten.top(10));
+    expect(a.distinctWritten).toBe(b.distinctWritten);
+    expect(a.hottest.top(10)).toEqual(b.hottest.top(10));
+    expect(() => new EstimateTally(COST, { planned: recorder(1), input: recorder(1) }, undefined, false).add(write('s#1', 100, {}, 's'))).toThrow(/bug/);
+  });
+});
