@@ -2,7 +2,7 @@ import { assembleEstimate, type EstimatePhases } from './assembleEstimate.js';
 import { EstimateTally } from './estimateTally.js';
 import type { EstimateResult } from './estimateTypes.js';
 import { DEFAULT_LATENCY_MS, prepareEstimate, type PreparedEstimate, type SimulationSettings } from './prepareEstimate.js';
-import { load, type DryRun } from '../load/load.js';
+import { load, restartsInRoundRobin, type DryRun } from '../load/load.js';
 import { normalizeOptions, type LoadOptions } from '../load/options.js';
 import type { CallerFiles } from '../load/outputFiles.js';
 import { isGlobalOrder, type GlobalOrderMode } from '../ordering/order.js';
@@ -40,6 +40,20 @@ export interface EstimateDependencies {
  * of keys, two simulations of a few batches in flight, and for the window order its own --memory budget.
  */
 export async function estimate(options: EstimateOptions, deps: EstimateDependencies = {}): Promise<EstimateResult> {
+  try {
+    return await estimateOnce(options, deps);
+  } catch (error) {
+    // A file the default order found not grouped is estimated as load() would then write it.
+    if (!restartsInRoundRobin(error, options)) throw error;
+    deps.onEvent?.({
+      type: 'warning',
+      message: `${(error as Error).message.split('. Nothing')[0]}; estimating it in round-robin order, as a load would write it`,
+    });
+    return estimateOnce({ ...options, order: 'round-robin' }, deps);
+  }
+}
+
+async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies): Promise<EstimateResult> {
   const calledAt = performance.now();
   const opts = normalizeOptions(options);
   const fromStatistics = isGlobalOrder(opts.order) && !options.simulation?.materializeOrder;
@@ -87,7 +101,8 @@ export async function estimate(options: EstimateOptions, deps: EstimateDependenc
     rate: prepared.rate,
     totals: tally.finish(),
     // The order in effect: a file that cannot be read in stripes is written in round-robin order.
-    load: { pacing: opts.pacing, keyWcu: opts.keyWcu, order: run.order, sharded: opts.shard !== undefined },
+    // (A global order's dry run reads in input order: the order simulated is the one asked for.)
+    load: { pacing: opts.pacing, keyWcu: opts.keyWcu, order: fromStatistics ? opts.order : run.order, sharded: opts.shard !== undefined },
     prices: options.prices,
     phases,
   });

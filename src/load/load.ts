@@ -71,7 +71,7 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
   try {
     return await loadOnce(options, deps);
   } catch (error) {
-    if (!restartsInRoundRobin(error, options)) throw error;
+    if (!restartsInRoundRobin(error, options) || deps.dryRun) throw error;
     // Everything the striped read sent has settled, and nothing went out of order: writing every row again
     // in round-robin order leaves the table as writing the file top to bottom would.
     const written = (error as LoaderError).result?.written ?? 0;
@@ -87,8 +87,9 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
  * A striped read that found the file not grouped by partition key starts over in round-robin order, by
  * itself, when nothing pins the order: a load with a checkpoint stops instead (its checkpoint records the
  * striped order, and resuming it must replay that order), as does a load that asked for stripes by name.
+ * A dry run is started over by its caller (the estimate's tally must start over too).
  */
-function restartsInRoundRobin(error: unknown, options: LoadOptions): boolean {
+export function restartsInRoundRobin(error: unknown, options: LoadOptions): boolean {
   return error instanceof LoaderError && error.code === 'ORDER_NOT_GROUPED' && options.order === undefined && options.checkpointPath === undefined;
 }
 
