@@ -33,7 +33,7 @@ export default tseslint.config(
       'src/load/{loadTally,loadResult,loadStop,options,segment,outputPaths}.ts',
       'src/reporting/{events,result,summary,logLine,estimateReport,charts}.ts',
       'src/reading/{utf8,loneSurrogates}.ts',
-      'src/writing/{wireItem,backoff,awsEnv}.ts',
+      'src/writing/{wireItem,wireJson,backoff,awsEnv}.ts',
     ],
     rules: {
       'no-restricted-imports': [
