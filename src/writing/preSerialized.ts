@@ -11,7 +11,9 @@ const PRE_SERIALIZED_BODY = 'ddbSpreadPreSerializedBody';
  * SDK's. Only the body is ours: the SDK serialises a copy of the input with an empty request list (the
  * table name is kept, as endpoint resolution reads it), and a middleware placed right after the SDK's
  * serializer (the documented `addRelativeTo` of a command's middleware stack) replaces that body with the
- * full one, before the content length is computed and the request signed.
+ * full one, before the content length is computed and the request signed. Were a release of the SDK to
+ * rename its serializer, the stack would throw on every send ("serializerMiddleware is not found when
+ * adding ...") and test/unit/writing/wireJson.test.ts would fail: never an empty batch sent as if full.
  */
 export function preSerializedBatchWrite(table: string, itemJsons: readonly string[]): BatchWriteItemCommand {
   const command = new BatchWriteItemCommand({ RequestItems: { [table]: [] }, ReturnConsumedCapacity: 'INDEXES' });
