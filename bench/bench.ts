@@ -10,7 +10,7 @@
  *                     over two minutes on 2 cores, which broke the bench's ~6-minute budget)
  *   --sweep LIST      concurrencies to sweep, e.g. 1,4,8 (BENCH_SWEEP, default 1,2,4,8,16,32); "" skips it
  *   --repeats N       measured loads per loader (BENCH_REPEATS, default 2)
- *   --minimal-rcc     the minimal loop also asks for ReturnConsumedCapacity=TOTAL, as ddb-spread does
+ *   --minimal-rcc     the minimal loop also asks for ReturnConsumedCapacity=INDEXES, as ddb-spread does
  *                     (BENCH_MINIMAL_RCC=1). Off by default: the baseline is the bare loop. DynamoDB Local
  *                     spent 30-50% more CPU on such calls, and Local's CPU is what bounds items/s on 2
  *                     cores; with the flag the items/s ratio shows the client's own overhead.
