@@ -24,7 +24,7 @@ export const MAX_STRIPES = 64;
 /** Bytes per stripe at least: smaller files are not worth cutting, and round-robin holds them in memory. */
 export const MIN_STRIPE_BYTES = 64 * 1024;
 /** Rows the probe reads at the head of a range for the key it starts in; beyond, the range joins the stripe before it whole. */
-const MAX_HEAD_ROWS = 5_000;
+const MAX_HEAD_ROWS = 1_000;
 
 export interface StripedRead {
   records: AsyncGenerator<SourceRecord>;

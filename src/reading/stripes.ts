@@ -26,7 +26,7 @@ export interface RangeSyntax {
 
 const SCAN_CHUNK = 1024 * 1024;
 /** Read-ahead of one range: small, as a striped read has one per stripe. */
-const RANGE_CHUNK = 64 * 1024;
+const RANGE_CHUNK = 16 * 1024;
 
 /**
  * Cuts a file into `count` ranges of about equal size, each starting where a record starts (the first at
