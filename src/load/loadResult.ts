@@ -76,12 +76,16 @@ function rateSummary(tally: LoadTally, facts: ResultFacts): RateSummary {
 
 /** A key that needed longer at --key-wcu than the rest of the load took. */
 function bottleneckOf(tally: LoadTally, facts: ResultFacts): LoadResult['bottleneck'] {
-  const keyUnits = tally.keyUnits;
-  const heaviest = keyUnits.top(1)[0];
+  const heaviest = tally.keyUnits.top(1)[0];
+  // Every unit of the load (GSIs included) at the load's rate; a key's own units at --key-wcu.
+  const units = tally.counters.plannedWcu - tally.plannedWcuBeforeResume;
   const target = facts.targetWcu;
-  // Without a target, the rate the load reached stands in for it.
-  const loadWcu = Number.isFinite(target) ? target : facts.elapsedMs > 0 ? (keyUnits.total * 1000) / facts.elapsedMs : 0;
-  const found = facts.pacing ? findBottleneck(heaviest, keyUnits.total, loadWcu, facts.keyWcu) : undefined;
+  const average = facts.elapsedMs > 0 ? (units * 1000) / facts.elapsedMs : 0;
+  // The rate the load reached, not the one it asked for (issue 15: --wcu auto on on-demand asks for the
+  // account quota): the best second, or without one the average; never above the target.
+  const reached = Math.max(facts.rate?.peakWcu ?? 0, average);
+  const loadWcu = Number.isFinite(target) ? (reached > 0 ? Math.min(target, reached) : target) : reached;
+  const found = facts.pacing ? findBottleneck(heaviest, units, loadWcu, facts.keyWcu) : undefined;
   return found ? { ...found, key: displayKey(found.key) } : undefined;
 }
 
