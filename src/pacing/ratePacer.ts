@@ -63,14 +63,17 @@ export class RatePacer implements SendPacer {
   afterSend(report: SendReport): void {
     let plannedUnits = 0;
     for (const w of report.stored) plannedUnits += this.#costOf(w);
+    // A throttle whose reason names an index (IndexWrite...) points at the refused writes' GSI keys.
+    const keysOf = report.throttleReasons.some((r) => r.startsWith('Index'))
+      ? (w: PlannedWrite) => {
+          const keys = this.#keysOf(w)
+            .slice(1)
+            .map((k) => k.key);
+          return keys.length > 0 ? keys : [w.partitionId];
+        }
+      : (w: PlannedWrite) => [w.partitionId];
     const throttle =
-      report.throttled.length > 0
-        ? classifyThrottle(
-            report.sent.map((w) => w.partitionId),
-            report.throttled.map((w) => w.partitionId),
-            report.throttleReasons,
-          )
-        : undefined;
+      report.throttled.length > 0 ? classifyThrottle(report.sent.flatMap(keysOf), report.throttled.flatMap(keysOf), report.throttleReasons) : undefined;
     let throttledUnits = 0;
     for (const w of report.throttled) throttledUnits += this.#costOf(w);
     // A call answered neither stored nor throttled anything: it failed without an answer to count
