@@ -18,6 +18,8 @@ export interface EstimateOptions extends LoadOptions {
   prices?: Partial<EstimateResult['cost']['prices']>;
   /** How the table and the client are modelled (the bench matches these to its partition proxy). */
   simulation?: SimulationSettings;
+  /** The table is created for the load at --wcu (offline --new-table; seed 004's bulk load). */
+  newTable?: boolean;
 }
 
 export interface EstimateDependencies {
@@ -43,8 +45,8 @@ export async function estimate(options: EstimateOptions, deps: EstimateDependenc
   const dryRun: DryRun = {
     ...(options.tableInfo ? { tableInfo: options.tableInfo } : {}),
     onTable: (table) => {
-      prepared = prepareEstimate(table, opts, options.simulation);
-      tally = new EstimateTally(prepared.costModel, prepared.simulators);
+      prepared = prepareEstimate(table, opts, { ...options.simulation, ...(options.newTable ? { newTable: true } : {}) });
+      tally = new EstimateTally(prepared.costModel, prepared.simulators, prepared.indexes);
     },
     onPlanned: (w) => tally!.add(w),
     record: (writes) => tally!.addBatch(writes),

@@ -3,6 +3,7 @@ import { DistinctCounter } from './distinctCount.js';
 import { createHotKeySketch, type HeavyHitters } from './heavyHitters.js';
 import type { LoadSimulator, SimWrite, SimulationOutcome } from './simulate.js';
 import { SizeHistogram } from './sizeHistogram.js';
+import { IndexKeyTally, type IndexHotKeys } from './indexKeyTally.js';
 import { MAX_BATCH_REQUESTS } from '../batching/batch.js';
 import type { WriteCostModel } from '../pacing/writeCost.js';
 import type { PlannedWrite } from '../shared/types.js';
@@ -32,6 +33,8 @@ export interface EstimateTotals {
   distinctWritten: number;
   planned: SimulationOutcome;
   input: SimulationOutcome;
+  /** Each GSI's partition keys by the index's own units (issue 15). */
+  indexHottest: IndexHotKeys[];
 }
 
 /**
@@ -48,12 +51,14 @@ export class EstimateTally {
   readonly #hottest = createHotKeySketch();
   readonly #hottestWritten = createHotKeySketch();
   readonly #units = { table: 0, indexes: {} as Record<string, number>, total: 0 };
+  readonly #indexes: IndexKeyTally;
   #inputBatch: SimWrite[] = [];
   #finished = false;
 
-  constructor(cost: WriteCostModel, simulators: EstimateSimulators) {
+  constructor(cost: WriteCostModel, simulators: EstimateSimulators, indexes: IndexKeyTally = new IndexKeyTally([])) {
     this.#cost = cost;
     this.#simulators = simulators;
+    this.#indexes = indexes;
   }
 
   /** One planned write, in input order: counts it and returns the slim copy the write order carries instead. */
@@ -68,9 +73,11 @@ export class EstimateTally {
     const original = w.unshardedKey ?? written;
     this.#distinct.add(original);
     this.#distinctWritten.add(written);
-    this.#hottest.add(original, cost.total);
-    this.#hottestWritten.add(written, cost.total);
-    this.#inputBatch.push({ key: written, units: cost.total });
+    // A table key's own units: GSI units land on the index's keys (issue 15), counted by #indexes.
+    this.#hottest.add(original, cost.table);
+    this.#hottestWritten.add(written, cost.table);
+    const slimItem = this.#indexes.any ? this.#indexes.add(w.item, cost) : {};
+    this.#inputBatch.push(this.#indexes.simWrite({ item: slimItem, partitionId: w.partitionId, wcu: cost.total }));
     if (this.#inputBatch.length === MAX_BATCH_REQUESTS) {
       this.#simulators.input.push(this.#inputBatch);
       this.#inputBatch = [];
@@ -80,7 +87,7 @@ export class EstimateTally {
     // batcher's 16 MB limit cannot bind on 25 items of at most 400 KB.
     const slim: PlannedWrite = {
       origin: { file: w.origin.file, line: w.origin.line, raw: '' },
-      item: {},
+      item: slimItem,
       keyId: w.keyId,
       partitionId: w.partitionId,
       size: 0,
@@ -92,7 +99,7 @@ export class EstimateTally {
 
   /** One batch (of slim copies from add()) in the order load() would send it. */
   addBatch(writes: readonly PlannedWrite[]): void {
-    this.#simulators.planned.push(writes.map((w) => ({ key: w.partitionId.slice(1), units: w.wcu })));
+    this.#simulators.planned.push(writes.map((w) => this.#indexes.simWrite(w)));
   }
 
   /** Sends the input order's last partial batch, runs both simulations to their end, and returns the counts. Once. */
@@ -110,6 +117,7 @@ export class EstimateTally {
       distinctWritten: this.#distinctWritten.estimate,
       planned: this.#simulators.planned.finish(),
       input: this.#simulators.input.finish(),
+      indexHottest: this.#indexes.hottest(),
     };
   }
 }

@@ -1,5 +1,6 @@
 import type { BackoffPolicy } from '../writing/backoff.js';
-import { PartitionModel, type PartitionModelOptions } from './partitionModel.js';
+import { PartitionModel, type AdmitResult, type PartitionModelOptions } from './partitionModel.js';
+import { parseIndexKeyId } from '../pacing/writeCost.js';
 import { RateController, classifyThrottle, type RateControlOptions } from '../pacing/rateControl.js';
 
 /**
@@ -29,6 +30,10 @@ export interface SimWrite {
   key: string;
   /** Write units of the put, table and GSIs. */
   units: number;
+  /** Write units on the table's partition; `units` when left out (a table without GSIs). */
+  tableUnits?: number;
+  /** The GSI partition keys the put lands on (writeCost.ts's indexKeyId) and their units (issue 15). */
+  indexes?: Array<{ key: string; units: number }>;
 }
 
 export interface SimulationOutcome {
@@ -58,6 +63,9 @@ type Event = { time: number; seq: number; kind: 'keys' | 'table' | 'send' | 'don
 
 export class LoadSimulator {
   readonly #model: PartitionModel;
+  readonly #modelOptions: PartitionModelOptions;
+  /** One partition model per GSI, created with its first write: a GSI has partitions of its own. */
+  readonly #indexModels = new Map<string, PartitionModel>();
   readonly #controller: RateController | undefined;
   readonly #concurrency: number;
   readonly #latency: number;
@@ -74,6 +82,7 @@ export class LoadSimulator {
 
   constructor(options: SimulationOptions) {
     this.#model = new PartitionModel(options.model);
+    this.#modelOptions = options.model;
     this.#controller = options.rate ? new RateController(options.rate, 0) : undefined;
     this.#concurrency = options.concurrency ?? 8;
     this.#latency = options.latencyMs ?? 20;
@@ -115,7 +124,7 @@ export class LoadSimulator {
     this.#clock = Math.max(this.#clock, event.time);
     const now = this.#clock;
     if (event.kind === 'keys') {
-      const wait = this.#controller!.reserveKeys(now, event.call.writes);
+      const wait = this.#controller!.reserveKeys(now, keyUnitsOf(event.call.writes));
       this.#push({ time: now + wait, seq: this.#seq++, kind: 'table', call: event.call });
       return;
     }
@@ -132,7 +141,7 @@ export class LoadSimulator {
       let refusedUnits = 0;
       let tableScope = false;
       event.call.writes.forEach((w) => {
-        const r = this.#model.admitOne(now, w.key, w.units);
+        const r = this.#admit(now, w);
         if (r.accepted) stored += w.units;
         else {
           refused.push(w);
@@ -174,6 +183,22 @@ export class LoadSimulator {
     this.#schedule(now + ceiling / 2, { writes: refused, attempt: event.call.attempt + 1 });
   }
 
+  /** Each GSI the write lands in first (own key, own units), then the table (its own units), as the partition proxy does. */
+  #admit(now: number, w: SimWrite): AdmitResult {
+    for (const index of w.indexes ?? []) {
+      const id = parseIndexKeyId(index.key);
+      const name = id?.index ?? '';
+      let model = this.#indexModels.get(name);
+      if (!model) {
+        model = new PartitionModel(this.#modelOptions);
+        this.#indexModels.set(name, model);
+      }
+      const r = model.admitOne(now, id?.value ?? index.key, index.units);
+      if (!r.accepted) return r;
+    }
+    return this.#model.admitOne(now, w.key, w.tableUnits ?? w.units);
+  }
+
   // A binary min-heap of events by (time, seq): seq keeps equal times in the order they were made.
   #push(event: Event): void {
     const heap = this.#events;
@@ -207,6 +232,16 @@ export class LoadSimulator {
     }
     return top;
   }
+}
+
+/** The partition keys a batch spends units on: each table key its table units, each GSI key its own. */
+function keyUnitsOf(writes: readonly SimWrite[]): Array<{ key: string; units: number }> {
+  const out: Array<{ key: string; units: number }> = [];
+  for (const w of writes) {
+    out.push({ key: w.key, units: w.tableUnits ?? w.units });
+    for (const index of w.indexes ?? []) out.push(index);
+  }
+  return out;
 }
 
 function earlier(a: Event, b: Event): boolean {
