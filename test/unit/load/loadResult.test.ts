@@ -12,7 +12,7 @@ function write(key: string, i: number): PlannedWrite {
 function tally(): LoadTally {
   const t = new LoadTally();
   const writes = Array.from({ length: 20_000 }, (_, i) => write(i < 8_000 ? 'ATL' : `K${i}`, i));
-  for (const w of writes) t.rowRead();
+  for (let i = 0; i < writes.length; i++) t.rowRead();
   t.batchWritten({ written: writes, rejected: [], consumedWcu: 40_000, throttledItems: 0, retries: 0, revived: 0 }, () => 2, true);
   return t;
 }
