@@ -1,6 +1,7 @@
 import type { BackoffPolicy } from '../writing/backoff.js';
 import { PartitionModel, type AdmitResult, type PartitionModelOptions } from './partitionModel.js';
 import { parseIndexKeyId } from '../pacing/writeCost.js';
+import { setOwn } from '../typing/json.js';
 import { RateController, classifyThrottle, type RateControlOptions } from '../pacing/rateControl.js';
 
 /**
@@ -47,6 +48,8 @@ export interface SimulationOutcome {
   perSecond: Array<{ second: number; acceptedWcu: number[]; throttledWcu: number[] }>;
   partitionWcu: number;
   partitions: number;
+  /** The same per GSI written, by index name (issue 15): a GSI has partitions of its own. */
+  indexes?: Record<string, Pick<SimulationOutcome, 'perSecond' | 'partitionWcu' | 'partitions'>>;
 }
 
 interface InFlight {
@@ -102,6 +105,11 @@ export class LoadSimulator {
   finish(): SimulationOutcome {
     while (this.#events.length > 0) this.#step();
     const stats = this.#model.stats();
+    const indexes: NonNullable<SimulationOutcome['indexes']> = {};
+    for (const [name, model] of this.#indexModels) {
+      const s = model.stats();
+      setOwn(indexes, name, { perSecond: s.perSecond, partitionWcu: s.partitionWcu, partitions: s.partitions });
+    }
     return {
       seconds: this.#end / 1000,
       throttledItems: this.#throttled,
@@ -110,6 +118,7 @@ export class LoadSimulator {
       perSecond: stats.perSecond,
       partitionWcu: stats.partitionWcu,
       partitions: stats.partitions,
+      ...(this.#indexModels.size > 0 ? { indexes } : {}),
     };
   }
 
@@ -274,7 +283,14 @@ export function heatOf(
  * simulated (`simulatedWcu`) by the busiest partition-second of demand (accepted + refused units).
  * An approximation: it assumes the order's shares per partition stay as they were at the simulated rate.
  */
-export function throttleFreeRate(outcome: Pick<SimulationOutcome, 'perSecond' | 'partitionWcu' | 'partitions'>, simulatedWcu: number): number {
+export function throttleFreeRate(outcome: Pick<SimulationOutcome, 'perSecond' | 'partitionWcu' | 'partitions' | 'indexes'>, simulatedWcu: number): number {
+  // The table's partitions and each GSI's: the first to fill bounds the rate (issue 15).
+  let rate = partitionFreeRate(outcome, simulatedWcu);
+  for (const index of Object.values(outcome.indexes ?? {})) rate = Math.min(rate, partitionFreeRate(index, simulatedWcu));
+  return rate;
+}
+
+function partitionFreeRate(outcome: Pick<SimulationOutcome, 'perSecond' | 'partitionWcu' | 'partitions'>, simulatedWcu: number): number {
   let peak = 0;
   // The last second is partial; skip it unless it is the only one.
   const seconds = outcome.perSecond.length > 1 ? outcome.perSecond.slice(0, -1) : outcome.perSecond;
