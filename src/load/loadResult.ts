@@ -17,7 +17,10 @@ export interface ResultFacts {
   shardedKeys: number;
   /** The rate controller's state; undefined without pacing (a dry run, --no-pacing). */
   rate: RateSnapshot | undefined;
-  /** The load's target rate; Infinity without one. */
+  /**
+   * The rate the load could reach: its target, but no more than an on-demand table's growth allowed or a
+   * provisioned table's WCU (issue 15); Infinity without a target.
+   */
   targetWcu: number;
   rateReason: string;
   keyWcu: number;
@@ -80,11 +83,8 @@ function bottleneckOf(tally: LoadTally, facts: ResultFacts): LoadResult['bottlen
   // Every unit of the load (GSIs included) at the load's rate; a key's own units at --key-wcu.
   const units = tally.counters.plannedWcu - tally.plannedWcuBeforeResume;
   const target = facts.targetWcu;
-  const average = facts.elapsedMs > 0 ? (units * 1000) / facts.elapsedMs : 0;
-  // The rate the load reached, not the one it asked for (issue 15: --wcu auto on on-demand asks for the
-  // account quota): the best second, or without one the average; never above the target.
-  const reached = Math.max(facts.rate?.peakWcu ?? 0, average);
-  const loadWcu = Number.isFinite(target) ? (reached > 0 ? Math.min(target, reached) : target) : reached;
+  // Without a target, the rate the load reached stands in for it.
+  const loadWcu = Number.isFinite(target) ? target : facts.elapsedMs > 0 ? (units * 1000) / facts.elapsedMs : 0;
   const found = facts.pacing ? findBottleneck(heaviest, units, loadWcu, facts.keyWcu) : undefined;
   return found ? { ...found, key: displayKey(found.key) } : undefined;
 }

@@ -73,6 +73,7 @@ export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Pr
     ? chooseRate(opts.wcu, tableInfo)
     : { targetWcu: Infinity, reason: '--no-pacing: no rate control, only backoff of throttled writes' };
   session.rateReason = rate.reason;
+  if (tableInfo.billingMode === 'PROVISIONED' && tableInfo.provisionedWcu !== undefined) session.tableWcu = tableInfo.provisionedWcu;
   // A dry run's slim writes carry their total cost in `wcu`.
   const costs = dryRun ? undefined : writeCostsOf(tableInfo);
   const costOf = costs ? costs.costOf : (w: PlannedWrite) => w.wcu;

@@ -47,11 +47,11 @@ describe('loadResult (issue 15)', () => {
     expect(result.plannedWcu).toBe(40_000);
   });
 
-  it('shard advice rests on the rate the load reached, not on a target it never reached (--wcu auto on on-demand)', () => {
-    // The target is the quota's 80% (32,000) but the best second was 4,000: 40,000 units take 10 s, ATL's
-    // 8,000 at 1,000 WCU/s 8 s: no bottleneck at all. At the target, it would have asked for 28 ways.
-    expect(loadResult(tally(), facts(32_000, 4_000, 10_000)).bottleneck).toBeUndefined();
-    // At 8,000 WCU/s reached, ATL needs 1,600 WCU/s: 2 shards, 4 advised.
-    expect(loadResult(tally(), facts(32_000, 8_000, 5_000)).bottleneck).toMatchObject({ key: 'ATL', units: 8_000, minShards: 2, recommendedShards: 4 });
+  it('shard advice rests on the rate the load could reach (the facts give it), with every unit of the load', () => {
+    // At 4,000 WCU/s 40,000 units take 10 s, ATL's 8,000 at 1,000 WCU/s 8 s: no bottleneck. At the
+    // 32,000 of --wcu auto's quota it would have asked for 28 ways.
+    expect(loadResult(tally(), facts(4_000, 4_000, 10_000)).bottleneck).toBeUndefined();
+    // At 8,000 WCU/s ATL needs 1,600 WCU/s: 2 shards, 4 advised.
+    expect(loadResult(tally(), facts(8_000, 8_000, 5_000)).bottleneck).toMatchObject({ key: 'ATL', units: 8_000, minShards: 2, recommendedShards: 4 });
   });
 });
