@@ -9,13 +9,21 @@ import { heatOf, throttleFreeRate, type SimulationOutcome } from './simulate.js'
 import { nowCapacity } from './tableCapacity.js';
 import type { IndexHotKeys } from './indexKeyTally.js';
 import { growthSchedule } from './reachableRate.js';
-import type { OrderMode } from '../ordering/order.js';
+import { isGlobalOrder, type OrderMode } from '../ordering/order.js';
 import { findBottleneck } from '../pacing/rateControl.js';
 import type { LoadResult } from '../reporting/result.js';
 import type { TableInfo } from '../shared/tableInfo.js';
 
 /** Keys listed as hottest, and considered for shard advice. */
 const TOP_KEYS = 10;
+
+/** What the estimate measured of its own pass, as a model of the load's start-up and read phase. */
+export interface EstimatePhases {
+  /** From the call to the first row: files checked, table described, input opened. */
+  startupSeconds: number;
+  /** From the first row to the last row read and ordered (the moment a global order starts writing). */
+  readSeconds: number;
+}
 
 /** Everything the estimate's result is made of. */
 export interface EstimateParts {
@@ -27,6 +35,8 @@ export interface EstimateParts {
   totals: EstimateTotals;
   /** The options the report states: pacing on or off, --key-wcu, the write order, and whether --shard was given. */
   load: { pacing: boolean; keyWcu: number; order: OrderMode; sharded: boolean };
+  /** The dry run's own start-up and read phase, measured (seconds); none counts as 0. */
+  phases?: EstimatePhases | undefined;
   /** Unit prices the user gave, if any. */
   prices?: Partial<EstimateResult['cost']['prices']> | undefined;
 }
@@ -39,8 +49,11 @@ export function assembleEstimate(parts: EstimateParts): EstimateResult {
   const schedule = rate.growth ? growthSchedule(rate.growth, totalWcu) : undefined;
   const assumedWcu = schedule ? schedule.averageWcu : rate.assumedWcu;
   const peakWcu = schedule ? schedule.peakWcu : assumedWcu;
-  const estimatedSeconds = totals.planned.seconds;
-  const simulatedRate = estimatedSeconds > 0 ? totalWcu / estimatedSeconds : assumedWcu;
+  // The write phase is the planned order's simulation, paced at the reachable rate (prepareEstimate).
+  const writeSeconds = totals.planned.seconds;
+  const simulatedRate = writeSeconds > 0 ? totalWcu / writeSeconds : assumedWcu;
+  const phases = parts.phases ?? { startupSeconds: 0, readSeconds: 0 };
+  const estimatedSeconds = loadSeconds(load.order, phases, writeSeconds);
   const capacity = capacityOf(
     table,
     totalWcu,
@@ -73,6 +86,9 @@ export function assembleEstimate(parts: EstimateParts): EstimateResult {
     time: {
       idealSeconds: schedule ? schedule.seconds : assumedWcu > 0 ? totalWcu / assumedWcu : 0,
       estimatedSeconds,
+      startupSeconds: phases.startupSeconds,
+      readSeconds: phases.readSeconds,
+      writeSeconds,
       bottleneck: load.pacing ? bottleneckOf(totals, totalWcu, assumedWcu, load.keyWcu) : { kind: 'table', wcu: assumedWcu },
     },
     simulations: { planned: simulationOf(load.order, load.pacing, totals.planned), input: simulationOf('input', false, totals.input) },
@@ -91,6 +107,16 @@ export function assembleEstimate(parts: EstimateParts): EstimateResult {
       ...(parts.prices ? { prices: { region: 'as given', date: 'as given', ...parts.prices } } : {}),
     }),
   };
+}
+
+/**
+ * The load's duration as `load` measures it (issue 14): start-up, then in a global order (round-robin,
+ * spread) the whole read phase before the first write, in a streaming order (input, window) reading and
+ * writing side by side, so whichever takes longer.
+ */
+export function loadSeconds(order: OrderMode, phases: EstimatePhases, writeSeconds: number): number {
+  const body = isGlobalOrder(order) ? phases.readSeconds + writeSeconds : Math.max(phases.readSeconds, writeSeconds);
+  return phases.startupSeconds + body;
 }
 
 function inputOf(run: EstimateParts['run']): EstimateInput {

@@ -4,6 +4,8 @@ import { createHotKeySketch, type HeavyHitters } from './heavyHitters.js';
 import type { LoadSimulator, SimWrite, SimulationOutcome } from './simulate.js';
 import { SizeHistogram } from './sizeHistogram.js';
 import { IndexKeyTally, type IndexHotKeys } from './indexKeyTally.js';
+import { PlannedOrderStats } from './plannedOrder.js';
+import type { GlobalOrderMode } from '../ordering/order.js';
 import { MAX_BATCH_REQUESTS } from '../batching/batch.js';
 import type { WriteCostModel } from '../pacing/writeCost.js';
 import type { PlannedWrite } from '../shared/types.js';
@@ -37,6 +39,15 @@ export interface EstimateTotals {
   indexHottest: IndexHotKeys[];
 }
 
+export interface EstimateTallyOptions {
+  /** The table's GSIs (prepareEstimate); none by default. */
+  indexes?: IndexKeyTally;
+  /** A global order simulated from key statistics (tables without GSIs only). */
+  plannedOrder?: { mode: GlobalOrderMode; stats?: PlannedOrderStats };
+  /** Whether --shard was given. @default true */
+  sharded?: boolean;
+}
+
 /**
  * The estimate's per-write and per-batch counting, pure: load()'s dry run hands each planned write to
  * add() and each batch to addBatch(). Memory stays bounded whatever the input's size: sketches for keys,
@@ -54,11 +65,27 @@ export class EstimateTally {
   readonly #indexes: IndexKeyTally;
   #inputBatch: SimWrite[] = [];
   #finished = false;
+  /** A global order, simulated from key statistics rather than from the batches of a materialised order. */
+  readonly #planned: { mode: GlobalOrderMode; stats: PlannedOrderStats } | undefined;
+  readonly #sharded: boolean;
 
-  constructor(cost: WriteCostModel, simulators: EstimateSimulators, indexes: IndexKeyTally = new IndexKeyTally([])) {
+  /**
+   * `indexes`: the table's GSIs, whose keys the simulations pace and admit per write (issue 15).
+   * `plannedOrder`: the planned order is a global one (round-robin, spread), which the tally makes from
+   * its key statistics at finish(); the dry run then runs in input order and addBatch() is not needed.
+   * The statistics hold per table key only its writes and units, not each write's GSI keys (which vary
+   * row by row, unbounded), so a table with GSIs is estimated from the materialised order instead
+   * (estimate.ts decides; the tally refuses the combination). `sharded`: whether --shard was given;
+   * without it, keys as written are the input's, counted once.
+   */
+  constructor(cost: WriteCostModel, simulators: EstimateSimulators, options: EstimateTallyOptions = {}) {
     this.#cost = cost;
     this.#simulators = simulators;
-    this.#indexes = indexes;
+    this.#indexes = options.indexes ?? new IndexKeyTally([]);
+    this.#sharded = options.sharded ?? true;
+    const plannedOrder = options.plannedOrder;
+    if (plannedOrder && this.#indexes.any) throw new Error('EstimateTally cannot simulate a table with GSIs from key statistics; this is a bug');
+    if (plannedOrder) this.#planned = { mode: plannedOrder.mode, stats: plannedOrder.stats ?? new PlannedOrderStats() };
   }
 
   /** One planned write, in input order: counts it and returns the slim copy the write order carries instead. */
@@ -72,12 +99,16 @@ export class EstimateTally {
     const written = w.partitionId.slice(1);
     const original = w.unshardedKey ?? written;
     this.#distinct.add(original);
-    this.#distinctWritten.add(written);
     // A table key's own units: GSI units land on the index's keys (issue 15), counted by #indexes.
     this.#hottest.add(original, cost.table);
-    this.#hottestWritten.add(written, cost.table);
+    if (this.#sharded) {
+      this.#distinctWritten.add(written);
+      this.#hottestWritten.add(written, cost.table);
+    } else if (w.unshardedKey !== undefined) throw new Error('EstimateTally was told there is no --shard, and a write is sharded; this is a bug');
     const slimItem = this.#indexes.any ? this.#indexes.add(w.item, cost) : {};
     this.#inputBatch.push(this.#indexes.simWrite({ item: slimItem, partitionId: w.partitionId, wcu: cost.total }));
+    // Only without GSIs (see the constructor): a write's units are then its table key's.
+    this.#planned?.stats.add(written, cost.total);
     if (this.#inputBatch.length === MAX_BATCH_REQUESTS) {
       this.#simulators.input.push(this.#inputBatch);
       this.#inputBatch = [];
@@ -99,6 +130,7 @@ export class EstimateTally {
 
   /** One batch (of slim copies from add()) in the order load() would send it. */
   addBatch(writes: readonly PlannedWrite[]): void {
+    if (this.#planned) return;
     this.#simulators.planned.push(writes.map((w) => this.#indexes.simWrite(w)));
   }
 
@@ -108,13 +140,24 @@ export class EstimateTally {
     this.#finished = true;
     if (this.#inputBatch.length > 0) this.#simulators.input.push(this.#inputBatch);
     this.#inputBatch = [];
+    if (this.#planned) {
+      let batch: SimWrite[] = [];
+      for (const w of this.#planned.stats.ordered(this.#planned.mode)) {
+        batch.push(w);
+        if (batch.length === MAX_BATCH_REQUESTS) {
+          this.#simulators.planned.push(batch);
+          batch = [];
+        }
+      }
+      if (batch.length > 0) this.#simulators.planned.push(batch);
+    }
     return {
       sizes: this.#sizes.toJSON(),
       writeUnits: this.#units,
       hottest: this.#hottest,
       distinct: this.#distinct.estimate,
-      hottestWritten: this.#hottestWritten,
-      distinctWritten: this.#distinctWritten.estimate,
+      hottestWritten: this.#sharded ? this.#hottestWritten : this.#hottest,
+      distinctWritten: this.#sharded ? this.#distinctWritten.estimate : this.#distinct.estimate,
       planned: this.#simulators.planned.finish(),
       input: this.#simulators.input.finish(),
       indexHottest: this.#indexes.hottest(),

@@ -6,12 +6,22 @@ import { keyForDisplay, keyIdsOf } from './key.js';
 import { attributeWithLoneSurrogate, mayHoldSurrogates } from '../reading/loneSurrogates.js';
 import { applyShard, type ResolvedShardOptions } from '../sharding/shard.js';
 import { coerceJsonItem, effectiveTypes, itemFromCells, type ColumnType, type TypeMapOptions } from './typeMap.js';
+import { itemFromIon } from './ionItem.js';
+import { itemFromTypedValues } from './typedValues.js';
+import type { TimestampMode } from './temporal.js';
 import type { Item, PlannedWrite, RejectedRow, RowOrigin } from '../shared/types.js';
 
 /** What a reader hands to the planner: a parsed CSV record, a JSON line, or a row the reader could not parse. */
 export type SourceRecord =
   | { kind: 'csv'; origin: RowOrigin; cells: Record<string, string> }
   | { kind: 'json'; origin: RowOrigin }
+  /** One Amazon Ion value (its text is origin.raw), as DynamoDB's ION exports write an item per line. */
+  | { kind: 'ion'; origin: RowOrigin }
+  /**
+   * A row of a typed input (Parquet): values already exact (see typing/typedValues.ts). `position` says
+   * where it is for messages ("row group 0 row 17"); origin.line is its 1-based row number in the file.
+   */
+  | { kind: 'values'; origin: RowOrigin; values: Record<string, unknown>; position: string }
   | { kind: 'unparsable'; origin: RowOrigin; code: RejectCode; message: string; field?: string };
 
 export type JsonFlavor = 'json' | 'ddb-json';
@@ -25,6 +35,8 @@ export interface RowPlanner {
 
 export interface RowPlannerOptions extends TypeMapOptions {
   jsonFlavor: JsonFlavor;
+  /** How Parquet and Ion timestamps and dates are stored. @default 'iso' */
+  timestamps?: TimestampMode;
   /** Write sharding, resolved against the table; none when undefined. */
   shard?: ResolvedShardOptions;
   /** GSI key attributes (indexKeyAttributes): a row DynamoDB would refuse for them is rejected here. */
@@ -60,6 +72,10 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
         // rejected with a hint rather than guessed.
         return coerceJsonItem(itemFromJson(value), explicitTypes);
       }
+      case 'ion':
+        return coerceJsonItem(itemFromIon(record.origin.raw, options.timestamps), explicitTypes);
+      case 'values':
+        return coerceJsonItem(itemFromTypedValues(record.values, { empty: options.empty, timestamps: options.timestamps ?? 'iso' }), explicitTypes);
       case 'unparsable':
         throw new RowError(record.code, record.message, record.field);
     }
@@ -84,7 +100,7 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
           }
         }
         // Sharding comes before the key checks, so the length limits apply to the suffixed key.
-        const sharded = options.shard ? applyShard(item, record.origin, options.shard) : undefined;
+        const sharded = options.shard ? applyShard(item, options.shard) : undefined;
         const { keyId, partitionId } = keyIdsOf(item, options.keySchema);
         if (options.indexKeys) checkIndexKeys(item, options.indexKeys);
         const size = itemSize(item);
@@ -96,10 +112,21 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
         return write;
       } catch (error) {
         if (!(error instanceof RowError)) throw error;
-        const rejected: RejectedRow = { origin: record.origin, code: error.code, message: withHint(error, record, options) };
+        const message = withHint(error, record, options);
+        const rejected: RejectedRow = {
+          origin: record.origin,
+          code: error.code,
+          message: record.kind === 'values' ? `${record.position}: ${message}` : message,
+        };
         if (error.field !== undefined) rejected.field = error.field;
-        // A CSV row that failed typing still has readable key cells; name the key when it can.
-        const key = item ? keyForDisplay(item, options.keySchema) : record.kind === 'csv' ? keyForDisplay(record.cells, options.keySchema) : undefined;
+        // A CSV or Parquet row that failed typing still has readable key values; name the key when it can.
+        const key = item
+          ? keyForDisplay(item, options.keySchema)
+          : record.kind === 'csv'
+            ? keyForDisplay(record.cells, options.keySchema)
+            : record.kind === 'values'
+              ? keyForDisplay(record.values, options.keySchema)
+              : undefined;
         if (key) rejected.key = key;
         return rejected;
       }
@@ -108,7 +135,13 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
 }
 
 function withHint(error: RowError, record: SourceRecord, options: TypeMapOptions): string {
-  if (error.code === 'KEY_TYPE_MISMATCH' && record.kind === 'json' && error.field && !Object.hasOwn(options.types, error.field)) {
+  if (
+    error.code === 'KEY_TYPE_MISMATCH' &&
+    record.kind !== 'csv' &&
+    record.kind !== 'unparsable' &&
+    error.field &&
+    !Object.hasOwn(options.types, error.field)
+  ) {
     return `${error.message}; to convert it, pass --types ${error.field}:${typeOfKey(error.field, options)}`;
   }
   return error.message;

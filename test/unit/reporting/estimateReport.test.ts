@@ -83,6 +83,9 @@ function fixture(): EstimateResult {
     time: {
       idealSeconds: 632.3756,
       estimatedSeconds: 760.3149,
+      startupSeconds: 0.4123,
+      readSeconds: 31.9,
+      writeSeconds: 728.0026,
       bottleneck: { kind: 'key', key: 'cust-0007', units: 182_124, seconds: 728.496 },
     },
     simulations: {
@@ -524,7 +527,7 @@ describe('estimateJson', () => {
     ['keys', ['distinct', 'distinctWritten', 'hottest', 'hottestWritten', 'sharded', 'indexes']],
     ['keys.hottest.0', ['key', 'rows', 'rowShare', 'units', 'unitShare']],
     ['rate', ['targetWcu', 'assumedWcu', 'peakWcu', 'reason', 'warning', 'keyWcu', 'throttleFreeWcu']],
-    ['time', ['idealSeconds', 'estimatedSeconds', 'bottleneck']],
+    ['time', ['idealSeconds', 'estimatedSeconds', 'startupSeconds', 'readSeconds', 'writeSeconds', 'bottleneck']],
     ['time.bottleneck', ['kind', 'key', 'units', 'seconds']],
     ['simulations', ['planned', 'input']],
     ['simulations.planned', ['order', 'paced', 'seconds', 'throttledItems', 'heat']],
