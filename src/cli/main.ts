@@ -264,6 +264,10 @@ function addLoadOptions(command: Command): Command {
     .option('--table-rcu <n>', 'estimate offline: provisioned RCU (they count in the partition formula)', parseIntegerOption(0, 40_000_000))
     .option('--gsi <spec>', 'estimate offline: a GSI as name:pk:TYPE[:sk:TYPE][:ALL|KEYS_ONLY|INCLUDE=a+b] (repeatable)', parseGsiOption)
     .option(
+      '--new-table',
+      "estimate offline: the provisioned table is created for the load at --wcu, and set back to --table-wcu afterwards (seed 004's bulk load: 11,000 WCU, 11 partitions)",
+    )
+    .option(
       '--item-count <n>',
       'estimate offline: items already in the table (0: a new table, for the Import from S3 note)',
       parseIntegerOption(0, Number.MAX_SAFE_INTEGER),

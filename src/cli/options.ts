@@ -81,12 +81,24 @@ export interface LoadFlags {
   tableRcu?: number;
   gsi?: IndexInfo[];
   itemCount?: number;
+  newTable?: boolean;
   priceWriteRequest?: number;
   priceWcuHour?: number;
 }
 
 /** Flags that describe the table offline; they mean something only to estimate and load --dry-run. */
-const OFFLINE_FLAGS = ['partitionKey', 'sortKey', 'billing', 'tableWcu', 'tableRcu', 'gsi', 'itemCount', 'priceWriteRequest', 'priceWcuHour'] as const;
+const OFFLINE_FLAGS = [
+  'partitionKey',
+  'sortKey',
+  'billing',
+  'tableWcu',
+  'tableRcu',
+  'gsi',
+  'itemCount',
+  'newTable',
+  'priceWriteRequest',
+  'priceWcuHour',
+] as const;
 const kebab = (name: string) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
 export { DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS };
@@ -193,8 +205,17 @@ export async function toEstimateOptions(input: string, flags: LoadFlags): Promis
       ...(flags.gsi ? { gsis: flags.gsi } : {}),
       ...(flags.itemCount !== undefined ? { itemCount: flags.itemCount } : {}),
     });
+    if (flags.newTable) {
+      if (flags.billing !== 'provisioned' || flags.wcu?.kind !== 'fixed') {
+        throw new LoaderError(
+          'INVALID_OPTION',
+          '--new-table needs --billing provisioned and a fixed --wcu: the table is created at --wcu for the load and set back to --table-wcu afterwards',
+        );
+      }
+      options.newTable = true;
+    }
   } else {
-    const stray = (['sortKey', 'billing', 'tableWcu', 'tableRcu', 'gsi', 'itemCount'] as const).find((name) => flags[name] !== undefined);
+    const stray = (['sortKey', 'billing', 'tableWcu', 'tableRcu', 'gsi', 'itemCount', 'newTable'] as const).find((name) => flags[name] !== undefined);
     if (stray)
       throw new LoaderError(
         'INVALID_OPTION',

@@ -1,12 +1,14 @@
 import { planCapacity } from './capacityPlan.js';
 import { estimateCost } from './costEstimate.js';
 import type { EstimateTotals } from './estimateTally.js';
-import type { CapacityPlan, EstimateInput, EstimateResult, EstimateTable, HotKey, ShardAdvice, Simulation } from './estimateTypes.js';
+import type { CapacityPlan, EstimateInput, EstimateResult, EstimateTable, EstimateTime, HotKey, ShardAdvice, Simulation } from './estimateTypes.js';
 import type { HeavyHitters } from './heavyHitters.js';
 import { partitionCount } from './partitionModel.js';
 import type { EstimateRateChoice } from './prepareEstimate.js';
 import { heatOf, throttleFreeRate, type SimulationOutcome } from './simulate.js';
 import { nowCapacity } from './tableCapacity.js';
+import type { IndexHotKeys } from './indexKeyTally.js';
+import { growthSchedule } from './reachableRate.js';
 import { isGlobalOrder, type OrderMode } from '../ordering/order.js';
 import { findBottleneck } from '../pacing/rateControl.js';
 import type { LoadResult } from '../reporting/result.js';
@@ -42,44 +44,58 @@ export interface EstimateParts {
 /** The estimate's result from what was counted and simulated: pure, no I/O. */
 export function assembleEstimate(parts: EstimateParts): EstimateResult {
   const { table, rate, totals, load } = parts;
-  const { assumedWcu } = rate;
   const totalWcu = totals.writeUnits.total;
+  // The rate the load reaches (issue 15): on-demand growth from the warm throughput, not the quota.
+  const schedule = rate.growth ? growthSchedule(rate.growth, totalWcu) : undefined;
+  const assumedWcu = schedule ? schedule.averageWcu : rate.assumedWcu;
+  const peakWcu = schedule ? schedule.peakWcu : assumedWcu;
+  // The write phase is the planned order's simulation, paced at the reachable rate (prepareEstimate).
   const writeSeconds = totals.planned.seconds;
   const simulatedRate = writeSeconds > 0 ? totalWcu / writeSeconds : assumedWcu;
   const phases = parts.phases ?? { startupSeconds: 0, readSeconds: 0 };
   const estimatedSeconds = loadSeconds(load.order, phases, writeSeconds);
-  const keyBound = load.pacing ? findBottleneck(totals.hottestWritten.top(1)[0], totals.hottestWritten.total, assumedWcu, load.keyWcu) : undefined;
-  const capacity = capacityOf(table, totalWcu, assumedWcu);
+  const capacity = capacityOf(
+    table,
+    totalWcu,
+    Number.isFinite(rate.targetWcu) && table.billingMode === 'PROVISIONED' ? rate.targetWcu : peakWcu,
+    rate.newTable,
+  );
   return {
     version: 1,
     input: inputOf(parts.run),
     items: totals.sizes,
     writeUnits: totals.writeUnits,
-    table: tableOf(table, parts.tableSource, capacity, totals.planned),
+    table: tableOf(table, parts.tableSource, capacity, totals.planned, peakWcu),
     keys: {
       distinct: totals.distinct,
       distinctWritten: totals.distinctWritten,
       hottest: hotKeys(totals.hottest),
       hottestWritten: hotKeys(totals.hottestWritten),
       sharded: load.sharded,
+      indexes: totals.indexHottest.map((i) => ({ index: i.index, hottest: hotKeys(i.hottest, totalWcu) })),
     },
     rate: {
       targetWcu: Number.isFinite(rate.targetWcu) ? rate.targetWcu : undefined,
       assumedWcu,
+      peakWcu,
       reason: rate.reason,
+      warning: rate.warning,
       keyWcu: load.keyWcu,
       throttleFreeWcu: throttleFreeRate(totals.planned, simulatedRate),
     },
     time: {
-      idealSeconds: assumedWcu > 0 ? totalWcu / assumedWcu : 0,
+      idealSeconds: schedule ? schedule.seconds : assumedWcu > 0 ? totalWcu / assumedWcu : 0,
       estimatedSeconds,
       startupSeconds: phases.startupSeconds,
       readSeconds: phases.readSeconds,
       writeSeconds,
-      bottleneck: keyBound ? { kind: 'key', key: keyBound.key, units: keyBound.units, seconds: keyBound.keySeconds } : { kind: 'table', wcu: assumedWcu },
+      bottleneck: load.pacing ? bottleneckOf(totals, totalWcu, assumedWcu, load.keyWcu) : { kind: 'table', wcu: assumedWcu },
     },
     simulations: { planned: simulationOf(load.order, load.pacing, totals.planned), input: simulationOf('input', false, totals.input) },
-    shardAdvice: adviseShards(load.sharded ? totals.hottestWritten : totals.hottest, totalWcu, assumedWcu, load.keyWcu, load.sharded),
+    shardAdvice: [
+      ...adviseShards(load.sharded ? totals.hottestWritten : totals.hottest, totalWcu, assumedWcu, load.keyWcu, load.sharded),
+      ...totals.indexHottest.flatMap((i) => adviseIndexShards(i, parts.table, totalWcu, assumedWcu, load.keyWcu)),
+    ],
     capacity,
     cost: estimateCost({
       totalWcu,
@@ -116,18 +132,20 @@ function inputOf(run: EstimateParts['run']): EstimateInput {
   };
 }
 
-function capacityOf(info: TableInfo, totalWcu: number, targetWcu: number): CapacityPlan {
+function capacityOf(info: TableInfo, totalWcu: number, targetWcu: number, newTable: boolean): CapacityPlan {
   return planCapacity({
     totalWcu,
     targetWcu,
     billingMode: info.billingMode,
+    ...(newTable ? { newTable } : {}),
     ...(info.provisionedWcu !== undefined ? { provisionedWcu: info.provisionedWcu } : {}),
     ...(info.provisionedRcu !== undefined ? { provisionedRcu: info.provisionedRcu } : {}),
     ...(info.sizeBytes !== undefined ? { sizeBytes: info.sizeBytes } : {}),
   });
 }
 
-function tableOf(info: TableInfo, source: EstimateTable['source'], capacity: CapacityPlan, planned: SimulationOutcome): EstimateTable {
+function tableOf(info: TableInfo, source: EstimateTable['source'], capacity: CapacityPlan, planned: SimulationOutcome, peakWcu: number): EstimateTable {
+  const shape = { rcu: info.provisionedRcu ?? 0, sizeBytes: info.sizeBytes ?? 0 };
   return {
     name: info.name,
     source,
@@ -137,20 +155,42 @@ function tableOf(info: TableInfo, source: EstimateTable['source'], capacity: Cap
     warmWriteUnits: info.warmWriteUnits,
     itemCount: info.itemCount,
     gsis: info.gsis.map((g) => ({ name: g.name, projection: g.projection })),
-    partitionsNow: partitionCount({ wcu: nowCapacity(info), rcu: info.provisionedRcu ?? 0, sizeBytes: info.sizeBytes ?? 0 }),
-    // Without a raise the partitions at the target are those the simulated model had.
-    partitionsAtTarget: capacity.partitionsAfterRaise ?? planned.partitions,
+    partitionsNow: partitionCount({ wcu: nowCapacity(info), ...shape }),
+    // Without a raise: the partitions the simulated model had, or on-demand those of the peak the load reaches.
+    partitionsAtTarget:
+      capacity.partitionsAfterRaise ??
+      (info.billingMode === 'PAY_PER_REQUEST' ? Math.max(planned.partitions, partitionCount({ wcu: peakWcu, ...shape })) : planned.partitions),
   };
 }
 
-function hotKeys(heavy: HeavyHitters): HotKey[] {
+/** The heaviest keys; `unitShare` of `total` (the load's units) when given, else of the sketch's own. */
+function hotKeys(heavy: HeavyHitters, total = heavy.total): HotKey[] {
   return heavy.top(TOP_KEYS).map((k) => ({
     key: k.key,
     rows: k.count,
     rowShare: heavy.rows > 0 ? k.count / heavy.rows : 0,
     units: k.weight,
-    unitShare: heavy.total > 0 ? k.weight / heavy.total : 0,
+    unitShare: total > 0 ? k.weight / total : 0,
   }));
+}
+
+/** What bounds the duration: the table key or GSI key that needs longest at --key-wcu, if longer than the load at its rate. */
+function bottleneckOf(totals: EstimateTotals, totalWcu: number, assumedWcu: number, keyWcu: number): EstimateTime['bottleneck'] {
+  let found: EstimateTime['bottleneck'] = { kind: 'table', wcu: assumedWcu };
+  let longest = 0;
+  const table = findBottleneck(totals.hottestWritten.top(1)[0], totalWcu, assumedWcu, keyWcu);
+  if (table) {
+    found = { kind: 'key', key: table.key, units: table.units, seconds: table.keySeconds };
+    longest = table.keySeconds;
+  }
+  for (const i of totals.indexHottest) {
+    const b = findBottleneck(i.hottest.top(1)[0], totalWcu, assumedWcu, keyWcu);
+    if (b && b.keySeconds > longest) {
+      found = { kind: 'index-key', index: i.index, key: b.key, units: b.units, seconds: b.keySeconds };
+      longest = b.keySeconds;
+    }
+  }
+  return found;
 }
 
 /** Keys among the hottest that need longer at --key-wcu than the whole load, with the flags that shard them enough. */
@@ -168,6 +208,41 @@ function adviseShards(heavy: HeavyHitters, totalWcu: number, assumedWcu: number,
       flags: sharded
         ? `shard this key ${b.recommendedShards} more ways: raise N in --shard, or add --shard hash:${b.recommendedShards}`
         : `--shard hash:${b.recommendedShards} --shard-keys ${k.key}`,
+      index: undefined,
+      reads: shardReads(b.recommendedShards),
+    });
+  }
+  return advice;
+}
+
+/** A reader's cost of a key sharded N ways (seeds 000 and 001: scatter-gather). */
+function shardReads(n: number): string {
+  return `${n} queries per key, merged by sort key (hash: point reads too)`;
+}
+
+/**
+ * GSI keys that need longer at --key-wcu (of the index's units) than the whole load: seed 001's advice,
+ * as --shard suffixes only the table's key: write the index key with a shard suffix
+ * ("STATUS#ACTIVE#SHARD#n") and query the index once per shard.
+ */
+function adviseIndexShards(hot: IndexHotKeys, table: TableInfo, totalWcu: number, assumedWcu: number, keyWcu: number): ShardAdvice[] {
+  const attribute = table.gsis.find((g) => g.name === hot.index)?.partitionKey.name ?? hot.index;
+  const advice: ShardAdvice[] = [];
+  for (const k of hot.hottest.top(TOP_KEYS)) {
+    const b = findBottleneck(k, totalWcu, assumedWcu, keyWcu);
+    if (!b) continue;
+    const n = b.recommendedShards;
+    advice.push({
+      key: k.key,
+      units: k.weight,
+      requiredWcu: b.requiredWcu,
+      minShards: b.minShards,
+      recommendedShards: n,
+      flags:
+        `GSI ${hot.index}: shard its key ${attribute} ${n} ways in the data, e.g. "${k.key}#SHARD#0" .. "${k.key}#SHARD#${n - 1}" picked at random ` +
+        `or from the item's own key (seed 001: pk = STATUS#{status}#SHARD#{shard}); --shard suffixes only the table's partition key`,
+      index: hot.index,
+      reads: `${n} queries of the index per ${attribute} value (one per shard, merged)`,
     });
   }
   return advice;

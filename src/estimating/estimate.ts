@@ -8,6 +8,7 @@ import type { CallerFiles } from '../load/outputFiles.js';
 import { isGlobalOrder, type GlobalOrderMode } from '../ordering/order.js';
 import type { LoadEvent } from '../reporting/events.js';
 import type { TableInfo } from '../shared/tableInfo.js';
+import { LoaderError } from '../shared/errors.js';
 import type { Readable } from 'node:stream';
 
 export type { SimulationSettings } from './prepareEstimate.js';
@@ -19,6 +20,8 @@ export interface EstimateOptions extends LoadOptions {
   prices?: Partial<EstimateResult['cost']['prices']>;
   /** How the table and the client are modelled (the bench matches these to its partition proxy). */
   simulation?: SimulationSettings;
+  /** The table is created for the load at --wcu (offline --new-table; seed 004's bulk load). */
+  newTable?: boolean;
 }
 
 export interface EstimateDependencies {
@@ -35,9 +38,10 @@ export interface EstimateDependencies {
  * (paced as load paces) and, for contrast, the input order (unpaced) against the partition model of the
  * table. A global order (round-robin, spread) is simulated from per-key statistics (plannedOrder.ts):
  * the dry run reads in input order, and nothing is held, spilled or sorted (issue 14), so rows
- * superseded by a later row of the same primary key are counted as input-order batches meet them. A
- * streaming order (input, window) is the order itself. Memory stays bounded: counters, a bounded table
- * of keys, two simulations of a few batches in flight, and for the window order its own --memory budget.
+ * superseded by a later row of the same primary key are counted as input-order batches meet them; on
+ * a table with GSIs the global order is materialised instead (see estimateOnce). A streaming order
+ * (input, window) is the order itself. Memory stays bounded: counters, a bounded table of keys, two
+ * simulations of a few batches in flight, and for the window order its own --memory budget.
  */
 export async function estimate(options: EstimateOptions, deps: EstimateDependencies = {}): Promise<EstimateResult> {
   try {
@@ -53,10 +57,26 @@ export async function estimate(options: EstimateOptions, deps: EstimateDependenc
   }
 }
 
-async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies): Promise<EstimateResult> {
-  const calledAt = performance.now();
+/** A second attempt, once DescribeTable showed GSIs: the table as described, and when the first began. */
+interface Restart {
+  table: TableInfo;
+  calledAt: number;
+}
+
+async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies, restart?: Restart): Promise<EstimateResult> {
+  const calledAt = restart?.calledAt ?? performance.now();
   const opts = normalizeOptions(options);
-  const fromStatistics = isGlobalOrder(opts.order) && !options.simulation?.materializeOrder;
+  // A global order is simulated from per-key statistics (plannedOrder.ts), except on a table with GSIs:
+  // the statistics hold a table key's writes and units, not the GSI keys each write lands on (they vary
+  // row by row, so carrying them would be unbounded), and the GSIs' partitions are what issue 15
+  // simulates. Such a table is estimated from the materialised order, as `materializeOrder` does (held
+  // and sorted as `load` does: slower, and the order's --memory budget and temporary files apply). With
+  // the table from flags this is known at once; after DescribeTable, the dry run starts over (no row was
+  // read yet) with the table as described.
+  const table = options.tableInfo ?? restart?.table;
+  const settings: SimulationSettings = { ...options.simulation, ...(table && table.gsis.length > 0 ? { materializeOrder: true } : {}) };
+  const fromStatistics = isGlobalOrder(opts.order) && !settings.materializeOrder;
+  let restartWith: TableInfo | undefined;
   // The dry run's own phases model the load's: start-up until 'started', the read phase until the order
   // starts handing out writes ('ordering', global orders) or the last row (streaming orders).
   let startedAt: number | undefined;
@@ -70,30 +90,45 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
   let prepared: PreparedEstimate | undefined;
   let tally: EstimateTally | undefined;
   const dryRun: DryRun = {
-    ...(options.tableInfo ? { tableInfo: options.tableInfo } : {}),
+    ...(table ? { tableInfo: table } : {}),
     onTable: (table) => {
-      prepared = prepareEstimate(table, opts, options.simulation);
-      const planned = fromStatistics ? { mode: opts.order as GlobalOrderMode } : undefined;
-      tally = new EstimateTally(prepared.costModel, prepared.simulators, planned, opts.shard !== undefined);
+      if (fromStatistics && table.gsis.length > 0) {
+        // Key statistics cannot carry each write's GSI keys: start over with the order materialised.
+        restartWith = table;
+        throw new LoaderError('ABORTED', 'the table has GSIs: the estimate starts over with the planned order materialised');
+      }
+      prepared = prepareEstimate(table, opts, { ...settings, ...(options.newTable ? { newTable: true } : {}) });
+      const plannedOrder = fromStatistics ? { mode: opts.order as GlobalOrderMode } : undefined;
+      tally = new EstimateTally(prepared.costModel, prepared.simulators, {
+        indexes: prepared.indexes,
+        ...(plannedOrder ? { plannedOrder } : {}),
+        sharded: opts.shard !== undefined,
+      });
     },
     onPlanned: (w) => tally!.add(w),
     record: (writes) => tally!.addBatch(writes),
   };
   // The dry run itself is unpaced: the pacing the estimate reports is simulated (prepareEstimate). A
   // global order is simulated from key statistics (plannedOrder.ts), so the dry run reads in input order.
-  const run = await load(
-    { ...options, pacing: false, wcu: undefined, keyWcu: undefined, ...(fromStatistics ? { order: 'input' as const } : {}) },
-    {
-      ...(deps.signal ? { signal: deps.signal } : {}),
-      onEvent,
-      ...(deps.stdin ? { stdin: deps.stdin } : {}),
-      ...(deps.files ? { files: deps.files } : {}),
-      dryRun,
-    },
-  );
+  let run: Awaited<ReturnType<typeof load>>;
+  try {
+    run = await load(
+      { ...options, pacing: false, wcu: undefined, keyWcu: undefined, ...(fromStatistics ? { order: 'input' as const } : {}) },
+      {
+        ...(deps.signal ? { signal: deps.signal } : {}),
+        onEvent,
+        ...(deps.stdin ? { stdin: deps.stdin } : {}),
+        ...(deps.files ? { files: deps.files } : {}),
+        dryRun,
+      },
+    );
+  } catch (error) {
+    if (restartWith) return estimateOnce(options, deps, { table: restartWith, calledAt });
+    throw error;
+  }
   const doneAt = performance.now();
   if (!prepared || !tally) throw new Error('load() finished a dry run without describing the table; this is a bug');
-  const phases = phasesOf(calledAt, startedAt ?? calledAt, orderingAt ?? doneAt, options.tableInfo ? (options.simulation?.latencyMs ?? DEFAULT_LATENCY_MS) : 0);
+  const phases = phasesOf(calledAt, startedAt ?? calledAt, orderingAt ?? doneAt, options.tableInfo ? (settings.latencyMs ?? DEFAULT_LATENCY_MS) : 0);
   return assembleEstimate({
     run,
     table: prepared.table,

@@ -3,6 +3,7 @@ import { DistinctCounter } from './distinctCount.js';
 import { createHotKeySketch, type HeavyHitters } from './heavyHitters.js';
 import type { LoadSimulator, SimWrite, SimulationOutcome } from './simulate.js';
 import { SizeHistogram } from './sizeHistogram.js';
+import { IndexKeyTally, type IndexHotKeys } from './indexKeyTally.js';
 import { PlannedOrderStats } from './plannedOrder.js';
 import type { GlobalOrderMode } from '../ordering/order.js';
 import { MAX_BATCH_REQUESTS } from '../batching/batch.js';
@@ -34,6 +35,17 @@ export interface EstimateTotals {
   distinctWritten: number;
   planned: SimulationOutcome;
   input: SimulationOutcome;
+  /** Each GSI's partition keys by the index's own units (issue 15). */
+  indexHottest: IndexHotKeys[];
+}
+
+export interface EstimateTallyOptions {
+  /** The table's GSIs (prepareEstimate); none by default. */
+  indexes?: IndexKeyTally;
+  /** A global order simulated from key statistics (tables without GSIs only). */
+  plannedOrder?: { mode: GlobalOrderMode; stats?: PlannedOrderStats };
+  /** Whether --shard was given. @default true */
+  sharded?: boolean;
 }
 
 /**
@@ -50,6 +62,7 @@ export class EstimateTally {
   readonly #hottest = createHotKeySketch();
   readonly #hottestWritten = createHotKeySketch();
   readonly #units = { table: 0, indexes: {} as Record<string, number>, total: 0 };
+  readonly #indexes: IndexKeyTally;
   #inputBatch: SimWrite[] = [];
   #finished = false;
   /** A global order, simulated from key statistics rather than from the batches of a materialised order. */
@@ -57,19 +70,21 @@ export class EstimateTally {
   readonly #sharded: boolean;
 
   /**
+   * `indexes`: the table's GSIs, whose keys the simulations pace and admit per write (issue 15).
    * `plannedOrder`: the planned order is a global one (round-robin, spread), which the tally makes from
    * its key statistics at finish(); the dry run then runs in input order and addBatch() is not needed.
+   * The statistics hold per table key only its writes and units, not each write's GSI keys (which vary
+   * row by row, unbounded), so a table with GSIs is estimated from the materialised order instead
+   * (estimate.ts decides; the tally refuses the combination). `sharded`: whether --shard was given;
+   * without it, keys as written are the input's, counted once.
    */
-  constructor(
-    cost: WriteCostModel,
-    simulators: EstimateSimulators,
-    plannedOrder?: { mode: GlobalOrderMode; stats?: PlannedOrderStats },
-    /** Whether --shard was given: without it, keys as written are the input's, counted once. */
-    sharded = true,
-  ) {
+  constructor(cost: WriteCostModel, simulators: EstimateSimulators, options: EstimateTallyOptions = {}) {
     this.#cost = cost;
     this.#simulators = simulators;
-    this.#sharded = sharded;
+    this.#indexes = options.indexes ?? new IndexKeyTally([]);
+    this.#sharded = options.sharded ?? true;
+    const plannedOrder = options.plannedOrder;
+    if (plannedOrder && this.#indexes.any) throw new Error('EstimateTally cannot simulate a table with GSIs from key statistics; this is a bug');
     if (plannedOrder) this.#planned = { mode: plannedOrder.mode, stats: plannedOrder.stats ?? new PlannedOrderStats() };
   }
 
@@ -84,12 +99,15 @@ export class EstimateTally {
     const written = w.partitionId.slice(1);
     const original = w.unshardedKey ?? written;
     this.#distinct.add(original);
-    this.#hottest.add(original, cost.total);
+    // A table key's own units: GSI units land on the index's keys (issue 15), counted by #indexes.
+    this.#hottest.add(original, cost.table);
     if (this.#sharded) {
       this.#distinctWritten.add(written);
-      this.#hottestWritten.add(written, cost.total);
+      this.#hottestWritten.add(written, cost.table);
     } else if (w.unshardedKey !== undefined) throw new Error('EstimateTally was told there is no --shard, and a write is sharded; this is a bug');
-    this.#inputBatch.push({ key: written, units: cost.total });
+    const slimItem = this.#indexes.any ? this.#indexes.add(w.item, cost) : {};
+    this.#inputBatch.push(this.#indexes.simWrite({ item: slimItem, partitionId: w.partitionId, wcu: cost.total }));
+    // Only without GSIs (see the constructor): a write's units are then its table key's.
     this.#planned?.stats.add(written, cost.total);
     if (this.#inputBatch.length === MAX_BATCH_REQUESTS) {
       this.#simulators.input.push(this.#inputBatch);
@@ -100,7 +118,7 @@ export class EstimateTally {
     // batcher's 16 MB limit cannot bind on 25 items of at most 400 KB.
     const slim: PlannedWrite = {
       origin: { file: w.origin.file, line: w.origin.line, raw: '' },
-      item: {},
+      item: slimItem,
       keyId: w.keyId,
       partitionId: w.partitionId,
       size: 0,
@@ -113,7 +131,7 @@ export class EstimateTally {
   /** One batch (of slim copies from add()) in the order load() would send it. */
   addBatch(writes: readonly PlannedWrite[]): void {
     if (this.#planned) return;
-    this.#simulators.planned.push(writes.map((w) => ({ key: w.partitionId.slice(1), units: w.wcu })));
+    this.#simulators.planned.push(writes.map((w) => this.#indexes.simWrite(w)));
   }
 
   /** Sends the input order's last partial batch, runs both simulations to their end, and returns the counts. Once. */
@@ -142,6 +160,7 @@ export class EstimateTally {
       distinctWritten: this.#sharded ? this.#distinctWritten.estimate : this.#distinct.estimate,
       planned: this.#simulators.planned.finish(),
       input: this.#simulators.input.finish(),
+      indexHottest: this.#indexes.hottest(),
     };
   }
 }

@@ -84,14 +84,29 @@ export interface EstimateKeys {
   /** Heaviest partition key values as written, after sharding (at most 10); same as `hottest` without --shard. */
   hottestWritten: HotKey[];
   sharded: boolean;
+  /**
+   * Each GSI's heaviest partition key values, by the index's own write units (issue 15: a GSI partition
+   * has the same 1,000 WCU/s ceiling, so a low-cardinality index key is a bottleneck of its own).
+   * `unitShare` is the share of the load's write units.
+   */
+  indexes: Array<{ index: string; hottest: HotKey[] }>;
 }
 
 export interface EstimateRate {
   /** The target write units per second, as `load` would choose it (undefined: none, as fast as the table takes). */
   targetWcu: number | undefined;
-  /** The rate the estimate works at: the target, or the table's capacity when there is none. */
+  /**
+   * The rate the estimate works at, the rate the load can reach (issue 15): the target, but at most a
+   * provisioned table's WCU (unless it is created for the load); on an on-demand table the average of a
+   * rate that starts at the warm throughput and doubles at most every 30 minutes (`--wcu auto` aims at the
+   * table's quota but reaches that); the table's capacity without a target.
+   */
   assumedWcu: number;
+  /** The highest rate the load reaches (above assumedWcu only when an on-demand rate grows). */
+  peakWcu: number;
   reason: string;
+  /** When --wcu asks for more than the table can take: what the estimate does instead. */
+  warning: string | undefined;
   keyWcu: number;
   /** The highest rate at which the simulated planned order sees no throttled write. */
   throttleFreeWcu: number;
@@ -113,7 +128,11 @@ export interface EstimateTime {
   /** The simulated writing of the planned order (pacing, per-key limits and throttling included). */
   writeSeconds: number;
   /** What bounds the duration: the table's rate, or one key at --key-wcu. */
-  bottleneck: { kind: 'table'; wcu: number } | { kind: 'key'; key: string; units: number; seconds: number };
+  bottleneck:
+    | { kind: 'table'; wcu: number }
+    | { kind: 'key'; key: string; units: number; seconds: number }
+    /** A GSI partition key at --key-wcu of the index's units (issue 15). */
+    | { kind: 'index-key'; index: string; key: string; units: number; seconds: number };
 }
 
 export interface Simulation {
@@ -134,8 +153,12 @@ export interface ShardAdvice {
   requiredWcu: number;
   minShards: number;
   recommendedShards: number;
-  /** The exact flags, e.g. --shard hash:4 --shard-keys cust-0007. */
+  /** The exact flags, e.g. --shard hash:4 --shard-keys cust-0007; for a GSI key, what to write instead (seed 001). */
   flags: string;
+  /** The GSI whose partition key this is; undefined for the table's partition key. */
+  index: string | undefined;
+  /** What sharding costs readers: N queries per logical key (or one, for a point read of a hash suffix). */
+  reads: string;
 }
 
 export interface CapacityPlan {

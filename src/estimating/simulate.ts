@@ -1,5 +1,7 @@
 import type { BackoffPolicy } from '../writing/backoff.js';
-import { PartitionModel, type PartitionModelOptions } from './partitionModel.js';
+import { PartitionModel, type AdmitResult, type PartitionModelOptions } from './partitionModel.js';
+import { parseIndexKeyId } from '../pacing/writeCost.js';
+import { setOwn } from '../typing/json.js';
 import { RateController, classifyThrottle, type RateControlOptions } from '../pacing/rateControl.js';
 
 /**
@@ -29,6 +31,10 @@ export interface SimWrite {
   key: string;
   /** Write units of the put, table and GSIs. */
   units: number;
+  /** Write units on the table's partition; `units` when left out (a table without GSIs). */
+  tableUnits?: number;
+  /** The GSI partition keys the put lands on (writeCost.ts's indexKeyId) and their units (issue 15). */
+  indexes?: Array<{ key: string; units: number }>;
 }
 
 export interface SimulationOutcome {
@@ -42,6 +48,8 @@ export interface SimulationOutcome {
   perSecond: Array<{ second: number; acceptedWcu: number[]; throttledWcu: number[] }>;
   partitionWcu: number;
   partitions: number;
+  /** The same per GSI written, by index name (issue 15): a GSI has partitions of its own. */
+  indexes?: Record<string, Pick<SimulationOutcome, 'perSecond' | 'partitionWcu' | 'partitions'>>;
 }
 
 interface InFlight {
@@ -58,6 +66,9 @@ type Event = { time: number; seq: number; kind: 'keys' | 'table' | 'send' | 'don
 
 export class LoadSimulator {
   readonly #model: PartitionModel;
+  readonly #modelOptions: PartitionModelOptions;
+  /** One partition model per GSI, created with its first write: a GSI has partitions of its own. */
+  readonly #indexModels = new Map<string, PartitionModel>();
   readonly #controller: RateController | undefined;
   readonly #concurrency: number;
   readonly #latency: number;
@@ -74,6 +85,7 @@ export class LoadSimulator {
 
   constructor(options: SimulationOptions) {
     this.#model = new PartitionModel(options.model);
+    this.#modelOptions = options.model;
     this.#controller = options.rate ? new RateController(options.rate, 0) : undefined;
     this.#concurrency = options.concurrency ?? 8;
     this.#latency = options.latencyMs ?? 20;
@@ -93,6 +105,11 @@ export class LoadSimulator {
   finish(): SimulationOutcome {
     while (this.#events.length > 0) this.#step();
     const stats = this.#model.stats();
+    const indexes: NonNullable<SimulationOutcome['indexes']> = {};
+    for (const [name, model] of this.#indexModels) {
+      const s = model.stats();
+      setOwn(indexes, name, { perSecond: s.perSecond, partitionWcu: s.partitionWcu, partitions: s.partitions });
+    }
     return {
       seconds: this.#end / 1000,
       throttledItems: this.#throttled,
@@ -101,6 +118,7 @@ export class LoadSimulator {
       perSecond: stats.perSecond,
       partitionWcu: stats.partitionWcu,
       partitions: stats.partitions,
+      ...(this.#indexModels.size > 0 ? { indexes } : {}),
     };
   }
 
@@ -115,7 +133,7 @@ export class LoadSimulator {
     this.#clock = Math.max(this.#clock, event.time);
     const now = this.#clock;
     if (event.kind === 'keys') {
-      const wait = this.#controller!.reserveKeys(now, event.call.writes);
+      const wait = this.#controller!.reserveKeys(now, keyUnitsOf(event.call.writes));
       this.#push({ time: now + wait, seq: this.#seq++, kind: 'table', call: event.call });
       return;
     }
@@ -132,7 +150,7 @@ export class LoadSimulator {
       let refusedUnits = 0;
       let tableScope = false;
       event.call.writes.forEach((w) => {
-        const r = this.#model.admitOne(now, w.key, w.units);
+        const r = this.#admit(now, w);
         if (r.accepted) stored += w.units;
         else {
           refused.push(w);
@@ -174,6 +192,22 @@ export class LoadSimulator {
     this.#schedule(now + ceiling / 2, { writes: refused, attempt: event.call.attempt + 1 });
   }
 
+  /** Each GSI the write lands in first (own key, own units), then the table (its own units), as the partition proxy does. */
+  #admit(now: number, w: SimWrite): AdmitResult {
+    for (const index of w.indexes ?? []) {
+      const id = parseIndexKeyId(index.key);
+      const name = id?.index ?? '';
+      let model = this.#indexModels.get(name);
+      if (!model) {
+        model = new PartitionModel(this.#modelOptions);
+        this.#indexModels.set(name, model);
+      }
+      const r = model.admitOne(now, id?.value ?? index.key, index.units);
+      if (!r.accepted) return r;
+    }
+    return this.#model.admitOne(now, w.key, w.tableUnits ?? w.units);
+  }
+
   // A binary min-heap of events by (time, seq): seq keeps equal times in the order they were made.
   #push(event: Event): void {
     const heap = this.#events;
@@ -209,6 +243,16 @@ export class LoadSimulator {
   }
 }
 
+/** The partition keys a batch spends units on: each table key its table units, each GSI key its own. */
+function keyUnitsOf(writes: readonly SimWrite[]): Array<{ key: string; units: number }> {
+  const out: Array<{ key: string; units: number }> = [];
+  for (const w of writes) {
+    out.push({ key: w.key, units: w.tableUnits ?? w.units });
+    for (const index of w.indexes ?? []) out.push(index);
+  }
+  return out;
+}
+
 function earlier(a: Event, b: Event): boolean {
   return a.time < b.time || (a.time === b.time && a.seq < b.seq);
 }
@@ -239,7 +283,14 @@ export function heatOf(
  * simulated (`simulatedWcu`) by the busiest partition-second of demand (accepted + refused units).
  * An approximation: it assumes the order's shares per partition stay as they were at the simulated rate.
  */
-export function throttleFreeRate(outcome: Pick<SimulationOutcome, 'perSecond' | 'partitionWcu' | 'partitions'>, simulatedWcu: number): number {
+export function throttleFreeRate(outcome: Pick<SimulationOutcome, 'perSecond' | 'partitionWcu' | 'partitions' | 'indexes'>, simulatedWcu: number): number {
+  // The table's partitions and each GSI's: the first to fill bounds the rate (issue 15).
+  let rate = partitionFreeRate(outcome, simulatedWcu);
+  for (const index of Object.values(outcome.indexes ?? {})) rate = Math.min(rate, partitionFreeRate(index, simulatedWcu));
+  return rate;
+}
+
+function partitionFreeRate(outcome: Pick<SimulationOutcome, 'perSecond' | 'partitionWcu' | 'partitions'>, simulatedWcu: number): number {
   let peak = 0;
   // The last second is partial; skip it unless it is the only one.
   const seconds = outcome.perSecond.length > 1 ? outcome.perSecond.slice(0, -1) : outcome.perSecond;

@@ -183,7 +183,8 @@ function resultFacts(session: LoadSession, opts: NormalizedLoadOptions, elapsedM
     shardManifestPath: session.manifestWritten,
     shardedKeys: session.manifest?.keyCount ?? 0,
     rate: controller?.snapshot(now()),
-    targetWcu: controller?.targetWcu ?? Infinity,
+    // The rate the load could reach (issue 15): growth-limited on on-demand, at most a provisioned table's WCU.
+    targetWcu: controller ? Math.min(controller.reachableWcu(now()), session.tableWcu) : Infinity,
     rateReason: session.rateReason,
     keyWcu: opts.keyWcu,
     pacing: opts.pacing,

@@ -17,7 +17,10 @@ export interface ResultFacts {
   shardedKeys: number;
   /** The rate controller's state; undefined without pacing (a dry run, --no-pacing). */
   rate: RateSnapshot | undefined;
-  /** The load's target rate; Infinity without one. */
+  /**
+   * The rate the load could reach: its target, but no more than an on-demand table's growth allowed or a
+   * provisioned table's WCU (issue 15); Infinity without a target.
+   */
   targetWcu: number;
   rateReason: string;
   keyWcu: number;
@@ -76,12 +79,13 @@ function rateSummary(tally: LoadTally, facts: ResultFacts): RateSummary {
 
 /** A key that needed longer at --key-wcu than the rest of the load took. */
 function bottleneckOf(tally: LoadTally, facts: ResultFacts): LoadResult['bottleneck'] {
-  const keyUnits = tally.keyUnits;
-  const heaviest = keyUnits.top(1)[0];
+  const heaviest = tally.keyUnits.top(1)[0];
+  // Every unit of the load (GSIs included) at the load's rate; a key's own units at --key-wcu.
+  const units = tally.counters.plannedWcu - tally.plannedWcuBeforeResume;
   const target = facts.targetWcu;
   // Without a target, the rate the load reached stands in for it.
-  const loadWcu = Number.isFinite(target) ? target : facts.elapsedMs > 0 ? (keyUnits.total * 1000) / facts.elapsedMs : 0;
-  const found = facts.pacing ? findBottleneck(heaviest, keyUnits.total, loadWcu, facts.keyWcu) : undefined;
+  const loadWcu = Number.isFinite(target) ? target : facts.elapsedMs > 0 ? (units * 1000) / facts.elapsedMs : 0;
+  const found = facts.pacing ? findBottleneck(heaviest, units, loadWcu, facts.keyWcu) : undefined;
   return found ? { ...found, key: displayKey(found.key) } : undefined;
 }
 

@@ -29,6 +29,8 @@ export class LoadSession {
   resumeFrom = 0;
   pacer: RatePacer | undefined;
   rateReason = '';
+  /** A provisioned table's WCU: the most a load reaches whatever --wcu asks (Infinity otherwise; issue 15). */
+  tableWcu = Infinity;
   input: OpenedInput | undefined;
   orderer: WriteOrderer | undefined;
   /** The write order in effect: --order, or round-robin where a file cannot be read in stripes. */

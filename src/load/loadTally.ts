@@ -82,7 +82,8 @@ export class LoadTally {
       const cost = costOf(w);
       batchWcu += cost;
       c.plannedWcu += cost;
-      if (countKeys) this.keyUnits.add(w.partitionId, cost);
+      // A key's own units: GSI units land on the index's keys, not on the table's (issue 15).
+      if (countKeys) this.keyUnits.add(w.partitionId, w.wcu);
     }
     c.consumedWcu += outcome.consumedWcu;
     c.retries += outcome.retries;

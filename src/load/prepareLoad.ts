@@ -5,7 +5,7 @@ import { InFlightLimit } from '../pacing/inFlight.js';
 import { chooseRate, type RateChoice } from '../pacing/rateChoice.js';
 import { RateController } from '../pacing/rateControl.js';
 import { RatePacer } from '../pacing/ratePacer.js';
-import { createWriteCostModel } from '../pacing/writeCost.js';
+import { createKeyCostModel, type KeyUnits, type WriteKeyCosts } from '../pacing/writeCost.js';
 import { openInput, type OpenedInput } from '../reading/openInput.js';
 import { detectFormat } from '../reading/detectFormat.js';
 import type { LoadEvent, LoadResult } from '../reporting/events.js';
@@ -86,12 +86,15 @@ export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Pr
     ? chooseRate(opts.wcu, tableInfo)
     : { targetWcu: Infinity, reason: '--no-pacing: no rate control, only backoff of throttled writes' };
   session.rateReason = rate.reason;
+  if (tableInfo.billingMode === 'PROVISIONED' && tableInfo.provisionedWcu !== undefined) session.tableWcu = tableInfo.provisionedWcu;
   // A dry run's slim writes carry their total cost in `wcu`.
-  const costOf = dryRun ? (w: PlannedWrite) => w.wcu : writeCostOf(tableInfo);
-  if (opts.pacing && !dryRun) {
+  const costs = dryRun ? undefined : writeCostsOf(tableInfo);
+  const costOf = costs ? costs.costOf : (w: PlannedWrite) => w.wcu;
+  if (opts.pacing && costs) {
     session.pacer = new RatePacer({
       controller: new RateController({ targetWcu: rate.targetWcu, keyWcu: opts.keyWcu, ...(rate.growth ? { growth: rate.growth } : {}) }, now()),
       costOf,
+      keysOf: costs.keysOf,
       now,
       onChange: (change) => emit({ type: 'rateChanged', change }),
     });
@@ -174,20 +177,24 @@ function announce(rate: RateChoice, keyWcu: number | undefined, emit: (event: Lo
   if (rate.warning) emit({ type: 'warning', message: rate.warning });
 }
 
-/** Write units of one put by the table's GSIs, computed once per write. */
-function writeCostOf(tableInfo: TableInfo): (write: PlannedWrite) => number {
-  // Without GSIs the table's units are the cost.
-  if (tableInfo.gsis.length === 0) return (w) => w.wcu;
-  const costModel = createWriteCostModel(tableInfo);
-  const costs = new WeakMap<PlannedWrite, number>();
-  return (w) => {
+/**
+ * Write units of one put by the table's GSIs, in all and per partition key it lands on (the table's key
+ * by table units, each GSI key by its own: issue 15), computed once per write.
+ */
+function writeCostsOf(tableInfo: TableInfo): { costOf: (write: PlannedWrite) => number; keysOf: (write: PlannedWrite) => KeyUnits[] } {
+  // Without GSIs the table's units are the cost, all on the table's key.
+  if (tableInfo.gsis.length === 0) return { costOf: (w) => w.wcu, keysOf: (w) => [{ key: w.partitionId, units: w.wcu }] };
+  const costModel = createKeyCostModel(tableInfo);
+  const costs = new WeakMap<PlannedWrite, WriteKeyCosts>();
+  const costsOf = (w: PlannedWrite): WriteKeyCosts => {
     let cost = costs.get(w);
     if (cost === undefined) {
-      cost = costModel(w.item, w.size).total;
+      cost = costModel(w);
       costs.set(w, cost);
     }
     return cost;
   };
+  return { costOf: (w) => costsOf(w).total, keysOf: (w) => costsOf(w).keys };
 }
 
 /** The planner, the order and the sink of a load whose table and input are ready. */

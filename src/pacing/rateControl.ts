@@ -225,6 +225,14 @@ export class RateController {
     return this.#target;
   }
 
+  /**
+   * The most the load may send at `now`: the target, or on an on-demand table what its growth allows
+   * (the warm throughput, twice the previous peak every window). Advice rests on it (issue 15).
+   */
+  reachableWcu(now: number): number {
+    return this.#ceiling(now);
+  }
+
   get keyWcu(): number {
     return this.#keyWcu;
   }

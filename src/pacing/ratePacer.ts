@@ -1,5 +1,6 @@
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { classifyThrottle, type RateChange, type RateController } from './rateControl.js';
+import type { KeyUnits } from './writeCost.js';
 import type { PlannedWrite } from '../shared/types.js';
 import type { SendPacer, SendReport } from '../writing/writeBatch.js';
 
@@ -7,6 +8,11 @@ export interface RatePacerOptions {
   controller: RateController;
   /** Write units a write costs by the plan: the table and every GSI it lands in. */
   costOf: (write: PlannedWrite) => number;
+  /**
+   * The partition keys a write spends units on, each with its own units: the table's key its table units,
+   * each GSI key its index units (issue 15). @default the table's key with the whole cost
+   */
+  keysOf?: (write: PlannedWrite) => KeyUnits[];
   /** Monotonic clock in ms. @default performance.now */
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
@@ -14,7 +20,8 @@ export interface RatePacerOptions {
 }
 
 /**
- * The I/O side of rate control: before each BatchWriteItem call it waits for the partition keys' buckets,
+ * The I/O side of rate control: before each BatchWriteItem call it waits for the partition keys' buckets
+ * (the table's keys by their table units, each GSI key by its index units),
  * then for the table's (so a batch held back by a hot key does not sit on table capacity), and after each
  * call it tells the controller what was stored, what it cost and where any throttle pointed.
  * Sends are never cancelled here: a load that stops still writes what it has read.
@@ -22,6 +29,7 @@ export interface RatePacerOptions {
 export class RatePacer implements SendPacer {
   readonly #controller: RateController;
   readonly #costOf: (write: PlannedWrite) => number;
+  readonly #keysOf: (write: PlannedWrite) => KeyUnits[];
   readonly #now: () => number;
   readonly #sleep: (ms: number) => Promise<void>;
   readonly #onChange: (change: RateChange) => void;
@@ -29,6 +37,7 @@ export class RatePacer implements SendPacer {
   constructor(options: RatePacerOptions) {
     this.#controller = options.controller;
     this.#costOf = options.costOf;
+    this.#keysOf = options.keysOf ?? ((w) => [{ key: w.partitionId, units: this.#costOf(w) }]);
     this.#now = options.now ?? (() => performance.now());
     this.#sleep = options.sleep ?? ((ms) => sleepFor(ms));
     this.#onChange = options.onChange ?? (() => undefined);
@@ -40,12 +49,12 @@ export class RatePacer implements SendPacer {
 
   async beforeSend(writes: readonly PlannedWrite[]): Promise<void> {
     let units = 0;
-    const perWrite = writes.map((w) => {
-      const cost = this.#costOf(w);
-      units += cost;
-      return { key: w.partitionId, units: cost };
-    });
-    const keyWait = this.#controller.reserveKeys(this.#now(), perWrite);
+    const perKey: KeyUnits[] = [];
+    for (const w of writes) {
+      units += this.#costOf(w);
+      for (const k of this.#keysOf(w)) perKey.push(k);
+    }
+    const keyWait = this.#controller.reserveKeys(this.#now(), perKey);
     if (keyWait > 0) await this.#sleep(keyWait);
     const tableWait = this.#controller.reserveTable(this.#now(), units);
     if (tableWait > 0) await this.#sleep(tableWait);
@@ -54,14 +63,17 @@ export class RatePacer implements SendPacer {
   afterSend(report: SendReport): void {
     let plannedUnits = 0;
     for (const w of report.stored) plannedUnits += this.#costOf(w);
+    // A throttle whose reason names an index (IndexWrite...) points at the refused writes' GSI keys.
+    const keysOf = report.throttleReasons.some((r) => r.startsWith('Index'))
+      ? (w: PlannedWrite) => {
+          const keys = this.#keysOf(w)
+            .slice(1)
+            .map((k) => k.key);
+          return keys.length > 0 ? keys : [w.partitionId];
+        }
+      : (w: PlannedWrite) => [w.partitionId];
     const throttle =
-      report.throttled.length > 0
-        ? classifyThrottle(
-            report.sent.map((w) => w.partitionId),
-            report.throttled.map((w) => w.partitionId),
-            report.throttleReasons,
-          )
-        : undefined;
+      report.throttled.length > 0 ? classifyThrottle(report.sent.flatMap(keysOf), report.throttled.flatMap(keysOf), report.throttleReasons) : undefined;
     let throttledUnits = 0;
     for (const w of report.throttled) throttledUnits += this.#costOf(w);
     // A call answered neither stored nor throttled anything: it failed without an answer to count

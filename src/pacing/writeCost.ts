@@ -137,3 +137,72 @@ function unitsOf(capacity: Capacity | undefined): number | undefined {
   const units = capacity?.WriteCapacityUnits ?? capacity?.CapacityUnits;
   return typeof units === 'number' && Number.isFinite(units) ? units : undefined;
 }
+
+/** Write units a write puts on one partition key: of the table (its partition identity) or of a GSI. */
+export interface KeyUnits {
+  key: string;
+  units: number;
+}
+
+/** A write's cost in all and per partition key it lands on (the table's key first, then one per GSI it lands in). */
+export interface WriteKeyCosts {
+  total: number;
+  keys: KeyUnits[];
+}
+
+/**
+ * The partition keys one write spends units on, each with its own units (issue 15): the table's key
+ * takes the table's units only, and each GSI the item lands in takes the index's units on the index's
+ * partition key, which has its own partitions and the same 1,000 WCU/s ceiling. A GSI key's identity is
+ * `indexKeyId(index, value)`, which can never equal a table key's partition identity (a type letter first).
+ */
+export function createKeyCostModel(table: WriteCostTable): (write: { item: Item; size: number; partitionId: string }) => WriteKeyCosts {
+  const costOf = createWriteCostModel(table);
+  const hashKeys = new Map(table.gsis.map((gsi) => [gsi.name, indexHashKeys(gsi)]));
+  return (write) => {
+    const cost = costOf(write.item, write.size);
+    const keys: KeyUnits[] = [{ key: write.partitionId, units: cost.table }];
+    for (const [name, units] of Object.entries(cost.indexes)) {
+      const value = indexKeyText(write.item, hashKeys.get(name) ?? []);
+      if (value !== undefined) keys.push({ key: indexKeyId(name, value), units });
+    }
+    return { total: cost.total, keys };
+  };
+}
+
+/** The identity of a GSI partition key value: "\u0000" + index + "\u0000" + value text. */
+export function indexKeyId(index: string, value: string): string {
+  return `\u0000${index}\u0000${value}`;
+}
+
+/** The index and the value of a GSI key identity, or undefined for a table key's partition identity. */
+export function parseIndexKeyId(id: string): { index: string; value: string } | undefined {
+  if (!id.startsWith('\u0000')) return undefined;
+  const end = id.indexOf('\u0000', 1);
+  return end < 0 ? undefined : { index: id.slice(1, end), value: id.slice(end + 1) };
+}
+
+/**
+ * The attributes a GSI key identity is made of: the index's first partition key attribute. The extra
+ * attributes of a multi-attribute key are left out, so keys that differ only there count as one: a
+ * coarser key, paced no faster than the real one.
+ */
+function indexHashKeys(gsi: IndexInfo): string[] {
+  return [gsi.partitionKey.name];
+}
+
+/**
+ * A GSI partition key value as text: strings as they are, numbers in canonical text, binary in base64;
+ * the parts of a multi-attribute key joined by "#". Undefined when the item lacks one (not in the index).
+ */
+export function indexKeyText(item: Item, names: readonly string[]): string | undefined {
+  const parts: string[] = [];
+  for (const name of names) {
+    const value: unknown = ownValue(item, name);
+    if (typeof value === 'string') parts.push(value);
+    else if (value instanceof Uint8Array) parts.push(Buffer.from(value).toString('base64'));
+    else if (value !== undefined && value !== null && typeof (value as { value?: unknown }).value === 'string') parts.push((value as { value: string }).value);
+    else return undefined;
+  }
+  return parts.join('#');
+}

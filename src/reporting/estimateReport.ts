@@ -53,8 +53,10 @@ const band = (upTo: number) => (upTo % 1024 === 0 ? `${formatCount(upTo / 1024)}
 
 /** Every partition key value the result names, for hiding them inside free text under --no-excerpts. */
 function keyRedactorOf(result: EstimateResult): (text: string) => string {
-  const keys = [...result.keys.hottest, ...result.keys.hottestWritten, ...result.shardAdvice].map((k) => k.key);
-  if (result.time.bottleneck.kind === 'key') keys.push(result.time.bottleneck.key);
+  const keys = [...result.keys.hottest, ...result.keys.hottestWritten, ...result.keys.indexes.flatMap((i) => i.hottest), ...result.shardAdvice].map(
+    (k) => k.key,
+  );
+  if (result.time.bottleneck.kind !== 'table') keys.push(result.time.bottleneck.key);
   return keyRedactor(keys);
 }
 
@@ -231,12 +233,22 @@ function keysSection(ctx: Ctx, r: EstimateResult): string[] {
     lines.push(...row(ctx, 'after --shard', `${formatCount(k.distinctWritten)} values as written`));
     if (k.hottestWritten.length > 0) lines.push(...hotKeyTable(ctx, 'hottest as written', k.hottestWritten));
   }
+  // A GSI key is shown when it holds 1% of the load's units or more: below that it cannot bind.
+  for (const index of k.indexes) {
+    const shown = index.hottest.filter((h) => h.unitShare >= 0.01);
+    if (shown.length > 0) lines.push(...hotKeyTable(ctx, `hottest keys of GSI ${truncate(ctx.text(index.index), KEY_WIDTH)}, share of write units`, shown));
+  }
   return lines;
 }
 
 function timeSection(ctx: Ctx, r: EstimateResult): string[] {
   const { time, rate: rt } = r;
   const b = time.bottleneck;
+  // The rate the load reaches: on-demand growth shows its average and peak (issue 15).
+  const reached =
+    rt.peakWcu > rt.assumedWcu * 1.001
+      ? `${formatRate(rt.assumedWcu)} WCU/s on average, growing to ${formatRate(rt.peakWcu)}`
+      : `at ${formatRate(rt.assumedWcu)} WCU/s`;
   return [
     heading(ctx, 'Time'),
     ...row(
@@ -244,17 +256,16 @@ function timeSection(ctx: Ctx, r: EstimateResult): string[] {
       'rate',
       `${rt.targetWcu === undefined ? `no target, assumed ${formatRate(rt.assumedWcu)} WCU/s` : `target ${formatRate(rt.targetWcu)} WCU/s`} (${ctx.text(rt.reason)}); --key-wcu ${formatRate(rt.keyWcu)} per key`,
     ),
-    ...row(
-      ctx,
-      'duration',
-      `${formatDuration(time.estimatedSeconds)} estimated, ${formatDuration(time.idealSeconds)} ideal (at ${formatRate(rt.assumedWcu)} WCU/s)`,
-    ),
+    ...(rt.warning ? row(ctx, 'warning', ctx.p.warn(ctx.text(rt.warning))) : []),
+    ...row(ctx, 'duration', `${formatDuration(time.estimatedSeconds)} estimated, ${formatDuration(time.idealSeconds)} ideal (${reached})`),
     ...row(
       ctx,
       'bottleneck',
       b.kind === 'table'
         ? `the table's rate, ${formatRate(b.wcu)} WCU/s`
-        : `key ${ctx.key(b.key)}: ${formatCount(b.units)} units at ${formatRate(rt.keyWcu)} WCU/s take ${formatDuration(b.seconds)}`,
+        : b.kind === 'key'
+          ? `key ${ctx.key(b.key)}: ${formatCount(b.units)} units at ${formatRate(rt.keyWcu)} WCU/s take ${formatDuration(b.seconds)}`
+          : `GSI ${truncate(ctx.text(b.index), KEY_WIDTH)} key ${ctx.key(b.key)}: ${formatCount(b.units)} index units at ${formatRate(rt.keyWcu)} WCU/s take ${formatDuration(b.seconds)}`,
     ),
     ...row(ctx, 'throttle-free', `up to ${formatRate(rt.throttleFreeWcu)} WCU/s in the planned order`),
   ];
@@ -330,21 +341,28 @@ function partitionsSection(ctx: Ctx, r: EstimateResult): string[] {
   return lines;
 }
 
+/** What adaptive capacity does and does not do for a hot key (DOMAIN.md; AWS burst-adaptive-capacity). */
+export const ADAPTIVE_CAPACITY = 'Adaptive capacity may isolate a hot key, never above 1,000 WCU/s: shard it.';
+
 function shardSection(ctx: Ctx, r: EstimateResult): string[] {
   const lines = [heading(ctx, 'Shard advice')];
   if (r.shardAdvice.length === 0) return [...lines, ...row(ctx, 'none', `no key needs more than --key-wcu ${formatRate(r.rate.keyWcu)}`)];
   for (const a of r.shardAdvice) {
     lines.push(
       ...wrap(
-        `${ctx.key(a.key)}: ${formatCount(a.units)} units, needs ${formatRate(a.requiredWcu)} WCU/s: ${formatCount(a.recommendedShards)} shards advised, at least ${formatCount(a.minShards)}`,
+        `${a.index === undefined ? '' : `GSI ${ctx.text(a.index)} key `}${ctx.key(a.key)}: ${formatCount(a.units)} units, needs ${formatRate(a.requiredWcu)} WCU/s: ${formatCount(a.recommendedShards)} shards advised, at least ${formatCount(a.minShards)}`,
         ctx.width,
         INDENT,
         `${INDENT}  `,
       ),
       // Flags are to be copied whole, so they are not wrapped; one longer than the line is cut visibly.
-      `${INDENT}  ${truncate(ctx.text(a.flags), ctx.width - INDENT.length - 2)}`,
+      ...(a.index === undefined
+        ? [`${INDENT}  ${truncate(ctx.text(a.flags), ctx.width - INDENT.length - 2)}`]
+        : wrap(ctx.text(a.flags), ctx.width, `${INDENT}  `, `${INDENT}  `)),
+      ...wrap(`reads: ${ctx.text(a.reads)}`, ctx.width, `${INDENT}  `, `${INDENT}  `),
     );
   }
+  lines.push(...bullet(ctx, ADAPTIVE_CAPACITY));
   return lines;
 }
 
@@ -512,11 +530,14 @@ export function estimateJson(result: EstimateResult, options: { excerpts?: boole
       hottest: r.keys.hottest.map(hot),
       hottestWritten: r.keys.hottestWritten.map(hot),
       sharded: r.keys.sharded,
+      indexes: r.keys.indexes.map((i) => ({ index: i.index, hottest: i.hottest.map(hot) })),
     },
     rate: {
       targetWcu: roundOrNull(r.rate.targetWcu, UNITS),
       assumedWcu: round(r.rate.assumedWcu, UNITS),
+      peakWcu: round(r.rate.peakWcu, UNITS),
       reason: redact(r.rate.reason),
+      warning: r.rate.warning === undefined ? null : redact(r.rate.warning),
       keyWcu: round(r.rate.keyWcu, UNITS),
       throttleFreeWcu: round(r.rate.throttleFreeWcu, UNITS),
     },
@@ -529,7 +550,9 @@ export function estimateJson(result: EstimateResult, options: { excerpts?: boole
       bottleneck:
         b.kind === 'table'
           ? { kind: 'table', wcu: round(b.wcu, UNITS) }
-          : { kind: 'key', key: key(b.key), units: round(b.units, UNITS), seconds: round(b.seconds, SECONDS) },
+          : b.kind === 'key'
+            ? { kind: 'key', key: key(b.key), units: round(b.units, UNITS), seconds: round(b.seconds, SECONDS) }
+            : { kind: 'index-key', index: b.index, key: key(b.key), units: round(b.units, UNITS), seconds: round(b.seconds, SECONDS) },
     },
     simulations: { planned: sim(r.simulations.planned), input: sim(r.simulations.input) },
     shardAdvice: r.shardAdvice.map((a) => ({
@@ -539,6 +562,8 @@ export function estimateJson(result: EstimateResult, options: { excerpts?: boole
       minShards: a.minShards,
       recommendedShards: a.recommendedShards,
       flags: redact(a.flags),
+      index: orNull(a.index),
+      reads: a.reads,
     })),
     capacity: {
       loadWcu: roundOrNull(r.capacity.loadWcu, UNITS),

@@ -4,6 +4,7 @@ import { LoaderError, RowError } from '../shared/errors.js';
 import { setOwn } from '../typing/json.js';
 import { ownValue } from '../shared/ownRecord.js';
 import type { Item, KeySchema } from '../shared/types.js';
+import { timeLikeAttributes, timeLikeHint } from './timeColumns.js';
 
 /**
  * Write sharding (seeds 000-003): the partition key value gets suffixes so one hot key's writes spread
@@ -270,7 +271,7 @@ function suffixOf(item: Item, original: string, rule: ResolvedShardRule, options
           'SHARD_ATTRIBUTE',
           value === undefined
             ? `--shard time:${rule.unit}:${rule.attribute} needs attribute "${rule.attribute}", but the row has none`
-            : `--shard time:${rule.unit}:${rule.attribute}: "${rule.attribute}" is not a readable time (ISO 8601 such as 2024-01-15T13:45:00Z, or epoch seconds or milliseconds)`,
+            : `--shard time:${rule.unit}:${rule.attribute}: "${rule.attribute}" is not a readable time (ISO 8601 such as 2024-01-15T13:45:00Z, or epoch seconds or milliseconds); ${timeLikeHint(timeLikeAttributes(item, rule.attribute, parseTime), rule.unit)}`,
           rule.attribute,
         );
       }

@@ -6,6 +6,14 @@
  * fits). On top, seeded random faults per call (500, 503, ThrottlingException, dropped socket, slow reply,
  * reply lost after the write). So rate control and retries can be tested against a real table.
  *
+ * Global secondary indexes (issue 15): when the proxy asks DynamoDB Local for the table's key (no
+ * `partitionKeyName` option), it also reads the table's GSIs, and gives each index a partition model of
+ * its own (same options as the table's: a GSI partition has the same ceiling). A put that lands in an
+ * index is admitted by the index's model first, on the index's partition key with the index's write
+ * units (src/pacing/writeCost.ts), then by the table's on its own units; a write an index refuses comes
+ * back with the reason IndexWriteKeyRangeThroughputExceeded. A write an index accepted and the table then
+ * refused has spent the index's capacity (DynamoDB's accounting of that case is not documented).
+ *
  * Not modelled: everything that is not BatchWriteItem (PutItem, DescribeTable, Scan, ...) is forwarded
  * unchanged and spends no capacity; a delete costs 1 WCU (DynamoDB charges the deleted item's size); an
  * overwrite costs the new item's size (DynamoDB charges the larger of old and new); DynamoDB validates the
@@ -27,6 +35,8 @@ import {
   type ThrottleScope,
 } from '../../src/estimating/partitionModel.js';
 import { mulberry32 } from '../../tools/mulberry32.js';
+import { createKeyCostModel, parseIndexKeyId } from '../../src/pacing/writeCost.js';
+import { tableInfoFromDescription, type TableInfo } from '../../src/shared/tableInfo.js';
 import {
   BATCH_WRITE,
   TARGET_PREFIX,
@@ -86,6 +96,8 @@ export interface PartitionProxyStats {
   faults: Record<ProxyFaultKind, number>;
   /** The model's counters per table name, per-partition per-second WCU included. */
   tables: Record<string, PartitionModelStats>;
+  /** The same per global secondary index, keyed "table/index". */
+  indexes: Record<string, PartitionModelStats>;
 }
 
 export interface PartitionProxy {
@@ -94,6 +106,8 @@ export interface PartitionProxy {
   stats(): PartitionProxyStats;
   /** The model of a table, once the table has had a BatchWriteItem call. */
   model(table: string): PartitionModel | undefined;
+  /** The model of a table's GSI, once a write landed in it. */
+  indexModel(table: string, index: string): PartitionModel | undefined;
   /** Replaces the fault rates (the PRNG carries on from where it was). */
   setFaults(faults: ProxyFaults): void;
   close(): Promise<void>;
@@ -109,11 +123,26 @@ interface BatchWriteBody {
   [member: string]: unknown;
 }
 
+/** What refused a write: the table's partition or table bucket, or an index's partition. */
+type RefusalScope = ThrottleScope | 'index';
+
 /** Why a write request was refused, as DynamoDB names it in ThrottlingReason.reason. */
-const REASONS: Record<ThrottleScope, string> = {
+const REASONS: Record<RefusalScope, string> = {
   partition: 'TableWriteKeyRangeThroughputExceeded',
   table: 'TableWriteProvisionedThroughputExceeded',
+  index: 'IndexWriteKeyRangeThroughputExceeded',
 };
+
+/** One write request as the models see it: the table's key and units, and each index's. */
+interface PlannedRequest extends ModelWrite {
+  indexes: Array<{ index: string; key: string; wcu: number }>;
+}
+
+/** What the proxy knows of a table: its partition key and, when it asked Local, its GSIs. */
+interface TableShape {
+  keyName: string;
+  info?: TableInfo;
+}
 
 const FAULT_ERRORS: Record<'internal' | 'unavailable' | 'throttling', DynamoErrorShape> = {
   internal: dynamoErrors.internal,
@@ -134,7 +163,16 @@ export async function startPartitionProxy(target: string, options: PartitionProx
   new PartitionModel(options.model);
 
   const models = new Map<string, PartitionModel>();
-  const keyNames = new Map<string, Promise<string>>();
+  const keyNames = new Map<string, Promise<TableShape>>();
+  const indexModels = new Map<string, PartitionModel>();
+  const indexModelOf = (table: string, index: string): PartitionModel => {
+    let model = indexModels.get(`${table}/${index}`);
+    if (!model) {
+      model = new PartitionModel(options.model);
+      indexModels.set(`${table}/${index}`, model);
+    }
+    return model;
+  };
   const stats = {
     calls: 0,
     otherCalls: 0,
@@ -154,18 +192,16 @@ export async function startPartitionProxy(target: string, options: PartitionProx
   };
 
   /** The table's partition key attribute, asked of Local once per table (a failed lookup is retried next call). */
-  const partitionKeyName = (table: string, req: IncomingMessage): Promise<string> => {
-    if (options.partitionKeyName !== undefined) return Promise.resolve(options.partitionKeyName);
+  const tableShape = (table: string, req: IncomingMessage): Promise<TableShape> => {
+    if (options.partitionKeyName !== undefined) return Promise.resolve({ keyName: options.partitionKeyName });
     let name = keyNames.get(table);
     if (!name) {
       name = upstream.forward(req, json({ TableName: table }), { 'x-amz-target': `${TARGET_PREFIX}DescribeTable` }).then((answer) => {
-        const schema =
-          answer.status === 200
-            ? (JSON.parse(answer.body.toString('utf8')) as { Table?: { KeySchema?: Array<{ AttributeName?: string; KeyType?: string }> } }).Table?.KeySchema
-            : undefined;
-        const hash = schema?.find((k) => k.KeyType === 'HASH')?.AttributeName;
-        if (hash === undefined) throw new Unplannable(`DescribeTable ${table}: HTTP ${answer.status}`);
-        return hash;
+        const description =
+          answer.status === 200 ? (JSON.parse(answer.body.toString('utf8')) as { Table?: Parameters<typeof tableInfoFromDescription>[0] }).Table : undefined;
+        const hash = description?.KeySchema?.find((k) => k.KeyType === 'HASH')?.AttributeName;
+        if (hash === undefined || description === undefined) throw new Unplannable(`DescribeTable ${table}: HTTP ${answer.status}`);
+        return { keyName: hash, info: tableInfoFromDescription(description, table) };
       });
       keyNames.set(table, name);
       name.catch(() => keyNames.delete(table));
@@ -239,9 +275,9 @@ export async function startPartitionProxy(target: string, options: PartitionProx
       if (fault === 'lostReply') return hangUp();
       const shape = dynamoErrors.provisionedThroughputExceeded;
       const region = regionOf(req);
-      const ThrottlingReasons = outcome.reasons.map(({ table, scope }) => ({
+      const ThrottlingReasons = outcome.reasons.map(({ table, scope, index }) => ({
         reason: REASONS[scope],
-        resource: `arn:aws:dynamodb:${region}:000000000000:table/${table}`,
+        resource: `arn:aws:dynamodb:${region}:000000000000:table/${table}${index === undefined ? '' : `/index/${index}`}`,
       }));
       return answer(shape.status, ownHeaders(`PARTITIONPROXY${index}`), errorBody(shape.type, shape.message, { ThrottlingReasons }));
     }
@@ -262,38 +298,49 @@ export async function startPartitionProxy(target: string, options: PartitionProx
     refused: Record<string, WriteRequest[]>;
     acceptedCount: number;
     refusedCount: number;
-    /** Each (table, scope) that refused something, in the order first seen. */
-    reasons: Array<{ table: string; scope: ThrottleScope }>;
+    /** Each (table, scope, index) that refused something, in the order first seen. */
+    reasons: Array<{ table: string; scope: RefusalScope; index?: string }>;
   }
 
   /** Plans every request (key, write units) first, then admits the whole call at one instant. */
   const admitCall = async (parsed: BatchWriteBody, req: IncomingMessage): Promise<Admission> => {
     const requestItems = parsed.RequestItems;
     if (!requestItems || typeof requestItems !== 'object' || Object.keys(requestItems).length === 0) throw new Unplannable('no RequestItems');
-    const planned: Array<{ table: string; requests: WriteRequest[]; writes: ModelWrite[] }> = [];
+    const planned: Array<{ table: string; requests: WriteRequest[]; writes: PlannedRequest[] }> = [];
     for (const [table, requests] of Object.entries(requestItems)) {
       if (!Array.isArray(requests) || requests.length === 0) throw new Unplannable(`no requests for ${table}`);
-      const keyName = await partitionKeyName(table, req);
-      planned.push({ table, requests, writes: requests.map((request) => planWrite(request, keyName)) });
+      const shape = await tableShape(table, req);
+      planned.push({ table, requests, writes: requests.map((request) => planWrite(request, shape)) });
     }
     // Read the clock only now, after every await, so calls reach the model in clock order.
     const at = now();
     const admission: Admission = { accepted: {}, refused: {}, acceptedCount: 0, refusedCount: 0, reasons: [] };
     for (const { table, requests, writes } of planned) {
-      const results = modelOf(table).admit(at, writes);
-      results.forEach((result, i) => {
+      const model = modelOf(table);
+      writes.forEach((write, i) => {
         const request = requests[i]!;
-        if (result.accepted) {
+        const refusal = admitWrite(at, table, model, write);
+        if (refusal === undefined) {
           (admission.accepted[table] ??= []).push(request);
           admission.acceptedCount++;
           return;
         }
         (admission.refused[table] ??= []).push(request);
         admission.refusedCount++;
-        if (!admission.reasons.some((r) => r.table === table && r.scope === result.scope)) admission.reasons.push({ table, scope: result.scope });
+        if (!admission.reasons.some((r) => r.table === table && r.scope === refusal.scope && r.index === refusal.index))
+          admission.reasons.push({ table, ...refusal });
       });
     }
     return admission;
+  };
+
+  /** The indexes first, each on its own key and units, then the table: undefined when accepted, else what refused. */
+  const admitWrite = (at: number, table: string, model: PartitionModel, write: PlannedRequest): { scope: RefusalScope; index?: string } | undefined => {
+    for (const entry of write.indexes) {
+      if (!indexModelOf(table, entry.index).admitOne(at, entry.key, entry.wcu).accepted) return { scope: 'index', index: entry.index };
+    }
+    const result = model.admitOne(at, write.partitionKey, write.wcu);
+    return result.accepted ? undefined : { scope: result.scope };
   };
 
   const server = await startProxyServer('partitionProxy', handle);
@@ -304,8 +351,10 @@ export async function startPartitionProxy(target: string, options: PartitionProx
       ...stats,
       faults: { ...stats.faults },
       tables: Object.fromEntries([...models].map(([table, model]) => [table, model.stats()])),
+      indexes: Object.fromEntries([...indexModels].map(([name, model]) => [name, model.stats()])),
     }),
     model: (table) => models.get(table),
+    indexModel: (table, index) => indexModels.get(`${table}/${index}`),
     setFaults(next) {
       faults = checkFaults(next);
     },
@@ -316,14 +365,34 @@ export async function startPartitionProxy(target: string, options: PartitionProx
   };
 }
 
-/** A write request's partition key text and write units: puts by DynamoDB's size rules, deletes 1. */
-function planWrite(request: WriteRequest, keyName: string): ModelWrite {
+const keyCostModels = new WeakMap<TableInfo, ReturnType<typeof createKeyCostModel>>();
+
+/**
+ * A write request's partition key text and write units: puts by DynamoDB's size rules, deletes 1 (and
+ * no index write: the deleted item's index entries are not known here); a put's index keys and units.
+ */
+function planWrite(request: WriteRequest, shape: TableShape): PlannedRequest {
+  const { keyName, info } = shape;
   if (request.PutRequest?.Item) {
     const item = request.PutRequest.Item;
     const native = unmarshall(decodeBinary(item), { wrapNumbers: true });
-    return { partitionKey: keyText(item[keyName], keyName), wcu: writeUnits(itemSize(native)) };
+    const size = itemSize(native);
+    const partitionKey = keyText(item[keyName], keyName);
+    const indexes: PlannedRequest['indexes'] = [];
+    if (info && info.gsis.length > 0) {
+      let model = keyCostModels.get(info);
+      if (!model) {
+        model = createKeyCostModel(info);
+        keyCostModels.set(info, model);
+      }
+      for (const { key, units } of model({ item: native, size, partitionId: '' }).keys) {
+        const id = parseIndexKeyId(key);
+        if (id) indexes.push({ index: id.index, key: id.value, wcu: units });
+      }
+    }
+    return { partitionKey, wcu: writeUnits(size), indexes };
   }
-  if (request.DeleteRequest?.Key) return { partitionKey: keyText(request.DeleteRequest.Key[keyName], keyName), wcu: 1 };
+  if (request.DeleteRequest?.Key) return { partitionKey: keyText(request.DeleteRequest.Key[keyName], keyName), wcu: 1, indexes: [] };
   throw new Unplannable('a write request with neither PutRequest.Item nor DeleteRequest.Key');
 }
 

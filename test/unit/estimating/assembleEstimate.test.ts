@@ -43,6 +43,7 @@ function totals(): EstimateTotals {
     distinctWritten: 2,
     planned: outcome(5),
     input: outcome(9),
+    indexHottest: [],
   };
 }
 
@@ -59,7 +60,7 @@ function parts(overrides: Partial<EstimateParts> = {}): EstimateParts {
     },
     table: TABLE,
     tableSource: 'flags',
-    rate: { targetWcu: 200, assumedWcu: 200, reason: '--wcu 200' },
+    rate: { targetWcu: 200, assumedWcu: 200, reason: '--wcu 200', newTable: false },
     totals: totals(),
     load: { pacing: true, keyWcu: 60, order: 'round-robin', sharded: false },
     ...overrides,
@@ -87,9 +88,17 @@ describe('assembleEstimate', () => {
 
   it('rate and time: ideal at the assumed rate, estimated as simulated, no target shown when there is none', () => {
     const result = assembleEstimate(parts());
-    expect(result.rate).toEqual({ targetWcu: 200, assumedWcu: 200, reason: '--wcu 200', keyWcu: 60, throttleFreeWcu: 800 / 5 });
+    expect(result.rate).toEqual({
+      targetWcu: 200,
+      assumedWcu: 200,
+      peakWcu: 200,
+      reason: '--wcu 200',
+      warning: undefined,
+      keyWcu: 60,
+      throttleFreeWcu: 800 / 5,
+    });
     expect(result.time).toMatchObject({ idealSeconds: 4, estimatedSeconds: 5 });
-    const unlimited = assembleEstimate(parts({ rate: { targetWcu: Infinity, assumedWcu: 4000, reason: 'no --wcu' } }));
+    const unlimited = assembleEstimate(parts({ rate: { targetWcu: Infinity, assumedWcu: 4000, reason: 'no --wcu', newTable: false } }));
     expect(unlimited.rate.targetWcu).toBeUndefined();
     expect(unlimited.rate.assumedWcu).toBe(4000);
   });
@@ -112,7 +121,16 @@ describe('assembleEstimate', () => {
     const result = assembleEstimate(parts());
     expect(result.time.bottleneck).toEqual({ kind: 'key', key: 'hot', units: 600, seconds: 10 });
     expect(result.shardAdvice).toEqual([
-      { key: 'hot', units: 600, requiredWcu: 150, minShards: 3, recommendedShards: 6, flags: '--shard hash:6 --shard-keys hot' },
+      {
+        key: 'hot',
+        units: 600,
+        requiredWcu: 150,
+        minShards: 3,
+        recommendedShards: 6,
+        flags: '--shard hash:6 --shard-keys hot',
+        index: undefined,
+        reads: expect.stringContaining('6 queries per key') as string,
+      },
     ]);
   });
 
@@ -172,5 +190,58 @@ describe('assembleEstimate', () => {
     const known = assembleEstimate(parts({ table: { ...TABLE, itemCount: 5 } }));
     expect(known.cost.prices.region).toBe('us-east-1');
     expect(known.cost.importFromS3).toBeUndefined();
+  });
+
+  it('a hot GSI key is named with its index units, bounds the duration, and gets seed 001 advice with its read cost (issue 15)', () => {
+    const t = totals();
+    // 800 table units plus 800 index units, 700 of them on one status value.
+    t.writeUnits = { table: 800, indexes: { byStatus: 800 }, total: 1600 };
+    t.indexHottest = [
+      {
+        index: 'byStatus',
+        hottest: heavy([
+          ['ACTIVE', 700],
+          ['DONE', 100],
+        ]),
+      },
+    ];
+    const table = offlineTableInfo('orders', {
+      partitionKey: { name: 'customerId', type: 'S' },
+      gsis: [{ name: 'byStatus', partitionKey: { name: 'status', type: 'S' }, projection: 'ALL', nonKeyAttributes: [] }],
+    });
+    const result = assembleEstimate(parts({ totals: t, table, load: { pacing: true, keyWcu: 60, order: 'round-robin', sharded: false } }));
+    expect(result.keys.indexes.map((i) => i.index)).toEqual(['byStatus']);
+    expect(result.keys.indexes[0]!.hottest[0]).toMatchObject({ key: 'ACTIVE', rows: 1, units: 700, unitShare: 700 / 1600 });
+    // 700 units at 60 WCU/s (11.7 s) is longer than "hot"'s 600 (10 s): the index key bounds the load.
+    expect(result.time.bottleneck).toEqual({ kind: 'index-key', index: 'byStatus', key: 'ACTIVE', units: 700, seconds: 700 / 60 });
+    const advice = result.shardAdvice.find((a) => a.index === 'byStatus');
+    expect(advice).toMatchObject({ key: 'ACTIVE', units: 700 });
+    expect(advice!.flags).toMatch(/"ACTIVE#SHARD#0" \.\. "ACTIVE#SHARD#\d+"/);
+    expect(advice!.flags).toContain('seed 001');
+    expect(advice!.reads).toMatch(/\d+ queries of the index per status value/);
+  });
+
+  it('--wcu auto on an on-demand table: figures and advice at the rate the load reaches, not at the quota (issue 15)', () => {
+    const growth = { initial: 3_200, factor: 2, windowMs: 30 * 60_000, cap: 32_000 };
+    const t = totals();
+    // The simulated model had the partitions of what the table takes now: 4 for 4,000 WCU/s.
+    t.planned = outcome(5, 4);
+    const result = assembleEstimate(parts({ totals: t, rate: { targetWcu: 32_000, assumedWcu: 32_000, reason: 'auto', growth, newTable: false } }));
+    expect(result.rate).toMatchObject({ assumedWcu: 3_200, peakWcu: 3_200 });
+    expect(result.time.idealSeconds).toBeCloseTo(800 / 3_200, 9);
+    // 4 partitions for 3,200 WCU/s, not 32 for the quota.
+    expect(result.table.partitionsAtTarget).toBe(4);
+    expect(result.capacity.advice.join(' ')).toContain('3,200 WCU/s');
+  });
+
+  it("seed 004's bulk load: a provisioned table created at 11,000 WCU has 11 partitions, ~18 WCU/s each back at 200", () => {
+    const t = totals();
+    t.writeUnits = { table: 20_000_000, indexes: {}, total: 20_000_000 };
+    const table = offlineTableInfo('orders', { partitionKey: { name: 'id', type: 'S' }, billing: 'provisioned', tableWcu: 200 });
+    const result = assembleEstimate(parts({ totals: t, table, rate: { targetWcu: 11_000, assumedWcu: 11_000, reason: '--wcu 11000', newTable: true } }));
+    expect(result.capacity).toMatchObject({ loadWcu: 11_000, partitionsAfterRaise: 11 });
+    expect(result.capacity.perPartitionWcuAfterLoad).toBeCloseTo(200 / 11, 9);
+    expect(result.table.partitionsAtTarget).toBe(11);
+    expect(result.capacity.advice[0]).toMatch(/^Creating the table at 11,000 WCU .* 11 partitions, which are never merged/);
   });
 });

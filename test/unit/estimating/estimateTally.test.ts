@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_BATCH_REQUESTS } from '../../../src/batching/batch.js';
 import { EstimateTally, type Simulator } from '../../../src/estimating/estimateTally.js';
+import { IndexKeyTally } from '../../../src/estimating/indexKeyTally.js';
 import { offlineTableInfo, parseGsi } from '../../../src/estimating/offlineTable.js';
 import type { SimWrite, SimulationOutcome } from '../../../src/estimating/simulate.js';
 import { createWriteCostModel } from '../../../src/pacing/writeCost.js';
@@ -164,7 +165,7 @@ describe('EstimateTally feeds the simulations', () => {
 describe('EstimateTally with a global order from statistics (issue 14)', () => {
   it('ignores batches and, at finish(), feeds the planned simulation the round-robin order in batches of 25', () => {
     const simulators = { planned: recorder(2), input: recorder(3) };
-    const t = new EstimateTally(COST, simulators, { mode: 'round-robin' });
+    const t = new EstimateTally(COST, simulators, { plannedOrder: { mode: 'round-robin' } });
     for (let i = 0; i < 30; i++) t.add(write(i < 20 ? 'hot' : `cold${i}`, 100));
     t.addBatch([write('ignored', 100)]);
     expect(simulators.planned.batches).toEqual([]);
@@ -176,12 +177,18 @@ describe('EstimateTally with a global order from statistics (issue 14)', () => {
     expect(keys.flat().slice(11)).toEqual(Array.from({ length: 19 }, () => 'hot'));
     expect(simulators.input.batches.flat()).toHaveLength(30);
   });
+
+  it('refuses key statistics for a table with GSIs: they cannot carry each write GSI keys (estimate.ts materialises instead)', () => {
+    const simulators = { planned: recorder(1), input: recorder(1) };
+    expect(() => new EstimateTally(COST, simulators, { indexes: new IndexKeyTally(TABLE.gsis), plannedOrder: { mode: 'spread' } })).toThrow(/GSIs.*bug/);
+    expect(() => new EstimateTally(COST, simulators, { indexes: new IndexKeyTally([]), plannedOrder: { mode: 'spread' } })).not.toThrow();
+  });
 });
 
 describe('EstimateTally without --shard', () => {
   it('counts keys once and reports them as written too: the same figures as a tally that counts them twice', () => {
     const rows = [write('a', 100), write('b', 3000), write('a', 100), write('c', 900)];
-    const once = new EstimateTally(COST, { planned: recorder(1), input: recorder(1) }, undefined, false);
+    const once = new EstimateTally(COST, { planned: recorder(1), input: recorder(1) }, { sharded: false });
     const twice = new EstimateTally(COST, { planned: recorder(1), input: recorder(1) });
     for (const r of rows) {
       once.add({ ...r });
@@ -192,6 +199,6 @@ describe('EstimateTally without --shard', () => {
     expect(a.hottestWritten.top(10)).toEqual(b.hottestWritten.top(10));
     expect(a.distinctWritten).toBe(b.distinctWritten);
     expect(a.hottest.top(10)).toEqual(b.hottest.top(10));
-    expect(() => new EstimateTally(COST, { planned: recorder(1), input: recorder(1) }, undefined, false).add(write('s#1', 100, {}, 's'))).toThrow(/bug/);
+    expect(() => new EstimateTally(COST, { planned: recorder(1), input: recorder(1) }, { sharded: false }).add(write('s#1', 100, {}, 's'))).toThrow(/bug/);
   });
 });

@@ -10,9 +10,39 @@ const PROVISIONED = offlineTableInfo('orders', { ...KEY, billing: 'provisioned',
 const OPTS: EstimateLoadSettings = { pacing: true, wcu: undefined, keyWcu: 1000, concurrency: 8, maxAttempts: 15 };
 
 describe('prepareEstimate: the rate', () => {
-  it('a fixed --wcu is the target and the assumed rate, even above a provisioned table', () => {
-    expect(prepareEstimate(ON_DEMAND, { ...OPTS, wcu: { kind: 'fixed', wcu: 200 } }).rate).toEqual({ targetWcu: 200, assumedWcu: 200, reason: '--wcu 200' });
-    expect(prepareEstimate(PROVISIONED, { ...OPTS, wcu: { kind: 'fixed', wcu: 500 } }).rate).toMatchObject({ targetWcu: 500, assumedWcu: 500 });
+  it('a fixed --wcu is the target and the assumed rate within what the table takes', () => {
+    expect(prepareEstimate(ON_DEMAND, { ...OPTS, wcu: { kind: 'fixed', wcu: 200 } }).rate).toEqual({
+      targetWcu: 200,
+      assumedWcu: 200,
+      reason: '--wcu 200',
+      newTable: false,
+    });
+    expect(prepareEstimate(PROVISIONED, { ...OPTS, wcu: { kind: 'fixed', wcu: 250 } }).rate).toMatchObject({ targetWcu: 250, assumedWcu: 250 });
+  });
+
+  it("--wcu above a provisioned table's WCU: the target stays, the estimate works at the table's rate and warns (issue 15)", () => {
+    const { rate } = prepareEstimate(PROVISIONED, { ...OPTS, wcu: { kind: 'fixed', wcu: 11_000 } });
+    expect(rate).toMatchObject({ targetWcu: 11_000, assumedWcu: 300 });
+    expect(rate.warning).toMatch(/above the table's provisioned 300 WCU.*works at the table's 300 WCU\/s/);
+  });
+
+  it('a provisioned table created for the load (seed 004): the estimate works at the target, no warning', () => {
+    const { rate } = prepareEstimate(PROVISIONED, { ...OPTS, wcu: { kind: 'fixed', wcu: 11_000 } }, { newTable: true });
+    expect(rate).toMatchObject({ targetWcu: 11_000, assumedWcu: 11_000, newTable: true });
+    expect(rate.warning).toBeUndefined();
+  });
+
+  it('--wcu auto on an on-demand table: the rate grows from the warm throughput, the quota is only the cap (issue 15)', () => {
+    const { rate } = prepareEstimate(ON_DEMAND, { ...OPTS, wcu: { kind: 'auto', percent: 80 } });
+    expect(rate.growth).toMatchObject({ initial: 3_200, factor: 2, cap: 32_000 });
+    const warm = prepareEstimate({ ...ON_DEMAND, warmWriteUnits: 10_000 }, { ...OPTS, wcu: { kind: 'auto', percent: 80 } }).rate;
+    expect(warm.growth).toMatchObject({ initial: 8_000 });
+  });
+
+  it('a fixed --wcu above what an on-demand table takes at once grows from there, with a warning', () => {
+    const { rate } = prepareEstimate(ON_DEMAND, { ...OPTS, wcu: { kind: 'fixed', wcu: 20_000 } });
+    expect(rate.growth).toMatchObject({ initial: 4_000, factor: 2, cap: 20_000 });
+    expect(rate.warning).toMatch(/twice the previous peak/);
   });
 
   it('no --wcu: no target, the estimate works at what the table takes now', () => {
@@ -26,6 +56,7 @@ describe('prepareEstimate: the rate', () => {
       targetWcu: Infinity,
       assumedWcu: 4000,
       reason: '--no-pacing: no rate control',
+      newTable: false,
     });
   });
 });

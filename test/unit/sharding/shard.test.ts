@@ -688,19 +688,26 @@ describe('applyShard', () => {
       'time, unreadable text',
       { kind: 'time', unit: 'hour', attribute: 'createdAt' },
       { pk: 'a', sk: 'x', createdAt: 'soon' },
-      '--shard time:hour:createdAt: "createdAt" is not a readable time (ISO 8601 such as 2024-01-15T13:45:00Z, or epoch seconds or milliseconds)',
+      '--shard time:hour:createdAt: "createdAt" is not a readable time (ISO 8601 such as 2024-01-15T13:45:00Z, or epoch seconds or milliseconds); no column of this row looks like a time',
     ],
     [
       'time, a date that does not exist',
       { kind: 'time', unit: 'day', attribute: 'createdAt' },
       { pk: 'a', sk: 'x', createdAt: '2024-02-30' },
-      '--shard time:day:createdAt: "createdAt" is not a readable time (ISO 8601 such as 2024-01-15T13:45:00Z, or epoch seconds or milliseconds)',
+      '--shard time:day:createdAt: "createdAt" is not a readable time (ISO 8601 such as 2024-01-15T13:45:00Z, or epoch seconds or milliseconds); no column of this row looks like a time',
     ],
     [
       'time, a boolean',
       { kind: 'time', unit: 'month', attribute: 'createdAt' },
       { pk: 'a', sk: 'x', createdAt: false },
-      '--shard time:month:createdAt: "createdAt" is not a readable time (ISO 8601 such as 2024-01-15T13:45:00Z, or epoch seconds or milliseconds)',
+      '--shard time:month:createdAt: "createdAt" is not a readable time (ISO 8601 such as 2024-01-15T13:45:00Z, or epoch seconds or milliseconds); no column of this row looks like a time',
+    ],
+    [
+      // Issue 15: the default attribute (the sort key) is an id, not a time; the message names the columns that are.
+      'time on the sort key, which is no time',
+      { kind: 'time', unit: 'day', attribute: 'sk' },
+      { pk: 'a', sk: 'order-17', createdAt: '2024-01-15T13:45:00Z', updated: new NumberValue('1705326300'), count: new NumberValue('42'), day: '2024-01-15' },
+      '--shard time:day:sk: "sk" is not a readable time (ISO 8601 such as 2024-01-15T13:45:00Z, or epoch seconds or milliseconds); columns that look like a time: "createdAt", "updated", "day"; name one, e.g. --shard time:day:createdAt',
     ],
   ])('%s: SHARD_ATTRIBUTE with the attribute as field; the item is unchanged', (_label, rule, item, message) => {
     const before = { ...item };

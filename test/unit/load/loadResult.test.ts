@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { loadResult, type ResultFacts } from '../../../src/load/loadResult.js';
+import { LoadTally } from '../../../src/load/loadTally.js';
+import type { RateSnapshot } from '../../../src/pacing/rateControl.js';
+import type { PlannedWrite } from '../../../src/shared/types.js';
+
+function write(key: string, i: number): PlannedWrite {
+  return { origin: { file: 'f', line: i, raw: '' }, item: {}, keyId: `S${key}|${i}`, partitionId: `S${key}`, size: 100, wcu: 1 };
+}
+
+/** 20,000 rows of 1 table unit and 1 GSI unit each, 8,000 of them on "ATL". */
+function tally(): LoadTally {
+  const t = new LoadTally();
+  const writes = Array.from({ length: 20_000 }, (_, i) => write(i < 8_000 ? 'ATL' : `K${i}`, i));
+  for (let i = 0; i < writes.length; i++) t.rowRead();
+  t.batchWritten({ written: writes, rejected: [], consumedWcu: 40_000, throttledItems: 0, retries: 0, revived: 0 }, () => 2, true);
+  return t;
+}
+
+function facts(targetWcu: number, peakWcu: number, elapsedMs: number): ResultFacts {
+  const rate = { targetWcu, currentWcu: targetWcu, achievedWcu: peakWcu, peakWcu } as RateSnapshot;
+  return {
+    table: 't',
+    input: 'in.csv',
+    order: 'round-robin',
+    elapsedMs,
+    bytesRead: 0,
+    rejectsPath: undefined,
+    orderTempBytes: 0,
+    shardManifestPath: undefined,
+    shardedKeys: 0,
+    rate,
+    targetWcu,
+    rateReason: '',
+    keyWcu: 1000,
+    pacing: true,
+    segment: undefined,
+    checkpointPath: undefined,
+    resumedFromBatch: undefined,
+  };
+}
+
+describe('loadResult (issue 15)', () => {
+  it("a key's units are the table's own: GSI units land on the index's keys", () => {
+    const result = loadResult(tally(), facts(4_000, 4_000, 10_000));
+    expect(result.hotKeys[0]).toMatchObject({ key: 'ATL', units: 8_000, share: 0.4 });
+    expect(result.plannedWcu).toBe(40_000);
+  });
+
+  it('shard advice rests on the rate the load could reach (the facts give it), with every unit of the load', () => {
+    // At 4,000 WCU/s 40,000 units take 10 s, ATL's 8,000 at 1,000 WCU/s 8 s: no bottleneck. At the
+    // 32,000 of --wcu auto's quota it would have asked for 28 ways.
+    expect(loadResult(tally(), facts(4_000, 4_000, 10_000)).bottleneck).toBeUndefined();
+    // At 8,000 WCU/s ATL needs 1,600 WCU/s: 2 shards, 4 advised.
+    expect(loadResult(tally(), facts(8_000, 8_000, 5_000)).bottleneck).toMatchObject({ key: 'ATL', units: 8_000, minShards: 2, recommendedShards: 4 });
+  });
+});
