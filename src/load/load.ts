@@ -2,7 +2,6 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Readable } from 'node:stream';
 import { createBatcher } from '../batching/batch.js';
 import { defaultCeiling } from '../pacing/inFlight.js';
-import { readRecords } from '../reading/readRecords.js';
 import type { LoadEvent, LoadResult } from '../reporting/events.js';
 import { LoaderError, bug } from '../shared/errors.js';
 import type { TableInfo } from '../shared/tableInfo.js';
@@ -94,6 +93,7 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
     const { checkpoint, resumeFrom, manifest } = session;
     dispatcher = new Dispatcher({
       concurrency: opts.concurrency,
+      namedParts: (session.inputSet?.parts.length ?? 1) > 1,
       inFlight,
       now,
       sink,
@@ -125,9 +125,8 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
 /** The stages chained: the batches of the load, in the order they are sent. */
 function batchesOfLoad(prepared: PreparedLoad, opts: NormalizedLoadOptions, report: StageReport, session: LoadSession) {
   const { input } = prepared;
-  const records = readRecords(input, opts.inputFormat, { delimiter: opts.delimiter, columns: opts.columns });
   return batchesOf(
-    records,
+    input.records,
     {
       file: input.name,
       planner: prepared.planner,
@@ -139,7 +138,7 @@ function batchesOfLoad(prepared: PreparedLoad, opts: NormalizedLoadOptions, repo
       // Rows already read are written even when stopping on a signal: at most one partial batch. Not with
       // a checkpoint: a partial batch is not a batch of the load's fixed sequence, and resuming counts on it.
       sendLast: () => !report.stop.failed && !(session.checkpoint && report.stop.stopping),
-      close: () => input.stream.destroy(),
+      close: () => input.close(),
     },
     report,
   );

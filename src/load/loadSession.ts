@@ -2,7 +2,9 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { CheckpointStore } from '../checkpointing/checkpoint.js';
 import type { WriteOrderer } from '../ordering/writeOrderer.js';
 import type { RatePacer } from '../pacing/ratePacer.js';
-import type { OpenedInput } from '../reading/openInput.js';
+import type { InputSet } from '../reading/inputSet.js';
+import type { OpenedInputSet } from '../reading/readInputSet.js';
+import type { S3Access } from '../reading/s3Part.js';
 import type { LoadEvent } from '../reporting/events.js';
 import { RejectSink } from '../reporting/rejectSink.js';
 import { writeJsonAtomically } from '../reporting/reportFile.js';
@@ -28,7 +30,11 @@ export class LoadSession {
   resumeFrom = 0;
   pacer: RatePacer | undefined;
   rateReason = '';
-  input: OpenedInput | undefined;
+  /** The inputs listed (files, folders, globs, S3, exports), before any is opened. */
+  inputSet: InputSet | undefined;
+  input: OpenedInputSet | undefined;
+  /** The S3 client, when an input is in S3. */
+  s3: S3Access | undefined;
   orderer: WriteOrderer | undefined;
   manifest: ShardManifest | undefined;
   manifestWritten: string | undefined;
@@ -78,6 +84,7 @@ export class LoadSession {
     }
     await this.checkpointLock?.release().catch(() => undefined);
     if (this.ownsClient) this.client.destroy();
+    this.s3?.destroy();
   }
 }
 

@@ -19,7 +19,7 @@ const EXTENSIONS: Record<OutputKind, string> = { rejects: 'rejects.jsonl', shard
  * takes no files.
  */
 export function defaultOutputPath(input: string, kind: OutputKind, context: { segment?: Segment | undefined; dryRun?: boolean } = {}): string {
-  const base = input === '-' ? 'stdin' : /^\/(dev|proc)\//.test(input) ? input.split('/').pop()! : input;
+  const base = input === '-' ? 'stdin' : /^\/(dev|proc)\//.test(input) ? input.split('/').pop()! : outputBase(input);
   const segment = context.segment ? `.seg-${context.segment.index}-of-${context.segment.count}` : '';
   const dryRun = context.dryRun && kind === 'rejects' ? '.dry-run' : '';
   return `${base}${segment}${dryRun}.${EXTENSIONS[kind]}`;
@@ -60,4 +60,19 @@ export function findOutputConflict(reads: readonly ResolvedFile[], writes: reado
     }
   }
   return undefined;
+}
+
+/**
+ * Where outputs named after an input go: an S3 input's last name in the working folder (s3://b/exports/
+ * -> exports), a folder's name beside it (data/ -> data), a glob's folder (out/part-*.csv -> out/part-).
+ */
+function outputBase(input: string): string {
+  if (input.startsWith('s3://')) {
+    const names = input.slice(5).split('/').filter(Boolean);
+    return (names[names.length - 1] ?? 's3').replace(/[*?]/g, '');
+  }
+  const glob = input.search(/[*?]/);
+  const base = glob === -1 ? input : input.slice(0, glob);
+  const trimmed = base.replace(/\/+$/, '');
+  return trimmed === '' || trimmed === '.' ? 'input' : trimmed;
 }

@@ -6,7 +6,8 @@ import { chooseRate, type RateChoice } from '../pacing/rateChoice.js';
 import { RateController } from '../pacing/rateControl.js';
 import { RatePacer } from '../pacing/ratePacer.js';
 import { createWriteCostModel } from '../pacing/writeCost.js';
-import { openInput, type OpenedInput } from '../reading/openInput.js';
+import { listInputs } from '../reading/inputSet.js';
+import { readInputSet, type OpenedInputSet } from '../reading/readInputSet.js';
 import type { LoadEvent, LoadResult } from '../reporting/events.js';
 import type { TableInfo } from '../shared/tableInfo.js';
 import type { PlannedWrite } from '../shared/types.js';
@@ -27,7 +28,7 @@ import { prepareOutputFiles } from './outputFiles.js';
 /** What the stages and the dispatcher of a prepared load need. */
 export interface PreparedLoad {
   tableInfo: TableInfo;
-  input: OpenedInput;
+  input: OpenedInputSet;
   planner: RowPlanner;
   orderer: WriteOrderer;
   /** Write units of one put: the table plus every GSI the item lands in. */
@@ -65,6 +66,23 @@ export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Pr
   const dryRun = deps.dryRun;
   // Before anything is read: no output is an input, each is writable, and no other load writes these rejects.
   session.rejectsLock = await prepareOutputFiles(opts, dryRun !== undefined, deps.files);
+  // Listed before the table is described: a missing file, object or bad manifest costs no call.
+  session.inputSet = await listInputs(opts.inputs, {
+    stdin: deps.stdin ?? process.stdin,
+    s3: async () => {
+      const { createS3Access } = await import('../reading/s3Part.js');
+      session.s3 ??= createS3Access({
+        region: opts.region,
+        profile: opts.profile,
+        endpoint: opts.s3Endpoint,
+        forcePathStyle: opts.s3PathStyle,
+        caBundle: opts.caBundle,
+        requestTimeoutMs: opts.requestTimeoutMs,
+      });
+      return session.s3;
+    },
+    outputs: outputPathsOf(opts),
+  });
   const tableInfo = dryRun?.tableInfo ?? (await describeTable(session.client, ctx.aws, deps.signal));
   dryRun?.onTable?.(tableInfo);
   const keySchema = tableInfo.keySchema;
@@ -89,14 +107,14 @@ export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Pr
   const shard = opts.shard ? resolveShardOptions({ ...opts.shard, seed: (session.checkpoint?.file.shardSeed ?? seed)! }, keySchema, opts.table) : undefined;
   // A dry run writes nothing, so there is no manifest to keep.
   if (shard && !dryRun) session.manifest = new ShardManifest(opts.table, shard);
-  const input = await openInput(opts.input, deps.stdin);
+  const input = readInputSet(session.inputSet, { format: opts.inputFormat, csv: { delimiter: opts.delimiter, columns: opts.columns } });
   session.input = input;
   // Written now as well as at the end: a bad path fails before any row, and a crash leaves a manifest.
   if (session.manifest) {
     try {
       await saveManifest(opts.shard!.manifestPath, session.manifest);
     } catch (error) {
-      input.stream.destroy();
+      input.close();
       throw error;
     }
   }
@@ -106,6 +124,16 @@ export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Pr
   return stagesOf(session, ctx, tableInfo, input, shard, costOf);
 }
 
+/** The load's own files: never read as input when they lie in a folder given as input. */
+function outputPathsOf(opts: PreparedLoadOptions): string[] {
+  const paths = [opts.rejectsPath];
+  if (opts.shard) paths.push(opts.shard.manifestPath);
+  if (opts.checkpointPath) paths.push(opts.checkpointPath, `${opts.checkpointPath}.write-rejects`);
+  return paths;
+}
+
+type PreparedLoadOptions = LoadSession['opts'];
+
 /** The rate first: a progress display starts on 'started' and should not be interrupted by it. */
 function announce(rate: RateChoice, keyWcu: number | undefined, emit: (event: LoadEvent) => void): void {
   emit({ type: 'rateChosen', targetWcu: Number.isFinite(rate.targetWcu) ? rate.targetWcu : undefined, keyWcu, reason: rate.reason });
@@ -114,11 +142,12 @@ function announce(rate: RateChoice, keyWcu: number | undefined, emit: (event: Lo
 
 /** Write units of one put by the table's GSIs, computed once per write. */
 function writeCostOf(tableInfo: TableInfo): (write: PlannedWrite) => number {
-  // Without GSIs the table's units are the cost.
+  // Without GSIs the table's units are the cost. A delete is planned at its 1 unit (see README, "Deletes").
   if (tableInfo.gsis.length === 0) return (w) => w.wcu;
   const costModel = createWriteCostModel(tableInfo);
   const costs = new WeakMap<PlannedWrite, number>();
   return (w) => {
+    if (w.op === 'delete') return w.wcu;
     let cost = costs.get(w);
     if (cost === undefined) {
       cost = costModel(w.item, w.size).total;
@@ -133,7 +162,7 @@ function stagesOf(
   session: LoadSession,
   ctx: PrepareContext,
   tableInfo: TableInfo,
-  input: OpenedInput,
+  input: OpenedInputSet,
   shard: ResolvedShardOptions | undefined,
   costOf: (w: PlannedWrite) => number,
 ): PreparedLoad {
@@ -148,6 +177,7 @@ function stagesOf(
     jsonFlavor: opts.inputFormat === 'ddb-json' ? 'ddb-json' : 'json',
     ...(shard ? { shard } : {}),
     indexKeys: indexKeyAttributes(tableInfo),
+    ...(opts.deletes ? { deletes: opts.deletes } : {}),
   });
   const orderer = new WriteOrderer({
     mode: opts.order,

@@ -56,7 +56,8 @@ export async function openInput(path: string, stdin: Readable = process.stdin): 
   return { stream, name, totalBytes, bytesRead: () => bytes };
 }
 
-async function gunzipIfNeeded(input: Readable): Promise<Readable> {
+/** The stream, gunzipped when it starts with gzip's magic bytes (1f 8b). */
+export async function gunzipIfNeeded(input: Readable): Promise<Readable> {
   const chunks = input[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   const head = await chunks.next();
   if (head.done) return Readable.from([]);

@@ -103,7 +103,11 @@ async function send(writes: PlannedWrite[], attemptsSoFar: number, ctx: WriterCo
         ctx.client as unknown as { send(command: BatchWriteItemCommand): Promise<BatchWriteItemCommandOutput> }
       ).send(
         new BatchWriteItemCommand({
-          RequestItems: { [ctx.table]: pending.map((w) => ({ PutRequest: { Item: toWireItem(w.item) } })) },
+          RequestItems: {
+            [ctx.table]: pending.map((w) =>
+              w.op === 'delete' ? { DeleteRequest: { Key: toWireItem(w.item) } } : { PutRequest: { Item: toWireItem(w.item) } },
+            ),
+          },
           // INDEXES: the units of each GSI too, so rate control learns the true cost of a write.
           ReturnConsumedCapacity: 'INDEXES',
         }),
@@ -174,14 +178,17 @@ function throttleReasonsOf(error: unknown): string[] {
 /** Maps UnprocessedItems back to the writes that were sent, by primary key (unique within a batch). */
 function matchUnprocessed(
   sent: PlannedWrite[],
-  unprocessed: Array<{ PutRequest?: { Item?: Record<string, AttributeValue> | undefined } | undefined }>,
+  unprocessed: Array<{
+    PutRequest?: { Item?: Record<string, AttributeValue> | undefined } | undefined;
+    DeleteRequest?: { Key?: Record<string, AttributeValue> | undefined } | undefined;
+  }>,
   schema: KeySchema,
 ): PlannedWrite[] {
   if (unprocessed.length === 0) return [];
   const byKey = new Map(sent.map((w) => [w.keyId, w]));
   const out: PlannedWrite[] = [];
   for (const request of unprocessed) {
-    const item = request.PutRequest?.Item;
+    const item = request.PutRequest?.Item ?? request.DeleteRequest?.Key;
     let write: PlannedWrite | undefined;
     try {
       write = item ? byKey.get(keyIdOf(keyFromWire(item, schema), schema)) : undefined;
