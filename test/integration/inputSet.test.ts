@@ -7,6 +7,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { estimate } from '../../src/estimating/estimate.js';
 import { load, LoaderError, type LoadOptions } from '../../src/index.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { useLocalAws } from '../support/localAws.js';
@@ -75,6 +76,20 @@ describe('several local inputs', () => {
     expect(results[0]!.written + results[1]!.written).toBe(900);
     for (const r of results) expect(r.written + r.otherSegments).toBe(900);
     expect((await scanAll(client(), table)).length).toBe(900);
+  });
+
+  it('the estimate reads the same set: every row of every part, nothing written', async () => {
+    const root = await partsFolder();
+    const table = await newTable(KEYS);
+    const result = await estimate({
+      input: [join(root, 'csv'), join(root, 'more.jsonl')],
+      table,
+      endpoint,
+      region: 'us-east-1',
+      rejectsPath: join(dir(), `est-${folders}.rejects.jsonl`),
+    });
+    expect(result.input).toMatchObject({ rows: 900, validRows: 900, rejected: 0 });
+    expect((await scanAll(client(), table)).length).toBe(0);
   });
 
   it('a part given twice, an input that holds nothing, a missing file: clear errors before any write', async () => {

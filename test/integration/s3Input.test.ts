@@ -87,7 +87,7 @@ describe('S3 inputs', () => {
     const bucket = await newBucket(s3);
     const body = csvRows(0, 10_000);
     await putObjects(s3, bucket, { 'big.csv': body });
-    const proxy = await startS3DropProxy(s3Endpoint(), { key: 'big.csv', cutAfter: 100_000, drops: 2 });
+    const proxy = await startS3DropProxy(s3Endpoint(), { key: 'big.csv', cutAfter: 50_000, drops: 2 });
     closeAfterAll(proxy);
     const table = await newTable(KEYS);
     const result = await run({ input: `s3://${bucket}/big.csv`, table, s3Endpoint: proxy.url, types: { v: 'S' } });
@@ -95,7 +95,7 @@ describe('S3 inputs', () => {
     expect(proxy.ranges.length).toBe(3);
     expect(proxy.ranges[0]).toBe('');
     const resumedAt = proxy.ranges.slice(1).map((r) => Number(/^bytes=(\d+)-$/.exec(r)?.[1]));
-    expect(resumedAt[0]).toBeGreaterThanOrEqual(100_000);
+    expect(resumedAt[0]).toBeGreaterThanOrEqual(50_000);
     expect(resumedAt[1]).toBeGreaterThan(resumedAt[0]!);
     expect((await scanAll(client(), table)).length).toBe(10_000);
   });
@@ -167,6 +167,24 @@ describe('DynamoDB export folders', () => {
       buildExport('h', 'FULL_EXPORT', partitions(), { md5Of: (f, md5) => (f === 0 ? Buffer.alloc(16).toString('base64') : md5) }),
     );
     expect((await failure({ input: hashed, table })).message).toMatch(/does not match the MD5/);
+  });
+
+  it('an ION export is refused before any write, naming the file; a missing data file or manifest is a clear error', async () => {
+    const { readFile, rm, writeFile } = await import('node:fs/promises');
+    const table = await newTable(KEYS);
+    const ion = await writeExport(dir(), buildExport('ion', 'FULL_EXPORT', partitions()));
+    const summary = join(ion, 'manifest-summary.json');
+    await writeFile(summary, (await readFile(summary, 'utf8')).replace('"DYNAMODB_JSON"', '"ION"'));
+    const ionError = await failure({ input: ion, table });
+    expect(ionError.message).toMatch(/in ION format, which this version cannot read/);
+    const gone = await writeExport(dir(), buildExport('gone', 'FULL_EXPORT', partitions()));
+    const files = (await readFile(join(gone, 'manifest-files.json'), 'utf8')).split('\n').filter(Boolean);
+    const firstData = (JSON.parse(files[0]!) as { dataFileS3Key: string }).dataFileS3Key;
+    await rm(join(dir(), firstData));
+    expect((await failure({ input: gone, table })).code).toBe('INPUT_NOT_FOUND');
+    await rm(join(gone, 'manifest-files.json'));
+    expect((await failure({ input: gone, table })).message).toMatch(/manifest-files.json is missing/);
+    expect((await scanAll(client(), table)).length).toBe(0);
   });
 
   it('an incremental export: a record with NewImage is a put', async () => {
