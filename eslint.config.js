@@ -26,14 +26,15 @@ export default tseslint.config(
       'src/sharding/**/*.ts',
       'src/batching/**/*.ts',
       'src/shared/**/*.ts',
-      'src/ordering/{order,writeCodec}.ts',
+      'src/ordering/{order,writeCodec,grouping,stripeSchedule}.ts',
       'src/pacing/{rateChoice,rateControl,tokenBucket,inFlight,writeCost}.ts',
       'src/estimating/!(estimate).ts',
       'src/checkpointing/{checkpointState,checkpointShape,doneBatches}.ts',
       'src/load/{loadTally,loadResult,loadStop,options,segment,outputPaths}.ts',
       'src/reporting/{events,result,summary,logLine,estimateReport,charts}.ts',
-      'src/reading/{utf8,loneSurrogates}.ts',
-      'src/writing/{wireItem,backoff,awsEnv}.ts',
+      'src/reading/{utf8,loneSurrogates,magic,recordStarts}.ts',
+      'src/writing/{wireItem,wireJson,backoff,awsEnv}.ts',
+      'src/querying/{sortKeyOrder,itemJson}.ts',
     ],
     rules: {
       'no-restricted-imports': [

@@ -10,10 +10,15 @@
  *                     over two minutes on 2 cores, which broke the bench's ~6-minute budget)
  *   --sweep LIST      concurrencies to sweep, e.g. 1,4,8 (BENCH_SWEEP, default 1,2,4,8,16,32); "" skips it
  *   --repeats N       measured loads per loader (BENCH_REPEATS, default 2)
- *   --minimal-rcc     the minimal loop also asks for ReturnConsumedCapacity=TOTAL, as ddb-spread does
+ *   --minimal-rcc     the minimal loop also asks for ReturnConsumedCapacity=INDEXES, as ddb-spread does
  *                     (BENCH_MINIMAL_RCC=1). Off by default: the baseline is the bare loop. DynamoDB Local
  *                     spent 30-50% more CPU on such calls, and Local's CPU is what bounds items/s on 2
  *                     cores; with the flag the items/s ratio shows the client's own overhead.
+ *   --sink-only       run only the instant-sink bench (issue 14, target 1; bench/sink.ts): ddb-spread with
+ *                     default options and with --order spread against the minimal loop, into
+ *                     bench/instantSink.ts, which answers every BatchWriteItem at once; items/s and client CPU
+ *                     per item (~2 minutes at 200k rows). It runs in the main bench by default, before
+ *                     DynamoDB Local starts; --skip-sink leaves it out.
  *   --order-bench     then run the write-order bench, bench/order.ts (BENCH_ORDER=1): each --order mode on
  *                     a 1M-row skewed input (ordering alone) and in loads to DynamoDB Local. Off by default:
  *                     it takes ~9 more minutes on 2 cores, which would take the whole run past 10 minutes.
@@ -30,6 +35,10 @@
  *                     parse-only (~3 minutes). It runs after the main bench by default; --skip-estimate
  *                     leaves it out. --estimate-rows N sets the speed input (default 1M; the issue's 3M:
  *                     --estimate-rows 3000000, ~4 more minutes).
+ *   --first-write-only run only the first-write bench, bench/firstWrite.ts (issue 14): time to the first
+ *                     write, peak RSS and temp disk of --order stripes against round-robin on a key-sorted
+ *                     3M-row CSV (~10 minutes). It runs after the main bench by default; --skip-first-write
+ *                     leaves it out; --first-write-rows N sets the input size.
  *   --order-rows N, --order-large-rows N, --order-load-rows N
  *                     passed to bench/order.ts as --rows, --large-rows, --load-rows (see there)
  *
@@ -46,9 +55,10 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SIMULATOR_VERSION } from '../tools/dynamodbLocal.js';
 import { DEFAULT_CONCURRENCY } from '../dist/load/options.js';
-import { generateCsv, type DataFile } from './data.js';
+import { generateCsv, generateFlightsCsv, type DataFile } from './data.js';
 import { benchDir, Harness, repoRoot, type Observed } from './harness.js';
 import { cpuOf, fmtInt, median, pass, phaseTimer, table, takenOn, writeResults } from './report.js';
+import { sinkBench, type SinkResult } from './sink.js';
 
 const benchStarted = performance.now();
 
@@ -61,6 +71,8 @@ const { values: flags } = parseArgs({
     sweep: { type: 'string' },
     repeats: { type: 'string' },
     'minimal-rcc': { type: 'boolean' },
+    'sink-only': { type: 'boolean' },
+    'skip-sink': { type: 'boolean' },
     'order-bench': { type: 'boolean' },
     'order-only': { type: 'boolean' },
     'order-rows': { type: 'string' },
@@ -73,6 +85,9 @@ const { values: flags } = parseArgs({
     'skip-noise': { type: 'boolean' },
     'noise-rows': { type: 'string' },
     'estimate-only': { type: 'boolean' },
+    'first-write-only': { type: 'boolean' },
+    'skip-first-write': { type: 'boolean' },
+    'first-write-rows': { type: 'string' },
     'skip-estimate': { type: 'boolean' },
     'estimate-rows': { type: 'string' },
   },
@@ -101,15 +116,21 @@ const SWEEP = (flags.sweep ?? process.env['BENCH_SWEEP'] ?? '1,2,4,8,16,32')
   });
 const MINIMAL_RCC = flags['minimal-rcc'] ?? process.env['BENCH_MINIMAL_RCC'] === '1';
 const ESTIMATE_ONLY = flags['estimate-only'] ?? false;
+const FIRST_WRITE_ONLY = flags['first-write-only'] ?? false;
 const RATE_ONLY = flags['rate-only'] ?? false;
 const ORDER_ONLY = flags['order-only'] ?? false;
 const NOISE_ONLY = flags['noise-only'] ?? false;
+const SINK_ONLY = flags['sink-only'] ?? false;
+const SINK_BENCH = SINK_ONLY || !(flags['skip-sink'] ?? false);
 /** The main bench (parse, loads, sweep) is left out by --order-only and --rate-only. */
-const SKIP_MAIN = ORDER_ONLY || RATE_ONLY || ESTIMATE_ONLY || NOISE_ONLY;
-const NOISE_BENCH = NOISE_ONLY || (!SKIP_MAIN && !(flags['skip-noise'] ?? false));
+const SKIP_MAIN = ORDER_ONLY || RATE_ONLY || ESTIMATE_ONLY || NOISE_ONLY || FIRST_WRITE_ONLY;
+/** --sink-only runs the main bench's data generation and instant-sink phase, and nothing after it. */
+const SINK_ALONE = SINK_ONLY && !SKIP_MAIN;
+const FIRST_WRITE_BENCH = FIRST_WRITE_ONLY || (!SKIP_MAIN && !SINK_ONLY && !(flags['skip-first-write'] ?? false));
+const NOISE_BENCH = NOISE_ONLY || (!SKIP_MAIN && !SINK_ONLY && !(flags['skip-noise'] ?? false));
 const ORDER_BENCH = !RATE_ONLY && !ESTIMATE_ONLY && (ORDER_ONLY || (flags['order-bench'] ?? process.env['BENCH_ORDER'] === '1'));
-const RATE_BENCH = RATE_ONLY || (!SKIP_MAIN && !(flags['skip-rate'] ?? false));
-const ESTIMATE_BENCH = ESTIMATE_ONLY || (!SKIP_MAIN && !(flags['skip-estimate'] ?? false));
+const RATE_BENCH = RATE_ONLY || (!SKIP_MAIN && !SINK_ONLY && !(flags['skip-rate'] ?? false));
+const ESTIMATE_BENCH = ESTIMATE_ONLY || (!SKIP_MAIN && !SINK_ONLY && !(flags['skip-estimate'] ?? false));
 /**
  * DynamoDB Local is a JVM and keeps getting faster for its first ~150k items (JIT): its CPU per 50k items
  * went 25 s -> 17 s -> 11 s. 30k rows of warm-up were not enough (the first measured load ran ~25% slower).
@@ -225,11 +246,31 @@ async function main(): Promise<void> {
   );
 
   const { main, sweepFile, warmFile } = await phase('generate data', async () => ({
-    main: await generateCsv(join(tmp!, `orders-${ROWS}.csv`), ROWS, 20240601),
-    sweepFile: SWEEP.length ? await generateCsv(join(tmp!, `sweep-${SWEEP_ROWS}.csv`), SWEEP_ROWS, 20240602) : undefined,
+    // Flights-like (issue 14): 228 keys, sorted, every one under the default --key-wcu in a proportional schedule.
+    main: await generateFlightsCsv(join(tmp!, `flights-${ROWS}.csv`), ROWS, 20240601),
+    sweepFile: SWEEP.length && !SINK_ONLY ? await generateCsv(join(tmp!, `sweep-${SWEEP_ROWS}.csv`), SWEEP_ROWS, 20240602) : undefined,
     warmFile: await generateCsv(join(tmp!, `warm-up-${WARM_UP_ROWS}.csv`), Math.min(WARM_UP_ROWS, ROWS), 20240603),
   }));
   log(`generated ${(main.bytes / 1e6).toFixed(1)} MB; hot key ${main.hotKey} has ${main.hotRows} rows (${((100 * main.hotRows) / main.rows).toFixed(1)}%)`);
+
+  // The instant sink first: no DynamoDB Local (a JVM) running beside the client, so the machine is quieter.
+  let sink: SinkResult | undefined;
+  if (SINK_BENCH) {
+    sink = await phase('instant sink', () => sinkBench({ harness, file: main, repeats: REPEATS, concurrency: CONCURRENCY, tmp: tmp!, log }));
+  }
+  if (SINK_ALONE) {
+    await phase('clean up', cleanup);
+    const text = ['', ...sink!.lines, '', `bench time ${((performance.now() - benchStarted) / 1000).toFixed(0)} s`].join('\n');
+    process.stdout.write(`${text}\n`);
+    const jsonPath = await writeResults('sink-latest.json', {
+      ...takenOn(cores),
+      options: { rows: ROWS, repeats: REPEATS, concurrency: CONCURRENCY },
+      sink,
+      report: text,
+    });
+    process.stdout.write(`written ${jsonPath}\n`);
+    return;
+  }
 
   // Parse-only first, before DynamoDB Local takes memory and a share of the CPU.
   const parse: Record<'ddb-spread' | 'csv-parse', Observed[]> = { 'ddb-spread': [], 'csv-parse': [] };
@@ -302,6 +343,7 @@ async function main(): Promise<void> {
   out.push(
     `data: ${fmtInt(main.rows)} rows, ${(main.bytes / 1e6).toFixed(1)} MB CSV sorted by pk,sk; ${main.customersWithRows} partition keys, hot key ${((100 * main.hotRows) / main.rows).toFixed(1)}% of rows`,
   );
+  if (sink) out.push(...sink.lines, '');
   out.push(`NOTE: ${cores} cores shared by the loader, DynamoDB Local (a JVM) and this script: expect ±15% noise between runs.`);
   out.push(
     `      Other processes took ${(100 * otherShare).toFixed(0)}% of the machine's CPU while children ran (load average ${loadAtStart[0]?.toFixed(1)} at start, ${loadAtEnd[0]?.toFixed(1)} at end)${otherShare > 0.1 ? ': figures are NOT reliable, rerun on a quiet machine' : ''}.`,
@@ -356,7 +398,7 @@ async function main(): Promise<void> {
   const localRatio = ds.serverCpuS && mn.serverCpuS ? ds.serverCpuS.median / mn.serverCpuS.median : undefined;
   if (!MINIMAL_RCC && localRatio !== undefined && localRatio > 1.1) {
     out.push(
-      `DynamoDB Local spent ${((localRatio - 1) * 100).toFixed(0)}% more CPU on ddb-spread's calls: they ask for ReturnConsumedCapacity=TOTAL, the minimal loop does not,`,
+      `DynamoDB Local spent ${((localRatio - 1) * 100).toFixed(0)}% more CPU on ddb-spread's calls: they ask for ReturnConsumedCapacity=INDEXES, the minimal loop does not,`,
     );
     out.push(
       'and Local (not the client) bounds items/s here. --minimal-rcc gives the baseline the same request; on DynamoDB itself it costs the client nothing.',
@@ -434,6 +476,7 @@ async function main(): Promise<void> {
       ratio: { best: pD.best / pC.best, median: pD.median / pC.median },
     },
     sweep: { rows: SWEEP_ROWS, runs: sweep },
+    instantSink: sink,
     phasesSeconds: phases,
     noise: { otherProcessesCpuShare: otherShare, loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadAtEnd },
     totalSeconds,
@@ -469,5 +512,7 @@ if (RATE_BENCH) runBench('rate.ts', forward('rate-rows', 'rows'));
 if (NOISE_BENCH) runBench('noise.ts', forward('noise-rows', 'rows'));
 // Estimate accuracy against real loads through the partition model, and estimate speed.
 if (ESTIMATE_BENCH) runBench('estimate.ts', forward('estimate-rows', 'speed-rows'));
+// Issue 14: how soon the default order writes, its memory and temp disk against round-robin's.
+if (FIRST_WRITE_BENCH) runBench('firstWrite.ts', forward('first-write-rows', 'rows'));
 if (ORDER_BENCH)
   runBench('order.ts', [...forward('order-rows', 'rows'), ...forward('order-large-rows', 'large-rows'), ...forward('order-load-rows', 'load-rows')]);

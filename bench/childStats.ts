@@ -11,8 +11,10 @@ export interface ChildArgs {
   endpoint: string;
   concurrency: number;
   rejects: string;
-  /** Minimal loop only: ask for ReturnConsumedCapacity=TOTAL as ddb-spread does. */
+  /** Minimal loop only: ask for ReturnConsumedCapacity=INDEXES as ddb-spread does. */
   rcc: boolean;
+  /** ddb-spread only: its --order; the library default when absent. */
+  order?: string;
 }
 
 export function childArgs(argv: string[] = process.argv.slice(2)): ChildArgs {
@@ -25,6 +27,7 @@ export function childArgs(argv: string[] = process.argv.slice(2)): ChildArgs {
       concurrency: { type: 'string', default: '8' },
       rejects: { type: 'string' },
       rcc: { type: 'boolean', default: false },
+      order: { type: 'string' },
     },
     strict: true,
   });
@@ -37,6 +40,7 @@ export function childArgs(argv: string[] = process.argv.slice(2)): ChildArgs {
     concurrency: Number(values.concurrency),
     rejects: values.rejects ?? `${input}.rejects.jsonl`,
     rcc: values.rcc ?? false,
+    ...(values.order === undefined ? {} : { order: values.order }),
   };
 }
 

@@ -186,6 +186,26 @@ export async function generateSkewedCsv(path: string, rows: number, seed: number
   };
 }
 
+/** Partition keys of the flights-like input: issue 14 measured 200k real flights rows with 228 origins. */
+export const FLIGHTS_KEYS = 228;
+
+/**
+ * The instant-sink bench's input (issue 14): the same columns and row shape as generateCsv, sorted by pk
+ * then sk, over FLIGHTS_KEYS keys with Zipf weights rank^-0.5, so the biggest key holds ~3.5% of the rows
+ * (the real flights file's biggest origin held 5.6%). Every key fits under the default --key-wcu (1,000)
+ * in a proportional schedule up to ~28,000 items/s, so pacing does not bound a load of it: the client does.
+ */
+export async function generateFlightsCsv(path: string, rows: number, seed: number): Promise<DataFile> {
+  const random = prng(seed);
+  const byRank = apportion(
+    Array.from({ length: FLIGHTS_KEYS }, (_, i) => (i + 1) ** -0.5),
+    rows,
+  );
+  const perId = byShuffledId(byRank, random);
+  const { hotKey, hotRows } = await writeSortedCsv(path, perId, (id) => `ORIGIN#${String(id).padStart(3, '0')}`, random);
+  return { path, rows, bytes: (await stat(path)).size, hotKey, hotRows, customersWithRows: perId.filter((n) => n > 0).length };
+}
+
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const [out, rows = '200000', seed = '20240601'] = process.argv.slice(2);
   if (!out) throw new Error('usage: tsx bench/data.ts out.csv [rows] [seed]');

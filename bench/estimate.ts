@@ -5,14 +5,19 @@
  *    models it, then the real load through the proxy in front of DynamoDB Local: predicted vs measured
  *    duration and throttled items. Target: duration within 15%, throttled items within a factor of 2
  *    (or both under 1% of rows).
- * 2. Speed: estimate of a skewed CSV against parse-only (read + type + batch), rows/s and peak RSS,
- *    each in its own child process. Target: at least half the rows/s of parsing alone.
+ *    Predicted duration counts start-up and the read phase (issue 14, target 6); measured is load()'s.
+ * 2. Speed (issue 14, target 4): estimate of a skewed CSV, and of the same rows as JSONL, against bare
+ *    parsing of the same file (csv-parse; readline + JSON.parse), rows/s and peak RSS, each in its own
+ *    child process. Target: at least 0.4x bare parsing.
  * Prints figures; asserts nothing.
  *
  *   npx tsx bench/estimate.ts [--speed-rows 1000000] [--skip-accuracy] [--skip-speed]
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { parse } from 'csv-parse';
+import { once } from 'node:events';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -125,12 +130,15 @@ function compare(s: Scenario, predicted: EstimateResult, measured: LoadResult, m
   const bothSmall = mThrottled < 0.01 * s.rows && pThrottled < 0.01 * s.rows;
   const throttleOk = bothSmall || (pThrottled > 0 && mThrottled > 0 && pThrottled / mThrottled <= 2 && mThrottled / pThrottled <= 2);
   console.log(
-    `  ${s.name.padEnd(44)} ${String(s.rows).padStart(6)} rows  duration ${pSeconds.toFixed(1)} s predicted / ${mSeconds.toFixed(1)} s measured (${((pSeconds / mSeconds - 1) * 100).toFixed(0)}%, ${durationOk ? 'ok' : 'MISSED'})  throttled ${pThrottled} / ${mThrottled} (${throttleOk ? 'ok' : 'MISSED'})`,
+    `  ${s.name.padEnd(44)} ${String(s.rows).padStart(6)} rows  duration ${pSeconds.toFixed(1)} s predicted / ${mSeconds.toFixed(1)} s measured (${((pSeconds / mSeconds - 1) * 100).toFixed(0)}%, ${durationOk ? 'ok' : 'MISSED'}; start-up ${predicted.time.startupSeconds.toFixed(2)} s + reading ${predicted.time.readSeconds.toFixed(2)} s + writing ${predicted.time.writeSeconds.toFixed(1)} s; without them ${((predicted.time.writeSeconds / mSeconds - 1) * 100).toFixed(0)}%)  throttled ${pThrottled} / ${mThrottled} (${throttleOk ? 'ok' : 'MISSED'})`,
   );
   return {
     scenario: s.name,
     rows: s.rows,
     predictedSeconds: pSeconds,
+    predictedStartupSeconds: predicted.time.startupSeconds,
+    predictedReadSeconds: predicted.time.readSeconds,
+    predictedWriteSeconds: predicted.time.writeSeconds,
     measuredSeconds: mSeconds,
     predictedThrottled: pThrottled,
     measuredThrottled: mThrottled,
@@ -139,7 +147,16 @@ function compare(s: Scenario, predicted: EstimateResult, measured: LoadResult, m
   };
 }
 
-function child(script: string, args: string[]): { items: number; seconds: number; maxRssMB: number } {
+interface ChildRun {
+  items: number;
+  seconds: number;
+  cpuUserS: number;
+  cpuSysS: number;
+  maxRssMB: number;
+  extra?: Record<string, number>;
+}
+
+function child(script: string, args: string[]): ChildRun {
   const run = spawnSync(process.execPath, ['--import', 'tsx', join(benchDir, script), ...args], {
     cwd: repoRoot,
     encoding: 'utf8',
@@ -147,26 +164,72 @@ function child(script: string, args: string[]): { items: number; seconds: number
   });
   if (run.status !== 0) throw new Error(`${script} failed: ${run.stderr}`);
   const last = run.stdout.trim().split('\n').pop()!;
-  return JSON.parse(last) as { items: number; seconds: number; maxRssMB: number };
+  return JSON.parse(last) as ChildRun;
 }
 
+/** The CSV as JSONL, one object a row, amount and qty as JSON numbers (the estimate's types for the CSV). */
+async function toJsonl(csvPath: string, jsonlPath: string): Promise<number> {
+  const out = createWriteStream(jsonlPath);
+  let lines: string[] = [];
+  for await (const record of createReadStream(csvPath).pipe(parse({ columns: true })) as AsyncIterable<Record<string, string>>) {
+    lines.push(JSON.stringify({ ...record, amount: Number(record['amount']), qty: Number(record['qty']) }));
+    if (lines.length === 10_000) {
+      if (!out.write(`${lines.join('\n')}\n`)) await once(out, 'drain');
+      lines = [];
+    }
+  }
+  out.end(lines.length > 0 ? `${lines.join('\n')}\n` : '');
+  await once(out, 'finish');
+  return (await stat(jsonlPath)).size;
+}
+
+const rowsPerSecond = (run: ChildRun) => run.items / run.seconds;
+const rowsPerCpuSecond = (run: ChildRun) => run.items / (run.cpuUserS + run.cpuSysS);
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+
+/**
+ * Issue 14, target 4: estimate rows/s as a ratio of bare parsing rows/s on the same file (csv-parse with
+ * columns for CSV, readline + JSON.parse for JSONL), each in its own process, one after the other. The
+ * ratio by CPU seconds is printed too: on a shared machine it moves less with the other processes.
+ */
 async function speed(dir: string): Promise<Record<string, unknown>> {
   const file = await generateSkewedCsv(join(dir, 'speed.csv'), SPEED_ROWS, 5);
-  const parse = child('runParseOnly.ts', ['ddb-spread', '--input', file.path]);
-  const est = child('runEstimateOnly.ts', ['--input', file.path, '--rejects', join(dir, 'speed.rejects.jsonl')]);
-  const parseRate = parse.items / parse.seconds;
-  const estimateRate = est.items / est.seconds;
-  console.log(
-    `  ${SPEED_ROWS.toLocaleString('en-US')} rows (${(file.bytes / 1024 ** 2).toFixed(0)} MB, ${file.keys.toLocaleString('en-US')} keys): parse-only ${Math.round(parseRate).toLocaleString('en-US')} rows/s (peak RSS ${parse.maxRssMB.toFixed(0)} MB); estimate ${Math.round(estimateRate).toLocaleString('en-US')} rows/s (peak RSS ${est.maxRssMB.toFixed(0)} MB) = ${(estimateRate / parseRate).toFixed(2)} of parse-only (target >= 0.5: ${estimateRate / parseRate >= 0.5 ? 'met' : 'MISSED'})`,
-  );
-  return {
-    rows: SPEED_ROWS,
-    parseRowsPerSecond: parseRate,
-    estimateRowsPerSecond: estimateRate,
-    ratio: estimateRate / parseRate,
-    parseRssMB: parse.maxRssMB,
-    estimateRssMB: est.maxRssMB,
-  };
+  const jsonlPath = join(dir, 'speed.jsonl');
+  const jsonlBytes = await toJsonl(file.path, jsonlPath);
+  const out: Record<string, unknown> = { rows: SPEED_ROWS, keys: file.keys };
+  let csvParse: ChildRun | undefined;
+  for (const [format, path, bytes, bare] of [
+    ['CSV', file.path, file.bytes, 'csv-parse'],
+    ['JSONL', jsonlPath, jsonlBytes, 'jsonl-parse'],
+  ] as const) {
+    const parse = child('runParseOnly.ts', [bare, '--input', path]);
+    csvParse ??= parse;
+    const est = child('runEstimateOnly.ts', ['--input', path, '--rejects', join(dir, `speed-${format}.rejects.jsonl`)]);
+    const ratio = rowsPerSecond(est) / rowsPerSecond(parse);
+    const cpuRatio = rowsPerCpuSecond(est) / rowsPerCpuSecond(parse);
+    const x = est.extra ?? {};
+    console.log(
+      `  ${format.padEnd(5)} ${SPEED_ROWS.toLocaleString('en-US')} rows (${(bytes / 1024 ** 2).toFixed(0)} MB, ${file.keys.toLocaleString('en-US')} keys): ${bare} ${fmt(rowsPerSecond(parse))} rows/s (RSS ${parse.maxRssMB.toFixed(0)} MB); estimate ${fmt(rowsPerSecond(est))} rows/s (RSS ${est.maxRssMB.toFixed(0)} MB) = ${ratio.toFixed(2)}x bare (by CPU ${cpuRatio.toFixed(2)}x; target >= 0.4: ${ratio >= 0.4 ? 'met' : 'MISSED'})`,
+    );
+    // JSONL against csv-parse of the same rows: what reading JSONL instead of CSV gains end to end.
+    if (format === 'JSONL') console.log(`        = ${(rowsPerSecond(est) / rowsPerSecond(csvParse)).toFixed(2)}x bare csv-parse of the same rows as CSV`);
+    console.log(
+      `        its predicted load: ${(x['estimatedSeconds'] ?? 0).toFixed(1)} s = start-up ${(x['startupSeconds'] ?? 0).toFixed(2)} s + reading ${(x['readSeconds'] ?? 0).toFixed(1)} s + writing ${(x['writeSeconds'] ?? 0).toFixed(1)} s`,
+    );
+    out[format.toLowerCase()] = {
+      bytes,
+      bareParser: bare,
+      bareRowsPerSecond: rowsPerSecond(parse),
+      estimateRowsPerSecond: rowsPerSecond(est),
+      ratio,
+      cpuRatio,
+      ratioToCsvParse: rowsPerSecond(est) / rowsPerSecond(csvParse),
+      bareRssMB: parse.maxRssMB,
+      estimateRssMB: est.maxRssMB,
+      predicted: x,
+    };
+  }
+  return out;
 }
 
 const dir = await mkdtemp(join(tmpdir(), 'ddb-spread-estimate-bench-'));

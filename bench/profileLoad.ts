@@ -1,31 +1,37 @@
 /**
  * Profiles one CLI load into DynamoDB Local (issue 14: "profile before changing anything"):
- *   npx tsx bench/profileLoad.ts --input f.csv [--out dir] [-- extra load flags]
+ *   npx tsx bench/profileLoad.ts --input f.csv [--sink] [--bin path] [--out dir] [-- extra load flags]
  * Starts DynamoDB Local, creates the bench table, runs the built CLI under `node --cpu-prof`, and prints
  * the self time per function (top 25) and per package. Needs a built dist/ (npm run build). Not a test.
+ * --sink loads into bench/instantSink.ts instead, which answers every call at once: only the client's
+ * own time is left. --bin runs another build of the CLI (e.g. one of an older commit, for comparison).
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startDynamoDBLocal } from '../tools/dynamodbLocal.js';
+import { startInstantSink } from './instantSink.js';
 import { adminClient, createBenchTable } from './tables.js';
 
-const { values, positionals } = parseArgs({ options: { input: { type: 'string' }, out: { type: 'string' } }, allowPositionals: true });
+const { values, positionals } = parseArgs({
+  options: { input: { type: 'string' }, out: { type: 'string' }, sink: { type: 'boolean' }, bin: { type: 'string' } },
+  allowPositionals: true,
+});
 if (!values.input) throw new Error('--input <csv> is required (bench/data.ts shape: pk, sk, amount, qty)');
 const out = resolve(values.out ?? 'bench/results/profile');
 mkdirSync(out, { recursive: true });
-const local = await startDynamoDBLocal();
+const local = values.sink ? await startInstantSink() : await startDynamoDBLocal();
 try {
   const admin = adminClient(local.endpoint);
   const table = `profile-${Date.now()}`;
-  await createBenchTable(admin, table);
+  if (!values.sink) await createBenchTable(admin, table);
   const env = { ...process.env, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', AWS_REGION: 'us-east-1' };
   const args = [
     '--cpu-prof',
     '--cpu-prof-dir',
     out,
-    'bin/ddb-spread.js',
+    values.bin ?? 'bin/ddb-spread.js',
     'load',
     values.input,
     '--table',
@@ -38,11 +44,14 @@ try {
     join(out, 'rejects.jsonl'),
     ...positionals,
   ];
-  const run = spawnSync(process.execPath, args, { env, stdio: ['ignore', 'inherit', 'inherit'] });
-  console.log(`exit ${run.status}`);
+  const t0 = performance.now();
+  // Not spawnSync: the instant sink answers from this process's event loop.
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'inherit', 'inherit'] });
+  const status = await new Promise<number | null>((resolveExit) => child.once('close', resolveExit));
+  console.log(`exit ${status} after ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   admin.destroy();
 } finally {
-  await local.stop();
+  await ('stop' in local ? local.stop() : local.close());
 }
 const newest = readdirSync(out)
   .filter((f) => f.endsWith('.cpuprofile'))

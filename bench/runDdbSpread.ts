@@ -1,10 +1,10 @@
 /**
  * Bench child: one load with the built library (dist/), as a user of the package would call it.
- *   node --import tsx bench/runDdbSpread.ts --input f.csv --table t --endpoint http://... --concurrency 8
+ *   node --import tsx bench/runDdbSpread.ts --input f.csv --table t --endpoint http://... --concurrency 8 [--order spread]
  * bench.ts runs a plain-JS transpile of this file (no tsx loader in the measured process); by hand,
  * `node --import tsx` works too (its loader thread adds ~28 MB RSS).
  */
-import { load } from '../dist/index.js';
+import { load, type LoadOptions } from '../dist/index.js';
 import { childArgs, startMeasuring } from './childStats.js';
 
 process.env['AWS_ACCESS_KEY_ID'] ??= 'local';
@@ -20,6 +20,7 @@ const result = await load({
   concurrency: args.concurrency,
   types: { amount: 'N', qty: 'N' },
   rejectsPath: args.rejects,
+  ...(args.order === undefined ? {} : { order: args.order as LoadOptions['order'] }),
 });
 done(result.written, {
   rowsRead: result.rowsRead,

@@ -1,6 +1,6 @@
 /**
- * Bench child: `estimate` of a skewed CSV with the table described offline (no AWS), for rows/s and peak
- * RSS against parse-only (runParseOnly.ts ddb-spread).
+ * Bench child: `estimate` of a skewed CSV or JSONL with the table described offline (no AWS), for rows/s
+ * and peak RSS against bare parsing (runParseOnly.ts csv-parse / jsonl-parse) of the same file.
  *   node --import tsx bench/runEstimateOnly.ts --input f.csv
  */
 import { estimate } from '../dist/estimating/estimate.js';
@@ -22,4 +22,11 @@ const result = await estimate({
     tableWcu: 1000,
   }),
 });
-done(result.input.rows, { estimatedSeconds: result.time.estimatedSeconds, distinct: result.keys.distinct });
+done(result.input.rows, {
+  estimatedSeconds: result.time.estimatedSeconds,
+  startupSeconds: result.time.startupSeconds,
+  readSeconds: result.time.readSeconds,
+  writeSeconds: result.time.writeSeconds,
+  distinct: result.keys.distinct,
+  rejected: result.input.rejected,
+});

@@ -2,8 +2,9 @@
  * Bench child: the minimal hand-written loader ddb-spread is measured against. csv-parse with
  * columns:true, plain objects (amount/qty via Number()), chunks of 25, BatchWriteCommand with at most N
  * calls in flight, UnprocessedItems resent at once. No validation, no size computation, no reject file.
- * With --rcc it also asks for ReturnConsumedCapacity=TOTAL, as ddb-spread does: DynamoDB Local spends
- * markedly more CPU on such calls, and on 2 cores Local's CPU is what bounds items/s.
+ * With --rcc it also asks for ReturnConsumedCapacity=INDEXES, as ddb-spread does: DynamoDB Local spends
+ * markedly more CPU on such calls, and on 2 cores Local's CPU is what bounds items/s. Against the instant
+ * sink (bench/instantSink.ts) the loop always asks for it, so both clients parse the same answers.
  *   node --import tsx bench/runMinimalLoop.ts --input f.csv --table t --endpoint http://... --concurrency 8
  * bench.ts runs a plain-JS transpile of this file (no tsx loader in the measured process); by hand,
  * `node --import tsx` works too (its loader thread adds ~28 MB RSS).
@@ -38,7 +39,7 @@ async function writeChunk(requests: Put[]): Promise<void> {
   while (pending.length > 0) {
     calls++;
     const out = await client.send(
-      new BatchWriteCommand({ RequestItems: { [args.table]: pending }, ...(args.rcc ? { ReturnConsumedCapacity: 'TOTAL' as const } : {}) }),
+      new BatchWriteCommand({ RequestItems: { [args.table]: pending }, ...(args.rcc ? { ReturnConsumedCapacity: 'INDEXES' as const } : {}) }),
     );
     const left = (out.UnprocessedItems?.[args.table] ?? []) as Put[];
     written += pending.length - left.length;

@@ -9,3 +9,27 @@ export type { LoadEvent } from './reporting/events.js';
 export type { LoadCounters, LoadResult } from './reporting/result.js';
 export type { KeySchema, KeyAttribute, RejectedRow, RowOrigin } from './shared/types.js';
 export { LoaderError, type LoaderErrorCode, type FatalCode, type RejectCode } from './shared/errors.js';
+
+// The read side of write sharding (issue 15): the suffix functions, so an application computes the same
+// suffixes, and the scatter-gather query over a logical key's shards.
+export {
+  randomShard,
+  hashShard,
+  timeBucket,
+  parseTime,
+  keyText,
+  parseShardRule,
+  formatShardRule,
+  type ShardRule,
+  type ResolvedShardRule,
+  type SuffixBase,
+  type TimeUnit,
+} from './sharding/shard.js';
+export { parseShardManifest, type ShardPlan } from './sharding/readManifest.js';
+export { writtenKeysOf, shardedKeyOf } from './sharding/shardKeys.js';
+export type { ShardManifestJson } from './sharding/shardManifest.js';
+export { readShardManifest, type ReadOptions } from './querying/readOptions.js';
+export { queryShards, type QueryShardsOptions } from './querying/queryShards.js';
+export { getSharded, type GetShardedOptions } from './querying/getSharded.js';
+export { itemJsonLine } from './querying/itemJson.js';
+export type { Item } from './shared/types.js';

@@ -83,6 +83,8 @@ export function writeAffectingOptions(opts: NormalizedLoadOptions): Record<strin
     types: sortKeys(opts.types),
     infer: opts.infer,
     empty: opts.empty,
+    // Parquet and Ion timestamps as text or numbers; null for the default, as checkpoints before it read.
+    timestamps: opts.timestamps === 'iso' ? null : opts.timestamps,
     order: opts.order,
     window: opts.order === 'window' ? opts.windowRows : null,
     // The window is capped by --memory as well as by rows, so for window order it decides the batches too.
@@ -94,6 +96,10 @@ export function writeAffectingOptions(opts: NormalizedLoadOptions): Record<strin
           keys: opts.shard.keys ? [...opts.shard.keys].sort() : null,
           keepOriginalKey: opts.shard.keepOriginalKey ?? null,
           seed: opts.shard.seed ?? null,
+          // Only where they change the suffixes, so a checkpoint of hash/time rules from before issue 15
+          // still resumes; one of random:N taken by the path-and-line draw is refused (its suffixes differ).
+          ...(opts.shard.suffixBase !== 0 ? { suffixBase: opts.shard.suffixBase } : {}),
+          ...(opts.shard.rules.some((r) => r.kind === 'random') ? { randomSuffix: 'seed+primary-key' } : {}),
         }
       : null,
     segment: opts.segment ? `${opts.segment.index}/${opts.segment.count}` : null,
@@ -127,6 +133,8 @@ export function resumeRefusal(
   for (const key of new Set([...Object.keys(saved.options), ...Object.keys(options)])) {
     const before = JSON.stringify(saved.options[key] ?? null);
     const now = JSON.stringify(options[key] ?? null);
+    if (before !== now && key === 'shard' && !before.includes('"randomSuffix"') && now.includes('"randomSuffix"'))
+      return `checkpoint ${path} was taken by an earlier ddb-spread, whose random:N suffixes came from the input's path and line; this one derives them from the seed and the primary key, so resuming would store rows twice: ${startOver} (load again into an empty table)`;
     if (before !== now) return `option ${key} differs from checkpoint ${path} (${before} then, ${now} now); resume with the same options, or ${startOver}`;
   }
   return undefined;

@@ -51,6 +51,7 @@ export const EXIT_CODE_OF: Readonly<Record<LoaderErrorCode, number>> = {
   // Another load holds the reject file or the checkpoint: it will be free once that load ends.
   OUTPUT_LOCKED: EXIT.TEMP_FAIL,
   MANIFEST_UNWRITABLE: EXIT.CANT_CREATE,
+  MANIFEST_INVALID: EXIT.CONFIG,
   REPORT_UNWRITABLE: EXIT.CANT_CREATE,
   CHECKPOINT_MISMATCH: EXIT.CONFIG,
   // Not a checkpoint ddb-spread wrote: no retry changes it.
@@ -58,11 +59,13 @@ export const EXIT_CODE_OF: Readonly<Record<LoaderErrorCode, number>> = {
   CHECKPOINT_UNWRITABLE: EXIT.CANT_CREATE,
   CHECKPOINT_COMPLETE: EXIT.OK,
   MAX_REJECTS_REACHED: EXIT.DATA,
+  ORDER_NOT_GROUPED: EXIT.DATA,
   ABORTED: EXIT.FATAL,
   BUG: EXIT.SOFTWARE,
   // Row codes are not thrown as a whole load's failure; listed so the table stays exhaustive.
   CSV_SYNTAX: EXIT.DATA,
   JSON_SYNTAX: EXIT.DATA,
+  ION_SYNTAX: EXIT.DATA,
   NOT_AN_OBJECT: EXIT.DATA,
   MISSING_KEY: EXIT.DATA,
   KEY_TYPE_MISMATCH: EXIT.DATA,

@@ -3,6 +3,7 @@ import { LoaderError } from '../shared/errors.js';
 import { INPUT_FORMATS } from '../load/options.js';
 import { DEFAULT_WINDOW_ROWS, ORDER_MODES } from '../ordering/order.js';
 import { EMPTY_POLICIES } from '../typing/typeMap.js';
+import { TIMESTAMP_MODES } from '../typing/temporal.js';
 import { load } from '../load/load.js';
 import { estimate } from '../estimating/estimate.js';
 import { DEFAULT_PRICES } from '../estimating/costEstimate.js';
@@ -29,6 +30,7 @@ import {
   parseWcuOption,
   toEstimateOptions,
   parseShardOption,
+  parseShardBaseOption,
   parseTypesOption,
   toLoadOptions,
   type LoadFlags,
@@ -37,6 +39,7 @@ import {
 import { EXIT, exitCodeForError, exitCodeForResult, exitCodeForUsage } from './exitCodes.js';
 import { startupNotices } from './runtimeNotices.js';
 import { createEventRenderer } from './renderEvents.js';
+import { addReadCommands } from './readCommands.js';
 import { packageVersion, writeReport } from './report.js';
 import { handleStopSignals, type StopSignal } from './signals.js';
 import { Terminal, type CliIo } from './terminal.js';
@@ -170,13 +173,22 @@ function addLoadOptions(command: Command): Command {
     .option('--s3-path-style', 'path-style S3 addressing (bucket in the path), for S3-compatible servers')
     .option('--delete', 'every row is a delete of its key (a delete list): DeleteRequest instead of PutRequest; other attributes are ignored')
     .option('--operation-column <name>', 'attribute that says "put" or "delete" for each row (dropped from the item); empty means put (delete with --delete)')
-    .addOption(new Option('--input-format <format>', 'input format (default: from the file extension)').choices([...INPUT_FORMATS]))
+    .addOption(new Option('--input-format <format>', 'input format (default: from the file extension, else from the first bytes)').choices([...INPUT_FORMATS]))
     .option('--delimiter <char>', 'CSV field delimiter; "tab" for tabs (default: "," or tab for .tsv)', parseDelimiterOption)
     .option('--columns <names>', 'attribute names for a CSV file without a header row, comma-separated', parseColumnsOption)
     .option('--types <list>', 'attribute types, e.g. price:N,active:BOOL,tags:SS,meta:JSON,blob:B (repeatable)', parseTypesOption)
     .option('--schema <file>', 'JSON file of attribute types, e.g. {"price":"N"}; --types wins over it')
     .option('--infer', 'infer N, BOOL, M and L from CSV cells, never losing digits ("007" stays a string)')
-    .addOption(new Option('--empty <policy>', 'what an empty CSV cell becomes: omit the attribute, NULL, or ""').choices([...EMPTY_POLICIES]).default('omit'))
+    .addOption(
+      new Option('--empty <policy>', 'what an empty CSV cell or a Parquet null becomes: omit the attribute, NULL, or ""')
+        .choices([...EMPTY_POLICIES])
+        .default('omit'),
+    )
+    .addOption(
+      new Option('--timestamps <mode>', 'Parquet and Ion timestamps and dates: ISO-8601 text, or exact epoch seconds or milliseconds (N)').choices([
+        ...TIMESTAMP_MODES,
+      ]),
+    )
     .option(
       '--wcu <rate>',
       "target write capacity units per second for the whole load, GSIs included: a number, auto (80% of the provisioned WCU, or of an on-demand table's warm throughput, growing as DynamoDB allows) or auto:P% (default: no target; throttles slow the load)",
@@ -230,9 +242,10 @@ function addLoadOptions(command: Command): Command {
       'seed of random:N, for the same suffixes on a repeated load (default: random, recorded in the manifest)',
       parseIntegerOption(0, 0xffffffff),
     )
+    .option('--shard-base <0|1>', 'the first number suffix of random:N and hash:N: 0 (key#0 … key#N-1) or 1 (key#1 … key#N) (default 0)', parseShardBaseOption)
     .option(
       '--shard-manifest <path>',
-      'where to write the shard manifest (default: <input>.shards.json next to the input, <input>.seg-i-of-N.shards.json with --segment)',
+      'where to write the shard manifest, which ddb-spread query and get read (default: <input>.<table>.shards.json next to the input, <input>.<table>.seg-i-of-N.shards.json with --segment)',
     )
     .option(
       '--rejects <path>',
@@ -298,6 +311,9 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
     io,
     (input, flags) => run(input, flags, 'estimate'),
   );
+  addReadCommands(program, io, (code) => {
+    exitCode = code;
+  });
   try {
     await program.parseAsync(argv);
   } catch (error) {

@@ -13,7 +13,7 @@ import {
   type LoadOptions,
 } from '../load/options.js';
 import type { OrderMode } from '../ordering/order.js';
-import { parseShardRule, type ShardRule } from '../sharding/shard.js';
+import { parseShardRule, type ShardRule, type SuffixBase } from '../sharding/shard.js';
 import { parseWcuSpec, type WcuSpec } from '../pacing/rateChoice.js';
 import { offlineTableInfo, parseGsi, parseKeyAttribute } from '../estimating/offlineTable.js';
 import type { IndexInfo } from '../shared/tableInfo.js';
@@ -21,6 +21,7 @@ import type { KeyAttribute } from '../shared/types.js';
 import { parseSegment, type Segment } from '../load/segment.js';
 import type { EstimateOptions } from '../estimating/estimate.js';
 import { COLUMN_TYPES, type ColumnType, type EmptyPolicy } from '../typing/typeMap.js';
+import type { TimestampMode } from '../typing/temporal.js';
 
 /** Flags of `ddb-spread load` as commander hands them over (camelCase of the kebab-case flags). */
 export interface LoadFlags {
@@ -40,6 +41,7 @@ export interface LoadFlags {
   schema?: string;
   infer?: boolean;
   empty: EmptyPolicy;
+  timestamps?: TimestampMode;
   concurrency: number;
   maxAttempts: number;
   requestTimeout: number;
@@ -61,6 +63,7 @@ export interface LoadFlags {
   shardKeysFile?: string;
   keepOriginalKey?: string;
   shardSeed?: number;
+  shardBase?: SuffixBase;
   shardManifest?: string;
   wcu?: WcuSpec;
   keyWcu?: number;
@@ -213,6 +216,12 @@ export async function toEstimateOptions(input: string | string[], flags: LoadFla
   return options;
 }
 
+/** commander argParser for --shard-base: the first number suffix, 0 or 1. */
+export function parseShardBaseOption(value: string): SuffixBase {
+  if (value !== '0' && value !== '1') throw new InvalidArgumentError(`expected 0 or 1, got "${value}".`);
+  return Number(value) as SuffixBase;
+}
+
 /** commander argParser for the repeatable --shard. */
 export function parseShardOption(value: string, previous: ShardRule[] | undefined): ShardRule[] {
   try {
@@ -288,6 +297,7 @@ export async function toLoadOptions(input: string | string[], flags: LoadFlags, 
     requestTimeoutMs: flags.requestTimeout,
   };
   if (flags.inputFormat) options.inputFormat = flags.inputFormat;
+  if (flags.timestamps) options.timestamps = flags.timestamps;
   if (flags.delimiter !== undefined) options.delimiter = flags.delimiter;
   if (flags.columns) options.columns = flags.columns;
   if (flags.rejects) options.rejectsPath = flags.rejects;
@@ -304,6 +314,7 @@ export async function toLoadOptions(input: string | string[], flags: LoadFlags, 
   }
   if (flags.keepOriginalKey) options.keepOriginalKey = flags.keepOriginalKey;
   if (flags.shardSeed !== undefined) options.shardSeed = flags.shardSeed;
+  if (flags.shardBase !== undefined) options.shardSuffixBase = flags.shardBase;
   if (flags.shardManifest) options.shardManifestPath = flags.shardManifest;
   if (flags.wcu) options.wcu = flags.wcu;
   if (flags.keyWcu !== undefined) options.keyWcu = flags.keyWcu;

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { packageVersion } from '../load/toolVersion.js';
 import type { LoadResult } from '../reporting/result.js';
 import { fingerprintFile, writeJsonAtomically } from '../reporting/reportFile.js';
 import { summaryJson } from '../reporting/summary.js';
@@ -21,11 +21,4 @@ export async function writeReport(path: string, input: string, result: LoadResul
   );
 }
 
-/** This package's version (--version, reports). */
-export function packageVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
-  }
-}
+export { packageVersion };

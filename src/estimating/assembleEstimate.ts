@@ -7,13 +7,21 @@ import { partitionCount } from './partitionModel.js';
 import type { EstimateRateChoice } from './prepareEstimate.js';
 import { heatOf, throttleFreeRate, type SimulationOutcome } from './simulate.js';
 import { nowCapacity } from './tableCapacity.js';
-import type { OrderMode } from '../ordering/order.js';
+import { isGlobalOrder, type OrderMode } from '../ordering/order.js';
 import { findBottleneck } from '../pacing/rateControl.js';
 import type { LoadResult } from '../reporting/result.js';
 import type { TableInfo } from '../shared/tableInfo.js';
 
 /** Keys listed as hottest, and considered for shard advice. */
 const TOP_KEYS = 10;
+
+/** What the estimate measured of its own pass, as a model of the load's start-up and read phase. */
+export interface EstimatePhases {
+  /** From the call to the first row: files checked, table described, input opened. */
+  startupSeconds: number;
+  /** From the first row to the last row read and ordered (the moment a global order starts writing). */
+  readSeconds: number;
+}
 
 /** Everything the estimate's result is made of. */
 export interface EstimateParts {
@@ -25,6 +33,8 @@ export interface EstimateParts {
   totals: EstimateTotals;
   /** The options the report states: pacing on or off, --key-wcu, the write order, and whether --shard was given. */
   load: { pacing: boolean; keyWcu: number; order: OrderMode; sharded: boolean };
+  /** The dry run's own start-up and read phase, measured (seconds); none counts as 0. */
+  phases?: EstimatePhases | undefined;
   /** Unit prices the user gave, if any. */
   prices?: Partial<EstimateResult['cost']['prices']> | undefined;
 }
@@ -34,8 +44,10 @@ export function assembleEstimate(parts: EstimateParts): EstimateResult {
   const { table, rate, totals, load } = parts;
   const { assumedWcu } = rate;
   const totalWcu = totals.writeUnits.total;
-  const estimatedSeconds = totals.planned.seconds;
-  const simulatedRate = estimatedSeconds > 0 ? totalWcu / estimatedSeconds : assumedWcu;
+  const writeSeconds = totals.planned.seconds;
+  const simulatedRate = writeSeconds > 0 ? totalWcu / writeSeconds : assumedWcu;
+  const phases = parts.phases ?? { startupSeconds: 0, readSeconds: 0 };
+  const estimatedSeconds = loadSeconds(load.order, phases, writeSeconds);
   const keyBound = load.pacing ? findBottleneck(totals.hottestWritten.top(1)[0], totals.hottestWritten.total, assumedWcu, load.keyWcu) : undefined;
   const capacity = capacityOf(table, totalWcu, assumedWcu);
   return {
@@ -61,6 +73,9 @@ export function assembleEstimate(parts: EstimateParts): EstimateResult {
     time: {
       idealSeconds: assumedWcu > 0 ? totalWcu / assumedWcu : 0,
       estimatedSeconds,
+      startupSeconds: phases.startupSeconds,
+      readSeconds: phases.readSeconds,
+      writeSeconds,
       bottleneck: keyBound ? { kind: 'key', key: keyBound.key, units: keyBound.units, seconds: keyBound.keySeconds } : { kind: 'table', wcu: assumedWcu },
     },
     simulations: { planned: simulationOf(load.order, load.pacing, totals.planned), input: simulationOf('input', false, totals.input) },
@@ -76,6 +91,16 @@ export function assembleEstimate(parts: EstimateParts): EstimateResult {
       ...(parts.prices ? { prices: { region: 'as given', date: 'as given', ...parts.prices } } : {}),
     }),
   };
+}
+
+/**
+ * The load's duration as `load` measures it (issue 14): start-up, then in a global order (round-robin,
+ * spread) the whole read phase before the first write, in a streaming order (input, window) reading and
+ * writing side by side, so whichever takes longer.
+ */
+export function loadSeconds(order: OrderMode, phases: EstimatePhases, writeSeconds: number): number {
+  const body = isGlobalOrder(order) ? phases.readSeconds + writeSeconds : Math.max(phases.readSeconds, writeSeconds);
+  return phases.startupSeconds + body;
 }
 
 function inputOf(run: EstimateParts['run']): EstimateInput {

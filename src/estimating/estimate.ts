@@ -1,10 +1,11 @@
-import { assembleEstimate } from './assembleEstimate.js';
+import { assembleEstimate, type EstimatePhases } from './assembleEstimate.js';
 import { EstimateTally } from './estimateTally.js';
 import type { EstimateResult } from './estimateTypes.js';
-import { prepareEstimate, type PreparedEstimate, type SimulationSettings } from './prepareEstimate.js';
-import { load, type DryRun } from '../load/load.js';
+import { DEFAULT_LATENCY_MS, prepareEstimate, type PreparedEstimate, type SimulationSettings } from './prepareEstimate.js';
+import { load, restartsInRoundRobin, type DryRun } from '../load/load.js';
 import { normalizeOptions, type LoadOptions } from '../load/options.js';
 import type { CallerFiles } from '../load/outputFiles.js';
+import { isGlobalOrder, type GlobalOrderMode } from '../ordering/order.js';
 import type { LoadEvent } from '../reporting/events.js';
 import type { TableInfo } from '../shared/tableInfo.js';
 import type { Readable } from 'node:stream';
@@ -29,14 +30,42 @@ export interface EstimateDependencies {
 }
 
 /**
- * The estimate: runs load() as a dry run (the same reading, typing, sharding, ordering and batching
- * code; nothing written) and, as the rows go by, counts sizes, write units and keys, and simulates the
- * planned order (paced as load paces) and, for contrast, the input order (unpaced) against the partition
- * model of the table. Memory stays bounded: counters, two simulations of a few batches in flight, and
- * the order's own --memory budget, fed with slim copies of the writes (key and cost only).
+ * The estimate: runs load() as a dry run (the same reading, typing, sharding and batching code; nothing
+ * written) and, as the rows go by, counts sizes, write units and keys, and simulates the planned order
+ * (paced as load paces) and, for contrast, the input order (unpaced) against the partition model of the
+ * table. A global order (round-robin, spread) is simulated from per-key statistics (plannedOrder.ts):
+ * the dry run reads in input order, and nothing is held, spilled or sorted (issue 14), so rows
+ * superseded by a later row of the same primary key are counted as input-order batches meet them. A
+ * streaming order (input, window) is the order itself. Memory stays bounded: counters, a bounded table
+ * of keys, two simulations of a few batches in flight, and for the window order its own --memory budget.
  */
 export async function estimate(options: EstimateOptions, deps: EstimateDependencies = {}): Promise<EstimateResult> {
+  try {
+    return await estimateOnce(options, deps);
+  } catch (error) {
+    // A file the default order found not grouped is estimated as load() would then write it.
+    if (!restartsInRoundRobin(error, options)) throw error;
+    deps.onEvent?.({
+      type: 'warning',
+      message: `${(error as Error).message.split('. Nothing')[0]}; estimating it in round-robin order, as a load would write it`,
+    });
+    return estimateOnce({ ...options, order: 'round-robin' }, deps);
+  }
+}
+
+async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies): Promise<EstimateResult> {
+  const calledAt = performance.now();
   const opts = normalizeOptions(options);
+  const fromStatistics = isGlobalOrder(opts.order) && !options.simulation?.materializeOrder;
+  // The dry run's own phases model the load's: start-up until 'started', the read phase until the order
+  // starts handing out writes ('ordering', global orders) or the last row (streaming orders).
+  let startedAt: number | undefined;
+  let orderingAt: number | undefined;
+  const onEvent = (event: LoadEvent) => {
+    if (event.type === 'started') startedAt = performance.now();
+    else if (event.type === 'ordering') orderingAt = performance.now();
+    deps.onEvent?.(event);
+  };
   // The setup needs the table, which load() knows only after DescribeTable (or the offline flags).
   let prepared: PreparedEstimate | undefined;
   let tally: EstimateTally | undefined;
@@ -44,30 +73,45 @@ export async function estimate(options: EstimateOptions, deps: EstimateDependenc
     ...(options.tableInfo ? { tableInfo: options.tableInfo } : {}),
     onTable: (table) => {
       prepared = prepareEstimate(table, opts, options.simulation);
-      tally = new EstimateTally(prepared.costModel, prepared.simulators);
+      const planned = fromStatistics ? { mode: opts.order as GlobalOrderMode } : undefined;
+      tally = new EstimateTally(prepared.costModel, prepared.simulators, planned, opts.shard !== undefined);
     },
     onPlanned: (w) => tally!.add(w),
     record: (writes) => tally!.addBatch(writes),
   };
-  // The dry run itself is unpaced: the pacing the estimate reports is simulated (prepareEstimate).
+  // The dry run itself is unpaced: the pacing the estimate reports is simulated (prepareEstimate). A
+  // global order is simulated from key statistics (plannedOrder.ts), so the dry run reads in input order.
   const run = await load(
-    { ...options, pacing: false, wcu: undefined, keyWcu: undefined },
+    { ...options, pacing: false, wcu: undefined, keyWcu: undefined, ...(fromStatistics ? { order: 'input' as const } : {}) },
     {
       ...(deps.signal ? { signal: deps.signal } : {}),
-      ...(deps.onEvent ? { onEvent: deps.onEvent } : {}),
+      onEvent,
       ...(deps.stdin ? { stdin: deps.stdin } : {}),
       ...(deps.files ? { files: deps.files } : {}),
       dryRun,
     },
   );
+  const doneAt = performance.now();
   if (!prepared || !tally) throw new Error('load() finished a dry run without describing the table; this is a bug');
+  const phases = phasesOf(calledAt, startedAt ?? calledAt, orderingAt ?? doneAt, options.tableInfo ? (options.simulation?.latencyMs ?? DEFAULT_LATENCY_MS) : 0);
   return assembleEstimate({
     run,
     table: prepared.table,
     tableSource: options.tableInfo ? 'flags' : 'describe-table',
     rate: prepared.rate,
     totals: tally.finish(),
-    load: { pacing: opts.pacing, keyWcu: opts.keyWcu, order: opts.order, sharded: opts.shard !== undefined },
+    // The order in effect: a file that cannot be read in stripes is written in round-robin order.
+    // (A global order's dry run reads in input order: the order simulated is the one asked for.)
+    load: { pacing: opts.pacing, keyWcu: opts.keyWcu, order: fromStatistics ? opts.order : run.order, sharded: opts.shard !== undefined },
     prices: options.prices,
+    phases,
   });
+}
+
+/**
+ * Seconds of start-up and of the read phase. Offline (the table from flags) the load's DescribeTable
+ * round trip is added to the start-up, as the dry run had none.
+ */
+function phasesOf(calledAt: number, startedAt: number, readDoneAt: number, describeMs: number): EstimatePhases {
+  return { startupSeconds: (startedAt - calledAt + describeMs) / 1000, readSeconds: Math.max(0, readDoneAt - startedAt) / 1000 };
 }

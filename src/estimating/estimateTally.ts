@@ -3,6 +3,8 @@ import { DistinctCounter } from './distinctCount.js';
 import { createHotKeySketch, type HeavyHitters } from './heavyHitters.js';
 import type { LoadSimulator, SimWrite, SimulationOutcome } from './simulate.js';
 import { SizeHistogram } from './sizeHistogram.js';
+import { PlannedOrderStats } from './plannedOrder.js';
+import type { GlobalOrderMode } from '../ordering/order.js';
 import { MAX_BATCH_REQUESTS } from '../batching/batch.js';
 import type { WriteCostModel } from '../pacing/writeCost.js';
 import type { PlannedWrite } from '../shared/types.js';
@@ -50,10 +52,25 @@ export class EstimateTally {
   readonly #units = { table: 0, indexes: {} as Record<string, number>, total: 0 };
   #inputBatch: SimWrite[] = [];
   #finished = false;
+  /** A global order, simulated from key statistics rather than from the batches of a materialised order. */
+  readonly #planned: { mode: GlobalOrderMode; stats: PlannedOrderStats } | undefined;
+  readonly #sharded: boolean;
 
-  constructor(cost: WriteCostModel, simulators: EstimateSimulators) {
+  /**
+   * `plannedOrder`: the planned order is a global one (round-robin, spread), which the tally makes from
+   * its key statistics at finish(); the dry run then runs in input order and addBatch() is not needed.
+   */
+  constructor(
+    cost: WriteCostModel,
+    simulators: EstimateSimulators,
+    plannedOrder?: { mode: GlobalOrderMode; stats?: PlannedOrderStats },
+    /** Whether --shard was given: without it, keys as written are the input's, counted once. */
+    sharded = true,
+  ) {
     this.#cost = cost;
     this.#simulators = simulators;
+    this.#sharded = sharded;
+    if (plannedOrder) this.#planned = { mode: plannedOrder.mode, stats: plannedOrder.stats ?? new PlannedOrderStats() };
   }
 
   /** One planned write, in input order: counts it and returns the slim copy the write order carries instead. */
@@ -67,10 +84,13 @@ export class EstimateTally {
     const written = w.partitionId.slice(1);
     const original = w.unshardedKey ?? written;
     this.#distinct.add(original);
-    this.#distinctWritten.add(written);
     this.#hottest.add(original, cost.total);
-    this.#hottestWritten.add(written, cost.total);
+    if (this.#sharded) {
+      this.#distinctWritten.add(written);
+      this.#hottestWritten.add(written, cost.total);
+    } else if (w.unshardedKey !== undefined) throw new Error('EstimateTally was told there is no --shard, and a write is sharded; this is a bug');
     this.#inputBatch.push({ key: written, units: cost.total });
+    this.#planned?.stats.add(written, cost.total);
     if (this.#inputBatch.length === MAX_BATCH_REQUESTS) {
       this.#simulators.input.push(this.#inputBatch);
       this.#inputBatch = [];
@@ -92,6 +112,7 @@ export class EstimateTally {
 
   /** One batch (of slim copies from add()) in the order load() would send it. */
   addBatch(writes: readonly PlannedWrite[]): void {
+    if (this.#planned) return;
     this.#simulators.planned.push(writes.map((w) => ({ key: w.partitionId.slice(1), units: w.wcu })));
   }
 
@@ -101,13 +122,24 @@ export class EstimateTally {
     this.#finished = true;
     if (this.#inputBatch.length > 0) this.#simulators.input.push(this.#inputBatch);
     this.#inputBatch = [];
+    if (this.#planned) {
+      let batch: SimWrite[] = [];
+      for (const w of this.#planned.stats.ordered(this.#planned.mode)) {
+        batch.push(w);
+        if (batch.length === MAX_BATCH_REQUESTS) {
+          this.#simulators.planned.push(batch);
+          batch = [];
+        }
+      }
+      if (batch.length > 0) this.#simulators.planned.push(batch);
+    }
     return {
       sizes: this.#sizes.toJSON(),
       writeUnits: this.#units,
       hottest: this.#hottest,
       distinct: this.#distinct.estimate,
-      hottestWritten: this.#hottestWritten,
-      distinctWritten: this.#distinctWritten.estimate,
+      hottestWritten: this.#sharded ? this.#hottestWritten : this.#hottest,
+      distinctWritten: this.#sharded ? this.#distinctWritten.estimate : this.#distinct.estimate,
       planned: this.#simulators.planned.finish(),
       input: this.#simulators.input.finish(),
     };

@@ -100,8 +100,18 @@ export interface EstimateRate {
 export interface EstimateTime {
   /** Write units (table and GSIs) / assumed rate. */
   idealSeconds: number;
-  /** The simulated duration of the planned order (pacing, per-key limits and throttling included). */
+  /**
+   * What the load is predicted to take, as `load` measures it: start-up, then the read phase and the
+   * writing (one after the other in a global order, which writes nothing until the whole input is read;
+   * overlapping in the streaming orders).
+   */
   estimatedSeconds: number;
+  /** Start-up before the first row: opening the files, DescribeTable (one round trip when the table came from flags). */
+  startupSeconds: number;
+  /** Reading, typing and ordering every row, as this estimate's own pass over the input took on this machine. */
+  readSeconds: number;
+  /** The simulated writing of the planned order (pacing, per-key limits and throttling included). */
+  writeSeconds: number;
   /** What bounds the duration: the table's rate, or one key at --key-wcu. */
   bottleneck: { kind: 'table'; wcu: number } | { kind: 'key'; key: string; units: number; seconds: number };
 }

@@ -8,6 +8,9 @@ import { createWriteCostModel, type WriteCostModel } from '../pacing/writeCost.j
 import type { TableInfo } from '../shared/tableInfo.js';
 import { DEFAULT_BACKOFF } from '../writing/backoff.js';
 
+/** One BatchWriteItem (or DescribeTable) round trip the model assumes, in ms. */
+export const DEFAULT_LATENCY_MS = 20;
+
 export interface SimulationSettings {
   /** Per-partition ceiling. @default 1000 */
   partitionMaxWcu?: number;
@@ -18,6 +21,12 @@ export interface SimulationSettings {
   burstSeconds?: number;
   /** One BatchWriteItem round trip. @default 20 */
   latencyMs?: number;
+  /**
+   * Simulate a global order (round-robin, spread) from the batches of the order itself, held and sorted
+   * as `load` does (slow on large inputs), instead of from key statistics. For tests and benches.
+   * @default false
+   */
+  materializeOrder?: boolean;
 }
 
 /** The rate the estimate works at, as `load` would choose it. */
@@ -59,7 +68,13 @@ export function prepareEstimate(table: TableInfo, opts: EstimateLoadSettings, se
     burstSeconds: settings.burstSeconds ?? 0,
     initialSeconds: 1,
   };
-  const common = { model, concurrency: opts.concurrency, latencyMs: settings.latencyMs ?? 20, backoff: DEFAULT_BACKOFF, maxAttempts: opts.maxAttempts };
+  const common = {
+    model,
+    concurrency: opts.concurrency,
+    latencyMs: settings.latencyMs ?? DEFAULT_LATENCY_MS,
+    backoff: DEFAULT_BACKOFF,
+    maxAttempts: opts.maxAttempts,
+  };
   const pacing = opts.pacing ? { rate: { targetWcu, keyWcu: opts.keyWcu, ...(rate.growth ? { growth: rate.growth } : {}) } } : {};
   return {
     table,

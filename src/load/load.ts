@@ -68,6 +68,32 @@ const PROGRESS_INTERVAL_MS = 200;
  * `concurrency` batches of 25 items: the stages are pulled only when a batch slot is free.
  */
 export async function load(options: LoadOptions, deps: LoadDependencies = {}): Promise<LoadResult> {
+  try {
+    return await loadOnce(options, deps);
+  } catch (error) {
+    if (!restartsInRoundRobin(error, options) || deps.dryRun) throw error;
+    // Everything the striped read sent has settled, and nothing went out of order: writing every row again
+    // in round-robin order leaves the table as writing the file top to bottom would.
+    const written = (error as LoaderError).result?.written ?? 0;
+    deps.onEvent?.({
+      type: 'warning',
+      message: `${(error as Error).message.split('. Nothing')[0]}; writing the whole file again from its first row in round-robin order (${written} rows written so far are written again, with the same values)`,
+    });
+    return loadOnce({ ...options, order: 'round-robin' }, deps);
+  }
+}
+
+/**
+ * A striped read that found the file not grouped by partition key starts over in round-robin order, by
+ * itself, when nothing pins the order: a load with a checkpoint stops instead (its checkpoint records the
+ * striped order, and resuming it must replay that order), as does a load that asked for stripes by name.
+ * A dry run is started over by its caller (the estimate's tally must start over too).
+ */
+export function restartsInRoundRobin(error: unknown, options: LoadOptions): boolean {
+  return error instanceof LoaderError && error.code === 'ORDER_NOT_GROUPED' && options.order === undefined && options.checkpointPath === undefined;
+}
+
+async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<LoadResult> {
   const startedAt = performance.now();
   const opts = normalizeOptions(options, { dryRun: deps.dryRun !== undefined });
   const emit = deps.onEvent ?? (() => undefined);
@@ -126,19 +152,19 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
 function batchesOfLoad(prepared: PreparedLoad, opts: NormalizedLoadOptions, report: StageReport, session: LoadSession) {
   const { input } = prepared;
   return batchesOf(
-    input.records,
+    prepared.records,
     {
       file: input.name,
       planner: prepared.planner,
       segment: opts.segment,
       onPlanned: prepared.onPlanned,
       orderer: prepared.orderer,
-      order: opts.order,
+      order: prepared.order,
       batcher: createBatcher(),
       // Rows already read are written even when stopping on a signal: at most one partial batch. Not with
       // a checkpoint: a partial batch is not a batch of the load's fixed sequence, and resuming counts on it.
       sendLast: () => !report.stop.failed && !(session.checkpoint && report.stop.stopping),
-      close: () => input.close(),
+      close: prepared.closeInput,
     },
     report,
   );
@@ -150,7 +176,7 @@ function resultFacts(session: LoadSession, opts: NormalizedLoadOptions, elapsedM
   return {
     table: opts.table,
     input: opts.input,
-    order: opts.order,
+    order: session.order ?? opts.order,
     elapsedMs,
     bytesRead: session.input?.bytesRead() ?? 0,
     rejectsPath: session.rejects.count > 0 ? opts.rejectsPath : undefined,

@@ -1,5 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { CheckpointStore } from '../checkpointing/checkpoint.js';
+import type { OrderMode } from '../ordering/order.js';
 import type { WriteOrderer } from '../ordering/writeOrderer.js';
 import type { RatePacer } from '../pacing/ratePacer.js';
 import type { InputSet } from '../reading/inputSet.js';
@@ -36,6 +37,8 @@ export class LoadSession {
   /** The S3 client, when an input is in S3. */
   s3: S3Access | undefined;
   orderer: WriteOrderer | undefined;
+  /** The write order in effect: --order, or round-robin where a file cannot be read in stripes. */
+  order: OrderMode | undefined;
   manifest: ShardManifest | undefined;
   manifestWritten: string | undefined;
   /** Set once the table is described and the input open: only then do counters mean anything. */

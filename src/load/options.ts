@@ -4,12 +4,13 @@ import { DEFAULT_WINDOW_ROWS, ORDER_MODES, type OrderMode } from '../ordering/or
 import { parseWcuSpec, type WcuSpec } from '../pacing/rateChoice.js';
 import { parseSegment, type Segment } from './segment.js';
 import { DEFAULT_KEY_WCU } from '../pacing/rateControl.js';
-import { DEFAULT_SHARD_SEPARATOR, parseShardRule, type ShardRule } from '../sharding/shard.js';
+import { DEFAULT_SHARD_SEPARATOR, parseShardRule, type ShardRule, type SuffixBase } from '../sharding/shard.js';
 import { defaultOutputPath } from './outputPaths.js';
 import { COLUMN_TYPES, EMPTY_POLICIES, type ColumnType, type EmptyPolicy } from '../typing/typeMap.js';
+import { TIMESTAMP_MODES, type TimestampMode } from '../typing/temporal.js';
 import type { KeySchema } from '../shared/types.js';
 
-export const INPUT_FORMATS = ['csv', 'jsonl', 'ddb-json'] as const;
+export const INPUT_FORMATS = ['csv', 'jsonl', 'ddb-json', 'parquet', 'ion'] as const;
 export type InputFormat = (typeof INPUT_FORMATS)[number];
 
 /** Batches in flight by default; measured with `npm run bench` (see README, "Concurrency"). */
@@ -39,8 +40,10 @@ export interface LoadOptions {
   types?: Record<string, ColumnType>;
   /** Infer N, BOOL, M and L from CSV cells, safely (never losing digits). @default false */
   infer?: boolean;
-  /** What an empty CSV cell becomes. @default 'omit' */
+  /** What an empty CSV cell (or a Parquet null) becomes. @default 'omit' */
   empty?: EmptyPolicy;
+  /** Parquet and Ion timestamps and dates: ISO-8601 text, or epoch seconds or milliseconds (exact). @default 'iso' */
+  timestamps?: TimestampMode;
   /** Batches in flight. @default 8 */
   concurrency?: number;
   /** Sends per item before it is rejected. @default 15 */
@@ -55,7 +58,7 @@ export interface LoadOptions {
   rejectsPath?: string;
   /** Stop the load once this many rows are rejected. @default Infinity */
   maxRejects?: number;
-  /** Write order. @default 'round-robin' for files, 'window' for stdin */
+  /** Write order. @default 'stripes' for files (round-robin where a file cannot be striped), 'window' for stdin */
   order?: OrderMode;
   /** Rows held by the window order. @default 50000 */
   window?: number;
@@ -73,7 +76,9 @@ export interface LoadOptions {
   keepOriginalKey?: string;
   /** Seed of random:N suffixes. @default a random seed, recorded in the manifest */
   shardSeed?: number;
-  /** Where the shard manifest is written. @default "<input path>.shards.json" next to the input (".seg-i-of-N.shards.json" with a segment) */
+  /** The first number suffix of random:N and hash:N: 0 (k#0 … k#N-1) or 1 (k#1 … k#N). @default 0 */
+  shardSuffixBase?: SuffixBase;
+  /** Where the shard manifest is written. @default "<input path>.<table>.shards.json" next to the input (".<table>.seg-i-of-N.shards.json" with a segment) */
   shardManifestPath?: string;
   /**
    * Target write units per second for the whole load (table and GSIs): a number, 'auto' (80% of the
@@ -119,6 +124,7 @@ export interface NormalizedShardOptions {
   keys: ReadonlySet<string> | undefined;
   keepOriginalKey: string | undefined;
   seed: number | undefined;
+  suffixBase: SuffixBase;
   manifestPath: string;
 }
 
@@ -129,13 +135,14 @@ export interface NormalizedLoadOptions {
   /** Every input argument, in order. */
   inputs: string[];
   table: string;
-  /** --input-format; undefined: each file's format from its name (a DynamoDB export's from its manifest). */
+  /** --input-format, else a single input's name; undefined: each file's by its name, else its first bytes (a DynamoDB export's from its manifest). */
   inputFormat: InputFormat | undefined;
   delimiter: string;
   columns: string[] | undefined;
   types: Record<string, ColumnType>;
   infer: boolean;
   empty: EmptyPolicy;
+  timestamps: TimestampMode;
   concurrency: number;
   maxAttempts: number;
   requestTimeoutMs: number;
@@ -186,8 +193,12 @@ export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean }
     throw invalid('table', 'a table name of 3 to 255 letters, digits, "_", "-" or "."', raw.table);
   }
 
+  // undefined: several inputs, or a name that does not tell: each part's name, else its first bytes, decides.
   const inputFormat = raw.inputFormat ?? (inputs.length === 1 ? formatFromName(first) : undefined);
   if (inputFormat !== undefined && !INPUT_FORMATS.includes(inputFormat)) throw invalid('inputFormat', `one of ${INPUT_FORMATS.join(', ')}`, inputFormat);
+  if (inputFormat === undefined && first === '-') {
+    throw new LoaderError('INVALID_OPTION', `reading stdin needs --input-format (${INPUT_FORMATS.join(', ')})`);
+  }
 
   const delimiter = raw.delimiter ?? (/\.tsv(\.gz)?$/i.test(first) ? '\t' : ',');
   if (typeof delimiter !== 'string' || delimiter.length === 0 || /[\r\n"]/.test(delimiter)) {
@@ -213,12 +224,15 @@ export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean }
   const empty = raw.empty ?? 'omit';
   if (!EMPTY_POLICIES.includes(empty)) throw invalid('empty', `one of ${EMPTY_POLICIES.join(', ')}`, empty);
 
+  const timestamps = raw.timestamps ?? 'iso';
+  if (!TIMESTAMP_MODES.includes(timestamps)) throw invalid('timestamps', `one of ${TIMESTAMP_MODES.join(', ')}`, timestamps);
+
   const maxRejects = raw.maxRejects ?? Infinity;
   if (maxRejects !== Infinity) integer('maxRejects', maxRejects, 0, 1, Number.MAX_SAFE_INTEGER);
 
   const segment = normalizeSegment(raw.segment);
 
-  const order = raw.order ?? (first === '-' ? 'window' : 'round-robin');
+  const order = raw.order ?? (first === '-' ? 'window' : 'stripes');
   if (!ORDER_MODES.includes(order)) throw invalid('order', `one of ${ORDER_MODES.join(', ')}`, order);
   if (raw.window !== undefined && order !== 'window') throw invalid('window', 'given only with order "window"', raw.window);
   if (raw.tempDir !== undefined && (typeof raw.tempDir !== 'string' || raw.tempDir === '')) throw invalid('tempDir', 'a folder path', raw.tempDir);
@@ -235,6 +249,7 @@ export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean }
     types,
     infer: raw.infer ?? false,
     empty,
+    timestamps,
     concurrency: integer('concurrency', raw.concurrency, DEFAULT_CONCURRENCY, 1, 256),
     maxAttempts: integer('maxAttempts', raw.maxAttempts, DEFAULT_MAX_ATTEMPTS, 1, 100),
     requestTimeoutMs: integer('requestTimeoutMs', raw.requestTimeoutMs, DEFAULT_REQUEST_TIMEOUT_MS, 100, 600_000),
@@ -321,7 +336,9 @@ function positive(name: string, value: unknown, fallback: number): number {
 function normalizeShard(raw: LoadOptions, segment: Segment | undefined): NormalizedShardOptions | undefined {
   const rules = (raw.shard ?? []).map((rule) => (typeof rule === 'string' ? parseShardRule(rule) : rule));
   if (rules.length === 0) {
-    const stray = (['shardSeparator', 'shardKeys', 'keepOriginalKey', 'shardSeed', 'shardManifestPath'] as const).find((name) => raw[name] !== undefined);
+    const stray = (['shardSeparator', 'shardKeys', 'keepOriginalKey', 'shardSeed', 'shardSuffixBase', 'shardManifestPath'] as const).find(
+      (name) => raw[name] !== undefined,
+    );
     if (stray) throw invalid(stray, 'given only together with `shard` (--shard)', raw[stray]);
     return undefined;
   }
@@ -338,13 +355,16 @@ function normalizeShard(raw: LoadOptions, segment: Segment | undefined): Normali
     throw invalid('keepOriginalKey', 'an attribute name', raw.keepOriginalKey);
   }
   const seed = raw.shardSeed === undefined ? undefined : integer('shardSeed', raw.shardSeed, 0, 0, 0xffffffff);
+  const suffixBase = integer('shardSuffixBase', raw.shardSuffixBase, 0, 0, 1) as SuffixBase;
   return {
     rules,
     separator,
     keys,
     keepOriginalKey: raw.keepOriginalKey,
     seed,
-    manifestPath: raw.shardManifestPath ?? defaultOutputPath(typeof raw.input === 'string' ? raw.input : (raw.input[0] ?? ''), 'shards', { segment }),
+    suffixBase,
+    manifestPath:
+      raw.shardManifestPath ?? defaultOutputPath(typeof raw.input === 'string' ? raw.input : (raw.input[0] ?? ''), 'shards', { segment, table: raw.table }),
   };
 }
 
@@ -357,20 +377,14 @@ export function parseByteSize(text: string): number {
   return Math.round(Number(m[1]) * scale);
 }
 
-/** The format of one input by its name; undefined for a name without one (a folder, a prefix: each file's own). */
-function formatFromName(input: string): InputFormat | undefined {
-  const name = input.toLowerCase().replace(/\.gz$/, '');
+/** The format by the name's extension (after a compression suffix); undefined when the name does not tell. */
+export function formatFromName(input: string): InputFormat | undefined {
+  const name = input.toLowerCase().replace(/\.(gz|zst|zstd|bz2)$/, '');
   if (name.endsWith('.csv') || name.endsWith('.tsv')) return 'csv';
   if (name.endsWith('.jsonl') || name.endsWith('.ndjson') || name.endsWith('.json')) return 'jsonl';
-  // A folder, prefix, glob or S3 URL: each file's own (a file name with an unknown extension is refused below).
-  const last = input.slice(input.lastIndexOf('/') + 1);
-  if (input !== '-' && (input.startsWith('s3://') || /[*?]/.test(input) || !last.includes('.'))) return undefined;
-  throw new LoaderError(
-    'INVALID_OPTION',
-    input === '-'
-      ? 'reading stdin needs --input-format (csv, jsonl or ddb-json)'
-      : `cannot tell the format of ${input} from its name; pass --input-format csv, jsonl or ddb-json`,
-  );
+  if (name.endsWith('.parquet') || name.endsWith('.pq')) return 'parquet';
+  if (name.endsWith('.ion')) return 'ion';
+  return undefined;
 }
 
 /** Explicit types that contradict the table's key types are a configuration error, found before any row. */

@@ -12,17 +12,30 @@ const EXTENSIONS: Record<OutputKind, string> = { rejects: 'rejects.jsonl', shard
 
 /**
  * The default path of a load's reject file or shard manifest: next to the input, keeping its whole name
- * (`data/x.csv` -> `data/x.csv.rejects.jsonl`, so `x.csv` and `x.jsonl` never share one), with the
+ * (`data/x.csv` -> `data/x.csv.rejects.jsonl`, so `x.csv` and `x.jsonl` never share one), a manifest with
+ * its table (`data/x.csv.Orders.shards.json`), with the
  * segment in it (`x.csv.seg-0-of-4.rejects.jsonl`, so workers over one file never share one), and a dry
  * run's reject file apart from the real load's (`x.csv.dry-run.rejects.jsonl`). Stdin: `stdin.*` in the
  * working folder; so are pipes named by the system (`<(zcat x.gz)` is /dev/fd/63: `63.*`), whose folder
  * takes no files.
  */
-export function defaultOutputPath(input: string, kind: OutputKind, context: { segment?: Segment | undefined; dryRun?: boolean } = {}): string {
+export function defaultOutputPath(
+  input: string,
+  kind: OutputKind,
+  context: { segment?: Segment | undefined; dryRun?: boolean; table?: string | undefined } = {},
+): string {
   const base = input === '-' ? 'stdin' : /^\/(dev|proc)\//.test(input) ? input.split('/').pop()! : outputBase(input);
+  // The manifest describes one table's suffixes: one input loaded into two tables keeps both (issue 15).
+  const table = kind === 'shards' && context.table !== undefined ? `.${tableFileName(context.table)}` : '';
   const segment = context.segment ? `.seg-${context.segment.index}-of-${context.segment.count}` : '';
   const dryRun = context.dryRun && kind === 'rejects' ? '.dry-run' : '';
-  return `${base}${segment}${dryRun}.${EXTENSIONS[kind]}`;
+  return `${base}${table}${segment}${dryRun}.${EXTENSIONS[kind]}`;
+}
+
+/** A table name, or the name in a table ARN (arn:aws:dynamodb:…:table/Orders), as a file name part. */
+function tableFileName(table: string): string {
+  const name = table.startsWith('arn:') ? (table.split('/')[1] ?? table) : table;
+  return name.replace(/[^A-Za-z0-9_.-]/g, '_');
 }
 
 /** A file the load reads or writes, resolved by the I/O layer. */

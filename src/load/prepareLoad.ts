@@ -8,14 +8,19 @@ import { RatePacer } from '../pacing/ratePacer.js';
 import { createWriteCostModel } from '../pacing/writeCost.js';
 import { listInputs } from '../reading/inputSet.js';
 import { readInputSet, type OpenedInputSet } from '../reading/readInputSet.js';
+import { openInput } from '../reading/openInput.js';
+import { detectFormat } from '../reading/detectFormat.js';
 import type { LoadEvent, LoadResult } from '../reporting/events.js';
 import type { TableInfo } from '../shared/tableInfo.js';
 import type { PlannedWrite } from '../shared/types.js';
 import { resolveShardOptions, type ResolvedShardOptions } from '../sharding/shard.js';
 import { ShardManifest } from '../sharding/shardManifest.js';
-import { createRowPlanner, type RowPlanner } from '../typing/planRow.js';
+import { createRowPlanner, type RowPlanner, type RowPlannerOptions, type SourceRecord } from '../typing/planRow.js';
+import type { OrderMode } from '../ordering/order.js';
+import { MIN_STRIPE_BYTES, openStripedRead, recordGroup, stripeCount } from './stripedRecords.js';
+import { packageVersion } from './toolVersion.js';
 import { indexKeyAttributes } from '../typing/indexKeys.js';
-import { checkTypesAgainstKeys } from './options.js';
+import { checkTypesAgainstKeys, formatFromName, type InputFormat } from './options.js';
 import { DEFAULT_BACKOFF } from '../writing/backoff.js';
 import { dynamoSink, recordingSink, type BatchSink } from '../writing/batchSink.js';
 import { describeTable } from '../writing/describeTable.js';
@@ -29,6 +34,8 @@ import { prepareOutputFiles } from './outputFiles.js';
 export interface PreparedLoad {
   tableInfo: TableInfo;
   input: OpenedInputSet;
+  /** --input-format, else a single plain file's name or first bytes; undefined: each part's own (reading/readInputSet.ts). */
+  format: InputFormat | undefined;
   planner: RowPlanner;
   orderer: WriteOrderer;
   /** Write units of one put: the table plus every GSI the item lands in. */
@@ -41,6 +48,12 @@ export interface PreparedLoad {
   onPlanned: (write: PlannedWrite) => PlannedWrite;
   /** Whether the load tallies write units per key (a dry run keeps its own tally). */
   countKeys: boolean;
+  /** The input's records, in the order they are read (a striped read's, or the file's). */
+  records: AsyncGenerator<SourceRecord>;
+  /** The write order in effect (see LoadSession.order). */
+  order: OrderMode;
+  /** Stops reading the input. */
+  closeInput: () => void;
 }
 
 export interface PrepareContext {
@@ -106,9 +119,10 @@ export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Pr
   if (opts.checkpointPath && !dryRun) await openCheckpoint(session, keySchema, seed, ctx.tally, emit, ctx.result);
   const shard = opts.shard ? resolveShardOptions({ ...opts.shard, seed: (session.checkpoint?.file.shardSeed ?? seed)! }, keySchema, opts.table) : undefined;
   // A dry run writes nothing, so there is no manifest to keep.
-  if (shard && !dryRun) session.manifest = new ShardManifest(opts.table, shard);
+  if (shard && !dryRun) session.manifest = new ShardManifest(opts.table, packageVersion(), shard);
   const input = readInputSet(session.inputSet, { format: opts.inputFormat, csv: { delimiter: opts.delimiter, columns: opts.columns } });
   session.input = input;
+  const format = await loadFormatOf(session);
   // Written now as well as at the end: a bad path fails before any row, and a crash leaves a manifest.
   if (session.manifest) {
     try {
@@ -121,7 +135,7 @@ export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Pr
   announce(rate, opts.pacing ? opts.keyWcu : undefined, emit);
   emit({ type: 'started', table: opts.table, input: input.name, keySchema, totalBytes: input.totalBytes, snapshot: ctx.result });
   session.started = true;
-  return stagesOf(session, ctx, tableInfo, input, shard, costOf);
+  return stagesOf(session, ctx, tableInfo, input, format, shard, costOf);
 }
 
 /** The load's own files: never read as input when they lie in a folder given as input. */
@@ -133,6 +147,74 @@ function outputPathsOf(opts: PreparedLoadOptions): string[] {
 }
 
 type PreparedLoadOptions = LoadSession['opts'];
+
+/**
+ * How the input is read: in stripes when --order is stripes (the default for a file) and the file can be
+ * cut and looks grouped by partition key (src/load/stripedRecords.ts); otherwise whole, in round-robin
+ * order for stripes, or in the order asked for.
+ */
+async function readingOf(
+  session: LoadSession,
+  { input, format }: { input: OpenedInputSet; format: InputFormat | undefined },
+  plannerOptions: RowPlannerOptions,
+): Promise<Pick<PreparedLoad, 'records' | 'order' | 'closeInput'> & { parts: number }> {
+  const { opts } = session;
+  const whole = (order: OrderMode) => ({ records: input.records, order, parts: 0, closeInput: () => input.close() });
+  if (opts.order !== 'stripes') return whole(opts.order);
+  // Stripes cut one plain local file; several inputs, S3, stdin, an export or deletes are read whole.
+  const path = plainLocalFile(session);
+  if (path === undefined || format === undefined) return whole('round-robin');
+  const syntax = format === 'csv' ? 'csv' : 'jsonl';
+  const how = { syntax, delimiter: opts.delimiter, columns: opts.columns } as const;
+  // The tests cut small files into many stripes; users never need to.
+  const minBytes = Number(process.env['DDB_SPREAD_TEST_STRIPE_BYTES'] ?? MIN_STRIPE_BYTES);
+  const parts = INPUT_SYNTAX.has(format) ? await stripeCount(path, input.totalBytes, how, minBytes) : 0;
+  const striped =
+    parts >= 2
+      ? await openStripedRead({
+          path,
+          file: session.inputSet!.parts[0]!.part.name,
+          size: input.totalBytes!,
+          how,
+          parts,
+          probe: recordGroup(createRowPlanner({ ...plannerOptions, shard: undefined }), plannerOptions.keySchema.partitionKey),
+        })
+      : undefined;
+  if (!striped) return whole('round-robin');
+  input.close();
+  session.input = { ...input, bytesRead: striped.bytesRead };
+  return { records: striped.records, order: 'stripes', parts: striped.parts, closeInput: striped.close };
+}
+
+/** The path of the load's one input when it is a plain local file (not an export, no deletes): what stripes can cut. */
+function plainLocalFile(session: LoadSession): string | undefined {
+  const parts = session.inputSet?.parts ?? [];
+  const only = parts.length === 1 ? parts[0]! : undefined;
+  if (!only || only.format !== undefined || session.opts.deletes) return undefined;
+  return only.part.path;
+}
+
+/**
+ * The format of the load as a whole: --input-format, else a single plain file's, by its name or its
+ * first bytes (opened and closed again here). Undefined for a set: each part is read by its own.
+ */
+async function loadFormatOf(session: LoadSession): Promise<InputFormat | undefined> {
+  const { opts } = session;
+  if (opts.inputFormat !== undefined) return opts.inputFormat;
+  const path = plainLocalFile(session);
+  if (path === undefined) return undefined;
+  const named = formatFromName(path);
+  if (named !== undefined) return named;
+  const opened = await openInput(path);
+  try {
+    return await detectFormat(opened);
+  } finally {
+    opened.stream.destroy();
+  }
+}
+
+/** Formats a striped read can cut: text with one record per line (CSV's quoted line breaks included). */
+const INPUT_SYNTAX = new Set(['csv', 'jsonl', 'ddb-json']);
 
 /** The rate first: a progress display starts on 'started' and should not be interrupted by it. */
 function announce(rate: RateChoice, keyWcu: number | undefined, emit: (event: LoadEvent) => void): void {
@@ -158,29 +240,35 @@ function writeCostOf(tableInfo: TableInfo): (write: PlannedWrite) => number {
 }
 
 /** The planner, the order and the sink of a load whose table and input are ready. */
-function stagesOf(
+async function stagesOf(
   session: LoadSession,
   ctx: PrepareContext,
   tableInfo: TableInfo,
   input: OpenedInputSet,
+  format: InputFormat | undefined,
   shard: ResolvedShardOptions | undefined,
   costOf: (w: PlannedWrite) => number,
-): PreparedLoad {
+): Promise<PreparedLoad> {
   const { opts } = session;
   const { deps, now } = ctx;
   const keySchema = tableInfo.keySchema;
-  const planner = createRowPlanner({
+  const plannerOptions: RowPlannerOptions = {
     keySchema,
     types: opts.types,
     infer: opts.infer,
     empty: opts.empty,
-    jsonFlavor: opts.inputFormat === 'ddb-json' ? 'ddb-json' : 'json',
+    jsonFlavor: format === 'ddb-json' ? 'ddb-json' : 'json',
+    timestamps: opts.timestamps,
     ...(shard ? { shard } : {}),
     indexKeys: indexKeyAttributes(tableInfo),
     ...(opts.deletes ? { deletes: opts.deletes } : {}),
-  });
+  };
+  const planner = createRowPlanner(plannerOptions);
+  const reading = await readingOf(session, { input, format }, plannerOptions);
+  session.order = reading.order;
   const orderer = new WriteOrderer({
-    mode: opts.order,
+    mode: reading.order,
+    parts: reading.parts,
     windowRows: opts.windowRows,
     memoryBytes: opts.memoryBytes,
     tempDir: opts.tempDir ?? tmpdir(),
@@ -206,5 +294,19 @@ function stagesOf(
         inFlight,
         now,
       );
-  return { tableInfo, input, planner, orderer, costOf, sink, inFlight, onPlanned: dryRun ? (w) => dryRun.onPlanned(w) : (w) => w, countKeys: !dryRun };
+  return {
+    tableInfo,
+    input: session.input ?? input,
+    format,
+    planner,
+    orderer,
+    costOf,
+    sink,
+    inFlight,
+    onPlanned: dryRun ? (w) => dryRun.onPlanned(w) : (w) => w,
+    countKeys: !dryRun,
+    records: reading.records,
+    order: reading.order,
+    closeInput: reading.closeInput,
+  };
 }

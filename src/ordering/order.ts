@@ -8,7 +8,12 @@
  * leave it.
  */
 
-export const ORDER_MODES = ['round-robin', 'spread', 'window', 'input'] as const;
+/**
+ * `stripes` (the default for a file) reads the file at many points at once and writes as it reads
+ * (src/load/stripedRecords.ts); a file that cannot be read so (stdin, compressed, small, not grouped by
+ * partition key) is written in round-robin order instead.
+ */
+export const ORDER_MODES = ['stripes', 'round-robin', 'spread', 'window', 'input'] as const;
 export type OrderMode = (typeof ORDER_MODES)[number];
 /** Rows held by `--order window` unless `--window` says otherwise (also capped by the memory budget). */
 export const DEFAULT_WINDOW_ROWS = 50_000;
@@ -93,7 +98,8 @@ export class KeyStats {
  * Returns a new array; the input is not changed.
  */
 export function orderAll<T>(writes: readonly T[], partitionOf: (write: T) => string, mode: OrderMode, windowRows = DEFAULT_WINDOW_ROWS): T[] {
-  if (mode === 'input') return [...writes];
+  // Stripes order the rows by where they are in a file, which a list does not have: it is the list's order.
+  if (mode === 'input' || mode === 'stripes') return [...writes];
   if (mode === 'window') {
     const interleaver = createWindowInterleaver(partitionOf, { rows: windowRows });
     const out: T[] = [];

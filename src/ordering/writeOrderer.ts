@@ -6,6 +6,7 @@ import { fnv1a32 } from '../shared/hash.js';
 import { createWindowInterleaver, isGlobalOrder, orderPrimary, type GlobalOrderMode, type OrderMode, type WindowInterleaver } from './order.js';
 import type { PlannedWrite } from '../shared/types.js';
 import { decodeWrite, encodeWrite, partitionEnd } from './writeCodec.js';
+import { GroupingCheck } from './grouping.js';
 import { HeldWrites } from './heldWrites.js';
 import { forEachLine, LineWriter, readLineBlocks, type LineBlock } from './lineFiles.js';
 import { Chunk, CursorHeap, openCursor, type Cursor, type Run } from './runs.js';
@@ -21,6 +22,8 @@ export interface WriteOrdererOptions {
   tempDir: string;
   /** Size of the input, when known, to size the temporary files. */
   inputBytes?: number;
+  /** Stripes of a striped read (mode `stripes`), whose grouping is checked write by write. */
+  parts?: number;
 }
 
 export interface OrdererStats {
@@ -94,12 +97,15 @@ export class WriteOrderer {
   #file: string | undefined;
   /** Removes the temporary folder if the process exits before close() (a second Ctrl-C calls process.exit). */
   #onExit: (() => void) | undefined;
+  #grouping: GroupingCheck | undefined;
 
   constructor(options: WriteOrdererOptions) {
     this.#options = options;
     this.#mode = options.mode;
     const budget = options.memoryBytes;
-    if (this.#mode === 'window') {
+    if (this.#mode === 'stripes') {
+      this.#grouping = new GroupingCheck(options.parts ?? 1);
+    } else if (this.#mode === 'window') {
       // Small slabs: a slab lives as long as its longest-held write, and the window releases writes
       // in no simple order.
       this.#windowSlabs = new Slabs(clamp(Math.floor(budget / 2048), 4096, 64 * 1024), false);
@@ -131,6 +137,10 @@ export class WriteOrderer {
     switch (this.#mode) {
       case 'input':
         return [write];
+      case 'stripes':
+        // The striped read gives the order; a write that would break its proof throws before it goes.
+        this.#grouping!.check(write, write.origin.part ?? 0);
+        return [write];
       case 'window': {
         const slabs = this.#windowSlabs!;
         this.#file ??= write.origin.file;
@@ -161,7 +171,7 @@ export class WriteOrderer {
 
   /** Hands out every write still held, in order. Call once, after the last push. */
   async *drain(): AsyncGenerator<PlannedWrite> {
-    if (this.#mode === 'input') return;
+    if (this.#mode === 'input' || this.#mode === 'stripes') return;
     if (this.#window) {
       for (const entry of this.#window.flush()) yield this.#takeWindowEntry(entry);
       return;

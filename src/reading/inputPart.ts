@@ -17,6 +17,8 @@ export interface InputPart {
   readonly size: number | undefined;
   /** S3's ETag (quotes included), pinned when the part was listed: a changed object is an error. */
   readonly etag?: string | undefined;
+  /** A local file's path: Parquet and striped reads open it again at offsets. Undefined for S3 and stdin. */
+  readonly path?: string | undefined;
   /** The raw bytes from `fromByte` (default 0) to the end. */
   open(fromByte?: number): Promise<Readable>;
   /** What identifies the content for a checkpoint: cheap (size, edges or ETag). */
@@ -54,6 +56,7 @@ export async function localPart(path: string): Promise<InputPart> {
   return {
     name: path,
     size,
+    path,
     open: (fromByte = 0) => Promise.resolve(createReadStream(path, { highWaterMark: 256 * 1024, start: fromByte })),
     async outline() {
       const found = (await fingerprintFile(path))!;

@@ -6,9 +6,10 @@ import { localPart, type InputPart, type PartOutline } from './inputPart.js';
 import { exportOfFolder, type ExportKind } from './dynamodbExport.js';
 import { globBase, globMatcher, hasGlob } from './glob.js';
 import type { S3Access } from './s3Part.js';
+import type { InputFormat } from '../load/options.js';
 
 /** How a part's records are read: a line format, or a DynamoDB export data file (export.ts). */
-export type PartFormat = 'csv' | 'jsonl' | 'ddb-json' | ExportKind;
+export type PartFormat = InputFormat | ExportKind;
 
 /** One part of the input set, with how it is read and what its manifest says it holds. */
 export interface ListedPart {

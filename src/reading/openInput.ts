@@ -1,8 +1,10 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { PassThrough, Readable } from 'node:stream';
-import { createGunzip } from 'node:zlib';
+import { PassThrough, type Readable } from 'node:stream';
 import { LoaderError } from '../shared/errors.js';
+import { decompress } from './decompress.js';
+import { compressionOf, type Compression } from './magic.js';
+import { peekFirstChunk } from './peek.js';
 
 export interface OpenedInput {
   /** Decompressed bytes of the input. */
@@ -13,11 +15,15 @@ export interface OpenedInput {
   totalBytes: number | undefined;
   /** Bytes read from the file or stdin so far (before decompression), for progress. */
   bytesRead(): number;
+  /** The path given ("-" for stdin): a reader that needs random access (Parquet) opens it again. */
+  path: string;
+  /** The compression recognised by its magic bytes, if any. */
+  compression: Compression | undefined;
 }
 
 /**
- * Opens a file or stdin for streaming. Gzip is recognised by its magic bytes (1f 8b), so `.gz` files and
- * gzipped stdin both work without a flag. Backpressure flows through: nothing is read ahead of the parser
+ * Opens a file or stdin for streaming. gzip, zstd and bzip2 are recognised by their magic bytes
+ * (src/reading/magic.ts), so compressed files and compressed stdin work without a flag. Backpressure flows through: nothing is read ahead of the parser
  * beyond the streams' high-water marks.
  */
 export async function openInput(path: string, stdin: Readable = process.stdin): Promise<OpenedInput> {
@@ -52,34 +58,14 @@ export async function openInput(path: string, stdin: Readable = process.stdin): 
   source.on('error', (error) => counted.destroy(new LoaderError('INPUT_UNREADABLE', `cannot read ${name}: ${error.message}`, { file: name, cause: error })));
   source.pipe(counted);
 
-  const stream = await gunzipIfNeeded(counted);
-  return { stream, name, totalBytes, bytesRead: () => bytes };
+  const { stream, compression } = await decompressIfNeeded(counted);
+  return { stream, name, totalBytes, bytesRead: () => bytes, path, compression };
 }
 
-/** The stream, gunzipped when it starts with gzip's magic bytes (1f 8b). */
-export async function gunzipIfNeeded(input: Readable): Promise<Readable> {
-  const chunks = input[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-  const head = await chunks.next();
-  if (head.done) return Readable.from([]);
-  const first = head.value;
-  // The first chunk has been taken off the stream; put it back in front of the rest (an unshift would
-  // lose it if the stream already ended, as a short stdin does).
-  const whole = Readable.from(
-    (async function* () {
-      try {
-        yield first;
-        for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value;
-      } finally {
-        await chunks.return?.();
-      }
-    })(),
-    { objectMode: false },
-  );
-  if (first.length >= 2 && first[0] === 0x1f && first[1] === 0x8b) {
-    const gunzip = createGunzip();
-    whole.on('error', (error) => gunzip.destroy(error));
-    // A gunzip failure reaches the parser through `gunzip` itself; the reader names the file.
-    return whole.pipe(gunzip);
-  }
-  return whole;
+/** The stream decompressed when its first bytes are gzip's, zstd's or bzip2's magic (each part of an input set too). */
+export async function decompressIfNeeded(input: Readable): Promise<{ stream: Readable; compression: Compression | undefined }> {
+  const { head, stream } = await peekFirstChunk(input);
+  const compression = compressionOf(head);
+  // A decoder failure reaches the parser through the returned stream; the reader names the file.
+  return { stream: compression ? decompress(stream, compression) : stream, compression };
 }

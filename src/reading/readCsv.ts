@@ -22,6 +22,10 @@ export interface CsvReadOptions {
   columns: string[] | undefined;
   /** A record over this many bytes is rejected as RECORD_TOO_LARGE and read past unheld. @default MAX_RECORD_BYTES */
   maxRecordBytes?: number;
+  /** Line number of the stream's first byte, when it starts inside a file (a stripe; needs `columns`). @default 1 */
+  firstLine?: number;
+  /** Called with the header row's names once it is read (a striped read hands them to its other stripes). */
+  onHeader?: (names: string[]) => void;
 }
 
 /**
@@ -47,7 +51,13 @@ export async function* readCsv(stream: Readable, file: string, options: CsvReadO
     encoding: 'latin1',
     delimiter: Buffer.from(options.delimiter, 'utf8').toString('latin1'),
     record_delimiter: ['\r\n', '\n', '\r'],
-    columns: options.columns ? options.columns.map(safeColumn) : (header: string[]) => checkHeader(header, file, framer.placeholder, maxBytes).map(safeColumn),
+    columns: options.columns
+      ? options.columns.map(safeColumn)
+      : (header: string[]) => {
+          const names = checkHeader(header, file, framer.placeholder, maxBytes);
+          options.onHeader?.(names);
+          return names.map(safeColumn);
+        },
     raw: true,
     relax_quotes: true,
     skip_empty_lines: true,
@@ -74,7 +84,7 @@ export async function* readCsv(stream: Readable, file: string, options: CsvReadO
 
   // Line numbers come from each record's raw text rather than csv-parse's `info` (which costs ~15% of
   // the parse and drifts after quoted CRLF). The header row takes line 1 unless --columns is given.
-  let nextLine = options.columns ? 1 : 2;
+  let nextLine = options.columns ? (options.firstLine ?? 1) : 2;
   let first = true;
   try {
     for await (const entry of records) {

@@ -8,6 +8,8 @@ import { keptRaw, MAX_RECORD_BYTES, tooLargeMessage } from './recordLimits.js';
 export interface JsonLinesReadOptions {
   /** A line over this many bytes is rejected as RECORD_TOO_LARGE and skipped unread. @default MAX_RECORD_BYTES */
   maxRecordBytes?: number;
+  /** Line number of the stream's first byte, when it starts inside a file (a stripe). @default 1 */
+  firstLine?: number;
 }
 
 /**
@@ -27,7 +29,7 @@ export async function* readJsonLines(stream: Readable, file: string, options: Js
   /** Bytes of the current line, counted also while skipping. */
   let lineBytes = 0;
   let skipping = false;
-  let line = 0;
+  let line = (options.firstLine ?? 1) - 1;
   const finish = (): SourceRecord | undefined => {
     line++;
     const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts, held);

@@ -2,9 +2,20 @@ import type { SourceRecord } from '../typing/planRow.js';
 import type { InputFormat } from '../load/options.js';
 import type { OpenedInput } from './openInput.js';
 import { readCsv } from './readCsv.js';
+import { readIon } from './readIon.js';
 import { readJsonLines } from './readJsonLines.js';
+import { readParquetInput } from './readParquetInput.js';
 
-/** The records of an opened input, by its format: CSV records, or JSON lines (plain or DynamoDB JSON). */
+/** The records of an opened input, by its format: CSV records, JSON lines (plain or DynamoDB JSON), Ion lines or Parquet rows. */
 export function readRecords(input: OpenedInput, format: InputFormat, csv: { delimiter: string; columns: string[] | undefined }): AsyncGenerator<SourceRecord> {
-  return format === 'csv' ? readCsv(input.stream, input.name, csv) : readJsonLines(input.stream, input.name);
+  switch (format) {
+    case 'csv':
+      return readCsv(input.stream, input.name, csv);
+    case 'parquet':
+      return readParquetInput(input);
+    case 'ion':
+      return readIon(input.stream, input.name);
+    default:
+      return readJsonLines(input.stream, input.name);
+  }
 }

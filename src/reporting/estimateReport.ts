@@ -523,6 +523,9 @@ export function estimateJson(result: EstimateResult, options: { excerpts?: boole
     time: {
       idealSeconds: round(r.time.idealSeconds, SECONDS),
       estimatedSeconds: round(r.time.estimatedSeconds, SECONDS),
+      startupSeconds: round(r.time.startupSeconds, SECONDS),
+      readSeconds: round(r.time.readSeconds, SECONDS),
+      writeSeconds: round(r.time.writeSeconds, SECONDS),
       bottleneck:
         b.kind === 'table'
           ? { kind: 'table', wcu: round(b.wcu, UNITS) }

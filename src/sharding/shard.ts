@@ -1,10 +1,9 @@
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { createHash } from 'node:crypto';
 import { LoaderError, RowError } from '../shared/errors.js';
-import { fmix32, fnv1a32 } from '../shared/hash.js';
 import { setOwn } from '../typing/json.js';
 import { ownValue } from '../shared/ownRecord.js';
-import type { Item, KeySchema, RowOrigin } from '../shared/types.js';
+import type { Item, KeySchema } from '../shared/types.js';
 
 /**
  * Write sharding (seeds 000-003): the partition key value gets suffixes so one hot key's writes spread
@@ -28,9 +27,14 @@ export interface ShardOptions {
   keys?: ReadonlySet<string>;
   /** Store the unsharded partition key value in this attribute (for a GSI that unifies reads). */
   keepOriginalKey?: string;
-  /** Seed of `random:N`: the same seed and input give the same suffixes (for resume and reproducibility). */
+  /** Seed of `random:N`: the same seed and primary key give the same suffix (for reloads, resume and readers). */
   seed: number;
+  /** The first suffix of `random:N` and `hash:N`: 0 gives .0 … .N-1, 1 gives .1 … .N (seed 004). @default 0 */
+  suffixBase?: SuffixBase;
 }
+
+/** The first number suffix: 0 (k#0 … k#N-1) or 1 (k#1 … k#N). */
+export type SuffixBase = 0 | 1;
 
 /** A rule with its attribute resolved against the table. */
 export type ResolvedShardRule =
@@ -42,8 +46,11 @@ export interface ResolvedShardOptions {
   keys: ReadonlySet<string> | undefined;
   keepOriginalKey: string | undefined;
   seed: number;
+  suffixBase: SuffixBase;
   /** The partition key attribute being suffixed. */
   partitionKey: string;
+  /** The sort key attribute, whose value (with the partition key's) decides a random:N suffix. */
+  sortKey: string | undefined;
 }
 
 /** Parses one --shard value: random:N, hash:N[:attribute], time:hour|day|month[:attribute]. */
@@ -116,7 +123,9 @@ export function resolveShardOptions(options: ShardOptions, schema: KeySchema, ta
   if (!Number.isInteger(options.seed) || options.seed < 0 || options.seed > 0xffffffff) {
     throw new LoaderError('INVALID_OPTION', `--shard-seed must be an integer from 0 to ${0xffffffff}, got ${options.seed}`);
   }
-  return { rules, separator, keys: options.keys, keepOriginalKey: keep, seed: options.seed, partitionKey: pk.name };
+  const suffixBase = options.suffixBase ?? 0;
+  if (suffixBase !== 0 && suffixBase !== 1) throw new LoaderError('INVALID_OPTION', `--shard-base must be 0 or 1, got ${String(suffixBase)}`);
+  return { rules, separator, keys: options.keys, keepOriginalKey: keep, seed: options.seed, suffixBase, partitionKey: pk.name, sortKey: schema.sortKey?.name };
 }
 
 /**
@@ -130,14 +139,26 @@ export function hashShard(value: string, shards: number): number {
 }
 
 /**
- * The suffix of `random:N` for a row: uniform, but reproducible from the seed and the row's place in the
- * input (file and line), so a resumed or repeated load picks the same shards.
+ * The suffix of `random:N` for an item: uniform over 0..N-1, and a function of the seed and the item's
+ * primary key only, so a reload (from any path) overwrites, a repeated key lands once (the later row
+ * winning), and a reader who knows the key computes it: int(md5(seed NUL pk [NUL sk]), 16) mod N over the
+ * UTF-8 bytes, the seed as decimal text, the sort key as keyText gives it (no NUL sk without a sort key).
+ * In Python: int(hashlib.md5(f"{seed}\0{pk}\0{sk}".encode()).hexdigest(), 16) % N.
  */
-export function randomShard(seed: number, origin: RowOrigin, shards: number): number {
-  // The seed and line are folded into FNV-1a's starting state, the file name hashed on; murmur3's finaliser
-  // then makes every input bit move every output bit.
-  const basis = Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) ^ origin.line;
-  return fmix32(fnv1a32(origin.file, basis) ^ (origin.line >>> 16)) % shards;
+export function randomShard(seed: number, partitionKey: string, sortKey: string | undefined, shards: number): number {
+  const text = sortKey === undefined ? `${seed}\0${partitionKey}` : `${seed}\0${partitionKey}\0${sortKey}`;
+  return hashShard(text, shards);
+}
+
+/**
+ * A key or attribute value as the suffix functions hash it: a string as it is, a number as its canonical
+ * DynamoDB text (1.50 -> 1.5, 1e3 -> 1000), binary as base64 with padding. Undefined for other types.
+ */
+export function keyText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (value instanceof NumberValue) return value.value;
+  if (value instanceof Uint8Array) return Buffer.from(value).toString('base64');
+  return undefined;
 }
 
 const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2})(?::(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?)?(Z|[+-]\d{2}:?\d{2})?$/;
@@ -200,13 +221,13 @@ export interface ShardedKey {
  * RowError(SHARD_ATTRIBUTE) when a rule's attribute is missing or unreadable: a row that cannot be
  * sharded as asked is rejected, never written unsharded.
  */
-export function applyShard(item: Item, origin: RowOrigin, options: ResolvedShardOptions): ShardedKey | undefined {
+export function applyShard(item: Item, options: ResolvedShardOptions): ShardedKey | undefined {
   const original = ownValue(item, options.partitionKey);
   // Key presence and type are checked after sharding (keyIdsOf), with the usual messages.
   if (typeof original !== 'string' || original === '') return undefined;
   if (options.keys && !options.keys.has(original)) return undefined;
   let written = original;
-  for (const rule of options.rules) written += options.separator + suffixOf(item, origin, rule, options.seed);
+  for (const rule of options.rules) written += options.separator + suffixOf(item, original, rule, options);
   if (options.keepOriginalKey !== undefined) {
     const existing = ownValue(item, options.keepOriginalKey);
     if (existing !== undefined && existing !== original) {
@@ -222,20 +243,16 @@ export function applyShard(item: Item, origin: RowOrigin, options: ResolvedShard
   return { original, written };
 }
 
-function suffixOf(item: Item, origin: RowOrigin, rule: ResolvedShardRule, seed: number): string {
+function suffixOf(item: Item, original: string, rule: ResolvedShardRule, options: ResolvedShardOptions): string {
   switch (rule.kind) {
-    case 'random':
-      return String(randomShard(seed, origin, rule.shards));
+    case 'random': {
+      // A row without its sort key is rejected by the key checks after sharding; its suffix never lands.
+      const sortKey = options.sortKey === undefined ? undefined : keyText(ownValue(item, options.sortKey));
+      return String(randomShard(options.seed, original, sortKey, rule.shards) + options.suffixBase);
+    }
     case 'hash': {
       const value = ownValue(item, rule.attribute);
-      const text =
-        typeof value === 'string'
-          ? value
-          : value instanceof NumberValue
-            ? value.value
-            : value instanceof Uint8Array
-              ? Buffer.from(value).toString('base64')
-              : undefined;
+      const text = keyText(value);
       if (text === undefined || text === '') {
         throw new RowError(
           'SHARD_ATTRIBUTE',
@@ -243,7 +260,7 @@ function suffixOf(item: Item, origin: RowOrigin, rule: ResolvedShardRule, seed: 
           rule.attribute,
         );
       }
-      return String(hashShard(text, rule.shards));
+      return String(hashShard(text, rule.shards) + options.suffixBase);
     }
     case 'time': {
       const value = ownValue(item, rule.attribute);

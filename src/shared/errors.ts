@@ -18,6 +18,8 @@ export type FatalCode =
   | 'AWS_ERROR'
   | 'REJECTS_UNWRITABLE'
   | 'MANIFEST_UNWRITABLE'
+  /** The shard manifest given to query or get is not one ddb-spread wrote, or cannot answer the question. */
+  | 'MANIFEST_INVALID'
   /** --report cannot be created where it was asked for. */
   | 'REPORT_UNWRITABLE'
   | 'CHECKPOINT_MISMATCH'
@@ -29,6 +31,8 @@ export type FatalCode =
   /** The checkpoint says this load already completed: nothing to do. */
   | 'CHECKPOINT_COMPLETE'
   | 'MAX_REJECTS_REACHED'
+  /** A striped read found the input not grouped by partition key (load() then reads it again in round-robin order). */
+  | 'ORDER_NOT_GROUPED'
   | 'ABORTED'
   | 'BUG';
 
@@ -36,6 +40,8 @@ export type FatalCode =
 export type RejectCode =
   | 'CSV_SYNTAX'
   | 'JSON_SYNTAX'
+  /** An Amazon Ion value that does not parse, or more than one on a line. */
+  | 'ION_SYNTAX'
   | 'NOT_AN_OBJECT'
   | 'MISSING_KEY'
   | 'KEY_TYPE_MISMATCH'

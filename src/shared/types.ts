@@ -23,6 +23,8 @@ export interface RowOrigin {
   line: number;
   /** The row's original text, for the reject file (and error excerpts the user can turn off). */
   raw: string;
+  /** The stripe of a striped read the row came from (src/load/stripedRecords.ts); absent otherwise. */
+  part?: number;
 }
 
 /** A row that passed validation and is ready to be written. */

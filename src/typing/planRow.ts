@@ -6,6 +6,9 @@ import { keyForDisplay, keyIdsOf } from './key.js';
 import { attributeWithLoneSurrogate, mayHoldSurrogates } from '../reading/loneSurrogates.js';
 import { applyShard, type ResolvedShardOptions } from '../sharding/shard.js';
 import { coerceJsonItem, effectiveTypes, itemFromCells, type ColumnType, type TypeMapOptions } from './typeMap.js';
+import { itemFromIon } from './ionItem.js';
+import { itemFromTypedValues } from './typedValues.js';
+import type { TimestampMode } from './temporal.js';
 import type { Item, KeySchema, PlannedWrite, RejectedRow, RowOrigin } from '../shared/types.js';
 import { ownValue } from '../shared/ownRecord.js';
 
@@ -14,6 +17,16 @@ export type SourceRecord =
   | { kind: 'csv'; origin: RowOrigin; cells: Record<string, string> }
   /** `flavor` overrides the load's: a DynamoDB export's item ({"Item":{...}}) or change record (issue 16). */
   | { kind: 'json'; origin: RowOrigin; flavor?: RecordFlavor }
+  /**
+   * One Amazon Ion value (its text is origin.raw), as DynamoDB's ION exports write an item per line.
+   * `flavor` 'ddb-export' / 'ddb-change': an ION export's {Item:...} line or change record (issue 16).
+   */
+  | { kind: 'ion'; origin: RowOrigin; flavor?: RecordFlavor }
+  /**
+   * A row of a typed input (Parquet): values already exact (see typing/typedValues.ts). `position` says
+   * where it is for messages ("row group 0 row 17"); origin.line is its 1-based row number in the file.
+   */
+  | { kind: 'values'; origin: RowOrigin; values: Record<string, unknown>; position: string }
   | { kind: 'unparsable'; origin: RowOrigin; code: RejectCode; message: string; field?: string };
 
 export type JsonFlavor = 'json' | 'ddb-json';
@@ -29,6 +42,8 @@ export interface RowPlanner {
 
 export interface RowPlannerOptions extends TypeMapOptions {
   jsonFlavor: JsonFlavor;
+  /** How Parquet and Ion timestamps and dates are stored. @default 'iso' */
+  timestamps?: TimestampMode;
   /** Write sharding, resolved against the table; none when undefined. */
   shard?: ResolvedShardOptions;
   /** GSI key attributes (indexKeyAttributes): a row DynamoDB would refuse for them is rejected here. */
@@ -79,6 +94,16 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
         // rejected with a hint rather than guessed.
         return coerceJsonItem(itemFromJson(value), explicitTypes);
       }
+      case 'ion': {
+        // itemFromIon unwraps a full export's {Item:{...}}; a change record keeps its NewImage and Keys.
+        const item = itemFromIon(record.origin.raw, options.timestamps);
+        if (record.flavor !== 'ddb-change') return coerceJsonItem(item, explicitTypes);
+        const line = changeOfIon(item);
+        changeIsDelete = line.delete;
+        return line.item;
+      }
+      case 'values':
+        return coerceJsonItem(itemFromTypedValues(record.values, { empty: options.empty, timestamps: options.timestamps ?? 'iso' }), explicitTypes);
       case 'unparsable':
         throw new RowError(record.code, record.message, record.field);
     }
@@ -106,7 +131,7 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
           }
         }
         // Sharding comes before the key checks, so the length limits apply to the suffixed key.
-        const sharded = options.shard ? applyShard(item, record.origin, options.shard) : undefined;
+        const sharded = options.shard ? applyShard(item, options.shard) : undefined;
         const { keyId, partitionId } = keyIdsOf(item, options.keySchema);
         if (options.indexKeys && !isDelete) checkIndexKeys(item, options.indexKeys);
         const size = itemSize(item);
@@ -120,10 +145,21 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
         return write;
       } catch (error) {
         if (!(error instanceof RowError)) throw error;
-        const rejected: RejectedRow = { origin: record.origin, code: error.code, message: withHint(error, record, options) };
+        const message = withHint(error, record, options);
+        const rejected: RejectedRow = {
+          origin: record.origin,
+          code: error.code,
+          message: record.kind === 'values' ? `${record.position}: ${message}` : message,
+        };
         if (error.field !== undefined) rejected.field = error.field;
-        // A CSV row that failed typing still has readable key cells; name the key when it can.
-        const key = item ? keyForDisplay(item, options.keySchema) : record.kind === 'csv' ? keyForDisplay(record.cells, options.keySchema) : undefined;
+        // A CSV or Parquet row that failed typing still has readable key values; name the key when it can.
+        const key = item
+          ? keyForDisplay(item, options.keySchema)
+          : record.kind === 'csv'
+            ? keyForDisplay(record.cells, options.keySchema)
+            : record.kind === 'values'
+              ? keyForDisplay(record.values, options.keySchema)
+              : undefined;
         if (key) rejected.key = key;
         return rejected;
       }
@@ -132,7 +168,13 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
 }
 
 function withHint(error: RowError, record: SourceRecord, options: TypeMapOptions): string {
-  if (error.code === 'KEY_TYPE_MISMATCH' && record.kind === 'json' && error.field && !Object.hasOwn(options.types, error.field)) {
+  if (
+    error.code === 'KEY_TYPE_MISMATCH' &&
+    record.kind !== 'csv' &&
+    record.kind !== 'unparsable' &&
+    error.field &&
+    !Object.hasOwn(options.types, error.field)
+  ) {
     return `${error.message}; to convert it, pass --types ${error.field}:${typeOfKey(error.field, options)}`;
   }
   return error.message;
@@ -155,6 +197,15 @@ function itemOfExportLine(value: unknown, flavor: 'ddb-export' | 'ddb-change'): 
   }
   if (isPlainObject(value.NewImage)) return { item: itemFromDynamoJson(value.NewImage), delete: false };
   if (isPlainObject(value.Keys)) return { item: itemFromDynamoJson(value.Keys), delete: true };
+  throw new RowError('NOT_AN_OBJECT', 'a change record of an incremental export needs NewImage (a put) or Keys (a delete)');
+}
+
+/** An incremental ION export's change record (read by itemFromIon): its NewImage (a put), or without one its Keys (a delete). */
+function changeOfIon(record: Item): { item: Item; delete: boolean } {
+  const image = ownValue(record, 'NewImage') as unknown;
+  if (isPlainObject(image) && !(image instanceof Set) && !(image instanceof Uint8Array)) return { item: image as Item, delete: false };
+  const keys = ownValue(record, 'Keys') as unknown;
+  if (isPlainObject(keys) && !(keys instanceof Set) && !(keys instanceof Uint8Array)) return { item: keys as Item, delete: true };
   throw new RowError('NOT_AN_OBJECT', 'a change record of an incremental export needs NewImage (a put) or Keys (a delete)');
 }
 

@@ -183,6 +183,8 @@ function coerceJsonValue(value: unknown, type: ColumnType, field: string): unkno
     case 'L':
       return checkShape(value, type, field);
     case 'B':
+      // Bytes from a typed input (Parquet binary, Ion blob) are already binary.
+      if (value instanceof Uint8Array) return value;
       throw wrong();
   }
 }

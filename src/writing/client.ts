@@ -15,6 +15,11 @@ export interface ClientOptions {
   requestTimeoutMs: number;
   /** Sockets kept open: at least the number of batches in flight. */
   maxSockets: number;
+  /**
+   * The SDK's own attempts per call: 1 for a load, whose writer retries per item itself (not named
+   * maxAttempts: load() spreads its options, whose maxAttempts is that per-item budget). @default 1
+   */
+  sdkAttempts?: number;
 }
 
 /**
@@ -34,7 +39,7 @@ export function createClient(options: ClientOptions, env: Env = process.env): Dy
     ...(region ? { region } : {}),
     ...(options.profile ? { profile: options.profile } : {}),
     ...(options.endpoint ? { endpoint: options.endpoint } : {}),
-    maxAttempts: 1,
+    maxAttempts: options.sdkAttempts ?? 1,
     requestHandler: {
       requestTimeout: options.requestTimeoutMs,
       connectionTimeout: Math.min(options.requestTimeoutMs, 10_000),

@@ -1,4 +1,4 @@
-import { BatchWriteItemCommand, type AttributeValue, type BatchWriteItemCommandOutput } from '@aws-sdk/client-dynamodb';
+import type { AttributeValue, BatchWriteItemCommand, BatchWriteItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { backoffDelay, classifyFailure, type BackoffPolicy } from './backoff.js';
@@ -7,6 +7,8 @@ import { keyForDisplay, keyIdOf } from '../typing/key.js';
 import type { KeySchema, PlannedWrite, RejectedRow } from '../shared/types.js';
 import { keyFromWire, toWireItem } from './wireItem.js';
 import { errorFacts, fatalAwsError } from './awsErrors.js';
+import { preSerializedBatchWrite } from './preSerialized.js';
+import { itemJson } from './wireJson.js';
 
 export interface WriterContext {
   client: DynamoDBDocumentClient;
@@ -76,18 +78,38 @@ const THROTTLE_NAMES = new Set(['ProvisionedThroughputExceededException', 'Throt
 export async function writeBatch(writes: PlannedWrite[], ctx: WriterContext): Promise<BatchOutcome> {
   const outcome: BatchOutcome = { written: [], rejected: [], consumedWcu: 0, throttledItems: 0, retries: 0, revived: 0 };
   const revive: PlannedWrite[] = [];
-  await send(writes, 0, ctx, outcome, revive);
+  const wire = new Map<PlannedWrite, string>();
+  await send(writes, 0, ctx, outcome, revive, wire);
   while (revive.length > 0) {
     const next = revive.splice(0);
     outcome.revived += next.length;
     // Stopped: the predecessors were not sent; no longer superseded, they count as not written.
     if (outcome.fatal) break;
-    await send(next, 0, ctx, outcome, revive);
+    await send(next, 0, ctx, outcome, revive, wire);
   }
   return outcome;
 }
 
-async function send(writes: PlannedWrite[], attemptsSoFar: number, ctx: WriterContext, outcome: BatchOutcome, revive: PlannedWrite[]): Promise<void> {
+/** Each write's wire JSON, made once per batch: a resend (UnprocessedItems, errors, halving) reuses it. */
+function wireJsonOf(writes: readonly PlannedWrite[], wire: Map<PlannedWrite, string>): string[] {
+  const out = new Array<string>(writes.length);
+  for (let i = 0; i < writes.length; i++) {
+    const w = writes[i]!;
+    let json = wire.get(w);
+    if (json === undefined) wire.set(w, (json = itemJson(w.item)));
+    out[i] = json;
+  }
+  return out;
+}
+
+async function send(
+  writes: PlannedWrite[],
+  attemptsSoFar: number,
+  ctx: WriterContext,
+  outcome: BatchOutcome,
+  revive: PlannedWrite[],
+  wire: Map<PlannedWrite, string>,
+): Promise<void> {
   let pending = writes;
   let attempt = attemptsSoFar;
   const sleep = ctx.sleep ?? ((ms: number) => sleepFor(ms));
@@ -97,20 +119,18 @@ async function send(writes: PlannedWrite[], attemptsSoFar: number, ctx: WriterCo
     let reason: string;
     if (ctx.pacer) await ctx.pacer.beforeSend(pending);
     try {
-      // The low-level command with items marshalled by toWireItem: every attribute name goes out as
-      // written (lib-dynamodb's marshall loses `__proto__`). The document client sends it unchanged.
+      // The low-level command with each item's wire JSON made by itemJson, byte for byte what the SDK
+      // would write for toWireItem's AttributeValues (every attribute name goes out as written; issue 11.5),
+      // without the SDK's walk over them (issue 14). ReturnConsumedCapacity INDEXES: the units of each GSI
+      // too, so rate control learns the true cost of a write. The document client sends it unchanged.
       const response: BatchWriteItemCommandOutput = await (
         ctx.client as unknown as { send(command: BatchWriteItemCommand): Promise<BatchWriteItemCommandOutput> }
       ).send(
-        new BatchWriteItemCommand({
-          RequestItems: {
-            [ctx.table]: pending.map((w) =>
-              w.op === 'delete' ? { DeleteRequest: { Key: toWireItem(w.item) } } : { PutRequest: { Item: toWireItem(w.item) } },
-            ),
-          },
-          // INDEXES: the units of each GSI too, so rate control learns the true cost of a write.
-          ReturnConsumedCapacity: 'INDEXES',
-        }),
+        preSerializedBatchWrite(
+          ctx.table,
+          wireJsonOf(pending, wire),
+          pending.map((w) => w.op === 'delete'),
+        ),
       );
       let consumed: number | undefined;
       for (const c of response.ConsumedCapacity ?? []) consumed = (consumed ?? 0) + (c.CapacityUnits ?? 0);
@@ -136,9 +156,9 @@ async function send(writes: PlannedWrite[], attemptsSoFar: number, ctx: WriterCo
       if (kind === 'reject') {
         if (pending.length > 1) {
           const half = Math.ceil(pending.length / 2);
-          await send(pending.slice(0, half), attempt - 1, ctx, outcome, revive);
+          await send(pending.slice(0, half), attempt - 1, ctx, outcome, revive, wire);
           if (outcome.fatal) return;
-          await send(pending.slice(half), attempt - 1, ctx, outcome, revive);
+          await send(pending.slice(half), attempt - 1, ctx, outcome, revive, wire);
           return;
         }
         refuse(pending[0]!, 'WRITE_REJECTED', `DynamoDB rejected the item: ${facts.name ?? 'error'}: ${(error as Error).message}`, ctx, outcome, revive);

@@ -187,7 +187,10 @@ describe('ddb-spread load', () => {
 
   it.each([
     { args: ['--concurrency', '0'], message: "error: option '-c, --concurrency <n>' argument '0' is invalid" },
-    { args: ['--input-format', 'xml'], message: "error: option '--input-format <format>' argument 'xml' is invalid. Allowed choices are csv, jsonl, ddb-json" },
+    {
+      args: ['--input-format', 'xml'],
+      message: "error: option '--input-format <format>' argument 'xml' is invalid. Allowed choices are csv, jsonl, ddb-json, parquet, ion",
+    },
     { args: ['--max-attempts', 'many'], message: "error: option '--max-attempts <n>' argument 'many' is invalid" },
     { args: ['--empty', 'zero'], message: "error: option '--empty <policy>' argument 'zero' is invalid" },
   ])("exits 64 (EX_USAGE) with commander's message for $args", async ({ args, message }) => {

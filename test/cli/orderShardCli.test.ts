@@ -144,8 +144,8 @@ describe('the order and shard flags end to end', () => {
     expect(summaryLine(run.stderr, 'write order')).toBe('  write order   window');
     expect(summaryLine(run.stderr, 'shard manifest')).toBe(`  shard manifest ${manifestPath}  (20 keys sharded)`);
     expect(run.stderr).not.toContain('writing them in');
-    // Row i is on line i + 2 (after the header); its suffix is drawn from the seed and that position.
-    const suffix = new Map(rows.map((r, i) => [r, randomShard(11, { file: input, line: i + 2, raw: '' }, 2)]));
+    // Its suffix is drawn from the seed and the row's primary key (issue 15).
+    const suffix = new Map(rows.map((r) => [r, randomShard(11, r.pk, r.sk, 2)]));
     await expectTable(table, (r) => `${r.pk}#${suffix.get(r)}`);
     const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as ShardManifestJson;
     expect(manifest).toMatchObject({ rules: ['random:2'], seed: 11, shardedKeys: 'all', complete: true });
@@ -153,13 +153,13 @@ describe('the order and shard flags end to end', () => {
     await dropTable(table);
   });
 
-  it('--shard hash:4 --shard-keys HOT shards only the hot key; the manifest goes to <input>.shards.json and is named in the summary', async () => {
+  it('--shard hash:4 --shard-keys HOT shards only the hot key; the manifest goes to <input>.<table>.shards.json and is named in the summary', async () => {
     const table = await newTable();
     const input = await inputFile('events.csv');
     const run = await cli(['load', input, '--table', table, '--types', 'v:N', '--shard', 'hash:4', '--shard-keys', HOT]);
     expect(run.code).toBe(0);
-    // Next to the input, keeping its whole name (issue 11.7).
-    const manifestPath = `${input}.shards.json`;
+    // Next to the input, keeping its whole name (issue 11.7), with the table's (issue 15).
+    const manifestPath = `${input}.${table}.shards.json`;
     expect(summaryLine(run.stderr, 'shard manifest')).toBe(`  shard manifest ${manifestPath}  (1 keys sharded)`);
     await expectTable(table, (r) => (r.pk === HOT ? `${HOT}#${hashShard(r.sk, 4)}` : r.pk));
     const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as ShardManifestJson;
@@ -289,7 +289,10 @@ describe('invalid values: one clear message, exit 1, nothing written', () => {
   });
 
   it.each<{ args: string[]; message: RegExp }>([
-    { args: ['--order', 'bogus'], message: /option '--order <mode>' argument 'bogus' is invalid\. Allowed choices are round-robin, spread, window, input/ },
+    {
+      args: ['--order', 'bogus'],
+      message: /option '--order <mode>' argument 'bogus' is invalid\. Allowed choices are stripes, round-robin, spread, window, input/,
+    },
     { args: ['--shard', 'hash:1'], message: /option '--shard <rule>' argument 'hash:1' is invalid\..*N must be an integer from 2 to 10000/ },
     { args: ['--shard', 'time:week'], message: /option '--shard <rule>' argument 'time:week' is invalid\..*hour, day, month/ },
     { args: ['--memory', '10'], message: /option '--memory <size>' argument '10' is invalid\. expected at least 64KB/ },

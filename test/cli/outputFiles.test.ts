@@ -202,7 +202,7 @@ describe('files holding rows are private and never written through a symlink (is
     const files = { report: join(folder, 'run.report.json'), checkpoint: join(folder, 'run.checkpoint.json') };
     const run = await cli(['load', input, '--table', table, '--types', 'v:N', '--shard', 'hash:2', '--report', files.report, '--checkpoint', files.checkpoint]);
     expect(run.code).toBe(2);
-    for (const path of [`${input}.rejects.jsonl`, `${input}.shards.json`, files.report, files.checkpoint])
+    for (const path of [`${input}.rejects.jsonl`, `${input}.${table}.shards.json`, files.report, files.checkpoint])
       expect([path, mode(path).toString(8)]).toEqual([path, '600']);
     // No temporary file is left beside them.
     expect((await readdir(folder)).filter((f) => f.endsWith('.tmp') || f.endsWith('.lock'))).toEqual([]);

@@ -12,6 +12,7 @@ import { load, LoaderError, type LoadOptions } from '../../src/index.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { useLocalAws } from '../support/localAws.js';
 import { readRejects } from '../support/rejects.js';
+import { writeParquet, zstd } from '../support/formatFixtures.js';
 
 const KEYS: TableKeys = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } };
 
@@ -51,6 +52,52 @@ describe('several local inputs', () => {
     expect(items.length).toBe(1200);
     expect(new Set(items.map((i) => Number(i.sk!.N))).size).toBe(1200);
     expect(items.find((i) => i.sk!.N === '805')!.v!.S).toBe('j5');
+  });
+
+  it('parts of every format in one set: zstd CSV, Parquet, Ion, and a file whose first bytes say JSON lines', async () => {
+    const root = join(dir(), `formats-${++folders}`);
+    await mkdir(root);
+    await writeFile(join(root, 'a.csv.zst'), zstd(csvRows(0, 100)));
+    writeParquet(
+      join(root, 'b.parquet'),
+      [
+        { name: 'pk', data: Array.from({ length: 50 }, (_, i) => `p${i % 50}`) },
+        { name: 'sk', data: Array.from({ length: 50 }, (_, i) => 100 + i) },
+        { name: 'v', data: Array.from({ length: 50 }, (_, i) => `q${i}`) },
+      ],
+      [
+        { name: 'root', num_children: 3 },
+        { name: 'pk', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' },
+        { name: 'sk', type: 'INT32', repetition_type: 'REQUIRED' },
+        { name: 'v', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' },
+      ],
+      { rowGroupSize: 20 },
+    );
+    await writeFile(join(root, 'c.ion'), Array.from({ length: 30 }, (_, i) => `$ion_1_0 {Item:{pk:"p${i}",sk:${150 + i},v:"i${i}"}}`).join('\n') + '\n');
+    await writeFile(join(root, 'd-noext'), Array.from({ length: 20 }, (_, i) => JSON.stringify({ pk: `p${i}`, sk: 180 + i, v: `j${i}` })).join('\n'));
+    const table = await newTable(KEYS);
+    expect(await run({ input: root, table })).toMatchObject({ rowsRead: 200, written: 200, rejected: 0, complete: true });
+    const items = await scanAll(client(), table);
+    expect(new Set(items.map((i) => Number(i.sk!.N))).size).toBe(200);
+    expect(items.find((i) => i.sk!.N === '149')!.v!.S).toBe('q49');
+    expect(items.find((i) => i.sk!.N === '151')!.v!.S).toBe('i1');
+    expect(items.find((i) => i.sk!.N === '199')!.v!.S).toBe('j19');
+  });
+
+  it('stripes (the default order) cut one plain local file, never a set of them', async () => {
+    const root = join(dir(), `stripes-${++folders}`);
+    await mkdir(root);
+    // Grouped by partition key and over 128 KB each: one alone is read in stripes.
+    const grouped = (from: number) =>
+      `pk,sk,v\n${Array.from({ length: 3000 }, (_, i) => `g${String(from + Math.floor(i / 100)).padStart(5, '0')},${from * 100 + i},${'x'.repeat(40)}`).join('\n')}\n`;
+    await writeFile(join(root, 'one.csv'), grouped(0));
+    await writeFile(join(root, 'two.csv'), grouped(1000));
+    const single = await run({ input: join(root, 'one.csv'), table: await newTable(KEYS) });
+    expect(single).toMatchObject({ order: 'stripes', written: 3000, complete: true });
+    const table = await newTable(KEYS);
+    const both = await run({ input: [join(root, 'one.csv'), join(root, 'two.csv')], table });
+    expect(both).toMatchObject({ order: 'round-robin', written: 6000, complete: true });
+    expect((await scanAll(client(), table)).length).toBe(6000);
   });
 
   it('the reject file names the file of each rejected row, with its line in that file', async () => {

@@ -17,6 +17,7 @@ import { useLocalAws } from '../support/localAws.js';
 import { readRejects } from '../support/rejects.js';
 import { newBucket, putObjects, s3Client, s3Endpoint } from '../support/s3.js';
 import { startS3DropProxy } from '../support/s3DropProxy.js';
+import { zstd } from '../support/formatFixtures.js';
 
 const KEYS: TableKeys = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } };
 
@@ -116,6 +117,22 @@ describe('S3 inputs', () => {
     expect(error.message).toMatch(/big\.csv changed during the load \(ETag/);
   });
 
+  it('zstd and no-extension JSON objects are read (decompressed, format from the first bytes); a Parquet object is refused before any write', async () => {
+    const s3 = s3Client();
+    const bucket = await newBucket(s3);
+    await putObjects(s3, bucket, {
+      'z/1.csv.zst': zstd('pk,sk\na,1\nb,2\n'),
+      'z/2-noext': '{"pk":"c","sk":3}\n',
+    });
+    const table = await newTable(KEYS);
+    expect(await run({ input: `s3://${bucket}/z/`, table })).toMatchObject({ rowsRead: 3, written: 3, rejected: 0 });
+    await putObjects(s3, bucket, { 'p/rows.parquet': Buffer.from('PAR1 not really') });
+    const other = await newTable(KEYS);
+    const refused = await failure({ input: [`s3://${bucket}/z/`, `s3://${bucket}/p/rows.parquet`], table: other });
+    expect(refused.message).toMatch(/rows\.parquet is Parquet, which ddb-spread reads from local files only/);
+    expect((await scanAll(client(), other)).length).toBe(0);
+  });
+
   it('the CLI takes AWS_ENDPOINT_URL_S3 and --s3-path-style', async () => {
     const s3 = s3Client();
     const bucket = await newBucket(s3);
@@ -169,22 +186,44 @@ describe('DynamoDB export folders', () => {
     expect((await failure({ input: hashed, table })).message).toMatch(/does not match the MD5/);
   });
 
-  it('an ION export is refused before any write, naming the file; a missing data file or manifest is a clear error', async () => {
-    const { readFile, rm, writeFile } = await import('node:fs/promises');
+  it('an ION export, full and incremental, loads as DYNAMODB_JSON does (issue 17 reader); a missing data file or manifest is a clear error', async () => {
+    const { readFile, rm } = await import('node:fs/promises');
     const table = await newTable(KEYS);
-    const ion = await writeExport(dir(), buildExport('ion', 'FULL_EXPORT', partitions()));
-    const summary = join(ion, 'manifest-summary.json');
-    await writeFile(summary, (await readFile(summary, 'utf8')).replace('"DYNAMODB_JSON"', '"ION"'));
-    const ionError = await failure({ input: ion, table });
-    expect(ionError.message).toMatch(/in ION format, which this version cannot read/);
+    const ionItem = (i: number) => `{pk:"k${i % 37}",sk:${i},n:12345678901234567890.${i},m:{a:["x",true,null]},ss:$dynamodb_SS::["a","b"],b:{{AQID}}}`;
+    const full = Array.from({ length: 60 }, (_, i) => `$ion_1_0 {Item:${ionItem(i)}}`);
+    const ion = await writeExport(dir(), buildExport('ion', 'FULL_EXPORT', [full.slice(0, 40), [], full.slice(40)], { ion: true }));
+    expect(await run({ input: ion, table })).toMatchObject({ rowsRead: 60, written: 60, rejected: 0 });
+    const items = await scanAll(client(), table);
+    expect(items.length).toBe(60);
+    const seven = items.find((item) => item.sk!.N === '7')!;
+    expect(seven).toEqual({
+      pk: { S: 'k7' },
+      sk: { N: '7' },
+      n: { N: '12345678901234567890.7' },
+      m: { M: { a: { L: [{ S: 'x' }, { BOOL: true }, { NULL: true }] } } },
+      ss: { SS: ['a', 'b'] },
+      b: { B: new Uint8Array([1, 2, 3]) },
+    });
+    // Incremental: NewImage is a put, Keys alone a delete.
+    const changes = [
+      `$ion_1_0 {Metadata:{WriteTimestampMicros:10},Keys:{pk:"k1",sk:1},NewImage:{pk:"k1",sk:1,v:"new1"},OldImage:${ionItem(1)}}`,
+      `$ion_1_0 {Metadata:{WriteTimestampMicros:20},Keys:{pk:"k2",sk:2},OldImage:${ionItem(2)}}`,
+    ];
+    const inc = await writeExport(dir(), buildExport('ioninc', 'INCREMENTAL_EXPORT', [changes], { ion: true }));
+    expect(await run({ input: inc, table })).toMatchObject({ rowsRead: 2, written: 2, deleted: 1, rejected: 0 });
+    const after = await scanAll(client(), table);
+    expect(after.length).toBe(59);
+    expect(after.find((item) => item.sk!.N === '1')).toEqual({ pk: { S: 'k1' }, sk: { N: '1' }, v: { S: 'new1' } });
+    expect(after.some((item) => item.sk!.N === '2')).toBe(false);
     const gone = await writeExport(dir(), buildExport('gone', 'FULL_EXPORT', partitions()));
     const files = (await readFile(join(gone, 'manifest-files.json'), 'utf8')).split('\n').filter(Boolean);
     const firstData = (JSON.parse(files[0]!) as { dataFileS3Key: string }).dataFileS3Key;
     await rm(join(dir(), firstData));
-    expect((await failure({ input: gone, table })).code).toBe('INPUT_NOT_FOUND');
+    const other = await newTable(KEYS);
+    expect((await failure({ input: gone, table: other })).code).toBe('INPUT_NOT_FOUND');
     await rm(join(gone, 'manifest-files.json'));
-    expect((await failure({ input: gone, table })).message).toMatch(/manifest-files.json is missing/);
-    expect((await scanAll(client(), table)).length).toBe(0);
+    expect((await failure({ input: gone, table: other })).message).toMatch(/manifest-files.json is missing/);
+    expect((await scanAll(client(), other)).length).toBe(0);
   });
 
   it('an incremental export: a record with NewImage is a put', async () => {

@@ -185,10 +185,15 @@ describe('every deterministic scheme loads a sorted, skewed input completely, ea
 
     const manifest = await readManifest(shardManifestPath);
     expect(manifest).toEqual({
-      manifestVersion: 1,
+      manifestVersion: 2,
+      tool: { name: 'ddb-spread', version: expect.any(String) },
+      algorithm: expect.objectContaining({ name: 'ddb-spread-shard', version: 2 }),
+      valueText: expect.any(Object),
       table,
       partitionKey: 'userId',
+      sortKey: 'eventId',
       separator: '#',
+      suffixBase: 0,
       // README and ShardManifestJson say "as given" (hash:4); the implementation records the resolved
       // attribute (hash:4:eventId). Either names the rule; see the report.
       rules: rules.map((r) => (r === 'hash:4' ? expect.stringMatching(/^hash:4(:eventId)?$/) : r)),
@@ -245,7 +250,7 @@ describe('every deterministic scheme loads a sorted, skewed input completely, ea
 });
 
 describe('random:N', () => {
-  it('puts every row under key#0..key#N-1 as the seed and the row position say, and the same seed gives the same table', async () => {
+  it('puts every row under key#0..key#N-1 as the seed and the primary key say, and the same seed gives the same table', async () => {
     const input = await inputFile('random.jsonl', jsonl);
     const seed = 2814;
     const loads: Array<{ table: string; result: LoadResult; manifest: ShardManifestJson }> = [];
@@ -276,9 +281,9 @@ describe('random:N', () => {
     // Uniform enough: each shard of the hot key takes 15-35% of its rows.
     for (const count of suffixCounts) expect(count / suffixCounts.reduce((a, b) => a + b)).toBeGreaterThan(0.15);
     for (const count of suffixCounts) expect(count / suffixCounts.reduce((a, b) => a + b)).toBeLessThan(0.35);
-    // Exactly the documented draw: the seed and the row's place in the input (file and line).
+    // Exactly the documented draw: the seed and the row's primary key (issue 15).
     rows.forEach((r, i) => {
-      const suffix = randomShard(seed, { file: input, line: i + 1, raw: jsonLine(r) }, 4);
+      const suffix = randomShard(seed, r.userId, r.eventId, 4);
       expect(first!.has(`${r.userId}#${suffix}|${r.eventId}`), `line ${i + 1}`).toBe(true);
     });
     expect(second).toEqual(first);
@@ -302,7 +307,7 @@ describe('random:N', () => {
     const { seed } = await readManifest(shardManifestPath);
     expect(Number.isInteger(seed) && seed >= 0 && seed <= 0xffffffff).toBe(true);
     const items = await tableItems(table);
-    small.forEach((r, i) => expect(items.has(`${r.userId}#${randomShard(seed, { file: input, line: i + 1, raw: '' }, 3)}|${r.eventId}`)).toBe(true));
+    small.forEach((r) => expect(items.has(`${r.userId}#${randomShard(seed, r.userId, r.eventId, 3)}|${r.eventId}`)).toBe(true));
     await dropTable(table);
   });
 });

@@ -10,7 +10,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
-export type ExportLine = Record<string, unknown>;
+/** A DYNAMODB_JSON line as an object, or an ION export's line as its text. */
+export type ExportLine = Record<string, unknown> | string;
 
 export interface ExportFixture {
   /** The export folder, relative to where it is written: `<prefix>/AWSDynamoDB/<ExportId>`. */
@@ -27,7 +28,7 @@ export function buildExport(
   prefix: string,
   kind: 'FULL_EXPORT' | 'INCREMENTAL_EXPORT',
   partitions: ExportLine[][],
-  tamper: { countOf?: (file: number, count: number) => number; md5Of?: (file: number, md5: string) => string } = {},
+  tamper: { countOf?: (file: number, count: number) => number; md5Of?: (file: number, md5: string) => string; ion?: boolean } = {},
 ): ExportFixture {
   const id = `01700000000000-${randomBytes(4).toString('hex')}`;
   const folder = `${prefix}/AWSDynamoDB/${id}`;
@@ -35,9 +36,9 @@ export function buildExport(
   const manifestLines: string[] = [];
   let total = 0;
   for (const [i, lines] of partitions.entries()) {
-    const text = lines.map((l) => JSON.stringify(l)).join('\n') + (lines.length > 0 ? '\n' : '');
+    const text = lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + (lines.length > 0 ? '\n' : '');
     const body = gzipSync(Buffer.from(text));
-    const key = `${folder}/data/${randomBytes(8).toString('hex')}${i}.json.gz`;
+    const key = `${folder}/data/${randomBytes(8).toString('hex')}${i}.${tamper.ion ? 'ion' : 'json'}.gz`;
     files[key] = body;
     const md5 = createHash('md5').update(body).digest('base64');
     const itemCount = tamper.countOf ? tamper.countOf(i, lines.length) : lines.length;
@@ -69,7 +70,7 @@ export function buildExport(
     manifestFilesS3Key: `${folder}/manifest-files.json`,
     billedSizeBytes: 0,
     itemCount: total,
-    outputFormat: 'DYNAMODB_JSON',
+    outputFormat: tamper.ion ? 'ION' : 'DYNAMODB_JSON',
     exportType: kind,
     ...(kind === 'INCREMENTAL_EXPORT'
       ? { outputView: 'NEW_AND_OLD_IMAGES', exportFromTime: '2026-11-01T00:00:00.000Z', exportToTime: '2026-11-01T01:00:00.000Z' }

@@ -178,6 +178,8 @@ const WRITE_AFFECTING: Array<[label: string, key: string, before: LoadOptions, a
   ['infer', 'infer', BASE, { ...BASE, infer: true }],
   ['empty', 'empty', BASE, { ...BASE, empty: 'null' }],
   ['empty string', 'empty', { ...BASE, empty: 'null' }, { ...BASE, empty: 'string' }],
+  ['timestamps (issue 17)', 'timestamps', BASE, { ...BASE, timestamps: 'epoch-s' }],
+  ['timestamps unit', 'timestamps', { ...BASE, timestamps: 'epoch-ms' }, { ...BASE, timestamps: 'epoch-s' }],
   ['order spread', 'order', BASE, { ...BASE, order: 'spread' }],
   ['order input', 'order', BASE, { ...BASE, order: 'input' }],
   ['order window', 'order', BASE, { ...BASE, order: 'window' }],
@@ -193,6 +195,7 @@ const WRITE_AFFECTING: Array<[label: string, key: string, before: LoadOptions, a
   ['keepOriginalKey', 'shard', SHARDED, { ...SHARDED, keepOriginalKey: 'originalPk' }],
   ['shard seed given', 'shard', { ...BASE, shard: ['random:4'] }, { ...BASE, shard: ['random:4'], shardSeed: 7 }],
   ['shard seed changed', 'shard', { ...BASE, shard: ['random:4'], shardSeed: 7 }, { ...BASE, shard: ['random:4'], shardSeed: 8 }],
+  ['shard suffix base', 'shard', SHARDED, { ...SHARDED, shardSuffixBase: 1 }],
   ['segment given', 'segment', BASE, { ...BASE, segment: '0/4' }],
   ['segment index', 'segment', { ...BASE, segment: '0/4' }, { ...BASE, segment: '1/4' }],
   ['segment count', 'segment', { ...BASE, segment: '0/4' }, { ...BASE, segment: '0/2' }],
@@ -251,6 +254,22 @@ describe('writeAffectingOptions', () => {
     expect(writeAffectingOptions({ ...windowed, windowRows: 7 })['window']).toBe(7);
   });
 
+  it('issue 15: a hash/time checkpoint from before still resumes; a random:N one (path-and-line suffixes) is refused', () => {
+    // What ddb-spread recorded before issue 15: no suffixBase, no randomSuffix.
+    const before = (options: LoadOptions) => {
+      const r = recorded(options);
+      const { suffixBase: _base, randomSuffix: _random, ...shard } = r['shard'] as Record<string, unknown>;
+      return { ...r, shard };
+    };
+    const check = (options: LoadOptions) =>
+      resumeRefusal({ version: CHECKPOINT_VERSION, input: IDENTITY, options: before(options) }, IDENTITY, recorded(options), 'c.json');
+    expect(check({ ...BASE, shard: ['hash:4', 'time:day:at'] })).toBeUndefined();
+    expect(check({ ...BASE, shard: ['random:4'], shardSeed: 3 })).toMatch(
+      /^checkpoint c\.json was taken by an earlier ddb-spread, whose random:N suffixes .* delete c\.json/,
+    );
+    expect(recorded({ ...BASE, shard: ['hash:4'] })['shard']).not.toHaveProperty('suffixBase');
+  });
+
   it('types and shard keys are recorded in sorted order, whatever order they came in', () => {
     const r = recorded({ ...SHARDED, types: { zeta: 'N', alpha: 'S', mid: 'BOOL' }, shardKeys: ['z', 'a', 'm'] });
     expect(Object.keys(r['types'] as object)).toEqual(['alpha', 'mid', 'zeta']);
@@ -266,7 +285,9 @@ describe('writeAffectingOptions', () => {
       types: {},
       infer: false,
       empty: 'omit',
-      order: 'round-robin',
+      // null for the default, so a checkpoint written before issue 17 still resumes.
+      timestamps: null,
+      order: 'stripes',
       window: null,
       windowMemoryBytes: null,
       shard: null,

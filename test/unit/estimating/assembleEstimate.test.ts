@@ -94,6 +94,20 @@ describe('assembleEstimate', () => {
     expect(unlimited.rate.assumedWcu).toBe(4000);
   });
 
+  it('duration counts start-up and the read phase: after it in a global order, alongside writing in a streaming one (issue 14)', () => {
+    const phases = { startupSeconds: 0.5, readSeconds: 3 };
+    const global = assembleEstimate(parts({ phases }));
+    expect(global.time).toMatchObject({ estimatedSeconds: 8.5, startupSeconds: 0.5, readSeconds: 3, writeSeconds: 5 });
+    // The rate the simulation reached, and the cost, stay those of the writing itself.
+    expect(global.rate.throttleFreeWcu).toBe(800 / 5);
+    const streaming = (order: 'input' | 'window', readSeconds: number) =>
+      assembleEstimate(parts({ phases: { startupSeconds: 0.5, readSeconds }, load: { pacing: true, keyWcu: 60, order, sharded: false } })).time
+        .estimatedSeconds;
+    expect(streaming('input', 3)).toBe(5.5);
+    expect(streaming('window', 7)).toBe(7.5);
+    expect(assembleEstimate(parts()).time).toMatchObject({ estimatedSeconds: 5, startupSeconds: 0, readSeconds: 0 });
+  });
+
   it('a key slower at --key-wcu than the whole load is the bottleneck, with the flags that shard it', () => {
     const result = assembleEstimate(parts());
     expect(result.time.bottleneck).toEqual({ kind: 'key', key: 'hot', units: 600, seconds: 10 });

@@ -160,3 +160,38 @@ describe('EstimateTally feeds the simulations', () => {
     expect(() => t.finish()).toThrow(/bug/);
   });
 });
+
+describe('EstimateTally with a global order from statistics (issue 14)', () => {
+  it('ignores batches and, at finish(), feeds the planned simulation the round-robin order in batches of 25', () => {
+    const simulators = { planned: recorder(2), input: recorder(3) };
+    const t = new EstimateTally(COST, simulators, { mode: 'round-robin' });
+    for (let i = 0; i < 30; i++) t.add(write(i < 20 ? 'hot' : `cold${i}`, 100));
+    t.addBatch([write('ignored', 100)]);
+    expect(simulators.planned.batches).toEqual([]);
+    t.finish();
+    const keys = simulators.planned.batches.map((b) => b.map((w) => w.key));
+    expect(keys.map((b) => b.length)).toEqual([MAX_BATCH_REQUESTS, 5]);
+    // Round 0: hot then the ten cold keys in order of first appearance; then hot's other 19 writes.
+    expect(keys.flat().slice(0, 11)).toEqual(['hot', ...Array.from({ length: 10 }, (_, i) => `cold${i + 20}`)]);
+    expect(keys.flat().slice(11)).toEqual(Array.from({ length: 19 }, () => 'hot'));
+    expect(simulators.input.batches.flat()).toHaveLength(30);
+  });
+});
+
+describe('EstimateTally without --shard', () => {
+  it('counts keys once and reports them as written too: the same figures as a tally that counts them twice', () => {
+    const rows = [write('a', 100), write('b', 3000), write('a', 100), write('c', 900)];
+    const once = new EstimateTally(COST, { planned: recorder(1), input: recorder(1) }, undefined, false);
+    const twice = new EstimateTally(COST, { planned: recorder(1), input: recorder(1) });
+    for (const r of rows) {
+      once.add({ ...r });
+      twice.add({ ...r });
+    }
+    const a = once.finish();
+    const b = twice.finish();
+    expect(a.hottestWritten.top(10)).toEqual(b.hottestWritten.top(10));
+    expect(a.distinctWritten).toBe(b.distinctWritten);
+    expect(a.hottest.top(10)).toEqual(b.hottest.top(10));
+    expect(() => new EstimateTally(COST, { planned: recorder(1), input: recorder(1) }, undefined, false).add(write('s#1', 100, {}, 's'))).toThrow(/bug/);
+  });
+});

@@ -26,12 +26,13 @@ describe('normalizeOptions: defaults', () => {
       types: {},
       infer: false,
       empty: 'omit',
+      timestamps: 'iso',
       concurrency: 8,
       maxAttempts: 15,
       requestTimeoutMs: 30_000,
       rejectsPath: 'data/items.csv.rejects.jsonl',
       maxRejects: Infinity,
-      order: 'round-robin',
+      order: 'stripes',
       windowRows: 50_000,
       memoryBytes: 128 * 1024 * 1024,
       tempDir: undefined,
@@ -124,9 +125,26 @@ describe('normalizeOptions: format from the file name', () => {
     expect(normalizeOptions({ ...base, input: '-', inputFormat: 'jsonl' })).toMatchObject({ inputFormat: 'jsonl', rejectsPath: 'stdin.rejects.jsonl' });
   });
 
-  it('an unknown extension needs inputFormat', () => {
-    expect(loaderErrorOf(() => normalizeOptions({ ...base, input: 'items.txt' })).code).toBe('INVALID_OPTION');
+  it('an unknown extension leaves the format to the first bytes (reading/detectFormat.ts), or to inputFormat', () => {
+    expect(normalizeOptions({ ...base, input: 'items.txt' }).inputFormat).toBeUndefined();
     expect(normalizeOptions({ ...base, input: 'items.txt', inputFormat: 'csv' }).inputFormat).toBe('csv');
+  });
+
+  it.each([
+    ['t.parquet', 'parquet'],
+    ['t.PQ', 'parquet'],
+    ['export.ion.gz', 'ion'],
+    ['export.ion.zst', 'ion'],
+    ['data.csv.zst', 'csv'],
+    ['data.csv.bz2', 'csv'],
+    ['data.jsonl.zstd', 'jsonl'],
+  ] as const)('%s is %s by its extension (after a compression suffix)', (input, format) => {
+    expect(normalizeOptions({ ...base, input }).inputFormat).toBe(format);
+  });
+
+  it('timestamps is iso, epoch-s or epoch-ms', () => {
+    expect(normalizeOptions({ ...base, timestamps: 'epoch-ms' }).timestamps).toBe('epoch-ms');
+    expect(loaderErrorOf(() => normalizeOptions({ ...base, timestamps: 'unix' as never })).code).toBe('INVALID_OPTION');
   });
 
   // issue 11.7: the default reject file is next to the input and keeps its whole name (x.csv and x.jsonl
@@ -145,8 +163,8 @@ describe('normalizeOptions: format from the file name', () => {
   it('each segment and a dry run get their own default reject file; each segment its own manifest (issue 11.7, 11.8)', () => {
     const segments = [0, 1, 2, 3].map((i) => normalizeOptions({ ...base, segment: `${i}/4`, shard: ['hash:2'] }));
     expect(segments.map((o) => o.rejectsPath)).toEqual([0, 1, 2, 3].map((i) => `data/items.csv.seg-${i}-of-4.rejects.jsonl`));
-    expect(segments.map((o) => o.shard?.manifestPath)).toEqual([0, 1, 2, 3].map((i) => `data/items.csv.seg-${i}-of-4.shards.json`));
-    expect(normalizeOptions({ ...base, shard: ['hash:2'] }).shard?.manifestPath).toBe('data/items.csv.shards.json');
+    expect(segments.map((o) => o.shard?.manifestPath)).toEqual([0, 1, 2, 3].map((i) => `data/items.csv.Items.seg-${i}-of-4.shards.json`));
+    expect(normalizeOptions({ ...base, shard: ['hash:2'] }).shard?.manifestPath).toBe('data/items.csv.Items.shards.json');
     expect(normalizeOptions(base, { dryRun: true }).rejectsPath).toBe('data/items.csv.dry-run.rejects.jsonl');
     expect(normalizeOptions({ ...base, segment: '1/2' }, { dryRun: true }).rejectsPath).toBe('data/items.csv.seg-1-of-2.dry-run.rejects.jsonl');
     expect(normalizeOptions({ ...base, rejectsPath: 'mine.jsonl' }, { dryRun: true }).rejectsPath).toBe('mine.jsonl');

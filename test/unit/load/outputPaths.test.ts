@@ -11,6 +11,9 @@ describe('defaultOutputPath', () => {
     ['data/x.csv', 'rejects', { segment: { index: 0, count: 4 } }, 'data/x.csv.seg-0-of-4.rejects.jsonl'],
     ['data/x.csv', 'rejects', { dryRun: true }, 'data/x.csv.dry-run.rejects.jsonl'],
     ['data/x.csv', 'shards', { segment: { index: 3, count: 4 } }, 'data/x.csv.seg-3-of-4.shards.json'],
+    ['data/x.csv', 'shards', { table: 'Orders', segment: { index: 3, count: 4 } }, 'data/x.csv.Orders.seg-3-of-4.shards.json'],
+    ['data/x.csv', 'shards', { table: 'Orders' }, 'data/x.csv.Orders.shards.json'],
+    ['data/x.csv', 'rejects', { table: 'Orders' }, 'data/x.csv.rejects.jsonl'],
     // A dry run writes no manifest; its name does not change.
     ['data/x.csv', 'shards', { dryRun: true }, 'data/x.csv.shards.json'],
     ['-', 'rejects', {}, 'stdin.rejects.jsonl'],

@@ -67,16 +67,17 @@ describe('parseByteSize', () => {
 });
 
 describe('normalizeOptions: write order', () => {
-  it('defaults: round-robin for files, window of 50000 rows for stdin, 128 MiB, no temp folder, no sharding', () => {
+  it('defaults: stripes for files (round-robin where a file cannot be cut), window of 50000 rows for stdin, 128 MiB, no temp folder, no sharding', () => {
     expect(normalizeOptions(base)).toMatchObject({
-      order: 'round-robin',
+      order: 'stripes',
       windowRows: DEFAULT_WINDOW_ROWS,
       memoryBytes: DEFAULT_MEMORY_BYTES,
       tempDir: undefined,
       shard: undefined,
     });
     expect(normalizeOptions(stdin)).toMatchObject({ order: 'window', windowRows: 50_000, memoryBytes: 128 * MiB });
-    expect(normalizeOptions({ ...base, input: 'x.jsonl.gz' }).order).toBe('round-robin');
+    // Asked for; whether a file can be cut is known once it is opened (prepareLoad).
+    expect(normalizeOptions({ ...base, input: 'x.jsonl.gz' }).order).toBe('stripes');
     expect([DEFAULT_WINDOW_ROWS, DEFAULT_MEMORY_BYTES, MIN_MEMORY_BYTES]).toEqual([50_000, 128 * MiB, 64 * KiB]);
   });
 
@@ -99,7 +100,7 @@ describe('normalizeOptions: write order', () => {
   });
 
   it.each<[string, Partial<LoadOptions>, string]>([
-    ['an unknown order', { order: 'random' as never }, 'Expected `order` to be one of round-robin, spread, window, input, got `random` (string)'],
+    ['an unknown order', { order: 'random' as never }, 'Expected `order` to be one of stripes, round-robin, spread, window, input, got `random` (string)'],
     ['window with the default file order', { window: 100 }, 'Expected `window` to be given only with order "window", got `100` (number)'],
     ['window with order spread', { order: 'spread', window: 100 }, 'Expected `window` to be given only with order "window", got `100` (number)'],
     ['window of 1 row', { order: 'window', window: 1 }, 'Expected `window` to be an integer from 2 to 100000000, got `1` (number)'],
@@ -129,7 +130,7 @@ describe('normalizeOptions: write order', () => {
 });
 
 describe('normalizeOptions: sharding', () => {
-  it('rules given as text are parsed; defaults: "#", every key, no original-key attribute, no seed, <input>.shards.json', () => {
+  it('rules given as text are parsed; defaults: "#", every key, no original-key attribute, no seed, 0-based suffixes, <input>.<table>.shards.json', () => {
     expect(normalizeOptions({ ...base, shard: ['time:day:createdAt', 'hash:4'] }).shard).toEqual({
       rules: [
         { kind: 'time', unit: 'day', attribute: 'createdAt' },
@@ -139,7 +140,8 @@ describe('normalizeOptions: sharding', () => {
       keys: undefined,
       keepOriginalKey: undefined,
       seed: undefined,
-      manifestPath: 'data/items.csv.shards.json',
+      suffixBase: 0,
+      manifestPath: 'data/items.csv.Items.shards.json',
     });
   });
 
@@ -163,12 +165,24 @@ describe('normalizeOptions: sharding', () => {
     expect(normalizeOptions({ ...base, shard: ['random:2'], shardSeed: 0 }).shard!.seed).toBe(0);
   });
 
+  it('shardSuffixBase is 0 or 1, and only with shard', () => {
+    expect(normalizeOptions({ ...base, shard: ['random:200'], shardSuffixBase: 1 }).shard!.suffixBase).toBe(1);
+    expect(() => normalizeOptions({ ...base, shard: ['random:2'], shardSuffixBase: 2 as never })).toThrow(/shardSuffixBase/);
+    expect(() => normalizeOptions({ ...base, shardSuffixBase: 1 })).toThrow(/shardSuffixBase/);
+  });
+
+  it('the default manifest differs per table: one input loaded into two tables keeps both', () => {
+    const of = (table: string) => normalizeOptions({ ...base, table, shard: ['hash:2'] }).shard!.manifestPath;
+    expect(of('Orders')).toBe('data/items.csv.Orders.shards.json');
+    expect(of('Orders')).not.toBe(of('OrdersCopy'));
+  });
+
   it.each([
-    ['data/items.csv', 'data/items.csv.shards.json'],
-    ['/abs/path/orders.jsonl.gz', '/abs/path/orders.jsonl.gz.shards.json'],
-    ['my.orders.tsv', 'my.orders.tsv.shards.json'],
-    ['-', 'stdin.shards.json'],
-  ])('the manifest of %s defaults to %s, next to the input (issue 11.7)', (input, expected) => {
+    ['data/items.csv', 'data/items.csv.Items.shards.json'],
+    ['/abs/path/orders.jsonl.gz', '/abs/path/orders.jsonl.gz.Items.shards.json'],
+    ['my.orders.tsv', 'my.orders.tsv.Items.shards.json'],
+    ['-', 'stdin.Items.shards.json'],
+  ])('the manifest of %s defaults to %s, next to the input (issue 11.7), with the table in it (issue 15)', (input, expected) => {
     const options: LoadOptions = input === '-' ? { ...stdin, shard: ['random:2'] } : { input, table: 'Items', inputFormat: 'csv', shard: ['random:2'] };
     expect(normalizeOptions(options).shard!.manifestPath).toBe(expected);
   });

@@ -82,6 +82,9 @@ function fixture(): EstimateResult {
     time: {
       idealSeconds: 632.3756,
       estimatedSeconds: 760.3149,
+      startupSeconds: 0.4123,
+      readSeconds: 31.9,
+      writeSeconds: 728.0026,
       bottleneck: { kind: 'key', key: 'cust-0007', units: 182_124, seconds: 728.496 },
     },
     simulations: {
@@ -495,7 +498,7 @@ describe('estimateJson', () => {
     ['keys', ['distinct', 'distinctWritten', 'hottest', 'hottestWritten', 'sharded']],
     ['keys.hottest.0', ['key', 'rows', 'rowShare', 'units', 'unitShare']],
     ['rate', ['targetWcu', 'assumedWcu', 'reason', 'keyWcu', 'throttleFreeWcu']],
-    ['time', ['idealSeconds', 'estimatedSeconds', 'bottleneck']],
+    ['time', ['idealSeconds', 'estimatedSeconds', 'startupSeconds', 'readSeconds', 'writeSeconds', 'bottleneck']],
     ['time.bottleneck', ['kind', 'key', 'units', 'seconds']],
     ['simulations', ['planned', 'input']],
     ['simulations.planned', ['order', 'paced', 'seconds', 'throttledItems', 'heat']],

@@ -19,7 +19,7 @@ import {
   type ShardRule,
   type TimeUnit,
 } from '../../../src/sharding/shard.js';
-import type { Item, KeySchema, PlannedWrite, RejectedRow, RowOrigin } from '../../../src/shared/types.js';
+import type { Item, KeySchema, PlannedWrite, RejectedRow } from '../../../src/shared/types.js';
 import { mulberry32 } from '../../../tools/mulberry32.js';
 import { loaderErrorOf, rowErrorOf } from '../../support/thrown.js';
 
@@ -28,9 +28,9 @@ const S_N: KeySchema = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { nam
 const S_ONLY: KeySchema = { partitionKey: { name: 'pk', type: 'S' } };
 const N_S: KeySchema = { partitionKey: { name: 'pk', type: 'N' }, sortKey: { name: 'sk', type: 'S' } };
 const B_ONLY: KeySchema = { partitionKey: { name: 'pk', type: 'B' } };
+const S_B: KeySchema = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'B' } };
 
 const n = (text: string) => new NumberValue(text);
-const origin = (line: number, file = 'events.csv'): RowOrigin => ({ file, line, raw: `row ${line}` });
 
 function resolve(rules: ShardRule[], over: Partial<ShardOptions> = {}, schema: KeySchema = S_S): ResolvedShardOptions {
   return resolveShardOptions({ rules, seed: 7, ...over }, schema, 'Events');
@@ -125,7 +125,9 @@ describe('resolveShardOptions', () => {
       keys: undefined,
       keepOriginalKey: undefined,
       seed: 7,
+      suffixBase: 0,
       partitionKey: 'pk',
+      sortKey: 'sk',
     });
     expect(DEFAULT_SHARD_SEPARATOR).toBe('#');
   });
@@ -155,7 +157,9 @@ describe('resolveShardOptions', () => {
       keys,
       keepOriginalKey: 'origPk',
       seed: 0xffffffff,
+      suffixBase: 0,
       partitionKey: 'pk',
+      sortKey: undefined,
     });
     expect(resolveShardOptions({ rules: [{ kind: 'random', shards: 2 }], seed: 0 }, S_ONLY, 'Events').seed).toBe(0);
   });
@@ -302,30 +306,32 @@ function chiSquare(counts: number[]): number {
   return counts.reduce((sum, c) => sum + (c - expected) ** 2 / expected, 0);
 }
 
-describe('randomShard', () => {
-  it('the same seed, file and line give the same shard; it is an integer in [0, N)', () => {
-    for (let line = 1; line <= 2000; line++) {
-      const a = randomShard(42, origin(line), 10);
-      expect(randomShard(42, { file: 'events.csv', line, raw: 'other text' }, 10)).toBe(a);
-      expect(Number.isInteger(a) && a >= 0 && a < 10).toBe(true);
-    }
+describe('randomShard: int(md5(seed NUL pk NUL sk), 16) mod N, from the seed and the primary key only', () => {
+  it.each<[number, string, string | undefined, number, number]>([
+    // Computed with Python: int(hashlib.md5(f"{seed}\0{pk}\0{sk}".encode()).hexdigest(), 16) % n
+    [0, 'user-1', 'e1', 1000, 587],
+    [1, 'user-1', 'e1', 1000, 107],
+    [42, 'hot', undefined, 8, 6],
+    [4294967295, 'é', '🙂', 2 ** 31, 195688606],
+    [7, 'k', '1.5', 200, 171],
+    [12345, 'a\0b', 'c', 10, 2],
+  ])("randomShard(%d, %j, %j, %d) = %d, as the README's Python computes it", (seed, pk, sk, shards, expected) => {
+    expect(randomShard(seed, pk, sk, shards)).toBe(expected);
   });
 
-  it.each([
-    ['another seed', (line: number) => randomShard(2, origin(line), 10)],
-    ['another file', (line: number) => randomShard(1, origin(line, 'other.csv'), 10)],
-  ])('%s gives other shards (agreement close to 1/N)', (_label, other) => {
+  it('another seed gives other shards (agreement close to 1/N)', () => {
     let same = 0;
-    const lines = 10_000;
-    for (let line = 1; line <= lines; line++) if (randomShard(1, origin(line), 10) === other(line)) same++;
+    const keys = 10_000;
+    for (let i = 0; i < keys; i++) if (randomShard(1, 'hot', `e${i}`, 10) === randomShard(2, 'hot', `e${i}`, 10)) same++;
     // Independent shards agree 1/10 of the time; the bounds are more than 5 standard deviations wide.
-    expect(same / lines).toBeGreaterThan(0.085);
-    expect(same / lines).toBeLessThan(0.115);
+    expect(same / keys).toBeGreaterThan(0.085);
+    expect(same / keys).toBeLessThan(0.115);
   });
 
-  it('seeds at the ends of the range work and differ', () => {
-    const at = (seed: number) => Array.from({ length: 64 }, (_, i) => randomShard(seed, origin(i + 1), 1000)).join();
-    expect(new Set([at(0), at(1), at(0x7fffffff), at(0x80000000), at(0xffffffff)]).size).toBe(5);
+  it('the partition key and the sort key both count, and are not confused with each other', () => {
+    const at = (pk: string, sk: string) => Array.from({ length: 64 }, (_, i) => randomShard(3, `${pk}${i}`, sk, 1000)).join();
+    expect(new Set([at('a', 'x'), at('b', 'x'), at('a', 'y')]).size).toBe(3);
+    expect(randomShard(3, 'ab', 'c', 2 ** 31)).not.toBe(randomShard(3, 'a', 'bc', 2 ** 31));
   });
 
   // Critical values of chi-square at p = 0.001: df 1: 10.83, 6: 22.46, 9: 27.88, 15: 37.70, 99: 148.23.
@@ -335,27 +341,10 @@ describe('randomShard', () => {
     [10, 19, 27.88],
     [16, 20, 37.7],
     [100, 21, 148.23],
-  ])('100k lines over %d shards (seed %d) are uniform by chi-square (< %d)', (shards, seed, critical) => {
+  ])('100k sort keys of one hot key over %d shards (seed %d) are uniform by chi-square (< %d)', (shards, seed, critical) => {
     const counts = new Array<number>(shards).fill(0);
-    for (let line = 1; line <= 100_000; line++) counts[randomShard(seed, origin(line, 'data/events-2024.jsonl'), shards)]!++;
+    for (let i = 1; i <= 100_000; i++) counts[randomShard(seed, 'hot', `order-${i}`, shards)]!++;
     expect(chiSquare(counts)).toBeLessThan(critical);
-  });
-
-  it('consecutive lines are independent: pairs over 4 shards are uniform by chi-square', () => {
-    const counts = new Array<number>(16).fill(0);
-    let previous = randomShard(5, origin(1), 4);
-    for (let line = 2; line <= 100_001; line++) {
-      const shard = randomShard(5, origin(line), 4);
-      counts[previous * 4 + shard]!++;
-      previous = shard;
-    }
-    expect(chiSquare(counts)).toBeLessThan(37.7);
-  });
-
-  it('lines above 65535 use their high bits (no period of 2^16)', () => {
-    const low = Array.from({ length: 100 }, (_, i) => randomShard(9, origin(i + 1), 1000)).join();
-    const high = Array.from({ length: 100 }, (_, i) => randomShard(9, origin(i + 1 + 65_536), 1000)).join();
-    expect(high).not.toBe(low);
   });
 });
 
@@ -562,14 +551,14 @@ describe('applyShard', () => {
   it('applies the rules in order: time:day then hash:4 gives "user-1#2024-01-15#3"', () => {
     // md5("ORD-7") % 4 = 3 (python3: int(hashlib.md5(b"ORD-7").hexdigest(), 16) % 4)
     const item: Item = { pk: 'user-1', sk: 'a', createdAt: '2024-01-15T13:45:00Z', orderId: 'ORD-7' };
-    expect(applyShard(item, origin(2), resolve(TIME_THEN_HASH))).toEqual({ original: 'user-1', written: 'user-1#2024-01-15#3' });
+    expect(applyShard(item, resolve(TIME_THEN_HASH))).toEqual({ original: 'user-1', written: 'user-1#2024-01-15#3' });
     expect(item).toEqual({ pk: 'user-1#2024-01-15#3', sk: 'a', createdAt: '2024-01-15T13:45:00Z', orderId: 'ORD-7' });
   });
 
   it('the other order of rules gives the other order of suffixes; the separator is configurable', () => {
     const item: Item = { pk: 'user-1', sk: 'a', createdAt: '2024-01-15T13:45:00Z', orderId: 'ORD-7' };
     const rules = [...TIME_THEN_HASH].reverse();
-    expect(applyShard(item, origin(2), resolve(rules, { separator: '::' }))?.written).toBe('user-1::3::2024-01-15');
+    expect(applyShard(item, resolve(rules, { separator: '::' }))?.written).toBe('user-1::3::2024-01-15');
   });
 
   it.each<[string, unknown, string]>([
@@ -580,53 +569,78 @@ describe('applyShard', () => {
     ['a string', 'ORD-7', 'k#3'],
   ])('hash: %s', (_label, value, expected) => {
     const item: Item = { pk: 'k', sk: 'x', v: value };
-    expect(applyShard(item, origin(1), resolve([{ kind: 'hash', shards: 4, attribute: 'v' }]))?.written).toBe(expected);
+    expect(applyShard(item, resolve([{ kind: 'hash', shards: 4, attribute: 'v' }]))?.written).toBe(expected);
   });
 
   it('hash defaults to the sort key: one primary key always gets one shard', () => {
     const options = resolve([{ kind: 'hash', shards: 8 }]);
     for (let line = 1; line < 50; line++) {
       const item: Item = { pk: 'k', sk: 'ORD-7' };
-      expect(applyShard(item, origin(line), options)?.written).toBe('k#7');
+      expect(applyShard(item, options)?.written).toBe('k#7');
     }
   });
 
-  it('random:N uses randomShard(seed, origin, N)', () => {
+  it('random:N uses randomShard(seed, pk, sk, N): the same primary key always gets one shard, wherever the row is', () => {
     const options = resolve([{ kind: 'random', shards: 8 }], { seed: 1234 });
     const seen = new Set<string>();
-    for (let line = 1; line <= 200; line++) {
-      const item: Item = { pk: 'hot', sk: 'x' };
-      const written = applyShard(item, origin(line), options)!.written;
-      expect(written).toBe(`hot#${randomShard(1234, origin(line), 8)}`);
+    for (let i = 1; i <= 200; i++) {
+      const item: Item = { pk: 'hot', sk: `x${i}` };
+      const written = applyShard(item, options)!.written;
+      expect(written).toBe(`hot#${randomShard(1234, 'hot', `x${i}`, 8)}`);
+      expect(applyShard({ pk: 'hot', sk: `x${i}`, other: 'row' }, options)!.written).toBe(written);
       seen.add(written);
     }
     expect(seen.size).toBe(8);
   });
 
+  it('a number sort key is hashed as its canonical text, binary as base64', () => {
+    const options = resolve([{ kind: 'random', shards: 1000 }], { seed: 5 }, S_N);
+    expect(applyShard({ pk: 'k', sk: new NumberValue('1.5') }, options)!.written).toBe(`k#${randomShard(5, 'k', '1.5', 1000)}`);
+    const binary = resolve([{ kind: 'random', shards: 1000 }], { seed: 5 }, S_B);
+    expect(applyShard({ pk: 'k', sk: new Uint8Array([1, 2, 3]) }, binary)!.written).toBe(`k#${randomShard(5, 'k', 'AQID', 1000)}`);
+  });
+
+  it('--shard-base 1 numbers random and hash suffixes 1 … N (seed 004)', () => {
+    const options = resolve(
+      [
+        { kind: 'random', shards: 200 },
+        { kind: 'hash', shards: 4 },
+      ],
+      { seed: 9, suffixBase: 1 },
+    );
+    for (let i = 0; i < 300; i++) {
+      const [, random, hash] = applyShard({ pk: 'k', sk: `s${i}` }, options)!
+        .written.split('#')
+        .map(Number);
+      expect(random).toBe(randomShard(9, 'k', `s${i}`, 200) + 1);
+      expect(hash).toBe(hashShard(`s${i}`, 4) + 1);
+    }
+  });
+
   it('keys: only the listed keys are sharded; others are untouched', () => {
     const options = resolve([{ kind: 'random', shards: 4 }], { keys: new Set(['hot']), keepOriginalKey: 'origPk' });
     const cold: Item = { pk: 'cold', sk: 'x' };
-    expect(applyShard(cold, origin(1), options)).toBeUndefined();
+    expect(applyShard(cold, options)).toBeUndefined();
     expect(cold).toEqual({ pk: 'cold', sk: 'x' });
     const hot: Item = { pk: 'hot', sk: 'x' };
-    expect(applyShard(hot, origin(1), options)?.original).toBe('hot');
+    expect(applyShard(hot, options)?.original).toBe('hot');
     expect(hot.origPk).toBe('hot');
   });
 
   it('keepOriginalKey stores the unsharded value; an existing equal value is fine', () => {
     const options = resolve([{ kind: 'hash', shards: 4 }], { keepOriginalKey: 'origPk' });
     const item: Item = { pk: 'user-1', sk: 'ORD-7' };
-    applyShard(item, origin(1), options);
+    applyShard(item, options);
     expect(item).toEqual({ pk: 'user-1#3', sk: 'ORD-7', origPk: 'user-1' });
     const again: Item = { pk: 'user-1', sk: 'ORD-7', origPk: 'user-1' };
-    expect(applyShard(again, origin(1), options)?.written).toBe('user-1#3');
+    expect(applyShard(again, options)?.written).toBe('user-1#3');
     expect(again.origPk).toBe('user-1');
   });
 
   it('keepOriginalKey holding another value: SHARD_ATTRIBUTE, and the item is unchanged', () => {
     const options = resolve([{ kind: 'hash', shards: 4 }], { keepOriginalKey: 'origPk' });
     const item: Item = { pk: 'user-1', sk: 'ORD-7', origPk: 'someone-else' };
-    const error = rowErrorOf(() => applyShard(item, origin(1), options));
+    const error = rowErrorOf(() => applyShard(item, options));
     expect(error.code).toBe('SHARD_ATTRIBUTE');
     expect(error.field).toBe('origPk');
     expect(error.message).toBe('--keep-original-key attribute "origPk" already holds another value in this row; choose an attribute the input does not use');
@@ -690,7 +704,7 @@ describe('applyShard', () => {
     ],
   ])('%s: SHARD_ATTRIBUTE with the attribute as field; the item is unchanged', (_label, rule, item, message) => {
     const before = { ...item };
-    const error = rowErrorOf(() => applyShard(item, origin(1), resolve([{ kind: 'random', shards: 2 }, rule], { keepOriginalKey: 'origPk' })));
+    const error = rowErrorOf(() => applyShard(item, resolve([{ kind: 'random', shards: 2 }, rule], { keepOriginalKey: 'origPk' })));
     expect(error.code).toBe('SHARD_ATTRIBUTE');
     expect(error.field).toBe((rule as { attribute: string }).attribute);
     expect(error.message).toBe(message);
@@ -703,7 +717,7 @@ describe('applyShard', () => {
     ['a number partition key', { pk: n('5'), sk: 'x' }],
   ])('%s: not sharded (the key checks report it)', (_label, item) => {
     const before = { ...item };
-    expect(applyShard(item, origin(1), resolve([{ kind: 'random', shards: 4 }], { keepOriginalKey: 'origPk' }))).toBeUndefined();
+    expect(applyShard(item, resolve([{ kind: 'random', shards: 4 }], { keepOriginalKey: 'origPk' }))).toBeUndefined();
     expect(item).toEqual(before);
   });
 });

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { resolveShardOptions, type ResolvedShardOptions, type ShardOptions } from '../../../src/sharding/shard.js';
-import { MAX_MANIFEST_VALUES, ShardManifest } from '../../../src/sharding/shardManifest.js';
+import { ALGORITHM_TEXT, MAX_MANIFEST_VALUES, ShardManifest, VALUE_TEXT } from '../../../src/sharding/shardManifest.js';
 import type { KeySchema } from '../../../src/shared/types.js';
 import { mulberry32 } from '../../../tools/mulberry32.js';
 
+const VERSION = '9.8.7';
 const SCHEMA: KeySchema = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'S' } };
 
 function options(over: Partial<ShardOptions> = {}): ResolvedShardOptions {
@@ -14,6 +15,7 @@ describe('ShardManifest', () => {
   it('an empty manifest describes the options: rules as given, N per rule, seed, "all" keys', () => {
     const manifest = new ShardManifest(
       'Events',
+      VERSION,
       options({
         rules: [
           { kind: 'time', unit: 'day', attribute: 'createdAt' },
@@ -25,13 +27,18 @@ describe('ShardManifest', () => {
       }),
     );
     expect(manifest.toJSON()).toEqual({
-      manifestVersion: 1,
+      manifestVersion: 2,
+      tool: { name: 'ddb-spread', version: '9.8.7' },
+      algorithm: { name: 'ddb-spread-shard', version: 2, formulas: ALGORITHM_TEXT },
+      valueText: VALUE_TEXT,
       table: 'Events',
       partitionKey: 'pk',
+      sortKey: 'sk',
       separator: '|',
       // hash:4 took the sort key, and the manifest says so.
       rules: ['time:day:createdAt', 'hash:4:sk', 'random:8'],
       shardCounts: [null, 4, 8],
+      suffixBase: 0,
       seed: 5,
       keepOriginalKey: null,
       shardedKeys: 'all',
@@ -43,13 +50,13 @@ describe('ShardManifest', () => {
   });
 
   it('shardKeys are listed sorted; keepOriginalKey is named', () => {
-    const json = new ShardManifest('Events', options({ keys: new Set(['user-9', 'user-10', 'admin']), keepOriginalKey: 'origPk' })).toJSON();
+    const json = new ShardManifest('Events', VERSION, options({ keys: new Set(['user-9', 'user-10', 'admin']), keepOriginalKey: 'origPk' })).toJSON();
     expect(json.shardedKeys).toEqual(['admin', 'user-10', 'user-9']);
     expect(json.keepOriginalKey).toBe('origPk');
   });
 
   it('counts each written value once per key', () => {
-    const manifest = new ShardManifest('Events', options());
+    const manifest = new ShardManifest('Events', VERSION, options());
     manifest.add('a', 'a#1');
     manifest.add('a', 'a#1');
     manifest.add('a', 'a#0');
@@ -63,7 +70,7 @@ describe('ShardManifest', () => {
   });
 
   it('values sort naturally: k#2 before k#10, dates in order, then the hash suffix', () => {
-    const manifest = new ShardManifest('Events', options());
+    const manifest = new ShardManifest('Events', VERSION, options());
     for (const v of ['k#10', 'k#2', 'k#1', 'k#0', 'k#100', 'k#9']) manifest.add('k', v);
     for (const v of ['u#2024-01-15#10', 'u#2024-01-15#3', 'u#2023-12-31#0', 'u#2024-01-02#2']) manifest.add('u', v);
     const json = manifest.toJSON();
@@ -83,7 +90,7 @@ describe('ShardManifest', () => {
       pairs.push([key, `${key}${random() < 0.5 ? '#' : '|'}${suffix}`]);
     }
     const build = (list: [string, string][]) => {
-      const manifest = new ShardManifest('Events', options());
+      const manifest = new ShardManifest('Events', VERSION, options());
       for (const [key, value] of list) manifest.add(key, value);
       return JSON.stringify(manifest.toJSON());
     };
@@ -110,7 +117,7 @@ describe('ShardManifest', () => {
   });
 
   it('a key named "__proto__" stays an own property and survives JSON', () => {
-    const manifest = new ShardManifest('Events', options());
+    const manifest = new ShardManifest('Events', VERSION, options());
     manifest.add('__proto__', '__proto__#1');
     manifest.add('constructor', 'constructor#0');
     const json = manifest.toJSON();
@@ -126,7 +133,7 @@ describe('ShardManifest', () => {
 
   it(`stops listing beyond ${MAX_MANIFEST_VALUES} values and says it is incomplete`, () => {
     expect(MAX_MANIFEST_VALUES).toBe(1_000_000);
-    const manifest = new ShardManifest('Events', options());
+    const manifest = new ShardManifest('Events', VERSION, options());
     // Values added in natural order, so the final sort is one pass.
     for (let i = 0; i < MAX_MANIFEST_VALUES; i++) manifest.add('h', `h#${i}`);
     expect([manifest.keyCount, manifest.valuesWritten]).toEqual([1, MAX_MANIFEST_VALUES]);

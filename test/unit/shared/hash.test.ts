@@ -18,35 +18,15 @@ describe('stable hashes', () => {
     expect(TEXTS.map((t) => fnv1a32(t) % 2 ** 31)).toEqual([18652613, 1678518572, 939676281, 1862963307, 1352505911, 704295417, 16413089]);
   });
 
-  it('random:N shards keep their values', () => {
-    const origins = [
-      { file: 'a.csv', line: 1 },
-      { file: 'data/events.jsonl', line: 123456 },
-      { file: '', line: 70000 },
-      { file: 'é.csv', line: 2 },
-    ].map((o) => ({ ...o, raw: '' }));
-    const pinned: Record<number, [number[], number[]]> = {
-      0: [
-        [213, 36, 449, 611],
-        [2066414565, 1719045388, 378337449, 954058611],
-      ],
-      1: [
-        [696, 725, 83, 173],
-        [1825229048, 1858535725, 195338083, 1797371173],
-      ],
-      12345: [
-        [352, 314, 714, 632],
-        [1905097352, 840905666, 30430714, 1735031984],
-      ],
-      4294967295: [
-        [157, 678, 215, 474],
-        [927587509, 736064678, 780025567, 612637474],
-      ],
-    };
-    for (const [seed, [small, large]] of Object.entries(pinned)) {
-      expect(origins.map((o) => randomShard(Number(seed), o, 1000))).toEqual(small);
-      expect(origins.map((o) => randomShard(Number(seed), o, 2 ** 31))).toEqual(large);
-    }
+  it('random:N shards keep their values (md5 of the seed and the primary key)', () => {
+    expect(
+      [
+        [0, 'user-1', 'e1'],
+        [12345, 'data/events.jsonl', '123456'],
+        [4294967295, 'é', undefined],
+      ].map(([seed, pk, sk]) => randomShard(seed as number, pk as string, sk as string | undefined, 1000)),
+      // Python: int(hashlib.md5(f"{seed}\0{pk}\0{sk}".encode()).hexdigest(), 16) % 1000 (no \0{sk} without a sort key)
+    ).toEqual([587, 210, 563]);
   });
 
   it('hash:N shards keep their values (md5)', () => {

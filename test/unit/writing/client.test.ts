@@ -14,4 +14,16 @@ describe('createClient (issue 14: client cost per item)', () => {
     plain.destroy();
     client.destroy();
   });
+
+  it("makes one SDK attempt per call for a load, whatever the load's own --max-attempts; readers ask for more", async () => {
+    // load() spreads its options into createClient: its maxAttempts (sends per item) must not reach the SDK,
+    // or every DescribeTable and BatchWriteItem would be retried up to 15 times under the writer's own retries.
+    const loadLike = { region: 'us-east-1', requestTimeoutMs: 1000, maxSockets: 8, maxAttempts: 15 };
+    const client = createClient(loadLike, {});
+    expect(await client.config.maxAttempts()).toBe(1);
+    const reader = createClient({ ...loadLike, sdkAttempts: 5 }, {});
+    expect(await reader.config.maxAttempts()).toBe(5);
+    client.destroy();
+    reader.destroy();
+  });
 });

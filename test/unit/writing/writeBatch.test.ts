@@ -10,6 +10,7 @@ import { DEFAULT_BACKOFF } from '../../../src/writing/backoff.js';
 import { LoaderError } from '../../../src/shared/errors.js';
 import { keyIdsOf } from '../../../src/typing/key.js';
 import type { KeySchema, PlannedWrite } from '../../../src/shared/types.js';
+import { sentInputOf } from '../../../src/writing/preSerialized.js';
 import { writeBatch, type SendReport, type WriterContext } from '../../../src/writing/writeBatch.js';
 
 const TABLE = 'Orders';
@@ -65,7 +66,7 @@ function scripted(script: Answer[], options: Partial<WriterContext> = {}) {
   const client = {
     async send(command: unknown): Promise<Partial<BatchWriteItemCommandOutput>> {
       expect(command).toBeInstanceOf(BatchWriteItemCommand);
-      const input = (command as BatchWriteItemCommand).input;
+      const input = sentInputOf(command as BatchWriteItemCommand);
       inputs.push(input);
       log.push(`send ${pks(input).join(',')}`);
       const next = script.shift();

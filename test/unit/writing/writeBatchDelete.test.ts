@@ -9,6 +9,7 @@ import { DEFAULT_BACKOFF } from '../../../src/writing/backoff.js';
 import { keyIdsOf } from '../../../src/typing/key.js';
 import type { KeySchema, PlannedWrite } from '../../../src/shared/types.js';
 import { writeBatch, type WriterContext } from '../../../src/writing/writeBatch.js';
+import { sentInputOf } from '../../../src/writing/preSerialized.js';
 
 const TABLE = 'Orders';
 const SCHEMA: KeySchema = { partitionKey: { name: 'pk', type: 'S' } };
@@ -23,7 +24,8 @@ function scripted(answers: Partial<BatchWriteItemCommandOutput>[]) {
   const client = {
     send(command: unknown) {
       expect(command).toBeInstanceOf(BatchWriteItemCommand);
-      inputs.push((command as BatchWriteItemCommand).input);
+      // The body actually sent (the writer pre-serializes it; command.input holds an empty list).
+      inputs.push(sentInputOf(command as BatchWriteItemCommand));
       const next = answers.shift();
       if (!next) throw new Error('no answer left');
       return Promise.resolve(next);

@@ -8,7 +8,8 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { createBatcher } from '../../../src/batching/batch.js';
 import { DEFAULT_BACKOFF } from '../../../src/writing/backoff.js';
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { AttributeValue, BatchWriteItemCommand } from '@aws-sdk/client-dynamodb';
+import { sentInputOf } from '../../../src/writing/preSerialized.js';
 import type { PlannedWrite } from '../../../src/shared/types.js';
 import { writeBatch, type WriterContext } from '../../../src/writing/writeBatch.js';
 
@@ -25,8 +26,9 @@ function fakeDynamo(refuse: Record<string, Refusal>) {
   const table = new Map<string, { pk: string; status: string }>();
   const calls: unknown[][] = [];
   const client = {
-    async send(command: { input: { RequestItems: Record<string, Array<{ PutRequest: { Item: Record<string, AttributeValue> } }>> } }) {
-      const items = Object.values(command.input.RequestItems)
+    async send(command: BatchWriteItemCommand) {
+      const input = sentInputOf(command) as { RequestItems: Record<string, Array<{ PutRequest: { Item: Record<string, AttributeValue> } }>> };
+      const items = Object.values(input.RequestItems)
         .flat()
         .map((r) => ({ pk: r.PutRequest.Item['pk']!.S!, status: r.PutRequest.Item['status']!.S! }));
       calls.push(items);

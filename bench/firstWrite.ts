@@ -1,0 +1,109 @@
+/**
+ * First-write bench (issue 14, targets 3 and 5): how soon writing starts and what a load holds, by write
+ * order, on a key-sorted export-like CSV. Prints figures; asserts nothing; not a test.
+ *
+ *   npx tsx bench/firstWrite.ts                 # 3,000,000 rows (the issue's file, ~210 MB), and 1,000,000
+ *   npx tsx bench/firstWrite.ts --rows 500000   # smaller
+ *
+ * Each run is a child process (runFirstWrite.ts) doing a dry-run load() with the table described offline,
+ * so nothing but reading, planning, ordering and batching is measured: the time to the first batch (the
+ * first write of a real load), the whole run, peak RSS, and the most the order's temporary folder held at
+ * once (sampled every 250 ms) against the input's size. stripes (the default) and round-robin (the
+ * default before it) on the large file; stripes on 1M rows as well, to show that its RSS does not grow
+ * with the file. Results also go to bench/results/first-write-latest.json.
+ */
+import { mkdir, stat } from 'node:fs/promises';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { generateSkewedCsv } from './data.js';
+import { Harness, watchDiskUse, type Observed } from './harness.js';
+import { fmtInt, pass, table, takenOn, writeResults } from './report.js';
+
+const { values: flags } = parseArgs({ options: { rows: { type: 'string' }, 'small-rows': { type: 'string' } } });
+const ROWS = Number(flags.rows ?? 3_000_000);
+const SMALL_ROWS = Number(flags['small-rows'] ?? 1_000_000);
+const log = (msg: string) => process.stdout.write(`${msg}\n`);
+
+const harness = new Harness({ log, childTimeoutMs: 30 * 60_000, tablePrefix: 'firstwrite' });
+let dir = '';
+
+interface Run {
+  order: string;
+  rows: number;
+  inputBytes: number;
+  stats: Observed;
+  tempPeakBytes: number;
+}
+
+async function measure(input: string, rows: number, order: string): Promise<Run> {
+  const temp = join(dir, `temp-${order}-${rows}`);
+  await mkdir(temp, { recursive: true });
+  const watch = watchDiskUse(temp);
+  const stats = await harness.runChild('runFirstWrite.ts', [
+    '--input',
+    input,
+    '--order',
+    order,
+    '--temp-dir',
+    temp,
+    '--rejects',
+    join(dir, `${order}.rejects.jsonl`),
+  ]);
+  const tempPeakBytes = await watch.stop();
+  const run = { order, rows, inputBytes: (await stat(input)).size, stats, tempPeakBytes };
+  const x = stats.extra as { firstWriteS: number; order: string };
+  log(
+    `  ${order.padEnd(11)} ${fmtInt(rows).padStart(9)} rows: first write ${x.firstWriteS.toFixed(2)} s, all ${stats.seconds.toFixed(1)} s, peak RSS ${stats.maxRssMB.toFixed(0)} MB, temp peak ${(tempPeakBytes / 1e6).toFixed(0)} MB (in effect: ${x.order})`,
+  );
+  return run;
+}
+
+try {
+  dir = await harness.makeTempDir('ddb-spread-first-write-');
+  harness.cleanupOnSignals();
+  await harness.compileChildren(['childStats.ts', 'runFirstWrite.ts']);
+  log(`first-write bench: ${fmtInt(ROWS)} and ${fmtInt(SMALL_ROWS)} key-sorted rows, ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)}`);
+  const big = join(dir, 'big.csv');
+  const small = join(dir, 'small.csv');
+  await generateSkewedCsv(big, ROWS, 14);
+  await generateSkewedCsv(small, SMALL_ROWS, 14);
+  const stripesBig = await measure(big, ROWS, 'stripes');
+  const roundRobinBig = await measure(big, ROWS, 'round-robin');
+  const stripesSmall = await measure(small, SMALL_ROWS, 'stripes');
+  const first = (r: Run) => (r.stats.extra as { firstWriteS: number }).firstWriteS;
+  const rows = [stripesBig, roundRobinBig, stripesSmall].map((r) => [
+    r.order,
+    fmtInt(r.rows),
+    first(r).toFixed(2),
+    r.stats.seconds.toFixed(1),
+    fmtInt(r.rows / r.stats.seconds),
+    r.stats.maxRssMB.toFixed(0),
+    (r.tempPeakBytes / r.inputBytes).toFixed(2),
+  ]);
+  log('');
+  log(table(['order', 'rows', 'first write s', 'all s', 'rows/s', 'peak RSS MB', 'temp peak / input'], rows));
+  const rssGrowth = stripesBig.stats.maxRssMB / stripesSmall.stats.maxRssMB;
+  log('');
+  log(`first write (default order, ${fmtInt(ROWS)} rows) within 3 s: ${first(stripesBig).toFixed(2)} s (${pass(first(stripesBig) <= 3)})`);
+  log(`first write against round-robin's (which reads the whole file first): ${(first(stripesBig) / first(roundRobinBig)).toFixed(3)}x`);
+  log(`whole run, stripes against round-robin: ${(stripesBig.stats.seconds / roundRobinBig.stats.seconds).toFixed(2)}x the time`);
+  log(
+    `temp disk of the default order: ${(stripesBig.tempPeakBytes / stripesBig.inputBytes).toFixed(2)}x the input (${pass(stripesBig.tempPeakBytes <= 1.2 * stripesBig.inputBytes)}); round-robin: ${(roundRobinBig.tempPeakBytes / roundRobinBig.inputBytes).toFixed(2)}x`,
+  );
+  log(
+    `peak RSS of the default order under 256 MB: ${stripesBig.stats.maxRssMB.toFixed(0)} MB (${pass(stripesBig.stats.maxRssMB < 256)}), ${fmtInt(ROWS)} / ${fmtInt(SMALL_ROWS)} rows: x${rssGrowth.toFixed(2)} (${pass(rssGrowth <= 1.1)})`,
+  );
+  const path = await writeResults('first-write-latest.json', {
+    ...takenOn(cpus().length),
+    rows: ROWS,
+    smallRows: SMALL_ROWS,
+    runs: [stripesBig, roundRobinBig, stripesSmall],
+  });
+  log(`written ${path}`);
+} catch (error) {
+  process.stderr.write(`first-write bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exitCode = 1;
+} finally {
+  await harness.cleanup();
+}

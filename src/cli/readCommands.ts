@@ -1,0 +1,183 @@
+import { InvalidArgumentError, type Command } from 'commander';
+import { LoaderError } from '../shared/errors.js';
+import type { ShardRule, SuffixBase } from '../sharding/shard.js';
+import { getSharded } from '../querying/getSharded.js';
+import { itemJsonLine } from '../querying/itemJson.js';
+import { queryShards } from '../querying/queryShards.js';
+import type { ReadOptions, ShardRulesSpec } from '../querying/readOptions.js';
+import { EXIT, exitCodeForError } from './exitCodes.js';
+import { parseColumnsOption, parseIntegerOption, parseShardBaseOption, parseShardOption } from './options.js';
+import type { CliIo } from './terminal.js';
+
+/** The flags of `query` and `get`. */
+interface ReadFlags {
+  table: string;
+  key: string;
+  manifest?: string;
+  shard?: ShardRule[];
+  shardSeparator?: string;
+  shardSeed?: number;
+  shardBase?: SuffixBase;
+  shardKeys?: string[];
+  ddbJson?: boolean;
+  consistentRead?: boolean;
+  concurrency?: number;
+  pageSize?: number;
+  sort?: string;
+  value?: Record<string, string>;
+  region?: string;
+  profile?: string;
+  endpointUrl?: string;
+  caBundle?: string;
+  verbose?: boolean;
+}
+
+const READ_EXAMPLES = `
+Examples:
+  # Every event of user-1, across its shards, in sort key order (the manifest the load wrote)
+  $ ddb-spread query --table Events --key user-1 --manifest events.jsonl.Events.shards.json
+
+  # The same without the manifest: the load's rules and seed (time rules need the manifest)
+  $ ddb-spread query --table Events --key user-1 --shard random:8 --shard-seed 42 --ddb-json
+
+  # One item: its suffix is computed from the key (random, hash of the sort key, time of the sort key)
+  $ ddb-spread get --table Events --key user-1 --sort evt-0042 --manifest events.jsonl.Events.shards.json
+
+Output: one JSON object per line on stdout (plain JSON, numbers with every digit, binary as base64;
+--ddb-json for DynamoDB JSON). Exit codes: 0 done (get: the item was found), 1 get found no item,
+64 usage, 66 manifest missing, 78 no such table or a manifest that does not fit, 75 worth retrying.`;
+
+/** Adds `query` and `get` to the program; `done` receives each run's exit code. */
+export function addReadCommands(program: Command, io: Pick<CliIo, 'stdout' | 'stderr'>, done: (code: number) => void): void {
+  const query = program
+    .command('query')
+    .description('Read every item of a sharded key back: one Query per shard, in parallel, merged by sort key, as JSON lines.')
+    .option('--concurrency <n>', 'queries in flight (default 16)', parseIntegerOption(1, 256))
+    .option('--page-size <n>', 'items per Query page (default: as many as fit in 1 MB)', parseIntegerOption(1, 1_000_000));
+  addReadOptions(query).action(async (flags: ReadFlags) => done(await runQuery(io, flags)));
+
+  const get = program
+    .command('get')
+    .description('Read one item of a sharded key: its shard suffix is computed, then one GetItem.')
+    .option('--sort <value>', "the item's sort key value (numbers as digits, binary as base64)")
+    .option(
+      '--value <attribute=value>',
+      'the value of an attribute a hash or time rule takes its suffix from, when not the sort key (repeatable)',
+      parseValueOption,
+    );
+  addReadOptions(get).action(async (flags: ReadFlags) => done(await runGet(io, flags)));
+}
+
+function addReadOptions(command: Command): Command {
+  return command
+    .requiredOption('-t, --table <name>', 'the table the load wrote')
+    .requiredOption('-k, --key <value>', 'the logical (unsharded) partition key value')
+    .option('-m, --manifest <file>', 'the shard manifest the load wrote (default name: <input>.<table>.shards.json next to its input)')
+    .option('--shard <rule>', "without --manifest: the load's --shard rules, in order (repeatable)", parseShardOption)
+    .option('--shard-separator <text>', 'without --manifest: the load\'s --shard-separator (default "#")')
+    .option('--shard-seed <n>', "without --manifest: the load's --shard-seed (random:N needs it)", parseIntegerOption(0, 0xffffffff))
+    .option('--shard-base <0|1>', "without --manifest: the load's --shard-base (default 0)", parseShardBaseOption)
+    .option('--shard-keys <values>', "without --manifest: the load's --shard-keys, comma-separated", parseColumnsOption)
+    .option('--ddb-json', 'print DynamoDB JSON ({"S": "..."}) instead of plain JSON')
+    .option('--consistent-read', 'strongly consistent reads (twice the read units)')
+    .option('--region <region>', 'AWS region (default: AWS_REGION, AWS_DEFAULT_REGION or the profile)')
+    .option('--profile <name>', 'named profile from the AWS config files')
+    .option('--endpoint-url <url>', 'DynamoDB endpoint, e.g. http://localhost:8000 for DynamoDB Local')
+    .option('--ca-bundle <file>', 'PEM file of CA certificates to trust; default: AWS_CA_BUNDLE')
+    .option('--verbose', 'show stack traces')
+    .addHelpText('after', READ_EXAMPLES);
+}
+
+function parseValueOption(value: string, previous: Record<string, string> | undefined): Record<string, string> {
+  const at = value.indexOf('=');
+  if (at <= 0) throw new InvalidArgumentError(`expected attribute=value, got "${value}".`);
+  return { ...previous, [value.slice(0, at)]: value.slice(at + 1) };
+}
+
+/** The reader's options from the flags: the manifest, or the load's rules. */
+function readOptionsOf(flags: ReadFlags): ReadOptions {
+  if (flags.manifest !== undefined && flags.shard !== undefined) {
+    throw new LoaderError('INVALID_OPTION', "give either --manifest or the load's --shard rules, not both (the manifest records the rules)");
+  }
+  let manifest: ReadOptions['manifest'];
+  if (flags.manifest !== undefined) manifest = flags.manifest;
+  else if (flags.shard !== undefined) {
+    const spec: ShardRulesSpec = { rules: flags.shard };
+    if (flags.shardSeparator !== undefined) spec.separator = flags.shardSeparator;
+    if (flags.shardSeed !== undefined) spec.seed = flags.shardSeed;
+    if (flags.shardBase !== undefined) spec.suffixBase = flags.shardBase;
+    if (flags.shardKeys !== undefined) spec.keys = flags.shardKeys;
+    manifest = spec;
+  } else {
+    throw new LoaderError(
+      'INVALID_OPTION',
+      "how the key was sharded is unknown: give --manifest (the load wrote it as <input>.<table>.shards.json next to its input, or at --shard-manifest), or the load's --shard rules",
+    );
+  }
+  return {
+    table: flags.table,
+    key: flags.key,
+    manifest,
+    region: flags.region,
+    profile: flags.profile,
+    endpoint: flags.endpointUrl,
+    caBundle: flags.caBundle,
+    consistentRead: flags.consistentRead === true,
+  };
+}
+
+async function runQuery(io: Pick<CliIo, 'stdout' | 'stderr'>, flags: ReadFlags): Promise<number> {
+  try {
+    const options = {
+      ...readOptionsOf(flags),
+      ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
+      ...(flags.pageSize !== undefined ? { pageSize: flags.pageSize } : {}),
+    };
+    for await (const item of queryShards(options)) {
+      // A reader that went away (| head -1): stop querying.
+      if ((io.stdout as { destroyed?: boolean }).destroyed) break;
+      if (!io.stdout.write(itemJsonLine(item, flags.ddbJson === true))) await drained(io.stdout);
+    }
+    return EXIT.OK;
+  } catch (error) {
+    return failed(io, flags, error);
+  }
+}
+
+async function runGet(io: Pick<CliIo, 'stdout' | 'stderr'>, flags: ReadFlags): Promise<number> {
+  try {
+    const item = await getSharded({
+      ...readOptionsOf(flags),
+      ...(flags.sort !== undefined ? { sort: flags.sort } : {}),
+      ...(flags.value !== undefined ? { values: flags.value } : {}),
+    });
+    if (item === undefined) {
+      io.stderr.write(
+        `ddb-spread: no item with key "${flags.key}"${flags.sort !== undefined ? ` and sort key "${flags.sort}"` : ''} in table ${flags.table}\n`,
+      );
+      return EXIT.FATAL;
+    }
+    io.stdout.write(itemJsonLine(item, flags.ddbJson === true));
+    return EXIT.OK;
+  } catch (error) {
+    return failed(io, flags, error);
+  }
+}
+
+function failed(io: Pick<CliIo, 'stderr'>, flags: ReadFlags, error: unknown): number {
+  io.stderr.write(`ddb-spread: error: ${(error as Error).message}\n`);
+  if (flags.verbose && (error as Error).stack) io.stderr.write(`${(error as Error).stack}\n`);
+  return exitCodeForError(error instanceof LoaderError ? error.code : undefined);
+}
+
+function drained(stream: NodeJS.WritableStream): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off('drain', done);
+      stream.off('close', done);
+      resolve();
+    };
+    stream.on('drain', done);
+    stream.on('close', done);
+  });
+}

@@ -1,0 +1,270 @@
+import { open } from 'node:fs/promises';
+import pLimit from 'p-limit';
+import { compareGroups, groupOf } from '../ordering/grouping.js';
+import { StripeSchedule } from '../ordering/stripeSchedule.js';
+import { cutRanges, readRange, type ByteRange, type RangeReader, type RangeSyntax } from '../reading/stripes.js';
+import { isRejected, type RowPlanner, type SourceRecord } from '../typing/planRow.js';
+
+/**
+ * The default write order's reading (`--order stripes`): one file read at up to MAX_STRIPES points at once,
+ * each stripe a run of whole partition keys, the next row always from the stripe furthest behind
+ * (StripeSchedule). On a file sorted by key (as exports are), consecutive writes then hit keys from evenly
+ * spaced points of the file, every key gets its share of the writes from the first row to the last, and
+ * writing starts as soon as the file is cut, with nothing held and nothing spilled: reading overlaps
+ * writing. GroupingCheck (src/ordering/grouping.ts) proves, write by write, that the file is grouped as
+ * the cut assumed; load() reads it again in round-robin order if it is not.
+ *
+ * The cut: ranges of equal bytes starting where records start (cutRanges); the rows at the head of a
+ * range that share the partition key the range starts in belong to the stripe before it (the probe reads
+ * them with its own planner), so no key is in two stripes.
+ */
+
+/** Stripes of one file at most: a reader each (64 KB read-ahead, a parser). */
+export const MAX_STRIPES = 64;
+/** Bytes per stripe at least: smaller files are not worth cutting, and round-robin holds them in memory. */
+export const MIN_STRIPE_BYTES = 64 * 1024;
+/** Rows the probe reads at the head of a range for the key it starts in; beyond, the range joins the stripe before it whole. */
+const MAX_HEAD_ROWS = 5_000;
+
+export interface StripedRead {
+  records: AsyncGenerator<SourceRecord>;
+  /** Stripes (the `part` of each row's origin is one of 0 … parts-1). */
+  parts: number;
+  bytesRead(): number;
+  close(): void;
+}
+
+/**
+ * The probe's key of a record: a CSV cell as it is for a string partition key (what typing and an unsharded
+ * key make of it), else the planner's write. Cheaper than planning the whole row, and exact where it is used:
+ * a probe that disagreed with the planner would make GroupingCheck stop the load, never misorder it.
+ */
+export function recordGroup(planner: RowPlanner, partitionKey: { name: string; type: string }): (record: SourceRecord) => string | undefined {
+  return (record) => {
+    if (record.kind === 'csv' && partitionKey.type === 'S') {
+      const cell = record.cells[partitionKey.name];
+      return cell === undefined || cell === '' ? undefined : `S${cell}`;
+    }
+    const planned = planner.plan(record);
+    return isRejected(planned) ? undefined : groupOf(planned);
+  };
+}
+
+/** How many stripes a file can be read in (0: it cannot, and is read whole). */
+export async function stripeCount(path: string, size: number | undefined, syntax: RangeSyntax, minBytes = MIN_STRIPE_BYTES): Promise<number> {
+  if (path === '-' || size === undefined || size < 2 * minBytes) return 0;
+  if (syntax.syntax === 'csv' && Buffer.byteLength(syntax.delimiter, 'utf8') !== 1) return 0;
+  if (!(await isPlainText(path))) return 0;
+  return Math.min(MAX_STRIPES, Math.floor(size / minBytes));
+}
+
+/** Compressed files cannot be read from the middle: gzip, zstd, bzip2, xz, and Parquet are not cut. */
+async function isPlainText(path: string): Promise<boolean> {
+  const handle = await open(path, 'r');
+  try {
+    const head = Buffer.alloc(6);
+    const { bytesRead } = await handle.read(head, 0, 6, 0);
+    const b = head.subarray(0, bytesRead);
+    const magic = [
+      [0x1f, 0x8b],
+      [0x28, 0xb5, 0x2f, 0xfd],
+      [0x42, 0x5a, 0x68],
+      [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00],
+      [0x50, 0x41, 0x52, 0x31],
+    ];
+    return !magic.some((m) => m.every((byte, i) => b[i] === byte));
+  } finally {
+    await handle.close();
+  }
+}
+
+/** One range's part of a stripe: its records from `skip` on, `take` of them at most. */
+interface Piece {
+  range: ByteRange;
+  skip: number;
+  take: number;
+}
+
+/** The head of a range: its first `rows` rows share the key the range starts in (all of it when `whole`). */
+interface Head {
+  rows: number;
+  bytes: number;
+  whole: boolean;
+  /** The head's key, then the keys of the rows sampled after it, each once, in file order. */
+  keys: string[];
+}
+/** Rows read past a head, to see whether the keys ascend. */
+const SAMPLE_ROWS = 64;
+
+/**
+ * Cuts the file into stripes and opens their reading; undefined when the heads of the ranges show that the
+ * file is not grouped by partition key (it is then read whole, in round-robin order).
+ */
+export async function openStripedRead(args: {
+  path: string;
+  file: string;
+  size: number;
+  how: RangeSyntax;
+  parts: number;
+  /** The partition key a record is grouped by (groupOf of its write), or undefined when it has none. */
+  probe: (record: SourceRecord) => string | undefined;
+}): Promise<StripedRead | undefined> {
+  const { path, file, size, probe } = args;
+  const ranges = await cutRanges(path, size, args.how.syntax, args.how.delimiter, args.parts);
+  const how: RangeSyntax = {
+    ...args.how,
+    columns: args.how.syntax === 'csv' ? (args.how.columns ?? (await headerOf(path, file, ranges[0]!, args.how))) : undefined,
+  };
+  // Range 0 is read from its first row on: its head is only sampled for the verdict.
+  const heads: Head[] = [{ ...(await headOf(readRange(path, file, ranges[0]!, args.how), probe)), rows: 0, bytes: 0, whole: false }];
+  // A few at a time: each waits on its reads part of the time.
+  const limit = pLimit(4);
+  heads.push(...(await Promise.all(ranges.slice(1).map((range) => limit(() => headOf(readRange(path, file, range, how), probe))))));
+  if (!headsAscending(heads)) return undefined;
+  const stripes = stripesOf(ranges, heads);
+  // One stripe would be input order held to a proof it does not need (one huge key, or huge records).
+  if (stripes.length < 2) return undefined;
+  const readers: RangeReader[] = [];
+  const openRange = (range: ByteRange) => {
+    // Range 0 reads the header row itself (unless --columns names the columns).
+    const reader = readRange(path, file, range, range.start === 0 ? args.how : how);
+    readers.push(reader);
+    return reader;
+  };
+  return {
+    records: merged(
+      stripes.map((s) => stripeRecords(s.pieces, openRange)),
+      stripes.map((s) => s.size),
+    ),
+    parts: stripes.length,
+    // The heads are read twice (and each reader reads a little ahead): progress stops at the file's size.
+    bytesRead: () =>
+      Math.min(
+        size,
+        readers.reduce((sum, r) => sum + r.bytesRead(), 0),
+      ),
+    close: () => {
+      for (const r of readers) r.close();
+    },
+  };
+}
+
+/** The stripes: each starts past the head of its first range and takes the heads (or whole ranges) after it that share its last key. */
+function stripesOf(ranges: ByteRange[], heads: Head[]): { pieces: Piece[]; size: number }[] {
+  const stripes: { pieces: Piece[]; size: number }[] = [];
+  let j = 0;
+  while (j < ranges.length) {
+    const first = ranges[j]!;
+    const pieces: Piece[] = [{ range: first, skip: heads[j]!.rows, take: Infinity }];
+    let size = first.end - first.start - heads[j]!.bytes;
+    let k = j + 1;
+    while (k < ranges.length) {
+      const head = heads[k]!;
+      const range = ranges[k]!;
+      pieces.push({ range, skip: 0, take: head.whole ? Infinity : head.rows });
+      size += head.whole ? range.end - range.start : head.bytes;
+      if (!head.whole) break;
+      k++;
+    }
+    stripes.push({ pieces, size });
+    // A range whose head ended starts the next stripe past its head.
+    j = k;
+  }
+  return stripes;
+}
+
+/** The header row's names, read from the start of the file. */
+async function headerOf(path: string, file: string, range: ByteRange, how: RangeSyntax): Promise<string[]> {
+  let names: string[] | undefined;
+  const reader = readRange(path, file, range, how, (n) => (names = n));
+  try {
+    await reader.records.next();
+  } finally {
+    await reader.records.return(undefined);
+    reader.close();
+  }
+  return names ?? [];
+}
+
+/**
+ * How many rows at the head of a range share the partition key of its first row (rows that cannot be
+ * planned go with them), and the keys of up to SAMPLE_ROWS rows after the head, for the probe's verdict.
+ */
+async function headOf(reader: RangeReader, probe: (record: SourceRecord) => string | undefined): Promise<Head> {
+  const head: Head = { rows: 0, bytes: 0, whole: true, keys: [] };
+  let sampled = 0;
+  try {
+    for await (const record of reader.records) {
+      const group = probe(record);
+      if (group !== undefined) {
+        if (head.keys.length === 0) head.keys.push(group);
+        else if (head.whole && group !== head.keys[0]) head.whole = false;
+        if (!head.whole) {
+          if (group !== head.keys[head.keys.length - 1]) head.keys.push(group);
+          if (++sampled >= SAMPLE_ROWS) break;
+          continue;
+        }
+      } else if (!head.whole) continue;
+      head.rows++;
+      head.bytes += record.origin.raw.length + 1;
+      if (head.rows >= MAX_HEAD_ROWS) break;
+    }
+  } finally {
+    await reader.records.return(undefined);
+    reader.close();
+  }
+  return head;
+}
+
+/**
+ * Whether the heads of the ranges look grouped: their keys, range after range, ascending as GroupingCheck
+ * requires. A file in no key order fails here, before a row is written, and is read in round-robin order;
+ * one that passes is still checked write by write.
+ */
+export function headsAscending(heads: readonly Head[]): boolean {
+  let previous: string | undefined;
+  for (const head of heads) {
+    for (const key of head.keys) {
+      if (previous !== undefined && compareGroups(previous, key) >= 0 && previous !== key) return false;
+      previous = key;
+    }
+  }
+  return true;
+}
+
+/** The rows of one stripe: its pieces in file order. */
+async function* stripeRecords(pieces: Piece[], openRange: (range: ByteRange) => RangeReader): AsyncGenerator<SourceRecord> {
+  for (const piece of pieces) {
+    const reader = openRange(piece.range);
+    try {
+      let index = 0;
+      const end = piece.skip + piece.take;
+      for await (const record of reader.records) {
+        if (index >= end) break;
+        if (index++ < piece.skip) continue;
+        yield record;
+      }
+    } finally {
+      reader.close();
+    }
+  }
+}
+
+/** The stripes' rows merged by the schedule, each marked with its stripe. */
+async function* merged(stripes: AsyncGenerator<SourceRecord>[], sizes: number[]): AsyncGenerator<SourceRecord> {
+  const schedule = new StripeSchedule(sizes);
+  try {
+    for (let k = schedule.next(); k !== undefined; k = schedule.next()) {
+      const next = await stripes[k]!.next();
+      if (next.done) {
+        schedule.end(k);
+        continue;
+      }
+      next.value.origin.part = k;
+      schedule.advance(k, next.value.origin.raw.length + 1);
+      yield next.value;
+    }
+  } finally {
+    await Promise.all(stripes.map((s) => s.return(undefined)));
+  }
+}

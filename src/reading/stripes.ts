@@ -1,0 +1,99 @@
+import { createReadStream } from 'node:fs';
+import { PassThrough, Readable } from 'node:stream';
+import { LoaderError } from '../shared/errors.js';
+import type { SourceRecord } from '../typing/planRow.js';
+import { readCsv } from './readCsv.js';
+import { readJsonLines } from './readJsonLines.js';
+import { RecordStartScanner, type RecordSyntax } from './recordStarts.js';
+
+/** A part of a file that starts where a record starts. */
+export interface ByteRange {
+  start: number;
+  /** Exclusive. */
+  end: number;
+  /** Line number at `start` (1-based). */
+  line: number;
+}
+
+/** How the records of a range are read. */
+export interface RangeSyntax {
+  syntax: RecordSyntax;
+  /** CSV: the delimiter (one byte). */
+  delimiter: string;
+  /** CSV: the attribute names, from --columns or the header row; undefined for range 0 of a file with a header. */
+  columns: string[] | undefined;
+}
+
+const SCAN_CHUNK = 1024 * 1024;
+/** Read-ahead of one range: small, as a striped read has one per stripe. */
+const RANGE_CHUNK = 64 * 1024;
+
+/**
+ * Cuts a file into `count` ranges of about equal size, each starting where a record starts (the first at
+ * byte 0), by one pass over the bytes up to the last cut (RecordStartScanner). Empty ranges are dropped.
+ */
+export async function cutRanges(path: string, size: number, syntax: RecordSyntax, delimiter: string, count: number): Promise<ByteRange[]> {
+  const targets: number[] = [];
+  for (let k = 1; k < count; k++) targets.push(Math.floor((size * k) / count));
+  const scanner = new RecordStartScanner(syntax, targets, Buffer.from(delimiter, 'utf8')[0]);
+  if (targets.length > 0) {
+    const stream = createReadStream(path, { highWaterMark: SCAN_CHUNK, end: Math.max(0, size - 1) });
+    try {
+      for await (const chunk of stream as AsyncIterable<Buffer>) {
+        scanner.feed(chunk);
+        if (scanner.done) break;
+      }
+    } finally {
+      stream.destroy();
+    }
+  }
+  scanner.end();
+  const starts = [{ offset: 0, line: 1 }, ...scanner.starts];
+  const ranges: ByteRange[] = [];
+  starts.forEach((s, i) => {
+    const end = i + 1 < starts.length ? starts[i + 1]!.offset : size;
+    if (end > s.offset || i === 0) ranges.push({ start: s.offset, end: Math.max(end, s.offset), line: s.line });
+  });
+  return ranges;
+}
+
+/** A reader of one range: its records, the bytes it has read and a way to stop it. */
+export interface RangeReader {
+  records: AsyncGenerator<SourceRecord>;
+  bytesRead(): number;
+  close(): void;
+}
+
+/**
+ * Reads the records of one range. Range 0 of a CSV file with a header reads the header (and reports it to
+ * `onHeader`); every other range needs `columns`. Line numbers continue from the range's `line`.
+ */
+export function readRange(path: string, file: string, range: ByteRange, how: RangeSyntax, onHeader?: (names: string[]) => void): RangeReader {
+  const source: Readable =
+    range.end > range.start ? createReadStream(path, { start: range.start, end: range.end - 1, highWaterMark: RANGE_CHUNK }) : Readable.from([]);
+  let bytes = 0;
+  // Counted on the way through, as openInput counts: a 'data' listener is only safe with the pipe beside it.
+  const stream = new PassThrough({ highWaterMark: RANGE_CHUNK });
+  source.on('data', (chunk: Buffer) => {
+    bytes += chunk.length;
+  });
+  source.on('error', (error) => stream.destroy(new LoaderError('INPUT_UNREADABLE', `cannot read ${file}: ${error.message}`, { file, cause: error })));
+  source.pipe(stream);
+  const records =
+    how.syntax === 'jsonl'
+      ? readJsonLines(stream, file, { firstLine: range.line })
+      : readCsv(stream, file, {
+          delimiter: how.delimiter,
+          columns: how.columns,
+          ...(how.columns ? { firstLine: range.line } : {}),
+          ...(onHeader ? { onHeader } : {}),
+        });
+  return {
+    records,
+    bytesRead: () => bytes,
+    close: () => {
+      source.destroy();
+      stream.destroy();
+    },
+  };
+}

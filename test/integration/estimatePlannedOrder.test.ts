@@ -1,0 +1,93 @@
+/**
+ * Issue 14: the estimate simulates a global order (round-robin, spread) from key statistics instead of
+ * holding, spilling and sorting the order itself. Every figure it prints must stay what the materialised
+ * order gives (simulation.materializeOrder, the old path), apart from the measured phases of time.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { estimate, type EstimateOptions } from '../../src/estimating/estimate.js';
+import type { EstimateResult } from '../../src/estimating/estimateTypes.js';
+import { offlineTableInfo } from '../../src/estimating/offlineTable.js';
+import { mulberry32 } from '../../tools/mulberry32.js';
+
+let dir: string;
+beforeAll(async () => (dir = await mkdtemp(join(tmpdir(), 'ddb-spread-planned-order-'))));
+afterAll(async () => rm(dir, { recursive: true, force: true }));
+
+/**
+ * A key-sorted CSV pk,sk,payload: one key with 30% of the rows, a long Zipf-like tail, keys of one row,
+ * quoted payloads holding commas and newlines, and a few bad rows (no key). With `sameSize`, every row
+ * of a key has one size (so one write cost); otherwise sizes vary inside a key across 1-3 KB.
+ */
+function csv(seed: number, rows: number, sameSize: boolean): string {
+  const random = mulberry32(seed);
+  const lines = ['pk,sk,payload'];
+  const keys = 300;
+  const counts = Array.from({ length: keys }, (_, k) => (k === 17 ? Math.floor(rows * 0.3) : Math.max(1, Math.floor((rows * 0.7) / keys / (1 + (k % 13))))));
+  counts.forEach((n, k) => {
+    // Far from a 1 KB boundary, so the sort key's width does not change the write's cost.
+    const keySize = 300 + 1024 * (k % 3);
+    for (let s = 0; s < n; s++) {
+      const size = sameSize ? keySize : 200 + Math.floor(random() * 2800);
+      const body = 'x'.repeat(size);
+      if (s % 97 === 5) lines.push(`,${s},"missing key"`);
+      lines.push(`key-${String(k).padStart(4, '0')},${s},"${s % 11 === 0 || sameSize ? `a, ""quoted"" line\nand more ${body}` : body}"`);
+    }
+  });
+  return `${lines.join('\n')}\n`;
+}
+
+const TABLE = offlineTableInfo('estimate', {
+  partitionKey: { name: 'pk', type: 'S' },
+  sortKey: { name: 'sk', type: 'N' },
+  billing: 'provisioned',
+  tableWcu: 1000,
+});
+
+let runs = 0;
+
+async function both(file: string, options: Partial<EstimateOptions>): Promise<[EstimateResult, EstimateResult]> {
+  const base: EstimateOptions = { input: file, table: 'estimate', types: { sk: 'N' }, tableInfo: TABLE, ...options };
+  const simulation = { partitions: 4, latencyMs: 8, ...options.simulation };
+  const fromStats = await estimate({ ...base, rejectsPath: join(dir, `${++runs}.rejects.jsonl`), simulation });
+  const materialised = await estimate({ ...base, rejectsPath: join(dir, `${++runs}.rejects.jsonl`), simulation: { ...simulation, materializeOrder: true } });
+  return [fromStats, materialised];
+}
+
+/** The result without the measured phases (wall-clock time of this run) and the reject file's name. */
+function figures(r: EstimateResult): unknown {
+  const { estimatedSeconds, startupSeconds, readSeconds, ...time } = r.time;
+  expect(estimatedSeconds).toBeCloseTo(time.writeSeconds + readSeconds + startupSeconds, 9);
+  const { rejectsPath, ...input } = r.input;
+  expect(rejectsPath).toMatch(/rejects\.jsonl$/);
+  return { ...r, input, time };
+}
+
+describe('estimate of a global order from key statistics', () => {
+  it.each<[string, Partial<EstimateOptions>]>([
+    ['round-robin, paced, --key-wcu 100', { order: 'round-robin', wcu: 1000, keyWcu: 100 }],
+    ['spread, paced', { order: 'spread', wcu: 1000 }],
+    ['spread, hot key sharded hash:4', { order: 'spread', wcu: 1000, shard: ['hash:4'], shardKeys: ['key-0017'] }],
+    ['round-robin, unpaced, adaptive capacity', { order: 'round-robin', pacing: false, simulation: { adaptiveCapacity: true } }],
+  ])('%s: every figure the same as the materialised order', async (_name, options) => {
+    const file = join(dir, 'same-size.csv');
+    await writeFile(file, csv(3, 6000, true));
+    const [fromStats, materialised] = await both(file, options);
+    expect(fromStats.input.rejected).toBeGreaterThan(0);
+    expect(fromStats.simulations.planned.seconds).toBeGreaterThan(1);
+    expect(figures(fromStats)).toEqual(figures(materialised));
+  });
+
+  it('sizes that vary inside a key: the same counts, and the simulated duration within 3%', async () => {
+    const file = join(dir, 'mixed.csv');
+    await writeFile(file, csv(5, 6000, false));
+    const [fromStats, materialised] = await both(file, { order: 'round-robin', wcu: 1000 });
+    expect({ ...fromStats.input, rejectsPath: '' }).toEqual({ ...materialised.input, rejectsPath: '' });
+    expect(fromStats.writeUnits).toEqual(materialised.writeUnits);
+    expect(fromStats.keys).toEqual(materialised.keys);
+    expect(fromStats.time.writeSeconds / materialised.time.writeSeconds).toBeGreaterThan(0.97);
+    expect(fromStats.time.writeSeconds / materialised.time.writeSeconds).toBeLessThan(1.03);
+  });
+});

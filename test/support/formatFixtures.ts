@@ -1,0 +1,79 @@
+/**
+ * issue 17: Parquet and zstd inputs made by the tests themselves (hyparquet-writer, Node's zlib), so no
+ * binary fixture has to be trusted. bzip2 fixtures are committed with their script
+ * (scripts/makeFormatFixtures.sh): Node has no bzip2 encoder.
+ */
+import { writeFileSync } from 'node:fs';
+import * as zlib from 'node:zlib';
+import { parquetWriteBuffer } from 'hyparquet-writer';
+import type { SchemaElement } from 'hyparquet';
+
+export interface ParquetColumn {
+  name: string;
+  data: unknown[];
+}
+
+/** Writes a Parquet file with an explicit schema (root first), `rowGroupSize` rows per group. */
+export function writeParquet(path: string, columns: ParquetColumn[], schema: SchemaElement[], options: { rowGroupSize?: number; codec?: string } = {}): void {
+  const buffer = parquetWriteBuffer({
+    columnData: columns as never,
+    schema: schema as never,
+    rowGroupSize: options.rowGroupSize ?? 1000,
+    ...(options.codec ? { codec: options.codec as never, compressors: WRITE_COMPRESSORS as never } : {}),
+  });
+  writeFileSync(path, new Uint8Array(buffer));
+}
+
+/** Page compressors for hyparquet-writer (it has only snappy of its own), from Node's zlib. */
+const WRITE_COMPRESSORS = {
+  GZIP: (input: Uint8Array) => new Uint8Array(zlib.gzipSync(input)),
+  BROTLI: (input: Uint8Array) => new Uint8Array(zlib.brotliCompressSync(input)),
+  ZSTD: (input: Uint8Array) => new Uint8Array(zstd(Buffer.from(input))),
+};
+
+/** zstd with Node's own encoder (Node 22.15+, the runtime the tests run on). */
+export function zstd(data: string | Buffer): Buffer {
+  const compress = (zlib as unknown as { zstdCompressSync: (b: Buffer) => Buffer }).zstdCompressSync;
+  return compress(Buffer.from(data));
+}
+
+/** The schema elements of the kinds of column a warehouse writes, for one file that holds them all. */
+export const WAREHOUSE_SCHEMA: SchemaElement[] = [
+  { name: 'schema', num_children: 14 },
+  { name: 'pk', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' },
+  { name: 'i32', type: 'INT32', repetition_type: 'OPTIONAL' },
+  { name: 'i64', type: 'INT64', repetition_type: 'OPTIONAL' },
+  { name: 'price', type: 'FIXED_LEN_BYTE_ARRAY', type_length: 16, converted_type: 'DECIMAL', scale: 4, precision: 38, repetition_type: 'OPTIONAL' },
+  { name: 'cents', type: 'INT64', converted_type: 'DECIMAL', scale: 2, precision: 18, repetition_type: 'OPTIONAL' },
+  { name: 'f32', type: 'FLOAT', repetition_type: 'OPTIONAL' },
+  { name: 'f64', type: 'DOUBLE', repetition_type: 'OPTIONAL' },
+  { name: 'active', type: 'BOOLEAN', repetition_type: 'OPTIONAL' },
+  { name: 'blob', type: 'BYTE_ARRAY', repetition_type: 'OPTIONAL' },
+  { name: 'at', type: 'INT64', logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MICROS' }, repetition_type: 'OPTIONAL' },
+  { name: 'day', type: 'INT32', converted_type: 'DATE', repetition_type: 'OPTIONAL' },
+  { name: 'tags', converted_type: 'LIST', num_children: 1, repetition_type: 'OPTIONAL' },
+  { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
+  { name: 'element', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'OPTIONAL' },
+  { name: 'dims', num_children: 2, repetition_type: 'OPTIONAL' },
+  { name: 'w', type: 'INT32', converted_type: 'DECIMAL', scale: 1, precision: 9, repetition_type: 'OPTIONAL' },
+  { name: 'unit', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'OPTIONAL' },
+  { name: 'note', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'OPTIONAL' },
+];
+
+/** Three rows over every column of WAREHOUSE_SCHEMA, the third mostly null. */
+export const WAREHOUSE_COLUMNS: ParquetColumn[] = [
+  { name: 'pk', data: ['a', 'b', 'c'] },
+  { name: 'i32', data: [-2147483648, 7, null] },
+  { name: 'i64', data: [9007199254740993n, -9223372036854775808n, null] },
+  { name: 'price', data: [12345678901234567890123456789012345678n, -5n, null] },
+  { name: 'cents', data: [123456789012345678n, 100n, null] },
+  { name: 'f32', data: [0.1, 1.5, null] },
+  { name: 'f64', data: [0.1, 2 ** 53 + 2, null] },
+  { name: 'active', data: [true, false, null] },
+  { name: 'blob', data: [new Uint8Array([0, 1, 255]), new Uint8Array([]), null] },
+  { name: 'at', data: [1_705_326_300_123_456n, 0n, null] },
+  { name: 'day', data: [19737, 0, null] },
+  { name: 'tags', data: [['x', 'y'], [], null] },
+  { name: 'dims', data: [{ w: 125n, unit: 'cm' }, { w: null, unit: 'in' }, null] },
+  { name: 'note', data: ['héllo ✓', '', null] },
+];
