@@ -31,13 +31,13 @@ export class CheckpointStore {
   /** Absent for a finished checkpoint, which is never written again. */
   readonly #rejectLog: WriteRejectLog | undefined;
   /** Write rejects of the batches an earlier run did, by input line: put back when those rows are read again. */
-  readonly restoredRejects: Map<number, WriteRejectEntry>;
+  readonly restoredRejects: Map<string, WriteRejectEntry>;
 
   private constructor(
     readonly path: string,
     file: CheckpointFile,
     rejectLog: WriteRejectLog | undefined,
-    restored: Map<number, WriteRejectEntry>,
+    restored: Map<string, WriteRejectEntry>,
   ) {
     this.#file = file;
     this.progress = new BatchProgress(file);

@@ -54,6 +54,7 @@ export function parseCheckpoint(text: string, path: string): CheckpointFile {
   for (const name of ['written', 'writeRejects', 'writeRejectLogBytes']) field(name, isCount, 'a whole number');
   for (const name of ['plannedWcu', 'consumedWcu']) field(name, (v) => isNumber(v) && v >= 0, 'a number from 0');
   field('revived', (v) => v === undefined || isCount(v), 'a whole number');
+  field('deleted', (v) => v === undefined || isCount(v), 'a whole number');
   field('outcome', (v) => (v === undefined ? value['status'] !== 'complete' : isRecord(v)), 'an object (a finished checkpoint records its outcome)');
   if (isRecord(value['outcome'])) {
     const outcome = value['outcome'];

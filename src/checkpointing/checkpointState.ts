@@ -51,6 +51,8 @@ export interface CheckpointFile {
   writeRejectLogBytes: number;
   /** Superseded rows written or rejected in place of a refused successor (issue 11.2); absent when none. */
   revived?: number;
+  /** Of `written`, the deletes (issue 16); absent when none. */
+  deleted?: number;
   /** A finished load's counters, reported again when the same command runs after it (a restarted job). */
   outcome?: LoadOutcome;
 }
@@ -67,13 +69,15 @@ export interface LoadOutcome {
 }
 
 /** The counters a checkpoint sums over its done batches. */
-export type Counters = Pick<CheckpointFile, 'written' | 'plannedWcu' | 'consumedWcu' | 'writeRejects' | 'revived'>;
+export type Counters = Pick<CheckpointFile, 'written' | 'plannedWcu' | 'consumedWcu' | 'writeRejects' | 'revived' | 'deleted'>;
 
 /** The options that change what is written or how rows fall into batches; rate, concurrency and logging do not. */
 export function writeAffectingOptions(opts: NormalizedLoadOptions): Record<string, unknown> {
   return {
     table: opts.table,
     inputFormat: opts.inputFormat,
+    // Only when given: a checkpoint of a load without deletes looks as before.
+    ...(opts.deletes ? { deletes: opts.deletes } : {}),
     delimiter: opts.delimiter,
     columns: opts.columns ?? null,
     types: sortKeys(opts.types),
@@ -145,6 +149,8 @@ export interface BatchDone {
   writeRejects: number;
   /** Superseded rows the batch took back (BatchOutcome.revived). */
   revived?: number;
+  /** Of `written`, the deletes. */
+  deleted?: number;
 }
 
 /**
@@ -165,6 +171,7 @@ export class BatchProgress {
       writeRejects: from?.writeRejects ?? 0,
       // Only when there are any: a checkpoint without them looks as before.
       ...(from?.revived ? { revived: from.revived } : {}),
+      ...(from?.deleted ? { deleted: from.deleted } : {}),
     };
   }
 
@@ -190,6 +197,7 @@ export class BatchProgress {
     this.totals.consumedWcu += batch.consumedWcu;
     this.totals.writeRejects += batch.writeRejects;
     if (batch.revived) this.totals.revived = (this.totals.revived ?? 0) + batch.revived;
+    if (batch.deleted) this.totals.deleted = (this.totals.deleted ?? 0) + batch.deleted;
     return true;
   }
 }

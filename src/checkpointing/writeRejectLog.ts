@@ -9,8 +9,10 @@ import type { KeySchema, PlannedWrite, RejectedRow } from '../shared/types.js';
 export interface WriteRejectEntry {
   /** Index of the batch it was in. */
   batch: number;
-  /** Its line in the input (unique per row), where a resume finds its text and key again. */
+  /** Its line in the input (unique per row of one file), where a resume finds its text and key again. */
   line: number;
+  /** Its file or object, when the load reads several (issue 16): with the line, unique per row. */
+  file?: string;
   code: 'WRITE_REJECTED' | 'RETRIES_EXHAUSTED';
   message: string;
   field?: string;
@@ -63,7 +65,7 @@ export class WriteRejectLog {
     settledBytes: number,
     isDone: (batch: number) => boolean,
     checkpointPath: string,
-  ): Promise<{ log: WriteRejectLog; entries: Map<number, WriteRejectEntry> }> {
+  ): Promise<{ log: WriteRejectLog; entries: Map<string, WriteRejectEntry> }> {
     let text = '';
     if (settledBytes > 0) {
       try {
@@ -83,7 +85,7 @@ export class WriteRejectLog {
         );
       }
     }
-    const entries = new Map<number, WriteRejectEntry>();
+    const entries = new Map<string, WriteRejectEntry>();
     let kept = '';
     let lineNumber = 0;
     for (const line of text.split('\n')) {
@@ -97,8 +99,9 @@ export class WriteRejectLog {
           { file: path, line: lineNumber },
         );
       }
-      if (!isDone(entry.batch) || entries.has(entry.line)) continue;
-      entries.set(entry.line, entry);
+      const key = rejectLogKey(entry.file, entry.line);
+      if (!isDone(entry.batch) || entries.has(key)) continue;
+      entries.set(key, entry);
       kept += `${line}\n`;
     }
     const temporary = `${path}.${process.pid}.tmp`;
@@ -151,7 +154,15 @@ function parseEntry(line: string): WriteRejectEntry | undefined {
     if (!value || !Number.isSafeInteger(value.batch) || !Number.isSafeInteger(value.line)) return undefined;
     if (value.code !== 'WRITE_REJECTED' && value.code !== 'RETRIES_EXHAUSTED') return undefined;
     if (typeof value.message !== 'string' || (value.field !== undefined && typeof value.field !== 'string')) return undefined;
-    return { batch: value.batch!, line: value.line!, code: value.code, message: value.message, ...(value.field === undefined ? {} : { field: value.field }) };
+    if (value.file !== undefined && typeof value.file !== 'string') return undefined;
+    return {
+      batch: value.batch!,
+      line: value.line!,
+      ...(value.file === undefined ? {} : { file: value.file }),
+      code: value.code,
+      message: value.message,
+      ...(value.field === undefined ? {} : { field: value.field }),
+    };
   } catch {
     return undefined;
   }
@@ -174,11 +185,17 @@ function unwritable(path: string, error: unknown): LoaderError {
   );
 }
 
-/** The log entries of a batch's rejected rows: location and reason only. */
-export function logEntriesOf(batch: number, rows: readonly RejectedRow[]): WriteRejectEntry[] {
+/** Where a row is, as the log's entries are looked up: its line, and its file when the load reads several. */
+export function rejectLogKey(file: string | undefined, line: number): string {
+  return file === undefined ? String(line) : `${file}\n${line}`;
+}
+
+/** The log entries of a batch's rejected rows: location and reason only (the file when `named`: several inputs). */
+export function logEntriesOf(batch: number, rows: readonly RejectedRow[], named = false): WriteRejectEntry[] {
   return rows.map((row) => ({
     batch,
     line: row.origin.line,
+    ...(named ? { file: row.origin.file } : {}),
     code: row.code === 'RETRIES_EXHAUSTED' ? 'RETRIES_EXHAUSTED' : 'WRITE_REJECTED',
     message: row.message,
     ...(row.field === undefined ? {} : { field: row.field }),

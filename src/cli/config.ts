@@ -133,7 +133,7 @@ export function attachConfigOption(command: Command): Command {
   const mandatory = command.options.filter((option) => option.mandatory);
   for (const option of mandatory) option.makeOptionMandatory(false);
   const fileArgument = command.registeredArguments[0];
-  const fileRequired = fileArgument !== undefined && fileArgument.required && !fileArgument.variadic;
+  const fileRequired = fileArgument !== undefined && fileArgument.required;
   if (fileRequired) fileArgument.argOptional();
 
   command.option(
@@ -159,10 +159,13 @@ export function attachConfigOption(command: Command): Command {
         });
       }
     }
-    if (fileRequired && command.processedArgs[0] === undefined) {
+    const given = command.processedArgs[0] as unknown;
+    if (fileRequired && (given === undefined || (Array.isArray(given) && given.length === 0))) {
       if (input === undefined)
         command.error(`error: missing required argument '${fileArgument.name()}'${orInConfig(INPUT_KEY)}`, { code: 'commander.missingArgument' });
-      command.processedArgs[0] = fileArgument.parseArg ? fileArgument.parseArg(input, fileArgument.defaultValue) : input;
+      // A variadic file argument (several inputs, issue 16) takes a list.
+      const value = fileArgument.parseArg ? fileArgument.parseArg(input, fileArgument.defaultValue) : input;
+      command.processedArgs[0] = fileArgument.variadic ? [value] : value;
     }
   });
   return command;

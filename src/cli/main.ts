@@ -108,9 +108,9 @@ estimate: the codes of load (64 usage, 66 input missing, 75 worth retrying, 77 a
  * because commander copies them into each command when it is created.
  */
 export function buildProgram(
-  run: (input: string, flags: LoadFlags) => Promise<void>,
+  run: (input: Inputs, flags: LoadFlags) => Promise<void>,
   io?: Pick<CliIo, 'stdout' | 'stderr'>,
-  runEstimate: (input: string, flags: LoadFlags) => Promise<void> = run,
+  runEstimate: (input: Inputs, flags: LoadFlags) => Promise<void> = run,
 ): Command {
   const program = new Command('ddb-spread');
   if (io) {
@@ -131,20 +131,33 @@ Examples:
 
   const load = program
     .command('load')
-    .description('Load a CSV or JSONL file (optionally gzipped, or - for stdin) into a DynamoDB table.')
-    .argument('<file>', 'input file, or - to read stdin')
+    .description('Load CSV or JSONL files (optionally gzipped, or - for stdin), folders, S3 objects or DynamoDB exports into a DynamoDB table.')
+    .argument('<file...>', INPUTS_HELP)
     .requiredOption('-t, --table <name>', 'target table (its key schema is read with DescribeTable)')
     .option('--dry-run', 'write nothing: print the estimate of this load instead (same as ddb-spread estimate)');
-  attachConfigOption(addLoadOptions(load).addHelpText('after', LOAD_EXAMPLES).action(run));
+  attachConfigOption(addLoadOptions(load).addHelpText('after', LOAD_EXAMPLES).action(oneOrMany(run)));
 
   const estimateCommand = program
     .command('estimate')
     .description('Predict a load without writing: duration, cost, hot keys, partitions, shard advice (works offline with --partition-key).')
-    .argument('<file>', 'input file, or - to read stdin')
+    .argument('<file...>', INPUTS_HELP)
     .option('-t, --table <name>', 'the table, read with DescribeTable unless --partition-key describes it offline (default name: estimate)');
-  attachConfigOption(addLoadOptions(estimateCommand).addHelpText('after', ESTIMATE_EXAMPLES).action(runEstimate));
+  attachConfigOption(addLoadOptions(estimateCommand).addHelpText('after', ESTIMATE_EXAMPLES).action(oneOrMany(runEstimate)));
   return program;
 }
+
+/** One input as a string (as before issue 16), several as a list. */
+export type Inputs = string | string[];
+
+const INPUTS_HELP =
+  'input files, folders, globs, s3://bucket/key or s3://bucket/prefix/, DynamoDB export folders (local or S3), read as one load; or - for stdin';
+
+function oneOrMany(run: (input: Inputs, flags: LoadFlags) => Promise<void>) {
+  return (inputs: string[], flags: LoadFlags) => run(inputs.length === 1 ? inputs[0]! : inputs, flags);
+}
+
+/** The inputs in one string, for messages and --report. */
+const inputsText = (input: Inputs) => (typeof input === 'string' ? input : input.join(' '));
 
 /**
  * The options load and estimate share: input, typing, order, sharding, rate, AWS, output. Over 100 lines
@@ -156,6 +169,10 @@ function addLoadOptions(command: Command): Command {
     .option('--profile <name>', 'named profile from the AWS config files')
     .option('--endpoint-url <url>', 'DynamoDB endpoint, e.g. http://localhost:8000 for DynamoDB Local')
     .option('--ca-bundle <file>', 'PEM file of CA certificates to trust (a TLS-inspecting proxy); default: AWS_CA_BUNDLE')
+    .option('--s3-endpoint-url <url>', 'S3 endpoint for s3:// inputs, e.g. an S3-compatible server (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL)')
+    .option('--s3-path-style', 'path-style S3 addressing (bucket in the path), for S3-compatible servers')
+    .option('--delete', 'every row is a delete of its key (a delete list): DeleteRequest instead of PutRequest; other attributes are ignored')
+    .option('--operation-column <name>', 'attribute that says "put" or "delete" for each row (dropped from the item); empty means put (delete with --delete)')
     .addOption(new Option('--input-format <format>', 'input format (default: from the file extension, else from the first bytes)').choices([...INPUT_FORMATS]))
     .option('--delimiter <char>', 'CSV field delimiter; "tab" for tabs (default: "," or tab for .tsv)', parseDelimiterOption)
     .option('--columns <names>', 'attribute names for a CSV file without a header row, comma-separated', parseColumnsOption)
@@ -290,7 +307,7 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
   // A reader that closes early (| head -1) ends that stream only, never the load (issue 11.11).
   ignoreClosedPipe(io.stdout);
   ignoreClosedPipe(io.stderr);
-  const run = async (input: string, flags: LoadFlags, command: 'load' | 'estimate') => {
+  const run = async (input: Inputs, flags: LoadFlags, command: 'load' | 'estimate') => {
     exitCode = await runCommand(io, input, flags, command);
   };
   const program = buildProgram(
@@ -311,7 +328,8 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
 }
 
 /** One load or estimate: wires signals, the terminal and the event renderer to load() or estimate(); returns the exit code. */
-async function runCommand(io: CliIo, input: string, flags: LoadFlags, command: 'load' | 'estimate'): Promise<number> {
+async function runCommand(io: CliIo, inputs: Inputs, flags: LoadFlags, command: 'load' | 'estimate'): Promise<number> {
+  const input = inputsText(inputs);
   const estimating = command === 'estimate' || flags.dryRun === true;
   const terminal = new Terminal(io, { jsonLog: flags.logFormat === 'json' });
   const controller = new AbortController();
@@ -338,14 +356,14 @@ async function runCommand(io: CliIo, input: string, flags: LoadFlags, command: '
   const deps = { signal: controller.signal, onEvent: renderer.onEvent, stdin: io.stdin as never, files: callerFiles(flags, estimating) };
   try {
     if (estimating) {
-      const result = await estimate(await toEstimateOptions(input, flags), deps);
+      const result = await estimate(await toEstimateOptions(inputs, flags), deps);
       bar?.stop();
       terminal.release();
       const color = 'isTTY' in io.stdout && (io.stdout as NodeJS.WriteStream).isTTY === true && !process.env['NO_COLOR'];
       io.stdout.write(flags.json ? estimateJson(result, { excerpts: flags.excerpts }) : formatEstimate(result, { color, excerpts: flags.excerpts }));
       return EXIT.OK;
     }
-    const result = await load(await toLoadOptions(input, flags), deps);
+    const result = await load(await toLoadOptions(inputs, flags), deps);
     bar?.stop();
     terminal.release();
     if (flags.report) await writeReport(flags.report, input, result, startedAt, undefined, flags.excerpts);

@@ -30,6 +30,10 @@ export interface LoadFlags {
   profile?: string;
   endpointUrl?: string;
   caBundle?: string;
+  s3EndpointUrl?: string;
+  s3PathStyle?: boolean;
+  delete?: boolean;
+  operationColumn?: string;
   inputFormat?: InputFormat;
   delimiter?: string;
   columns?: string[];
@@ -193,7 +197,7 @@ export function parsePriceOption(value: string): number {
 }
 
 /** Maps flags to estimate() options: load's options, plus the table from the offline flags and the prices. */
-export async function toEstimateOptions(input: string, flags: LoadFlags): Promise<EstimateOptions> {
+export async function toEstimateOptions(input: string | string[], flags: LoadFlags): Promise<EstimateOptions> {
   const options: EstimateOptions = await toLoadOptions(input, { ...flags, table: flags.table ?? 'estimate' }, true);
   if (flags.partitionKey) {
     options.tableInfo = offlineTableInfo(options.table, {
@@ -296,7 +300,7 @@ export async function readSchemaFile(path: string): Promise<Record<string, Colum
 }
 
 /** Maps parsed flags to load() options. The CLI adds nothing the library does not have. */
-export async function toLoadOptions(input: string, flags: LoadFlags, estimating = false): Promise<LoadOptions> {
+export async function toLoadOptions(input: string | string[], flags: LoadFlags, estimating = false): Promise<LoadOptions> {
   if (!estimating && !flags.dryRun) {
     const offline = OFFLINE_FLAGS.find((name) => flags[name] !== undefined);
     if (offline)
@@ -343,5 +347,9 @@ export async function toLoadOptions(input: string, flags: LoadFlags, estimating 
   if (flags.profile) options.profile = flags.profile;
   if (flags.endpointUrl) options.endpoint = flags.endpointUrl;
   if (flags.caBundle) options.caBundle = flags.caBundle;
+  if (flags.s3EndpointUrl) options.s3Endpoint = flags.s3EndpointUrl;
+  if (flags.s3PathStyle) options.s3PathStyle = true;
+  if (flags.delete) options.delete = true;
+  if (flags.operationColumn !== undefined) options.operationColumn = flags.operationColumn;
   return options;
 }

@@ -1,7 +1,7 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Batch } from '../batching/batch.js';
 import type { CheckpointStore } from '../checkpointing/checkpoint.js';
-import { logEntriesOf, rejectedRowOf } from '../checkpointing/writeRejectLog.js';
+import { logEntriesOf, rejectedRowOf, rejectLogKey } from '../checkpointing/writeRejectLog.js';
 import type { InFlightLimit } from '../pacing/inFlight.js';
 import type { KeySchema, PlannedWrite } from '../shared/types.js';
 import type { ShardManifest } from '../sharding/shardManifest.js';
@@ -14,6 +14,8 @@ import type { Rejections } from './rejections.js';
 export interface DispatcherOptions {
   /** Batches in flight to start with (--concurrency); `inFlight` may lend more while calls are slow. */
   concurrency: number;
+  /** The load reads several files or objects: a row is known by its file and line (issue 16). */
+  namedParts?: boolean;
   inFlight: InFlightLimit;
   now: () => number;
   sink: BatchSink;
@@ -109,7 +111,7 @@ export class Dispatcher {
     // A refused write's predecessors (issue 11.2) are in no batch's writes: their rejects are put back too.
     for (const write of batch.writes) {
       for (let w: PlannedWrite | undefined = write; w; w = w.predecessor) {
-        const entry = checkpoint?.restoredRejects.get(w.origin.line);
+        const entry = checkpoint?.restoredRejects.get(rejectLogKey(this.#o.namedParts ? w.origin.file : undefined, w.origin.line));
         if (entry) await rejections.reject(rejectedRowOf(entry, w, keySchema), false);
       }
     }
@@ -133,8 +135,9 @@ export class Dispatcher {
           consumedWcu: outcome.consumedWcu,
           writeRejects: outcome.rejected.length,
           revived: outcome.revived,
+          deleted: outcome.written.reduce((n, w) => (w.op === 'delete' ? n + 1 : n), 0),
         },
-        logEntriesOf(index, outcome.rejected),
+        logEntriesOf(index, outcome.rejected, this.#o.namedParts),
       );
     this.#o.progress();
   }

@@ -119,6 +119,7 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<L
     const { checkpoint, resumeFrom, manifest } = session;
     dispatcher = new Dispatcher({
       concurrency: opts.concurrency,
+      namedParts: (session.inputSet?.parts.length ?? 1) > 1,
       inFlight,
       now,
       sink,

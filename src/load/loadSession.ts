@@ -3,7 +3,9 @@ import type { CheckpointStore } from '../checkpointing/checkpoint.js';
 import type { OrderMode } from '../ordering/order.js';
 import type { WriteOrderer } from '../ordering/writeOrderer.js';
 import type { RatePacer } from '../pacing/ratePacer.js';
-import type { OpenedInput } from '../reading/openInput.js';
+import type { InputSet } from '../reading/inputSet.js';
+import type { OpenedInputSet } from '../reading/readInputSet.js';
+import type { S3Access } from '../reading/s3Part.js';
 import type { LoadEvent } from '../reporting/events.js';
 import { RejectSink } from '../reporting/rejectSink.js';
 import { writeJsonAtomically } from '../reporting/reportFile.js';
@@ -31,7 +33,11 @@ export class LoadSession {
   rateReason = '';
   /** A provisioned table's WCU: the most a load reaches whatever --wcu asks (Infinity otherwise; issue 15). */
   tableWcu = Infinity;
-  input: OpenedInput | undefined;
+  /** The inputs listed (files, folders, globs, S3, exports), before any is opened. */
+  inputSet: InputSet | undefined;
+  input: OpenedInputSet | undefined;
+  /** The S3 client, when an input is in S3. */
+  s3: S3Access | undefined;
   orderer: WriteOrderer | undefined;
   /** The write order in effect: --order, or round-robin where a file cannot be read in stripes. */
   order: OrderMode | undefined;
@@ -83,6 +89,7 @@ export class LoadSession {
     }
     await this.checkpointLock?.release().catch(() => undefined);
     if (this.ownsClient) this.client.destroy();
+    this.s3?.destroy();
   }
 }
 

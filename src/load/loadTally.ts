@@ -10,6 +10,7 @@ export interface ResumedCounts {
   plannedWcu: number;
   consumedWcu: number;
   revived?: number | undefined;
+  deleted?: number | undefined;
 }
 
 /**
@@ -21,6 +22,7 @@ export class LoadTally {
   readonly counters: LoadCounters = {
     rowsRead: 0,
     written: 0,
+    deleted: 0,
     superseded: 0,
     revived: 0,
     rejected: 0,
@@ -74,6 +76,7 @@ export class LoadTally {
   batchWritten(outcome: BatchOutcome, costOf: (write: PlannedWrite) => number, countKeys: boolean): number {
     const c = this.counters;
     c.written += outcome.written.length;
+    for (const w of outcome.written) if (w.op === 'delete') c.deleted = (c.deleted ?? 0) + 1;
     // Superseded rows written (or rejected) in place of a refused successor are superseded no more.
     c.superseded -= outcome.revived;
     c.revived = (c.revived ?? 0) + outcome.revived;
@@ -99,6 +102,7 @@ export class LoadTally {
     c.plannedWcu = saved.plannedWcu;
     this.plannedWcuBeforeResume = saved.plannedWcu;
     c.consumedWcu = saved.consumedWcu;
+    c.deleted = saved.deleted ?? 0;
     this.#revivedBeforeResume = saved.revived ?? 0;
     c.revived = this.#revivedBeforeResume;
   }

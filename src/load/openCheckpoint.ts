@@ -2,6 +2,9 @@ import { resolve } from 'node:path';
 import { CheckpointStore } from '../checkpointing/checkpoint.js';
 import { writeAffectingOptions } from '../checkpointing/checkpointState.js';
 import { hashFile } from '../checkpointing/hashFile.js';
+import type { InputIdentity } from '../checkpointing/checkpointState.js';
+import { outlinesOf, type InputSet } from '../reading/inputSet.js';
+import { createHash } from 'node:crypto';
 import type { LoadEvent, LoadResult } from '../reporting/events.js';
 import { fingerprintFile } from '../reporting/reportFile.js';
 import { LoaderError } from '../shared/errors.js';
@@ -26,11 +29,11 @@ export async function openCheckpoint(
 ): Promise<void> {
   const { opts } = session;
   const path = opts.checkpointPath!;
-  if (opts.input === '-') throw new LoaderError('INVALID_OPTION', '--checkpoint needs a file input (stdin cannot be read again to resume)');
+  if (opts.inputs.includes('-')) throw new LoaderError('INVALID_OPTION', '--checkpoint needs a file input (stdin cannot be read again to resume)');
   session.checkpointLock = await FileLock.acquire({ option: '--checkpoint', path, code: 'CHECKPOINT_UNWRITABLE' });
-  const identity = (await fingerprintFile(resolve(opts.input)))!;
+  const { identity, hash } = await identityOf(session.inputSet!);
   // The key schema decides which rows are one item (superseded), so it is part of what must match.
-  const opened = await CheckpointStore.open(path, identity, () => hashFile(identity.path), { ...writeAffectingOptions(opts), keySchema }, seed);
+  const opened = await CheckpointStore.open(path, identity, hash, { ...writeAffectingOptions(opts), keySchema }, seed);
   // Refused before it is ours to save: a finished checkpoint must stay finished.
   if (opened.file.status === 'complete') {
     const done = new LoaderError(
@@ -53,4 +56,33 @@ export async function openCheckpoint(
     // writing in done batches are put back, from the write-reject log, as their rows are read again.
     emit({ type: 'resumed', checkpoint: path, batchesDone: session.resumeFrom, written: saved.written });
   }
+}
+
+/**
+ * What identifies the input for a checkpoint. One local file: as before (its size, edges and SHA-256).
+ * Several parts (issue 16): every part's name, size and edges (an S3 object's ETag) in order, and for the
+ * content hash each part's SHA-256 (a local file) or ETag (S3). A part added, removed, renamed or changed
+ * is another input, and the load does not resume on it.
+ */
+async function identityOf(set: InputSet): Promise<{ identity: InputIdentity; hash: () => Promise<string> }> {
+  const only = set.parts.length === 1 ? set.parts[0]! : undefined;
+  if (only && !only.part.name.startsWith('s3://') && only.expected === undefined) {
+    const identity = (await fingerprintFile(resolve(only.part.name)))!;
+    return { identity, hash: () => hashFile(identity.path) };
+  }
+  const outlines = await outlinesOf(set);
+  const edges = createHash('sha256');
+  for (const o of outlines) edges.update(`${o.name}\t${o.size}\t${o.edges}\n`);
+  const identity: InputIdentity = {
+    path: set.name,
+    size: outlines.reduce((sum, o) => sum + o.size, 0),
+    mtimeMs: Math.max(0, ...outlines.map((o) => o.mtimeMs)),
+    edgesSha256: edges.digest('hex'),
+  };
+  const hash = async () => {
+    const all = createHash('sha256');
+    for (const { part } of set.parts) all.update(`${part.name}\t${await part.contentHash()}\n`);
+    return all.digest('hex');
+  };
+  return { identity, hash };
 }

@@ -23,11 +23,14 @@ export const MIN_MEMORY_BYTES = 64 * 1024;
 
 /** Options of load(), as a caller writes them. */
 export interface LoadOptions {
-  /** Path of a CSV or JSONL file (optionally gzipped), or "-" for stdin. */
-  input: string;
+  /**
+   * What to read: a CSV or JSONL file (optionally gzipped), "-" for stdin, or several inputs read as one
+   * load: files, folders, globs, s3://bucket/key, s3://bucket/prefix/ and DynamoDB export folders (issue 16).
+   */
+  input: string | readonly string[];
   /** Target table name. */
   table: string;
-  /** Input format. @default from the file extension (.csv/.tsv, .jsonl/.ndjson/.json, optionally .gz) */
+  /** Input format. @default from each file's extension (.csv/.tsv, .jsonl/.ndjson/.json, optionally .gz) */
   inputFormat?: InputFormat;
   /** CSV field delimiter. @default "," ("\t" for .tsv) */
   delimiter?: string;
@@ -104,6 +107,14 @@ export interface LoadOptions {
   endpoint?: string;
   /** A PEM file of CA certificates to trust for DynamoDB's TLS (AWS_CA_BUNDLE otherwise). */
   caBundle?: string;
+  /** Endpoint of S3 for s3:// inputs. @default AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, or AWS's */
+  s3Endpoint?: string;
+  /** Path-style S3 addressing (bucket in the path), for S3-compatible servers. @default false */
+  s3PathStyle?: boolean;
+  /** Every row is a delete of its key (a delete list): DeleteRequest instead of PutRequest. @default false */
+  delete?: boolean;
+  /** The attribute that says "put" or "delete" per row; dropped from the item. */
+  operationColumn?: string;
 }
 
 /** Sharding options after normalisation; resolved against the table's key schema by load(). */
@@ -119,9 +130,12 @@ export interface NormalizedShardOptions {
 
 /** LoadOptions with every default applied and every value checked. */
 export interface NormalizedLoadOptions {
+  /** The input as given, or the inputs joined by spaces: for messages and default output paths. */
   input: string;
+  /** Every input argument, in order. */
+  inputs: string[];
   table: string;
-  /** undefined when neither --input-format nor the name tells: the first bytes decide (load/inputFormat.ts). */
+  /** --input-format, else a single input's name; undefined: each file's by its name, else its first bytes (a DynamoDB export's from its manifest). */
   inputFormat: InputFormat | undefined;
   delimiter: string;
   columns: string[] | undefined;
@@ -148,6 +162,10 @@ export interface NormalizedLoadOptions {
   profile: string | undefined;
   endpoint: string | undefined;
   caBundle: string | undefined;
+  s3Endpoint: string | undefined;
+  s3PathStyle: boolean;
+  /** --delete and --operation-column; undefined when neither is given. */
+  deletes: { all: boolean; column: string | undefined } | undefined;
 }
 
 const invalid = (name: string, expected: string, value: unknown) =>
@@ -166,19 +184,23 @@ function integer(name: string, value: unknown, fallback: number, min: number, ma
  * (`context.dryRun`) has its own default reject file, so it never touches a real load's.
  */
 export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean } = {}): NormalizedLoadOptions {
-  if (typeof raw.input !== 'string' || raw.input === '') throw invalid('input', 'a file path or "-"', raw.input);
+  const inputs = typeof raw.input === 'string' ? [raw.input] : Array.isArray(raw.input) ? [...(raw.input as string[])] : [];
+  if (inputs.length === 0 || inputs.some((i) => typeof i !== 'string' || i === ''))
+    throw invalid('input', 'a file path, "-", or a list of paths and s3:// URLs', raw.input);
+  if (inputs.length > 1 && inputs.includes('-')) throw invalid('input', 'stdin ("-") alone, not in a list of inputs', inputs.join(' '));
+  const first = inputs[0]!;
   if (typeof raw.table !== 'string' || !/^[a-zA-Z0-9_.-]{3,255}$/.test(raw.table)) {
     throw invalid('table', 'a table name of 3 to 255 letters, digits, "_", "-" or "."', raw.table);
   }
 
-  // undefined: the name does not tell; the first bytes decide once the input is open (reading/magic.ts).
-  const inputFormat = raw.inputFormat ?? formatFromName(raw.input);
+  // undefined: several inputs, or a name that does not tell: each part's name, else its first bytes, decides.
+  const inputFormat = raw.inputFormat ?? (inputs.length === 1 ? formatFromName(first) : undefined);
   if (inputFormat !== undefined && !INPUT_FORMATS.includes(inputFormat)) throw invalid('inputFormat', `one of ${INPUT_FORMATS.join(', ')}`, inputFormat);
-  if (inputFormat === undefined && raw.input === '-') {
+  if (inputFormat === undefined && first === '-') {
     throw new LoaderError('INVALID_OPTION', `reading stdin needs --input-format (${INPUT_FORMATS.join(', ')})`);
   }
 
-  const delimiter = raw.delimiter ?? (/\.tsv(\.gz)?$/i.test(raw.input) ? '\t' : ',');
+  const delimiter = raw.delimiter ?? (/\.tsv(\.gz)?$/i.test(first) ? '\t' : ',');
   if (typeof delimiter !== 'string' || delimiter.length === 0 || /[\r\n"]/.test(delimiter)) {
     throw invalid('delimiter', 'a non-empty string without quotes or line breaks', delimiter);
   }
@@ -210,13 +232,16 @@ export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean }
 
   const segment = normalizeSegment(raw.segment);
 
-  const order = raw.order ?? (raw.input === '-' ? 'window' : 'stripes');
+  const order = raw.order ?? (first === '-' ? 'window' : 'stripes');
   if (!ORDER_MODES.includes(order)) throw invalid('order', `one of ${ORDER_MODES.join(', ')}`, order);
   if (raw.window !== undefined && order !== 'window') throw invalid('window', 'given only with order "window"', raw.window);
   if (raw.tempDir !== undefined && (typeof raw.tempDir !== 'string' || raw.tempDir === '')) throw invalid('tempDir', 'a folder path', raw.tempDir);
 
+  if (raw.s3Endpoint !== undefined && (typeof raw.s3Endpoint !== 'string' || !/^https?:\/\//.test(raw.s3Endpoint)))
+    throw invalid('s3Endpoint', 'an http:// or https:// URL', raw.s3Endpoint);
   return {
-    input: raw.input,
+    input: inputs.join(' '),
+    inputs,
     table: raw.table,
     inputFormat,
     delimiter,
@@ -228,7 +253,7 @@ export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean }
     concurrency: integer('concurrency', raw.concurrency, DEFAULT_CONCURRENCY, 1, 256),
     maxAttempts: integer('maxAttempts', raw.maxAttempts, DEFAULT_MAX_ATTEMPTS, 1, 100),
     requestTimeoutMs: integer('requestTimeoutMs', raw.requestTimeoutMs, DEFAULT_REQUEST_TIMEOUT_MS, 100, 600_000),
-    rejectsPath: raw.rejectsPath ?? defaultOutputPath(raw.input, 'rejects', { segment, dryRun: context.dryRun ?? false }),
+    rejectsPath: raw.rejectsPath ?? defaultOutputPath(first, 'rejects', { segment, dryRun: context.dryRun ?? false }),
     maxRejects,
     order,
     windowRows: integer('window', raw.window, DEFAULT_WINDOW_ROWS, 2, 100_000_000),
@@ -244,13 +269,24 @@ export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean }
     profile: raw.profile,
     endpoint: raw.endpoint,
     caBundle: raw.caBundle,
+    s3Endpoint: raw.s3Endpoint,
+    s3PathStyle: raw.s3PathStyle ?? false,
+    deletes: normalizeDeletes(raw),
   };
+}
+
+function normalizeDeletes(raw: LoadOptions): NormalizedLoadOptions['deletes'] {
+  if (raw.delete !== undefined && typeof raw.delete !== 'boolean') throw invalid('delete', 'true or false', raw.delete);
+  if (raw.operationColumn !== undefined && (typeof raw.operationColumn !== 'string' || raw.operationColumn === ''))
+    throw invalid('operationColumn', 'an attribute name', raw.operationColumn);
+  if (!raw.delete && raw.operationColumn === undefined) return undefined;
+  return { all: raw.delete ?? false, column: raw.operationColumn };
 }
 
 function normalizeCheckpoint(raw: LoadOptions): string | undefined {
   if (raw.checkpointPath === undefined) return undefined;
   if (typeof raw.checkpointPath !== 'string' || raw.checkpointPath === '') throw invalid('checkpointPath', 'a file path', raw.checkpointPath);
-  if (raw.input === '-')
+  if (raw.input === '-' || (Array.isArray(raw.input) && raw.input.includes('-')))
     throw invalid('checkpointPath', 'used with a file input (stdin cannot be read again to resume); save the input to a file first', raw.checkpointPath);
   return raw.checkpointPath;
 }
@@ -327,7 +363,8 @@ function normalizeShard(raw: LoadOptions, segment: Segment | undefined): Normali
     keepOriginalKey: raw.keepOriginalKey,
     seed,
     suffixBase,
-    manifestPath: raw.shardManifestPath ?? defaultOutputPath(raw.input, 'shards', { segment, table: raw.table }),
+    manifestPath:
+      raw.shardManifestPath ?? defaultOutputPath(typeof raw.input === 'string' ? raw.input : (raw.input[0] ?? ''), 'shards', { segment, table: raw.table }),
   };
 }
 

@@ -114,8 +114,9 @@ export async function prepareOutputFiles(opts: NormalizedLoadOptions, dryRun: bo
   if (opts.checkpointPath && !dryRun)
     writes.push({ option: 'the write-reject log of --checkpoint', path: `${opts.checkpointPath}.write-rejects`, code: 'CHECKPOINT_UNWRITABLE' });
   writes.push(...(caller.writes ?? []));
-  await checkOutputFiles([{ option: 'the input', path: opts.input }, ...(caller.reads ?? [])], writes);
-  if (dryRun) await checkDryRunOutput(rejects, defaultOutputPath(opts.input, 'rejects', { segment: opts.segment, dryRun: true }));
+  const inputs = opts.inputs.filter((input) => !input.startsWith('s3://')).map((path) => ({ option: 'the input', path }));
+  await checkOutputFiles([...inputs, ...(caller.reads ?? [])], writes);
+  if (dryRun) await checkDryRunOutput(rejects, defaultOutputPath(opts.inputs[0]!, 'rejects', { segment: opts.segment, dryRun: true }));
   return FileLock.acquire(rejects);
 }
 

@@ -24,7 +24,7 @@ export function defaultOutputPath(
   kind: OutputKind,
   context: { segment?: Segment | undefined; dryRun?: boolean; table?: string | undefined } = {},
 ): string {
-  const base = input === '-' ? 'stdin' : /^\/(dev|proc)\//.test(input) ? input.split('/').pop()! : input;
+  const base = input === '-' ? 'stdin' : /^\/(dev|proc)\//.test(input) ? input.split('/').pop()! : outputBase(input);
   // The manifest describes one table's suffixes: one input loaded into two tables keeps both (issue 15).
   const table = kind === 'shards' && context.table !== undefined ? `.${tableFileName(context.table)}` : '';
   const segment = context.segment ? `.seg-${context.segment.index}-of-${context.segment.count}` : '';
@@ -73,4 +73,19 @@ export function findOutputConflict(reads: readonly ResolvedFile[], writes: reado
     }
   }
   return undefined;
+}
+
+/**
+ * Where outputs named after an input go: an S3 input's last name in the working folder (s3://b/exports/
+ * -> exports), a folder's name beside it (data/ -> data), a glob's folder (out/part-*.csv -> out/part-).
+ */
+function outputBase(input: string): string {
+  if (input.startsWith('s3://')) {
+    const names = input.slice(5).split('/').filter(Boolean);
+    return (names[names.length - 1] ?? 's3').replace(/[*?]/g, '');
+  }
+  const glob = input.search(/[*?]/);
+  const base = glob === -1 ? input : input.slice(0, glob);
+  const trimmed = base.replace(/\/+$/, '');
+  return trimmed === '' || trimmed === '.' ? 'input' : trimmed;
 }

@@ -6,7 +6,9 @@ import { chooseRate, type RateChoice } from '../pacing/rateChoice.js';
 import { RateController } from '../pacing/rateControl.js';
 import { RatePacer } from '../pacing/ratePacer.js';
 import { createKeyCostModel, type KeyUnits, type WriteKeyCosts } from '../pacing/writeCost.js';
-import { openInput, type OpenedInput } from '../reading/openInput.js';
+import { listInputs } from '../reading/inputSet.js';
+import { readInputSet, type OpenedInputSet } from '../reading/readInputSet.js';
+import { openInput } from '../reading/openInput.js';
 import { detectFormat } from '../reading/detectFormat.js';
 import type { LoadEvent, LoadResult } from '../reporting/events.js';
 import type { TableInfo } from '../shared/tableInfo.js';
@@ -15,11 +17,10 @@ import { resolveShardOptions, type ResolvedShardOptions } from '../sharding/shar
 import { ShardManifest } from '../sharding/shardManifest.js';
 import { createRowPlanner, type RowPlanner, type RowPlannerOptions, type SourceRecord } from '../typing/planRow.js';
 import type { OrderMode } from '../ordering/order.js';
-import { readRecords } from '../reading/readRecords.js';
 import { MIN_STRIPE_BYTES, openStripedRead, recordGroup, stripeCount } from './stripedRecords.js';
 import { packageVersion } from './toolVersion.js';
 import { indexKeyAttributes } from '../typing/indexKeys.js';
-import { checkTypesAgainstKeys, type InputFormat } from './options.js';
+import { checkTypesAgainstKeys, formatFromName, type InputFormat } from './options.js';
 import { DEFAULT_BACKOFF } from '../writing/backoff.js';
 import { dynamoSink, recordingSink, type BatchSink } from '../writing/batchSink.js';
 import { describeTable } from '../writing/describeTable.js';
@@ -32,9 +33,9 @@ import { prepareOutputFiles } from './outputFiles.js';
 /** What the stages and the dispatcher of a prepared load need. */
 export interface PreparedLoad {
   tableInfo: TableInfo;
-  input: OpenedInput;
-  /** --input-format, else the name's extension, else the first bytes (reading/detectFormat.ts). */
-  format: InputFormat;
+  input: OpenedInputSet;
+  /** --input-format, else a single plain file's name or first bytes; undefined: each part's own (reading/readInputSet.ts). */
+  format: InputFormat | undefined;
   planner: RowPlanner;
   orderer: WriteOrderer;
   /** Write units of one put: the table plus every GSI the item lands in. */
@@ -78,6 +79,23 @@ export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Pr
   const dryRun = deps.dryRun;
   // Before anything is read: no output is an input, each is writable, and no other load writes these rejects.
   session.rejectsLock = await prepareOutputFiles(opts, dryRun !== undefined, deps.files);
+  // Listed before the table is described: a missing file, object or bad manifest costs no call.
+  session.inputSet = await listInputs(opts.inputs, {
+    stdin: deps.stdin ?? process.stdin,
+    s3: async () => {
+      const { createS3Access } = await import('../reading/s3Part.js');
+      session.s3 ??= createS3Access({
+        region: opts.region,
+        profile: opts.profile,
+        endpoint: opts.s3Endpoint,
+        forcePathStyle: opts.s3PathStyle,
+        caBundle: opts.caBundle,
+        requestTimeoutMs: opts.requestTimeoutMs,
+      });
+      return session.s3;
+    },
+    outputs: outputPathsOf(opts),
+  });
   const tableInfo = dryRun?.tableInfo ?? (await describeTable(session.client, ctx.aws, deps.signal));
   dryRun?.onTable?.(tableInfo);
   const keySchema = tableInfo.keySchema;
@@ -105,28 +123,33 @@ export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Pr
   const shard = opts.shard ? resolveShardOptions({ ...opts.shard, seed: (session.checkpoint?.file.shardSeed ?? seed)! }, keySchema, opts.table) : undefined;
   // A dry run writes nothing, so there is no manifest to keep.
   if (shard && !dryRun) session.manifest = new ShardManifest(opts.table, packageVersion(), shard);
-  const input = await openInput(opts.input, deps.stdin);
+  const input = readInputSet(session.inputSet, { format: opts.inputFormat, csv: { delimiter: opts.delimiter, columns: opts.columns } });
   session.input = input;
-  const format =
-    opts.inputFormat ??
-    (await detectFormat(input).catch((error: unknown) => {
-      input.stream.destroy();
-      throw error;
-    }));
+  const format = await loadFormatOf(session);
   // Written now as well as at the end: a bad path fails before any row, and a crash leaves a manifest.
   if (session.manifest) {
     try {
       await saveManifest(opts.shard!.manifestPath, session.manifest);
     } catch (error) {
-      input.stream.destroy();
+      input.close();
       throw error;
     }
   }
   announce(rate, opts.pacing ? opts.keyWcu : undefined, emit);
   emit({ type: 'started', table: opts.table, input: input.name, keySchema, totalBytes: input.totalBytes, snapshot: ctx.result });
   session.started = true;
-  return stagesOf(session, ctx, tableInfo, { input, format }, shard, costOf);
+  return stagesOf(session, ctx, tableInfo, input, format, shard, costOf);
 }
+
+/** The load's own files: never read as input when they lie in a folder given as input. */
+function outputPathsOf(opts: PreparedLoadOptions): string[] {
+  const paths = [opts.rejectsPath];
+  if (opts.shard) paths.push(opts.shard.manifestPath);
+  if (opts.checkpointPath) paths.push(opts.checkpointPath, `${opts.checkpointPath}.write-rejects`);
+  return paths;
+}
+
+type PreparedLoadOptions = LoadSession['opts'];
 
 /**
  * How the input is read: in stripes when --order is stripes (the default for a file) and the file can be
@@ -135,27 +158,25 @@ export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Pr
  */
 async function readingOf(
   session: LoadSession,
-  { input, format }: { input: OpenedInput; format: InputFormat },
+  { input, format }: { input: OpenedInputSet; format: InputFormat | undefined },
   plannerOptions: RowPlannerOptions,
 ): Promise<Pick<PreparedLoad, 'records' | 'order' | 'closeInput'> & { parts: number }> {
   const { opts } = session;
-  const whole = (order: OrderMode) => ({
-    records: readRecords(input, format, { delimiter: opts.delimiter, columns: opts.columns }),
-    order,
-    parts: 0,
-    closeInput: () => input.stream.destroy(),
-  });
+  const whole = (order: OrderMode) => ({ records: input.records, order, parts: 0, closeInput: () => input.close() });
   if (opts.order !== 'stripes') return whole(opts.order);
+  // Stripes cut one plain local file; several inputs, S3, stdin, an export or deletes are read whole.
+  const path = plainLocalFile(session);
+  if (path === undefined || format === undefined) return whole('round-robin');
   const syntax = format === 'csv' ? 'csv' : 'jsonl';
   const how = { syntax, delimiter: opts.delimiter, columns: opts.columns } as const;
   // The tests cut small files into many stripes; users never need to.
   const minBytes = Number(process.env['DDB_SPREAD_TEST_STRIPE_BYTES'] ?? MIN_STRIPE_BYTES);
-  const parts = INPUT_SYNTAX.has(format) ? await stripeCount(opts.input, input.totalBytes, how, minBytes) : 0;
+  const parts = INPUT_SYNTAX.has(format) ? await stripeCount(path, input.totalBytes, how, minBytes) : 0;
   const striped =
     parts >= 2
       ? await openStripedRead({
-          path: opts.input,
-          file: input.name,
+          path,
+          file: session.inputSet!.parts[0]!.part.name,
           size: input.totalBytes!,
           how,
           parts,
@@ -163,9 +184,36 @@ async function readingOf(
         })
       : undefined;
   if (!striped) return whole('round-robin');
-  input.stream.destroy();
+  input.close();
   session.input = { ...input, bytesRead: striped.bytesRead };
   return { records: striped.records, order: 'stripes', parts: striped.parts, closeInput: striped.close };
+}
+
+/** The path of the load's one input when it is a plain local file (not an export, no deletes): what stripes can cut. */
+function plainLocalFile(session: LoadSession): string | undefined {
+  const parts = session.inputSet?.parts ?? [];
+  const only = parts.length === 1 ? parts[0]! : undefined;
+  if (!only || only.format !== undefined || session.opts.deletes) return undefined;
+  return only.part.path;
+}
+
+/**
+ * The format of the load as a whole: --input-format, else a single plain file's, by its name or its
+ * first bytes (opened and closed again here). Undefined for a set: each part is read by its own.
+ */
+async function loadFormatOf(session: LoadSession): Promise<InputFormat | undefined> {
+  const { opts } = session;
+  if (opts.inputFormat !== undefined) return opts.inputFormat;
+  const path = plainLocalFile(session);
+  if (path === undefined) return undefined;
+  const named = formatFromName(path);
+  if (named !== undefined) return named;
+  const opened = await openInput(path);
+  try {
+    return await detectFormat(opened);
+  } finally {
+    opened.stream.destroy();
+  }
 }
 
 /** Formats a striped read can cut: text with one record per line (CSV's quoted line breaks included). */
@@ -179,7 +227,8 @@ function announce(rate: RateChoice, keyWcu: number | undefined, emit: (event: Lo
 
 /**
  * Write units of one put by the table's GSIs, in all and per partition key it lands on (the table's key
- * by table units, each GSI key by its own: issue 15), computed once per write.
+ * by table units, each GSI key by its own: issue 15), computed once per write. A delete is planned at its
+ * 1 unit on the table's key (see README, "Deletes").
  */
 function writeCostsOf(tableInfo: TableInfo): { costOf: (write: PlannedWrite) => number; keysOf: (write: PlannedWrite) => KeyUnits[] } {
   // Without GSIs the table's units are the cost, all on the table's key.
@@ -187,6 +236,7 @@ function writeCostsOf(tableInfo: TableInfo): { costOf: (write: PlannedWrite) => 
   const costModel = createKeyCostModel(tableInfo);
   const costs = new WeakMap<PlannedWrite, WriteKeyCosts>();
   const costsOf = (w: PlannedWrite): WriteKeyCosts => {
+    if (w.op === 'delete') return { total: w.wcu, keys: [{ key: w.partitionId, units: w.wcu }] };
     let cost = costs.get(w);
     if (cost === undefined) {
       cost = costModel(w);
@@ -202,7 +252,8 @@ async function stagesOf(
   session: LoadSession,
   ctx: PrepareContext,
   tableInfo: TableInfo,
-  { input, format }: { input: OpenedInput; format: InputFormat },
+  input: OpenedInputSet,
+  format: InputFormat | undefined,
   shard: ResolvedShardOptions | undefined,
   costOf: (w: PlannedWrite) => number,
 ): Promise<PreparedLoad> {
@@ -218,6 +269,7 @@ async function stagesOf(
     timestamps: opts.timestamps,
     ...(shard ? { shard } : {}),
     indexKeys: indexKeyAttributes(tableInfo),
+    ...(opts.deletes ? { deletes: opts.deletes } : {}),
   };
   const planner = createRowPlanner(plannerOptions);
   const reading = await readingOf(session, { input, format }, plannerOptions);

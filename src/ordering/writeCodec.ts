@@ -28,6 +28,7 @@ export function encodeWrite(write: PlannedWrite, file?: string): string {
     size,
     wcu,
     unshardedKey ?? null,
+    write.op === 'delete' ? 1 : 0,
   ];
   for (const name in item) {
     if (!Object.prototype.hasOwnProperty.call(item, name)) continue;
@@ -40,7 +41,7 @@ export function encodeWrite(write: PlannedWrite, file?: string): string {
   return JSON.stringify(fields);
 }
 
-const HEADER_FIELDS = 8;
+const HEADER_FIELDS = 9;
 
 export function decodeWrite(text: string, file?: string): PlannedWrite {
   const fields = JSON.parse(text) as unknown[];
@@ -65,6 +66,7 @@ export function decodeWrite(text: string, file?: string): PlannedWrite {
   ];
   const write: PlannedWrite = { origin: { file: ownFile ?? file ?? '', line, raw }, item, keyId, partitionId, size, wcu };
   if (unshardedKey !== null) write.unshardedKey = unshardedKey;
+  if (fields[8] === 1) write.op = 'delete';
   return write;
 }
 

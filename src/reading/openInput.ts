@@ -62,7 +62,8 @@ export async function openInput(path: string, stdin: Readable = process.stdin): 
   return { stream, name, totalBytes, bytesRead: () => bytes, path, compression };
 }
 
-async function decompressIfNeeded(input: Readable): Promise<{ stream: Readable; compression: Compression | undefined }> {
+/** The stream decompressed when its first bytes are gzip's, zstd's or bzip2's magic (each part of an input set too). */
+export async function decompressIfNeeded(input: Readable): Promise<{ stream: Readable; compression: Compression | undefined }> {
   const { head, stream } = await peekFirstChunk(input);
   const compression = compressionOf(head);
   // A decoder failure reaches the parser through the returned stream; the reader names the file.

@@ -1,7 +1,10 @@
 /** Counters of a load; every row read ends in exactly one of written, superseded or rejected. */
 export interface LoadCounters {
   rowsRead: number;
+  /** Rows stored: puts and deletes. */
   written: number;
+  /** Of `written`, the deletes (DeleteRequest; issue 16): `written - deleted` items were put. */
+  deleted?: number;
   /** Rows replaced by a later row with the same primary key before they were sent. */
   superseded: number;
   /**

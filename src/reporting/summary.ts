@@ -13,7 +13,7 @@ export function formatSummary(result: LoadResult, stoppedBecause?: string, excer
       ? `ddb-spread: load into ${result.table} STOPPED: ${stoppedBecause}`
       : `ddb-spread: load into ${result.table} ${result.complete ? 'complete' : 'finished with rejected rows'}`,
     `  rows read     ${formatCount(result.rowsRead)}`,
-    `  written       ${formatCount(result.written)}`,
+    `  written       ${formatCount(result.written)}${result.deleted ? `  (${formatCount(result.written - result.deleted)} put, ${formatCount(result.deleted)} deleted)` : ''}`,
     `  superseded    ${formatCount(result.superseded)}  (same primary key later in the input; the later row was written)`,
     `  rejected      ${formatCount(result.rejected)}${formatReasons(result.rejectedByReason)}`,
   ];

@@ -39,8 +39,13 @@ export interface PlannedWrite {
   unshardedKey?: string;
   /** DynamoDB item size in bytes (attribute names + values). */
   size: number;
-  /** Write capacity units one put of this item costs on the table: ceil(size / 1 KB). */
+  /** Write capacity units one put of this item costs on the table: ceil(size / 1 KB); 1 for a delete. */
   wcu: number;
+  /**
+   * 'delete': a DeleteRequest of the item with this key (`item` holds the key attributes only; issue 16);
+   * a PutRequest when absent.
+   */
+  op?: 'delete';
   /**
    * The write of the same primary key this one superseded in the batcher (and its own, in a chain). When
    * DynamoDB refuses this write, the predecessor is written in its place, as writing the rows one by one

@@ -1,7 +1,7 @@
 import { RowError, type RejectCode } from '../shared/errors.js';
 import { itemSize, MAX_ITEM_BYTES, writeUnits } from './itemSize.js';
 import { checkIndexKeys, type IndexKeyAttribute } from './indexKeys.js';
-import { isDynamoJsonItem, itemFromDynamoJson, itemFromJson, MAX_DYNAMO_JSON_DEPTH, parseJsonPrecise } from './json.js';
+import { isDynamoJsonItem, itemFromDynamoJson, itemFromJson, MAX_DYNAMO_JSON_DEPTH, parseJsonPrecise, setOwn } from './json.js';
 import { keyForDisplay, keyIdsOf } from './key.js';
 import { attributeWithLoneSurrogate, mayHoldSurrogates } from '../reading/loneSurrogates.js';
 import { applyShard, type ResolvedShardOptions } from '../sharding/shard.js';
@@ -9,14 +9,19 @@ import { coerceJsonItem, effectiveTypes, itemFromCells, type ColumnType, type Ty
 import { itemFromIon } from './ionItem.js';
 import { itemFromTypedValues } from './typedValues.js';
 import type { TimestampMode } from './temporal.js';
-import type { Item, PlannedWrite, RejectedRow, RowOrigin } from '../shared/types.js';
+import type { Item, KeySchema, PlannedWrite, RejectedRow, RowOrigin } from '../shared/types.js';
+import { ownValue } from '../shared/ownRecord.js';
 
 /** What a reader hands to the planner: a parsed CSV record, a JSON line, or a row the reader could not parse. */
 export type SourceRecord =
   | { kind: 'csv'; origin: RowOrigin; cells: Record<string, string> }
-  | { kind: 'json'; origin: RowOrigin }
-  /** One Amazon Ion value (its text is origin.raw), as DynamoDB's ION exports write an item per line. */
-  | { kind: 'ion'; origin: RowOrigin }
+  /** `flavor` overrides the load's: a DynamoDB export's item ({"Item":{...}}) or change record (issue 16). */
+  | { kind: 'json'; origin: RowOrigin; flavor?: RecordFlavor }
+  /**
+   * One Amazon Ion value (its text is origin.raw), as DynamoDB's ION exports write an item per line.
+   * `flavor` 'ddb-export' / 'ddb-change': an ION export's {Item:...} line or change record (issue 16).
+   */
+  | { kind: 'ion'; origin: RowOrigin; flavor?: RecordFlavor }
   /**
    * A row of a typed input (Parquet): values already exact (see typing/typedValues.ts). `position` says
    * where it is for messages ("row group 0 row 17"); origin.line is its 1-based row number in the file.
@@ -25,6 +30,8 @@ export type SourceRecord =
   | { kind: 'unparsable'; origin: RowOrigin; code: RejectCode; message: string; field?: string };
 
 export type JsonFlavor = 'json' | 'ddb-json';
+/** How one JSON record is read: the load's flavor, or an export's line. */
+export type RecordFlavor = JsonFlavor | 'ddb-export' | 'ddb-change';
 
 export interface RowPlanner {
   /** Validates and types one record: a write ready for batching, or a rejection with its reason. */
@@ -41,6 +48,12 @@ export interface RowPlannerOptions extends TypeMapOptions {
   shard?: ResolvedShardOptions;
   /** GSI key attributes (indexKeyAttributes): a row DynamoDB would refuse for them is rejected here. */
   indexKeys?: readonly IndexKeyAttribute[];
+  /**
+   * Deletes (issue 16): `all`, every row is a delete of its key (--delete); `column`, the attribute that
+   * says "put" or "delete" per row (--operation-column), dropped from the item. An incremental export's
+   * change record without NewImage is a delete either way.
+   */
+  deletes?: { all: boolean; column?: string | undefined };
 }
 
 export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
@@ -48,20 +61,29 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
   const explicitTypes = options.types;
   let suspected: number | undefined;
   let checkedFirstJson = false;
+  /** Set by toItem for a change record without NewImage: a delete of its Keys. */
+  let changeIsDelete = false;
 
   function toItem(record: SourceRecord): Item {
     switch (record.kind) {
       case 'csv':
         return itemFromCells(record.cells, options, types);
       case 'json': {
+        const flavor = record.flavor ?? options.jsonFlavor;
         let value: unknown;
         try {
-          value = options.jsonFlavor === 'ddb-json' ? parseJsonPrecise(record.origin.raw, MAX_DYNAMO_JSON_DEPTH) : parseJsonPrecise(record.origin.raw);
+          // An export line wraps the item in one more level.
+          value = flavor === 'json' ? parseJsonPrecise(record.origin.raw) : parseJsonPrecise(record.origin.raw, MAX_DYNAMO_JSON_DEPTH + 2);
         } catch (error) {
           if (error instanceof RowError) throw error;
           throw new RowError('JSON_SYNTAX', `invalid JSON: ${(error as Error).message}`);
         }
-        if (options.jsonFlavor === 'ddb-json') return itemFromDynamoJson(value);
+        if (flavor === 'ddb-json') return itemFromDynamoJson(value);
+        if (flavor === 'ddb-export' || flavor === 'ddb-change') {
+          const line = itemOfExportLine(value, flavor);
+          changeIsDelete = line.delete;
+          return line.item;
+        }
         if (!checkedFirstJson) {
           checkedFirstJson = true;
           if (isDynamoJsonItem(value) || (isPlainObject(value) && Object.keys(value).join() === 'Item' && isDynamoJsonItem(value.Item))) {
@@ -72,8 +94,14 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
         // rejected with a hint rather than guessed.
         return coerceJsonItem(itemFromJson(value), explicitTypes);
       }
-      case 'ion':
-        return coerceJsonItem(itemFromIon(record.origin.raw, options.timestamps), explicitTypes);
+      case 'ion': {
+        // itemFromIon unwraps a full export's {Item:{...}}; a change record keeps its NewImage and Keys.
+        const item = itemFromIon(record.origin.raw, options.timestamps);
+        if (record.flavor !== 'ddb-change') return coerceJsonItem(item, explicitTypes);
+        const line = changeOfIon(item);
+        changeIsDelete = line.delete;
+        return line.item;
+      }
       case 'values':
         return coerceJsonItem(itemFromTypedValues(record.values, { empty: options.empty, timestamps: options.timestamps ?? 'iso' }), explicitTypes);
       case 'unparsable':
@@ -87,8 +115,11 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
     },
     plan(record) {
       let item: Item | undefined;
+      changeIsDelete = false;
       try {
         item = toItem(record);
+        const isDelete = operationOf(item, options.deletes) || changeIsDelete;
+        if (isDelete) item = keyOnly(item, options.keySchema);
         if (mayHoldSurrogates(record.origin.raw)) {
           const field = attributeWithLoneSurrogate(item);
           if (field !== undefined) {
@@ -102,12 +133,14 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
         // Sharding comes before the key checks, so the length limits apply to the suffixed key.
         const sharded = options.shard ? applyShard(item, options.shard) : undefined;
         const { keyId, partitionId } = keyIdsOf(item, options.keySchema);
-        if (options.indexKeys) checkIndexKeys(item, options.indexKeys);
+        if (options.indexKeys && !isDelete) checkIndexKeys(item, options.indexKeys);
         const size = itemSize(item);
         if (size > MAX_ITEM_BYTES) {
           throw new RowError('ITEM_TOO_LARGE', `item is ${size} bytes; DynamoDB's limit is ${MAX_ITEM_BYTES} bytes (400 KB), attribute names included`);
         }
-        const write: PlannedWrite = { origin: record.origin, item, keyId, partitionId, size, wcu: writeUnits(size) };
+        // A delete is planned at 1 unit: the deleted item's size is not known here (see README, "Deletes").
+        const write: PlannedWrite = { origin: record.origin, item, keyId, partitionId, size, wcu: isDelete ? 1 : writeUnits(size) };
+        if (isDelete) write.op = 'delete';
         if (sharded) write.unshardedKey = sharded.original;
         return write;
       } catch (error) {
@@ -150,6 +183,52 @@ function withHint(error: RowError, record: SourceRecord, options: TypeMapOptions
 function typeOfKey(field: string, options: TypeMapOptions): string {
   const { partitionKey, sortKey } = options.keySchema;
   return partitionKey.name === field ? partitionKey.type : (sortKey?.type ?? 'S');
+}
+
+/**
+ * The item of a full export's line ({"Item":{...}}), or of an incremental export's change record: its
+ * NewImage (a put), or without one its Keys (a delete).
+ */
+function itemOfExportLine(value: unknown, flavor: 'ddb-export' | 'ddb-change'): { item: Item; delete: boolean } {
+  if (!isPlainObject(value)) throw new RowError('NOT_AN_OBJECT', 'an export line must be a JSON object');
+  if (flavor === 'ddb-export') {
+    if (!isPlainObject(value.Item)) throw new RowError('NOT_AN_OBJECT', 'a full export line must be {"Item":{...}}');
+    return { item: itemFromDynamoJson(value.Item), delete: false };
+  }
+  if (isPlainObject(value.NewImage)) return { item: itemFromDynamoJson(value.NewImage), delete: false };
+  if (isPlainObject(value.Keys)) return { item: itemFromDynamoJson(value.Keys), delete: true };
+  throw new RowError('NOT_AN_OBJECT', 'a change record of an incremental export needs NewImage (a put) or Keys (a delete)');
+}
+
+/** An incremental ION export's change record (read by itemFromIon): its NewImage (a put), or without one its Keys (a delete). */
+function changeOfIon(record: Item): { item: Item; delete: boolean } {
+  const image = ownValue(record, 'NewImage') as unknown;
+  if (isPlainObject(image) && !(image instanceof Set) && !(image instanceof Uint8Array)) return { item: image as Item, delete: false };
+  const keys = ownValue(record, 'Keys') as unknown;
+  if (isPlainObject(keys) && !(keys instanceof Set) && !(keys instanceof Uint8Array)) return { item: keys as Item, delete: true };
+  throw new RowError('NOT_AN_OBJECT', 'a change record of an incremental export needs NewImage (a put) or Keys (a delete)');
+}
+
+/** Whether a row is a delete by --delete or its --operation-column (which is taken off the item). */
+function operationOf(item: Item, deletes: RowPlannerOptions['deletes']): boolean {
+  if (!deletes) return false;
+  if (deletes.column === undefined) return deletes.all;
+  const value = ownValue(item, deletes.column) as unknown;
+  Reflect.deleteProperty(item, deletes.column);
+  const op = typeof value === 'string' ? value.trim().toLowerCase() : value === undefined ? '' : undefined;
+  if (op === 'delete') return true;
+  if (op === 'put' || (op === '' && !deletes.all)) return false;
+  if (op === '') return deletes.all;
+  throw new RowError('TYPE_ERROR', `"${deletes.column}" must be "put" or "delete" (--operation-column), got ${JSON.stringify(value)}`, deletes.column);
+}
+
+/** The key attributes of an item only: what a DeleteRequest sends. */
+function keyOnly(item: Item, schema: KeySchema): Item {
+  const key: Item = {};
+  for (const attr of [schema.partitionKey, schema.sortKey]) {
+    if (attr && Object.hasOwn(item, attr.name)) setOwn(key, attr.name, ownValue(item, attr.name));
+  }
+  return key;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -125,7 +125,13 @@ async function send(
       // too, so rate control learns the true cost of a write. The document client sends it unchanged.
       const response: BatchWriteItemCommandOutput = await (
         ctx.client as unknown as { send(command: BatchWriteItemCommand): Promise<BatchWriteItemCommandOutput> }
-      ).send(preSerializedBatchWrite(ctx.table, wireJsonOf(pending, wire)));
+      ).send(
+        preSerializedBatchWrite(
+          ctx.table,
+          wireJsonOf(pending, wire),
+          pending.map((w) => w.op === 'delete'),
+        ),
+      );
       let consumed: number | undefined;
       for (const c of response.ConsumedCapacity ?? []) consumed = (consumed ?? 0) + (c.CapacityUnits ?? 0);
       outcome.consumedWcu += consumed ?? 0;
@@ -192,14 +198,17 @@ function throttleReasonsOf(error: unknown): string[] {
 /** Maps UnprocessedItems back to the writes that were sent, by primary key (unique within a batch). */
 function matchUnprocessed(
   sent: PlannedWrite[],
-  unprocessed: Array<{ PutRequest?: { Item?: Record<string, AttributeValue> | undefined } | undefined }>,
+  unprocessed: Array<{
+    PutRequest?: { Item?: Record<string, AttributeValue> | undefined } | undefined;
+    DeleteRequest?: { Key?: Record<string, AttributeValue> | undefined } | undefined;
+  }>,
   schema: KeySchema,
 ): PlannedWrite[] {
   if (unprocessed.length === 0) return [];
   const byKey = new Map(sent.map((w) => [w.keyId, w]));
   const out: PlannedWrite[] = [];
   for (const request of unprocessed) {
-    const item = request.PutRequest?.Item;
+    const item = request.PutRequest?.Item ?? request.DeleteRequest?.Key;
     let write: PlannedWrite | undefined;
     try {
       write = item ? byKey.get(keyIdOf(keyFromWire(item, schema), schema)) : undefined;

@@ -2,14 +2,20 @@
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
 import { startDynamoDBLocal } from '../../tools/dynamodbLocal.js';
+import { startS3Local } from '../../tools/s3Local.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     ddbEndpoint: string;
+    /** An S3-compatible server (s3rver) on loopback, path-style (issue 16). */
+    s3Endpoint: string;
   }
 }
 
-/** Starts one in-memory DynamoDB Local for the whole run; tests read it with inject('ddbEndpoint'). */
+/**
+ * Starts one in-memory DynamoDB Local and one S3-compatible server for the whole run; tests read them
+ * with inject('ddbEndpoint') and inject('s3Endpoint').
+ */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const local = await startDynamoDBLocal({
     log: (msg) => {
@@ -17,7 +23,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
     },
   });
   project.provide('ddbEndpoint', local.endpoint);
+  const s3 = await startS3Local();
+  project.provide('s3Endpoint', s3.endpoint);
   return async () => {
+    await s3.stop();
     await local.stop();
   };
 }

@@ -34,7 +34,7 @@ async function configFile(content: unknown, extension = '.json'): Promise<string
 
 interface Call {
   command: 'load' | 'estimate';
-  input: string;
+  input: string | string[];
   flags: LoadFlags & { config?: string };
 }
 

@@ -18,6 +18,7 @@ describe('normalizeOptions: defaults', () => {
   it('applies every default', () => {
     expect(normalizeOptions(base)).toEqual({
       input: 'data/items.csv',
+      inputs: ['data/items.csv'],
       table: 'Items',
       inputFormat: 'csv',
       delimiter: ',',
@@ -42,6 +43,7 @@ describe('normalizeOptions: defaults', () => {
       region: undefined,
       profile: undefined,
       endpoint: undefined,
+      s3PathStyle: false,
     });
     expect([DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS]).toEqual([8, 15, 30_000]);
   });

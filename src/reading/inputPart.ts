@@ -1,0 +1,67 @@
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import { hashFile } from '../checkpointing/hashFile.js';
+import { fingerprintFile } from '../reporting/reportFile.js';
+import { LoaderError } from '../shared/errors.js';
+
+/**
+ * One object a load reads: a local file or an S3 object. The input set (inputSet.ts) is a list of them in
+ * a fixed order, read one after another as one input. `open(fromByte)` streams the raw (still compressed)
+ * bytes from a byte offset, so a reader can pick up mid-object (S3's ranged GET, a local read at an offset).
+ */
+export interface InputPart {
+  /** As shown in messages and the reject file: the path as found, or s3://bucket/key. */
+  readonly name: string;
+  /** Size in bytes (compressed size for .gz), when known. */
+  readonly size: number | undefined;
+  /** S3's ETag (quotes included), pinned when the part was listed: a changed object is an error. */
+  readonly etag?: string | undefined;
+  /** A local file's path: Parquet and striped reads open it again at offsets. Undefined for S3 and stdin. */
+  readonly path?: string | undefined;
+  /** The raw bytes from `fromByte` (default 0) to the end. */
+  open(fromByte?: number): Promise<Readable>;
+  /** What identifies the content for a checkpoint: cheap (size, edges or ETag). */
+  outline(): Promise<PartOutline>;
+  /** A strong content identity for a checkpoint: a local file's SHA-256, an S3 object's ETag. */
+  contentHash(): Promise<string>;
+}
+
+/** A part's identity as a checkpoint records it. */
+export interface PartOutline {
+  name: string;
+  size: number;
+  /** A local file's modification time (0 for S3: the ETag decides). */
+  mtimeMs: number;
+  /** SHA-256 of a local file's first and last 64 KB, or the S3 ETag. */
+  edges: string;
+}
+
+/** A local file, stat'ed when listed. */
+export async function localPart(path: string): Promise<InputPart> {
+  let size: number;
+  try {
+    const info = await stat(path);
+    if (info.isDirectory()) throw new LoaderError('INPUT_UNREADABLE', `${path} is a directory`, { file: path });
+    size = info.size;
+  } catch (error) {
+    if (error instanceof LoaderError) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new LoaderError(
+      code === 'ENOENT' ? 'INPUT_NOT_FOUND' : 'INPUT_UNREADABLE',
+      code === 'ENOENT' ? `input file ${path} does not exist` : `cannot read ${path}: ${(error as Error).message}`,
+      { file: path, cause: error },
+    );
+  }
+  return {
+    name: path,
+    size,
+    path,
+    open: (fromByte = 0) => Promise.resolve(createReadStream(path, { highWaterMark: 256 * 1024, start: fromByte })),
+    async outline() {
+      const found = (await fingerprintFile(path))!;
+      return { name: path, size: found.size, mtimeMs: found.mtimeMs, edges: found.edgesSha256 };
+    },
+    contentHash: () => hashFile(path),
+  };
+}

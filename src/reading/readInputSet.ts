@@ -1,0 +1,153 @@
+import { createHash, type Hash } from 'node:crypto';
+import { PassThrough, type Readable } from 'node:stream';
+import { LoaderError } from '../shared/errors.js';
+import type { RecordFlavor, SourceRecord } from '../typing/planRow.js';
+import { formatFromName, type InputFormat } from '../load/options.js';
+import { detectFormat } from './detectFormat.js';
+import type { InputPart } from './inputPart.js';
+import type { InputSet, ListedPart, PartFormat } from './inputSet.js';
+import { decompressIfNeeded, type OpenedInput } from './openInput.js';
+import { readIon } from './readIon.js';
+import { readJsonLines } from './readJsonLines.js';
+import { readRecords } from './readRecords.js';
+
+/** What the load reads: every part of the input set, one after another, as one stream of records. */
+export interface OpenedInputSet {
+  /** The inputs as given, for messages. */
+  name: string;
+  /** Bytes of all parts (compressed sizes), when every size is known. */
+  totalBytes: number | undefined;
+  /** Bytes read so far over all parts (before decompression). */
+  bytesRead(): number;
+  records: AsyncGenerator<SourceRecord>;
+  /** Stops reading (closes the part being read). */
+  close(): void;
+}
+
+export interface ReadSetOptions {
+  /** --input-format: every part is read so; undefined: each by its name, else its first bytes. */
+  format: InputFormat | undefined;
+  csv: { delimiter: string; columns: string[] | undefined };
+}
+
+/**
+ * A part's records by its format, from the part opened and decompressed (reading/readRecords.ts for the
+ * plain formats; a Parquet part is read again at offsets from its path). A DynamoDB export's data file is
+ * JSON lines or Ion lines, tagged so the planner reads each as an export item or change record.
+ */
+export function recordsOfPart(opened: OpenedInput, format: PartFormat, csv: ReadSetOptions['csv']): AsyncGenerator<SourceRecord> {
+  switch (format) {
+    case 'export-full':
+    case 'export-incremental':
+      return tagged(readJsonLines(opened.stream, opened.name), format === 'export-full' ? 'ddb-export' : 'ddb-change');
+    case 'export-full-ion':
+    case 'export-incremental-ion':
+      return tagged(readIon(opened.stream, opened.name), format === 'export-full-ion' ? 'ddb-export' : 'ddb-change');
+    case 'ddb-json':
+      // Tagged: in a set, a part found to be DynamoDB JSON by its first bytes is read so whatever the others are.
+      return tagged(readJsonLines(opened.stream, opened.name), 'ddb-json');
+    default:
+      return readRecords(opened, format, csv);
+  }
+}
+
+/** JSON or Ion lines read in a flavor of their own (an export's line, DynamoDB JSON). */
+async function* tagged(records: AsyncGenerator<SourceRecord>, flavor: RecordFlavor): AsyncGenerator<SourceRecord> {
+  for await (const record of records) yield record.kind === 'json' || record.kind === 'ion' ? { ...record, flavor } : record;
+}
+
+/** The format of a part: its export's, --input-format, or its name's; undefined: its first bytes decide. */
+export function formatOfPart(listed: ListedPart, forced: InputFormat | undefined): PartFormat | undefined {
+  return listed.format ?? forced ?? formatFromName(listed.part.name);
+}
+
+/** Parquet is read at offsets from a local path: an S3 object or stdin cannot be, and is refused before any row. */
+function checkParquetPart(part: InputPart): void {
+  if (part.path !== undefined) return;
+  throw new LoaderError(
+    'INVALID_OPTION',
+    part.name === 'stdin'
+      ? 'Parquet cannot be read from stdin: its index is at the end of the file; pass the file path instead'
+      : `${part.name} is Parquet, which ddb-spread reads from local files only (its index is at the end of the object); copy it locally first (aws s3 cp)`,
+    { file: part.name },
+  );
+}
+
+/** Opens the set for reading: parts are opened one at a time, as the records reach them. */
+export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInputSet {
+  let done = 0;
+  let current: OpenedInput | undefined;
+  let raw: Readable | undefined;
+  // Formats first: a part named in an unreadable way fails before any row.
+  const formats = set.parts.map((p) => formatOfPart(p, options.format));
+  for (const [i, listed] of set.parts.entries()) if (formats[i] === 'parquet') checkParquetPart(listed.part);
+  async function* records(): AsyncGenerator<SourceRecord> {
+    for (const [i, listed] of set.parts.entries()) {
+      const { part, expected } = listed;
+      raw = await part.open(0);
+      const opened = await openPart(part, raw, expected?.md5 !== undefined);
+      current = opened;
+      let format = formats[i];
+      if (format === undefined) {
+        format = await detectFormat(opened);
+        if (format === 'parquet') checkParquetPart(part);
+      }
+      let count = 0;
+      for await (const record of recordsOfPart(opened, format, options.csv)) {
+        count++;
+        yield record;
+      }
+      done += opened.bytesRead();
+      current = undefined;
+      if (expected) checkPart(part.name, expected, count, opened.md5?.digest('hex'));
+    }
+  }
+  return {
+    name: set.name,
+    totalBytes: set.totalBytes,
+    bytesRead: () => done + (current?.bytesRead() ?? 0),
+    records: records(),
+    close: () => {
+      raw?.destroy();
+      current?.stream.destroy();
+    },
+  };
+}
+
+/** A part's raw bytes counted (and hashed for an export's MD5), then decompressed by their magic bytes. */
+async function openPart(part: InputPart, raw: Readable, hashed: boolean): Promise<OpenedInput & { md5: Hash | undefined }> {
+  let bytes = 0;
+  const md5 = hashed ? createHash('md5') : undefined;
+  const counted = new PassThrough({ highWaterMark: 256 * 1024 });
+  raw.on('data', (chunk: Buffer) => {
+    bytes += chunk.length;
+    md5?.update(chunk);
+  });
+  raw.on('error', (error) =>
+    counted.destroy(
+      error instanceof LoaderError
+        ? error
+        : new LoaderError('INPUT_UNREADABLE', `cannot read ${part.name}: ${error.message}`, { file: part.name, cause: error }),
+    ),
+  );
+  raw.pipe(counted);
+  const { stream, compression } = await decompressIfNeeded(counted);
+  // readParquetInput replaces bytesRead with its positional reads' count.
+  return { stream, name: part.name, totalBytes: part.size, bytesRead: () => bytes, path: part.path ?? part.name, compression, md5 };
+}
+
+/** An export data file holds what its manifest says: its count of items, and its MD5 when given. */
+function checkPart(name: string, expected: NonNullable<ListedPart['expected']>, count: number, md5: string | undefined): void {
+  if (count !== expected.items)
+    throw new LoaderError(
+      'INPUT_UNREADABLE',
+      `${name} holds ${count} records, but the export's manifest-files.json says ${expected.items}: the export is incomplete or altered`,
+      {
+        file: name,
+      },
+    );
+  if (expected.md5 !== undefined && md5 !== expected.md5)
+    throw new LoaderError('INPUT_UNREADABLE', `${name} does not match the MD5 in the export's manifest-files.json: the file is damaged or altered`, {
+      file: name,
+    });
+}

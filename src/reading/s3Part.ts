@@ -1,0 +1,223 @@
+import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { readFileSync } from 'node:fs';
+import { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { LoaderError } from '../shared/errors.js';
+import { caBundleFrom, proxyConfigured, regionFrom, type Env } from '../writing/awsEnv.js';
+import { EnvProxyAgent } from '../writing/proxyAgent.js';
+import { exportOfFolder } from './dynamodbExport.js';
+import type { InputPart } from './inputPart.js';
+import { byBytes, isDataName, type InputSet, type ListedPart } from './inputSet.js';
+
+/** How a load reaches S3: the DynamoDB client's conventions (default credential chain, region, proxy, CA). */
+export interface S3Options {
+  region?: string | undefined;
+  profile?: string | undefined;
+  /** --s3-endpoint-url; AWS_ENDPOINT_URL_S3 (or AWS_ENDPOINT_URL) otherwise, read by the SDK. */
+  endpoint?: string | undefined;
+  /** --s3-path-style: bucket in the path, for S3-compatible servers. */
+  forcePathStyle?: boolean | undefined;
+  caBundle?: string | undefined;
+  requestTimeoutMs: number;
+}
+
+export interface S3Access {
+  /** The parts of s3://bucket/key (one object) or s3://bucket/prefix (its objects, or the export it holds). */
+  list(url: string, exports: InputSet['exports']): Promise<ListedPart[]>;
+  destroy(): void;
+}
+
+/** Reads of one object after a dropped connection, with no byte gained in between, before it is an error. */
+const MAX_RESUMES = 5;
+
+export function createS3Access(options: S3Options, env: Env = process.env): S3Access {
+  const region = regionFrom(options.region, env);
+  const caFile = caBundleFrom(options.caBundle, env);
+  const agentOptions = { keepAlive: true, maxSockets: 8, ...(caFile === undefined ? {} : { ca: readFileText(caFile) }) };
+  const proxied = proxyConfigured(env);
+  const client = new S3Client({
+    ...(region ? { region } : {}),
+    ...(options.profile ? { profile: options.profile } : {}),
+    ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+    ...(options.forcePathStyle ? { forcePathStyle: true } : {}),
+    // Reads resume themselves from the last byte received (ranged GET); the SDK retries the other calls.
+    maxAttempts: 3,
+    requestHandler: {
+      requestTimeout: options.requestTimeoutMs,
+      connectionTimeout: Math.min(options.requestTimeoutMs, 10_000),
+      httpAgent: proxied ? new EnvProxyAgent(false, env, agentOptions) : agentOptions,
+      httpsAgent: proxied ? new EnvProxyAgent(true, env, agentOptions) : agentOptions,
+    },
+  });
+  return {
+    list: (url, exports) => listS3(client, url, exports),
+    destroy: () => client.destroy(),
+  };
+}
+
+/** The CA bundle: checked with a clear message by the DynamoDB client, which is built first. */
+function readFileText(path: string): string {
+  return readFileSync(path, 'utf8');
+}
+
+export function parseS3Url(url: string): { bucket: string; key: string } {
+  const m = /^s3:\/\/([^/]+)\/?(.*)$/.exec(url);
+  if (!m) throw new LoaderError('INVALID_OPTION', `${url} is not an S3 URL; write s3://bucket/key or s3://bucket/prefix/`);
+  return { bucket: m[1]!, key: m[2]! };
+}
+
+async function listS3(client: S3Client, url: string, exports: InputSet['exports']): Promise<ListedPart[]> {
+  const { bucket, key } = parseS3Url(url);
+  if (key !== '' && !key.endsWith('/')) {
+    const one = await headPart(client, bucket, key, true);
+    if (one) return [{ part: one }];
+  }
+  const prefix = key === '' || key.endsWith('/') ? key : `${key}/`;
+  const found = await exportOfFolder({
+    name: `s3://${bucket}/${prefix.replace(/\/$/, '')}`,
+    readText: (name) => getText(client, bucket, `${prefix}${name}`),
+    part: async (name) => (await headPart(client, bucket, `${prefix}${name}`, false))!,
+  });
+  if (found) {
+    exports.push({ name: url, items: found.items, parts: found.parts.length });
+    return found.parts;
+  }
+  const parts: ListedPart[] = [];
+  const objects: { key: string; size: number; etag: string }[] = [];
+  let token: string | undefined;
+  do {
+    const page = await s3Call(url, () =>
+      client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) })),
+    );
+    for (const o of page.Contents ?? []) {
+      const relative = o.Key!.slice(prefix.length);
+      if (relative.split('/').every((segment) => segment !== '' && isDataName(segment))) objects.push({ key: o.Key!, size: o.Size ?? 0, etag: o.ETag ?? '' });
+    }
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  objects.sort((a, b) => byBytes(a.key, b.key));
+  for (const o of objects) parts.push({ part: s3Part(client, bucket, o.key, o.size, o.etag) });
+  return parts;
+}
+
+async function headPart(client: S3Client, bucket: string, key: string, mayBeMissing: boolean): Promise<InputPart | undefined> {
+  const url = `s3://${bucket}/${key}`;
+  try {
+    const head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+    return s3Part(client, bucket, key, head.ContentLength ?? 0, head.ETag ?? '');
+  } catch (error) {
+    if (isMissing(error)) {
+      if (mayBeMissing) return undefined;
+      throw new LoaderError('INPUT_NOT_FOUND', `${url} does not exist`, { file: url, cause: error });
+    }
+    throw s3Error(url, error);
+  }
+}
+
+async function getText(client: S3Client, bucket: string, key: string): Promise<string | undefined> {
+  try {
+    const answer = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+    return await answer.Body!.transformToString('utf8');
+  } catch (error) {
+    if (isMissing(error)) return undefined;
+    throw s3Error(`s3://${bucket}/${key}`, error);
+  }
+}
+
+/**
+ * One S3 object as a part. Its ETag is pinned when it is listed: every GET asks for it (If-Match) and
+ * checks the answer's, so an object replaced during the load is an error, never a mix of two versions. A
+ * connection dropped mid-object is picked up where it broke, with a ranged GET from the next byte.
+ */
+export function s3Part(client: S3Client, bucket: string, key: string, size: number, etag: string): InputPart {
+  const name = `s3://${bucket}/${key}`;
+  return {
+    name,
+    size,
+    etag,
+    open: (fromByte = 0) => Promise.resolve(Readable.from(objectBytes(client, { bucket, key, name, size, etag }, fromByte), { objectMode: false })),
+    outline: () => Promise.resolve({ name, size, mtimeMs: 0, edges: etag }),
+    contentHash: () => Promise.resolve(etag),
+  };
+}
+
+interface ObjectRef {
+  bucket: string;
+  key: string;
+  name: string;
+  size: number;
+  etag: string;
+}
+
+async function* objectBytes(client: S3Client, o: ObjectRef, fromByte: number): AsyncGenerator<Buffer> {
+  let offset = fromByte;
+  let failures = 0;
+  while (offset < o.size) {
+    let body: Readable;
+    try {
+      const answer = await client.send(
+        new GetObjectCommand({ Bucket: o.bucket, Key: o.key, IfMatch: o.etag, ...(offset > 0 ? { Range: `bytes=${offset}-` } : {}) }),
+      );
+      if (answer.ETag !== undefined && answer.ETag !== o.etag) throw changed(o, answer.ETag);
+      body = answer.Body as Readable;
+    } catch (error) {
+      if (error instanceof LoaderError) throw error;
+      if (isMissing(error)) throw new LoaderError('INPUT_NOT_FOUND', `${o.name} was deleted during the load`, { file: o.name, cause: error });
+      if ((error as { name?: string }).name === 'PreconditionFailed') throw changed(o, undefined);
+      if (++failures > MAX_RESUMES) throw s3Error(o.name, error);
+      await sleep(100 * 2 ** failures);
+      continue;
+    }
+    try {
+      for await (const chunk of body) {
+        offset += (chunk as Buffer).length;
+        failures = 0;
+        yield chunk as Buffer;
+      }
+    } catch (error) {
+      body.destroy();
+      // A dropped connection: the next GET starts at the first byte not received.
+      if (++failures > MAX_RESUMES)
+        throw new LoaderError('INPUT_UNREADABLE', `cannot read ${o.name}: ${(error as Error).message} (after ${MAX_RESUMES} resumed reads)`, {
+          file: o.name,
+          cause: error,
+        });
+      await sleep(100 * 2 ** failures);
+      continue;
+    }
+    if (offset < o.size && ++failures > MAX_RESUMES)
+      throw new LoaderError('INPUT_UNREADABLE', `${o.name} ended after ${offset} of its ${o.size} bytes, ${MAX_RESUMES} times`, { file: o.name });
+  }
+}
+
+function changed(o: ObjectRef, now: string | undefined): LoaderError {
+  return new LoaderError(
+    'INPUT_UNREADABLE',
+    `${o.name} changed during the load (ETag ${o.etag} when listed${now ? `, ${now} now` : ''}): its rows would mix two versions; run the load again on a stable input`,
+    { file: o.name },
+  );
+}
+
+function isMissing(error: unknown): boolean {
+  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return e.name === 'NoSuchKey' || e.name === 'NotFound' || e.$metadata?.httpStatusCode === 404;
+}
+
+async function s3Call<T>(url: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw s3Error(url, error);
+  }
+}
+
+function s3Error(url: string, error: unknown): LoaderError {
+  const e = error as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
+  if (e.name === 'NoSuchBucket') return new LoaderError('INPUT_NOT_FOUND', `${url}: the bucket does not exist`, { file: url, cause: error });
+  if (e.$metadata?.httpStatusCode === 403 || e.name === 'AccessDenied')
+    return new LoaderError('ACCESS_DENIED', `${url}: access denied (${e.message ?? e.name}); check the credentials' s3:GetObject and s3:ListBucket rights`, {
+      file: url,
+      cause: error,
+    });
+  return new LoaderError('INPUT_UNREADABLE', `cannot read ${url}: ${e.message ?? e.name ?? String(error)}`, { file: url, cause: error });
+}

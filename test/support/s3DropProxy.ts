@@ -1,0 +1,66 @@
+/**
+ * An HTTP proxy in front of the S3-compatible test server that drops the connection in the middle of an
+ * object's body, the way a real network does (issue 16): the first GET of a chosen key gets its headers
+ * and the first `cutAfter` bytes, then the socket is destroyed. Every GET's Range header is recorded, so a
+ * test can tell a resumed read (a ranged GET from the byte where it broke) from a read again from byte 0.
+ */
+import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface S3DropProxy {
+  url: string;
+  /** GETs of the key, in arrival order: their Range header ('' for none). */
+  readonly ranges: string[];
+  close(): Promise<void>;
+}
+
+export async function startS3DropProxy(
+  target: string,
+  options: { key: string; cutAfter: number; drops?: number; beforeResume?: () => Promise<void> },
+): Promise<S3DropProxy> {
+  const upstream = new URL(target);
+  const ranges: string[] = [];
+  let drops = options.drops ?? 1;
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const isObjectGet = req.method === 'GET' && decodeURIComponent((req.url ?? '').split('?')[0]!).endsWith(`/${options.key}`);
+    const cut = isObjectGet && drops > 0;
+    const forward = () => {
+      const out = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        if (!cut) return void answer.pipe(res);
+        drops--;
+        let sent = 0;
+        answer.on('data', (chunk: Buffer) => {
+          if (sent >= options.cutAfter) return;
+          const part = chunk.subarray(0, options.cutAfter - sent);
+          sent += part.length;
+          res.write(part);
+          if (sent >= options.cutAfter) setTimeout(() => res.socket?.destroy(), 20);
+        });
+      });
+      out.on('error', () => res.destroy());
+      req.pipe(out);
+    };
+    if (isObjectGet) {
+      ranges.push(String(req.headers.range ?? ''));
+      if (!cut && ranges.length > 1 && options.beforeResume) {
+        const hook = options.beforeResume;
+        options.beforeResume = undefined;
+        void hook().then(forward);
+        return;
+      }
+    }
+    forward();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    ranges,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
