@@ -9,6 +9,7 @@ import { isGlobalOrder, type GlobalOrderMode } from '../ordering/order.js';
 import type { LoadEvent } from '../reporting/events.js';
 import type { TableInfo } from '../shared/tableInfo.js';
 import { LoaderError } from '../shared/errors.js';
+import { rm } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 
 export type { SimulationSettings } from './prepareEstimate.js';
@@ -53,6 +54,9 @@ export async function estimate(options: EstimateOptions, deps: EstimateDependenc
       type: 'warning',
       message: `${(error as Error).message.split('. Nothing')[0]}; estimating it in round-robin order, as a load would write it`,
     });
+    // The first pass's reject file is the first pass's own (a dry run never writes over a file that has
+    // rows): the second pass writes it anew.
+    await rm(normalizeOptions(options).rejectsPath, { force: true });
     return estimateOnce({ ...options, order: 'round-robin' }, deps);
   }
 }

@@ -86,11 +86,26 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
 /**
  * A striped read that found the file not grouped by partition key starts over in round-robin order, by
  * itself, when nothing pins the order: a load with a checkpoint stops instead (its checkpoint records the
- * striped order, and resuming it must replay that order), as does a load that asked for stripes by name.
+ * striped order, and resuming it must replay that order), as does a load that asked for stripes by name
+ * and one with random:N suffixes and no --shard-seed.
  * A dry run is started over by its caller (the estimate's tally must start over too).
  */
 export function restartsInRoundRobin(error: unknown, options: LoadOptions): boolean {
-  return error instanceof LoaderError && error.code === 'ORDER_NOT_GROUPED' && options.order === undefined && options.checkpointPath === undefined;
+  return (
+    error instanceof LoaderError &&
+    error.code === 'ORDER_NOT_GROUPED' &&
+    options.order === undefined &&
+    options.checkpointPath === undefined &&
+    !(hasRandomRule(options.shard) && options.shardSeed === undefined)
+  );
+}
+
+/**
+ * random:N without --shard-seed draws its seed per run: a second pass would put each key under another
+ * suffix and leave the first pass's items behind, so such a load stops instead of starting over.
+ */
+function hasRandomRule(rules: LoadOptions['shard']): boolean {
+  return (rules ?? []).some((rule) => (typeof rule === 'string' ? rule.trim().startsWith('random:') : rule.kind === 'random'));
 }
 
 async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<LoadResult> {

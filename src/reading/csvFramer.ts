@@ -38,7 +38,7 @@ const EMPTY = Buffer.alloc(0);
  * carry between chunks) whose state the inner scan() shares by closure. Cut into functions, that state
  * would be passed to and returned from every call of the per-byte loop, which runs once per input byte.
  */
-export function frameCsv(input: AsyncIterable<Buffer>, delimiter: string, maxBytes: number): CsvFramer {
+export function frameCsv(input: AsyncIterable<Buffer>, delimiter: string, maxBytes: number, atFileStart = true): CsvFramer {
   const placeholder = `"ddb-spread oversized record ${randomBytes(12).toString('hex')}"`;
   const oversized: OversizedRecord[] = [];
   const delim = Buffer.from(delimiter, 'utf8');
@@ -165,7 +165,8 @@ export function frameCsv(input: AsyncIterable<Buffer>, delimiter: string, maxByt
 
   async function* output(): AsyncGenerator<Buffer> {
     let head: Buffer = EMPTY;
-    let bomChecked = false;
+    // Only a file's first bytes can be a BOM: a stream that starts mid-file (a stripe) keeps them as text.
+    let bomChecked = !atFileStart;
     for await (const chunk of input) {
       let bytes = chunk;
       if (!bomChecked) {

@@ -66,7 +66,7 @@ export async function* readCsv(stream: Readable, file: string, options: CsvReadO
       if (error) parser.push({ skipped: error });
     },
   });
-  const framer = frameCsv(stream as AsyncIterable<Buffer>, options.delimiter, maxBytes);
+  const framer = frameCsv(stream as AsyncIterable<Buffer>, options.delimiter, maxBytes, (options.firstLine ?? 1) === 1);
   const framed = Readable.from(framer.output, { objectMode: false });
   // Blank lines before a header row are in no record's raw text, so they are counted on the way in.
   // (Without a header they lead the first record's raw text and are counted below like any others.)

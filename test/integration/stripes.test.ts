@@ -9,6 +9,8 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import type { LoadEvent } from '../../src/index.js';
+import { estimate } from '../../src/estimating/estimate.js';
+import { offlineTableInfo } from '../../src/estimating/offlineTable.js';
 import type { PlannedWrite } from '../../src/shared/types.js';
 import { batchesDone } from '../support/checkpoint.js';
 import { runCli } from '../support/cli.js';
@@ -186,6 +188,32 @@ describe('--order stripes (the default for a file)', () => {
     expect(warnings.some((w) => w.includes(`line ${lateLine} of ${file}`) && w.includes('round-robin order'))).toBe(true);
     await expectTable(table, disordered);
     await dropTable(table);
+  });
+
+  it('with random:N suffixes and no --shard-seed, stops instead of starting over (a second pass would use other suffixes)', async () => {
+    const { text } = disorderedFile();
+    const file = await inputFile('disordered-random.csv', text);
+    const table = await newTable();
+    const error = await runFailing({ input: file, table, shard: ['random:4'], shardManifestPath: aws.dir() + '/random.shards.json' });
+    expect(error.code).toBe('ORDER_NOT_GROUPED');
+    await dropTable(table);
+  });
+
+  it('an estimate with a reject file named starts over in round-robin and writes that file anew', async () => {
+    const { disordered } = disorderedFile();
+    const bad = disordered.map((r, i) => (i === 5 ? { ...r, v: 'not-a-number' } : r));
+    const file = await inputFile('disordered-estimate.csv', csv(bad));
+    const rejectsPath = aws.dir() + '/estimate-named.rejects.jsonl';
+    const result = await estimate({
+      input: file,
+      table: 'estimate',
+      types: { v: 'N' },
+      rejectsPath,
+      tableInfo: offlineTableInfo('estimate', { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'S' }, billing: 'on-demand' }),
+    });
+    expect(result.input.rows).toBe(bad.length);
+    const rejects = (await readFile(rejectsPath, 'utf8')).trim().split('\n');
+    expect(rejects).toHaveLength(1);
   });
 
   it('kill -9 mid-load and resume with the same command: the same order is replayed, every key ends at its last row', async () => {

@@ -29,7 +29,8 @@ async function collect(gen: AsyncGenerator<SourceRecord>): Promise<unknown[]> {
 const BLANK_LINE = /(?:\n|\r(?!\n))(?:\r|\n)/;
 const stream = (bytes: Buffer) => Readable.from([bytes]);
 
-const csvPiece = fc.constantFrom('a', 'b', ',', '"', '""', '\n', '\r', '\r\n', 'x y', 'é', '"q,\n"', ',"', '"\r\n"');
+// A BOM in the middle of a file is text (only the file's first bytes can be one): a cut may fall before it.
+const csvPiece = fc.constantFrom('a', 'b', ',', '"', '""', '\n', '\r', '\r\n', 'x y', 'é', '"q,\n"', ',"', '"\r\n"', '\ufeff', '\ufeff"z\n"');
 const csvBody = fc.array(csvPiece, { maxLength: 60 }).map((p) => p.join(''));
 
 describe('RecordStartScanner', () => {
