@@ -30,6 +30,10 @@ export class RatePacer implements SendPacer {
   readonly #controller: RateController;
   readonly #costOf: (write: PlannedWrite) => number;
   readonly #keysOf: (write: PlannedWrite) => KeyUnits[];
+  /** Only the table's key, with the whole cost: summed without a KeyUnits array per write. */
+  readonly #tableKeyOnly: boolean;
+  /** The units of one send per partition key, reused from send to send (sends are paced one at a time). */
+  readonly #perKey = new Map<string, number>();
   readonly #now: () => number;
   readonly #sleep: (ms: number) => Promise<void>;
   readonly #onChange: (change: RateChange) => void;
@@ -38,6 +42,7 @@ export class RatePacer implements SendPacer {
     this.#controller = options.controller;
     this.#costOf = options.costOf;
     this.#keysOf = options.keysOf ?? ((w) => [{ key: w.partitionId, units: this.#costOf(w) }]);
+    this.#tableKeyOnly = options.keysOf === undefined;
     this.#now = options.now ?? (() => performance.now());
     this.#sleep = options.sleep ?? ((ms) => sleepFor(ms));
     this.#onChange = options.onChange ?? (() => undefined);
@@ -49,12 +54,16 @@ export class RatePacer implements SendPacer {
 
   async beforeSend(writes: readonly PlannedWrite[]): Promise<void> {
     let units = 0;
-    const perKey: KeyUnits[] = [];
+    const perKey = this.#perKey;
+    perKey.clear();
     for (const w of writes) {
-      units += this.#costOf(w);
-      for (const k of this.#keysOf(w)) perKey.push(k);
+      const cost = this.#costOf(w);
+      units += cost;
+      if (this.#tableKeyOnly) perKey.set(w.partitionId, (perKey.get(w.partitionId) ?? 0) + cost);
+      else for (const k of this.#keysOf(w)) perKey.set(k.key, (perKey.get(k.key) ?? 0) + k.units);
     }
-    const keyWait = this.#controller.reserveKeys(this.#now(), perKey);
+    const keyWait = this.#controller.reserveKeyUnits(this.#now(), perKey);
+    perKey.clear();
     if (keyWait > 0) await this.#sleep(keyWait);
     const tableWait = this.#controller.reserveTable(this.#now(), units);
     if (tableWait > 0) await this.#sleep(tableWait);
