@@ -46,6 +46,30 @@ describe('createClient (issue 14: client cost per item)', () => {
     }
   });
 
+  it('keeps one SigV4 signer per auth scheme instead of building one per call', async () => {
+    vi.stubEnv('AWS_ACCESS_KEY_ID', 'local');
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'local');
+    const client = createClient({ region: 'eu-west-1', requestTimeoutMs: 1000, maxSockets: 8 }, {});
+    try {
+      const signer = (client.config as unknown as { signer: (scheme?: unknown) => Promise<unknown> }).signer;
+      const first = await signer();
+      expect(await signer()).toBe(first);
+      expect(await signer({ name: 'sigv4', signingName: 'dynamodb', signingRegion: 'us-west-2', properties: {} })).not.toBe(first);
+      const signed = (await (first as { sign(r: unknown): Promise<{ headers: Record<string, string> }> }).sign({
+        method: 'POST',
+        protocol: 'https:',
+        hostname: 'dynamodb.eu-west-1.amazonaws.com',
+        path: '/',
+        headers: { host: 'dynamodb.eu-west-1.amazonaws.com' },
+        body: '{}',
+      })) as { headers: Record<string, string> };
+      expect(signed.headers['authorization']).toMatch(/^AWS4-HMAC-SHA256 Credential=local\/\d{8}\/eu-west-1\/dynamodb\/aws4_request/);
+    } finally {
+      client.destroy();
+      vi.unstubAllEnvs();
+    }
+  });
+
   it("makes one SDK attempt per call for a load, whatever the load's own --max-attempts; readers ask for more", async () => {
     // load() spreads its options into createClient: its maxAttempts (sends per item) must not reach the SDK,
     // or every DescribeTable and BatchWriteItem would be retried up to 15 times under the writer's own retries.
