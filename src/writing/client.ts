@@ -77,7 +77,8 @@ function reuseSigners(client: DynamoDBClient): void {
   const makeSigner = config.signer;
   const signers = new Map<string, Promise<RequestSigner>>();
   config.signer = (authScheme) => {
-    const key = JSON.stringify([authScheme?.name, authScheme?.signingName, authScheme?.signingRegion, authScheme?.signingRegionSet]);
+    const key =
+      authScheme === undefined ? '' : JSON.stringify([authScheme.name, authScheme.signingName, authScheme.signingRegion, authScheme.signingRegionSet]);
     let signer = signers.get(key);
     if (signer === undefined) {
       signer = makeSigner(authScheme);

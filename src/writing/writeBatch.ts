@@ -131,7 +131,7 @@ async function send(
         preSerializedBatchWrite(
           ctx.table,
           wireJsonOf(pending, wire),
-          pending.map((w) => w.op === 'delete'),
+          pending.some((w) => w.op === 'delete') ? pending.map((w) => w.op === 'delete') : undefined,
         ),
       );
       let consumed: number | undefined;
