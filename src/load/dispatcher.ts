@@ -1,4 +1,3 @@
-import pLimit, { type LimitFunction } from 'p-limit';
 import type { Batch } from '../batching/batch.js';
 import type { CheckpointStore } from '../checkpointing/checkpoint.js';
 import { logEntriesOf, rejectedRowOf, rejectLogKey } from '../checkpointing/writeRejectLog.js';
@@ -42,15 +41,15 @@ export interface DispatcherOptions {
  */
 export class Dispatcher {
   readonly #o: DispatcherOptions;
-  readonly #limit: LimitFunction;
   /** Batches under way. */
   readonly #running = new Set<Promise<void>>();
+  /** Wakes the reader waiting for a slot, when a batch finishes. */
+  #wake: (() => void) | undefined;
   /** Keys of batches not yet settled, each with the promise of the last batch holding it. */
   readonly #unsettledKeys = new Map<string, Promise<void>>();
 
   constructor(options: DispatcherOptions) {
     this.#o = options;
-    this.#limit = pLimit(options.concurrency);
   }
 
   /** Sends `batch` once a slot is free (or skips it, done before the resume); resolves when it is under way. */
@@ -62,33 +61,52 @@ export class Dispatcher {
       tally.nextBatch();
       return this.#skipDone(batch);
     }
-    const limit = this.#limit;
-    // Gate the reader on p-limit's own counts, so a later change of limit.concurrency takes effect here.
-    while (limit.activeCount + limit.pendingCount >= (limit.concurrency = inFlight.limit(now())))
-      await Promise.race([...this.#running, delay(inFlight.recheckMs())]);
+    // Gate the reader on the batches under way; the limit is asked each time, as slow batches raise it.
+    while (this.#running.size >= inFlight.limit(now())) await this.#slotFreed(inFlight.recheckMs());
     // Counted once past the gate: a snapshot taken while the reader waits (--stop-timeout) shows the batches sent.
     tally.nextBatch();
-    const waitFor = new Set<Promise<void>>();
-    for (const w of batch.writes) {
+    const writes = batch.writes;
+    let waitFor: Promise<void>[] | undefined;
+    for (const w of writes) {
       const earlier = this.#unsettledKeys.get(w.keyId);
-      if (earlier) waitFor.add(earlier);
+      if (earlier && !waitFor?.includes(earlier)) (waitFor ??= []).push(earlier);
     }
     let settle!: () => void;
     const settled = new Promise<void>((resolve) => (settle = resolve));
-    for (const w of batch.writes) this.#unsettledKeys.set(w.keyId, settled);
-    const task = limit(async () => {
-      if (waitFor.size > 0) await Promise.all(waitFor);
-      // The load is stopping: these rows were never sent; they are counted as not written.
-      if (this.#o.stop.failed) return;
-      await this.#record(index, await this.#o.sink.write(batch.writes));
-    })
+    for (const w of writes) this.#unsettledKeys.set(w.keyId, settled);
+    const task = this.#send(index, writes, waitFor)
       .catch((error: unknown) => this.#o.stop.fail(error, 'a batch failed unexpectedly'))
       .finally(() => {
         settle();
-        for (const w of batch.writes) if (this.#unsettledKeys.get(w.keyId) === settled) this.#unsettledKeys.delete(w.keyId);
+        for (const w of writes) if (this.#unsettledKeys.get(w.keyId) === settled) this.#unsettledKeys.delete(w.keyId);
         this.#running.delete(task);
+        const wake = this.#wake;
+        this.#wake = undefined;
+        wake?.();
       });
     this.#running.add(task);
+  }
+
+  /** Sends one batch once the batches holding its keys have settled, and books its outcome. */
+  async #send(index: number, writes: PlannedWrite[], waitFor: Promise<void>[] | undefined): Promise<void> {
+    if (waitFor) await Promise.all(waitFor);
+    // The load is stopping: these rows were never sent; they are counted as not written.
+    if (this.#o.stop.failed) return;
+    await this.#record(index, await this.#o.sink.write(writes));
+  }
+
+  /** Resolves when a batch under way finishes, or after `ms` (a batch in flight may turn slow and raise the limit). */
+  #slotFreed(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#wake = undefined;
+        resolve();
+      }, ms).unref();
+      this.#wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
   }
 
   /** Waits for every batch under way; the first failure among them is the load's. */
@@ -146,9 +164,4 @@ export class Dispatcher {
 /** The original partition key of each sharded write, for the manifest a reader uses to query every shard. */
 function addToManifest(manifest: ShardManifest, writes: readonly PlannedWrite[], keySchema: KeySchema): void {
   for (const w of writes) if (w.unshardedKey !== undefined) manifest.add(w.unshardedKey, w.item[keySchema.partitionKey.name] as string);
-}
-
-/** A timer that never keeps the process alive on its own. */
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }

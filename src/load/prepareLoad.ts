@@ -112,7 +112,7 @@ export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Pr
     session.pacer = new RatePacer({
       controller: new RateController({ targetWcu: rate.targetWcu, keyWcu: opts.keyWcu, ...(rate.growth ? { growth: rate.growth } : {}) }, now()),
       costOf,
-      keysOf: costs.keysOf,
+      ...(costs.keysOf ? { keysOf: costs.keysOf } : {}),
       now,
       onChange: (change) => emit({ type: 'rateChanged', change }),
     });
@@ -230,9 +230,9 @@ function announce(rate: RateChoice, keyWcu: number | undefined, emit: (event: Lo
  * by table units, each GSI key by its own: issue 15), computed once per write. A delete is planned at its
  * 1 unit on the table's key (see README, "Deletes").
  */
-function writeCostsOf(tableInfo: TableInfo): { costOf: (write: PlannedWrite) => number; keysOf: (write: PlannedWrite) => KeyUnits[] } {
-  // Without GSIs the table's units are the cost, all on the table's key.
-  if (tableInfo.gsis.length === 0) return { costOf: (w) => w.wcu, keysOf: (w) => [{ key: w.partitionId, units: w.wcu }] };
+function writeCostsOf(tableInfo: TableInfo): { costOf: (write: PlannedWrite) => number; keysOf?: (write: PlannedWrite) => KeyUnits[] } {
+  // Without GSIs the table's units are the cost, all on the table's key (the pacer's default, without an array per write).
+  if (tableInfo.gsis.length === 0) return { costOf: (w) => w.wcu };
   const costModel = createKeyCostModel(tableInfo);
   const costs = new WeakMap<PlannedWrite, WriteKeyCosts>();
   const costsOf = (w: PlannedWrite): WriteKeyCosts => {

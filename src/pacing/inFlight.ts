@@ -31,9 +31,10 @@ export class InFlightLimit {
   readonly #start: number;
   readonly #ceiling: number;
   readonly #running = new Map<number, { start: number; paused: number; pausedAt: number | undefined; idle: boolean }>();
+  /** The last SAMPLES durations, oldest first, and the same sorted (kept so, not sorted per batch). */
   readonly #durations: number[] = [];
+  readonly #sorted: number[] = [];
   #next = 0;
-  #typical: number | undefined;
   #peak: number;
 
   constructor(options: InFlightOptions) {
@@ -89,19 +90,16 @@ export class InFlightLimit {
     if (state === undefined) return;
     this.resume(id, now);
     this.#running.delete(id);
-    this.#durations.push(now - state.start - state.paused);
-    if (this.#durations.length > SAMPLES) this.#durations.shift();
-    this.#typical = undefined;
+    const duration = now - state.start - state.paused;
+    this.#durations.push(duration);
+    this.#sorted.splice(sortedIndex(this.#sorted, duration), 0, duration);
+    if (this.#durations.length > SAMPLES) this.#sorted.splice(sortedIndex(this.#sorted, this.#durations.shift()!), 1);
   }
 
   /** The usual time in flight: the median of the last batches (slow ones do not move a median). */
   typicalMs(): number | undefined {
-    if (this.#durations.length === 0) return undefined;
-    if (this.#typical === undefined) {
-      const sorted = [...this.#durations].sort((a, b) => a - b);
-      this.#typical = sorted[Math.floor(sorted.length / 2)]!;
-    }
-    return this.#typical;
+    const sorted = this.#sorted;
+    return sorted.length === 0 ? undefined : sorted[Math.floor(sorted.length / 2)];
   }
 
   /** Batches in flight for longer than SLOW_FACTOR × the usual (and SLOW_MIN_MS), and batches idle in an error backoff. */
@@ -129,4 +127,16 @@ export class InFlightLimit {
   recheckMs(): number {
     return Math.max(SLOW_MIN_MS, SLOW_FACTOR * (this.typicalMs() ?? 0)) / 2;
   }
+}
+
+/** The first index of `sorted` (ascending) whose value is not below `value`. */
+function sortedIndex(sorted: readonly number[], value: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

@@ -242,10 +242,15 @@ export class RateController {
    * Call reserveTable() after that wait, so a batch held back by a hot key does not hold table capacity.
    */
   reserveKeys(now: number, writes: Iterable<{ key: string; units: number }>): number {
-    this.#adapt(now);
-    let wait = 0;
     const perKey = new Map<string, number>();
     for (const w of writes) perKey.set(w.key, (perKey.get(w.key) ?? 0) + w.units);
+    return this.reserveKeyUnits(now, perKey);
+  }
+
+  /** reserveKeys with the units already summed per partition key. */
+  reserveKeyUnits(now: number, perKey: ReadonlyMap<string, number>): number {
+    this.#adapt(now);
+    let wait = 0;
     for (const [key, units] of perKey) wait = Math.max(wait, this.#keyState(now, key).bucket.reserve(now, units * this.#costRatio));
     return wait;
   }

@@ -30,6 +30,10 @@ export class RatePacer implements SendPacer {
   readonly #controller: RateController;
   readonly #costOf: (write: PlannedWrite) => number;
   readonly #keysOf: (write: PlannedWrite) => KeyUnits[];
+  /** Only the table's key, with the whole cost: summed without a KeyUnits array per write. */
+  readonly #tableKeyOnly: boolean;
+  /** The units of one send per partition key, reused from send to send (sends are paced one at a time). */
+  readonly #perKey = new Map<string, number>();
   readonly #now: () => number;
   readonly #sleep: (ms: number) => Promise<void>;
   readonly #onChange: (change: RateChange) => void;
@@ -38,6 +42,7 @@ export class RatePacer implements SendPacer {
     this.#controller = options.controller;
     this.#costOf = options.costOf;
     this.#keysOf = options.keysOf ?? ((w) => [{ key: w.partitionId, units: this.#costOf(w) }]);
+    this.#tableKeyOnly = options.keysOf === undefined;
     this.#now = options.now ?? (() => performance.now());
     this.#sleep = options.sleep ?? ((ms) => sleepFor(ms));
     this.#onChange = options.onChange ?? (() => undefined);
@@ -47,17 +52,27 @@ export class RatePacer implements SendPacer {
     return this.#controller;
   }
 
-  async beforeSend(writes: readonly PlannedWrite[]): Promise<void> {
+  beforeSend(writes: readonly PlannedWrite[]): Promise<void> | undefined {
     let units = 0;
-    const perKey: KeyUnits[] = [];
+    const perKey = this.#perKey;
+    perKey.clear();
     for (const w of writes) {
-      units += this.#costOf(w);
-      for (const k of this.#keysOf(w)) perKey.push(k);
+      const cost = this.#costOf(w);
+      units += cost;
+      if (this.#tableKeyOnly) perKey.set(w.partitionId, (perKey.get(w.partitionId) ?? 0) + cost);
+      else for (const k of this.#keysOf(w)) perKey.set(k.key, (perKey.get(k.key) ?? 0) + k.units);
     }
-    const keyWait = this.#controller.reserveKeys(this.#now(), perKey);
-    if (keyWait > 0) await this.#sleep(keyWait);
+    const keyWait = this.#controller.reserveKeyUnits(this.#now(), perKey);
+    perKey.clear();
+    // Most sends wait for nothing: no promise then, so a send costs no extra turns of the microtask queue.
+    if (keyWait > 0) return this.#sleep(keyWait).then(() => this.#reserveTable(units));
+    return this.#reserveTable(units);
+  }
+
+  /** Reserves `units` on the table's budget once the keys' wait is over; the wait, if any. */
+  #reserveTable(units: number): Promise<void> | undefined {
     const tableWait = this.#controller.reserveTable(this.#now(), units);
-    if (tableWait > 0) await this.#sleep(tableWait);
+    return tableWait > 0 ? this.#sleep(tableWait) : undefined;
   }
 
   afterSend(report: SendReport): void {

@@ -40,13 +40,16 @@ export function recordingSink(record: (writes: readonly PlannedWrite[]) => void)
  */
 function outstandingOnly(pacer: SendPacer, inFlight: InFlightLimit, slot: number, now: () => number): SendPacer {
   return {
-    beforeSend: async (writes) => {
+    beforeSend: (writes) => {
       inFlight.pause(slot, now());
+      let paced: Promise<void> | undefined;
       try {
-        await pacer.beforeSend(writes);
+        paced = pacer.beforeSend(writes);
       } finally {
-        inFlight.resume(slot, now());
+        // Resumed at once when the pacer lets the send go now (a resend after a backoff ends its pause here).
+        if (!paced) inFlight.resume(slot, now());
       }
+      return paced?.finally(() => inFlight.resume(slot, now()));
     },
     afterSend: (report) => {
       // No answer at all (5xx, reset, timeout): its backoff lends the slot; a throttle keeps it.

@@ -40,7 +40,8 @@ export interface SendReport {
 }
 
 export interface SendPacer {
-  beforeSend(writes: readonly PlannedWrite[]): Promise<void>;
+  /** Reserves the send's units; a promise to wait for, or undefined when the send may go at once (no await, issue 14). */
+  beforeSend(writes: readonly PlannedWrite[]): Promise<void> | undefined;
   afterSend(report: SendReport): void;
 }
 
@@ -117,7 +118,8 @@ async function send(
     attempt++;
     let unprocessed: PlannedWrite[];
     let reason: string;
-    if (ctx.pacer) await ctx.pacer.beforeSend(pending);
+    const paced = ctx.pacer?.beforeSend(pending);
+    if (paced) await paced;
     try {
       // The low-level command with each item's wire JSON made by itemJson, byte for byte what the SDK
       // would write for toWireItem's AttributeValues (every attribute name goes out as written; issue 11.5),
@@ -129,7 +131,7 @@ async function send(
         preSerializedBatchWrite(
           ctx.table,
           wireJsonOf(pending, wire),
-          pending.map((w) => w.op === 'delete'),
+          pending.some((w) => w.op === 'delete') ? pending.map((w) => w.op === 'delete') : undefined,
         ),
       );
       let consumed: number | undefined;

@@ -1,5 +1,5 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { describe, expect, it } from 'vitest';
+import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { describe, expect, it, vi } from 'vitest';
 import { createClient } from '../../../src/writing/client.js';
 
 const names = (stack: { identify(): string[] }) => stack.identify().map((entry) => entry.split(' ')[0]);
@@ -13,6 +13,61 @@ describe('createClient (issue 14: client cost per item)', () => {
     expect(names(client.middlewareStack)).not.toContain('loggerMiddleware');
     plain.destroy();
     client.destroy();
+  });
+
+  it('passes over the retry middleware when the SDK makes one attempt (the writer retries), keeps it for readers', async () => {
+    // The retry middleware is what sends amz-sdk-invocation-id; the request is caught before the network.
+    const headersOf = async (client: ReturnType<typeof createClient>) => {
+      let seen: Record<string, string> = {};
+      client.middlewareStack.add(
+        () => (args) => {
+          seen = { ...(args.request as { headers: Record<string, string> }).headers };
+          return Promise.reject(new Error('caught before the network'));
+        },
+        { step: 'finalizeRequest', priority: 'low', name: 'catchRequest' },
+      );
+      await expect(client.send(new DescribeTableCommand({ TableName: 'tbl' }))).rejects.toThrow('caught before the network');
+      return seen;
+    };
+    const env = { AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' };
+    vi.stubEnv('AWS_ACCESS_KEY_ID', 'local');
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'local');
+    const client = createClient({ region: 'us-east-1', requestTimeoutMs: 1000, maxSockets: 8 }, env);
+    const reader = createClient({ region: 'us-east-1', requestTimeoutMs: 1000, maxSockets: 8, sdkAttempts: 5 }, env);
+    try {
+      const load = await headersOf(client);
+      expect(load['authorization']).toMatch(/^AWS4-HMAC-SHA256 /);
+      expect(load['amz-sdk-invocation-id']).toBeUndefined();
+      expect((await headersOf(reader))['amz-sdk-invocation-id']).toMatch(/^[0-9a-f-]{36}$/);
+    } finally {
+      client.destroy();
+      reader.destroy();
+      vi.unstubAllEnvs();
+    }
+  });
+
+  it('keeps one SigV4 signer per auth scheme instead of building one per call', async () => {
+    vi.stubEnv('AWS_ACCESS_KEY_ID', 'local');
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'local');
+    const client = createClient({ region: 'eu-west-1', requestTimeoutMs: 1000, maxSockets: 8 }, {});
+    try {
+      const signer = (client.config as unknown as { signer: (scheme?: unknown) => Promise<unknown> }).signer;
+      const first = await signer();
+      expect(await signer()).toBe(first);
+      expect(await signer({ name: 'sigv4', signingName: 'dynamodb', signingRegion: 'us-west-2', properties: {} })).not.toBe(first);
+      const signed = (await (first as { sign(r: unknown): Promise<{ headers: Record<string, string> }> }).sign({
+        method: 'POST',
+        protocol: 'https:',
+        hostname: 'dynamodb.eu-west-1.amazonaws.com',
+        path: '/',
+        headers: { host: 'dynamodb.eu-west-1.amazonaws.com' },
+        body: '{}',
+      })) as { headers: Record<string, string> };
+      expect(signed.headers['authorization']).toMatch(/^AWS4-HMAC-SHA256 Credential=local\/\d{8}\/eu-west-1\/dynamodb\/aws4_request/);
+    } finally {
+      client.destroy();
+      vi.unstubAllEnvs();
+    }
   });
 
   it("makes one SDK attempt per call for a load, whatever the load's own --max-attempts; readers ask for more", async () => {
