@@ -95,8 +95,9 @@ export async function* readCsv(stream: Readable, file: string, options: CsvReadO
       const raw = rawBytes ? rawBytes.toString('utf8') : latin1;
       if (first) nextLine += blankLinesBeforeHeader;
       first = false;
-      const line = nextLine + leadingBreaks(raw);
-      const body = raw.slice(leadingLength(raw));
+      const lead = leadingLength(raw);
+      const line = lead === 0 ? nextLine : nextLine + countBreaks(raw.slice(0, lead));
+      const body = lead === 0 ? raw : raw.slice(lead);
       if (framer.oversized.length > 0 && body.startsWith(framer.placeholder)) {
         const big = framer.oversized.shift()!;
         nextLine = line + big.innerBreaks + 1;
@@ -218,14 +219,15 @@ function checkHeader(cells: string[], file: string, placeholder: string, maxByte
   return header;
 }
 
-/** Line breaks in raw text: "\n", "\r\n" and a lone "\r" each count once. */
-function countBreaks(raw: string): number {
+/**
+ * Line breaks in raw text: "\n", "\r\n" and a lone "\r" each count once. By indexOf, which jumps over the
+ * text between breaks (a record usually has one, at its end): a loop over every character cost ~10% of a
+ * parse-only run.
+ */
+export function countBreaks(raw: string): number {
   let n = 0;
-  for (let i = 0; i < raw.length; i++) {
-    const c = raw.charCodeAt(i);
-    if (c === 10) n++;
-    else if (c === 13 && raw.charCodeAt(i + 1) !== 10) n++;
-  }
+  for (let i = raw.indexOf('\n'); i !== -1; i = raw.indexOf('\n', i + 1)) n++;
+  for (let i = raw.indexOf('\r'); i !== -1; i = raw.indexOf('\r', i + 1)) if (raw.charCodeAt(i + 1) !== 10) n++;
   return n;
 }
 
@@ -235,17 +237,17 @@ function leadingLength(raw: string): number {
   return i;
 }
 
-function leadingBreaks(raw: string): number {
-  return countBreaks(raw.slice(0, leadingLength(raw)));
-}
-
 function endsWithBreak(raw: string): boolean {
   const c = raw.charCodeAt(raw.length - 1);
   return c === 10 || c === 13;
 }
 
-function trimBreak(raw: string): string {
-  return raw.replace(/\r?\n?$|\r$/, '');
+/** The text without its one final line break ("\r\n", "\n" or "\r"). */
+export function trimBreak(raw: string): string {
+  const last = raw.charCodeAt(raw.length - 1);
+  if (last === 13) return raw.slice(0, -1);
+  if (last !== 10) return raw;
+  return raw.slice(0, raw.charCodeAt(raw.length - 2) === 13 ? -2 : -1);
 }
 
 /** Passes chunks through unchanged, reporting the line breaks before the first other character (after a BOM). */
