@@ -2,7 +2,7 @@ import { open } from 'node:fs/promises';
 import pLimit from 'p-limit';
 import { compareGroups, groupOf } from '../ordering/grouping.js';
 import { StripeSchedule } from '../ordering/stripeSchedule.js';
-import { cutRanges, readRange, type ByteRange, type RangeReader, type RangeSyntax } from '../reading/stripes.js';
+import { cutRanges, readRange, recordStartAtLine, type ByteRange, type RangeReader, type RangeSyntax } from '../reading/stripes.js';
 import { isRejected, type RowPlanner, type SourceRecord } from '../typing/planRow.js';
 
 /**
@@ -79,19 +79,23 @@ async function isPlainText(path: string): Promise<boolean> {
 }
 
 /** One range's part of a stripe: its records from `skip` on, `take` of them at most. */
-interface Piece {
+export interface Piece {
   range: ByteRange;
   skip: number;
   take: number;
 }
 
 /** The head of a range: its first `rows` rows share the key the range starts in (all of it when `whole`). */
-interface Head {
+export interface Head {
   rows: number;
   bytes: number;
   whole: boolean;
   /** The head's key, then the keys of the rows sampled after it, each once, in file order. */
   keys: string[];
+  /** The line of the first row past the head (when not `whole`). */
+  nextLine?: number;
+  /** Where the first row past the head starts, when found (recordStartAtLine): the range is cut there, not counted into. */
+  cut?: ByteRange;
 }
 /** Rows read past a head, to see whether the keys ascend. */
 const SAMPLE_ROWS = 64;
@@ -121,6 +125,7 @@ export async function openStripedRead(args: {
   const limit = pLimit(4);
   heads.push(...(await Promise.all(ranges.slice(1).map((range) => limit(() => headOf(readRange(path, file, range, how), probe))))));
   if (!headsAscending(heads)) return undefined;
+  await Promise.all(heads.map((head, k) => (k === 0 ? undefined : limit(() => cutHead(path, ranges[k]!, head, how)))));
   const stripes = stripesOf(ranges, heads);
   // One stripe would be input order held to a proof it does not need (one huge key, or huge records).
   if (stripes.length < 2) return undefined;
@@ -137,7 +142,7 @@ export async function openStripedRead(args: {
       stripes.map((s) => s.size),
     ),
     parts: stripes.length,
-    // The heads are read twice (and each reader reads a little ahead): progress stops at the file's size.
+    // A head not cut at its offset is read twice (and each reader reads a little ahead): progress stops at the file's size.
     bytesRead: () =>
       Math.min(
         size,
@@ -149,19 +154,37 @@ export async function openStripedRead(args: {
   };
 }
 
-/** The stripes: each starts past the head of its first range and takes the heads (or whole ranges) after it that share its last key. */
-function stripesOf(ranges: ByteRange[], heads: Head[]): { pieces: Piece[]; size: number }[] {
+/**
+ * Cuts a range at the first row past its head, so that the head is read by the stripe before it and the
+ * rest by its own, each from its own bytes; without the cut (the start was not found), both read the head
+ * and count its rows (take, skip).
+ */
+async function cutHead(path: string, range: ByteRange, head: Head, how: RangeSyntax): Promise<void> {
+  if (head.whole || head.nextLine === undefined) return;
+  const offset = await recordStartAtLine(path, range, head.nextLine, how);
+  if (offset === undefined) return;
+  head.cut = { start: offset, end: range.end, line: head.nextLine };
+  head.bytes = offset - range.start;
+}
+
+/**
+ * The stripes: each starts past the head of its first range and takes the heads (or whole ranges) after it
+ * that share its last key. Exported for its tests.
+ */
+export function stripesOf(ranges: ByteRange[], heads: Head[]): { pieces: Piece[]; size: number }[] {
   const stripes: { pieces: Piece[]; size: number }[] = [];
   let j = 0;
   while (j < ranges.length) {
     const first = ranges[j]!;
-    const pieces: Piece[] = [{ range: first, skip: heads[j]!.rows, take: Infinity }];
+    const cut = heads[j]!.cut;
+    const pieces: Piece[] = [cut ? { range: cut, skip: 0, take: Infinity } : { range: first, skip: heads[j]!.rows, take: Infinity }];
     let size = first.end - first.start - heads[j]!.bytes;
     let k = j + 1;
     while (k < ranges.length) {
       const head = heads[k]!;
       const range = ranges[k]!;
-      pieces.push({ range, skip: 0, take: head.whole ? Infinity : head.rows });
+      if (head.cut) pieces.push({ range: { start: range.start, end: head.cut.start, line: range.line }, skip: 0, take: Infinity });
+      else pieces.push({ range, skip: 0, take: head.whole ? Infinity : head.rows });
       size += head.whole ? range.end - range.start : head.bytes;
       if (!head.whole) break;
       k++;
@@ -198,7 +221,10 @@ async function headOf(reader: RangeReader, probe: (record: SourceRecord) => stri
       const group = probe(record);
       if (group !== undefined) {
         if (head.keys.length === 0) head.keys.push(group);
-        else if (head.whole && group !== head.keys[0]) head.whole = false;
+        else if (head.whole && group !== head.keys[0]) {
+          head.whole = false;
+          head.nextLine = record.origin.line;
+        }
         if (!head.whole) {
           if (group !== head.keys[head.keys.length - 1]) head.keys.push(group);
           if (++sampled >= SAMPLE_ROWS) break;
