@@ -73,7 +73,7 @@ export async function plannedWrites(path: string, options: { stripes?: boolean }
     async countBatches(orderer) {
       let batches = 0;
       const all = batchesOf(
-        records(input),
+        striped?.chunks ?? csvRecords(input),
         {
           ...stages,
           orderer,

@@ -2,6 +2,7 @@ import { open } from 'node:fs/promises';
 import pLimit from 'p-limit';
 import { compareGroups, groupOf } from '../ordering/grouping.js';
 import { StripeSchedule } from '../ordering/stripeSchedule.js';
+import { eachRecord } from '../reading/readCsv.js';
 import { cutRanges, readRange, recordStartAtLine, type ByteRange, type RangeReader, type RangeSyntax } from '../reading/stripes.js';
 import { isRejected, type RowPlanner, type SourceRecord } from '../typing/planRow.js';
 
@@ -27,7 +28,9 @@ export const MIN_STRIPE_BYTES = 64 * 1024;
 const MAX_HEAD_ROWS = 1_000;
 
 export interface StripedRead {
+  /** The rows one by one; or `chunks`, the same in arrays (read one or the other). */
   records: AsyncGenerator<SourceRecord>;
+  chunks: AsyncGenerator<SourceRecord[]>;
   /** Stripes (the `part` of each row's origin is one of 0 … parts-1). */
   parts: number;
   bytesRead(): number;
@@ -136,11 +139,13 @@ export async function openStripedRead(args: {
     readers.push(reader);
     return reader;
   };
+  const chunks = merged(
+    stripes.map((s) => stripeChunks(s.pieces, openRange)),
+    stripes.map((s) => s.size),
+  );
   return {
-    records: merged(
-      stripes.map((s) => stripeRecords(s.pieces, openRange)),
-      stripes.map((s) => s.size),
-    ),
+    chunks,
+    records: eachRecord(chunks),
     parts: stripes.length,
     // A head not cut at its offset is read twice (and each reader reads a little ahead): progress stops at the file's size.
     bytesRead: () =>
@@ -258,17 +263,19 @@ export function headsAscending(heads: readonly Head[]): boolean {
   return true;
 }
 
-/** The rows of one stripe: its pieces in file order. */
-async function* stripeRecords(pieces: Piece[], openRange: (range: ByteRange) => RangeReader): AsyncGenerator<SourceRecord> {
+/** The rows of one stripe, in arrays: its pieces in file order. (Exported for its tests.) */
+export async function* stripeChunks(pieces: Piece[], openRange: (range: ByteRange) => RangeReader): AsyncGenerator<SourceRecord[]> {
   for (const piece of pieces) {
     const reader = openRange(piece.range);
     try {
       let index = 0;
       const end = piece.skip + piece.take;
-      for await (const record of reader.records) {
+      for await (const records of reader.chunks) {
+        const from = Math.max(0, piece.skip - index);
+        const to = Math.min(records.length, end - index);
+        index += records.length;
+        if (to > from) yield from === 0 && to === records.length ? records : records.slice(from, to);
         if (index >= end) break;
-        if (index++ < piece.skip) continue;
-        yield record;
       }
     } finally {
       reader.close();
@@ -276,20 +283,41 @@ async function* stripeRecords(pieces: Piece[], openRange: (range: ByteRange) => 
   }
 }
 
-/** The stripes' rows merged by the schedule, each marked with its stripe. */
-async function* merged(stripes: AsyncGenerator<SourceRecord>[], sizes: number[]): AsyncGenerator<SourceRecord> {
+/** Rows the merge hands on at a time: one await per this many rows, not per row. */
+const MERGED_CHUNK = 64;
+
+/**
+ * The stripes' rows merged by the schedule, each marked with its stripe, in arrays: a stripe's next array
+ * is awaited only when the rows in hand of that stripe are used up, so the row order is the schedule's
+ * alone, whatever the sizes of the arrays. (Exported for its tests.)
+ */
+export async function* merged(stripes: AsyncGenerator<SourceRecord[]>[], sizes: number[]): AsyncGenerator<SourceRecord[]> {
   const schedule = new StripeSchedule(sizes);
+  const held: SourceRecord[][] = stripes.map(() => []);
+  const taken: number[] = stripes.map(() => 0);
+  let out: SourceRecord[] = [];
   try {
     for (let k = schedule.next(); k !== undefined; k = schedule.next()) {
-      const next = await stripes[k]!.next();
-      if (next.done) {
-        schedule.end(k);
-        continue;
+      if (taken[k]! >= held[k]!.length) {
+        const next = await stripes[k]!.next();
+        if (next.done) {
+          schedule.end(k);
+          continue;
+        }
+        held[k] = next.value;
+        taken[k] = 0;
+        if (next.value.length === 0) continue;
       }
-      next.value.origin.part = k;
-      schedule.advance(k, next.value.origin.raw.length + 1);
-      yield next.value;
+      const record = held[k]![taken[k]!++]!;
+      record.origin.part = k;
+      schedule.advance(k, record.origin.raw.length + 1);
+      out.push(record);
+      if (out.length >= MERGED_CHUNK) {
+        yield out;
+        out = [];
+      }
     }
+    if (out.length > 0) yield out;
   } finally {
     await Promise.all(stripes.map((s) => s.return(undefined)));
   }

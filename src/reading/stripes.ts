@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { PassThrough, Readable } from 'node:stream';
 import { LoaderError } from '../shared/errors.js';
 import type { SourceRecord } from '../typing/planRow.js';
-import { readCsv } from './readCsv.js';
+import { eachRecord, readCsvChunks } from './readCsv.js';
 import { readJsonLines } from './readJsonLines.js';
 import { RecordStartScanner, type RecordSyntax } from './recordStarts.js';
 
@@ -90,7 +90,9 @@ export async function recordStartAtLine(
 
 /** A reader of one range: its records, the bytes it has read and a way to stop it. */
 export interface RangeReader {
+  /** The records one by one; or `chunks`, the same in arrays (read one or the other). */
   records: AsyncGenerator<SourceRecord>;
+  chunks: AsyncGenerator<SourceRecord[]>;
   bytesRead(): number;
   close(): void;
 }
@@ -110,21 +112,27 @@ export function readRange(path: string, file: string, range: ByteRange, how: Ran
   });
   source.on('error', (error) => stream.destroy(new LoaderError('INPUT_UNREADABLE', `cannot read ${file}: ${error.message}`, { file, cause: error })));
   source.pipe(stream);
-  const records =
+  const chunks =
     how.syntax === 'jsonl'
-      ? readJsonLines(stream, file, { firstLine: range.line })
-      : readCsv(stream, file, {
+      ? inArrays(readJsonLines(stream, file, { firstLine: range.line }))
+      : readCsvChunks(stream, file, {
           delimiter: how.delimiter,
           columns: how.columns,
           ...(how.columns ? { firstLine: range.line } : {}),
           ...(onHeader ? { onHeader } : {}),
         });
   return {
-    records,
+    chunks,
+    records: eachRecord(chunks),
     bytesRead: () => bytes,
     close: () => {
       source.destroy();
       stream.destroy();
     },
   };
+}
+
+/** One record an array (JSON Lines is read a line at a time). */
+async function* inArrays(records: AsyncGenerator<SourceRecord>): AsyncGenerator<SourceRecord[]> {
+  for await (const record of records) yield [record];
 }
