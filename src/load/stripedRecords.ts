@@ -283,8 +283,8 @@ export async function* stripeChunks(pieces: Piece[], openRange: (range: ByteRang
   }
 }
 
-/** Rows the merge hands on at a time: one await per this many rows, not per row. */
-const MERGED_CHUNK = 64;
+/** Rows the merge hands on at a time: one await per this many rows, not per row (small, as DRAINED_CHUNK in readCsv.ts). */
+const MERGED_CHUNK = 16;
 
 /**
  * The stripes' rows merged by the schedule, each marked with its stripe, in arrays: a stripe's next array
