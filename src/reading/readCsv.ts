@@ -53,7 +53,7 @@ export async function* eachRecord(chunks: AsyncGenerator<SourceRecord[]>): Async
 /**
  * readCsv's records in small arrays (DRAINED_CHUNK), as csv-parse makes them, so a
  * caller that takes them so (a load's stages, a striped read) pays one await per chunk instead of one per
- * record (the awaits, generator turns and their garbage were ~10% of a parse-only run).
+ * record per layer (generator turns and microtasks).
  */
 export async function* readCsvChunks(stream: Readable, file: string, options: CsvReadOptions): AsyncGenerator<SourceRecord[]> {
   const maxBytes = options.maxRecordBytes ?? MAX_RECORD_BYTES;
