@@ -11,6 +11,8 @@ import type { OrderMode } from '../dist/ordering/order.js';
 import { WriteOrderer } from '../dist/ordering/writeOrderer.js';
 import { openInput, type OpenedInput } from '../dist/reading/openInput.js';
 import { readRecords } from '../dist/reading/readRecords.js';
+import { openStripedRead, recordGroup, stripeCount } from '../dist/load/stripedRecords.js';
+import type { SourceRecord } from '../dist/typing/planRow.js';
 import type { PlannedWrite } from '../dist/shared/types.js';
 import { createRowPlanner, type RowPlanner } from '../dist/typing/planRow.js';
 
@@ -28,10 +30,16 @@ export interface PlannedInput {
   countBatches(orderer: WriteOrderer): Promise<number>;
 }
 
-/** Opens the CSV and plans its rows as load() does for a pk/sk (S) table with amount and qty typed N. */
-export async function plannedWrites(path: string): Promise<PlannedInput> {
+/**
+ * Opens the CSV and plans its rows as load() does for a pk/sk (S) table with amount and qty typed N.
+ * `stripes`: read as load()'s default order reads a plain local file (src/load/stripedRecords.ts), when
+ * the file can be cut; `parts` then says how many stripes (0: read whole).
+ */
+export async function plannedWrites(path: string, options: { stripes?: boolean } = {}): Promise<PlannedInput & { parts: number }> {
   const input = await openInput(path);
   const planner = benchPlanner();
+  const striped = options.stripes ? await stripedRead(path, input, planner) : undefined;
+  const records = (opened: OpenedInput) => striped?.records ?? csvRecords(opened);
   const tally = new LoadTally();
   const counts = { rows: 0, rejected: 0 };
   const report: StageReport = {
@@ -49,6 +57,7 @@ export async function plannedWrites(path: string): Promise<PlannedInput> {
   const stages = { file: input.name, planner, segment: undefined, onPlanned: (w: PlannedWrite) => w };
   return {
     inputBytes: input.totalBytes,
+    parts: striped?.parts ?? 0,
     counts,
     async forEachWrite(onWrite) {
       const plan = planning(stages, report);
@@ -64,8 +73,15 @@ export async function plannedWrites(path: string): Promise<PlannedInput> {
     async countBatches(orderer) {
       let batches = 0;
       const all = batchesOf(
-        records(input),
-        { ...stages, orderer, order: 'input', batcher: createBatcher(), sendLast: () => true, close: () => input.stream.destroy() },
+        striped?.chunks ?? csvRecords(input),
+        {
+          ...stages,
+          orderer,
+          order: 'input',
+          batcher: createBatcher(),
+          sendLast: () => true,
+          close: () => (striped ? striped.close() : input.stream.destroy()),
+        },
         report,
       );
       for await (const _batch of all) batches++;
@@ -75,8 +91,18 @@ export async function plannedWrites(path: string): Promise<PlannedInput> {
   };
 }
 
-function records(input: OpenedInput) {
+function csvRecords(input: OpenedInput): AsyncGenerator<SourceRecord> {
   return readRecords(input, 'csv', { delimiter: ',', columns: undefined });
+}
+
+/** load()'s striped read of the file (prepareLoad's readingOf), or undefined when it is read whole. */
+async function stripedRead(path: string, input: OpenedInput, planner: RowPlanner) {
+  const how = { syntax: 'csv', delimiter: ',', columns: undefined } as const;
+  const parts = await stripeCount(path, input.totalBytes, how);
+  if (parts < 2 || input.totalBytes === undefined) return undefined;
+  const striped = await openStripedRead({ path, file: input.name, size: input.totalBytes, how, parts, probe: recordGroup(planner, { name: 'pk', type: 'S' }) });
+  if (striped) input.stream.destroy();
+  return striped;
 }
 
 function benchPlanner(): RowPlanner {

@@ -48,8 +48,8 @@ export interface PreparedLoad {
   onPlanned: (write: PlannedWrite) => PlannedWrite;
   /** Whether the load tallies write units per key (a dry run keeps its own tally). */
   countKeys: boolean;
-  /** The input's records, in the order they are read (a striped read's, or the file's). */
-  records: AsyncGenerator<SourceRecord>;
+  /** The input's records, in the order they are read (a striped read's, in arrays; or the file's). */
+  records: AsyncGenerator<SourceRecord | SourceRecord[]>;
   /** The write order in effect (see LoadSession.order). */
   order: OrderMode;
   /** Stops reading the input. */
@@ -186,7 +186,7 @@ async function readingOf(
   if (!striped) return whole('round-robin');
   input.close();
   session.input = { ...input, bytesRead: striped.bytesRead };
-  return { records: striped.records, order: 'stripes', parts: striped.parts, closeInput: striped.close };
+  return { records: striped.chunks, order: 'stripes', parts: striped.parts, closeInput: striped.close };
 }
 
 /** The path of the load's one input when it is a plain local file (not an export, no deletes): what stripes can cut. */

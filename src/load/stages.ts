@@ -46,9 +46,10 @@ export interface Stages {
 
 /**
  * The batches of a load, in the order they are sent. Reading stops once the load is stopping; rows the
- * order still holds then are never sent, and are reported as not written.
+ * order still holds then are never sent, and are reported as not written (so are the rest of an array of
+ * records read but not yet planned: they were never counted as read).
  */
-export async function* batchesOf(records: AsyncGenerator<SourceRecord>, stages: Stages, report: StageReport): AsyncGenerator<Batch> {
+export async function* batchesOf(records: AsyncGenerator<SourceRecord | SourceRecord[]>, stages: Stages, report: StageReport): AsyncGenerator<Batch> {
   const { orderer, batcher } = stages;
   const { stop } = report;
   const plan = planning(stages, report);
@@ -58,17 +59,20 @@ export async function* batchesOf(records: AsyncGenerator<SourceRecord>, stages: 
     return full;
   };
   try {
-    for await (const record of records) {
-      if (stop.stopping) break;
-      const planning = plan(record);
-      // Awaited only when the row went to the reject file: an await per row costs a turn of the event loop.
-      const planned = planning instanceof Promise ? await planning : planning;
-      if (!planned) continue;
-      for (const write of await orderer.push(planned)) {
-        const full = batch(write);
-        if (full) yield full;
+    // Records come one by one or in arrays (a striped read's): one await per array, not per row.
+    reading: for await (const entry of records) {
+      for (const record of Array.isArray(entry) ? entry : [entry]) {
+        if (stop.stopping) break reading;
+        const planning = plan(record);
+        // Awaited only when the row went to the reject file: an await per row costs a turn of the event loop.
+        const planned = planning instanceof Promise ? await planning : planning;
+        if (!planned) continue;
+        for (const write of await orderer.push(planned)) {
+          const full = batch(write);
+          if (full) yield full;
+        }
+        report.progress();
       }
-      report.progress();
     }
   } finally {
     await records.return(undefined);

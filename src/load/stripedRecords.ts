@@ -2,7 +2,8 @@ import { open } from 'node:fs/promises';
 import pLimit from 'p-limit';
 import { compareGroups, groupOf } from '../ordering/grouping.js';
 import { StripeSchedule } from '../ordering/stripeSchedule.js';
-import { cutRanges, readRange, type ByteRange, type RangeReader, type RangeSyntax } from '../reading/stripes.js';
+import { eachRecord } from '../reading/readCsv.js';
+import { cutRanges, readRange, recordStartAtLine, type ByteRange, type RangeReader, type RangeSyntax } from '../reading/stripes.js';
 import { isRejected, type RowPlanner, type SourceRecord } from '../typing/planRow.js';
 
 /**
@@ -27,7 +28,9 @@ export const MIN_STRIPE_BYTES = 64 * 1024;
 const MAX_HEAD_ROWS = 1_000;
 
 export interface StripedRead {
+  /** The rows one by one; or `chunks`, the same in arrays (read one or the other). */
   records: AsyncGenerator<SourceRecord>;
+  chunks: AsyncGenerator<SourceRecord[]>;
   /** Stripes (the `part` of each row's origin is one of 0 … parts-1). */
   parts: number;
   bytesRead(): number;
@@ -79,19 +82,23 @@ async function isPlainText(path: string): Promise<boolean> {
 }
 
 /** One range's part of a stripe: its records from `skip` on, `take` of them at most. */
-interface Piece {
+export interface Piece {
   range: ByteRange;
   skip: number;
   take: number;
 }
 
 /** The head of a range: its first `rows` rows share the key the range starts in (all of it when `whole`). */
-interface Head {
+export interface Head {
   rows: number;
   bytes: number;
   whole: boolean;
   /** The head's key, then the keys of the rows sampled after it, each once, in file order. */
   keys: string[];
+  /** The line of the first row past the head (when not `whole`). */
+  nextLine?: number;
+  /** Where the first row past the head starts, when found (recordStartAtLine): the range is cut there, not counted into. */
+  cut?: ByteRange;
 }
 /** Rows read past a head, to see whether the keys ascend. */
 const SAMPLE_ROWS = 64;
@@ -121,6 +128,7 @@ export async function openStripedRead(args: {
   const limit = pLimit(4);
   heads.push(...(await Promise.all(ranges.slice(1).map((range) => limit(() => headOf(readRange(path, file, range, how), probe))))));
   if (!headsAscending(heads)) return undefined;
+  await Promise.all(heads.map((head, k) => (k === 0 ? undefined : limit(() => cutHead(path, ranges[k]!, head, how)))));
   const stripes = stripesOf(ranges, heads);
   // One stripe would be input order held to a proof it does not need (one huge key, or huge records).
   if (stripes.length < 2) return undefined;
@@ -131,13 +139,15 @@ export async function openStripedRead(args: {
     readers.push(reader);
     return reader;
   };
+  const chunks = merged(
+    stripes.map((s) => stripeChunks(s.pieces, openRange)),
+    stripes.map((s) => s.size),
+  );
   return {
-    records: merged(
-      stripes.map((s) => stripeRecords(s.pieces, openRange)),
-      stripes.map((s) => s.size),
-    ),
+    chunks,
+    records: eachRecord(chunks),
     parts: stripes.length,
-    // The heads are read twice (and each reader reads a little ahead): progress stops at the file's size.
+    // A head not cut at its offset is read twice (and each reader reads a little ahead): progress stops at the file's size.
     bytesRead: () =>
       Math.min(
         size,
@@ -149,19 +159,37 @@ export async function openStripedRead(args: {
   };
 }
 
-/** The stripes: each starts past the head of its first range and takes the heads (or whole ranges) after it that share its last key. */
-function stripesOf(ranges: ByteRange[], heads: Head[]): { pieces: Piece[]; size: number }[] {
+/**
+ * Cuts a range at the first row past its head, so that the head is read by the stripe before it and the
+ * rest by its own, each from its own bytes; without the cut (the start was not found), both read the head
+ * and count its rows (take, skip).
+ */
+async function cutHead(path: string, range: ByteRange, head: Head, how: RangeSyntax): Promise<void> {
+  if (head.whole || head.nextLine === undefined) return;
+  const offset = await recordStartAtLine(path, range, head.nextLine, how);
+  if (offset === undefined) return;
+  head.cut = { start: offset, end: range.end, line: head.nextLine };
+  head.bytes = offset - range.start;
+}
+
+/**
+ * The stripes: each starts past the head of its first range and takes the heads (or whole ranges) after it
+ * that share its last key. Exported for its tests.
+ */
+export function stripesOf(ranges: ByteRange[], heads: Head[]): { pieces: Piece[]; size: number }[] {
   const stripes: { pieces: Piece[]; size: number }[] = [];
   let j = 0;
   while (j < ranges.length) {
     const first = ranges[j]!;
-    const pieces: Piece[] = [{ range: first, skip: heads[j]!.rows, take: Infinity }];
+    const cut = heads[j]!.cut;
+    const pieces: Piece[] = [cut ? { range: cut, skip: 0, take: Infinity } : { range: first, skip: heads[j]!.rows, take: Infinity }];
     let size = first.end - first.start - heads[j]!.bytes;
     let k = j + 1;
     while (k < ranges.length) {
       const head = heads[k]!;
       const range = ranges[k]!;
-      pieces.push({ range, skip: 0, take: head.whole ? Infinity : head.rows });
+      if (head.cut) pieces.push({ range: { start: range.start, end: head.cut.start, line: range.line }, skip: 0, take: Infinity });
+      else pieces.push({ range, skip: 0, take: head.whole ? Infinity : head.rows });
       size += head.whole ? range.end - range.start : head.bytes;
       if (!head.whole) break;
       k++;
@@ -198,7 +226,10 @@ async function headOf(reader: RangeReader, probe: (record: SourceRecord) => stri
       const group = probe(record);
       if (group !== undefined) {
         if (head.keys.length === 0) head.keys.push(group);
-        else if (head.whole && group !== head.keys[0]) head.whole = false;
+        else if (head.whole && group !== head.keys[0]) {
+          head.whole = false;
+          head.nextLine = record.origin.line;
+        }
         if (!head.whole) {
           if (group !== head.keys[head.keys.length - 1]) head.keys.push(group);
           if (++sampled >= SAMPLE_ROWS) break;
@@ -232,17 +263,19 @@ export function headsAscending(heads: readonly Head[]): boolean {
   return true;
 }
 
-/** The rows of one stripe: its pieces in file order. */
-async function* stripeRecords(pieces: Piece[], openRange: (range: ByteRange) => RangeReader): AsyncGenerator<SourceRecord> {
+/** The rows of one stripe, in arrays: its pieces in file order. (Exported for its tests.) */
+export async function* stripeChunks(pieces: Piece[], openRange: (range: ByteRange) => RangeReader): AsyncGenerator<SourceRecord[]> {
   for (const piece of pieces) {
     const reader = openRange(piece.range);
     try {
       let index = 0;
       const end = piece.skip + piece.take;
-      for await (const record of reader.records) {
+      for await (const records of reader.chunks) {
+        const from = Math.max(0, piece.skip - index);
+        const to = Math.min(records.length, end - index);
+        index += records.length;
+        if (to > from) yield from === 0 && to === records.length ? records : records.slice(from, to);
         if (index >= end) break;
-        if (index++ < piece.skip) continue;
-        yield record;
       }
     } finally {
       reader.close();
@@ -250,20 +283,41 @@ async function* stripeRecords(pieces: Piece[], openRange: (range: ByteRange) => 
   }
 }
 
-/** The stripes' rows merged by the schedule, each marked with its stripe. */
-async function* merged(stripes: AsyncGenerator<SourceRecord>[], sizes: number[]): AsyncGenerator<SourceRecord> {
+/** Rows the merge hands on at a time: one await per this many rows, not per row (small, as DRAINED_CHUNK in readCsv.ts). */
+const MERGED_CHUNK = 16;
+
+/**
+ * The stripes' rows merged by the schedule, each marked with its stripe, in arrays: a stripe's next array
+ * is awaited only when the rows in hand of that stripe are used up, so the row order is the schedule's
+ * alone, whatever the sizes of the arrays. (Exported for its tests.)
+ */
+export async function* merged(stripes: AsyncGenerator<SourceRecord[]>[], sizes: number[]): AsyncGenerator<SourceRecord[]> {
   const schedule = new StripeSchedule(sizes);
+  const held: SourceRecord[][] = stripes.map(() => []);
+  const taken: number[] = stripes.map(() => 0);
+  let out: SourceRecord[] = [];
   try {
     for (let k = schedule.next(); k !== undefined; k = schedule.next()) {
-      const next = await stripes[k]!.next();
-      if (next.done) {
-        schedule.end(k);
-        continue;
+      if (taken[k]! >= held[k]!.length) {
+        const next = await stripes[k]!.next();
+        if (next.done) {
+          schedule.end(k);
+          continue;
+        }
+        held[k] = next.value;
+        taken[k] = 0;
+        if (next.value.length === 0) continue;
       }
-      next.value.origin.part = k;
-      schedule.advance(k, next.value.origin.raw.length + 1);
-      yield next.value;
+      const record = held[k]![taken[k]!++]!;
+      record.origin.part = k;
+      schedule.advance(k, record.origin.raw.length + 1);
+      out.push(record);
+      if (out.length >= MERGED_CHUNK) {
+        yield out;
+        out = [];
+      }
     }
+    if (out.length > 0) yield out;
   } finally {
     await Promise.all(stripes.map((s) => s.return(undefined)));
   }

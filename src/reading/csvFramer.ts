@@ -106,7 +106,27 @@ export function frameCsv(input: AsyncIterable<Buffer>, delimiter: string, maxByt
       kept = Buffer.from(Buffer.concat([...held, tail.subarray(0, KEPT_RAW_BYTES * 4)]).subarray(0, KEPT_RAW_BYTES * 4));
       held = [];
     };
+    // Where the next quote, CR and LF are (n: none left): found by indexOf, then reused until passed.
+    let nextQuote = -1;
+    let nextCr = -1;
+    let nextLf = -1;
+    // Outside quotes only with a one-byte delimiter: a longer one may straddle the bytes jumped over.
+    const jumps = delim.length === 1;
     scanning: for (; i < n; i++) {
+      if (jumps || quoting) {
+        // Other bytes change nothing but fieldStarted (outside quotes) and trailingBreak (inside): jump to
+        // the next quote or line break instead of reading every byte (the byte loop cost ~6% of a load).
+        if (nextQuote < i) nextQuote = indexOrEnd(buf, QUOTE, i);
+        if (nextCr < i) nextCr = indexOrEnd(buf, CR, i);
+        if (nextLf < i) nextLf = indexOrEnd(buf, LF, i);
+        const stop = Math.min(nextQuote, nextCr, nextLf);
+        if (stop > i) {
+          if (quoting) trailingBreak = false;
+          else fieldStarted = buf[stop - 1] !== d0;
+          i = stop - 1;
+          continue;
+        }
+      }
       const c = buf[i]!;
       if (quoting) {
         trailingBreak = c === CR || c === LF;
@@ -156,6 +176,11 @@ export function frameCsv(input: AsyncIterable<Buffer>, delimiter: string, maxByt
       recordBytes += piece.length;
     }
     if (out.length > 0) yield out.length === 1 ? out[0]! : Buffer.concat(out);
+  }
+
+  function indexOrEnd(buf: Buffer, byte: number, from: number): number {
+    const at = buf.indexOf(byte, from);
+    return at === -1 ? buf.length : at;
   }
 
   function matchesDelimiter(buf: Buffer, i: number): boolean {

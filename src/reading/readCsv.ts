@@ -41,7 +41,21 @@ export interface CsvReadOptions {
  * RECORD_TOO_LARGE with the lines it spans. A bad record spanning several lines (an unclosed quote) says
  * which lines it swallowed.
  */
-export async function* readCsv(stream: Readable, file: string, options: CsvReadOptions): AsyncGenerator<SourceRecord> {
+export function readCsv(stream: Readable, file: string, options: CsvReadOptions): AsyncGenerator<SourceRecord> {
+  return eachRecord(readCsvChunks(stream, file, options));
+}
+
+/** Records in arrays, one by one. */
+export async function* eachRecord(chunks: AsyncGenerator<SourceRecord[]>): AsyncGenerator<SourceRecord> {
+  for await (const records of chunks) for (const record of records) yield record;
+}
+
+/**
+ * readCsv's records in small arrays (DRAINED_CHUNK), as csv-parse makes them, so a
+ * caller that takes them so (a load's stages, a striped read) pays one await per chunk instead of one per
+ * record per layer (generator turns and microtasks).
+ */
+export async function* readCsvChunks(stream: Readable, file: string, options: CsvReadOptions): AsyncGenerator<SourceRecord[]> {
   const maxBytes = options.maxRecordBytes ?? MAX_RECORD_BYTES;
   // Bad records are pushed into the parser's own output, so they come out in input order between the
   // good ones (a side list would be drained late, because the stream reads ahead).
@@ -80,51 +94,55 @@ export async function* readCsv(stream: Readable, file: string, options: CsvReadO
   source.on('error', (error) => parser.destroy(error));
   if (source !== framed) framed.on('error', (error) => source.destroy(error));
   stream.on('error', (error) => framed.destroy(error));
-  const records = source.pipe(parser) as AsyncIterable<ParsedRecord | { skipped: CsvError }>;
+  source.pipe(parser);
 
   // Line numbers come from each record's raw text rather than csv-parse's `info` (which costs ~15% of
   // the parse and drifts after quoted CRLF). The header row takes line 1 unless --columns is given.
   let nextLine = options.columns ? (options.firstLine ?? 1) : 2;
   let first = true;
+  const recordOf = (entry: ParsedRecord | { skipped: CsvError }): SourceRecord => {
+    const latin1 = 'skipped' in entry ? String((entry.skipped as { raw?: unknown }).raw ?? '') : entry.raw;
+    // ASCII text reads the same in latin1 and UTF-8: most records need no second decoding.
+    const ascii = !NON_ASCII.test(latin1);
+    const rawBytes = ascii ? undefined : Buffer.from(latin1, 'latin1');
+    const raw = rawBytes ? rawBytes.toString('utf8') : latin1;
+    if (first) nextLine += blankLinesBeforeHeader;
+    first = false;
+    const lead = leadingLength(raw);
+    const line = lead === 0 ? nextLine : nextLine + countBreaks(raw.slice(0, lead));
+    const body = lead === 0 ? raw : raw.slice(lead);
+    if (framer.oversized.length > 0 && body.startsWith(framer.placeholder)) {
+      const big = framer.oversized.shift()!;
+      nextLine = line + big.innerBreaks + 1;
+      return {
+        kind: 'unparsable',
+        origin: { file, line, raw: big.raw },
+        code: 'RECORD_TOO_LARGE',
+        message: `${tooLargeMessage(`the record at ${span(line, big.innerBreaks)}`, big.bytes, maxBytes)}${big.innerBreaks > 0 ? '; a quote left open makes a record run on: look for it at its first line' : ''}`,
+      };
+    }
+    const innerBreaks = countBreaks(body) - (endsWithBreak(raw) ? 1 : 0);
+    nextLine = line + innerBreaks + 1;
+    const origin = { file, line, raw: trimBreak(body) };
+    if ('skipped' in entry) {
+      const swallowed =
+        innerBreaks > 0 ? `; this record spans ${span(line, innerBreaks)}: if that is more than you meant, a quote is left open at line ${line}` : '';
+      return {
+        kind: 'unparsable',
+        origin,
+        code: 'CSV_SYNTAX',
+        message: `${entry.skipped.message.replace(/ (at|on) line \d+/, '')} (fix the quoting or the number of fields)${swallowed}`,
+      };
+    }
+    return rawBytes
+      ? decodeCells(entry, rawBytes, origin)
+      : { kind: 'csv', origin, cells: Object.hasOwn(entry.record, PROTO_STANDIN) ? ownCells(entry.record) : entry.record };
+  };
   try {
-    for await (const entry of records) {
-      const latin1 = 'skipped' in entry ? String((entry.skipped as { raw?: unknown }).raw ?? '') : entry.raw;
-      // ASCII text reads the same in latin1 and UTF-8: most records need no second decoding.
-      const ascii = !NON_ASCII.test(latin1);
-      const rawBytes = ascii ? undefined : Buffer.from(latin1, 'latin1');
-      const raw = rawBytes ? rawBytes.toString('utf8') : latin1;
-      if (first) nextLine += blankLinesBeforeHeader;
-      first = false;
-      const line = nextLine + leadingBreaks(raw);
-      const body = raw.slice(leadingLength(raw));
-      if (framer.oversized.length > 0 && body.startsWith(framer.placeholder)) {
-        const big = framer.oversized.shift()!;
-        nextLine = line + big.innerBreaks + 1;
-        yield {
-          kind: 'unparsable',
-          origin: { file, line, raw: big.raw },
-          code: 'RECORD_TOO_LARGE',
-          message: `${tooLargeMessage(`the record at ${span(line, big.innerBreaks)}`, big.bytes, maxBytes)}${big.innerBreaks > 0 ? '; a quote left open makes a record run on: look for it at its first line' : ''}`,
-        };
-        continue;
-      }
-      const innerBreaks = countBreaks(body) - (endsWithBreak(raw) ? 1 : 0);
-      nextLine = line + innerBreaks + 1;
-      const origin = { file, line, raw: trimBreak(body) };
-      if ('skipped' in entry) {
-        const swallowed =
-          innerBreaks > 0 ? `; this record spans ${span(line, innerBreaks)}: if that is more than you meant, a quote is left open at line ${line}` : '';
-        yield {
-          kind: 'unparsable',
-          origin,
-          code: 'CSV_SYNTAX',
-          message: `${entry.skipped.message.replace(/ (at|on) line \d+/, '')} (fix the quoting or the number of fields)${swallowed}`,
-        };
-      } else {
-        yield rawBytes
-          ? decodeCells(entry, rawBytes, origin)
-          : { kind: 'csv', origin, cells: Object.hasOwn(entry.record, PROTO_STANDIN) ? ownCells(entry.record) : entry.record };
-      }
+    for await (const entries of drained<ParsedRecord | { skipped: CsvError }>(parser)) {
+      const records: SourceRecord[] = new Array(entries.length);
+      for (let i = 0; i < entries.length; i++) records[i] = recordOf(entries[i]!);
+      yield records;
     }
   } catch (error) {
     if (error instanceof LoaderError) throw error;
@@ -133,6 +151,50 @@ export async function* readCsv(stream: Readable, file: string, options: CsvReadO
       file,
       cause: error,
     });
+  }
+}
+
+/**
+ * A stream's objects in arrays: all it holds each time it is readable, one await per array. What
+ * `for await` over the stream does, minus a turn of the event loop per object. Destroys the stream when
+ * the caller stops early; throws the stream's error, or a premature close.
+ */
+/**
+ * Objects taken from the stream at a time. Small: what is taken is decoded into records at once, and
+ * records still held when the young heap is collected are copied, then moved to the old heap. Measured on
+ * a 200k-row load into the instant sink (54 stripes): 300 at a time (all csv-parse holds) raised the
+ * striped parse-only peak RSS by ~90 MB; 32 by ~20 MB with the GC's share of the load 15% against 8%
+ * before; 8 keeps the RSS and GC as they were and most of the saving.
+ */
+const DRAINED_CHUNK = 8;
+
+async function* drained<T>(stream: Readable): AsyncGenerator<T[]> {
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    const resolve = wake;
+    wake = undefined;
+    resolve?.();
+  };
+  for (const event of ['readable', 'end', 'error', 'close']) stream.on(event, notify);
+  try {
+    for (;;) {
+      const objects: T[] = [];
+      for (let object = stream.read() as T | null; object !== null; object = stream.read() as T | null) {
+        objects.push(object);
+        if (objects.length >= DRAINED_CHUNK) break;
+      }
+      if (objects.length > 0) {
+        yield objects;
+        continue;
+      }
+      if (stream.errored) throw stream.errored;
+      if (stream.readableEnded) return;
+      if (stream.destroyed) throw Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
+      await new Promise<void>((resolve) => (wake = resolve));
+    }
+  } finally {
+    for (const event of ['readable', 'end', 'error', 'close']) stream.off(event, notify);
+    if (!stream.readableEnded) stream.destroy();
   }
 }
 
@@ -218,14 +280,15 @@ function checkHeader(cells: string[], file: string, placeholder: string, maxByte
   return header;
 }
 
-/** Line breaks in raw text: "\n", "\r\n" and a lone "\r" each count once. */
-function countBreaks(raw: string): number {
+/**
+ * Line breaks in raw text: "\n", "\r\n" and a lone "\r" each count once. By indexOf, which jumps over the
+ * text between breaks (a record usually has one, at its end): a loop over every character cost ~10% of a
+ * parse-only run.
+ */
+export function countBreaks(raw: string): number {
   let n = 0;
-  for (let i = 0; i < raw.length; i++) {
-    const c = raw.charCodeAt(i);
-    if (c === 10) n++;
-    else if (c === 13 && raw.charCodeAt(i + 1) !== 10) n++;
-  }
+  for (let i = raw.indexOf('\n'); i !== -1; i = raw.indexOf('\n', i + 1)) n++;
+  for (let i = raw.indexOf('\r'); i !== -1; i = raw.indexOf('\r', i + 1)) if (raw.charCodeAt(i + 1) !== 10) n++;
   return n;
 }
 
@@ -235,17 +298,17 @@ function leadingLength(raw: string): number {
   return i;
 }
 
-function leadingBreaks(raw: string): number {
-  return countBreaks(raw.slice(0, leadingLength(raw)));
-}
-
 function endsWithBreak(raw: string): boolean {
   const c = raw.charCodeAt(raw.length - 1);
   return c === 10 || c === 13;
 }
 
-function trimBreak(raw: string): string {
-  return raw.replace(/\r?\n?$|\r$/, '');
+/** The text without its one final line break ("\r\n", "\n" or "\r"). */
+export function trimBreak(raw: string): string {
+  const last = raw.charCodeAt(raw.length - 1);
+  if (last === 13) return raw.slice(0, -1);
+  if (last !== 10) return raw;
+  return raw.slice(0, raw.charCodeAt(raw.length - 2) === 13 ? -2 : -1);
 }
 
 /** Passes chunks through unchanged, reporting the line breaks before the first other character (after a BOM). */

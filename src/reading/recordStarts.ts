@@ -44,14 +44,22 @@ export class RecordStartScanner {
   /** The last byte fed was the end of a record (outside quotes). */
   #atRecordStart = true;
 
+  /** Targets are line numbers (the first record start on or after each line), not offsets. */
+  readonly #byLine: boolean;
+  /** The first bytes fed may be a UTF-8 BOM (false when the bytes start mid-file, where they are text). */
+  readonly #atFileStart: boolean;
+
   /**
    * @param targets offsets, ascending; for each, the first record start at or after it is found
    * @param delimiter the CSV delimiter's byte
+   * @param options.byLine the targets are 1-based line numbers of the bytes fed, not offsets
    */
-  constructor(syntax: RecordSyntax, targets: readonly number[], delimiter = 0x2c) {
+  constructor(syntax: RecordSyntax, targets: readonly number[], delimiter = 0x2c, options: { byLine?: boolean; atFileStart?: boolean } = {}) {
     this.#syntax = syntax;
     this.#delimiter = delimiter;
     this.#targets = [...targets].sort((a, b) => a - b);
+    this.#byLine = options.byLine ?? false;
+    this.#atFileStart = options.atFileStart ?? true;
   }
 
   /** True once every target has its record start. */
@@ -67,7 +75,7 @@ export class RecordStartScanner {
   /** Feeds the next bytes of the file (the first call's first bytes may be a UTF-8 BOM). */
   feed(chunk: Uint8Array): void {
     if (this.done) return;
-    const i = this.#offset === 0 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf ? 3 : 0;
+    const i = this.#offset === 0 && this.#atFileStart && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf ? 3 : 0;
     if (this.#syntax === 'jsonl') this.#feedLines(chunk, i);
     else this.#feedCsv(chunk, i);
     this.#offset += chunk.length;
@@ -107,6 +115,7 @@ export class RecordStartScanner {
     // Where the next quote and CR are (n: none left in this chunk): found once, then reused until passed.
     let nextQuote = -1;
     let nextCr = -1;
+    const byLine = this.#byLine;
     for (let i = from; i < n; i++) {
       if (!pendingCr && !pendingQuote && !atStart) {
         // Bytes that are not a quote, CR or LF change nothing but fieldStarted: jump to the next one that does.
@@ -132,7 +141,7 @@ export class RecordStartScanner {
       }
       if (atStart) {
         atStart = false;
-        if (base + i >= next) {
+        if ((byLine ? breaks + 1 : base + i) >= next) {
           this.#breaks = breaks;
           this.#settleTargets(base + i);
           if (this.done) return;
@@ -181,7 +190,8 @@ export class RecordStartScanner {
   }
 
   #settleTargets(offset: number, eof = false): void {
-    while (!this.done && (eof || this.#targets[this.#found.length]! <= offset)) {
+    const at = this.#byLine ? this.#breaks + 1 : offset;
+    while (!this.done && (eof || this.#targets[this.#found.length]! <= at)) {
       this.#found.push({ offset, line: this.#breaks + 1 });
     }
   }

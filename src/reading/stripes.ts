@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { PassThrough, Readable } from 'node:stream';
 import { LoaderError } from '../shared/errors.js';
 import type { SourceRecord } from '../typing/planRow.js';
-import { readCsv } from './readCsv.js';
+import { eachRecord, readCsvChunks } from './readCsv.js';
 import { readJsonLines } from './readJsonLines.js';
 import { RecordStartScanner, type RecordSyntax } from './recordStarts.js';
 
@@ -57,9 +57,42 @@ export async function cutRanges(path: string, size: number, syntax: RecordSyntax
   return ranges;
 }
 
+/**
+ * Where line `line` starts in a range, when a record starts there: the offset of the first byte after
+ * `line - range.line` line breaks from the range's start, found and checked by RecordStartScanner
+ * following the quoting from the range's start (which is a record start). Undefined when no record starts
+ * at the start of that line (the line is inside a quoted field, or past the range), so the caller reads
+ * the range as before instead of cutting it there. A striped read cuts a range's head off here, so that
+ * the head's rows are parsed once by the stripe that takes them and never by the one that starts after.
+ */
+export async function recordStartAtLine(
+  path: string,
+  range: ByteRange,
+  line: number,
+  how: Pick<RangeSyntax, 'syntax' | 'delimiter'>,
+): Promise<number | undefined> {
+  if (line <= range.line || range.end <= range.start) return undefined;
+  const target = line - range.line + 1;
+  const scanner = new RecordStartScanner(how.syntax, [target], Buffer.from(how.delimiter, 'utf8')[0], { byLine: true, atFileStart: range.start === 0 });
+  const stream = createReadStream(path, { start: range.start, end: range.end - 1, highWaterMark: RANGE_CHUNK * 4 });
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      scanner.feed(chunk);
+      if (scanner.done) break;
+    }
+  } finally {
+    stream.destroy();
+  }
+  scanner.end();
+  const found = scanner.starts[0];
+  return found && found.line === target && found.offset < range.end - range.start ? range.start + found.offset : undefined;
+}
+
 /** A reader of one range: its records, the bytes it has read and a way to stop it. */
 export interface RangeReader {
+  /** The records one by one; or `chunks`, the same in arrays (read one or the other). */
   records: AsyncGenerator<SourceRecord>;
+  chunks: AsyncGenerator<SourceRecord[]>;
   bytesRead(): number;
   close(): void;
 }
@@ -79,21 +112,27 @@ export function readRange(path: string, file: string, range: ByteRange, how: Ran
   });
   source.on('error', (error) => stream.destroy(new LoaderError('INPUT_UNREADABLE', `cannot read ${file}: ${error.message}`, { file, cause: error })));
   source.pipe(stream);
-  const records =
+  const chunks =
     how.syntax === 'jsonl'
-      ? readJsonLines(stream, file, { firstLine: range.line })
-      : readCsv(stream, file, {
+      ? inArrays(readJsonLines(stream, file, { firstLine: range.line }))
+      : readCsvChunks(stream, file, {
           delimiter: how.delimiter,
           columns: how.columns,
           ...(how.columns ? { firstLine: range.line } : {}),
           ...(onHeader ? { onHeader } : {}),
         });
   return {
-    records,
+    chunks,
+    records: eachRecord(chunks),
     bytesRead: () => bytes,
     close: () => {
       source.destroy();
       stream.destroy();
     },
   };
+}
+
+/** One record an array (JSON Lines is read a line at a time). */
+async function* inArrays(records: AsyncGenerator<SourceRecord>): AsyncGenerator<SourceRecord[]> {
+  for await (const record of records) yield [record];
 }

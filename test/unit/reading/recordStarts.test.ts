@@ -56,6 +56,42 @@ describe('RecordStartScanner', () => {
     );
   });
 
+  it('by line: finds the start of every line a record starts on, and a reader started there reads the rest', async () => {
+    await fc.assert(
+      fc.asyncProperty(csvBody, fc.boolean(), fc.nat(), fc.integer({ min: 1, max: 64 }), async (body, bom, pick, chunk) => {
+        const text = `c1,c2\n${body}`;
+        fc.pre(!BLANK_LINE.test(text));
+        const bytes = Buffer.concat([bom ? Buffer.from([0xef, 0xbb, 0xbf]) : Buffer.alloc(0), Buffer.from(text)]);
+        const whole = (await collect(readCsv(stream(bytes), 'f.csv', { delimiter: ',', columns: undefined }))) as { line: number }[];
+        fc.pre(whole.length > 0);
+        // The line of a record the whole-file reader read (what a striped read cuts at), or any line.
+        const line = pick % 2 === 0 ? whole[pick % whole.length]!.line : 2 + (pick % 12);
+        const scanner = new RecordStartScanner('csv', [line], 0x2c, { byLine: true });
+        for (let i = 0; i < bytes.length && !scanner.done; i += chunk) scanner.feed(bytes.subarray(i, i + chunk));
+        scanner.end();
+        const start = scanner.starts[0]!;
+        if (whole.some((r) => r.line === line)) expect(start.line).toBe(line);
+        if (start.line !== line || start.offset >= bytes.length) return;
+        const part = await collect(readCsv(stream(bytes.subarray(start.offset)), 'f.csv', { delimiter: ',', columns: ['c1', 'c2'], firstLine: line }));
+        expect(part).toEqual(whole.filter((r) => r.line >= line));
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('by line, mid-file: a BOM there is text (atFileStart false), as the reader of a stripe reads it', () => {
+    // "\ufeff" then a quote: the quote is text after the BOM's bytes, so the LF ends the record.
+    const bytes = Buffer.from('\ufeff"a\nb"\nc\n');
+    const scan = (atFileStart: boolean) => {
+      const scanner = new RecordStartScanner('csv', [2], 0x2c, { byLine: true, atFileStart });
+      scanner.feed(bytes);
+      scanner.end();
+      return scanner.starts[0];
+    };
+    expect(scan(false)).toEqual({ offset: bytes.indexOf('b'), line: 2 });
+    expect(scan(true)).toEqual({ offset: bytes.indexOf('c'), line: 3 });
+  });
+
   it('a JSON Lines reader started at a found record start reads what the whole-file reader reads from there on', async () => {
     const piece = fc.constantFrom('{"a":1}', '\n', '\r\n', '\r', ' ', '{"b":"x\\ny"}', 'not json', '');
     await fc.assert(
