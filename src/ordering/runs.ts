@@ -3,6 +3,8 @@ import { LineWriter, readLineBlocks, type LineBlock, type TempSpace } from './li
 import { grown } from './slabs.js';
 
 const TAB = 0x09;
+/** Lines of a run file are deflated in frames of this many bytes. */
+const RUN_FRAME_BYTES = 64 * 1024;
 const NEWLINE = 0x0a;
 
 /**
@@ -79,9 +81,13 @@ export class Chunk {
     into.end = this.#end[i]!;
   }
 
-  /** Writes the chunk, sorted, to a new compressed run file; returns the file, closed. */
+  /**
+   * Writes the chunk, sorted, to a new compressed run file; returns the file, closed. Its frames are of
+   * RUN_FRAME_BYTES: the merge holds one of each run at once, so they bound its memory (300 runs, 30M
+   * rows at the default budget, hold ~30 MB of frames).
+   */
   async writeRun(path: string, space?: TempSpace): Promise<LineWriter> {
-    const file = await LineWriter.create(path, 1024 * 1024, { compressed: true, ...(space ? { space } : {}) });
+    const file = await LineWriter.create(path, RUN_FRAME_BYTES, { compressed: true, ...(space ? { space } : {}) });
     try {
       for (const i of this.sorted()) {
         const flushing = file.writeParts(`${this.#primary[i]!}\t${this.#first[i]!}\t`, this.buffer, this.#start[i]!, this.#end[i]!);
