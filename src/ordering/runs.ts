@@ -111,7 +111,7 @@ export interface Current {
   end: number;
 }
 
-/** A run in a (compressed) file of `bytes` bytes, or the last one, still in memory. */
+/** A run in a (compressed) file of `bytes` bytes, or a sorted chunk in memory (WriteOrderer writes every run to a file). */
 export type Run = { kind: 'file'; path: string; bytes: number } | { kind: 'memory'; chunk: Chunk };
 
 export interface Cursor {

@@ -76,7 +76,9 @@ const BUCKET_BUFFER_SHARE = 16;
  *   drain time each bucket is read (whole, when it fits half the budget; otherwise twice, in blocks) to
  *   count its keys' writes and give every write its order key; the keyed writes are sorted in chunks of
  *   half the budget into run files, and the runs are merged. Each write is thus written twice to disk
- *   and read two or three times, as one line of bytes that is decoded only once, at the merge.
+ *   and read two or three times, as one line of bytes that is decoded only once, at the merge. The
+ *   files are deflated (lineFiles.ts) and each is removed once read: the disk holds one compressed copy
+ *   of the writes at most (stats.tempPeakBytes; about half the input's size for export-like rows).
  *
  * (Round-robin could hand out each key's first write while reading, round 0 being those writes in input
  * order; it does not, so that a load stopped while reading has written nothing in either global order.)
