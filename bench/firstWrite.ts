@@ -10,7 +10,10 @@
  * first write of a real load), the whole run, peak RSS, and the most the order's temporary folder held at
  * once (sampled every 250 ms) against the input's size. stripes (the default) and round-robin (the
  * default before it) on the large file; stripes on 1M rows as well, to show that its RSS does not grow
- * with the file. Results also go to bench/results/first-write-latest.json.
+ * with the file. Then the orders that spill (issue 14 target 5: temp disk <= 1.2x the input, RSS < 256 MB
+ * and flat): round-robin and spread on both files, temp disk peak / input, peak RSS and CPU.
+ *   npx tsx bench/firstWrite.ts --spill-only   # only those (round-robin and spread, both sizes)
+ * Results also go to bench/results/first-write-latest.json.
  */
 import { mkdir, stat } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
@@ -20,7 +23,8 @@ import { generateSkewedCsv } from './data.js';
 import { Harness, watchDiskUse, type Observed } from './harness.js';
 import { fmtInt, pass, table, takenOn, writeResults } from './report.js';
 
-const { values: flags } = parseArgs({ options: { rows: { type: 'string' }, 'small-rows': { type: 'string' } } });
+const { values: flags } = parseArgs({ options: { rows: { type: 'string' }, 'small-rows': { type: 'string' }, 'spill-only': { type: 'boolean' } } });
+const SPILL_ONLY = flags['spill-only'] ?? false;
 const ROWS = Number(flags.rows ?? 3_000_000);
 const SMALL_ROWS = Number(flags['small-rows'] ?? 1_000_000);
 const log = (msg: string) => process.stdout.write(`${msg}\n`);
@@ -59,18 +63,52 @@ async function measure(input: string, rows: number, order: string): Promise<Run>
   return run;
 }
 
-try {
-  dir = await harness.makeTempDir('ddb-spread-first-write-');
-  harness.cleanupOnSignals();
-  await harness.compileChildren(['childStats.ts', 'runFirstWrite.ts']);
-  log(`first-write bench: ${fmtInt(ROWS)} and ${fmtInt(SMALL_ROWS)} key-sorted rows, ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)}`);
-  const big = join(dir, 'big.csv');
-  const small = join(dir, 'small.csv');
-  await generateSkewedCsv(big, ROWS, 14);
-  await generateSkewedCsv(small, SMALL_ROWS, 14);
+/** Issue 14 target 5: the orders that spill, temp disk against the input and RSS, at both sizes. */
+function reportSpills(runs: Run[]): void {
+  log('');
+  log('orders that spill (target: temp disk peak <= 1.2x the input, peak RSS < 256 MB and flat across sizes):');
+  const cpu = (r: Run) => r.stats.cpuUserS + r.stats.cpuSysS;
+  log(
+    table(
+      ['order', 'rows', 'input MB', 'temp peak MB', 'temp peak / input', 'peak RSS MB', 'CPU s', 'all s'],
+      runs.map((r) => [
+        r.order,
+        fmtInt(r.rows),
+        (r.inputBytes / 1e6).toFixed(0),
+        (r.tempPeakBytes / 1e6).toFixed(0),
+        (r.tempPeakBytes / r.inputBytes).toFixed(2),
+        r.stats.maxRssMB.toFixed(0),
+        cpu(r).toFixed(1),
+        r.stats.seconds.toFixed(1),
+      ]),
+    ),
+  );
+  for (const order of new Set(runs.map((r) => r.order))) {
+    const mine = runs.filter((r) => r.order === order).sort((a, b) => a.rows - b.rows);
+    const worst = Math.max(...mine.map((r) => r.tempPeakBytes / r.inputBytes));
+    const rss = Math.max(...mine.map((r) => r.stats.maxRssMB));
+    const growth = mine[mine.length - 1]!.stats.maxRssMB / mine[0]!.stats.maxRssMB;
+    log(
+      `${order}: temp disk at most ${worst.toFixed(2)}x the input (${pass(worst <= 1.2)}); peak RSS ${rss.toFixed(0)} MB (${pass(rss < 256)}), largest / smallest input x${growth.toFixed(2)} (${pass(growth <= 1.1)})`,
+    );
+  }
+}
+
+/** --spill-only: round-robin and spread on both files. */
+async function spillRuns(big: string, small: string): Promise<void> {
+  const spilling: Run[] = [];
+  for (const order of ['round-robin', 'spread']) spilling.push(await measure(small, SMALL_ROWS, order), await measure(big, ROWS, order));
+  reportSpills(spilling);
+  const path = await writeResults('first-write-spill-latest.json', { ...takenOn(cpus().length), rows: ROWS, smallRows: SMALL_ROWS, runs: spilling });
+  log(`written ${path}`);
+}
+
+async function allRuns(big: string, small: string): Promise<void> {
+  const spilling: Run[] = [];
   const stripesBig = await measure(big, ROWS, 'stripes');
   const roundRobinBig = await measure(big, ROWS, 'round-robin');
   const stripesSmall = await measure(small, SMALL_ROWS, 'stripes');
+  spilling.push(await measure(small, SMALL_ROWS, 'round-robin'), roundRobinBig, await measure(small, SMALL_ROWS, 'spread'), await measure(big, ROWS, 'spread'));
   const first = (r: Run) => (r.stats.extra as { firstWriteS: number }).firstWriteS;
   const rows = [stripesBig, roundRobinBig, stripesSmall].map((r) => [
     r.order,
@@ -94,13 +132,27 @@ try {
   log(
     `peak RSS of the default order under 256 MB: ${stripesBig.stats.maxRssMB.toFixed(0)} MB (${pass(stripesBig.stats.maxRssMB < 256)}), ${fmtInt(ROWS)} / ${fmtInt(SMALL_ROWS)} rows: x${rssGrowth.toFixed(2)} (${pass(rssGrowth <= 1.1)})`,
   );
+  reportSpills(spilling);
   const path = await writeResults('first-write-latest.json', {
     ...takenOn(cpus().length),
     rows: ROWS,
     smallRows: SMALL_ROWS,
-    runs: [stripesBig, roundRobinBig, stripesSmall],
+    runs: [stripesBig, roundRobinBig, stripesSmall, ...spilling],
   });
   log(`written ${path}`);
+}
+
+try {
+  dir = await harness.makeTempDir('ddb-spread-first-write-');
+  harness.cleanupOnSignals();
+  await harness.compileChildren(['childStats.ts', 'runFirstWrite.ts']);
+  log(`first-write bench: ${fmtInt(ROWS)} and ${fmtInt(SMALL_ROWS)} key-sorted rows, ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)}`);
+  const big = join(dir, 'big.csv');
+  const small = join(dir, 'small.csv');
+  await generateSkewedCsv(big, ROWS, 14);
+  await generateSkewedCsv(small, SMALL_ROWS, 14);
+  if (SPILL_ONLY) await spillRuns(big, small);
+  else await allRuns(big, small);
 } catch (error) {
   process.stderr.write(`first-write bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exitCode = 1;

@@ -1,14 +1,18 @@
-import { LineWriter, readLineBlocks, type LineBlock } from './lineFiles.js';
+import { unlink } from 'node:fs/promises';
+import { LineWriter, readLineBlocks, type LineBlock, type TempSpace } from './lineFiles.js';
 import { grown } from './slabs.js';
 
 const TAB = 0x09;
+/** Lines of a run file are deflated in frames of this many bytes. */
+const RUN_FRAME_BYTES = 64 * 1024;
 const NEWLINE = 0x0a;
 
 /**
  * Sorted runs of a spilled global order. A run line is `primary \t first \t encoded write`: the write's
  * order key (core/order.ts) in text (JS number text round-trips exactly), then its encoding as written
  * by writeCodec. Runs are built from chunks of bytes held in Buffers, so sorting copies no write into a
- * JS string; only the merge decodes, one write at a time.
+ * JS string; only the merge decodes, one write at a time. Run files are compressed (LineWriterOptions)
+ * and removed as soon as the merge has read them to the end.
  */
 
 /** Writes held for one sort: byte ranges of a buffer with their order keys. */
@@ -77,9 +81,13 @@ export class Chunk {
     into.end = this.#end[i]!;
   }
 
-  /** Writes the chunk, sorted, to a new run file; returns the file, closed. */
-  async writeRun(path: string): Promise<LineWriter> {
-    const file = await LineWriter.create(path, 1024 * 1024);
+  /**
+   * Writes the chunk, sorted, to a new compressed run file; returns the file, closed. Its frames are of
+   * RUN_FRAME_BYTES: the merge holds one of each run at once, so they bound its memory (300 runs, 30M
+   * rows at the default budget, hold ~30 MB of frames).
+   */
+  async writeRun(path: string, space?: TempSpace): Promise<LineWriter> {
+    const file = await LineWriter.create(path, RUN_FRAME_BYTES, { compressed: true, ...(space ? { space } : {}) });
     try {
       for (const i of this.sorted()) {
         const flushing = file.writeParts(`${this.#primary[i]!}\t${this.#first[i]!}\t`, this.buffer, this.#start[i]!, this.#end[i]!);
@@ -103,7 +111,8 @@ export interface Current {
   end: number;
 }
 
-export type Run = { kind: 'file'; path: string } | { kind: 'memory'; chunk: Chunk };
+/** A run in a (compressed) file of `bytes` bytes, or a sorted chunk in memory (WriteOrderer writes every run to a file). */
+export type Run = { kind: 'file'; path: string; bytes: number } | { kind: 'memory'; chunk: Chunk };
 
 export interface Cursor {
   readonly current: Current;
@@ -111,7 +120,8 @@ export interface Cursor {
   close(): Promise<void>;
 }
 
-export function openCursor(run: Run, blockBytes: number): Cursor {
+/** A cursor over a run; a run file is unlinked (and `space` told) once read to its end. */
+export function openCursor(run: Run, blockBytes: number, space?: TempSpace): Cursor {
   const current: Current = { primary: 0, first: 0, buffer: Buffer.alloc(0), start: 0, end: 0 };
   if (run.kind === 'memory') {
     const order = run.chunk.sorted();
@@ -126,15 +136,22 @@ export function openCursor(run: Run, blockBytes: number): Cursor {
       close: async () => undefined,
     };
   }
-  const blocks = readLineBlocks(run.path, blockBytes);
+  const blocks = readLineBlocks(run.path, blockBytes, true);
   let block: LineBlock | undefined;
   let at = 0;
+  let ended = false;
   return {
     current,
     advance: async () => {
+      if (ended) return false;
       if (block === undefined || at >= block.end) {
         const next = await blocks.next();
-        if (next.done) return false;
+        if (next.done) {
+          ended = true;
+          await unlink(run.path);
+          space?.remove(run.bytes);
+          return false;
+        }
         block = next.value;
         at = block.start;
       }

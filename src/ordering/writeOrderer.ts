@@ -1,5 +1,5 @@
 import { rmSync } from 'node:fs';
-import { mkdtemp, open, rm, unlink } from 'node:fs/promises';
+import { mkdtemp, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LoaderError } from '../shared/errors.js';
 import { fnv1a32 } from '../shared/hash.js';
@@ -8,7 +8,7 @@ import type { PlannedWrite } from '../shared/types.js';
 import { decodeWrite, encodeWrite, partitionEnd } from './writeCodec.js';
 import { GroupingCheck } from './grouping.js';
 import { HeldWrites } from './heldWrites.js';
-import { forEachLine, LineWriter, readLineBlocks, type LineBlock } from './lineFiles.js';
+import { forEachLine, LineWriter, readLineBlocks, TempSpace, type LineBlock } from './lineFiles.js';
 import { Chunk, CursorHeap, openCursor, type Cursor, type Run } from './runs.js';
 import { Slabs, type Slab } from './slabs.js';
 
@@ -31,6 +31,8 @@ export interface OrdererStats {
   spilled: boolean;
   /** Bytes written to temporary files. */
   tempBytes: number;
+  /** The most bytes the temporary files held at once (written less unlinked, by the order's own count). */
+  tempPeakBytes: number;
   /** Temporary folder, while it exists. */
   tempPath: string | undefined;
   buckets: number;
@@ -74,13 +76,17 @@ const BUCKET_BUFFER_SHARE = 16;
  *   drain time each bucket is read (whole, when it fits half the budget; otherwise twice, in blocks) to
  *   count its keys' writes and give every write its order key; the keyed writes are sorted in chunks of
  *   half the budget into run files, and the runs are merged. Each write is thus written twice to disk
- *   and read two or three times, as one line of bytes that is decoded only once, at the merge.
+ *   and read two or three times, as one line of bytes that is decoded only once, at the merge. The
+ *   files are deflated (lineFiles.ts) and each is removed once read: the disk holds one compressed copy
+ *   of the writes at most (stats.tempPeakBytes; about half the input's size for export-like rows).
  *
  * (Round-robin could hand out each key's first write while reading, round 0 being those writes in input
  * order; it does not, so that a load stopped while reading has written nothing in either global order.)
  */
 export class WriteOrderer {
-  readonly stats: OrdererStats = { spilled: false, tempBytes: 0, tempPath: undefined, buckets: 0, runs: 0 };
+  readonly stats: OrdererStats = { spilled: false, tempBytes: 0, tempPeakBytes: 0, tempPath: undefined, buckets: 0, runs: 0 };
+  /** What the temporary files hold, by the bytes written to them and the ones unlinked. */
+  readonly #space = new TempSpace();
   readonly #options: WriteOrdererOptions;
   readonly #mode: OrderMode;
   readonly #window: WindowInterleaver<WindowEntry> | undefined;
@@ -267,7 +273,7 @@ export class WriteOrderer {
   async #createFile(name: string, bufferBytes: number): Promise<LineWriter> {
     const path = join(this.stats.tempPath!, name);
     try {
-      return await LineWriter.create(path, bufferBytes);
+      return await LineWriter.create(path, bufferBytes, { compressed: true, space: this.#space });
     } catch (error) {
       throw tempFailure(path, error);
     }
@@ -286,12 +292,12 @@ export class WriteOrderer {
     const writeRun = async () => {
       const path = join(this.stats.tempPath!, `run-${runs.length}.txt`);
       try {
-        const file = await chunk.writeRun(path);
-        this.stats.tempBytes += file.bytes;
+        const file = await chunk.writeRun(path, this.#space);
+        runs.push({ kind: 'file', path, bytes: file.bytes });
       } catch (error) {
         throw tempFailure(path, error);
       }
-      runs.push({ kind: 'file', path });
+      this.#noteSpace();
     };
 
     // Each bucket stays in #buckets until it is closed and sorted, so that close() after a failure here
@@ -304,18 +310,21 @@ export class WriteOrderer {
         throw tempFailure(bucket.path, error);
       }
       this.#buckets.shift();
-      this.stats.tempBytes += bucket.bytes;
-      const lastBucket = this.#buckets.length === 0;
+      this.#noteSpace();
       if (bucket.lines === 0) {
-        await unlink(bucket.path);
+        await this.#unlink(bucket);
         continue;
       }
       try {
         sortBuffer ??= Buffer.allocUnsafeSlow(sortBytes);
-        const whole = bucket.bytes <= sortBytes;
-        if (whole) await readInto(bucket.path, sortBuffer, bucket.bytes);
+        const whole = bucket.plainBytes <= sortBytes;
+        // A bucket read whole is removed at once: its runs need not share the disk with it.
+        if (whole) {
+          await readInto(bucket.path, sortBuffer, bucket.plainBytes);
+          await this.#unlink(bucket);
+        }
         const blocks = (): AsyncIterable<LineBlock> | Iterable<LineBlock> =>
-          whole ? [{ buffer: sortBuffer!, start: 0, end: bucket.bytes }] : readLineBlocks(bucket.path, SORT_BLOCK_BYTES);
+          whole ? [{ buffer: sortBuffer!, start: 0, end: bucket.plainBytes }] : readLineBlocks(bucket.path, SORT_BLOCK_BYTES, true);
 
         // Pass 1: each key's writes and first position (a bucket's lines are in input order).
         const keys = new Map<string, { count: number; first: number; seen: number }>();
@@ -354,27 +363,38 @@ export class WriteOrderer {
             start = end + 1;
           }
         }
-        await unlink(bucket.path);
-        // The last chunk stays in memory as a run of its own.
-        if (chunk.size > 0) {
-          if (lastBucket) runs.push({ kind: 'memory', chunk });
-          else await writeRun();
-        }
+        if (!whole) await this.#unlink(bucket);
+        // The last chunk too goes to a file: kept in memory as a run, it held the sort buffer (half the
+        // budget) through the whole merge, which then peaked ~15 MB above the reading phase.
+        if (chunk.size > 0) await writeRun();
       } catch (error) {
         throw tempFailure(bucket.path, error);
       }
     }
+    // Nothing keeps the sort buffer now: the merge holds one frame per run.
+    chunk.reset(Buffer.alloc(0));
     this.stats.runs = runs.length;
     return runs;
   }
 
-  /** k-way merge of sorted runs by order key. */
+  async #unlink(file: LineWriter): Promise<void> {
+    await unlink(file.path);
+    this.#space.remove(file.bytes);
+  }
+
+  /** Copies the temporary space's count into the stats. */
+  #noteSpace(): void {
+    this.stats.tempBytes = this.#space.written;
+    this.stats.tempPeakBytes = this.#space.peak;
+  }
+
+  /** k-way merge of sorted runs by order key; each run file is removed once read to its end. */
   async *#mergeRuns(runs: Run[]): AsyncGenerator<PlannedWrite> {
     const opened: Cursor[] = [];
     try {
       const active: Cursor[] = [];
       for (const run of runs) {
-        const cursor = openCursor(run, MERGE_BLOCK_BYTES);
+        const cursor = openCursor(run, MERGE_BLOCK_BYTES, this.#space);
         opened.push(cursor);
         if (await cursor.advance()) active.push(cursor);
       }
@@ -386,25 +406,22 @@ export class WriteOrderer {
         if (await top.advance()) heap.siftDownTop();
         else heap.popTop();
       }
+      this.#noteSpace();
     } finally {
       await Promise.allSettled(opened.map((c) => c.close()));
     }
   }
 }
 
-/** Reads the first `bytes` bytes of a file into `buffer`. */
+/** Reads the lines of a compressed line file, `bytes` bytes of them, into `buffer`. */
 async function readInto(path: string, buffer: Buffer, bytes: number): Promise<void> {
-  const handle = await open(path, 'r');
-  try {
-    let done = 0;
-    while (done < bytes) {
-      const { bytesRead } = await handle.read(buffer, done, bytes - done, done);
-      if (bytesRead === 0) throw new Error(`${path} ended after ${done} of ${bytes} bytes`);
-      done += bytesRead;
-    }
-  } finally {
-    await handle.close();
+  let done = 0;
+  for await (const block of readLineBlocks(path, 0, true)) {
+    if (done + block.end > bytes) throw new Error(`${path} holds more than ${bytes} bytes of lines`);
+    block.buffer.copy(buffer, done, 0, block.end);
+    done += block.end;
   }
+  if (done !== bytes) throw new Error(`${path} ended after ${done} of ${bytes} bytes`);
 }
 
 function clamp(x: number, min: number, max: number): number {
