@@ -117,7 +117,12 @@ export class EstimateTally {
     // size is 0 so the order's memory accounting sees what it holds; sizes were counted above, and the
     // batcher's 16 MB limit cannot bind on 25 items of at most 400 KB.
     const slim: PlannedWrite = {
-      origin: { file: w.origin.file, line: w.origin.line, raw: '' },
+      // The part too: a striped read's order checks each stripe's keys by it (without it every stripe
+      // counted as the first, and a sorted file looked unsorted and was estimated again in round-robin).
+      origin:
+        w.origin.part === undefined
+          ? { file: w.origin.file, line: w.origin.line, raw: '' }
+          : { file: w.origin.file, line: w.origin.line, raw: '', part: w.origin.part },
       item: slimItem,
       keyId: w.keyId,
       partitionId: w.partitionId,

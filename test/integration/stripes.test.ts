@@ -199,6 +199,26 @@ describe('--order stripes (the default for a file)', () => {
     await dropTable(table);
   });
 
+  it('an estimate of a key-sorted file plans it in stripes, with no start over', async () => {
+    const rows = sortedRows();
+    const file = await inputFile('sorted-estimate.csv', csv(rows));
+    const events: LoadEvent[] = [];
+    const result = await estimate(
+      {
+        input: file,
+        table: 'estimate',
+        types: { v: 'N' },
+        tableInfo: offlineTableInfo('estimate', { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'S' }, billing: 'on-demand' }),
+      },
+      { onEvent: (event) => events.push(event) },
+    );
+    // Before the fix the estimate's slim writes lost their stripe, so every stripe looked like the first one:
+    // the sorted file was found "not grouped" and estimated again in round-robin.
+    expect(events.filter((e) => e.type === 'warning').map((e) => (e as { message: string }).message)).toEqual([]);
+    expect(result.simulations.planned.order).toBe('stripes');
+    expect(result.input.rows).toBe(rows.length);
+  });
+
   it('an estimate with a reject file named starts over in round-robin and writes that file anew', async () => {
     const { disordered } = disorderedFile();
     const bad = disordered.map((r, i) => (i === 5 ? { ...r, v: 'not-a-number' } : r));
