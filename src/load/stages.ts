@@ -67,9 +67,15 @@ export async function* batchesOf(records: AsyncGenerator<SourceRecord | SourceRe
         // Awaited only when the row went to the reject file: an await per row costs a turn of the event loop.
         const planned = planning instanceof Promise ? await planning : planning;
         if (!planned) continue;
-        for (const write of await orderer.push(planned)) {
-          const full = batch(write);
+        const now = orderer.passThrough(planned);
+        if (now) {
+          const full = batch(now);
           if (full) yield full;
+        } else {
+          for (const write of await orderer.push(planned)) {
+            const full = batch(write);
+            if (full) yield full;
+          }
         }
         report.progress();
       }

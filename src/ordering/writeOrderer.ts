@@ -138,15 +138,29 @@ export class WriteOrderer {
     return this.#buckets.reduce((sum, b) => sum + b.bufferBytes, 0);
   }
 
+  /**
+   * In the orders that hold nothing (input, stripes), the write itself, at once and without a promise (an
+   * await per row costs a turn of the event loop); undefined in the others, which take it through push().
+   */
+  passThrough(write: PlannedWrite): PlannedWrite | undefined {
+    switch (this.#mode) {
+      case 'input':
+        return write;
+      case 'stripes':
+        // The striped read gives the order; a write that would break its proof throws before it goes.
+        this.#grouping!.check(write, write.origin.part ?? 0);
+        return write;
+      default:
+        return undefined;
+    }
+  }
+
   /** Takes the next write in input order; returns the writes that may go now, in order. */
   async push(write: PlannedWrite): Promise<PlannedWrite[]> {
     switch (this.#mode) {
       case 'input':
-        return [write];
       case 'stripes':
-        // The striped read gives the order; a write that would break its proof throws before it goes.
-        this.#grouping!.check(write, write.origin.part ?? 0);
-        return [write];
+        return [this.passThrough(write)!];
       case 'window': {
         const slabs = this.#windowSlabs!;
         this.#file ??= write.origin.file;

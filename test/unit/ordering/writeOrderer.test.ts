@@ -917,3 +917,28 @@ describe('Slabs', () => {
     expect(slabs.usedBytes).toBe(10 * 3000);
   });
 });
+
+describe('passThrough: the orders that hold nothing hand a write back at once', () => {
+  const at = (partitionId: string, line: number, part: number): PlannedWrite => ({
+    origin: { file: 'f.csv', line, raw: '', part },
+    item: {},
+    keyId: `${partitionId}|${line}`,
+    partitionId,
+    size: 0,
+    wcu: 1,
+  });
+
+  it('gives the write itself in input and stripes order, and nothing in an order that holds writes', () => {
+    const w = at('Sa', 1, 0);
+    expect(orderer({ mode: 'input' }).passThrough(w)).toBe(w);
+    expect(orderer({ mode: 'stripes', parts: 2 }).passThrough(w)).toBe(w);
+    for (const mode of [...GLOBAL_MODES, 'window'] as const) expect(orderer({ mode }).passThrough(w)).toBeUndefined();
+  });
+
+  it('checks the stripes proof as push does: a key that goes back within a stripe is refused', () => {
+    const o = orderer({ mode: 'stripes', parts: 2 });
+    o.passThrough(at('Sb', 1, 0));
+    o.passThrough(at('Sx', 9, 1));
+    expect(() => o.passThrough(at('Sa', 2, 0))).toThrow(LoaderError);
+  });
+});
