@@ -10,6 +10,21 @@ export const MAX_NESTING = 32;
  * Throws TOO_DEEP naming the top-level attribute it happens under, when the text is an object.
  */
 export function checkJsonDepth(text: string, maxDepth: number, what = 'the value'): void {
+  // Text can nest no deeper than it has opening brackets: most rows have a few, counted natively.
+  if (openingBracketsAtMost(text, maxDepth)) return;
+  scanJsonDepth(text, maxDepth, what);
+}
+
+/** Whether `text` holds at most `limit` opening brackets (`{` and `[`, in strings too: an upper bound). */
+export function openingBracketsAtMost(text: string, limit: number): boolean {
+  let n = 0;
+  for (let i = text.indexOf('{'); i !== -1; i = text.indexOf('{', i + 1)) if (++n > limit) return false;
+  for (let i = text.indexOf('['); i !== -1; i = text.indexOf('[', i + 1)) if (++n > limit) return false;
+  return true;
+}
+
+/** checkJsonDepth's full pass (exported for its tests). */
+export function scanJsonDepth(text: string, maxDepth: number, what = 'the value'): void {
   let depth = 0;
   /** Start of the last string that began directly inside the top-level object: the attribute. */
   let lastTopString = -1;

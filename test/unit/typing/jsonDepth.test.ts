@@ -1,7 +1,8 @@
 /** issue 11.9: rows nested thousands deep are rejected as TOO_DEEP, never a stack overflow. */
+import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { RowError } from '../../../src/shared/errors.js';
-import { checkJsonDepth, MAX_NESTING } from '../../../src/typing/jsonDepth.js';
+import { checkJsonDepth, MAX_NESTING, openingBracketsAtMost, scanJsonDepth } from '../../../src/typing/jsonDepth.js';
 import { createRowPlanner, isRejected, type JsonFlavor } from '../../../src/typing/planRow.js';
 import type { ColumnType } from '../../../src/typing/typeMap.js';
 import type { PlannedWrite, RejectedRow } from '../../../src/shared/types.js';
@@ -102,5 +103,31 @@ describe('planner: deep rows are TOO_DEEP rejects (issue 11.9)', () => {
     const result = planner.plan({ kind: 'csv', origin: { file: 'in.csv', line: 3, raw: '' }, cells: { pk: 'a', doc: nestedArrays(3000) } });
     expect(isRejected(result)).toBe(false);
     expect((result as PlannedWrite).item.doc).toBe(nestedArrays(3000));
+  });
+});
+
+describe('checkJsonDepth: the bracket count shortcut', () => {
+  const outcome = (fn: () => void) => {
+    try {
+      fn();
+      return 'ok';
+    } catch (error) {
+      return error instanceof RowError ? `${error.code}: ${error.message}` : 'other';
+    }
+  };
+  // Brackets, quotes and escapes in any mix: strings that hide brackets, unbalanced text, deep and shallow.
+  const piece = fc.constantFrom('{', '[', '}', ']', '"', '\\', '"a"', '"[{"', ':', ',', '1', '{"m":', '[[', '"x\\"["');
+  test.prop([fc.array(piece, { maxLength: 80 }), fc.integer({ min: 1, max: 12 })], { numRuns: 2000 })(
+    'gives what the full pass gives, for any text and depth',
+    (pieces, maxDepth) => {
+      const text = pieces.join('');
+      expect(outcome(() => checkJsonDepth(text, maxDepth))).toBe(outcome(() => scanJsonDepth(text, maxDepth)));
+    },
+  );
+
+  it('is taken only when the text cannot nest deeper than allowed', () => {
+    expect(openingBracketsAtMost('{"a":[1,{"b":2}]}', 3)).toBe(true);
+    expect(openingBracketsAtMost('{"a":[1,{"b":2}]}', 2)).toBe(false);
+    expect(openingBracketsAtMost('{"a":"[[[["}', 2)).toBe(false);
   });
 });
