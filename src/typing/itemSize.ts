@@ -1,5 +1,5 @@
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
-import { numberSize, parseDynamoNumber } from './number.js';
+import { numberSize, parseDynamoNumber, plainNumberSize } from './number.js';
 import type { Item } from '../shared/types.js';
 
 /** DynamoDB's item size limit: 400 KB, attribute names included. */
@@ -15,7 +15,8 @@ const utf8 = (s: string): number => Buffer.byteLength(s, 'utf8');
  */
 export function itemSize(item: Item): number {
   let size = 0;
-  for (const [name, value] of Object.entries(item)) {
+  for (const name of Object.keys(item)) {
+    const value = item[name];
     if (value === undefined) continue;
     size += utf8(name) + valueSize(value);
   }
@@ -50,6 +51,8 @@ export function valueSize(value: unknown): number {
 }
 
 function sizeOfNumberText(text: string): number {
+  const plain = plainNumberSize(text);
+  if (plain !== 0) return plain;
   const parsed = parseDynamoNumber(text);
   // An invalid number never reaches here (conversion rejects it); count its text to stay conservative.
   return typeof parsed === 'string' ? utf8(text) : numberSize(parsed);

@@ -2,7 +2,7 @@ import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { parse as parseLossless } from 'lossless-json';
 import { RowError } from '../shared/errors.js';
 import { checkJsonDepth, MAX_NESTING } from './jsonDepth.js';
-import { parseDynamoNumber } from './number.js';
+import { parseDynamoNumber, plainNumberSize } from './number.js';
 import type { Item } from '../shared/types.js';
 
 /**
@@ -56,6 +56,8 @@ export function itemFromJson(value: unknown): Item {
 }
 
 export function toNumberValue(text: string, field: string): NumberValue {
+  // Text already in canonical form (most CSV numbers) is its own canonical text.
+  if (plainNumberSize(text) !== 0) return new NumberValue(text);
   const parsed = parseDynamoNumber(text);
   if (typeof parsed === 'string') throw new RowError('TYPE_ERROR', `"${field}" must be a number: ${parsed}`, field);
   return new NumberValue(parsed.text);

@@ -1,6 +1,6 @@
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { RowError } from '../shared/errors.js';
-import { parseDynamoNumber } from './number.js';
+import { parseDynamoNumber, plainNumberSize } from './number.js';
 import { setOwn } from './json.js';
 import { ownValue } from '../shared/ownRecord.js';
 import type { Item, KeyAttribute, KeySchema } from '../shared/types.js';
@@ -42,6 +42,8 @@ function keyPart(item: Item, attr: KeyAttribute, maxBytes: number, role: string)
     }
     case 'N': {
       if (!(value instanceof NumberValue)) throw mismatch(attr, value);
+      // Canonical plain text (what typing makes of most numbers) is its own canonical form.
+      if (plainNumberSize(value.value) !== 0) return `N${value.value}`;
       const parsed = parseDynamoNumber(value.value);
       if (typeof parsed === 'string') throw new RowError('KEY_TYPE_MISMATCH', parsed, attr.name);
       return `N${parsed.text}`;

@@ -69,6 +69,54 @@ export function numberSize(n: DynamoNumber): number {
   return 1 + Math.ceil((leftPad + n.digits.length) / 2) + (n.negative ? 1 : 0);
 }
 
+/**
+ * The fast path (issue 14): the stored size of text that is already a canonical plain decimal, as most
+ * CSV numbers are ("17", "-451.99", "0.05"), or 0 when it is not one. 0 means "ask parseDynamoNumber";
+ * a size here is exactly numberSize(parseDynamoNumber(text)), whose canonical text is `text` itself
+ * (test/unit/typing/number.test.ts checks both over generated text). Canonical plain: an optional '-',
+ * an integer part without leading zeros ("0" before a fraction), a fraction not ending in 0, no '+',
+ * exponent or blanks; at most 38 significant digits and 10^-20 <= magnitude < 10^40 (plain notation).
+ * No allocation: one pass over the characters.
+ */
+export function plainNumberSize(text: string): number {
+  const length = text.length;
+  const negative = length > 0 && text.charCodeAt(0) === 45;
+  let i = negative ? 1 : 0;
+  const intStart = i;
+  while (i < length && isDigit(text.charCodeAt(i))) i++;
+  const intLength = i - intStart;
+  if (intLength === 0 || intLength > 40) return 0;
+  const zeroInt = text.charCodeAt(intStart) === 48;
+  if (zeroInt && intLength > 1) return 0;
+  if (i === length) {
+    if (zeroInt) return negative ? 0 : 1; // "0"; "-0" is canonical "0", so not this text
+    let trailing = 0;
+    while (text.charCodeAt(i - 1 - trailing) === 48) trailing++;
+    if (intLength - trailing > 38) return 0;
+    return sizeOf(intLength - trailing, intLength, negative);
+  }
+  if (text.charCodeAt(i) !== 46) return 0;
+  const fracStart = ++i;
+  while (i < length && isDigit(text.charCodeAt(i))) i++;
+  if (i !== length || i === fracStart || text.charCodeAt(i - 1) === 48) return 0;
+  const fracLength = i - fracStart;
+  if (!zeroInt) return intLength + fracLength > 38 ? 0 : sizeOf(intLength + fracLength, intLength, negative);
+  let lead = 0;
+  while (text.charCodeAt(fracStart + lead) === 48) lead++;
+  if (lead > 20 || fracLength - lead > 38) return 0;
+  return sizeOf(fracLength - lead, -lead, negative);
+}
+
+function isDigit(code: number): boolean {
+  return code >= 48 && code <= 57;
+}
+
+/** numberSize of 0.<digitCount digits> × 10^exponent, digitCount >= 1. */
+function sizeOf(digitCount: number, exponent: number, negative: boolean): number {
+  const leftPad = (exponent & 1) === 0 ? 0 : 1;
+  return 1 + Math.ceil((leftPad + digitCount) / 2) + (negative ? 1 : 0);
+}
+
 function clip(s: string): string {
   return s.length > 60 ? `${s.slice(0, 57)}...` : s;
 }

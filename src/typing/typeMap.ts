@@ -1,6 +1,6 @@
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { RowError } from '../shared/errors.js';
-import { parseDynamoNumber } from './number.js';
+import { parseDynamoNumber, plainNumberSize } from './number.js';
 import { MAX_NESTING } from './jsonDepth.js';
 import { decodeBase64, fromJson, makeSet, parseJsonPrecise, setOwn, toNumberValue } from './json.js';
 import { mergeOwn, ownRecord, ownValue } from '../shared/ownRecord.js';
@@ -84,6 +84,8 @@ export function convertCell(text: string, type: ColumnType, field: string): unkn
 export function inferCell(text: string, field: string): unknown {
   const first = text.charCodeAt(0);
   if ((first >= 48 && first <= 57) || first === 45) {
+    // Canonical plain decimals (most inferred numbers) are their own canonical text.
+    if (plainNumberSize(text) !== 0) return new NumberValue(text);
     if (INTEGER.test(text) || DECIMAL.test(text)) {
       // Only numbers DynamoDB can hold exactly (38 digits, its range); anything else stays text.
       const parsed = text === '-0' ? 'negative zero' : parseDynamoNumber(text);

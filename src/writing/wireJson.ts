@@ -15,21 +15,19 @@ import type { Item } from '../shared/types.js';
  *   member, so the SDK's schema order of union members does not come into it.
  */
 export function itemJson(item: Item): string {
-  let out = '{';
-  let first = true;
+  let out = '';
   for (const name of Object.keys(item)) {
     const value = valueJson(item[name]);
     if (value === undefined) continue;
-    out += `${first ? '' : ','}${JSON.stringify(name)}:${value}`;
-    first = false;
+    out += `${out === '' ? '{' : ','}${nameJson(name)}:${value}`;
   }
-  return `${out}}`;
+  return out === '' ? '{}' : `${out}}`;
 }
 
 function valueJson(value: unknown): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value === 'string') return `{"S":${JSON.stringify(value)}}`;
-  if (value instanceof NumberValue) return `{"N":${JSON.stringify(value.value)}}`;
+  if (typeof value === 'string') return `{"S":${stringJson(value)}}`;
+  if (value instanceof NumberValue) return `{"N":${stringJson(value.value)}}`;
   if (typeof value === 'number' || typeof value === 'bigint') return `{"N":${JSON.stringify(String(value))}}`;
   if (typeof value === 'boolean') return value ? '{"BOOL":true}' : '{"BOOL":false}';
   if (value === null) return '{"NULL":true}';
@@ -43,6 +41,27 @@ function valueJson(value: unknown): string | undefined {
     return `{"NS":${JSON.stringify(elements.map((e) => (e instanceof NumberValue ? e.value : String(e))))}}`;
   }
   return `{"M":${itemJson(value as Item)}}`;
+}
+
+/** Printable ASCII without `"` and `\`: characters JSON.stringify writes as they are. */
+const PLAIN_ASCII = /^[ !#-[\]-~]*$/;
+
+/** JSON.stringify of a string; most values are plain ASCII, which needs no escaping pass (issue 14). */
+function stringJson(text: string): string {
+  return PLAIN_ASCII.test(text) ? `"${text}"` : JSON.stringify(text);
+}
+
+/** Attribute names repeat on every row: their JSON is kept, up to a bound (a map of user keys could be endless). */
+const NAME_CACHE_LIMIT = 4096;
+const nameJsons = new Map<string, string>();
+
+function nameJson(name: string): string {
+  let json = nameJsons.get(name);
+  if (json === undefined) {
+    json = JSON.stringify(name);
+    if (nameJsons.size < NAME_CACHE_LIMIT) nameJsons.set(name, json);
+  }
+  return json;
 }
 
 function base64(bytes: Uint8Array): string {

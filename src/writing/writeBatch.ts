@@ -79,7 +79,7 @@ const THROTTLE_NAMES = new Set(['ProvisionedThroughputExceededException', 'Throt
 export async function writeBatch(writes: PlannedWrite[], ctx: WriterContext): Promise<BatchOutcome> {
   const outcome: BatchOutcome = { written: [], rejected: [], consumedWcu: 0, throttledItems: 0, retries: 0, revived: 0 };
   const revive: PlannedWrite[] = [];
-  const wire = new Map<PlannedWrite, string>();
+  const wire = new WireJsons();
   await send(writes, 0, ctx, outcome, revive, wire);
   while (revive.length > 0) {
     const next = revive.splice(0);
@@ -91,16 +91,30 @@ export async function writeBatch(writes: PlannedWrite[], ctx: WriterContext): Pr
   return outcome;
 }
 
-/** Each write's wire JSON, made once per batch: a resend (UnprocessedItems, errors, halving) reuses it. */
-function wireJsonOf(writes: readonly PlannedWrite[], wire: Map<PlannedWrite, string>): string[] {
-  const out = new Array<string>(writes.length);
-  for (let i = 0; i < writes.length; i++) {
-    const w = writes[i]!;
-    let json = wire.get(w);
-    if (json === undefined) wire.set(w, (json = itemJson(w.item)));
-    out[i] = json;
+/**
+ * Each write's wire JSON, made once per batch: a resend (UnprocessedItems, errors, halving) reuses it.
+ * The first send takes the JSON of the whole batch as an array; the map by write, which costs a hash per
+ * write object, is built only when a batch is sent again (issue 14).
+ */
+class WireJsons {
+  #first: readonly PlannedWrite[] | undefined;
+  #firstJsons: string[] = [];
+  #byWrite: Map<PlannedWrite, string> | undefined;
+
+  of(writes: readonly PlannedWrite[]): string[] {
+    if (this.#first === undefined) {
+      this.#first = writes;
+      this.#firstJsons = writes.map((w) => itemJson(w.item));
+      return this.#firstJsons;
+    }
+    if (writes === this.#first) return this.#firstJsons;
+    const byWrite = (this.#byWrite ??= new Map(this.#first.map((w, i) => [w, this.#firstJsons[i]!])));
+    return writes.map((w) => {
+      let json = byWrite.get(w);
+      if (json === undefined) byWrite.set(w, (json = itemJson(w.item)));
+      return json;
+    });
   }
-  return out;
 }
 
 async function send(
@@ -109,7 +123,7 @@ async function send(
   ctx: WriterContext,
   outcome: BatchOutcome,
   revive: PlannedWrite[],
-  wire: Map<PlannedWrite, string>,
+  wire: WireJsons,
 ): Promise<void> {
   let pending = writes;
   let attempt = attemptsSoFar;
@@ -127,23 +141,18 @@ async function send(
       // too, so rate control learns the true cost of a write. The document client sends it unchanged.
       const response: BatchWriteItemCommandOutput = await (
         ctx.client as unknown as { send(command: BatchWriteItemCommand): Promise<BatchWriteItemCommandOutput> }
-      ).send(
-        preSerializedBatchWrite(
-          ctx.table,
-          wireJsonOf(pending, wire),
-          pending.some((w) => w.op === 'delete') ? pending.map((w) => w.op === 'delete') : undefined,
-        ),
-      );
+      ).send(preSerializedBatchWrite(ctx.table, wire.of(pending), pending.some((w) => w.op === 'delete') ? pending.map((w) => w.op === 'delete') : undefined));
       let consumed: number | undefined;
       for (const c of response.ConsumedCapacity ?? []) consumed = (consumed ?? 0) + (c.CapacityUnits ?? 0);
       outcome.consumedWcu += consumed ?? 0;
       unprocessed = matchUnprocessed(pending, response.UnprocessedItems?.[ctx.table] ?? [], ctx.keySchema);
-      const stored: PlannedWrite[] = [];
-      if (unprocessed.length < pending.length) {
+      // Most calls store everything: then `stored` is `pending` itself, not a copy.
+      let stored: PlannedWrite[] = pending;
+      if (unprocessed.length > 0) {
         const left = new Set(unprocessed);
-        for (const w of pending) if (!left.has(w)) stored.push(w);
-        outcome.written.push(...stored);
+        stored = pending.filter((w) => !left.has(w));
       }
+      for (const w of stored) outcome.written.push(w);
       ctx.pacer?.afterSend({ sent: pending, stored, throttled: unprocessed, consumedUnits: consumed, throttleReasons: [] });
       if (unprocessed.length === 0) return;
       outcome.throttledItems += unprocessed.length;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { numberSize, parseDynamoNumber, type DynamoNumber } from '../../../src/typing/number.js';
+import fc from 'fast-check';
+import { numberSize, parseDynamoNumber, plainNumberSize, type DynamoNumber } from '../../../src/typing/number.js';
 import { mulberry32 } from '../../../tools/mulberry32.js';
 
 function parsed(text: string): DynamoNumber {
@@ -173,6 +174,55 @@ describe('numberSize', () => {
   it('a negative number is one byte larger than its absolute value', () => {
     for (const text of ['1', '12.5', '0.015', '1E100']) {
       expect(numberSize(parsed(`-${text}`))).toBe(numberSize(parsed(text)) + 1);
+    }
+  });
+});
+
+describe('plainNumberSize: the fast path agrees with parseDynamoNumber', () => {
+  /** Text near the edges: signs, zeros, dots, exponents, blanks, up to ~45 digits. */
+  const numberLike = fc.array(fc.constantFrom('0', '0', '0', '1', '5', '9', '-', '+', '.', 'e', ' '), { maxLength: 45 }).map((chars) => chars.join(''));
+  /** Canonical plain decimals of 1 to 40 digits and 0 to 25 leading fraction zeros. */
+  const canonical = fc
+    .tuple(fc.boolean(), fc.stringMatching(/^[1-9]\d{0,39}$/), fc.integer({ min: 0, max: 25 }), fc.stringMatching(/^(\d{0,30}[1-9])?$/))
+    .map(([negative, int, zeros, frac]) => {
+      const body = int.length % 3 === 0 && frac !== '' ? `0.${'0'.repeat(zeros)}${frac}` : frac === '' ? int : `${int}.${frac}`;
+      return `${negative ? '-' : ''}${body}`;
+    });
+
+  function agrees(text: string): void {
+    const fast = plainNumberSize(text);
+    if (fast === 0) return;
+    const slow = parseDynamoNumber(text);
+    expect(typeof slow, text).not.toBe('string');
+    expect((slow as DynamoNumber).text, text).toBe(text);
+    expect(numberSize(slow as DynamoNumber), text).toBe(fast);
+  }
+
+  it('gives a size only for text that is its own canonical form, and the same size', () => {
+    fc.assert(
+      fc.property(numberLike, (text) => agrees(text)),
+      { numRuns: 20000 },
+    );
+    fc.assert(
+      fc.property(canonical, (text) => agrees(text)),
+      { numRuns: 20000 },
+    );
+  });
+
+  it('takes canonical text within plain notation and 38 digits, leaves the rest to the slow path', () => {
+    fc.assert(
+      fc.property(canonical, (text) => {
+        const slow = parseDynamoNumber(text);
+        const plainable = typeof slow !== 'string' && slow.text === text && !text.includes('E');
+        expect(plainNumberSize(text) !== 0, text).toBe(plainable);
+      }),
+      { numRuns: 20000 },
+    );
+    for (const text of ['17', '-451.99', '0.05', '0', '100', `1${'0'.repeat(39)}`, `0.${'0'.repeat(20)}1`, '9'.repeat(38)]) {
+      expect(plainNumberSize(text), text).toBe(numberSize(parsed(text)));
+    }
+    for (const text of ['-0', '007', '+5', '1.50', '1.', '.5', '1e5', ' 1', '', '-', `1${'0'.repeat(40)}`, `0.${'0'.repeat(21)}1`, '9'.repeat(39), '0.0']) {
+      expect(plainNumberSize(text), text).toBe(0);
     }
   });
 });

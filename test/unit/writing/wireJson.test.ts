@@ -79,6 +79,8 @@ const numberText = fc.oneof(
 /** Strings without lone surrogates: any code point, and the characters JSON escapes or writes as UTF-8. */
 const text = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 20 }),
+  // 0x00-0x7f: the plain ASCII fast path of wireJson's strings and its edges (`"`, `\`, controls, DEL).
+  fc.string({ unit: 'binary-ascii', maxLength: 20 }),
   fc.string({
     unit: fc.constantFrom('"', '\\', '/', '\n', '\r', '\t', '\b', '\f', '\u0000', '\u001f', '\u007f', '\u2028', '\u2029', 'é', '€', '😀', 'a'),
     maxLength: 20,
@@ -122,6 +124,19 @@ const { value } = fc.letrec<{ value: unknown }>((tie) => ({
 const item = fc.array(fc.tuple(name, value), { minLength: 1, maxLength: 8 }).map(record);
 
 describe('wire JSON (issue 14)', () => {
+  fcIt.prop([text, fc.string({ unit: 'binary-ascii', maxLength: 30 })], { numRuns: 5000 })(
+    'writes a string value and an attribute name as JSON.stringify does, plain ASCII or not',
+    (value, ascii) => {
+      for (const s of [value, ascii]) {
+        const named = ownRecord<unknown>();
+        named[s] = 'x';
+        expect(itemJson(named as Item)).toBe(`{${JSON.stringify(s)}:{"S":"x"}}`);
+        expect(itemJson({ v: s })).toBe(`{"v":{"S":${JSON.stringify(s)}}}`);
+        expect(itemJson({ v: new NumberValue(s) })).toBe(`{"v":{"N":${JSON.stringify(s)}}}`);
+      }
+    },
+  );
+
   fcIt.prop([fc.array(item, { minLength: 1, maxLength: 25 })], { numRuns: 150 })(
     "the batch body is byte for byte the SDK's own serialisation of toWireItem's AttributeValues",
     async (items) => {
