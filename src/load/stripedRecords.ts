@@ -20,7 +20,7 @@ import { isRejected, type RowPlanner, type SourceRecord } from '../typing/planRo
  * them with its own planner), so no key is in two stripes.
  */
 
-/** Stripes of one file at most: a reader each (8 KB reads, ~40 KB of buffers between its stages, a parser). */
+/** Stripes of one file at most: a reader each (64 KB read-ahead, a parser). */
 export const MAX_STRIPES = 64;
 /** Bytes per stripe at least: smaller files are not worth cutting, and round-robin holds them in memory. */
 export const MIN_STRIPE_BYTES = 64 * 1024;

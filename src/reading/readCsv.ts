@@ -26,15 +26,7 @@ export interface CsvReadOptions {
   firstLine?: number;
   /** Called with the header row's names once it is read (a striped read hands them to its other stripes). */
   onHeader?: (names: string[]) => void;
-  /**
-   * Bytes buffered between the framer and csv-parse, and ahead of csv-parse's input; csv-parse then holds
-   * at most PARSED_AHEAD records. Small for a striped read, which has one reader per stripe. @default Node's (64 KB)
-   */
-  bufferBytes?: number;
 }
-
-/** Records csv-parse holds parsed ahead of the reader when `bufferBytes` is set. */
-const PARSED_AHEAD = 8;
 
 /**
  * Streams CSV records through csv-parse (RFC 4180 quoting, UTF-8 BOM). Records csv-parse cannot read come
@@ -67,10 +59,7 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
   const maxBytes = options.maxRecordBytes ?? MAX_RECORD_BYTES;
   // Bad records are pushed into the parser's own output, so they come out in input order between the
   // good ones (a side list would be drained late, because the stream reads ahead).
-  const small = options.bufferBytes === undefined ? {} : { writableHighWaterMark: options.bufferBytes, readableHighWaterMark: PARSED_AHEAD };
   const parser: Parser = parse({
-    // Passed on to the parser's Transform (csv-parse gives it its options).
-    ...small,
     // The framer removes the BOM: csv-parse would switch to decoding the fields itself after one.
     bom: false,
     encoding: 'latin1',
@@ -92,7 +81,7 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
     },
   });
   const framer = frameCsv(stream as AsyncIterable<Buffer>, options.delimiter, maxBytes, (options.firstLine ?? 1) === 1);
-  const framed = Readable.from(framer.output, { objectMode: false, ...(options.bufferBytes === undefined ? {} : { highWaterMark: options.bufferBytes }) });
+  const framed = Readable.from(framer.output, { objectMode: false });
   // Blank lines before a header row are in no record's raw text, so they are counted on the way in.
   // (Without a header they lead the first record's raw text and are counted below like any others.)
   let blankLinesBeforeHeader = 0;
