@@ -13,7 +13,9 @@ import type { NormalizedLoadOptions } from '../load/options.js';
  * --concurrency) plus those done since the last save (saved every 200 ms). Rows DynamoDB refused are not
  * in the checkpoint (it would grow, and hold row contents): see io/writeRejectLog.ts.
  */
-export const CHECKPOINT_VERSION = 2;
+// 3: stripes are now cut at a head's byte offset, which changes their sizes and so the striped order's
+// batches; a checkpoint of format 2 would skip other rows than the ones it recorded, so it is refused.
+export const CHECKPOINT_VERSION = 3;
 
 /** The input as it was: a different file, or the same file changed, must not resume. */
 export interface InputIdentity {

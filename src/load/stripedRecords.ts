@@ -95,8 +95,9 @@ export interface Head {
   whole: boolean;
   /** The head's key, then the keys of the rows sampled after it, each once, in file order. */
   keys: string[];
-  /** The line of the first row past the head (when not `whole`). */
+  /** The line of the first row past the head (when not `whole`), and its text. */
   nextLine?: number;
+  nextRaw?: string;
   /** Where the first row past the head starts, when found (recordStartAtLine): the range is cut there, not counted into. */
   cut?: ByteRange;
 }
@@ -128,7 +129,7 @@ export async function openStripedRead(args: {
   const limit = pLimit(4);
   heads.push(...(await Promise.all(ranges.slice(1).map((range) => limit(() => headOf(readRange(path, file, range, how), probe))))));
   if (!headsAscending(heads)) return undefined;
-  await Promise.all(heads.map((head, k) => (k === 0 ? undefined : limit(() => cutHead(path, ranges[k]!, head, how)))));
+  await Promise.all(heads.map((head, k) => (k === 0 ? undefined : limit(() => cutHead(path, file, ranges[k]!, head, how)))));
   const stripes = stripesOf(ranges, heads);
   // One stripe would be input order held to a proof it does not need (one huge key, or huge records).
   if (stripes.length < 2) return undefined;
@@ -164,12 +165,29 @@ export async function openStripedRead(args: {
  * rest by its own, each from its own bytes; without the cut (the start was not found), both read the head
  * and count its rows (take, skip).
  */
-async function cutHead(path: string, range: ByteRange, head: Head, how: RangeSyntax): Promise<void> {
+async function cutHead(path: string, file: string, range: ByteRange, head: Head, how: RangeSyntax): Promise<void> {
   if (head.whole || head.nextLine === undefined) return;
   const offset = await recordStartAtLine(path, range, head.nextLine, how);
   if (offset === undefined) return;
-  head.cut = { start: offset, end: range.end, line: head.nextLine };
+  const cut = { start: offset, end: range.end, line: head.nextLine };
+  // The line is readCsv's count, which can be one short after some mixes of blank CRLF and LF lines: the
+  // cut stands only where the row that starts there is the one the probe saw first past the head. (Cut one
+  // row early, the head's last row would go to the next stripe: its key in two stripes.)
+  if ((await firstRaw(path, file, cut, how)) !== head.nextRaw) return;
+  head.cut = cut;
   head.bytes = offset - range.start;
+}
+
+/** The text of the first record of a range, or undefined when it has none. */
+async function firstRaw(path: string, file: string, range: ByteRange, how: RangeSyntax): Promise<string | undefined> {
+  const reader = readRange(path, file, range, how);
+  try {
+    const first = await reader.records.next();
+    return first.done ? undefined : first.value.origin.raw;
+  } finally {
+    await reader.records.return(undefined);
+    reader.close();
+  }
 }
 
 /**
@@ -229,6 +247,7 @@ async function headOf(reader: RangeReader, probe: (record: SourceRecord) => stri
         else if (head.whole && group !== head.keys[0]) {
           head.whole = false;
           head.nextLine = record.origin.line;
+          head.nextRaw = record.origin.raw;
         }
         if (!head.whole) {
           if (group !== head.keys[head.keys.length - 1]) head.keys.push(group);
