@@ -71,6 +71,12 @@ const TRIGGER_MIN_ANSWERS = 20;
 const PROBE_SETTLE_MS = 500;
 /** A high stage judges with what it has after this long. */
 const PROBE_MAX_MS = 10_000;
+/** A share of throttled units this high is a storm: cut at once, whatever a probe would say. */
+const STORM_SHARE = 0.5;
+/** Cuts after a capacity verdict that go down without a probe (more only in a storm). */
+const MAX_DESCENT_CUTS = 2;
+/** Answers a high stage needs before a storm in it ends it early. */
+const STORM_MIN_CALLS = 20;
 /** A rate confirmed as capacity is trusted this long: a throttle near it is capacity without a probe. */
 const CAPACITY_MEMORY_MS = 60_000;
 /** Key buckets kept before idle ones (full, at the default rate) are dropped. */
@@ -135,6 +141,8 @@ interface Probe {
   origin: number;
   /** The rate in force before the first cut was unlimited (no target). */
   unlimited: boolean;
+  /** The test was started again from what the writers sent (#rebase): at most once. */
+  rebased?: boolean;
   stage: 'low' | 'high';
   /** When the stage (or the last cut of the low stage) began. */
   since: number;
@@ -144,8 +152,14 @@ interface Probe {
   throttledCalls: number;
   /** Units stored in the stage: the delivery rate, which rises with the rate unless capacity binds. */
   stored: number;
-  /** The low stage's share, answers and delivery rate, once measured. */
-  low?: { share: number; calls: number; rate: number; delivered: number };
+  /**
+   * Units the writers offered to the table in the stage (reserved, retries included): the send rate. When
+   * it does not rise with the rate, the writers were the limit, not the rate, and a flat delivery rate
+   * says nothing of the table (BBR's "application-limited" samples).
+   */
+  offered: number;
+  /** The low stage's share, answers, delivery and send rates, once measured. */
+  low?: { share: number; calls: number; rate: number; delivered: number; offered: number };
 }
 
 interface KeyState {
@@ -187,6 +201,8 @@ export class RateController {
   #capacityAt: { wcu: number; at: number } | undefined;
   /** A probe found capacity while still throttled: plain cuts until a quiet period. */
   #descending = false;
+  /** Cuts without a probe since the capacity verdict that set #descending. */
+  #descentCuts = 0;
   /** Units stored per whole second (ring of the last few seconds). */
   #secondUnits = new Map<number, number>();
   /** Units reserved (offered to the table) per whole second, and since when. */
@@ -260,6 +276,8 @@ export class RateController {
     this.#adapt(now);
     const cost = units * this.#costRatio;
     addTo(this.#offeredUnits, now, cost);
+    const probe = this.#probe;
+    if (probe && now >= probe.since + PROBE_SETTLE_MS) probe.offered += cost;
     // The best whole second offered (as #peak for what was stored): a rate over a few milliseconds, such
     // as the first batches sent at once, would make a floor far above what the table takes.
     this.#peakOffered = Math.max(this.#peakOffered, this.#offeredUnits.get(Math.floor(now / 1000) - 1) ?? 0);
@@ -318,10 +336,10 @@ export class RateController {
     if (answers < TRIGGER_MIN_ANSWERS && countOf(this.#throttledAnswers, now) < answers) return changes;
     // During a probe's low stage the rate is cut again only once the stage is measured (in #judge), or
     // in a storm: a few throttles in one second among noise must not compound the cut to the floor.
-    if (this.#probe?.stage === 'low' && throttledShare < 0.5) return changes;
+    if (this.#probe?.stage === 'low' && throttledShare < STORM_SHARE) return changes;
     this.#lastTableThrottle = now;
     if (now - this.#lastTableDecrease < this.#cooldownMs) return changes;
-    const cut = this.#cut(now);
+    const cut = this.#cut(now, throttledShare);
     if (cut) changes.push(cut);
     return changes;
   }
@@ -333,20 +351,18 @@ export class RateController {
   }
 
   /** Cuts the load's rate by the decrease factor; opens a probe unless the rate is known capacity. */
-  #cut(now: number): RateChange | undefined {
+  #cut(now: number, throttledShare: number): RateChange | undefined {
     this.#lastTableDecrease = now;
     this.#decreases++;
     const from = this.#current;
     // Without a target the rate in force is what was offered to the table lately.
     const base = Number.isFinite(from) ? from : Math.max(this.#recent(this.#offeredUnits, now), this.#achieved(now), MIN_RATE);
-    const ceiling = this.#ceiling(now);
-    const reference = Number.isFinite(ceiling) ? ceiling : this.#peakOffered;
-    this.#current = Math.max(MIN_RATE, FLOOR_SHARE * reference, base * this.#decrease);
+    this.#current = Math.max(MIN_RATE, FLOOR_SHARE * this.#reference(now), base * this.#decrease);
     this.#table.setRate(now, this.#current);
     let reason: TableCutReason = 'probe';
     const known = this.#capacityAt;
-    if (this.#probe) this.#probe = { ...this.#probe, since: now, calls: 0, units: 0, throttledUnits: 0, throttledCalls: 0, stored: 0 };
-    else if (this.#descending || (known && now - known.at < CAPACITY_MEMORY_MS && base >= 0.9 * known.wcu)) reason = 'capacity';
+    if (this.#probe) this.#probe = { ...this.#probe, since: now, calls: 0, units: 0, throttledUnits: 0, throttledCalls: 0, stored: 0, offered: 0 };
+    else if (this.#descend(throttledShare) || (known && now - known.at < CAPACITY_MEMORY_MS && base >= 0.9 * known.wcu)) reason = 'capacity';
     else
       this.#probe = {
         origin: base,
@@ -358,8 +374,21 @@ export class RateController {
         throttledUnits: 0,
         throttledCalls: 0,
         stored: 0,
+        offered: 0,
       };
     return { kind: 'decreased', scope: 'table', fromWcu: Number.isFinite(from) ? from : undefined, toWcu: this.#current, reason };
+  }
+
+  /**
+   * Whether a cut after a capacity verdict goes down without a probe: in a storm, or for the first
+   * MAX_DESCENT_CUTS cuts. Unbounded plain cuts ran a load down to the floor on noise a verdict had
+   * misread as capacity (issue 12, seen in CI: nine cuts, none undone); after them a probe tests again.
+   */
+  #descend(throttledShare: number): boolean {
+    if (!this.#descending) return false;
+    if (throttledShare < STORM_SHARE && this.#descentCuts >= MAX_DESCENT_CUTS) return false;
+    this.#descentCuts++;
+    return true;
   }
 
   /** A stage is measured after probeMs and PROBE_MIN_CALLS answers, or 4 × probeMs and a quarter of them (few calls at a low rate). */
@@ -380,6 +409,29 @@ export class RateController {
     if (result.throttle?.scope === 'table') probe.throttledCalls++;
   }
 
+  /**
+   * The cut did not hold the writers back: they sent less than the lower rate (the rate before the cut
+   * was measured in a burst at the start, or the writers wait on a busy machine or in backoff), so both
+   * stages would see the same load and tell nothing; a noise verdict from them learned capacity
+   * throttles as noise and raised the threshold above them (seen: 40% throttled at 8x the capacity,
+   * judged noise). Once per probe, the test starts again from what the writers did send.
+   */
+  #rebase(now: number, probe: Probe, sent: number): RateChange {
+    const from = this.#current;
+    this.#decreases++;
+    this.#current = Math.max(MIN_RATE, FLOOR_SHARE * this.#reference(now), sent * this.#decrease);
+    this.#table.setRate(now, this.#current);
+    this.#lastTableDecrease = now;
+    this.#probe = { ...probe, origin: sent, rebased: true, since: now, calls: 0, units: 0, throttledUnits: 0, throttledCalls: 0, stored: 0, offered: 0 };
+    return { kind: 'decreased', scope: 'table', fromWcu: from, toWcu: this.#current, reason: 'probe' };
+  }
+
+  /** What the floor is a share of: the ceiling, or without one the best rate offered. */
+  #reference(now: number): number {
+    const ceiling = this.#ceiling(now);
+    return Number.isFinite(ceiling) ? ceiling : this.#peakOffered;
+  }
+
   /** Moves a probe on once its stage is measured; returns the verdict to report, if any. */
   #judge(now: number): RateChange | undefined {
     const probe = this.#probe;
@@ -393,6 +445,8 @@ export class RateController {
         return undefined;
       }
       if (!this.#measured(probe, elapsed)) return undefined;
+      const sent = (probe.offered / elapsed) * 1000;
+      if (!probe.rebased && sent < 0.8 * this.#current) return this.#rebase(now, probe, sent);
       // Then the rate before the cut again, to see whether the throttles come back with it.
       this.#probe = {
         ...probe,
@@ -403,24 +457,38 @@ export class RateController {
         throttledUnits: 0,
         throttledCalls: 0,
         stored: 0,
-        low: { share, calls: probe.calls, rate: this.#current, delivered: probe.stored / elapsed },
+        offered: 0,
+        low: { share, calls: probe.calls, rate: this.#current, delivered: probe.stored / elapsed, offered: probe.offered / elapsed },
       };
       this.#current = probe.origin;
       this.#table.setRate(now, this.#current);
       return undefined;
     }
     const low = probe.low!;
-    const storm = probe.calls >= 5 && share >= 0.5 && share > low.share + 0.25;
+    // A storm ends the stage early; 5 or 10 answers held it too often under noise alone (6 of 10 throttled).
+    const storm = probe.calls >= STORM_MIN_CALLS && share >= STORM_SHARE && share > low.share + 0.25;
     if (!storm && !this.#measured(probe, elapsed) && elapsed < PROBE_MAX_MS) return undefined;
     this.#probe = undefined;
     const pooled = (low.share + share) / 2;
-    // Two standard errors of the difference of two shares: more would take capacity for noise.
-    const margin = Math.max(0.03, 2 * Math.sqrt(pooled * (1 - pooled) * (1 / Math.max(1, low.calls) + 1 / Math.max(1, probe.calls))));
+    // Three standard errors of the difference of two shares. Two took noise for capacity: the higher stage
+    // reads about one standard error more throttled under noise alone (throttles are answered at once,
+    // stored writes after the round trip, which grows with the rate, so more of them are still out when
+    // the stage is judged; seen over six loads in CI: +0.02 to +0.09 on shares of 0.14-0.16). Capacity
+    // near the lower rate adds about 0.3 (1 - 1/1.43).
+    const margin = Math.max(0.03, 3 * Math.sqrt(pooled * (1 - pooled) * (1 / Math.max(1, low.calls) + 1 / Math.max(1, probe.calls))));
     this.#lastTableDecrease = now;
     // BBR's signal: below capacity the delivery rate rises with the send rate; at capacity it stays flat.
-    // Half the expected rise missing is capacity (writers that cannot keep up read so too: the safe side).
-    const expectedGain = probe.origin / low.rate;
-    const flat = low.delivered > 0 && probe.stored / Math.max(1, elapsed) < low.delivered * (1 + 0.5 * (expectedGain - 1));
+    // Only when the cut held the writers back: writers that could not reach even the lower rate (a busy
+    // machine, replies held for seconds) send the same at both rates whatever the table takes, and reading
+    // that as capacity cut an unthrottled load under noise alone to a fifth of its speed (issue 12, in CI).
+    const span = Math.max(1, elapsed);
+    const cutBound = low.offered * 1000 >= 0.8 * low.rate;
+    const sentGain = low.offered > 0 ? probe.offered / span / low.offered : 1;
+    // Flat: delivery rose by less than 5%, or by less than a quarter of what sending rose. Against the rise
+    // the rate allowed (as before) this misread noise, whose throttled and failed shares swing from stage
+    // to stage (seen: sending +37%, delivery +18%, throttled shares within the margin); at capacity the
+    // writers send little more (throttled writes wait in backoff) and deliver no more (seen: -5% and 0%).
+    const flat = cutBound && low.delivered > 0 && probe.stored / span < low.delivered * Math.max(1.05, 1 + 0.25 * (sentGain - 1));
     if (storm || probe.calls < 5 || share > low.share + margin || flat) {
       // Throttles rose with the rate: capacity. Back to the lower rate, remembered as near capacity.
       this.#current = low.rate;
@@ -428,6 +496,7 @@ export class RateController {
       this.#lastTableThrottle = now;
       this.#capacityAt = { wcu: low.rate / this.#decrease, at: now };
       this.#descending = low.share >= this.#threshold();
+      this.#descentCuts = 0;
       this.#decreases++;
       return { kind: 'decreased', scope: 'table', fromWcu: probe.origin, toWcu: low.rate, reason: 'capacity' };
     }

@@ -80,7 +80,9 @@ describe('noise through the partition proxy (issue 12)', () => {
           floor,
         );
       // Noise is told from capacity: cuts of the whole load's rate are undone (before issue 12 the rate was
-      // cut 100 times and never came back); at most two stand (measured: 0-1).
+      // cut 100 times and never came back); at most two stand (measured: 0-1). A probe that took a busy
+      // machine's writers for capacity once left 4 (CI) to 9 (here, 1 run in 4 under CPU load) standing;
+      // 1 over 6 runs under the same load since (test/unit/pacing/rateNoise.test.ts has the model).
       expect(noisy.result.rate.decreases - noisy.result.rate.restores).toBeLessThanOrEqual(2);
       // issue 12.5: errors are counted apart from throttles, and every rate change says why.
       expect(noisy.result.rate.errors).toBeGreaterThan(0);
@@ -120,7 +122,9 @@ describe('noise through the partition proxy (issue 12)', () => {
       `${r.elapsedMs.toFixed(0)} ms (${(r.elapsedMs / idealMs).toFixed(2)}x ideal), average ${r.rate.averageWcu.toFixed(0)} WCU/s, throttled ${r.throttledItems}, errors ${r.rate.errors}, cuts ${r.rate.decreases}, undone ${r.rate.restores}`;
     console.log(`issue 12 noise at capacity ${capacity} WCU/s: clean ${line(clean)}; noisy ${line(noisy)}`);
     // Measured over three runs: clean 1.07-1.16x the ideal time (346-374 WCU/s), noisy 1.35-2.0x (200-296
-    // WCU/s); the floor would be 20x (20 WCU/s). The noise costs retries, lost replies written twice and
+    // WCU/s). Since probes need a clearer rise of throttles to call capacity (so that noise alone is not
+    // taken for it), over 14 runs: clean 1.01-1.22x, noisy 1.46-2.65x (151-274 WCU/s). The floor would
+    // be 20x (20 WCU/s). The noise costs retries, lost replies written twice and
     // replies held 2.5 s. The bound is the one that tells "near the capacity" from "down at the floor".
     expect(noisy.rate.averageWcu).toBeGreaterThanOrEqual(0.3 * capacity);
     expect(noisy.elapsedMs).toBeLessThanOrEqual(3 * clean.elapsedMs);
