@@ -73,6 +73,8 @@ const PROBE_SETTLE_MS = 500;
 const PROBE_MAX_MS = 10_000;
 /** A share of throttled units this high is a storm: cut at once, whatever a probe would say. */
 const STORM_SHARE = 0.5;
+/** A probe's higher stage sent at least this many times its lower stage's units: it tested a rate. */
+const MIN_TESTED_GAIN = 1.1;
 /** Cuts after a capacity verdict that go down without a probe (more only in a storm). */
 const MAX_DESCENT_CUTS = 2;
 /** Answers a high stage needs before a storm in it ends it early. */
@@ -110,7 +112,7 @@ export interface RateSnapshot {
   costRatio: number;
   tableThrottles: number;
   keyThrottles: number;
-  /** Rate cuts of the whole load. */
+  /** Rate cuts of the whole load (a probe's cut measured again from what the writers sent counts once). */
   decreases: number;
   /** Calls that failed without an answer (5xx, resets, timeouts, lost replies), all retried. */
   errors: number;
@@ -143,6 +145,8 @@ interface Probe {
   unlimited: boolean;
   /** The test was started again from what the writers sent (#rebase): at most once. */
   rebased?: boolean;
+  /** After a rebase, the rate before the first cut: what a noise verdict restores. */
+  restoreTo?: number;
   stage: 'low' | 'high';
   /** When the stage (or the last cut of the low stage) began. */
   since: number;
@@ -357,7 +361,7 @@ export class RateController {
     const from = this.#current;
     // Without a target the rate in force is what was offered to the table lately.
     const base = Number.isFinite(from) ? from : Math.max(this.#recent(this.#offeredUnits, now), this.#achieved(now), MIN_RATE);
-    this.#current = Math.max(MIN_RATE, FLOOR_SHARE * this.#reference(now), base * this.#decrease);
+    this.#current = Math.max(this.#floor(now), base * this.#decrease);
     this.#table.setRate(now, this.#current);
     let reason: TableCutReason = 'probe';
     const known = this.#capacityAt;
@@ -416,20 +420,32 @@ export class RateController {
    * throttles as noise and raised the threshold above them (seen: 40% throttled at 8x the capacity,
    * judged noise). Once per probe, the test starts again from what the writers did send.
    */
-  #rebase(now: number, probe: Probe, sent: number): RateChange {
+  #rebase(now: number, probe: Probe, sent: number, floor: number): RateChange {
     const from = this.#current;
-    this.#decreases++;
-    this.#current = Math.max(MIN_RATE, FLOOR_SHARE * this.#reference(now), sent * this.#decrease);
+    // The same probe's cut, measured again: not one more cut (a noise verdict undoes both).
+    this.#current = Math.max(floor, sent * this.#decrease);
     this.#table.setRate(now, this.#current);
     this.#lastTableDecrease = now;
-    this.#probe = { ...probe, origin: sent, rebased: true, since: now, calls: 0, units: 0, throttledUnits: 0, throttledCalls: 0, stored: 0, offered: 0 };
+    this.#probe = {
+      ...probe,
+      origin: sent,
+      restoreTo: probe.origin,
+      rebased: true,
+      since: now,
+      calls: 0,
+      units: 0,
+      throttledUnits: 0,
+      throttledCalls: 0,
+      stored: 0,
+      offered: 0,
+    };
     return { kind: 'decreased', scope: 'table', fromWcu: from, toWcu: this.#current, reason: 'probe' };
   }
 
-  /** What the floor is a share of: the ceiling, or without one the best rate offered. */
-  #reference(now: number): number {
+  /** The least rate a cut leaves: a share of the ceiling, or without one of the best rate offered. */
+  #floor(now: number): number {
     const ceiling = this.#ceiling(now);
-    return Number.isFinite(ceiling) ? ceiling : this.#peakOffered;
+    return Math.max(MIN_RATE, FLOOR_SHARE * (Number.isFinite(ceiling) ? ceiling : this.#peakOffered));
   }
 
   /** Moves a probe on once its stage is measured; returns the verdict to report, if any. */
@@ -446,7 +462,11 @@ export class RateController {
       }
       if (!this.#measured(probe, elapsed)) return undefined;
       const sent = (probe.offered / elapsed) * 1000;
-      if (!probe.rebased && sent < 0.8 * this.#current) return this.#rebase(now, probe, sent);
+      const floor = this.#floor(now);
+      // Only a stage that saw throttles: without any, a stall of the writers says nothing to test again
+      // (and a rebase from it would drop an unthrottled load to the floor).
+      if (!probe.rebased && sent < 0.8 * this.#current && probe.throttledUnits > 0 && sent * this.#decrease > floor)
+        return this.#rebase(now, probe, sent, floor);
       // Then the rate before the cut again, to see whether the throttles come back with it.
       this.#probe = {
         ...probe,
@@ -504,14 +524,20 @@ export class RateController {
     // unlimited); the noise share is learned from the lower
     // of the two (capacity only adds throttles), slowly, so one misjudged probe cannot raise it far.
     this.#restores++;
-    // Without a target, noise is no reason for any limit: unlimited again (a cut right at the start, from
-    // a rate measured over a few hundred ms, would otherwise leave the load crawling back from it).
-    if (probe.unlimited || !Number.isFinite(this.#target)) {
-      this.#current = Math.min(Infinity, this.#ceiling(now));
-      this.#table.setRate(now, this.#current);
+    this.#descending = false;
+    // Unlimited again when it was unlimited: noise is no reason for any limit (a cut right at the start,
+    // from a rate measured over a few hundred ms, would otherwise leave the load crawling back from it).
+    // A probe of a finite rate tested only that rate: back to it, not to unlimited, which sent bursts at
+    // 10x a capacity lying between the two rates that the shares could not tell (review finding).
+    const back = probe.unlimited ? Infinity : Math.max(this.#current, probe.restoreTo ?? probe.origin);
+    this.#current = Math.min(back, this.#ceiling(now));
+    this.#table.setRate(now, this.#current);
+    // Noise is learned only from a probe whose higher stage did send more: one that could not tested no
+    // rate, and learning its throttles as noise raised the threshold above real capacity throttles.
+    if (sentGain >= MIN_TESTED_GAIN) {
+      const noise = Math.min(low.share, share);
+      this.#noiseShare = this.#noiseShare > 0 ? this.#noiseShare + 0.3 * (noise - this.#noiseShare) : noise;
     }
-    const noise = Math.min(low.share, share);
-    this.#noiseShare = this.#noiseShare > 0 ? this.#noiseShare + 0.3 * (noise - this.#noiseShare) : noise;
     return {
       kind: 'restored',
       scope: 'table',
@@ -551,10 +577,10 @@ export class RateController {
     const quietFrom = Math.max(last, this.#lastTableThrottle + this.#quietMs);
     // A capacity found is forgotten once the rate is well above it without throttles (capacity grew).
     if (this.#capacityAt && this.#current > 1.25 * this.#capacityAt.wcu) this.#capacityAt = undefined;
+    if (now > quietFrom) this.#descending = false;
     if (this.#probe?.stage === 'high') {
       // The rate before the cut is held while it is measured.
     } else if (now > quietFrom && this.#current < ceiling) {
-      this.#descending = false;
       const dt = now - quietFrom;
       let next = Number.isFinite(this.#target)
         ? this.#current + (this.#increase * this.#target * dt) / 1000

@@ -192,23 +192,70 @@ function busyMachine(seed: number): (sentAt: number) => number {
 describe('RateController when the writers are the limit (issue 12, seen in CI)', () => {
   // Before: a probe took a delivery rate that did not rise for capacity even when the writers had not
   // sent faster, and the plain cuts that followed ran down to the floor on noise alone: over seeds 1-40,
-  // half the loads kept under 0.6x (the worst 0.22x, 19 cuts standing at the end). Now: 0.83x at worst.
-  it.each([1, 4, 23, 30, 33, 38])('a share 0.15 of calls throttled at random and 0.2 failed, no target, seed %i: the speed is kept', (seed) => {
-    const clean = run({
+  // half the loads kept under 0.6x (the worst 0.22x, 19 cuts standing at the end; mean 0.68x).
+  it('a share 0.15 of calls throttled at random and 0.2 failed, no target, seeds 1-40: the speed is kept', () => {
+    const kept: number[] = [];
+    for (let seed = 1; seed <= 40; seed++) {
+      const clean = run({
+        controller: controller({ targetWcu: Infinity }),
+        writers: 8,
+        latencyMs: busyMachine(seed),
+        endMs: 60_000,
+        answer: (_at, units) => ({ plannedUnits: units }),
+      });
+      const noise = run({
+        controller: controller({ targetWcu: Infinity }),
+        writers: 8,
+        latencyMs: busyMachine(seed),
+        endMs: 60_000,
+        answer: noisy(seed, 0.15, 0.2),
+      });
+      // 35% of the calls store nothing whatever the rate: the share of the rest the load keeps.
+      const cleanRate = mean(clean.storedPerSecond.slice(5));
+      kept.push(mean(noise.storedPerSecond.slice(5)) / (0.65 * cleanRate));
+      // No ten seconds in a row down near the floor.
+      for (let s = 5; s + 10 <= 60; s += 5)
+        expect(mean(noise.storedPerSecond.slice(s, s + 10)), `seed ${seed}, ${s}-${s + 10} s`).toBeGreaterThan(0.3 * 0.65 * cleanRate);
+    }
+    // Measured: 0.71 at worst, 0.96 on average.
+    expect(Math.min(...kept)).toBeGreaterThan(0.6);
+    expect(mean(kept)).toBeGreaterThan(0.9);
+  });
+
+  // A capacity between a probe's two rates, with writers that can send far more and no target: a noise
+  // verdict used to set the rate unlimited whatever rate the probe had tested, and the load sent bursts at
+  // 10x the capacity (0.65 of the calls throttled at 500 WCU/s; review finding). And a probe whose higher
+  // stage sent no more than its lower one learned capacity throttles as noise (0.39 throttled at 1,200).
+  it.each([
+    [300, 8, 20],
+    [500, 8, 20],
+    [500, 4, 50],
+    [1200, 8, 'busy'],
+  ] as const)('no target, a table that takes %i WCU/s, %i writers, latency %s: the load sends little more than it takes', (capacity, writers, latency) => {
+    let calls = 0;
+    let throttled = 0;
+    let offered = 0;
+    const limit = capacityLimit(() => capacity);
+    const answer = (at: number, units: number): SendResult => {
+      const result = limit(at, units);
+      if (at >= 60_000) {
+        calls++;
+        offered += units;
+        if (result.throttle) throttled++;
+      }
+      return result;
+    };
+    const result = run({
       controller: controller({ targetWcu: Infinity }),
-      writers: 8,
-      latencyMs: busyMachine(seed),
-      endMs: 60_000,
-      answer: (_at, units) => ({ plannedUnits: units }),
+      writers,
+      latencyMs: latency === 'busy' ? busyMachine(3) : latency,
+      endMs: 180_000,
+      answer,
     });
-    const c = controller({ targetWcu: Infinity });
-    const noise = run({ controller: c, writers: 8, latencyMs: busyMachine(seed), endMs: 60_000, answer: noisy(seed, 0.15, 0.2) });
-    // 35% of the calls store nothing whatever the rate; of the rest the load keeps most.
-    const kept = mean(noise.storedPerSecond.slice(5)) / (0.65 * mean(clean.storedPerSecond.slice(5)));
-    expect(kept).toBeGreaterThan(0.75);
-    // No ten seconds in a row down near the floor.
-    for (let s = 5; s + 10 <= 60; s += 5)
-      expect(mean(noise.storedPerSecond.slice(s, s + 10)), `${s}-${s + 10} s`).toBeGreaterThan(0.3 * 0.65 * mean(clean.storedPerSecond.slice(5)));
+    // Over the last two minutes (measured: at most 0.10 throttled, 1.11x the capacity offered).
+    expect(throttled / calls).toBeLessThanOrEqual(0.15);
+    expect(offered / 120).toBeLessThan(1.2 * capacity);
+    expect(mean(result.storedPerSecond.slice(60))).toBeGreaterThan(0.8 * capacity);
   });
 
   it('a cut that does not hold the writers back (they send less than the lower rate) starts the test again from what they send', () => {
@@ -221,17 +268,41 @@ describe('RateController when the writers are the limit (issue 12, seen in CI)',
     }
     for (let t = 2000; t < 2060; t += 2) changes.push(...c.record(t, { plannedUnits: 0, throttledUnits: 10, throttle: { scope: 'table' } }));
     expect(changes).toEqual([{ kind: 'decreased', scope: 'table', fromWcu: 1000, toWcu: 700, reason: 'probe' }]);
-    // The writers now send 200 WCU/s, far below the 700 allowed: the low stage tests nothing.
-    for (let t = 2100; t < 6000; t += 50) {
+    // After the burst has left the 2 s window, the writers send 200 WCU/s, far below the 700 allowed, and
+    // one call in 8 is still throttled: the low stage tests nothing.
+    for (let t = 4100, i = 0; t < 8000; t += 50, i++) {
       c.reserveTable(t, 10);
-      changes.push(...c.record(t + 5, { plannedUnits: 10 }));
+      changes.push(...c.record(t + 5, i % 8 === 7 ? { plannedUnits: 0, throttledUnits: 10, throttle: { scope: 'table' } } : { plannedUnits: 10 }));
     }
     const rebase = changes[1];
-    // From the lower rate (grown a little since: no throttles in the stage).
-    expect(rebase).toMatchObject({ kind: 'decreased', scope: 'table', fromWcu: expect.closeTo(727, 0) as number, reason: 'probe' });
-    // 0.7 x what the writers sent in the stage (200 WCU/s, give or take a reservation at its edges).
-    expect(rebase?.kind === 'decreased' ? rebase.toWcu : 0).toBeGreaterThan(0.7 * 180);
-    expect(rebase?.kind === 'decreased' ? rebase.toWcu : 0).toBeLessThan(0.7 * 220);
+    if (rebase?.kind !== 'decreased' || rebase.scope !== 'table') throw new Error(`expected a cut of the table, got ${JSON.stringify(rebase)}`);
+    expect(rebase.reason).toBe('probe');
+    // From the lower rate, grown a little in the quiet seconds after the burst (5% of the target a second).
+    expect(rebase.fromWcu).toBeGreaterThanOrEqual(700);
+    expect(rebase.fromWcu).toBeLessThan(900);
+    // 0.7 x what the writers sent over the stage: 200 WCU/s for the last 2 of its 3.6 s (it began at the
+    // cut, 500 ms of settling aside, and was judged at its 40th answer), so 0.7 x 111; above the floor.
+    expect(rebase.toWcu).toBeCloseTo(0.7 * 200 * (2000 / 3600), -1);
+    expect(rebase.toWcu).toBeGreaterThan(50);
+  });
+
+  it('writers that stall with no throttle in the lower stage are not a reason to test again (nor to drop to the floor)', () => {
+    const c = controller({ targetWcu: Infinity });
+    const changes: RateChange[] = [];
+    for (let t = 0; t < 3000; t += 10) {
+      c.reserveTable(t, 20);
+      changes.push(...c.record(t + 5, { plannedUnits: 20 }));
+    }
+    for (let t = 3000; t < 3060; t += 2) changes.push(...c.record(t, { plannedUnits: 0, throttledUnits: 20, throttle: { scope: 'table' } }));
+    expect(changes).toHaveLength(1);
+    // A stall: one batch every 700 ms, all stored.
+    for (let t = 3100; t < 12_000; t += 700) {
+      c.reserveTable(t, 20);
+      changes.push(...c.record(t + 5, { plannedUnits: 20 }));
+    }
+    expect(changes.filter((change) => change.kind === 'decreased')).toHaveLength(1);
+    // Never near the floor (5% of the 2,000 WCU/s offered).
+    expect(c.snapshot(12_000).currentWcu ?? Infinity).toBeGreaterThan(1000);
   });
 
   // The same writers against a real limit well below what they can send: the capacity is still found.
