@@ -351,7 +351,9 @@ export class RateController {
   /** The share of offered units throttled that cuts the rate: above the noise learned so far. */
   #threshold(): number {
     const noise = this.#noiseShare;
-    return noise > 0 ? Math.min(0.9, Math.max(this.#throttleShare, 2 * noise, noise + 0.05)) : this.#throttleShare;
+    // At most a storm's share: a threshold above it (it was 0.9) let a noise share learned wrongly stop
+    // every cut for good, capacity throttles near half the calls included (review finding).
+    return noise > 0 ? Math.min(STORM_SHARE, Math.max(this.#throttleShare, 2 * noise, noise + 0.05)) : this.#throttleShare;
   }
 
   /** Cuts the load's rate by the decrease factor; opens a probe unless the rate is known capacity. */
@@ -509,7 +511,10 @@ export class RateController {
     // to stage (seen: sending +37%, delivery +18%, throttled shares within the margin); at capacity the
     // writers send little more (throttled writes wait in backoff) and deliver no more (seen: -5% and 0%).
     const flat = cutBound && low.delivered > 0 && probe.stored / span < low.delivered * Math.max(1.05, 1 + 0.25 * (sentGain - 1));
-    if (storm || probe.calls < 5 || share > low.share + margin || flat) {
+    // Half the calls or more throttled at both rates is never accepted as noise: both stages were above
+    // capacity (seen: 0.53 and 0.59 at 2,450 and 5,000 WCU/s on a table taking 1,000).
+    const saturated = Math.min(low.share, share) >= STORM_SHARE;
+    if (storm || probe.calls < 5 || share > low.share + margin || flat || saturated) {
       // Throttles rose with the rate: capacity. Back to the lower rate, remembered as near capacity.
       this.#current = low.rate;
       this.#table.setRate(now, this.#current);

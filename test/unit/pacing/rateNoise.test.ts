@@ -8,6 +8,8 @@ import { RateController, type RateChange, type RateControlOptions, type SendResu
 import { mulberry32 } from '../../../tools/mulberry32.js';
 
 const BATCH_UNITS = 25;
+/** The controller's storm share: no noise share is learned at or above it. */
+const STORM_SHARE_FOR_TEST = 0.5;
 
 interface Trace {
   controller: RateController;
@@ -295,14 +297,46 @@ describe('RateController when the writers are the limit (issue 12, seen in CI)',
     }
     for (let t = 3000; t < 3060; t += 2) changes.push(...c.record(t, { plannedUnits: 0, throttledUnits: 20, throttle: { scope: 'table' } }));
     expect(changes).toHaveLength(1);
-    // A stall: one batch every 700 ms, all stored.
-    for (let t = 3100; t < 12_000; t += 700) {
+    // A stall: one batch every 700 ms, all stored, long enough for the lower stage to be judged (at 10 s,
+    // on its quarter of the answers) and the higher one after it.
+    for (let t = 3100; t < 30_000; t += 700) {
       c.reserveTable(t, 20);
       changes.push(...c.record(t + 5, { plannedUnits: 20 }));
+      // Never near the floor (5% of the 2,000 WCU/s offered): a rebase from the stall went to 100.
+      expect(c.snapshot(t + 5).currentWcu ?? Infinity, `at ${t + 5} ms`).toBeGreaterThan(900);
     }
     expect(changes.filter((change) => change.kind === 'decreased')).toHaveLength(1);
-    // Never near the floor (5% of the 2,000 WCU/s offered).
-    expect(c.snapshot(12_000).currentWcu ?? Infinity).toBeGreaterThan(1000);
+    expect(changes.at(-1)).toMatchObject({ kind: 'restored', reason: 'noise' });
+  });
+
+  // Both stages of a probe above capacity, about half the calls throttled at each: the noise verdict it
+  // got learned a noise share of 0.53, the threshold went to 0.9, and nothing cut the rate again, at 4x
+  // the capacity with 0.61 of the calls throttled to the end of the load (review finding).
+  it('--wcu 5000 on a table that takes 1,000 WCU/s, busy writers and noise: the load does not stay far above the capacity', () => {
+    let calls = 0;
+    let throttled = 0;
+    let offered = 0;
+    const limit = noisy(
+      2,
+      0.1,
+      0.15,
+      capacityLimit(() => 1000),
+    );
+    const answer = (at: number, units: number): SendResult => {
+      const result = limit(at, units);
+      if (at >= 60_000) {
+        calls++;
+        offered += units;
+        if (result.throttle) throttled++;
+      }
+      return result;
+    };
+    const c = controller({ targetWcu: 5000 });
+    run({ controller: c, writers: 16, latencyMs: busyMachine(2), endMs: 150_000, answer });
+    // The noise alone throttles 0.1 of the calls and fails 0.15 whatever the rate.
+    expect(throttled / calls).toBeLessThan(0.35);
+    expect(offered / 90).toBeLessThan(2 * 1000);
+    expect(c.snapshot(150_000).noiseShare).toBeLessThan(STORM_SHARE_FOR_TEST);
   });
 
   // The same writers against a real limit well below what they can send: the capacity is still found.
