@@ -12,7 +12,11 @@ import { TokenBucket } from './tokenBucket.js';
  *   at the rate before the cut. Throttles that rise with the rate are capacity: the lower rate is kept.
  *   Throttles that do not are noise: the rate before the cut is restored and the noise share learned, so
  *   only throttles above it cut again. Errors without an answer (5xx, resets, timeouts, lost replies)
- *   are retried by the writer and never move the rate.
+ *   are retried by the writer and never move the rate;
+ * - a probe judges only what it tested: writers that did not send even the lower rate (a busy machine,
+ *   replies held) are measured again from what they sent, a delivery rate that stays flat says capacity
+ *   only when the writers sent more, and a higher stage that sent no more learns no noise. BBR's
+ *   "application-limited" samples; without this a busy machine's noise ran loads to the floor.
  *
  * Pure: time is passed in (monotonic ms, never decreasing); the I/O shell sleeps for the waits it returns.
  */
@@ -486,6 +490,11 @@ export class RateController {
       this.#table.setRate(now, this.#current);
       return undefined;
     }
+    return this.#verdict(now, probe, share, elapsed);
+  }
+
+  /** The higher stage's verdict: capacity (the lower rate stays) or noise (the tested rate comes back). */
+  #verdict(now: number, probe: Probe, share: number, elapsed: number): RateChange | undefined {
     const low = probe.low!;
     // A storm ends the stage early; 5 or 10 answers held it too often under noise alone (6 of 10 throttled).
     const storm = probe.calls >= STORM_MIN_CALLS && share >= STORM_SHARE && share > low.share + 0.25;
