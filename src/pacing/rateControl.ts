@@ -371,21 +371,9 @@ export class RateController {
     this.#table.setRate(now, this.#current);
     let reason: TableCutReason = 'probe';
     const known = this.#capacityAt;
-    if (this.#probe) this.#probe = { ...this.#probe, since: now, calls: 0, units: 0, throttledUnits: 0, throttledCalls: 0, stored: 0, offered: 0 };
+    if (this.#probe) this.#probe = { ...this.#probe, ...freshStage(now) };
     else if (this.#descend(throttledShare) || (known && now - known.at < CAPACITY_MEMORY_MS && base >= 0.9 * known.wcu)) reason = 'capacity';
-    else
-      this.#probe = {
-        origin: base,
-        unlimited: !Number.isFinite(from),
-        stage: 'low',
-        since: now,
-        calls: 0,
-        units: 0,
-        throttledUnits: 0,
-        throttledCalls: 0,
-        stored: 0,
-        offered: 0,
-      };
+    else this.#probe = { origin: base, unlimited: !Number.isFinite(from), stage: 'low', ...freshStage(now) };
     return { kind: 'decreased', scope: 'table', fromWcu: Number.isFinite(from) ? from : undefined, toWcu: this.#current, reason };
   }
 
@@ -432,19 +420,7 @@ export class RateController {
     this.#current = Math.max(floor, sent * this.#decrease);
     this.#table.setRate(now, this.#current);
     this.#lastTableDecrease = now;
-    this.#probe = {
-      ...probe,
-      origin: sent,
-      restoreTo: probe.origin,
-      rebased: true,
-      since: now,
-      calls: 0,
-      units: 0,
-      throttledUnits: 0,
-      throttledCalls: 0,
-      stored: 0,
-      offered: 0,
-    };
+    this.#probe = { ...probe, origin: sent, restoreTo: probe.origin, rebased: true, ...freshStage(now) };
     return { kind: 'decreased', scope: 'table', fromWcu: from, toWcu: this.#current, reason: 'probe' };
   }
 
@@ -477,13 +453,7 @@ export class RateController {
       this.#probe = {
         ...probe,
         stage: 'high',
-        since: now,
-        calls: 0,
-        units: 0,
-        throttledUnits: 0,
-        throttledCalls: 0,
-        stored: 0,
-        offered: 0,
+        ...freshStage(now),
         low: { share, calls: probe.calls, rate: this.#current, delivered: probe.stored / elapsed, offered: probe.offered / elapsed },
       };
       this.#current = probe.origin;
@@ -674,6 +644,11 @@ export class RateController {
     const second = Math.floor(now / 1000);
     return ((this.#secondUnits.get(second - 1) ?? 0) + (this.#secondUnits.get(second - 2) ?? 0)) / 2;
   }
+}
+
+/** A probe stage's counters, from `since` on. */
+function freshStage(since: number): Pick<Probe, 'since' | 'calls' | 'units' | 'throttledUnits' | 'throttledCalls' | 'stored' | 'offered'> {
+  return { since, calls: 0, units: 0, throttledUnits: 0, throttledCalls: 0, stored: 0, offered: 0 };
 }
 
 /** What `perSecond` holds for the current and the previous whole second. */

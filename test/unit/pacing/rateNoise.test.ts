@@ -94,6 +94,23 @@ function capacityLimit(capacity: (at: number) => number) {
   };
 }
 
+/** The service's answers, counting the calls, throttled calls and units offered from `fromMs` on. */
+function counted(answer: (at: number, units: number) => SendResult, fromMs: number) {
+  const counts = { calls: 0, throttled: 0, offered: 0 };
+  return {
+    counts,
+    answer: (at: number, units: number): SendResult => {
+      const result = answer(at, units);
+      if (at >= fromMs) {
+        counts.calls++;
+        counts.offered += units;
+        if (result.throttle) counts.throttled++;
+      }
+      return result;
+    },
+  };
+}
+
 function controller(options: Partial<RateControlOptions> = {}): RateController {
   return new RateController({ targetWcu: 1000, ...options }, 0);
 }
@@ -234,19 +251,10 @@ describe('RateController when the writers are the limit (issue 12, seen in CI)',
     [500, 4, 50],
     [1200, 8, 'busy'],
   ] as const)('no target, a table that takes %i WCU/s, %i writers, latency %s: the load sends little more than it takes', (capacity, writers, latency) => {
-    let calls = 0;
-    let throttled = 0;
-    let offered = 0;
-    const limit = capacityLimit(() => capacity);
-    const answer = (at: number, units: number): SendResult => {
-      const result = limit(at, units);
-      if (at >= 60_000) {
-        calls++;
-        offered += units;
-        if (result.throttle) throttled++;
-      }
-      return result;
-    };
+    const { answer, counts } = counted(
+      capacityLimit(() => capacity),
+      60_000,
+    );
     const result = run({
       controller: controller({ targetWcu: Infinity }),
       writers,
@@ -255,8 +263,8 @@ describe('RateController when the writers are the limit (issue 12, seen in CI)',
       answer,
     });
     // Over the last two minutes (measured: at most 0.10 throttled, 1.11x the capacity offered).
-    expect(throttled / calls).toBeLessThanOrEqual(0.15);
-    expect(offered / 120).toBeLessThan(1.2 * capacity);
+    expect(counts.throttled / counts.calls).toBeLessThanOrEqual(0.15);
+    expect(counts.offered / 120).toBeLessThan(1.2 * capacity);
     expect(mean(result.storedPerSecond.slice(60))).toBeGreaterThan(0.8 * capacity);
   });
 
@@ -313,29 +321,20 @@ describe('RateController when the writers are the limit (issue 12, seen in CI)',
   // got learned a noise share of 0.53, the threshold went to 0.9, and nothing cut the rate again, at 4x
   // the capacity with 0.61 of the calls throttled to the end of the load (review finding).
   it('--wcu 5000 on a table that takes 1,000 WCU/s, busy writers and noise: the load does not stay far above the capacity', () => {
-    let calls = 0;
-    let throttled = 0;
-    let offered = 0;
-    const limit = noisy(
-      2,
-      0.1,
-      0.15,
-      capacityLimit(() => 1000),
+    const { answer, counts } = counted(
+      noisy(
+        2,
+        0.1,
+        0.15,
+        capacityLimit(() => 1000),
+      ),
+      60_000,
     );
-    const answer = (at: number, units: number): SendResult => {
-      const result = limit(at, units);
-      if (at >= 60_000) {
-        calls++;
-        offered += units;
-        if (result.throttle) throttled++;
-      }
-      return result;
-    };
     const c = controller({ targetWcu: 5000 });
     run({ controller: c, writers: 16, latencyMs: busyMachine(2), endMs: 150_000, answer });
     // The noise alone throttles 0.1 of the calls and fails 0.15 whatever the rate.
-    expect(throttled / calls).toBeLessThan(0.35);
-    expect(offered / 90).toBeLessThan(2 * 1000);
+    expect(counts.throttled / counts.calls).toBeLessThan(0.35);
+    expect(counts.offered / 90).toBeLessThan(2 * 1000);
     expect(c.snapshot(150_000).noiseShare).toBeLessThan(STORM_SHARE_FOR_TEST);
   });
 
