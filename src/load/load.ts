@@ -157,6 +157,7 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<L
     // A failure out of the reading (a truncated .gz, a full disk) must not leave batches writing behind
     // the counters, the reject file and the checkpoint being closed.
     await dispatcher?.settle();
+    stop.settle();
     await session.release(stop, tally, emit);
   }
   progress(true);

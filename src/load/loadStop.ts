@@ -8,6 +8,8 @@ import { LoaderError, bug } from '../shared/errors.js';
 export class LoadStop {
   #error: LoaderError | undefined;
   readonly #signal: AbortSignal | undefined;
+  /** Whether the abort counted, fixed once the load has settled (see settle()). */
+  #settledAborted: boolean | undefined;
 
   constructor(signal?: AbortSignal) {
     this.#signal = signal;
@@ -24,7 +26,16 @@ export class LoadStop {
 
   /** The caller asked the load to stop (SIGINT, --stop-timeout). */
   get aborted(): boolean {
-    return this.#signal?.aborted === true;
+    return this.#settledAborted ?? this.#signal?.aborted === true;
+  }
+
+  /**
+   * Every batch has settled and the checkpoint is about to record how the load ended: a signal after
+   * this point (Ctrl-C a moment after the last write, a caller aborting on the final progress event)
+   * stops nothing, so it must not turn a load its checkpoint calls complete into an aborted one.
+   */
+  settle(): void {
+    this.#settledAborted ??= this.#signal?.aborted === true;
   }
 
   /** Failed or asked to stop: read no further, hand out no more held rows. */

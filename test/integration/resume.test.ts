@@ -4,6 +4,7 @@
  * stated bound; the same with spread order and random shard suffixes; SIGINT stops with 130 and resumes;
  * a checkpoint refuses other options and a finished one does nothing.
  */
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -215,5 +216,45 @@ describe('--checkpoint', () => {
     const resumed = await load(options);
     expect(resumed).toMatchObject({ rowsRead: rows, written: rows, complete: true });
     expect((await scanAll(client(), table)).length).toBe(rows);
+  });
+
+  it('a stop asked for after the checkpoint recorded the load complete changes nothing: the load reports complete, as its checkpoint does (regression)', async () => {
+    const rows = 300;
+    const input = join(dir(), 'late-stop.csv');
+    await writeGeneratedCsv(input, rows);
+    const table = await newTable(KEYS);
+    const checkpointPath = join(dir(), 'late-stop.checkpoint.json');
+    const status = () => {
+      try {
+        return (JSON.parse(readFileSync(checkpointPath, 'utf8')) as { status: string }).status;
+      } catch {
+        return undefined;
+      }
+    };
+    const controller = new AbortController();
+    let stoppedLate = false;
+    const options = {
+      input,
+      table,
+      endpoint,
+      region: 'us-east-1',
+      types: GENERATED_TYPES,
+      checkpointPath,
+      rejectsPath: join(dir(), 'late-stop.rejects.jsonl'),
+    };
+    // The last progress event comes after the checkpoint is closed: a signal there (Ctrl-C a moment after
+    // the last write) used to make load() reject with ABORTED while the checkpoint said complete.
+    const result = await load(options, {
+      signal: controller.signal,
+      onEvent: (event) => {
+        if (event.type === 'progress' && status() === 'complete' && !stoppedLate) {
+          stoppedLate = true;
+          controller.abort();
+        }
+      },
+    });
+    expect(stoppedLate).toBe(true);
+    expect(result).toMatchObject({ rowsRead: rows, written: rows, complete: true });
+    expect(status()).toBe('complete');
   });
 });
