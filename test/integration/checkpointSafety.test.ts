@@ -36,9 +36,12 @@ describe('checkpoint safety (issue 11)', () => {
     const input = join(dir(), 'rej.csv');
     await writeGeneratedCsv(input, rows);
     const table = await newTable(KEYS);
-    // Every write is throttled; with --max-attempts 1 every row ends RETRIES_EXHAUSTED.
-    // Each answer takes 25 ms, so the load lasts long enough for the kills to land on a busy machine.
-    const proxy = await startFaultProxy(endpoint, () => ({ ...faults.throttled(), delayMs: 25 }));
+    // Every write is throttled; with --max-attempts 1 every row ends RETRIES_EXHAUSTED, 25 ms after its call.
+    // A killed run must not be able to finish before its kill lands: its calls from the `answered`-th of
+    // that run on are held for a minute, so it stops at a fixed point whatever the speed of the machine
+    // (a time-based margin was 80 batches, about 0.3 s, after the second kill's threshold).
+    let holdFrom = Infinity;
+    const proxy = await startFaultProxy(endpoint, (i) => ({ ...faults.throttled(), delayMs: i >= holdFrom ? 60_000 : 25 }));
     closeAfterAll(proxy);
     const checkpoint = join(dir(), 'rej.checkpoint.json');
     const rejects = join(dir(), 'rej.rejects.jsonl');
@@ -59,10 +62,20 @@ describe('checkpoint safety (issue 11)', () => {
       '8',
     ];
     const env = localEnv(proxy.url);
-    for (const at of [440, 520]) {
+    // The first run answers 460 calls, so its checkpoint reaches 440 batches and it cannot finish the 600;
+    // the second resumes from at most 460, answers 80 more calls (batches after the resume point, in order)
+    // and is killed once its checkpoint has 60 more batches than the resume point.
+    for (const [answered, more] of [
+      [460, 440],
+      [80, 60],
+    ] as const) {
+      const at = batchesDone(checkpoint) + more;
+      holdFrom = proxy.calls.length + answered;
       const run = await cli(args, env, { signal: 'SIGKILL', when: () => batchesDone(checkpoint) >= at });
       expect(run.signal, run.stderr).toBe('SIGKILL');
+      expect(batchesDone(checkpoint)).toBeLessThan(rows / 25);
     }
+    holdFrom = Infinity;
     const last = await cli(args, env);
     expect(last.code, last.stderr).toBe(2);
     expect(last.stderr).toContain('resuming from checkpoint');
