@@ -3,6 +3,7 @@
  * Kubernetes Indexed Job and an AWS Batch array job reach --segment through sh -c, each worker keeps its
  * own checkpoint and report, and flock -n keeps two cron runs from overlapping.
  */
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -98,7 +99,11 @@ describe('README recipes', () => {
     // The first run is slow on purpose (100 WCU/s: 30 s); it is stopped once the second has given up.
     const cron = (report: string) => `flock -n ${lock} node ${BIN} load ${input} --table ${table} --types ${TYPES} --wcu 100 --report ${report}`;
     const first = sh(`${cron('first.json')} & echo $! > first.pid; wait`, localEnv(endpoint));
-    await new Promise((r) => setTimeout(r, 2500));
+    // The second starts once the first holds the lock: its node process runs (flock starts it only with the
+    // lock held) and has locked its reject file. A fixed wait raced a slow start of sh, flock and node.
+    const firstRejectsLock = `${input}.rejects.jsonl.lock`;
+    for (let i = 0; i < 800 && !existsSync(firstRejectsLock); i++) await new Promise((r) => setTimeout(r, 25));
+    expect(existsSync(firstRejectsLock), 'the first run never started').toBe(true);
     const second = await sh(cron('second.json'), localEnv(endpoint));
     expect(second.code).toBe(1);
     await expect(readFile(join(dir(), 'second.json'), 'utf8')).rejects.toThrow();
