@@ -143,9 +143,17 @@ describe('default reject files and their lock (issue 11.7)', () => {
     const firstDone = new Promise<number | null>((resolve) => first.on('close', resolve));
     first.stdin.write('pk,sk,v\na,1,1\nb,2,oops\n');
     const lock = `${rejects}.lock`;
-    for (let i = 0; i < 400 && !existsSync(lock); i++) await new Promise((r) => setTimeout(r, 50));
-    expect(existsSync(lock)).toBe(true);
-    expect(JSON.parse(readFileSync(lock, 'utf8'))).toMatchObject({ pid: first.pid, host: hostname() });
+    // The loader creates the lock file (O_EXCL) and then writes its holder into it: wait for the holder,
+    // not for the file, which can be read empty in between (seen under CPU load: 'Unexpected end of JSON').
+    const holder = () => {
+      try {
+        return JSON.parse(readFileSync(lock, 'utf8')) as { pid?: number; host?: string };
+      } catch {
+        return undefined;
+      }
+    };
+    for (let i = 0; i < 400 && holder()?.pid === undefined; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(holder()).toMatchObject({ pid: first.pid, host: hostname() });
 
     const { input } = await fixture('second.csv');
     const second = await cli(['load', input, '--table', table, '--types', 'v:N', '--rejects', rejects]);
