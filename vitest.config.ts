@@ -25,6 +25,10 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: [...configDefaults.exclude, 'test/unit/**'],
           globalSetup: ['test/support/globalSetup.ts'],
+          // One file at a time, on any machine: several CLI tests load samples/orders.csv with its default
+          // reject file beside it (a second run at once would be refused with exit 75, as users' are), and
+          // the rate and kill tests are sized for the 2 cores CI has, not for sharing them with each other.
+          fileParallelism: false,
         },
       },
     ],
