@@ -22,7 +22,10 @@ import { batchesOf, type StageReport } from './stages.js';
 export interface LoadDependencies {
   /** A DynamoDB document client; by default one is built from the region, profile and endpoint options. */
   client?: DynamoDBDocumentClient;
-  /** Stops reading when aborted; batches already sent finish, then load() rejects with code ABORTED. */
+  /**
+   * Stops reading when aborted; batches already sent finish, then load() rejects with code ABORTED. An abort
+   * after every batch has settled stops nothing: the load ends as its checkpoint records it.
+   */
   signal?: AbortSignal;
   onEvent?: (event: LoadEvent) => void;
   /** Stream read for input "-". @default process.stdin */
