@@ -5,7 +5,8 @@ import { DEFAULT_LATENCY_MS, prepareEstimate, type PreparedEstimate, type Simula
 import { load, restartsInRoundRobin, type DryRun } from '../load/load.js';
 import { normalizeOptions, type LoadOptions } from '../load/options.js';
 import type { CallerFiles } from '../load/outputFiles.js';
-import { isGlobalOrder, type GlobalOrderMode } from '../ordering/order.js';
+import { isGlobalOrder, type GlobalOrderMode, type OrderMode } from '../ordering/order.js';
+import type { StripeLayout } from '../load/stripedRecords.js';
 import type { LoadEvent } from '../reporting/events.js';
 import type { TableInfo } from '../shared/tableInfo.js';
 import { LoaderError } from '../shared/errors.js';
@@ -41,7 +42,8 @@ export interface EstimateDependencies {
  * the dry run reads in input order, and nothing is held, spilled or sorted (issue 14), so rows
  * superseded by a later row of the same primary key are counted as input-order batches meet them; on
  * a table with GSIs the global order is materialised instead (see estimateOnce). A streaming order
- * (input, window) is the order itself. Memory stays bounded: counters, a bounded table of keys, two
+ * (input, window) is the order itself; the default order's striped read is simulated from statistics of a
+ * read from the start (stripeOrder.ts), its grouping checked over the whole file. Memory stays bounded: counters, a bounded table of keys, two
  * simulations of a few batches in flight, and for the window order its own --memory budget.
  */
 export async function estimate(options: EstimateOptions, deps: EstimateDependencies = {}): Promise<EstimateResult> {
@@ -80,6 +82,11 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
   const table = options.tableInfo ?? restart?.table;
   const settings: SimulationSettings = { ...options.simulation, ...(table && table.gsis.length > 0 ? { materializeOrder: true } : {}) };
   const fromStatistics = isGlobalOrder(opts.order) && !settings.materializeOrder;
+  // The default order's striped read is simulated from statistics of a read from the start (stripeOrder.ts),
+  // except with --shard: a key's shards are written keys the statistics of one run do not tell apart.
+  const stripesFromStatistics = opts.order === 'stripes' && !settings.materializeOrder && opts.shard === undefined;
+  /** The order a load would write in, as the dry run was told (stripes, or round-robin for a file that cannot be cut). */
+  let simulatedOrder: OrderMode | undefined;
   let restartWith: TableInfo | undefined;
   // The dry run's own phases model the load's: start-up until 'started', the read phase until the order
   // starts handing out writes ('ordering', global orders) or the last row (streaming orders).
@@ -96,13 +103,13 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
   const dryRun: DryRun = {
     ...(table ? { tableInfo: table } : {}),
     onTable: (table) => {
-      if (fromStatistics && table.gsis.length > 0) {
+      if ((fromStatistics || stripesFromStatistics) && table.gsis.length > 0) {
         // Key statistics cannot carry each write's GSI keys: start over with the order materialised.
         restartWith = table;
         throw new LoaderError('ABORTED', 'the table has GSIs: the estimate starts over with the planned order materialised');
       }
       prepared = prepareEstimate(table, opts, { ...settings, ...(options.newTable ? { newTable: true } : {}) });
-      const plannedOrder = fromStatistics ? { mode: opts.order as GlobalOrderMode } : undefined;
+      const plannedOrder = fromStatistics ? { mode: opts.order as GlobalOrderMode } : stripesFromStatistics ? { mode: 'stripes' as const } : undefined;
       tally = new EstimateTally(prepared.costModel, prepared.simulators, {
         indexes: prepared.indexes,
         ...(plannedOrder ? { plannedOrder } : {}),
@@ -111,6 +118,14 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
     },
     onPlanned: (w) => tally!.add(w),
     record: (writes) => tally!.addBatch(writes),
+    ...(stripesFromStatistics
+      ? {
+          onStripes: (layout: StripeLayout | undefined) => {
+            simulatedOrder = layout ? 'stripes' : 'round-robin';
+            tally!.readAs(layout);
+          },
+        }
+      : {}),
   };
   // The dry run itself is unpaced: the pacing the estimate reports is simulated (prepareEstimate). A
   // global order is simulated from key statistics (plannedOrder.ts), so the dry run reads in input order.
@@ -141,7 +156,7 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
     totals: tally.finish(),
     // The order in effect: a file that cannot be read in stripes is written in round-robin order.
     // (A global order's dry run reads in input order: the order simulated is the one asked for.)
-    load: { pacing: opts.pacing, keyWcu: opts.keyWcu, order: fromStatistics ? opts.order : run.order, sharded: opts.shard !== undefined },
+    load: { pacing: opts.pacing, keyWcu: opts.keyWcu, order: fromStatistics ? opts.order : (simulatedOrder ?? run.order), sharded: opts.shard !== undefined },
     prices: options.prices,
     phases,
   });

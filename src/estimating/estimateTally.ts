@@ -5,6 +5,7 @@ import type { LoadSimulator, SimWrite, SimulationOutcome } from './simulate.js';
 import { SizeHistogram } from './sizeHistogram.js';
 import { IndexKeyTally, type IndexHotKeys } from './indexKeyTally.js';
 import { PlannedOrderStats } from './plannedOrder.js';
+import { StripeOrderStats, type StripeLayoutStats } from './stripeOrder.js';
 import type { GlobalOrderMode } from '../ordering/order.js';
 import { MAX_BATCH_REQUESTS } from '../batching/batch.js';
 import type { WriteCostModel } from '../pacing/writeCost.js';
@@ -42,8 +43,11 @@ export interface EstimateTotals {
 export interface EstimateTallyOptions {
   /** The table's GSIs (prepareEstimate); none by default. */
   indexes?: IndexKeyTally;
-  /** A global order simulated from key statistics (tables without GSIs only). */
-  plannedOrder?: { mode: GlobalOrderMode; stats?: PlannedOrderStats };
+  /**
+   * The planned order simulated from statistics (tables without GSIs only): a global order, or the
+   * default order's striped read (how the file is read is told later: readAs()).
+   */
+  plannedOrder?: { mode: GlobalOrderMode; stats?: PlannedOrderStats } | { mode: 'stripes' };
   /** Whether --shard was given. @default true */
   sharded?: boolean;
 }
@@ -66,7 +70,12 @@ export class EstimateTally {
   #inputBatch: SimWrite[] = [];
   #finished = false;
   /** A global order, simulated from key statistics rather than from the batches of a materialised order. */
-  readonly #planned: { mode: GlobalOrderMode; stats: PlannedOrderStats } | undefined;
+  #planned: { mode: GlobalOrderMode; stats: PlannedOrderStats } | undefined;
+  /** The default order's striped read, simulated from statistics (stripeOrder.ts). */
+  #stripes: StripeOrderStats | undefined;
+  /** The planned order comes from statistics, not from addBatch(); for stripes, once readAs() said how. */
+  readonly #fromStatistics: 'global' | 'stripes' | undefined;
+  #told = false;
   readonly #sharded: boolean;
 
   /**
@@ -85,7 +94,22 @@ export class EstimateTally {
     this.#sharded = options.sharded ?? true;
     const plannedOrder = options.plannedOrder;
     if (plannedOrder && this.#indexes.any) throw new Error('EstimateTally cannot simulate a table with GSIs from key statistics; this is a bug');
-    if (plannedOrder) this.#planned = { mode: plannedOrder.mode, stats: plannedOrder.stats ?? new PlannedOrderStats() };
+    if (plannedOrder?.mode === 'stripes') this.#fromStatistics = 'stripes';
+    else if (plannedOrder) {
+      this.#fromStatistics = 'global';
+      this.#planned = { mode: plannedOrder.mode, stats: plannedOrder.stats ?? new PlannedOrderStats() };
+    }
+  }
+
+  /**
+   * How the load would read the file, for a planned order of `stripes`: in these stripes, or (undefined)
+   * whole in round-robin order. Once, before the first add().
+   */
+  readAs(layout: StripeLayoutStats | undefined): void {
+    if (this.#fromStatistics !== 'stripes' || this.#told) throw new Error('EstimateTally.readAs() out of turn; this is a bug');
+    this.#told = true;
+    if (layout) this.#stripes = new StripeOrderStats(layout);
+    else this.#planned = { mode: 'round-robin', stats: new PlannedOrderStats() };
   }
 
   /** One planned write, in input order: counts it and returns the slim copy the write order carries instead. */
@@ -109,6 +133,7 @@ export class EstimateTally {
     this.#inputBatch.push(this.#indexes.simWrite({ item: slimItem, partitionId: w.partitionId, wcu: cost.total }));
     // Only without GSIs (see the constructor): a write's units are then its table key's.
     this.#planned?.stats.add(written, cost.total);
+    this.#stripes?.add(written, cost.total, w.origin.line, w.origin.raw.length + 1);
     if (this.#inputBatch.length === MAX_BATCH_REQUESTS) {
       this.#simulators.input.push(this.#inputBatch);
       this.#inputBatch = [];
@@ -135,7 +160,7 @@ export class EstimateTally {
 
   /** One batch (of slim copies from add()) in the order load() would send it. */
   addBatch(writes: readonly PlannedWrite[]): void {
-    if (this.#planned) return;
+    if (this.#fromStatistics) return;
     this.#simulators.planned.push(writes.map((w) => this.#indexes.simWrite(w)));
   }
 
@@ -145,9 +170,11 @@ export class EstimateTally {
     this.#finished = true;
     if (this.#inputBatch.length > 0) this.#simulators.input.push(this.#inputBatch);
     this.#inputBatch = [];
-    if (this.#planned) {
+    if (this.#fromStatistics === 'stripes' && !this.#told) throw new Error('EstimateTally was never told how the file is read; this is a bug');
+    const ordered = this.#stripes ? this.#stripes.ordered() : this.#planned?.stats.ordered(this.#planned.mode);
+    if (ordered) {
       let batch: SimWrite[] = [];
-      for (const w of this.#planned.stats.ordered(this.#planned.mode)) {
+      for (const w of ordered) {
         batch.push(w);
         if (batch.length === MAX_BATCH_REQUESTS) {
           this.#simulators.planned.push(batch);

@@ -17,6 +17,7 @@ import type { CallerFiles } from './outputFiles.js';
 import { prepareLoad, type PreparedLoad } from './prepareLoad.js';
 import { Rejections } from './rejections.js';
 import { batchesOf, type StageReport } from './stages.js';
+import type { StripeLayout } from './stripedRecords.js';
 
 /** What load() needs from its environment; each has a real default and can be replaced in tests. */
 export interface LoadDependencies {
@@ -53,6 +54,13 @@ export interface DryRun {
   onPlanned(write: PlannedWrite): PlannedWrite;
   /** Each batch, in the order `load` would send it. */
   record(writes: readonly PlannedWrite[]): void;
+  /**
+   * The striped read simulated, not done (the estimate, issue 14). When set and the order is `stripes`,
+   * the file is cut as a load would cut it and read whole in input order instead: told the stripes'
+   * layout, or undefined where the load would read the file whole in round-robin order (it is then read
+   * in input order). Called once, before the first row.
+   */
+  onStripes?: (layout: StripeLayout | undefined) => void;
 }
 
 /** How often a progress event is emitted, at most. */

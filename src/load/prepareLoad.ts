@@ -17,14 +17,14 @@ import { resolveShardOptions, type ResolvedShardOptions } from '../sharding/shar
 import { ShardManifest } from '../sharding/shardManifest.js';
 import { createRowPlanner, type RowPlanner, type RowPlannerOptions, type SourceRecord } from '../typing/planRow.js';
 import type { OrderMode } from '../ordering/order.js';
-import { MIN_STRIPE_BYTES, openStripedRead, recordGroup, stripeCount } from './stripedRecords.js';
+import { MIN_STRIPE_BYTES, planStripes, readStripes, recordGroup, stripeCount } from './stripedRecords.js';
 import { packageVersion } from './toolVersion.js';
 import { indexKeyAttributes } from '../typing/indexKeys.js';
 import { checkTypesAgainstKeys, formatFromName, type InputFormat } from './options.js';
 import { DEFAULT_BACKOFF } from '../writing/backoff.js';
 import { dynamoSink, recordingSink, type BatchSink } from '../writing/batchSink.js';
 import { describeTable } from '../writing/describeTable.js';
-import type { LoadDependencies } from './load.js';
+import type { DryRun, LoadDependencies } from './load.js';
 import { saveManifest, type LoadSession } from './loadSession.js';
 import type { LoadTally } from './loadTally.js';
 import { openCheckpoint } from './openCheckpoint.js';
@@ -154,36 +154,50 @@ type PreparedLoadOptions = LoadSession['opts'];
 /**
  * How the input is read: in stripes when --order is stripes (the default for a file) and the file can be
  * cut and looks grouped by partition key (src/load/stripedRecords.ts); otherwise whole, in round-robin
- * order for stripes, or in the order asked for.
+ * order for stripes, or in the order asked for. A dry run that simulates the stripes (`onStripes`, the
+ * estimate) is told how the file would be read, and reads it whole in input order: where it would be read
+ * in stripes, still in the order `stripes`, so that GroupingCheck proves over the whole file (as one part)
+ * what the load would prove stripe by stripe.
  */
 async function readingOf(
   session: LoadSession,
   { input, format }: { input: OpenedInputSet; format: InputFormat | undefined },
   plannerOptions: RowPlannerOptions,
+  onStripes: DryRun['onStripes'],
 ): Promise<Pick<PreparedLoad, 'records' | 'order' | 'closeInput'> & { parts: number }> {
   const { opts } = session;
   const whole = (order: OrderMode) => ({ records: input.records, order, parts: 0, closeInput: () => input.close() });
   if (opts.order !== 'stripes') return whole(opts.order);
+  const notStriped = () => {
+    onStripes?.(undefined);
+    return whole(onStripes ? 'input' : 'round-robin');
+  };
   // Stripes cut one plain local file; several inputs, S3, stdin, an export or deletes are read whole.
   const path = plainLocalFile(session);
-  if (path === undefined || format === undefined) return whole('round-robin');
+  if (path === undefined || format === undefined) return notStriped();
   const syntax = format === 'csv' ? 'csv' : 'jsonl';
   const how = { syntax, delimiter: opts.delimiter, columns: opts.columns } as const;
   // The tests cut small files into many stripes; users never need to.
   const minBytes = Number(process.env['DDB_SPREAD_TEST_STRIPE_BYTES'] ?? MIN_STRIPE_BYTES);
   const parts = INPUT_SYNTAX.has(format) ? await stripeCount(path, input.totalBytes, how, minBytes) : 0;
-  const striped =
+  const file = session.inputSet!.parts[0]!.part.name;
+  const plan =
     parts >= 2
-      ? await openStripedRead({
+      ? await planStripes({
           path,
-          file: session.inputSet!.parts[0]!.part.name,
+          file,
           size: input.totalBytes!,
           how,
           parts,
           probe: recordGroup(createRowPlanner({ ...plannerOptions, shard: undefined }), plannerOptions.keySchema.partitionKey),
         })
       : undefined;
-  if (!striped) return whole('round-robin');
+  if (!plan) return notStriped();
+  if (onStripes) {
+    onStripes(plan.layout);
+    return { ...whole('stripes'), parts: 1 };
+  }
+  const striped = readStripes(path, file, input.totalBytes!, how, plan);
   input.close();
   session.input = { ...input, bytesRead: striped.bytesRead };
   return { records: striped.chunks, order: 'stripes', parts: striped.parts, closeInput: striped.close };
@@ -272,7 +286,7 @@ async function stagesOf(
     ...(opts.deletes ? { deletes: opts.deletes } : {}),
   };
   const planner = createRowPlanner(plannerOptions);
-  const reading = await readingOf(session, { input, format }, plannerOptions);
+  const reading = await readingOf(session, { input, format }, plannerOptions, deps.dryRun?.onStripes);
   session.order = reading.order;
   const orderer = new WriteOrderer({
     mode: reading.order,

@@ -88,6 +88,13 @@ export interface Piece {
   take: number;
 }
 
+/** A stripe: its pieces in file order, its bytes, and the line of its first row (0 for the file's first stripe). */
+export interface Stripe {
+  pieces: Piece[];
+  size: number;
+  firstLine: number;
+}
+
 /** The head of a range: its first `rows` rows share the key the range starts in (all of it when `whole`). */
 export interface Head {
   rows: number;
@@ -104,11 +111,27 @@ export interface Head {
 /** Rows read past a head, to see whether the keys ascend. */
 const SAMPLE_ROWS = 64;
 
+/** Where a striped read's stripes lie: what the estimate needs to simulate the read without doing it. */
+export interface StripeLayout {
+  /** Each stripe's bytes, as StripeSchedule weighs them. */
+  sizes: number[];
+  /** The line of each stripe's first row (0 for the first stripe: it starts the file). Ascending. */
+  firstLines: number[];
+}
+
+/** The cut of a file into stripes, before any is opened. */
+export interface StripePlan {
+  stripes: Stripe[];
+  layout: StripeLayout;
+  /** How the records of each range past the first are read (the columns known). */
+  how: RangeSyntax;
+}
+
 /**
- * Cuts the file into stripes and opens their reading; undefined when the heads of the ranges show that the
- * file is not grouped by partition key (it is then read whole, in round-robin order).
+ * Cuts the file into stripes; undefined when the heads of the ranges show that the file is not grouped by
+ * partition key, or when it would make one stripe (it is then read whole, in round-robin order).
  */
-export async function openStripedRead(args: {
+export async function planStripes(args: {
   path: string;
   file: string;
   size: number;
@@ -116,7 +139,7 @@ export async function openStripedRead(args: {
   parts: number;
   /** The partition key a record is grouped by (groupOf of its write), or undefined when it has none. */
   probe: (record: SourceRecord) => string | undefined;
-}): Promise<StripedRead | undefined> {
+}): Promise<StripePlan | undefined> {
   const { path, file, size, probe } = args;
   const ranges = await cutRanges(path, size, args.how.syntax, args.how.delimiter, args.parts);
   const how: RangeSyntax = {
@@ -133,10 +156,25 @@ export async function openStripedRead(args: {
   const stripes = stripesOf(ranges, heads);
   // One stripe would be input order held to a proof it does not need (one huge key, or huge records).
   if (stripes.length < 2) return undefined;
+  return { stripes, how, layout: { sizes: stripes.map((s) => s.size), firstLines: stripes.map((s) => s.firstLine) } };
+}
+
+/**
+ * Cuts the file into stripes and opens their reading; undefined when planStripes finds it cannot be
+ * read so.
+ */
+export async function openStripedRead(args: Parameters<typeof planStripes>[0]): Promise<StripedRead | undefined> {
+  const plan = await planStripes(args);
+  return plan ? readStripes(args.path, args.file, args.size, args.how, plan) : undefined;
+}
+
+/** Opens the reading of planned stripes. `first` reads range 0 (its header row, unless --columns names the columns). */
+export function readStripes(path: string, file: string, size: number, first: RangeSyntax, plan: StripePlan): StripedRead {
+  const { stripes, how } = plan;
   const readers: RangeReader[] = [];
   const openRange = (range: ByteRange) => {
     // Range 0 reads the header row itself (unless --columns names the columns).
-    const reader = readRange(path, file, range, range.start === 0 ? args.how : how);
+    const reader = readRange(path, file, range, range.start === 0 ? first : how);
     readers.push(reader);
     return reader;
   };
@@ -194,8 +232,8 @@ async function firstRaw(path: string, file: string, range: ByteRange, how: Range
  * The stripes: each starts past the head of its first range and takes the heads (or whole ranges) after it
  * that share its last key. Exported for its tests.
  */
-export function stripesOf(ranges: ByteRange[], heads: Head[]): { pieces: Piece[]; size: number }[] {
-  const stripes: { pieces: Piece[]; size: number }[] = [];
+export function stripesOf(ranges: ByteRange[], heads: Head[]): Stripe[] {
+  const stripes: Stripe[] = [];
   let j = 0;
   while (j < ranges.length) {
     const first = ranges[j]!;
@@ -212,7 +250,8 @@ export function stripesOf(ranges: ByteRange[], heads: Head[]): { pieces: Piece[]
       if (!head.whole) break;
       k++;
     }
-    stripes.push({ pieces, size });
+    // The first row past a range's head starts the stripe (stripe 0 starts the file).
+    stripes.push({ pieces, size, firstLine: j === 0 ? 0 : heads[j]!.nextLine! });
     // A range whose head ended starts the next stripe past its head.
     j = k;
   }

@@ -1,12 +1,15 @@
 /**
  * Issue 14: the estimate simulates a global order (round-robin, spread) from key statistics instead of
- * holding, spilling and sorting the order itself. Every figure it prints must stay what the materialised
- * order gives (simulation.materializeOrder, the old path), apart from the measured phases of time.
+ * holding, spilling and sorting the order itself, and the default order's striped read from statistics of
+ * a read from the start instead of reading at 64 points at once. Every figure it prints must stay what the
+ * materialised order gives (simulation.materializeOrder, the old path), apart from the measured phases of
+ * time.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadSeconds } from '../../src/estimating/assembleEstimate.js';
 import { estimate, type EstimateOptions } from '../../src/estimating/estimate.js';
 import type { EstimateResult } from '../../src/estimating/estimateTypes.js';
 import { offlineTableInfo } from '../../src/estimating/offlineTable.js';
@@ -19,9 +22,10 @@ afterAll(async () => rm(dir, { recursive: true, force: true }));
 /**
  * A key-sorted CSV pk,sk,payload: one key with 30% of the rows, a long Zipf-like tail, keys of one row,
  * quoted payloads holding commas and newlines, and a few bad rows (no key). With `sameSize`, every row
- * of a key has one size (so one write cost); otherwise sizes vary inside a key across 1-3 KB.
+ * of a key has one size (so one write cost); otherwise sizes vary inside a key across 1-3 KB. Without
+ * `badRows`, no row is rejected; with `sameLength`, every row of a key is one length of text.
  */
-function csv(seed: number, rows: number, sameSize: boolean): string {
+function csv(seed: number, rows: number, sameSize: boolean, { badRows = true, sameLength = false } = {}): string {
   const random = mulberry32(seed);
   const lines = ['pk,sk,payload'];
   const keys = 300;
@@ -31,8 +35,9 @@ function csv(seed: number, rows: number, sameSize: boolean): string {
     const keySize = 300 + 1024 * (k % 3);
     for (let s = 0; s < n; s++) {
       const size = sameSize ? keySize : 200 + Math.floor(random() * 2800);
-      const body = 'x'.repeat(size);
-      if (s % 97 === 5) lines.push(`,${s},"missing key"`);
+      // The payload takes up the sort key's digits: every row of a key is then one length of text too.
+      const body = 'x'.repeat(sameLength ? size - String(s).length : size);
+      if (badRows && s % 97 === 5) lines.push(`,${s},"missing key"`);
       lines.push(`key-${String(k).padStart(4, '0')},${s},"${s % 11 === 0 || sameSize ? `a, ""quoted"" line\nand more ${body}` : body}"`);
     }
   });
@@ -48,9 +53,13 @@ const TABLE = offlineTableInfo('estimate', {
 
 let runs = 0;
 
+function baseOf(file: string, options: Partial<EstimateOptions>): EstimateOptions {
+  return { input: file, table: 'estimate', types: { sk: 'N' }, tableInfo: TABLE, ...options, simulation: { partitions: 4, latencyMs: 8, ...options.simulation } };
+}
+
 async function both(file: string, options: Partial<EstimateOptions>): Promise<[EstimateResult, EstimateResult]> {
-  const base: EstimateOptions = { input: file, table: 'estimate', types: { sk: 'N' }, tableInfo: TABLE, ...options };
-  const simulation = { partitions: 4, latencyMs: 8, ...options.simulation };
+  const base = baseOf(file, options);
+  const simulation = base.simulation!;
   const fromStats = await estimate({ ...base, rejectsPath: join(dir, `${++runs}.rejects.jsonl`), simulation });
   const materialised = await estimate({ ...base, rejectsPath: join(dir, `${++runs}.rejects.jsonl`), simulation: { ...simulation, materializeOrder: true } });
   return [fromStats, materialised];
@@ -59,9 +68,9 @@ async function both(file: string, options: Partial<EstimateOptions>): Promise<[E
 /** The result without the measured phases (wall-clock time of this run) and the reject file's name. */
 function figures(r: EstimateResult): unknown {
   const { estimatedSeconds, startupSeconds, readSeconds, ...time } = r.time;
-  expect(estimatedSeconds).toBeCloseTo(time.writeSeconds + readSeconds + startupSeconds, 9);
+  expect(estimatedSeconds).toBeCloseTo(loadSeconds(r.simulations.planned.order, { startupSeconds, readSeconds }, time.writeSeconds), 9);
   const { rejectsPath, ...input } = r.input;
-  expect(rejectsPath).toMatch(/rejects\.jsonl$/);
+  if (r.input.rejected > 0) expect(rejectsPath).toMatch(/rejects\.jsonl$/);
   return { ...r, input, time };
 }
 
@@ -91,3 +100,55 @@ describe('estimate of a global order from key statistics', () => {
     expect(fromStats.time.writeSeconds / materialised.time.writeSeconds).toBeLessThan(1.03);
   });
 });
+
+/** figures() without the input order's contrast: the old path simulated the rows in the order the striped read gave them. */
+function withoutContrast(r: EstimateResult): unknown {
+  const { simulations, ...rest } = figures(r) as EstimateResult;
+  return { ...rest, planned: simulations.planned };
+}
+
+describe('estimate of the default order (stripes) from statistics of a read from the start', () => {
+  it.each<[string, Partial<EstimateOptions>]>([
+    ['paced, --key-wcu 100', { wcu: 1000, keyWcu: 100 }],
+    ['unpaced, adaptive capacity', { pacing: false, simulation: { adaptiveCapacity: true } }],
+  ])('rows of one length per key, none rejected, %s: every figure the same as the striped read', async (_name, options) => {
+    const file = join(dir, 'stripes-same-size.csv');
+    await writeFile(file, csv(7, 6000, true, { badRows: false, sameLength: true }));
+    const [fromStats, materialised] = await both(file, options);
+    expect(fromStats.simulations.planned.order).toBe('stripes');
+    expect(fromStats.simulations.planned.seconds).toBeGreaterThan(1);
+    expect(withoutContrast(fromStats)).toEqual(withoutContrast(materialised));
+    // The contrast is the input order itself, as an estimate in input order simulates it (the striped read
+    // simulated the rows in the order it read them).
+    const inputOrder = await estimate({ ...baseOf(file, options), order: 'input', rejectsPath: join(dir, `${++runs}.rejects.jsonl`) });
+    expect(fromStats.simulations.input).toEqual(inputOrder.simulations.input);
+  });
+
+  it('sizes that vary inside a key and rejected rows: the same counts, and the simulated duration within 3%', async () => {
+    const file = join(dir, 'stripes-mixed.csv');
+    await writeFile(file, csv(9, 6000, false));
+    const [fromStats, materialised] = await both(file, { wcu: 1000, keyWcu: 200 });
+    expect(fromStats.simulations.planned.order).toBe('stripes');
+    expect(fromStats.input.rejected).toBeGreaterThan(0);
+    expect({ ...fromStats.input, rejectsPath: '' }).toEqual({ ...materialised.input, rejectsPath: '' });
+    expect(fromStats.writeUnits).toEqual(materialised.writeUnits);
+    expect(fromStats.keys).toEqual(materialised.keys);
+    expect(fromStats.time.writeSeconds / materialised.time.writeSeconds).toBeGreaterThan(0.97);
+    expect(fromStats.time.writeSeconds / materialised.time.writeSeconds).toBeLessThan(1.03);
+  });
+
+  it('a file in no key order: estimated in round-robin as a load would write it, every figure the same', async () => {
+    const file = join(dir, 'stripes-shuffled.csv');
+    const [header, ...rows] = csv(11, 3000, true, { badRows: false }).trimEnd().split(/\n(?=key-|,)/);
+    const random = mulberry32(11);
+    for (let i = rows.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [rows[i], rows[j]] = [rows[j]!, rows[i]!];
+    }
+    await writeFile(file, `${[header, ...rows].join('\n')}\n`);
+    const [fromStats, materialised] = await both(file, { wcu: 1000 });
+    expect(fromStats.simulations.planned.order).toBe('round-robin');
+    expect(figures(fromStats)).toEqual(figures(materialised));
+  });
+});
+

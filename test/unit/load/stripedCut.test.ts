@@ -44,7 +44,7 @@ describe('stripesOf', () => {
   ];
   const head = (over: Partial<Head>): Head => ({ rows: 0, bytes: 0, whole: false, keys: [], ...over });
   it('a cut head: the stripe before reads the bytes up to the cut, the next starts at it, nothing counted', () => {
-    const stripes = stripesOf(ranges, [head({}), head({ rows: 3, bytes: 30, cut: { start: 130, end: 200, line: 13 } })]);
+    const stripes = stripesOf(ranges, [head({}), head({ rows: 3, bytes: 30, nextLine: 13, cut: { start: 130, end: 200, line: 13 } })]);
     expect(stripes).toEqual([
       {
         pieces: [
@@ -52,12 +52,13 @@ describe('stripesOf', () => {
           { range: { start: 100, end: 130, line: 10 }, skip: 0, take: Infinity },
         ],
         size: 130,
+        firstLine: 0,
       },
-      { pieces: [{ range: { start: 130, end: 200, line: 13 }, skip: 0, take: Infinity }], size: 70 },
+      { pieces: [{ range: { start: 130, end: 200, line: 13 }, skip: 0, take: Infinity }], size: 70, firstLine: 13 },
     ]);
   });
   it('a head not cut: both stripes read the range, counting its head rows', () => {
-    const stripes = stripesOf(ranges, [head({}), head({ rows: 3, bytes: 30 })]);
+    const stripes = stripesOf(ranges, [head({}), head({ rows: 3, bytes: 30, nextLine: 13 })]);
     expect(stripes.map((s) => s.pieces)).toEqual([
       [
         { range: ranges[0], skip: 0, take: Infinity },
@@ -65,6 +66,8 @@ describe('stripesOf', () => {
       ],
       [{ range: ranges[1], skip: 3, take: Infinity }],
     ]);
+    // The stripe after starts at the first row past the head, by its line, whether or not the head was cut.
+    expect(stripes.map((s) => s.firstLine)).toEqual([0, 13]);
   });
 });
 

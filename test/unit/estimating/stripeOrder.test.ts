@@ -1,0 +1,135 @@
+/**
+ * Issue 14: the estimate replays the default order's striped read from statistics of a read from the
+ * start (StripeOrderStats). Checked against the striped read's own merge (`merged`, StripeSchedule) over
+ * the same rows: the same keys in the same order wherever every row of a key has one length.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { StripeOrderStats } from '../../../src/estimating/stripeOrder.js';
+import { merged } from '../../../src/load/stripedRecords.js';
+import type { SourceRecord } from '../../../src/typing/planRow.js';
+
+interface Row {
+  key: string;
+  units: number;
+  line: number;
+  raw: string;
+}
+
+/** Stripes of key runs, keys ascending over the file, lines from 2 (rows of 1-3 lines). */
+function fileOf(stripes: Array<Array<{ rows: number; length: number; units: number; lines: number }>>): { rows: Row[][]; firstLines: number[] } {
+  let line = 2;
+  let k = 0;
+  const firstLines: number[] = [];
+  const rows = stripes.map((runs, s) => {
+    firstLines.push(s === 0 ? 0 : line);
+    const out: Row[] = [];
+    for (const run of runs) {
+      const key = `k${String(k++).padStart(5, '0')}`;
+      for (let i = 0; i < run.rows; i++) {
+        out.push({ key, units: run.units, line, raw: 'x'.repeat(run.length) });
+        line += run.lines;
+      }
+    }
+    return out;
+  });
+  return { rows, firstLines };
+}
+
+/** The striped read's order of these rows: load's own merge over one generator per stripe. */
+async function mergedOrder(rows: Row[][], sizes: number[]): Promise<Array<{ key: string; units: number }>> {
+  const byRaw = new Map<SourceRecord, Row>();
+  async function* stripe(part: Row[]): AsyncGenerator<SourceRecord[]> {
+    for (let i = 0; i < part.length; i += 3) {
+      yield part.slice(i, i + 3).map((row) => {
+        const record: SourceRecord = { kind: 'csv', origin: { file: 'f.csv', line: row.line, raw: row.raw }, cells: { pk: row.key } };
+        byRaw.set(record, row);
+        return record;
+      });
+    }
+  }
+  const out: Array<{ key: string; units: number }> = [];
+  for await (const records of merged(rows.map(stripe), sizes)) {
+    for (const record of records) {
+      const row = byRaw.get(record)!;
+      out.push({ key: row.key, units: row.units });
+    }
+  }
+  return out;
+}
+
+function statsOf(rows: Row[][], layout: { sizes: number[]; firstLines: number[] }, maxKeys?: number): StripeOrderStats {
+  const stats = new StripeOrderStats(layout, maxKeys);
+  for (const row of rows.flat()) stats.add(row.key, row.units, row.line, row.raw.length + 1);
+  return stats;
+}
+
+const run = fc.record({
+  rows: fc.integer({ min: 1, max: 40 }),
+  length: fc.integer({ min: 1, max: 300 }),
+  units: fc.integer({ min: 1, max: 5 }),
+  lines: fc.integer({ min: 1, max: 3 }),
+});
+
+describe('StripeOrderStats: the striped read replayed from statistics', () => {
+  it('the same keys in the same order as the striped read, with their units, where a key has one row length', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.array(run, { minLength: 0, maxLength: 6 }), { minLength: 2, maxLength: 8 }), fc.boolean(), async (stripes, bytesAsSizes) => {
+        const { rows, firstLines } = fileOf(stripes);
+        // The load weighs a stripe by its bytes in the file, which the rows' text need not add up to.
+        const sizes = rows.map((part, s) => (bytesAsSizes ? part.reduce((n, r) => n + r.raw.length + 1, 0) : 1000 + 137 * s));
+        const expected = await mergedOrder(rows, sizes);
+        expect([...statsOf(rows, { sizes, firstLines }).ordered()]).toEqual(expected);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('row lengths that vary inside a key: the same writes per key and per stripe, each key within a few rows of its place', async () => {
+    const rows: Row[][] = [[], [], []];
+    let line = 2;
+    const firstLines = [0, 0, 0];
+    for (let s = 0; s < 3; s++) {
+      firstLines[s] = s === 0 ? 0 : line;
+      for (let k = 0; k < 20; k++) for (let i = 0; i < 30; i++) rows[s]!.push({ key: `s${s}k${k}`, units: 1 + (i % 3), line: line++, raw: 'y'.repeat(10 + ((i * 37 + k) % 90)) });
+    }
+    const sizes = rows.map((part) => part.reduce((n, r) => n + r.raw.length + 1, 0));
+    const expected = await mergedOrder(rows, sizes);
+    const replayed = [...statsOf(rows, { sizes, firstLines }).ordered()];
+    expect(replayed.map((w) => w.key).sort()).toEqual(expected.map((w) => w.key).sort());
+    const totalUnits = (ws: Array<{ units: number }>) => ws.reduce((n, w) => n + w.units, 0);
+    expect(totalUnits(replayed)).toBeCloseTo(totalUnits(expected), 6);
+    // Where each key's writes sit: the mean position of a key's writes moves by a few rows at most.
+    const meanPosition = (ws: Array<{ key: string }>) => {
+      const sum = new Map<string, number[]>();
+      ws.forEach((w, i) => sum.set(w.key, [...(sum.get(w.key) ?? []), i]));
+      return new Map([...sum].map(([k, is]) => [k, is.reduce((a, b) => a + b, 0) / is.length]));
+    };
+    const want = meanPosition(expected);
+    for (const [key, at] of meanPosition(replayed)) expect(Math.abs(at - want.get(key)!), key).toBeLessThan(6);
+  });
+
+  it('past its named runs, folds cold keys (memory stays bounded) and keeps hot keys by name, every write and unit kept', () => {
+    const rows: Row[][] = [[], []];
+    let line = 2;
+    const firstLines = [0, 0];
+    for (let s = 0; s < 2; s++) {
+      firstLines[s] = s === 0 ? 0 : line;
+      for (let k = 0; k < 500; k++) {
+        // One hot key in each stripe, among cold keys of 1-3 rows.
+        const n = k === 250 ? 1500 : 1 + (k % 3);
+        for (let i = 0; i < n; i++) rows[s]!.push({ key: `s${s}k${String(k).padStart(3, '0')}`, units: 2, line: line++, raw: 'z'.repeat(20) });
+      }
+    }
+    const sizes = rows.map((part) => part.reduce((n, r) => n + r.raw.length + 1, 0));
+    const stats = statsOf(rows, { sizes, firstLines }, 10);
+    // 10 named, the hot key of each stripe, a folded run on each side of each hot key, and the run at hand.
+    expect(stats.runs).toBeLessThanOrEqual(10 + 2 + 4 + 1);
+    const replayed = [...stats.ordered()];
+    expect(replayed).toHaveLength(rows.flat().length);
+    expect(replayed.reduce((n, w) => n + w.units, 0)).toBe(2 * rows.flat().length);
+    // Each folded key is a key of its own: as many keys as the file has.
+    expect(new Set(replayed.map((w) => w.key)).size).toBe(1000);
+    expect(replayed.filter((w) => w.key === 's1k250')).toHaveLength(1500);
+  });
+});
