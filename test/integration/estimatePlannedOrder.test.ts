@@ -54,7 +54,14 @@ const TABLE = offlineTableInfo('estimate', {
 let runs = 0;
 
 function baseOf(file: string, options: Partial<EstimateOptions>): EstimateOptions {
-  return { input: file, table: 'estimate', types: { sk: 'N' }, tableInfo: TABLE, ...options, simulation: { partitions: 4, latencyMs: 8, ...options.simulation } };
+  return {
+    input: file,
+    table: 'estimate',
+    types: { sk: 'N' },
+    tableInfo: TABLE,
+    ...options,
+    simulation: { partitions: 4, latencyMs: 8, ...options.simulation },
+  };
 }
 
 async function both(file: string, options: Partial<EstimateOptions>): Promise<[EstimateResult, EstimateResult]> {
@@ -139,7 +146,9 @@ describe('estimate of the default order (stripes) from statistics of a read from
 
   it('a file in no key order: estimated in round-robin as a load would write it, every figure the same', async () => {
     const file = join(dir, 'stripes-shuffled.csv');
-    const [header, ...rows] = csv(11, 3000, true, { badRows: false }).trimEnd().split(/\n(?=key-|,)/);
+    const [header, ...rows] = csv(11, 3000, true, { badRows: false })
+      .trimEnd()
+      .split(/\n(?=key-|,)/);
     const random = mulberry32(11);
     for (let i = rows.length - 1; i > 0; i--) {
       const j = Math.floor(random() * (i + 1));
@@ -151,4 +160,3 @@ describe('estimate of the default order (stripes) from statistics of a read from
     expect(figures(fromStats)).toEqual(figures(materialised));
   });
 });
-

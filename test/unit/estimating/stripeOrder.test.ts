@@ -91,7 +91,8 @@ describe('StripeOrderStats: the striped read replayed from statistics', () => {
     const firstLines = [0, 0, 0];
     for (let s = 0; s < 3; s++) {
       firstLines[s] = s === 0 ? 0 : line;
-      for (let k = 0; k < 20; k++) for (let i = 0; i < 30; i++) rows[s]!.push({ key: `s${s}k${k}`, units: 1 + (i % 3), line: line++, raw: 'y'.repeat(10 + ((i * 37 + k) % 90)) });
+      for (let k = 0; k < 20; k++)
+        for (let i = 0; i < 30; i++) rows[s]!.push({ key: `s${s}k${k}`, units: 1 + (i % 3), line: line++, raw: 'y'.repeat(10 + ((i * 37 + k) % 90)) });
     }
     const sizes = rows.map((part) => part.reduce((n, r) => n + r.raw.length + 1, 0));
     const expected = await mergedOrder(rows, sizes);
