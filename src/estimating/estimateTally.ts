@@ -133,7 +133,7 @@ export class EstimateTally {
     this.#inputBatch.push(this.#indexes.simWrite({ item: slimItem, partitionId: w.partitionId, wcu: cost.total }));
     // Only without GSIs (see the constructor): a write's units are then its table key's.
     this.#planned?.stats.add(written, cost.total);
-    this.#stripes?.add(written, cost.total, w.origin.line, w.origin.raw.length + 1);
+    this.#stripes?.add(written, cost.total, w.origin.line, w.origin.raw.length + 1, w.origin.raw);
     if (this.#inputBatch.length === MAX_BATCH_REQUESTS) {
       this.#simulators.input.push(this.#inputBatch);
       this.#inputBatch = [];

@@ -8,6 +8,11 @@ export interface StripeLayoutStats {
   sizes: readonly number[];
   /** The line of each stripe's first row, ascending (the first stripe's is not read). */
   firstLines: readonly number[];
+  /**
+   * The text of each stripe's first row, where known: a stripe starts at the row with its first line or
+   * its first text, whichever comes first (the read from the start can count lines short of the cut's).
+   */
+  firstRaws?: readonly (string | undefined)[];
 }
 
 /**
@@ -45,8 +50,11 @@ const FOLDED_KEY = '\u0000folded-';
 export class StripeOrderStats {
   readonly #sizes: readonly number[];
   readonly #firstLines: readonly number[];
+  readonly #firstRaws: readonly (string | undefined)[];
   readonly #maxKeys: number;
-  /** The stripe of the rows at hand: advances as their lines pass each stripe's first line. */
+  /** The stripe of the latest row: advances as rows reach each stripe's first row. */
+  #at = 0;
+  /** The stripe of the run at hand. */
   #part = 0;
   // The run at hand.
   #key: string | undefined;
@@ -67,6 +75,7 @@ export class StripeOrderStats {
   constructor(layout: StripeLayoutStats, maxKeys = MAX_KEYS_TRACKED) {
     this.#sizes = layout.sizes;
     this.#firstLines = layout.firstLines;
+    this.#firstRaws = layout.firstRaws ?? [];
     this.#maxKeys = maxKeys;
   }
 
@@ -77,12 +86,10 @@ export class StripeOrderStats {
 
   /**
    * The next write in input order: its partition key as written, its write units, the line its row starts
-   * on and its row's text length + 1 (what it advances its stripe by).
+   * on, its row's text length + 1 (what it advances its stripe by) and, where known, that text.
    */
-  add(key: string, units: number, line: number, bytes: number): void {
-    let part = this.#part;
-    const lines = this.#firstLines;
-    while (part + 1 < lines.length && line >= lines[part + 1]!) part++;
+  add(key: string, units: number, line: number, bytes: number, raw?: string): void {
+    const part = this.#partOf(line, raw);
     if (key !== this.#key || part !== this.#part) {
       this.#close();
       this.#part = part;
@@ -91,6 +98,16 @@ export class StripeOrderStats {
     this.#count++;
     this.#units += units;
     this.#bytes += bytes;
+  }
+
+  /** The stripe of the next row: its first line or first text reached. */
+  #partOf(line: number, raw: string | undefined): number {
+    const lines = this.#firstLines;
+    const raws = this.#firstRaws;
+    let at = this.#at;
+    while (at + 1 < lines.length && (line >= lines[at + 1]! || (raw !== undefined && raw === raws[at + 1]))) at++;
+    this.#at = at;
+    return at;
   }
 
   /** The striped read's writes, one at a time. Call once, after the last add(). */
