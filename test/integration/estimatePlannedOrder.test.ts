@@ -160,6 +160,19 @@ describe('estimate of the default order (stripes) from statistics of a read from
     expect(withoutContrast(fromStats)).toEqual(withoutContrast(materialised));
   });
 
+  // Known fault, not fixed: the dry run batches in input order, where a primary key repeated in a row
+  // lands twice in one batch and the later row supersedes the earlier; the striped read interleaves up to
+  // 64 stripes, so such rows are seldom in one batch and are written. The estimate then reports rows as
+  // superseded that a load writes (it.fails: this test passes once the count is the striped read's).
+  it.fails('a primary key repeated in a row: the superseded count the striped read would have', async () => {
+    const file = join(dir, 'stripes-repeats.csv');
+    const text = csv(7, 6000, true, { badRows: false, sameLength: true });
+    await writeFile(file, text.replace(/\n(key-\d+,\d*[05],[^\n]*\n[^\n]*)(?=\n)/g, '\n$1\n$1'));
+    const [fromStats, materialised] = await both(file, { wcu: 1000 });
+    // Measured: 715 superseded in input-order batches, 404 in the striped read's.
+    expect(fromStats.input.superseded).toBe(materialised.input.superseded);
+  });
+
   it('a file in no key order: estimated in round-robin as a load would write it, every figure the same', async () => {
     const file = join(dir, 'stripes-shuffled.csv');
     const [header, ...rows] = csv(11, 3000, true, { badRows: false })
