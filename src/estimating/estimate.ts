@@ -9,6 +9,7 @@ import { isGlobalOrder, type GlobalOrderMode, type OrderMode } from '../ordering
 import type { StripeLayout } from '../load/stripedRecords.js';
 import type { LoadEvent } from '../reporting/events.js';
 import type { TableInfo } from '../shared/tableInfo.js';
+import type { RowOrigin } from '../shared/types.js';
 import { LoaderError } from '../shared/errors.js';
 import { rm } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
@@ -124,6 +125,7 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
             simulatedOrder = layout ? 'stripes' : 'round-robin';
             tally!.readAs(layout);
           },
+          onSkipped: (origin: RowOrigin) => tally!.skip(origin),
         }
       : {}),
   };

@@ -9,7 +9,7 @@ import { StripeOrderStats, type StripeLayoutStats } from './stripeOrder.js';
 import type { GlobalOrderMode } from '../ordering/order.js';
 import { MAX_BATCH_REQUESTS } from '../batching/batch.js';
 import type { WriteCostModel } from '../pacing/writeCost.js';
-import type { PlannedWrite } from '../shared/types.js';
+import type { PlannedWrite, RowOrigin } from '../shared/types.js';
 import { ownValue } from '../shared/ownRecord.js';
 import { setOwn } from '../typing/json.js';
 
@@ -133,7 +133,7 @@ export class EstimateTally {
     this.#inputBatch.push(this.#indexes.simWrite({ item: slimItem, partitionId: w.partitionId, wcu: cost.total }));
     // Only without GSIs (see the constructor): a write's units are then its table key's.
     this.#planned?.stats.add(written, cost.total);
-    this.#stripes?.add(written, cost.total, w.origin.line, w.origin.raw.length + 1);
+    this.#stripes?.add(written, cost.total, w.origin.line, w.origin.raw.length + 1, w.origin.raw);
     if (this.#inputBatch.length === MAX_BATCH_REQUESTS) {
       this.#simulators.input.push(this.#inputBatch);
       this.#inputBatch = [];
@@ -156,6 +156,11 @@ export class EstimateTally {
     };
     if (w.unshardedKey !== undefined) slim.unshardedKey = w.unshardedKey;
     return slim;
+  }
+
+  /** A row read and not written (rejected, or of another segment), in input order: it moves its stripe along. */
+  skip(origin: RowOrigin): void {
+    this.#stripes?.skip(origin.line, origin.raw.length + 1, origin.raw);
   }
 
   /** One batch (of slim copies from add()) in the order load() would send it. */

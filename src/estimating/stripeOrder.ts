@@ -8,6 +8,11 @@ export interface StripeLayoutStats {
   sizes: readonly number[];
   /** The line of each stripe's first row, ascending (the first stripe's is not read). */
   firstLines: readonly number[];
+  /**
+   * The text of each stripe's first row, where known: a stripe starts at the row with its first line or
+   * its first text, whichever comes first (the read from the start can count lines short of the cut's).
+   */
+  firstRaws?: readonly (string | undefined)[];
 }
 
 /**
@@ -33,7 +38,9 @@ const FOLDED_KEY = '\u0000folded-';
  * the same schedule over the runs, each write advancing its stripe by its run's mean bytes. Where every
  * row of a key has one length (and no row is rejected), that is the striped read's order exactly; where
  * lengths vary inside a key, writes of a key move by a fraction of a row against its neighbours'. Each
- * write carries its run's mean units, as plannedOrder.ts's writes carry their key's.
+ * write carries its run's mean units, as plannedOrder.ts's writes carry their key's. Rows read and not
+ * written (rejected, or of another segment: skip()) move their stripe along as in the striped read: before
+ * a run, as its lead (exactly); inside one, in its mean bytes.
  *
  * Written by hand: no library replays a weighted merge from run-length statistics.
  *
@@ -45,9 +52,16 @@ const FOLDED_KEY = '\u0000folded-';
 export class StripeOrderStats {
   readonly #sizes: readonly number[];
   readonly #firstLines: readonly number[];
+  readonly #firstRaws: readonly (string | undefined)[];
   readonly #maxKeys: number;
-  /** The stripe of the rows at hand: advances as their lines pass each stripe's first line. */
+  /** The stripe of the latest row: advances as rows reach each stripe's first row. */
+  #at = 0;
+  /** The stripe of the run at hand. */
   #part = 0;
+  /** Bytes of rows skipped since the latest write, in stripe #at. */
+  #skipped = 0;
+  /** Bytes of rows skipped before the run at hand, in its stripe. */
+  #lead = 0;
   // The run at hand.
   #key: string | undefined;
   #count = 0;
@@ -63,10 +77,13 @@ export class StripeOrderStats {
   #runBytes = new Float64Array(1024);
   /** Keys in a folded run (1 for a named run). */
   #runKeys = new Float64Array(1024);
+  /** Bytes of rows skipped before the run's first write, in its stripe. */
+  #runLead = new Float64Array(1024);
 
   constructor(layout: StripeLayoutStats, maxKeys = MAX_KEYS_TRACKED) {
     this.#sizes = layout.sizes;
     this.#firstLines = layout.firstLines;
+    this.#firstRaws = layout.firstRaws ?? [];
     this.#maxKeys = maxKeys;
   }
 
@@ -77,20 +94,41 @@ export class StripeOrderStats {
 
   /**
    * The next write in input order: its partition key as written, its write units, the line its row starts
-   * on and its row's text length + 1 (what it advances its stripe by).
+   * on, its row's text length + 1 (what it advances its stripe by) and, where known, that text.
    */
-  add(key: string, units: number, line: number, bytes: number): void {
-    let part = this.#part;
-    const lines = this.#firstLines;
-    while (part + 1 < lines.length && line >= lines[part + 1]!) part++;
+  add(key: string, units: number, line: number, bytes: number, raw?: string): void {
+    const before = this.#at;
+    const part = this.#partOf(line, raw);
+    // Rows skipped at the end of the stripe before come before no write of it: they move nothing.
+    const skipped = part === before ? this.#skipped : 0;
+    this.#skipped = 0;
     if (key !== this.#key || part !== this.#part) {
       this.#close();
       this.#part = part;
       this.#key = key;
-    }
+      this.#lead = skipped;
+    } else this.#bytes += skipped;
     this.#count++;
     this.#units += units;
     this.#bytes += bytes;
+  }
+
+  /** The next row in input order that is read and not written (as add(), without a key or units). */
+  skip(line: number, bytes: number, raw?: string): void {
+    const at = this.#at;
+    // Rows skipped at the end of a stripe come before no write of it: they move nothing.
+    if (this.#partOf(line, raw) !== at) this.#skipped = 0;
+    this.#skipped += bytes;
+  }
+
+  /** The stripe of the next row: its first line or first text reached. */
+  #partOf(line: number, raw: string | undefined): number {
+    const lines = this.#firstLines;
+    const raws = this.#firstRaws;
+    let at = this.#at;
+    while (at + 1 < lines.length && (line >= lines[at + 1]! || (raw !== undefined && raw === raws[at + 1]))) at++;
+    this.#at = at;
+    return at;
   }
 
   /** The striped read's writes, one at a time. Call once, after the last add(). */
@@ -107,11 +145,20 @@ export class StripeOrderStats {
     }
     const run = Array.from(begin, (b) => (b === -1 ? 0 : b));
     const taken = new Float64Array(stripes);
+    /** Whether the run at hand of each stripe has moved it by its lead. */
+    const led = new Uint8Array(stripes);
     const schedule = new StripeSchedule(this.#sizes);
     for (let k = schedule.next(); k !== undefined; k = schedule.next()) {
       const r = run[k]!;
       if (begin[k] === -1 || r >= end[k]!) {
         schedule.end(k);
+        continue;
+      }
+      // The rows skipped before the run: read as one, as the striped read reads them one by one (no write
+      // of another stripe can come between them and the run's first write that would not come anyway).
+      if (led[k] === 0 && this.#runLead[r]! > 0) {
+        led[k] = 1;
+        schedule.advance(k, this.#runLead[r]!);
         continue;
       }
       const count = this.#runCount[r]!;
@@ -124,6 +171,7 @@ export class StripeOrderStats {
       if (n + 1 < count) taken[k] = n + 1;
       else {
         taken[k] = 0;
+        led[k] = 0;
         run[k] = r + 1;
       }
     }
@@ -137,7 +185,7 @@ export class StripeOrderStats {
     if (fold && last >= 0 && this.#names[last] === undefined && this.#runPart[last] === this.#part) {
       this.#runCount[last]! += this.#count;
       this.#runUnits[last]! += this.#units;
-      this.#runBytes[last]! += this.#bytes;
+      this.#runBytes[last]! += this.#lead + this.#bytes;
       this.#runKeys[last]!++;
     } else {
       if (this.#runs === this.#runPart.length) this.#grow();
@@ -149,11 +197,13 @@ export class StripeOrderStats {
       this.#runUnits[r] = this.#units;
       this.#runBytes[r] = this.#bytes;
       this.#runKeys[r] = 1;
+      this.#runLead[r] = this.#lead;
     }
     this.#key = undefined;
     this.#count = 0;
     this.#units = 0;
     this.#bytes = 0;
+    this.#lead = 0;
   }
 
   #grow(): void {
@@ -167,5 +217,6 @@ export class StripeOrderStats {
     this.#runUnits = grow(this.#runUnits, (n) => new Float64Array(n));
     this.#runBytes = grow(this.#runBytes, (n) => new Float64Array(n));
     this.#runKeys = grow(this.#runKeys, (n) => new Float64Array(n));
+    this.#runLead = grow(this.#runLead, (n) => new Float64Array(n));
   }
 }

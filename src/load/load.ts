@@ -5,7 +5,7 @@ import { defaultCeiling } from '../pacing/inFlight.js';
 import type { LoadEvent, LoadResult } from '../reporting/events.js';
 import { LoaderError, bug } from '../shared/errors.js';
 import type { TableInfo } from '../shared/tableInfo.js';
-import type { PlannedWrite } from '../shared/types.js';
+import type { PlannedWrite, RowOrigin } from '../shared/types.js';
 import { createClient } from '../writing/client.js';
 import { Dispatcher } from './dispatcher.js';
 import { loadResult } from './loadResult.js';
@@ -61,6 +61,11 @@ export interface DryRun {
    * in input order). Called once, before the first row.
    */
   onStripes?: (layout: StripeLayout | undefined) => void;
+  /**
+   * Each row read and not written (rejected, or of another segment), in input order: it still moves its
+   * stripe along in a striped read, so the estimate's simulation of that read needs its text too.
+   */
+  onSkipped?: (origin: RowOrigin) => void;
 }
 
 /** How often a progress event is emitted, at most. */
@@ -185,6 +190,7 @@ function batchesOfLoad(prepared: PreparedLoad, opts: NormalizedLoadOptions, repo
       planner: prepared.planner,
       segment: opts.segment,
       onPlanned: prepared.onPlanned,
+      onSkipped: prepared.onSkipped,
       orderer: prepared.orderer,
       order: prepared.order,
       batcher: createBatcher(),

@@ -12,7 +12,7 @@ import { openInput } from '../reading/openInput.js';
 import { detectFormat } from '../reading/detectFormat.js';
 import type { LoadEvent, LoadResult } from '../reporting/events.js';
 import type { TableInfo } from '../shared/tableInfo.js';
-import type { PlannedWrite } from '../shared/types.js';
+import type { PlannedWrite, RowOrigin } from '../shared/types.js';
 import { resolveShardOptions, type ResolvedShardOptions } from '../sharding/shard.js';
 import { ShardManifest } from '../sharding/shardManifest.js';
 import { createRowPlanner, type RowPlanner, type RowPlannerOptions, type SourceRecord } from '../typing/planRow.js';
@@ -46,6 +46,8 @@ export interface PreparedLoad {
   inFlight: InFlightLimit;
   /** What goes on to the order for each planned write (a dry run's slimmer copy). */
   onPlanned: (write: PlannedWrite) => PlannedWrite;
+  /** Told of each row read and not written (a dry run's, when it asks). */
+  onSkipped: ((origin: RowOrigin) => void) | undefined;
   /** Whether the load tallies write units per key (a dry run keeps its own tally). */
   countKeys: boolean;
   /** The input's records, in the order they are read (a striped read's, in arrays; or the file's). */
@@ -326,6 +328,7 @@ async function stagesOf(
     sink,
     inFlight,
     onPlanned: dryRun ? (w) => dryRun.onPlanned(w) : (w) => w,
+    onSkipped: dryRun?.onSkipped,
     countKeys: !dryRun,
     records: reading.records,
     order: reading.order,

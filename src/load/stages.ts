@@ -2,7 +2,7 @@ import type { Batch, Batcher } from '../batching/batch.js';
 import { isGlobalOrder, type OrderMode } from '../ordering/order.js';
 import type { WriteOrderer } from '../ordering/writeOrderer.js';
 import type { LoadEvent } from '../reporting/events.js';
-import type { PlannedWrite, RejectedRow } from '../shared/types.js';
+import type { PlannedWrite, RejectedRow, RowOrigin } from '../shared/types.js';
 import { isRejected, type RowPlanner, type SourceRecord } from '../typing/planRow.js';
 import type { LoadStop } from './loadStop.js';
 import type { LoadTally } from './loadTally.js';
@@ -35,6 +35,8 @@ export interface Stages {
   segment: Segment | undefined;
   /** What goes on to the order for each planned write (a dry run's slimmer copy). */
   onPlanned: (write: PlannedWrite) => PlannedWrite;
+  /** Told of each row read and not written: rejected, or of another segment (a dry run's estimate). */
+  onSkipped?: ((origin: RowOrigin) => void) | undefined;
   orderer: WriteOrderer;
   order: OrderMode;
   batcher: Batcher;
@@ -102,7 +104,7 @@ export async function* batchesOf(records: AsyncGenerator<SourceRecord | SourceRe
  * row of another segment) and comes back undefined.
  */
 export function planning(
-  stages: Pick<Stages, 'file' | 'planner' | 'segment' | 'onPlanned'>,
+  stages: Pick<Stages, 'file' | 'planner' | 'segment' | 'onPlanned' | 'onSkipped'>,
   report: Omit<StageReport, 'stop' | 'progress'>,
 ): (record: SourceRecord) => PlannedWrite | undefined | Promise<undefined> {
   const { planner, segment } = stages;
@@ -118,11 +120,13 @@ export function planning(
       });
     }
     if (isRejected(planned)) {
+      stages.onSkipped?.(planned.origin);
       if (segment && segmentOfLine(planned.origin.line, segment.count) !== segment.index) report.tally.otherSegment();
       else return report.rejections.reject(planned).then(() => undefined);
       return undefined;
     }
     if (segment && segmentOfWrite(planned, segment.count) !== segment.index) {
+      stages.onSkipped?.(planned.origin);
       report.tally.otherSegment();
       return undefined;
     }

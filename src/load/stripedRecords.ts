@@ -88,11 +88,15 @@ export interface Piece {
   take: number;
 }
 
-/** A stripe: its pieces in file order, its bytes, and the line of its first row (0 for the file's first stripe). */
+/**
+ * A stripe: its pieces in file order, its bytes, and the line and text of its first row (0 and undefined
+ * for the file's first stripe).
+ */
 export interface Stripe {
   pieces: Piece[];
   size: number;
   firstLine: number;
+  firstRaw: string | undefined;
 }
 
 /** The head of a range: its first `rows` rows share the key the range starts in (all of it when `whole`). */
@@ -117,6 +121,11 @@ export interface StripeLayout {
   sizes: number[];
   /** The line of each stripe's first row (0 for the first stripe: it starts the file). Ascending. */
   firstLines: number[];
+  /**
+   * The text of each stripe's first row (undefined for the first stripe): a read from the start can count
+   * lines short of a range's count (see cutHead), never the text.
+   */
+  firstRaws: (string | undefined)[];
 }
 
 /** The cut of a file into stripes, before any is opened. */
@@ -156,7 +165,8 @@ export async function planStripes(args: {
   const stripes = stripesOf(ranges, heads);
   // One stripe would be input order held to a proof it does not need (one huge key, or huge records).
   if (stripes.length < 2) return undefined;
-  return { stripes, how, layout: { sizes: stripes.map((s) => s.size), firstLines: stripes.map((s) => s.firstLine) } };
+  const layout = { sizes: stripes.map((s) => s.size), firstLines: stripes.map((s) => s.firstLine), firstRaws: stripes.map((s) => s.firstRaw) };
+  return { stripes, how, layout };
 }
 
 /**
@@ -251,7 +261,7 @@ export function stripesOf(ranges: ByteRange[], heads: Head[]): Stripe[] {
       k++;
     }
     // The first row past a range's head starts the stripe (stripe 0 starts the file).
-    stripes.push({ pieces, size, firstLine: j === 0 ? 0 : heads[j]!.nextLine! });
+    stripes.push({ pieces, size, firstLine: j === 0 ? 0 : heads[j]!.nextLine!, firstRaw: j === 0 ? undefined : heads[j]!.nextRaw });
     // A range whose head ended starts the next stripe past its head.
     j = k;
   }

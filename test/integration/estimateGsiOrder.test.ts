@@ -3,7 +3,8 @@
  * hold a table key's writes and units, not each write's GSI keys, so the estimate simulates such a
  * table from the materialised order. Its figures must be the materialised order's, with the hot GSI key
  * paced in the simulation, whether the table comes from flags or from DescribeTable (where the dry run
- * starts over once it has seen the GSIs).
+ * starts over once it has seen the GSIs). The default order's striped read, also simulated from statistics
+ * on a table without GSIs, starts over the same way.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -92,5 +93,37 @@ describe('estimate of a global order on a table with GSIs', () => {
     expect(events.filter((e) => e.type === 'started')).toHaveLength(1);
     expect(events.filter((e) => e.type === 'warning')).toEqual([]);
     expect(asked.input.rows).toBe(ROWS);
+  });
+
+  it("the default order (stripes), table from DescribeTable: starts over materialised, the striped read's figures", async () => {
+    const table = await newTable();
+    // Ids that ascend as text, so the file is grouped by its partition key and cut into stripes.
+    const path = join(dir(), 'status-sorted.csv');
+    const lines = ['id,status,payload'];
+    for (let i = 0; i < ROWS; i++) lines.push(`id-${String(i).padStart(5, '0')},${i % 4 === 0 ? 'ACTIVE' : `s-${i % 50}`},${'x'.repeat(40)}`);
+    await writeFile(path, `${lines.join('\n')}\n`);
+    const previous = process.env['DDB_SPREAD_TEST_STRIPE_BYTES'];
+    process.env['DDB_SPREAD_TEST_STRIPE_BYTES'] = '4096';
+    try {
+      const events: LoadEvent[] = [];
+      const asked = await run({ input: path, table, endpoint, region: 'us-east-1', order: undefined }, events);
+      const materialised = await run({ input: path, table, endpoint, region: 'us-east-1', order: undefined, simulation: { materializeOrder: true } });
+      expect(asked.simulations.planned.order).toBe('stripes');
+      // The measured phases aside (a streaming order's time overlaps reading and writing).
+      const measured = (r: EstimateResult) => {
+        const { estimatedSeconds, startupSeconds, readSeconds, ...time } = r.time;
+        expect(estimatedSeconds).toBeGreaterThanOrEqual(time.writeSeconds);
+        expect(startupSeconds + readSeconds).toBeGreaterThanOrEqual(0);
+        return { ...r, input: { ...r.input, rejectsPath: '' }, time };
+      };
+      expect(measured(asked)).toEqual(measured(materialised));
+      expect(asked.table.source).toBe('describe-table');
+      expect(asked.writeUnits.indexes['byStatus']).toBe(ROWS);
+      expect(events.filter((e) => e.type === 'started')).toHaveLength(1);
+      expect(asked.input.rows).toBe(ROWS);
+    } finally {
+      if (previous === undefined) delete process.env['DDB_SPREAD_TEST_STRIPE_BYTES'];
+      else process.env['DDB_SPREAD_TEST_STRIPE_BYTES'] = previous;
+    }
   });
 });

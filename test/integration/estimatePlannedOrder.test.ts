@@ -144,6 +144,41 @@ describe('estimate of the default order (stripes) from statistics of a read from
     expect(fromStats.time.writeSeconds / materialised.time.writeSeconds).toBeLessThan(1.03);
   });
 
+  // Rows read and not written (another segment's, rejected ones) still move their stripe along in the
+  // striped read; and the replay finds each stripe's first row whatever line the read from the start
+  // gives it (readCsv counts one line short after some mixes of blank CRLF and LF lines).
+  it.each<[string, Partial<EstimateOptions>, (text: string) => string]>([
+    ['--segment 0/3', { segment: '0/3' }, (text) => text],
+    ['--segment 2/3', { segment: '2/3' }, (text) => text],
+    ['rejected rows between keys', {}, (text) => text.replace(/\n(?=key-\d\d\d[37],0,)/g, `\n,0,"no key ${'r'.repeat(900)}"\n`)],
+    ['CRLF rows, blank CRLF and LF lines between keys', {}, (text) => text.replace(/\n(?=key-)/g, (_, at: number) => (at % 5 === 0 ? '\r\n\r\n\n' : '\r\n'))],
+  ])('rows of one length per key, %s: every figure the same as the striped read', async (name, options, edit) => {
+    const file = join(dir, `stripes-${name.replace(/\W+/g, '-')}.csv`);
+    await writeFile(file, edit(csv(7, 6000, true, { badRows: false, sameLength: true })));
+    const [fromStats, materialised] = await both(file, { wcu: 1000, keyWcu: 100, ...options });
+    expect(fromStats.simulations.planned.order).toBe('stripes');
+    expect(withoutContrast(fromStats)).toEqual(withoutContrast(materialised));
+  });
+
+  // Known and documented (docs/ESTIMATE.md, `superseded`): the dry run batches in input order, where a
+  // primary key repeated in a row lands twice in one batch and the later row supersedes the earlier; the
+  // striped read interleaves up to 64 stripes, so such rows are seldom in one batch and both are written.
+  // The replay keeps partition keys, not primary keys, so it cannot tell; every other count holds.
+  it('a primary key repeated in a row: the superseded count is at least the striped read, the rest the same', async () => {
+    const file = join(dir, 'stripes-repeats.csv');
+    const text = csv(7, 6000, true, { badRows: false, sameLength: true });
+    await writeFile(file, text.replace(/\n(key-\d+,\d*[05],[^\n]*\n[^\n]*)(?=\n)/g, '\n$1\n$1'));
+    const [fromStats, materialised] = await both(file, { wcu: 1000 });
+    // Measured: 715 superseded in input-order batches, 404 in the striped read's.
+    expect(materialised.input.superseded).toBeGreaterThan(0);
+    expect(fromStats.input.superseded).toBeGreaterThanOrEqual(materialised.input.superseded);
+    const { superseded: _a, rejectsPath: _b, ...counts } = fromStats.input;
+    const { superseded: _c, rejectsPath: _d, ...expected } = materialised.input;
+    expect(counts).toEqual(expected);
+    expect(fromStats.writeUnits).toEqual(materialised.writeUnits);
+    expect(fromStats.keys).toEqual(materialised.keys);
+  });
+
   it('a file in no key order: estimated in round-robin as a load would write it, every figure the same', async () => {
     const file = join(dir, 'stripes-shuffled.csv');
     const [header, ...rows] = csv(11, 3000, true, { badRows: false })
