@@ -62,7 +62,7 @@ export function assembleEstimate(parts: EstimateParts): EstimateResult {
   );
   return {
     version: 1,
-    input: inputOf(parts.run),
+    input: inputOf(parts.run, parts.totals.superseded),
     items: totals.sizes,
     writeUnits: totals.writeUnits,
     table: tableOf(table, parts.tableSource, capacity, totals.planned, peakWcu),
@@ -119,13 +119,13 @@ export function loadSeconds(order: OrderMode, phases: EstimatePhases, writeSecon
   return phases.startupSeconds + body;
 }
 
-function inputOf(run: EstimateParts['run']): EstimateInput {
+function inputOf(run: EstimateParts['run'], superseded: number | undefined): EstimateInput {
   return {
     file: run.input,
     bytes: run.bytesRead > 0 ? run.bytesRead : undefined,
     rows: run.rowsRead,
     validRows: run.rowsRead - run.rejected,
-    superseded: run.superseded,
+    superseded: superseded ?? run.superseded,
     rejected: run.rejected,
     rejectedByReason: run.rejectedByReason,
     rejectsPath: run.rejectsPath,

@@ -26,6 +26,11 @@ export interface EstimateSimulators {
 /** Everything the estimate counted, ready for assembleEstimate(). */
 export interface EstimateTotals {
   sizes: ItemSizes;
+  /**
+   * Writes superseded in the planned order's batches, where the order is replayed with its batches (the
+   * default order's striped read); otherwise the dry run's own count (its batches in the order it read).
+   */
+  superseded?: number;
   /** Write units, table and each GSI, of every planned write. */
   writeUnits: { table: number; indexes: Record<string, number>; total: number };
   /** Partition key values before sharding (the input's own). */
@@ -133,7 +138,7 @@ export class EstimateTally {
     this.#inputBatch.push(this.#indexes.simWrite({ item: slimItem, partitionId: w.partitionId, wcu: cost.total }));
     // Only without GSIs (see the constructor): a write's units are then its table key's.
     this.#planned?.stats.add(written, cost.total);
-    this.#stripes?.add(written, cost.total, w.origin.line, w.origin.raw.length + 1, w.origin.raw);
+    this.#stripes?.add(written, cost.total, w.origin.line, w.origin.raw.length + 1, w.origin.raw, w.keyId);
     if (this.#inputBatch.length === MAX_BATCH_REQUESTS) {
       this.#simulators.input.push(this.#inputBatch);
       this.#inputBatch = [];
@@ -176,10 +181,17 @@ export class EstimateTally {
     if (this.#inputBatch.length > 0) this.#simulators.input.push(this.#inputBatch);
     this.#inputBatch = [];
     if (this.#fromStatistics === 'stripes' && !this.#told) throw new Error('EstimateTally was never told how the file is read; this is a bug');
-    const ordered = this.#stripes ? this.#stripes.ordered() : this.#planned?.stats.ordered(this.#planned.mode);
+    const ordered: Iterable<SimWrite & { replaces?: number }> | undefined = this.#stripes
+      ? this.#stripes.ordered()
+      : this.#planned?.stats.ordered(this.#planned.mode);
     if (ordered) {
       let batch: SimWrite[] = [];
       for (const w of ordered) {
+        // The replay of a striped read batches as load's batcher does: a repeat takes its partner's slot.
+        if (w.replaces !== undefined && w.replaces >= 0) {
+          batch[w.replaces] = w;
+          continue;
+        }
         batch.push(w);
         if (batch.length === MAX_BATCH_REQUESTS) {
           this.#simulators.planned.push(batch);
@@ -198,6 +210,7 @@ export class EstimateTally {
       planned: this.#simulators.planned.finish(),
       input: this.#simulators.input.finish(),
       indexHottest: this.#indexes.hottest(),
+      ...(this.#stripes ? { superseded: this.#stripes.superseded } : {}),
     };
   }
 }

@@ -1,5 +1,6 @@
 import { StripeSchedule } from '../ordering/stripeSchedule.js';
 import { MAX_KEYS_TRACKED } from './plannedOrder.js';
+import { ReplayBatcher, RunRepeats } from './runRepeats.js';
 import type { SimWrite } from './simulate.js';
 
 /** Where a striped read's stripes lie (src/load/stripedRecords.ts's StripeLayout). */
@@ -13,6 +14,11 @@ export interface StripeLayoutStats {
    * its first text, whichever comes first (the read from the start can count lines short of the cut's).
    */
   firstRaws?: readonly (string | undefined)[];
+}
+
+/** A write of the replay, and the slot of the batch being filled it takes over (-1: a slot of its own). */
+export interface ReplayedWrite extends SimWrite {
+  replaces: number;
 }
 
 /**
@@ -41,6 +47,10 @@ const FOLDED_KEY = '\u0000folded-';
  * write carries its run's mean units, as plannedOrder.ts's writes carry their key's. Rows read and not
  * written (rejected, or of another segment: skip()) move their stripe along as in the striped read: before
  * a run, as its lead (exactly); inside one, in its mean bytes.
+ *
+ * The writes come with their batch slots as load's batcher would fill them (RunRepeats, ReplayBatcher), so
+ * a primary key written again soon after supersedes the earlier write only where the striped read puts
+ * both in one batch.
  *
  * Written by hand: no library replays a weighted merge from run-length statistics.
  *
@@ -79,12 +89,20 @@ export class StripeOrderStats {
   #runKeys = new Float64Array(1024);
   /** Bytes of rows skipped before the run's first write, in its stripe. */
   #runLead = new Float64Array(1024);
+  /** Primary keys written again close together in a run, for batching as load's batcher does. */
+  readonly #repeats = new RunRepeats();
+  #superseded = 0;
 
   constructor(layout: StripeLayoutStats, maxKeys = MAX_KEYS_TRACKED) {
     this.#sizes = layout.sizes;
     this.#firstLines = layout.firstLines;
     this.#firstRaws = layout.firstRaws ?? [];
     this.#maxKeys = maxKeys;
+  }
+
+  /** Writes the replay's batches superseded (a later write of the same primary key in the same batch); after ordered(). */
+  get superseded(): number {
+    return this.#superseded;
   }
 
   /** Runs kept, named or folded (for tests of the bound). */
@@ -94,9 +112,10 @@ export class StripeOrderStats {
 
   /**
    * The next write in input order: its partition key as written, its write units, the line its row starts
-   * on, its row's text length + 1 (what it advances its stripe by) and, where known, that text.
+   * on, its row's text length + 1 (what it advances its stripe by), where known that text, and its
+   * primary key's identity (`id`: without it, no write supersedes another in the replay's batches).
    */
-  add(key: string, units: number, line: number, bytes: number, raw?: string): void {
+  add(key: string, units: number, line: number, bytes: number, raw?: string, id?: string): void {
     const before = this.#at;
     const part = this.#partOf(line, raw);
     // Rows skipped at the end of the stripe before come before no write of it: they move nothing.
@@ -108,6 +127,7 @@ export class StripeOrderStats {
       this.#key = key;
       this.#lead = skipped;
     } else this.#bytes += skipped;
+    if (id !== undefined) this.#repeats.add(id, this.#count);
     this.#count++;
     this.#units += units;
     this.#bytes += bytes;
@@ -131,8 +151,11 @@ export class StripeOrderStats {
     return at;
   }
 
-  /** The striped read's writes, one at a time. Call once, after the last add(). */
-  *ordered(): Generator<SimWrite> {
+  /**
+   * The striped read's writes, one at a time, each with the slot of the batch being filled that it takes
+   * over from an earlier write of its primary key (`replaces`), or -1. Call once, after the last add().
+   */
+  *ordered(): Generator<ReplayedWrite> {
     this.#close();
     const stripes = this.#sizes.length;
     // Each stripe's runs: one stretch [begin, end) of the runs, as lines ascend.
@@ -148,11 +171,17 @@ export class StripeOrderStats {
     /** Whether the run at hand of each stripe has moved it by its lead. */
     const led = new Uint8Array(stripes);
     const schedule = new StripeSchedule(this.#sizes);
+    const batcher = new ReplayBatcher(this.#repeats, stripes);
+    const started = new Float64Array(stripes).fill(-1);
     for (let k = schedule.next(); k !== undefined; k = schedule.next()) {
       const r = run[k]!;
       if (begin[k] === -1 || r >= end[k]!) {
         schedule.end(k);
         continue;
+      }
+      if (started[k] !== r) {
+        started[k] = r;
+        batcher.startRun(k, r);
       }
       // The rows skipped before the run: read as one, as the striped read reads them one by one (no write
       // of another stripe can come between them and the run's first write that would not come anyway).
@@ -166,7 +195,7 @@ export class StripeOrderStats {
       const name = this.#names[r];
       // A folded run's writes: its keys one after the other, each with its share of the writes.
       const key = name ?? `${FOLDED_KEY}${r}-${Math.floor((n * this.#runKeys[r]!) / count)}`;
-      yield { key, units: this.#runUnits[r]! / count };
+      yield { key, units: this.#runUnits[r]! / count, replaces: batcher.place(k, r, n) };
       schedule.advance(k, this.#runBytes[r]! / count);
       if (n + 1 < count) taken[k] = n + 1;
       else {
@@ -175,6 +204,7 @@ export class StripeOrderStats {
         run[k] = r + 1;
       }
     }
+    this.#superseded = batcher.superseded;
   }
 
   /** Ends the run at hand: kept by its name, or folded into the run before it. */
@@ -183,6 +213,7 @@ export class StripeOrderStats {
     const last = this.#runs - 1;
     const fold = this.#named >= this.#maxKeys && this.#count < HOT_RUN;
     if (fold && last >= 0 && this.#names[last] === undefined && this.#runPart[last] === this.#part) {
+      this.#repeats.close(last, this.#runCount[last]!);
       this.#runCount[last]! += this.#count;
       this.#runUnits[last]! += this.#units;
       this.#runBytes[last]! += this.#lead + this.#bytes;
@@ -190,6 +221,7 @@ export class StripeOrderStats {
     } else {
       if (this.#runs === this.#runPart.length) this.#grow();
       const r = this.#runs++;
+      this.#repeats.close(r, 0);
       this.#names[r] = fold ? undefined : this.#key;
       if (!fold) this.#named++;
       this.#runPart[r] = this.#part;

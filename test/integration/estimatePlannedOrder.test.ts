@@ -160,23 +160,15 @@ describe('estimate of the default order (stripes) from statistics of a read from
     expect(withoutContrast(fromStats)).toEqual(withoutContrast(materialised));
   });
 
-  // Known and documented (docs/ESTIMATE.md, `superseded`): the dry run batches in input order, where a
-  // primary key repeated in a row lands twice in one batch and the later row supersedes the earlier; the
-  // striped read interleaves up to 64 stripes, so such rows are seldom in one batch and both are written.
-  // The replay keeps partition keys, not primary keys, so it cannot tell; every other count holds.
-  it('a primary key repeated in a row: the superseded count is at least the striped read, the rest the same', async () => {
+  it('a primary key repeated in a row: every figure the same as the striped read, its superseded count included', async () => {
     const file = join(dir, 'stripes-repeats.csv');
     const text = csv(7, 6000, true, { badRows: false, sameLength: true });
     await writeFile(file, text.replace(/\n(key-\d+,\d*[05],[^\n]*\n[^\n]*)(?=\n)/g, '\n$1\n$1'));
     const [fromStats, materialised] = await both(file, { wcu: 1000 });
-    // Measured: 715 superseded in input-order batches, 404 in the striped read's.
+    // The striped read puts a row and its repeat in one batch less often than input order does: 404
+    // superseded here, where the dry run's own batches in input order counted 715.
     expect(materialised.input.superseded).toBeGreaterThan(0);
-    expect(fromStats.input.superseded).toBeGreaterThanOrEqual(materialised.input.superseded);
-    const { superseded: _a, rejectsPath: _b, ...counts } = fromStats.input;
-    const { superseded: _c, rejectsPath: _d, ...expected } = materialised.input;
-    expect(counts).toEqual(expected);
-    expect(fromStats.writeUnits).toEqual(materialised.writeUnits);
-    expect(fromStats.keys).toEqual(materialised.keys);
+    expect(withoutContrast(fromStats)).toEqual(withoutContrast(materialised));
   });
 
   it('a file in no key order: estimated in round-robin as a load would write it, every figure the same', async () => {

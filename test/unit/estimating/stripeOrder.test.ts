@@ -7,7 +7,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { StripeOrderStats, type StripeLayoutStats } from '../../../src/estimating/stripeOrder.js';
+import { createBatcher } from '../../../src/batching/batch.js';
 import { merged } from '../../../src/load/stripedRecords.js';
+import type { PlannedWrite } from '../../../src/shared/types.js';
 import type { SourceRecord } from '../../../src/typing/planRow.js';
 
 interface Row {
@@ -17,6 +19,8 @@ interface Row {
   raw: string;
   /** Read and not written: rejected, or of another segment. */
   skipped?: boolean;
+  /** The primary key's identity (the key and a sort key). */
+  id?: string;
 }
 
 /** Stripes of key runs, keys ascending over the file, lines from 2 (rows of 1-3 lines). */
@@ -69,9 +73,14 @@ function statsOf(rows: Row[][], layout: StripeLayoutStats, maxKeys?: number): St
   const stats = new StripeOrderStats(layout, maxKeys);
   for (const row of rows.flat()) {
     if (row.skipped) stats.skip(row.line, row.raw.length + 1, row.raw);
-    else stats.add(row.key, row.units, row.line, row.raw.length + 1, row.raw);
+    else stats.add(row.key, row.units, row.line, row.raw.length + 1, row.raw, row.id);
   }
   return stats;
+}
+
+/** The replay's writes as keys and units. */
+function keysOf(writes: Iterable<{ key: string; units: number }>): Array<{ key: string; units: number }> {
+  return [...writes].map(({ key, units }) => ({ key, units }));
 }
 
 const runFields = {
@@ -90,7 +99,7 @@ describe('StripeOrderStats: the striped read replayed from statistics', () => {
         // The load weighs a stripe by its bytes in the file, which the rows' text need not add up to.
         const sizes = rows.map((part, s) => (bytesAsSizes ? part.reduce((n, r) => n + r.raw.length + 1, 0) : 1000 + 137 * s));
         const expected = await mergedOrder(rows, sizes);
-        expect([...statsOf(rows, { sizes, firstLines }).ordered()]).toEqual(expected);
+        expect(keysOf(statsOf(rows, { sizes, firstLines }).ordered())).toEqual(expected);
       }),
       { numRuns: 150 },
     );
@@ -152,7 +161,7 @@ describe('StripeOrderStats: the striped read replayed from statistics', () => {
         const { rows, firstLines } = fileOf(stripes);
         const sizes = rows.map((part) => part.reduce((n, r) => n + r.raw.length + 1, 0));
         const expected = await mergedOrder(rows, sizes);
-        expect([...statsOf(rows, { sizes, firstLines }).ordered()]).toEqual(expected);
+        expect(keysOf(statsOf(rows, { sizes, firstLines }).ordered())).toEqual(expected);
       }),
       { numRuns: 150 },
     );
@@ -167,9 +176,83 @@ describe('StripeOrderStats: the striped read replayed from statistics', () => {
         const firstRaws = rows.map((part, s) => (s === 0 ? undefined : part[0]!.raw));
         // readCsv can count one line short after some mixes of blank CRLF and LF lines, more so the further it reads.
         const short = rows.map((part, s) => part.map((row) => ({ ...row, line: row.line - 3 * s - 1 })));
-        expect([...statsOf(short, { sizes, firstLines, firstRaws }).ordered()]).toEqual(expected);
+        expect(keysOf(statsOf(short, { sizes, firstLines, firstRaws }).ordered())).toEqual(expected);
       }),
       { numRuns: 150 },
     );
   });
+
+  it("primary keys repeated close together: the replay's batches and superseded count are load's batcher's over the striped read", async () => {
+    let repeated = 0;
+    let superseded = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(run, { minLength: 1, maxLength: 6 }), { minLength: 2, maxLength: 6 }),
+        fc.integer({ min: 1, max: 1000 }),
+        async (stripes, seed) => {
+          const { rows, firstLines } = fileOf(stripes);
+          // Sort keys: mostly new, a third of them that of a row 1-3 rows back in the run (a row written again).
+          let state = seed;
+          const next = () => (state = (state * 1103515245 + 12345) % 2147483648) / 2147483648;
+          for (const part of rows) {
+            part.forEach((row, i) => {
+              const earlier = part[i - 1 - Math.floor(next() * 3)];
+              const again = earlier !== undefined && earlier.key === row.key && next() < 0.35;
+              if (again) repeated++;
+              row.id = again ? earlier.id! : `${row.key}|${i}`;
+            });
+          }
+          const sizes = rows.map((part) => part.reduce((n, r) => n + r.raw.length + 1, 0));
+          const expected = await batchedOrder(rows, sizes);
+          const stats = statsOf(rows, { sizes, firstLines });
+          const batches: Array<Array<{ key: string; units: number }>> = [];
+          let batch: Array<{ key: string; units: number }> = [];
+          for (const w of stats.ordered()) {
+            if (w.replaces >= 0) batch[w.replaces] = { key: w.key, units: w.units };
+            else batch.push({ key: w.key, units: w.units });
+            if (batch.length === 25) {
+              batches.push(batch);
+              batch = [];
+            }
+          }
+          if (batch.length > 0) batches.push(batch);
+          expect(stats.superseded).toBe(expected.superseded);
+          expect(batches).toEqual(expected.batches);
+          superseded += expected.superseded;
+        },
+      ),
+      { numRuns: 200 },
+    );
+    // The cases hold repeats, some superseded in the striped read and some not (input order would supersede them all).
+    expect(superseded).toBeGreaterThan(50);
+    expect(superseded).toBeLessThan(repeated);
+  });
 });
+
+/** The striped read's batches: load's merge, then load's batcher (a repeat in the batch being filled takes its place). */
+async function batchedOrder(rows: Row[][], sizes: number[]): Promise<{ batches: Array<Array<{ key: string; units: number }>>; superseded: number }> {
+  const byRaw = new Map<SourceRecord, Row>();
+  async function* stripe(part: Row[]): AsyncGenerator<SourceRecord[]> {
+    for (const row of part) {
+      const record: SourceRecord = { kind: 'csv', origin: { file: 'f.csv', line: row.line, raw: row.raw }, cells: { pk: row.key } };
+      byRaw.set(record, row);
+      yield [record];
+    }
+  }
+  const batcher = createBatcher();
+  const batches: Array<Array<{ key: string; units: number }>> = [];
+  let superseded = 0;
+  const take = (writes: PlannedWrite[]) => batches.push(writes.map((w) => ({ key: w.partitionId, units: w.wcu })));
+  for await (const records of merged(rows.map(stripe), sizes)) {
+    for (const record of records) {
+      const row = byRaw.get(record)!;
+      const write = { keyId: row.id!, partitionId: row.key, wcu: row.units, size: 0, item: {}, origin: record.origin } as unknown as PlannedWrite;
+      const pushed = batcher.push(write);
+      if (pushed.superseded) superseded++;
+      if (pushed.full) take(pushed.full.writes);
+    }
+  }
+  const last = batcher.flush();
+  if (last) take(last.writes);
+  return { batches, superseded };
+}
