@@ -210,7 +210,7 @@ export class EstimateTally {
       planned: this.#simulators.planned.finish(),
       input: this.#simulators.input.finish(),
       indexHottest: this.#indexes.hottest(),
-      ...(this.#stripes ? { superseded: this.#stripes.superseded } : {}),
+      ...(this.#stripes?.superseded !== undefined ? { superseded: this.#stripes.superseded } : {}),
     };
   }
 }

@@ -10,8 +10,12 @@ import { MAX_BATCH_REQUESTS } from '../batching/batch.js';
  * Per run it keeps the pairs (write n, the latest earlier write m of the same primary key) where m is
  * among the run's latest MAX_BATCH_REQUESTS distinct primary keys: two writes further apart than that
  * hold at least that many slots between them, so they are never in one batch. Memory: the run at hand's
- * recent keys, and 24 bytes a pair (a repeat close to its partner: a row written again just after).
+ * recent keys, and 24 bytes a pair (a repeat close to its partner: a row written again just after), up to
+ * `maxPairs`; past it the repeats are dropped (`overflowed`) and the replay batches with none.
  */
+/** Pairs kept at most (~24 MB): a file with more repeats close together is batched as without them. */
+export const MAX_REPEAT_PAIRS = 1 << 20;
+
 export class RunRepeats {
   /** The run at hand: its latest distinct primary keys (the oldest first) and their write's index. */
   readonly #recent = new Map<string, number>();
@@ -23,9 +27,21 @@ export class RunRepeats {
   #n = new Float64Array(256);
   #m = new Float64Array(256);
 
+  readonly #maxPairs: number;
+  #overflowed = false;
+
+  constructor(maxPairs = MAX_REPEAT_PAIRS) {
+    this.#maxPairs = maxPairs;
+  }
+
   /** Pairs kept. */
   get size(): number {
     return this.#size;
+  }
+
+  /** Whether more pairs came than are kept: the replay then knows of none. */
+  get overflowed(): boolean {
+    return this.#overflowed;
   }
 
   /** Write `index` of the run at hand has primary key `id`. */
@@ -42,7 +58,8 @@ export class RunRepeats {
   /** The run at hand closed as run `run`, its writes numbered there from `offset` (a folded run's earlier keys). */
   close(run: number, offset: number): void {
     const pending = this.#pending;
-    for (let i = 0; i < pending.length; i += 2) {
+    if (this.#size + pending.length / 2 > this.#maxPairs) this.#overflowed = true;
+    for (let i = 0; i < pending.length && !this.#overflowed; i += 2) {
       if (this.#size === this.#run.length) this.#grow();
       this.#run[this.#size] = run;
       this.#n[this.#size] = pending[i]! + offset;

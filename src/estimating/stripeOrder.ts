@@ -56,8 +56,8 @@ const FOLDED_KEY = '\u0000folded-';
  *
  * Memory: a run is ~40 bytes and its key's text. Past `maxKeys` named runs, a cold run (under HOT_RUN
  * writes) is folded into the run before it when that one is folded too and in the same stripe, so memory
- * stays bounded by the named runs, the hot ones (at most one per HOT_RUN writes) and a folded run per
- * stripe boundary.
+ * stays bounded by the named runs, the hot ones (at most one per HOT_RUN writes), a folded run per
+ * stripe boundary, and the repeats RunRepeats keeps (at most MAX_REPEAT_PAIRS).
  */
 export class StripeOrderStats {
   readonly #sizes: readonly number[];
@@ -90,19 +90,23 @@ export class StripeOrderStats {
   /** Bytes of rows skipped before the run's first write, in its stripe. */
   #runLead = new Float64Array(1024);
   /** Primary keys written again close together in a run, for batching as load's batcher does. */
-  readonly #repeats = new RunRepeats();
+  readonly #repeats: RunRepeats;
   #superseded = 0;
 
-  constructor(layout: StripeLayoutStats, maxKeys = MAX_KEYS_TRACKED) {
+  constructor(layout: StripeLayoutStats, maxKeys = MAX_KEYS_TRACKED, maxRepeatPairs?: number) {
     this.#sizes = layout.sizes;
     this.#firstLines = layout.firstLines;
     this.#firstRaws = layout.firstRaws ?? [];
     this.#maxKeys = maxKeys;
+    this.#repeats = new RunRepeats(maxRepeatPairs);
   }
 
-  /** Writes the replay's batches superseded (a later write of the same primary key in the same batch); after ordered(). */
-  get superseded(): number {
-    return this.#superseded;
+  /**
+   * Writes the replay's batches superseded (a later write of the same primary key in the same batch),
+   * after ordered(); undefined when there were too many repeats to keep (RunRepeats) and none was replayed.
+   */
+  get superseded(): number | undefined {
+    return this.#repeats.overflowed ? undefined : this.#superseded;
   }
 
   /** Runs kept, named or folded (for tests of the bound). */
@@ -171,7 +175,7 @@ export class StripeOrderStats {
     /** Whether the run at hand of each stripe has moved it by its lead. */
     const led = new Uint8Array(stripes);
     const schedule = new StripeSchedule(this.#sizes);
-    const batcher = new ReplayBatcher(this.#repeats, stripes);
+    const batcher = this.#repeats.overflowed ? undefined : new ReplayBatcher(this.#repeats, stripes);
     const started = new Float64Array(stripes).fill(-1);
     for (let k = schedule.next(); k !== undefined; k = schedule.next()) {
       const r = run[k]!;
@@ -181,7 +185,7 @@ export class StripeOrderStats {
       }
       if (started[k] !== r) {
         started[k] = r;
-        batcher.startRun(k, r);
+        batcher?.startRun(k, r);
       }
       // The rows skipped before the run: read as one, as the striped read reads them one by one (no write
       // of another stripe can come between them and the run's first write that would not come anyway).
@@ -195,7 +199,7 @@ export class StripeOrderStats {
       const name = this.#names[r];
       // A folded run's writes: its keys one after the other, each with its share of the writes.
       const key = name ?? `${FOLDED_KEY}${r}-${Math.floor((n * this.#runKeys[r]!) / count)}`;
-      yield { key, units: this.#runUnits[r]! / count, replaces: batcher.place(k, r, n) };
+      yield { key, units: this.#runUnits[r]! / count, replaces: batcher ? batcher.place(k, r, n) : -1 };
       schedule.advance(k, this.#runBytes[r]! / count);
       if (n + 1 < count) taken[k] = n + 1;
       else {
@@ -204,7 +208,7 @@ export class StripeOrderStats {
         run[k] = r + 1;
       }
     }
-    this.#superseded = batcher.superseded;
+    this.#superseded = batcher?.superseded ?? 0;
   }
 
   /** Ends the run at hand: kept by its name, or folded into the run before it. */

@@ -69,8 +69,8 @@ async function mergedOrder(rows: Row[][], sizes: number[]): Promise<Array<{ key:
   return out;
 }
 
-function statsOf(rows: Row[][], layout: StripeLayoutStats, maxKeys?: number): StripeOrderStats {
-  const stats = new StripeOrderStats(layout, maxKeys);
+function statsOf(rows: Row[][], layout: StripeLayoutStats, maxKeys?: number, maxRepeatPairs?: number): StripeOrderStats {
+  const stats = new StripeOrderStats(layout, maxKeys, maxRepeatPairs);
   for (const row of rows.flat()) {
     if (row.skipped) stats.skip(row.line, row.raw.length + 1, row.raw);
     else stats.add(row.key, row.units, row.line, row.raw.length + 1, row.raw, row.id);
@@ -226,6 +226,24 @@ describe('StripeOrderStats: the striped read replayed from statistics', () => {
     // The cases hold repeats, some superseded in the striped read and some not (input order would supersede them all).
     expect(superseded).toBeGreaterThan(50);
     expect(superseded).toBeLessThan(repeated);
+  });
+});
+
+describe('StripeOrderStats: repeats past what it keeps', () => {
+  it('replays no repeat at all (every write batched, superseded unknown), so the estimate counts them as its read met them', () => {
+    const { rows, firstLines } = fileOf([[{ rows: 40, length: 10, units: 1, lines: 1 }], [{ rows: 40, length: 10, units: 1, lines: 1 }]]);
+    // Every row the same primary key as the row before: 39 repeats a stripe.
+    for (const part of rows) for (const row of part) row.id = `${row.key}|same`;
+    const sizes = rows.map((part) => part.reduce((n, r) => n + r.raw.length + 1, 0));
+    const kept = statsOf(rows, { sizes, firstLines });
+    const keptWrites = [...kept.ordered()];
+    expect(kept.superseded).toBeGreaterThan(0);
+    expect(keptWrites.filter((w) => w.replaces >= 0)).toHaveLength(kept.superseded!);
+    const over = statsOf(rows, { sizes, firstLines }, undefined, 50);
+    const writes = [...over.ordered()];
+    expect(over.superseded).toBeUndefined();
+    expect(writes).toHaveLength(80);
+    expect(writes.every((w) => w.replaces === -1)).toBe(true);
   });
 });
 
