@@ -1,8 +1,9 @@
 /**
  * The estimate bench (issue 5).
  * 1. Accuracy: for several inputs (uniform keys, key-sorted, one dominant key, time-bucketed with
- *    sharding, and an unpaced sorted load), `estimate` with the table described as the partition proxy
- *    models it, then the real load through the proxy in front of DynamoDB Local: predicted vs measured
+ *    sharding, an unpaced sorted load, the default order on sorted inputs), `estimate` with the table
+ *    described as the partition proxy models it, then the real load through the proxy in front of
+ *    DynamoDB Local: predicted vs measured
  *    duration and throttled items. Target: duration within 15%, throttled items within a factor of 2
  *    (or both under 1% of rows).
  *    Predicted duration counts start-up and the read phase (issue 14, target 6); measured is load()'s.
@@ -73,6 +74,9 @@ function scenarios(dir: string): Array<Scenario & { text: string }> {
     { name: 'one key 30%, spread, --key-wcu 200', pairs: dominant, options: { order: 'spread', wcu: 1000, keyWcu: 200 } },
     { name: 'time buckets: --shard time:hour:ts + hash:4', pairs: devices, options: { order: 'spread', wcu: 1000, shard: ['time:hour:ts', 'hash:4'] } },
     { name: 'key-sorted, input order, unpaced', pairs: sorted, options: { order: 'input', pacing: false } },
+    // The default order: the estimate replays the striped read from a read from the start (stripeOrder.ts).
+    { name: 'key-sorted, stripes (default), paced', pairs: sorted, options: { wcu: 1000 } },
+    { name: 'one key 30%, stripes (default), --key-wcu 200', pairs: dominant, options: { wcu: 1000, keyWcu: 200 } },
   ];
   return list.map((s, i) => {
     const text = csvOf(s.pairs, random);
