@@ -229,6 +229,88 @@ describe('StripeOrderStats: the striped read replayed from statistics', () => {
   });
 });
 
+describe("StripeOrderStats: repeats at any distance, skipped runs, folded runs: load's batcher over the striped read", () => {
+  /** Each row's primary key drawn from a pool of its run's (1-40 keys): repeats near and far, chains, keys repeated many times. */
+  const withIds = (rows: Row[][], pools: number[], seed: number) => {
+    let state = seed;
+    const next = () => (state = (state * 1103515245 + 12345) % 2147483648) / 2147483648;
+    let r = 0;
+    for (const part of rows)
+      part.forEach((row, i) => {
+        if (i === 0 || part[i - 1]!.key !== row.key) r++;
+        row.id = `${row.key}|${Math.floor(next() * pools[r % pools.length]!)}`;
+      });
+  };
+  const replayBatches = (stats: StripeOrderStats) => {
+    const batches: Array<Array<{ key: string; units: number }>> = [];
+    let batch: Array<{ key: string; units: number }> = [];
+    for (const w of stats.ordered()) {
+      if (w.replaces >= 0) batch[w.replaces] = { key: w.key, units: w.units };
+      else batch.push({ key: w.key, units: w.units });
+      if (batch.length === 25) {
+        batches.push(batch);
+        batch = [];
+      }
+    }
+    if (batch.length > 0) batches.push(batch);
+    return batches;
+  };
+  const runs = fc.record({ ...runFields, rows: fc.integer({ min: 1, max: 90 }), skipped: fc.boolean() });
+  const pools = fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 8 });
+
+  it('named runs, rows skipped before runs: the same batches and superseded count', async () => {
+    let superseded = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(runs, { minLength: 1, maxLength: 5 }), { minLength: 1, maxLength: 5 }),
+        pools,
+        fc.integer({ min: 1, max: 1e6 }),
+        async (stripes, p, seed) => {
+          const { rows, firstLines } = fileOf(stripes);
+          withIds(rows, p, seed);
+          const sizes = rows.map((part) => part.reduce((n, r) => n + r.raw.length + 1, 0));
+          const expected = await batchedOrder(rows, sizes);
+          const stats = statsOf(rows, { sizes, firstLines });
+          expect(replayBatches(stats)).toEqual(expected.batches);
+          expect(stats.superseded).toBe(expected.superseded);
+          superseded += expected.superseded;
+        },
+      ),
+      { numRuns: 300 },
+    );
+    expect(superseded).toBeGreaterThan(1000);
+  });
+
+  it('folded runs (a few named keys, one row length a stripe): the same batch sizes and superseded count', async () => {
+    let folded = 0;
+    let superseded = 0;
+    const uniform = fc.record({ ...runFields, rows: fc.integer({ min: 1, max: 90 }), length: fc.constant(0) });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.integer({ min: 1, max: 200 }), fc.array(uniform, { minLength: 1, maxLength: 8 })), { minLength: 1, maxLength: 4 }),
+        pools,
+        fc.integer({ min: 1, max: 1e6 }),
+        fc.integer({ min: 0, max: 3 }),
+        async (stripes, p, seed, maxKeys) => {
+          const { rows, firstLines } = fileOf(stripes.map(([length, rs]) => rs.map((r) => ({ ...r, length, units: 1 }))));
+          withIds(rows, p, seed);
+          const sizes = rows.map((part) => part.reduce((n, r) => n + r.raw.length + 1, 0));
+          const expected = await batchedOrder(rows, sizes);
+          const stats = statsOf(rows, { sizes, firstLines }, maxKeys);
+          const got = replayBatches(stats);
+          expect(got.map((b) => b.length)).toEqual(expected.batches.map((b) => b.length));
+          expect(stats.superseded).toBe(expected.superseded);
+          if (stats.runs < stripes.reduce((n, [, rs]) => n + rs.length, 0)) folded++;
+          superseded += expected.superseded;
+        },
+      ),
+      { numRuns: 300 },
+    );
+    expect(folded).toBeGreaterThan(100);
+    expect(superseded).toBeGreaterThan(1000);
+  });
+});
+
 describe('StripeOrderStats: repeats past what it keeps', () => {
   it('replays no repeat at all (every write batched, superseded unknown), so the estimate counts them as its read met them', () => {
     const { rows, firstLines } = fileOf([[{ rows: 40, length: 10, units: 1, lines: 1 }], [{ rows: 40, length: 10, units: 1, lines: 1 }]]);
@@ -264,6 +346,7 @@ async function batchedOrder(rows: Row[][], sizes: number[]): Promise<{ batches: 
   for await (const records of merged(rows.map(stripe), sizes)) {
     for (const record of records) {
       const row = byRaw.get(record)!;
+      if (row.skipped) continue;
       const write = { keyId: row.id!, partitionId: row.key, wcu: row.units, size: 0, item: {}, origin: record.origin } as unknown as PlannedWrite;
       const pushed = batcher.push(write);
       if (pushed.superseded) superseded++;
