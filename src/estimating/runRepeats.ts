@@ -39,6 +39,11 @@ export class RunRepeats {
     return this.#size;
   }
 
+  /** Pairs held: kept, and the open run's (for tests of the bound). */
+  get held(): number {
+    return this.#size + this.#pending.length / 2;
+  }
+
   /** Whether more pairs came than are kept: the replay then knows of none. */
   get overflowed(): boolean {
     return this.#overflowed;
@@ -46,8 +51,14 @@ export class RunRepeats {
 
   /** Write `index` of the run at hand has primary key `id`. */
   add(id: string, index: number): void {
+    if (this.#overflowed) return;
     const m = this.#recent.get(id);
     if (m !== undefined) {
+      // The bound holds inside a run too: one key written again and again is one run, closed only at its end.
+      if (this.held >= this.#maxPairs) {
+        this.#overflow();
+        return;
+      }
       this.#recent.delete(id);
       this.#pending.push(index, m);
     }
@@ -58,7 +69,6 @@ export class RunRepeats {
   /** The run at hand closed as run `run`, its writes numbered there from `offset` (a folded run's earlier keys). */
   close(run: number, offset: number): void {
     const pending = this.#pending;
-    if (this.#size + pending.length / 2 > this.#maxPairs) this.#overflowed = true;
     for (let i = 0; i < pending.length && !this.#overflowed; i += 2) {
       if (this.#size === this.#run.length) this.#grow();
       this.#run[this.#size] = run;
@@ -93,6 +103,17 @@ export class RunRepeats {
 
   partnerOf(i: number): number {
     return this.#m[i]!;
+  }
+
+  /** Too many pairs: none is kept (the replay batches with none), and what was kept is let go. */
+  #overflow(): void {
+    this.#overflowed = true;
+    this.#pending = [];
+    this.#recent.clear();
+    this.#size = 0;
+    this.#run = new Uint32Array(0);
+    this.#n = new Float64Array(0);
+    this.#m = new Float64Array(0);
   }
 
   #grow(): void {
