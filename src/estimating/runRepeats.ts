@@ -13,8 +13,12 @@ import { MAX_BATCH_REQUESTS } from '../batching/batch.js';
  * recent keys, and 24 bytes a pair (a repeat close to its partner: a row written again just after), up to
  * `maxPairs`; past it the repeats are dropped (`overflowed`) and the replay batches with none.
  */
-/** Pairs kept at most (~24 MB): a file with more repeats close together is batched as without them. */
-export const MAX_REPEAT_PAIRS = 1 << 20;
+/**
+ * Pairs kept at most: a file with more repeats close together is batched as without them (the superseded
+ * count is then the dry run's own, in input order). At 2^20 pairs the heap held ~95 MB (the open run's
+ * pairs in an array, the kept ones, the replay's set of a run's partners); at 2^18 about a quarter.
+ */
+export const MAX_REPEAT_PAIRS = 1 << 18;
 
 export class RunRepeats {
   /** The run at hand: its latest distinct primary keys (the oldest first) and their write's index. */
