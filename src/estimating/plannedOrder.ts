@@ -1,5 +1,6 @@
 import { orderPrimary, type GlobalOrderMode } from '../ordering/order.js';
 import type { SimWrite } from './simulate.js';
+import { doubled } from '../shared/typedArrays.js';
 
 /**
  * Partition keys whose statistics are kept one by one: about 120 bytes each (the Map entry, the text and
@@ -108,14 +109,9 @@ export class PlannedOrderStats {
   }
 
   #grow(): void {
-    const grow = <T extends Float64Array | Uint32Array>(a: T, make: (n: number) => T): T => {
-      const b = make(a.length * 2);
-      b.set(a);
-      return b;
-    };
-    this.#first = grow(this.#first, (n) => new Float64Array(n));
-    this.#count = grow(this.#count, (n) => new Uint32Array(n));
-    this.#units = grow(this.#units, (n) => new Float64Array(n));
+    this.#first = doubled(this.#first);
+    this.#count = doubled(this.#count);
+    this.#units = doubled(this.#units);
   }
 }
 

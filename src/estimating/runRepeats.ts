@@ -1,4 +1,5 @@
 import { MAX_BATCH_REQUESTS } from '../batching/batch.js';
+import { doubled } from '../shared/typedArrays.js';
 
 /**
  * Primary keys written twice close together inside one key's run of writes (stripeOrder.ts), so that the
@@ -121,14 +122,9 @@ export class RunRepeats {
   }
 
   #grow(): void {
-    const grow = <T extends Float64Array | Uint32Array>(a: T, make: (n: number) => T): T => {
-      const b = make(a.length * 2);
-      b.set(a);
-      return b;
-    };
-    this.#run = grow(this.#run, (n) => new Uint32Array(n));
-    this.#n = grow(this.#n, (n) => new Float64Array(n));
-    this.#m = grow(this.#m, (n) => new Float64Array(n));
+    this.#run = doubled(this.#run);
+    this.#n = doubled(this.#n);
+    this.#m = doubled(this.#m);
   }
 }
 

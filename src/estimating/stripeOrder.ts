@@ -2,6 +2,7 @@ import { StripeSchedule } from '../ordering/stripeSchedule.js';
 import { MAX_KEYS_TRACKED } from './plannedOrder.js';
 import { ReplayBatcher, RunRepeats } from './runRepeats.js';
 import type { SimWrite } from './simulate.js';
+import { doubled } from '../shared/typedArrays.js';
 
 /** Where a striped read's stripes lie (src/load/stripedRecords.ts's StripeLayout). */
 export interface StripeLayoutStats {
@@ -243,16 +244,11 @@ export class StripeOrderStats {
   }
 
   #grow(): void {
-    const grow = <T extends Float64Array | Uint32Array>(a: T, make: (n: number) => T): T => {
-      const b = make(a.length * 2);
-      b.set(a);
-      return b;
-    };
-    this.#runPart = grow(this.#runPart, (n) => new Uint32Array(n));
-    this.#runCount = grow(this.#runCount, (n) => new Float64Array(n));
-    this.#runUnits = grow(this.#runUnits, (n) => new Float64Array(n));
-    this.#runBytes = grow(this.#runBytes, (n) => new Float64Array(n));
-    this.#runKeys = grow(this.#runKeys, (n) => new Float64Array(n));
-    this.#runLead = grow(this.#runLead, (n) => new Float64Array(n));
+    this.#runPart = doubled(this.#runPart);
+    this.#runCount = doubled(this.#runCount);
+    this.#runUnits = doubled(this.#runUnits);
+    this.#runBytes = doubled(this.#runBytes);
+    this.#runKeys = doubled(this.#runKeys);
+    this.#runLead = doubled(this.#runLead);
   }
 }

@@ -78,6 +78,22 @@ function statsOf(rows: Row[][], layout: StripeLayoutStats, maxKeys?: number, max
   return stats;
 }
 
+/** The replay's batches of 25, as EstimateTally builds them: a write that replaces takes its slot. */
+function replayBatches(stats: StripeOrderStats): Array<Array<{ key: string; units: number }>> {
+  const batches: Array<Array<{ key: string; units: number }>> = [];
+  let batch: Array<{ key: string; units: number }> = [];
+  for (const w of stats.ordered()) {
+    if (w.replaces >= 0) batch[w.replaces] = { key: w.key, units: w.units };
+    else batch.push({ key: w.key, units: w.units });
+    if (batch.length === 25) {
+      batches.push(batch);
+      batch = [];
+    }
+  }
+  if (batch.length > 0) batches.push(batch);
+  return batches;
+}
+
 /** The replay's writes as keys and units. */
 function keysOf(writes: Iterable<{ key: string; units: number }>): Array<{ key: string; units: number }> {
   return [...writes].map(({ key, units }) => ({ key, units }));
@@ -205,17 +221,7 @@ describe('StripeOrderStats: the striped read replayed from statistics', () => {
           const sizes = rows.map((part) => part.reduce((n, r) => n + r.raw.length + 1, 0));
           const expected = await batchedOrder(rows, sizes);
           const stats = statsOf(rows, { sizes, firstLines });
-          const batches: Array<Array<{ key: string; units: number }>> = [];
-          let batch: Array<{ key: string; units: number }> = [];
-          for (const w of stats.ordered()) {
-            if (w.replaces >= 0) batch[w.replaces] = { key: w.key, units: w.units };
-            else batch.push({ key: w.key, units: w.units });
-            if (batch.length === 25) {
-              batches.push(batch);
-              batch = [];
-            }
-          }
-          if (batch.length > 0) batches.push(batch);
+          const batches = replayBatches(stats);
           expect(stats.superseded).toBe(expected.superseded);
           expect(batches).toEqual(expected.batches);
           superseded += expected.superseded;
@@ -240,20 +246,6 @@ describe("StripeOrderStats: repeats at any distance, skipped runs, folded runs: 
         if (i === 0 || part[i - 1]!.key !== row.key) r++;
         row.id = `${row.key}|${Math.floor(next() * pools[r % pools.length]!)}`;
       });
-  };
-  const replayBatches = (stats: StripeOrderStats) => {
-    const batches: Array<Array<{ key: string; units: number }>> = [];
-    let batch: Array<{ key: string; units: number }> = [];
-    for (const w of stats.ordered()) {
-      if (w.replaces >= 0) batch[w.replaces] = { key: w.key, units: w.units };
-      else batch.push({ key: w.key, units: w.units });
-      if (batch.length === 25) {
-        batches.push(batch);
-        batch = [];
-      }
-    }
-    if (batch.length > 0) batches.push(batch);
-    return batches;
   };
   const runs = fc.record({ ...runFields, rows: fc.integer({ min: 1, max: 90 }), skipped: fc.boolean() });
   const pools = fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 8 });
