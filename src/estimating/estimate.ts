@@ -43,8 +43,9 @@ export interface EstimateDependencies {
  * the dry run reads in input order, and nothing is held, spilled or sorted (issue 14), so rows
  * superseded by a later row of the same primary key are counted as input-order batches meet them; on
  * a table with GSIs the global order is materialised instead (see estimateOnce). A streaming order
- * (input, window) is the order itself; the default order's striped read is simulated from statistics of a
- * read from the start (stripeOrder.ts), its grouping checked over the whole file. Memory stays bounded: counters, a bounded table of keys, two
+ * (input, window) is the order itself. The default order's striped read is replayed from statistics of
+ * a read from the start (stripeOrder.ts), its grouping checked over the whole file, its batches as load
+ * would fill them (runRepeats.ts). Memory stays bounded: counters, a bounded table of keys and runs, two
  * simulations of a few batches in flight, and for the window order its own --memory budget.
  */
 export async function estimate(options: EstimateOptions, deps: EstimateDependencies = {}): Promise<EstimateResult> {
