@@ -15,7 +15,9 @@ import type { NormalizedLoadOptions } from '../load/options.js';
  */
 // 3: stripes are now cut at a head's byte offset, which changes their sizes and so the striped order's
 // batches; a checkpoint of format 2 would skip other rows than the ones it recorded, so it is refused.
-export const CHECKPOINT_VERSION = 3;
+// 4: a key running across whole ranges is now a stripe of its own (src/load/stripeKeys.ts): the stripes,
+// and so the batches, of such a file differ from format 3's.
+export const CHECKPOINT_VERSION = 4;
 
 /** The input as it was: a different file, or the same file changed, must not resume. */
 export interface InputIdentity {

@@ -5,6 +5,7 @@ import { StripeSchedule } from '../ordering/stripeSchedule.js';
 import { eachRecord } from '../reading/readCsv.js';
 import { cutRanges, readRange, recordStartAtLine, type ByteRange, type RangeReader, type RangeSyntax } from '../reading/stripes.js';
 import { isRejected, type RowPlanner, type SourceRecord } from '../typing/planRow.js';
+import { isolateRunningKeys } from './stripeKeys.js';
 
 /**
  * The default write order's reading (`--order stripes`): one file read at up to MAX_STRIPES points at once,
@@ -86,6 +87,10 @@ export interface Piece {
   range: ByteRange;
   skip: number;
   take: number;
+  /** A piece after a stripe's first: the partition key its range starts in, which runs on from the piece before (when the probe saw one). */
+  running?: string;
+  /** The whole range: its head ran past MAX_HEAD_ROWS rows of `running`, or to its end. */
+  whole?: true;
 }
 
 /**
@@ -162,7 +167,7 @@ export async function planStripes(args: {
   heads.push(...(await Promise.all(ranges.slice(1).map((range) => limit(() => headOf(readRange(path, file, range, how), probe))))));
   if (!headsAscending(heads)) return undefined;
   await Promise.all(heads.map((head, k) => (k === 0 ? undefined : limit(() => cutHead(path, file, ranges[k]!, head, how)))));
-  const stripes = stripesOf(ranges, heads);
+  const stripes = await isolateRunningKeys(stripesOf(ranges, heads), { path, file, first: args.how, how, probe });
   // One stripe would be input order held to a proof it does not need (one huge key, or huge records).
   if (stripes.length < 2) return undefined;
   const layout = { sizes: stripes.map((s) => s.size), firstLines: stripes.map((s) => s.firstLine), firstRaws: stripes.map((s) => s.firstRaw) };
@@ -254,8 +259,9 @@ export function stripesOf(ranges: ByteRange[], heads: Head[]): Stripe[] {
     while (k < ranges.length) {
       const head = heads[k]!;
       const range = ranges[k]!;
-      if (head.cut) pieces.push({ range: { start: range.start, end: head.cut.start, line: range.line }, skip: 0, take: Infinity });
-      else pieces.push({ range, skip: 0, take: head.whole ? Infinity : head.rows });
+      const running = head.keys[0] === undefined ? {} : { running: head.keys[0] };
+      if (head.cut) pieces.push({ range: { start: range.start, end: head.cut.start, line: range.line }, skip: 0, take: Infinity, ...running });
+      else pieces.push({ range, skip: 0, take: head.whole ? Infinity : head.rows, ...running, ...(head.whole ? { whole: true as const } : {}) });
       size += head.whole ? range.end - range.start : head.bytes;
       if (!head.whole) break;
       k++;

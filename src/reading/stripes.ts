@@ -88,6 +88,37 @@ export async function recordStartAtLine(
   return found && found.line === target && found.offset < range.end - range.start ? range.start + found.offset : undefined;
 }
 
+/**
+ * Cuts a range into up to `count` parts of about equal size, each starting where a record starts (the
+ * first at the range's start), as cutRanges cuts a file: one pass of RecordStartScanner over the range,
+ * following the quoting from its start. Lines are the file's (the range's `line` at its start).
+ */
+export async function cutRange(path: string, range: ByteRange, how: Pick<RangeSyntax, 'syntax' | 'delimiter'>, count: number): Promise<ByteRange[]> {
+  const size = range.end - range.start;
+  const targets: number[] = [];
+  for (let k = 1; k < count; k++) targets.push(Math.floor((size * k) / count));
+  const scanner = new RecordStartScanner(how.syntax, targets, Buffer.from(how.delimiter, 'utf8')[0], { atFileStart: range.start === 0 });
+  if (targets.length > 0 && size > 0) {
+    const stream = createReadStream(path, { start: range.start, end: range.end - 1, highWaterMark: RANGE_CHUNK * 4 });
+    try {
+      for await (const chunk of stream as AsyncIterable<Buffer>) {
+        scanner.feed(chunk);
+        if (scanner.done) break;
+      }
+    } finally {
+      stream.destroy();
+    }
+  }
+  scanner.end();
+  const starts = [{ offset: 0, line: 1 }, ...scanner.starts.filter((s) => s.offset < size)];
+  const parts: ByteRange[] = [];
+  starts.forEach((s, i) => {
+    const end = i + 1 < starts.length ? starts[i + 1]!.offset : size;
+    if (end > s.offset) parts.push({ start: range.start + s.offset, end: range.start + end, line: range.line + s.line - 1 });
+  });
+  return parts;
+}
+
 /** A reader of one range: its records, the bytes it has read and a way to stop it. */
 export interface RangeReader {
   /** The records one by one; or `chunks`, the same in arrays (read one or the other). */

@@ -1,0 +1,167 @@
+import { cutRange, readRange, recordStartAtLine, type ByteRange, type RangeSyntax } from '../reading/stripes.js';
+import type { SourceRecord } from '../typing/planRow.js';
+import type { Piece, Stripe } from './stripedRecords.js';
+
+/**
+ * Keys that run across whole ranges of a striped read, each made a stripe of its own (issue 14).
+ *
+ * A range whose head holds more than the probe's rows of one key joins the stripe before it whole, so that
+ * no key is in two stripes. That stripe then holds the key and the other keys of the range the key starts
+ * in (and of the range it ends in), and StripeSchedule gives a stripe the share of the writes its bytes are
+ * of the file: the key was written at the rate of a stripe up to twice its size, and so were the small keys
+ * beside it. On the bench's flights file a key of 3.5% took 6.4% of the writes, and --key-wcu held the whole
+ * load to 1,000 / 6.4% = 15,600 writes/s. Cut at the key's first and last row, each key gets its own share,
+ * and no stripe is much more than a range besides one key.
+ *
+ * Where a key starts or ends is found without reading the range row by row: the range is cut in
+ * SEARCH_PARTS parts where records start (one pass of RecordStartScanner), the key at the start of each part
+ * is read, a binary search finds the part the key starts (or ends) in, and that part alone is read row by
+ * row. On a grouped file the key's rows are one run, so the search is exact; where the file is not grouped,
+ * GroupingCheck stops the load, as it would anyway. The cut is made as cutHead makes its cuts: at the line
+ * of the row found, checked by RecordStartScanner and by the text of the row that starts there; where that
+ * check fails, the stripe is left as it was.
+ */
+
+/** Parts a range is cut into to find where a key starts or ends: one of them is then read row by row. */
+const SEARCH_PARTS = 16;
+/** Ranges smaller than this are read row by row. */
+const SEARCH_MIN_BYTES = 64 * 1024;
+/** Rows read at the start of a part for a row with a key (rows that cannot be planned have none). */
+const KEYED_WITHIN = 16;
+
+export interface KeyReading {
+  path: string;
+  file: string;
+  /** How range 0 is read (it holds the header row unless --columns names the columns). */
+  first: RangeSyntax;
+  /** How every other range is read. */
+  how: RangeSyntax;
+  probe: (record: SourceRecord) => string | undefined;
+}
+
+/** A row where a stripe is cut: the piece it is in, where it starts, its line and its text. */
+interface Cut {
+  piece: number;
+  offset: number;
+  line: number;
+  raw: string;
+}
+
+/** The stripes, each holding a key over whole ranges cut before and after that key. */
+export async function isolateRunningKeys(stripes: readonly Stripe[], reading: KeyReading): Promise<Stripe[]> {
+  const out: Stripe[] = [];
+  for (const stripe of stripes) out.push(...split(stripe, await cutsOf(stripe, reading)));
+  return out;
+}
+
+/** Where a stripe is to be cut: before the first row and after the last of every key that runs across a whole range. */
+async function cutsOf(stripe: Stripe, reading: KeyReading): Promise<Cut[]> {
+  const { pieces } = stripe;
+  // Pieces that count rows (a head whose cut was not found) are left as they are: their sizes are counts.
+  if (pieces.length < 2 || pieces.some((p) => p.skip > 0 || p.take !== Infinity)) return [];
+  const cuts: Cut[] = [];
+  for (let i = 1; i < pieces.length; i++) {
+    const piece = pieces[i]!;
+    const key = piece.running;
+    if (!piece.whole || key === undefined) continue;
+    // The key started in the piece before, unless that piece is the same key running on.
+    if (i === 1 || pieces[i - 1]!.running !== key || !pieces[i - 1]!.whole) {
+      const at = await firstRowWhere(reading, pieces[i - 1]!.range, (k) => k === key);
+      if (at) cuts.push({ piece: i - 1, ...at });
+    }
+    // It ends in this piece, unless the next one starts in it too.
+    if (pieces[i + 1]?.running !== key) {
+      const at = await firstRowWhere(reading, piece.range, (k) => k !== key);
+      if (at) cuts.push({ piece: i, ...at });
+    }
+  }
+  return cuts.sort((a, b) => a.offset - b.offset).filter((c, i, all) => i === 0 || c.offset !== all[i - 1]!.offset);
+}
+
+/** A stripe cut at `cuts` (in file order, each inside its piece): the stripes, in file order. */
+export function split(stripe: Stripe, cuts: readonly Cut[]): Stripe[] {
+  if (cuts.length === 0) return [stripe];
+  const out: Stripe[] = [];
+  let current: Stripe = { pieces: [], size: 0, firstLine: stripe.firstLine, firstRaw: stripe.firstRaw };
+  const add = (piece: Piece) => {
+    current.pieces.push(piece);
+    current.size += piece.range.end - piece.range.start;
+  };
+  let c = 0;
+  stripe.pieces.forEach((piece, i) => {
+    let range = piece.range;
+    for (; c < cuts.length && cuts[c]!.piece === i; c++) {
+      const cut = cuts[c]!;
+      add({ range: { ...range, end: cut.offset }, skip: 0, take: Infinity });
+      out.push(current);
+      current = { pieces: [], size: 0, firstLine: cut.line, firstRaw: cut.raw };
+      range = { start: cut.offset, end: range.end, line: cut.line };
+    }
+    add({ ...piece, range });
+  });
+  out.push(current);
+  return out;
+}
+
+/**
+ * The first row of `range` past its first whose key passes `test`, where a record starts there (checked as
+ * cutHead checks); undefined when there is none or it cannot be cut at.
+ */
+async function firstRowWhere(reading: KeyReading, range: ByteRange, test: (key: string) => boolean): Promise<Omit<Cut, 'piece'> | undefined> {
+  const parts = range.end - range.start < SEARCH_MIN_BYTES ? [range] : await cutRange(reading.path, range, reading.how, SEARCH_PARTS);
+  // The first part whose first keyed row passes: on a grouped file, every part after it passes too.
+  let lo = 1;
+  let hi = parts.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    const first = await firstKeyed(reading, parts[mid]!);
+    if (first !== undefined && test(first.key)) hi = mid;
+    else lo = mid + 1;
+  }
+  // The row is in the part before that one, or is that part's first keyed row.
+  let part = parts[lo - 1]!;
+  let found = await rowWhere(reading, part, test);
+  if (found === undefined && lo < parts.length) {
+    part = parts[lo]!;
+    found = await firstKeyed(reading, part);
+  }
+  if (found === undefined || !test(found.key)) return undefined;
+  const offset = found.line === part.line ? part.start : await recordStartAtLine(reading.path, part, found.line, reading.how);
+  if (offset === undefined || offset <= range.start || offset >= range.end) return undefined;
+  // readCsv can count a line short after some mixes of blank CRLF and LF lines: the text must match.
+  const there = await firstKeyed(reading, { start: offset, end: range.end, line: found.line }, 1);
+  return there?.raw === found.raw ? { offset, line: found.line, raw: found.raw } : undefined;
+}
+
+interface Keyed {
+  key: string;
+  line: number;
+  raw: string;
+}
+
+/** The first row of a range with a key (within `within` rows), or undefined. */
+async function firstKeyed(reading: KeyReading, range: ByteRange, within = KEYED_WITHIN): Promise<Keyed | undefined> {
+  let n = 0;
+  return rowWhere(
+    reading,
+    range,
+    () => true,
+    () => ++n >= within,
+  );
+}
+
+/** The first row of a range whose key passes `test`; rows without a key are passed over. */
+async function rowWhere(reading: KeyReading, range: ByteRange, test: (key: string) => boolean, stop?: () => boolean): Promise<Keyed | undefined> {
+  const reader = readRange(reading.path, reading.file, range, range.start === 0 ? reading.first : reading.how);
+  try {
+    for await (const record of reader.records) {
+      const key = reading.probe(record);
+      if (key !== undefined && test(key)) return { key, line: record.origin.line, raw: record.origin.raw };
+      if (stop?.()) return undefined;
+    }
+    return undefined;
+  } finally {
+    await reader.records.return(undefined);
+    reader.close();
+  }
+}
