@@ -1,7 +1,7 @@
 import { parse, type CsvError, type Parser } from 'csv-parse';
 import { formatCount } from '../reporting/format.js';
 import { isUtf8 } from 'node:buffer';
-import { Readable } from 'node:stream';
+import { type Readable } from 'node:stream';
 import { LoaderError } from '../shared/errors.js';
 import type { SourceRecord } from '../typing/planRow.js';
 import { invalidUtf8At } from './utf8.js';
@@ -57,45 +57,37 @@ export async function* eachRecord(chunks: AsyncGenerator<SourceRecord[]>): Async
  */
 export async function* readCsvChunks(stream: Readable, file: string, options: CsvReadOptions): AsyncGenerator<SourceRecord[]> {
   const maxBytes = options.maxRecordBytes ?? MAX_RECORD_BYTES;
-  // Bad records are pushed into the parser's own output, so they come out in input order between the
-  // good ones (a side list would be drained late, because the stream reads ahead).
-  const parser: Parser = parse({
-    // The framer removes the BOM: csv-parse would switch to decoding the fields itself after one.
-    bom: false,
-    encoding: 'latin1',
-    delimiter: Buffer.from(options.delimiter, 'utf8').toString('latin1'),
-    record_delimiter: ['\r\n', '\n', '\r'],
-    columns: options.columns
-      ? options.columns.map(safeColumn)
-      : (header: string[]) => {
-          const names = checkHeader(header, file, framer.placeholder, maxBytes);
-          options.onHeader?.(names);
-          return names.map(safeColumn);
-        },
-    raw: true,
-    relax_quotes: true,
-    skip_empty_lines: true,
-    skip_records_with_error: true,
-    on_skip: (error: CsvError | undefined) => {
-      if (error) parser.push({ skipped: error });
-    },
-  });
+  // What csv-parse hands back, in input order: records, and the bad records it skips (on_skip is called
+  // in the same pass, between the records around them).
+  const parsed: (ParsedRecord | { skipped: CsvError })[] = [];
+  const parser = csvParser(
+    parse({
+      // The framer removes the BOM: csv-parse would switch to decoding the fields itself after one.
+      bom: false,
+      encoding: 'latin1',
+      delimiter: Buffer.from(options.delimiter, 'utf8').toString('latin1'),
+      record_delimiter: ['\r\n', '\n', '\r'],
+      columns: options.columns
+        ? options.columns.map(safeColumn)
+        : (header: string[]) => {
+            const names = checkHeader(header, file, framer.placeholder, maxBytes);
+            options.onHeader?.(names);
+            return names.map(safeColumn);
+          },
+      raw: true,
+      relax_quotes: true,
+      skip_empty_lines: true,
+      skip_records_with_error: true,
+      on_skip: (error: CsvError | undefined) => {
+        if (error) parsed.push({ skipped: error });
+      },
+    }),
+  );
   const framer = frameCsv(stream as AsyncIterable<Buffer>, options.delimiter, maxBytes, (options.firstLine ?? 1) === 1);
-  const framed = Readable.from(framer.output, { objectMode: false });
   // Blank lines before a header row are in no record's raw text, so they are counted on the way in.
   // (Without a header they lead the first record's raw text and are counted below like any others.)
   let blankLinesBeforeHeader = 0;
-  const source = options.columns
-    ? framed
-    : Readable.from(
-        countLeadingBreaks(framed, (n) => (blankLinesBeforeHeader = n)),
-        { objectMode: false },
-      );
-  source.on('error', (error) => parser.destroy(error));
-  if (source !== framed) framed.on('error', (error) => source.destroy(error));
-  stream.on('error', (error) => framed.destroy(error));
-  source.pipe(parser);
-
+  const source = options.columns ? framer.output : countLeadingBreaks(framer.output, (n) => (blankLinesBeforeHeader = n));
   // Line numbers come from each record's raw text rather than csv-parse's `info` (which costs ~15% of
   // the parse and drifts after quoted CRLF). The header row takes line 1 unless --columns is given.
   let nextLine = options.columns ? (options.firstLine ?? 1) : 2;
@@ -138,12 +130,26 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
       ? decodeCells(entry, rawBytes, origin)
       : { kind: 'csv', origin, cells: Object.hasOwn(entry.record, PROTO_STANDIN) ? ownCells(entry.record) : entry.record };
   };
-  try {
-    for await (const entries of drained<ParsedRecord | { skipped: CsvError }>(parser)) {
-      const records: SourceRecord[] = new Array(entries.length);
-      for (let i = 0; i < entries.length; i++) records[i] = recordOf(entries[i]!);
+  const push = (entry: ParsedRecord) => void parsed.push(entry);
+  /** The records parsed so far, in arrays of DRAINED_CHUNK, each decoded as it is handed on. */
+  function* drain(): Generator<SourceRecord[]> {
+    for (let from = 0; from < parsed.length; from += DRAINED_CHUNK) {
+      const to = Math.min(parsed.length, from + DRAINED_CHUNK);
+      const records: SourceRecord[] = new Array(to - from);
+      for (let i = from; i < to; i++) records[i - from] = recordOf(parsed[i]!);
       yield records;
     }
+    parsed.length = 0;
+  }
+  try {
+    for await (const bytes of source) {
+      const error = parser.parse(bytes, false, push, noop);
+      if (error !== undefined) throw error;
+      yield* drain();
+    }
+    const error = parser.parse(undefined, true, push, noop);
+    if (error !== undefined) throw error;
+    yield* drain();
   } catch (error) {
     if (error instanceof LoaderError) throw error;
     const code = (error as { code?: string }).code ?? '';
@@ -155,12 +161,7 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
 }
 
 /**
- * A stream's objects in arrays: all it holds each time it is readable, one await per array. What
- * `for await` over the stream does, minus a turn of the event loop per object. Destroys the stream when
- * the caller stops early; throws the stream's error, or a premature close.
- */
-/**
- * Objects taken from the stream at a time. Small: what is taken is decoded into records at once, and
+ * Records taken from csv-parse at a time. Small: what is taken is decoded into records at once, and
  * records still held when the young heap is collected are copied, then moved to the old heap. Measured on
  * a 200k-row load into the instant sink (54 stripes): 300 at a time (all csv-parse holds) raised the
  * striped parse-only peak RSS by ~90 MB; 32 by ~20 MB with the GC's share of the load 15% against 8%
@@ -168,34 +169,26 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
  */
 const DRAINED_CHUNK = 8;
 
-async function* drained<T>(stream: Readable): AsyncGenerator<T[]> {
-  let wake: (() => void) | undefined;
-  const notify = () => {
-    const resolve = wake;
-    wake = undefined;
-    resolve?.();
-  };
-  for (const event of ['readable', 'end', 'error', 'close']) stream.on(event, notify);
-  try {
-    for (;;) {
-      const objects: T[] = [];
-      for (let object = stream.read() as T | null; object !== null; object = stream.read() as T | null) {
-        objects.push(object);
-        if (objects.length >= DRAINED_CHUNK) break;
-      }
-      if (objects.length > 0) {
-        yield objects;
-        continue;
-      }
-      if (stream.errored) throw stream.errored;
-      if (stream.readableEnded) return;
-      if (stream.destroyed) throw Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
-      await new Promise<void>((resolve) => (wake = resolve));
-    }
-  } finally {
-    for (const event of ['readable', 'end', 'error', 'close']) stream.off(event, notify);
-    if (!stream.readableEnded) stream.destroy();
-  }
+/** csv-parse's parser proper: one call parses the bytes given and hands back every record they complete. */
+interface CsvApi {
+  parse(bytes: Buffer | undefined, end: boolean, push: (record: ParsedRecord) => void, close: () => void): CsvError | undefined;
+}
+
+const noop = () => undefined;
+
+/**
+ * csv-parse's parser without its stream: the `api` a Parser wraps (its Transform stream and its sync API
+ * both call `api.parse`). Driven directly, a chunk's bytes are parsed the moment they are read and nothing
+ * waits in a stream's buffers: a striped read has a reader per stripe, and chunks queued in a writable and
+ * a readable buffer per stripe outlived the young generation, so the garbage collector moved them to the old
+ * heap and they stayed until a full collection (~50 MB of buffers, ~0.3 s of GC on the bench's 64-stripe
+ * read). `api` is not in csv-parse's typings: checked here, so a release without it fails every read at once
+ * with this message, never parses wrong.
+ */
+function csvParser(parser: Parser): CsvApi {
+  const api = (parser as unknown as { api?: Partial<CsvApi> }).api;
+  if (typeof api?.parse !== 'function') throw new Error('csv-parse no longer has Parser.api.parse: ddb-spread needs a csv-parse it was built for (6.x)');
+  return api as CsvApi;
 }
 
 /**
@@ -312,12 +305,12 @@ export function trimBreak(raw: string): string {
 }
 
 /** Passes chunks through unchanged, reporting the line breaks before the first other character (after a BOM). */
-async function* countLeadingBreaks(stream: Readable, report: (breaks: number) => void): AsyncGenerator<Buffer> {
+async function* countLeadingBreaks(stream: AsyncIterable<Buffer>, report: (breaks: number) => void): AsyncGenerator<Buffer> {
   let counting = true;
   let breaks = 0;
   let offset = 0;
   let previous = 0;
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
+  for await (const chunk of stream) {
     if (counting) {
       let i = 0;
       if (offset === 0 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) i = 3;
