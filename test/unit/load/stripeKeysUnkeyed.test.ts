@@ -41,7 +41,7 @@ function sortedCsv({ unkeyed, eol = () => '\n', bigs = new Set([BIG]), header = 
   for (let j = 0; j < 300; j++) {
     for (let i = 0; i < (bigs.has(j) ? 6000 : 100); i++) {
       for (let x = unkeyed?.(j, i) ?? 0; x > 0; x--) lines.push(`,${x},no key`);
-      lines.push(`${pk(j)},${i},note ${i % 9 === 0 ? '"a ""quoted""\r\nbreak"' : 'xx'}`);
+      lines.push(`${pk(j)},${i},${i % 9 === 0 ? '"a ""quoted""\r\nbreak"' : 'note xx'}`);
     }
   }
   return lines.map((l, n) => l + eol(n)).join('');
