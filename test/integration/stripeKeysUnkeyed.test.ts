@@ -7,7 +7,10 @@
  * the reject file once, at its true line.
  */
 import { describe, expect, it } from 'vitest';
+import { batchesDone } from '../support/checkpoint.js';
+import { runCli } from '../support/cli.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
+import { localEnv } from '../support/env.js';
 import { useLocalAws } from '../support/localAws.js';
 import { localLoad } from '../support/localLoad.js';
 import { readRejects } from '../support/rejects.js';
@@ -51,6 +54,13 @@ function sortedText(): { text: string; keyed: { pk: string; sk: string; v: strin
   return { text: `${rows.join('\n')}\n`, keyed, unkeyedLines };
 }
 
+async function expectTable(table: string, keyed: { pk: string; sk: string; v: string }[]): Promise<void> {
+  const last = new Map(keyed.map((r) => [`${r.pk}|${r.sk}`, r.v]));
+  const items = await scanAll(client(), table);
+  expect(items.length).toBe(last.size);
+  for (const item of items) expect(item['v']!.N).toBe(last.get(`${item['pk']!.S}|${item['sk']!.S}`));
+}
+
 describe('--order stripes, a run of rows without a key inside a key over whole ranges', () => {
   it('loads the sorted file in stripes: every row as one-by-one writing leaves it, each reject once at its line', async () => {
     const { text, keyed, unkeyedLines } = sortedText();
@@ -63,15 +73,58 @@ describe('--order stripes, a run of rows without a key inside a key over whole r
       expect(result.rowsRead).toBe(keyed.length + unkeyedLines.length);
       expect(result.rejected).toBe(unkeyedLines.length);
       expect(result.written + result.superseded).toBe(keyed.length);
-      const last = new Map(keyed.map((r) => [`${r.pk}|${r.sk}`, r.v]));
-      const items = await scanAll(client(), table);
-      expect(items.length).toBe(last.size);
-      for (const item of items) expect(item['v']!.N).toBe(last.get(`${item['pk']!.S}|${item['sk']!.S}`));
+      await expectTable(table, keyed);
       const rejects = await readRejects(rejectsPath);
       expect(rejects.map((r) => r.line).sort((a, b) => a - b)).toEqual(unkeyedLines);
       const fileLines = text.split(/\r\n|\n/);
       for (const r of rejects) expect(r.raw).toBe(fileLines[r.line - 1]);
       expect(rejects.every((r) => r.raw.startsWith(',s'))).toBe(true);
+    } finally {
+      await dropTable(table);
+    }
+  });
+
+  it('kill -9 mid-load and the same command again: resumes in the same stripes, every row as one-by-one writing leaves it', async () => {
+    const { text, keyed, unkeyedLines } = sortedText();
+    const file = await inputFile('resume-unkeyed.csv', text);
+    const table = await newTable();
+    const checkpoint = path('resume-unkeyed.checkpoint.json');
+    const rejectsPath = path('resume-unkeyed.rejects.jsonl');
+    const args = [
+      'load',
+      file,
+      '--table',
+      table,
+      '--types',
+      'v:N',
+      '--order',
+      'stripes',
+      '--checkpoint',
+      checkpoint,
+      '--rejects',
+      rejectsPath,
+      '--concurrency',
+      '2',
+    ];
+    const env = localEnv(aws.endpoint);
+    const load = (kill?: number) =>
+      runCli(args, {
+        cwd: aws.dir(),
+        env,
+        stdout: 'ignore',
+        timeoutMs: 120_000,
+        ...(kill ? { kill: { signal: 'SIGKILL' as const, when: () => batchesDone(checkpoint) >= kill } } : {}),
+      });
+    try {
+      expect((await load(300)).signal).toBe('SIGKILL');
+      const resumed = await load();
+      // 2: finished, with rows in the reject file.
+      expect(resumed.code, resumed.stderr).toBe(2);
+      expect(resumed.stderr).toContain('resuming from checkpoint');
+      await expectTable(table, keyed);
+      // Each row without a key once in the reject file, whichever run read it.
+      const rejects = await readRejects(rejectsPath);
+      expect(rejects.map((r) => r.line).sort((a, b) => a - b)).toEqual(unkeyedLines);
     } finally {
       await dropTable(table);
     }
