@@ -14,9 +14,10 @@ import type { Piece, Stripe } from './stripedRecords.js';
  * and no stripe is much more than a range besides one key.
  *
  * Where a key starts or ends is found without reading the range row by row: the range is cut in
- * SEARCH_PARTS parts where records start (one pass of RecordStartScanner), the key at the start of each part
- * is read, a binary search finds the part the key starts (or ends) in, and that part alone is read row by
- * row. On a grouped file the key's rows are one run, so the search is exact; where the file is not grouped,
+ * SEARCH_PARTS parts where records start (one pass of RecordStartScanner), the key of the first row with one
+ * from each part's start on is read (past any rows without a key, which would otherwise mislead the search),
+ * a binary search finds the part the key starts (or ends) in, and that part alone is read row by row. On a
+ * grouped file the key's rows are one run, so the search is exact; where the file is not grouped,
  * GroupingCheck stops the load, as it would anyway. The cut is made as cutHead makes its cuts: at the line
  * of the row found, checked by RecordStartScanner and by the text of the row that starts there; where that
  * check fails, the stripe is left as it was.
