@@ -14,9 +14,10 @@ import type { Piece, Stripe } from './stripedRecords.js';
  * and no stripe is much more than a range besides one key.
  *
  * Where a key starts or ends is found without reading the range row by row: the range is cut in
- * SEARCH_PARTS parts where records start (one pass of RecordStartScanner), the key at the start of each part
- * is read, a binary search finds the part the key starts (or ends) in, and that part alone is read row by
- * row. On a grouped file the key's rows are one run, so the search is exact; where the file is not grouped,
+ * SEARCH_PARTS parts where records start (one pass of RecordStartScanner), the key of the first row with one
+ * from each part's start on is read (past any rows without a key, which would otherwise mislead the search),
+ * a binary search finds the part the key starts (or ends) in, and that part alone is read row by row. On a
+ * grouped file the key's rows are one run, so the search is exact; where the file is not grouped,
  * GroupingCheck stops the load, as it would anyway. The cut is made as cutHead makes its cuts: at the line
  * of the row found, checked by RecordStartScanner and by the text of the row that starts there; where that
  * check fails, the stripe is left as it was.
@@ -26,8 +27,6 @@ import type { Piece, Stripe } from './stripedRecords.js';
 const SEARCH_PARTS = 16;
 /** Ranges smaller than this are read row by row. */
 const SEARCH_MIN_BYTES = 64 * 1024;
-/** Rows read at the start of a part for a row with a key (rows that cannot be planned have none). */
-const KEYED_WITHIN = 16;
 
 export interface KeyReading {
   path: string;
@@ -64,8 +63,12 @@ async function cutsOf(stripe: Stripe, reading: KeyReading): Promise<Cut[]> {
     const piece = pieces[i]!;
     const key = piece.running;
     if (!piece.whole || key === undefined) continue;
-    // The key started in the piece before, unless that piece is the same key running on.
-    if (i === 1 || pieces[i - 1]!.running !== key || !pieces[i - 1]!.whole) {
+    // The key started in the piece before, unless that piece is the same key running on. A piece whose head
+    // held only rows without a key (no `running`) may be the key running on too, past those rows: its first
+    // row of the key is then no start of it, and a cut there would put the key in two stripes. No cut is
+    // made before such a key (the cut after the key before it, if any, often starts it anyway).
+    const before = pieces[i - 1]!;
+    if (i === 1 || (before.running !== undefined && before.running !== key)) {
       const at = await firstRowWhere(reading, pieces[i - 1]!.range, (k) => k === key);
       if (at) cuts.push({ piece: i - 1, ...at });
     }
@@ -109,20 +112,28 @@ export function split(stripe: Stripe, cuts: readonly Cut[]): Stripe[] {
  */
 async function firstRowWhere(reading: KeyReading, range: ByteRange, test: (key: string) => boolean): Promise<Omit<Cut, 'piece'> | undefined> {
   const parts = range.end - range.start < SEARCH_MIN_BYTES ? [range] : await cutRange(reading.path, range, reading.how, SEARCH_PARTS);
-  // The first part whose first keyed row passes: on a grouped file, every part after it passes too.
+  // A part's first keyed row is looked for up to the range's end, not within the part's first rows: a part
+  // that starts in a run of rows without a key (empty keys, bad CSV) must answer for the first keyed row
+  // after the run, or the search is not monotone and can cut inside a key (its first rows left in the
+  // stripe before). Those rows are read once more only where such a run is.
+  const onward = (part: ByteRange): ByteRange => ({ ...part, end: range.end });
+  // The first part whose first keyed row passes, or that has none to the range's end (those parts are last,
+  // past every keyed row: counted as passing, a search over a key followed by a few rows of another and a
+  // run without keys to the range's end still finds the other's first row). On a grouped file, every part
+  // after it answers so too.
   let lo = 1;
   let hi = parts.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    const first = await firstKeyed(reading, parts[mid]!);
-    if (first !== undefined && test(first.key)) hi = mid;
+    const first = await firstKeyed(reading, onward(parts[mid]!));
+    if (first === undefined || test(first.key)) hi = mid;
     else lo = mid + 1;
   }
-  // The row is in the part before that one, or is that part's first keyed row.
+  // The row is in the part before that one, or is the first keyed row from that part on.
   let part = parts[lo - 1]!;
   let found = await rowWhere(reading, part, test);
   if (found === undefined && lo < parts.length) {
-    part = parts[lo]!;
+    part = onward(parts[lo]!);
     found = await firstKeyed(reading, part);
   }
   if (found === undefined || !test(found.key)) return undefined;
@@ -139,15 +150,10 @@ interface Keyed {
   raw: string;
 }
 
-/** The first row of a range with a key (within `within` rows), or undefined. */
-async function firstKeyed(reading: KeyReading, range: ByteRange, within = KEYED_WITHIN): Promise<Keyed | undefined> {
+/** The first row of a range with a key (within `within` rows, when given), or undefined. */
+async function firstKeyed(reading: KeyReading, range: ByteRange, within?: number): Promise<Keyed | undefined> {
   let n = 0;
-  return rowWhere(
-    reading,
-    range,
-    () => true,
-    () => ++n >= within,
-  );
+  return rowWhere(reading, range, () => true, within === undefined ? undefined : () => ++n >= within);
 }
 
 /** The first row of a range whose key passes `test`; rows without a key are passed over. */

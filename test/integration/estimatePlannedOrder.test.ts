@@ -114,6 +114,13 @@ function withoutContrast(r: EstimateResult): unknown {
   return { ...rest, planned: simulations.planned };
 }
 
+/** The file with key-0017's rows moved to its start, renamed key-!big (which sorts first, and is as long). */
+function bigKeyFirst(text: string): string {
+  const [header, ...rows] = text.trimEnd().split(/\n(?=key-)/);
+  const big = rows.filter((r) => r.startsWith('key-0017,')).map((r) => r.replace('key-0017,', 'key-!big,'));
+  return `${[header, ...big, ...rows.filter((r) => !r.startsWith('key-0017,'))].join('\n')}\n`;
+}
+
 describe('estimate of the default order (stripes) from statistics of a read from the start', () => {
   it.each<[string, Partial<EstimateOptions>]>([
     ['paced, --key-wcu 100', { wcu: 1000, keyWcu: 100 }],
@@ -152,12 +159,33 @@ describe('estimate of the default order (stripes) from statistics of a read from
     ['--segment 2/3', { segment: '2/3' }, (text) => text],
     ['rejected rows between keys', {}, (text) => text.replace(/\n(?=key-\d\d\d[37],0,)/g, `\n,0,"no key ${'r'.repeat(900)}"\n`)],
     ['CRLF rows, blank CRLF and LF lines between keys', {}, (text) => text.replace(/\n(?=key-)/g, (_, at: number) => (at % 5 === 0 ? '\r\n\r\n\n' : '\r\n'))],
+    // The big key first in the file, in range 0 after the header row (cut off as a stripe of its own there).
+    ['the key over whole ranges first in the file', {}, (text) => bigKeyFirst(text)],
   ])('rows of one length per key, %s: every figure the same as the striped read', async (name, options, edit) => {
     const file = join(dir, `stripes-${name.replace(/\W+/g, '-')}.csv`);
     await writeFile(file, edit(csv(7, 6000, true, { badRows: false, sameLength: true })));
     const [fromStats, materialised] = await both(file, { wcu: 1000, keyWcu: 100, ...options });
     expect(fromStats.simulations.planned.order).toBe('stripes');
     expect(withoutContrast(fromStats)).toEqual(withoutContrast(materialised));
+  });
+
+  // The big key (key-0017, over whole ranges) is cut off as a stripe of its own, its first and last rows found
+  // by a search that a run of rows without a key must not mislead (test/unit/load/stripeKeysUnkeyed.test.ts).
+  // The estimate replays the layout the real read plans. Rows of another length inside a key make the replay
+  // exact only to the 3% of 'sizes that vary inside a key' (one such row does too): counts the same.
+  it('a run of rows without a key inside the key over whole ranges: in stripes, the same counts, the duration within 3%', async () => {
+    const file = join(dir, 'stripes-unkeyed-run.csv');
+    const text = csv(7, 6000, true, { badRows: false, sameLength: true });
+    await writeFile(file, text.replace(/\n(?=key-0017,40,)/, `\n${`,0,"no key ${'r'.repeat(900)}"\n`.repeat(200)}`));
+    const [fromStats, materialised] = await both(file, { wcu: 1000, keyWcu: 100 });
+    expect(fromStats.simulations.planned.order).toBe('stripes');
+    expect(materialised.simulations.planned.order).toBe('stripes');
+    expect(fromStats.input.rejected).toBe(200);
+    expect({ ...fromStats.input, rejectsPath: '' }).toEqual({ ...materialised.input, rejectsPath: '' });
+    expect(fromStats.writeUnits).toEqual(materialised.writeUnits);
+    expect(fromStats.keys).toEqual(materialised.keys);
+    expect(fromStats.time.writeSeconds / materialised.time.writeSeconds).toBeGreaterThan(0.97);
+    expect(fromStats.time.writeSeconds / materialised.time.writeSeconds).toBeLessThan(1.03);
   });
 
   it('a primary key repeated in a row: every figure the same as the striped read, its superseded count included', async () => {
