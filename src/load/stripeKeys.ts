@@ -1,3 +1,4 @@
+import type { RecordStart } from '../reading/recordStarts.js';
 import { cutRange, readRange, recordStartAtLine, type ByteRange, type RangeSyntax } from '../reading/stripes.js';
 import type { SourceRecord } from '../typing/planRow.js';
 import type { Piece, Stripe } from './stripedRecords.js';
@@ -36,6 +37,8 @@ export interface KeyReading {
   /** How every other range is read. */
   how: RangeSyntax;
   probe: (record: SourceRecord) => string | undefined;
+  /** Record starts marked by the cut's pass over the file (cutFile), ascending; the searches start reading at them. */
+  marks?: readonly RecordStart[];
 }
 
 /** A row where a stripe is cut: the piece it is in, where it starts, its line and its text. */
@@ -111,7 +114,8 @@ export function split(stripe: Stripe, cuts: readonly Cut[]): Stripe[] {
  * cutHead checks); undefined when there is none or it cannot be cut at.
  */
 async function firstRowWhere(reading: KeyReading, range: ByteRange, test: (key: string) => boolean): Promise<Omit<Cut, 'piece'> | undefined> {
-  const parts = range.end - range.start < SEARCH_MIN_BYTES ? [range] : await cutRange(reading.path, range, reading.how, SEARCH_PARTS);
+  const parts =
+    range.end - range.start < SEARCH_MIN_BYTES ? [range] : (partsAt(range, reading.marks) ?? (await cutRange(reading.path, range, reading.how, SEARCH_PARTS)));
   // A part's first keyed row is looked for up to the range's end, not within the part's first rows: a part
   // that starts in a run of rows without a key (empty keys, bad CSV) must answer for the first keyed row
   // after the run, or the search is not monotone and can cut inside a key (its first rows left in the
@@ -142,6 +146,19 @@ async function firstRowWhere(reading: KeyReading, range: ByteRange, test: (key: 
   // readCsv can count a line short after some mixes of blank CRLF and LF lines: the text must match.
   const there = await firstKeyed(reading, { start: offset, end: range.end, line: found.line }, 1);
   return there?.raw === found.raw ? { offset, line: found.line, raw: found.raw } : undefined;
+}
+
+/**
+ * The range in parts at the record starts the cut's pass marked inside it (cutFile), or undefined when it
+ * holds fewer than half of SEARCH_PARTS of them: then the range is scanned again (cutRange).
+ */
+function partsAt(range: ByteRange, marks: readonly RecordStart[] | undefined): ByteRange[] | undefined {
+  if (marks === undefined) return undefined;
+  const inside: RecordStart[] = [];
+  for (const m of marks) if (m.offset > range.start && m.offset < range.end && m.offset !== inside.at(-1)?.offset) inside.push(m);
+  if (inside.length < SEARCH_PARTS / 2) return undefined;
+  const starts = [{ offset: range.start, line: range.line }, ...inside];
+  return starts.map((m, i) => ({ start: m.offset, end: i + 1 < starts.length ? starts[i + 1]!.offset : range.end, line: m.line }));
 }
 
 interface Keyed {

@@ -3,7 +3,7 @@ import pLimit from 'p-limit';
 import { compareGroups, groupOf } from '../ordering/grouping.js';
 import { StripeSchedule } from '../ordering/stripeSchedule.js';
 import { eachRecord } from '../reading/readCsv.js';
-import { cutRanges, readRange, recordStartAtLine, type ByteRange, type RangeReader, type RangeSyntax } from '../reading/stripes.js';
+import { cutFile, readRange, recordStartAtLine, type ByteRange, type RangeReader, type RangeSyntax } from '../reading/stripes.js';
 import { isRejected, type RowPlanner, type SourceRecord } from '../typing/planRow.js';
 import { isolateRunningKeys } from './stripeKeys.js';
 
@@ -16,7 +16,7 @@ import { isolateRunningKeys } from './stripeKeys.js';
  * writing. GroupingCheck (src/ordering/grouping.ts) proves, write by write, that the file is grouped as
  * the cut assumed; load() reads it again in round-robin order if it is not.
  *
- * The cut: ranges of equal bytes starting where records start (cutRanges); the rows at the head of a
+ * The cut: ranges of equal bytes starting where records start (cutFile); the rows at the head of a
  * range that share the partition key the range starts in belong to the stripe before it (the probe reads
  * them with its own planner), so no key is in two stripes.
  */
@@ -25,6 +25,8 @@ import { isolateRunningKeys } from './stripeKeys.js';
 export const MAX_STRIPES = 64;
 /** Bytes per stripe at least: smaller files are not worth cutting, and round-robin holds them in memory. */
 export const MIN_STRIPE_BYTES = 64 * 1024;
+/** Record starts the cut marks per range, in the same pass: where stripeKeys.ts's searches start reading. */
+const MARKS_PER_RANGE = 16;
 /** Rows the probe reads at the head of a range for the key it starts in; beyond, the range joins the stripe before it whole. */
 const MAX_HEAD_ROWS = 1_000;
 
@@ -155,7 +157,7 @@ export async function planStripes(args: {
   probe: (record: SourceRecord) => string | undefined;
 }): Promise<StripePlan | undefined> {
   const { path, file, size, probe } = args;
-  const ranges = await cutRanges(path, size, args.how.syntax, args.how.delimiter, args.parts);
+  const { ranges, marks } = await cutFile(path, size, args.how, args.parts, MARKS_PER_RANGE);
   const how: RangeSyntax = {
     ...args.how,
     columns: args.how.syntax === 'csv' ? (args.how.columns ?? (await headerOf(path, file, ranges[0]!, args.how))) : undefined,
@@ -167,7 +169,7 @@ export async function planStripes(args: {
   heads.push(...(await Promise.all(ranges.slice(1).map((range) => limit(() => headOf(readRange(path, file, range, how), probe))))));
   if (!headsAscending(heads)) return undefined;
   await Promise.all(heads.map((head, k) => (k === 0 ? undefined : limit(() => cutHead(path, file, ranges[k]!, head, how)))));
-  const stripes = await isolateRunningKeys(stripesOf(ranges, heads), { path, file, first: args.how, how, probe });
+  const stripes = await isolateRunningKeys(stripesOf(ranges, heads), { path, file, first: args.how, how, probe, marks });
   // One stripe would be input order held to a proof it does not need (one huge key, or huge records).
   if (stripes.length < 2) return undefined;
   const layout = { sizes: stripes.map((s) => s.size), firstLines: stripes.map((s) => s.firstLine), firstRaws: stripes.map((s) => s.firstRaw) };

@@ -5,7 +5,7 @@ import { LoaderError } from '../shared/errors.js';
 import type { SourceRecord } from '../typing/planRow.js';
 import { eachRecord, readCsvChunks } from './readCsv.js';
 import { readJsonLines } from './readJsonLines.js';
-import { RecordStartScanner, type RecordSyntax } from './recordStarts.js';
+import { RecordStartScanner, type RecordStart, type RecordSyntax } from './recordStarts.js';
 
 /** A part of a file that starts where a record starts. */
 export interface ByteRange {
@@ -40,18 +40,35 @@ const RANGE_CHUNK = 8 * 1024;
  * byte 0), by one pass over the bytes up to the last cut (RecordStartScanner). Empty ranges are dropped.
  */
 export async function cutRanges(path: string, size: number, syntax: RecordSyntax, delimiter: string, count: number): Promise<ByteRange[]> {
+  return (await cutFile(path, size, { syntax, delimiter }, count, 1)).ranges;
+}
+
+/**
+ * cutRanges, and `marksPerRange - 1` more record starts inside each range from the same pass, with their
+ * lines (ascending, some may repeat): where a later search of a range can start reading without scanning
+ * the range again (src/load/stripeKeys.ts).
+ */
+export async function cutFile(
+  path: string,
+  size: number,
+  how: Pick<RangeSyntax, 'syntax' | 'delimiter'>,
+  count: number,
+  marksPerRange: number,
+): Promise<{ ranges: ByteRange[]; marks: RecordStart[] }> {
   const targets: number[] = [];
-  for (let k = 1; k < count; k++) targets.push(Math.floor((size * k) / count));
-  const scanner = new RecordStartScanner(syntax, targets, Buffer.from(delimiter, 'utf8')[0]);
+  const fine = count * marksPerRange;
+  for (let k = 1; k < fine; k++) targets.push(Math.floor((size * k) / fine));
+  const scanner = new RecordStartScanner(how.syntax, targets, Buffer.from(how.delimiter, 'utf8')[0]);
   if (targets.length > 0) await scan(path, { start: 0, end: size, line: 1 }, SCAN_CHUNK, scanner);
   scanner.end();
-  const starts = [{ offset: 0, line: 1 }, ...scanner.starts];
+  const all = scanner.starts;
+  const starts = [{ offset: 0, line: 1 }, ...all.filter((_, i) => (i + 1) % marksPerRange === 0)];
   const ranges: ByteRange[] = [];
   starts.forEach((s, i) => {
     const end = i + 1 < starts.length ? starts[i + 1]!.offset : size;
     if (end > s.offset || i === 0) ranges.push({ start: s.offset, end: Math.max(end, s.offset), line: s.line });
   });
-  return ranges;
+  return { ranges, marks: all.filter((m) => m.offset < size) };
 }
 
 /**
