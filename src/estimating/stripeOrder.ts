@@ -12,7 +12,7 @@ export interface StripeLayoutStats {
   firstLines: readonly number[];
   /**
    * The text of each stripe's first row, where known: a stripe starts at the row with its first line or
-   * its first text, whichever comes first (the read from the start can count lines short of the cut's).
+   * its first text, whichever comes first (should the read from the start ever count lines short of the cut's).
    */
   firstRaws?: readonly (string | undefined)[];
 }

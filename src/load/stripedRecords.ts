@@ -129,8 +129,8 @@ export interface StripeLayout {
   /** The line of each stripe's first row (0 for the first stripe: it starts the file). Ascending. */
   firstLines: number[];
   /**
-   * The text of each stripe's first row (undefined for the first stripe): a read from the start can count
-   * lines short of a range's count (see cutHead), never the text.
+   * The text of each stripe's first row (undefined for the first stripe): a stripe is found by it as well as
+   * by its line in a read from the start, should the two counts of lines ever disagree (see cutHead).
    */
   firstRaws: (string | undefined)[];
 }
@@ -225,9 +225,10 @@ async function cutHead(path: string, file: string, range: ByteRange, head: Head,
   const offset = await recordStartAtLine(path, range, head.nextLine, how);
   if (offset === undefined) return;
   const cut = { start: offset, end: range.end, line: head.nextLine };
-  // The line is readCsv's count, which can be one short after some mixes of blank CRLF and LF lines: the
-  // cut stands only where the row that starts there is the one the probe saw first past the head. (Cut one
-  // row early, the head's last row would go to the next stripe: its key in two stripes.)
+  // The line is readCsv's count and the offset RecordStartScanner's: the cut stands only where the row that
+  // starts there is the one the probe saw first past the head, so a count that ever disagreed (readCsv's ran
+  // one short after a blank CRLF line then a blank LF line, until 2026-11-24) refuses the cut instead of
+  // making it a row early (the head's last row in the next stripe: its key in two stripes).
   if ((await firstRaw(path, file, cut, how)) !== head.nextRaw) return;
   head.cut = cut;
   head.bytes = offset - range.start;

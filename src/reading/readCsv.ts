@@ -101,7 +101,10 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
     if (first) nextLine += blankLinesBeforeHeader;
     first = false;
     const lead = leadingLength(raw);
-    const line = lead === 0 ? nextLine : nextLine + countBreaks(raw.slice(0, lead));
+    // Blank lines before a record lead its raw text one character each: csv-parse keeps the CR of a blank
+    // CRLF line there but skips its LF (so a blank CRLF line then a blank LF line read "\r\n", which is two
+    // lines here, not one).
+    const line = nextLine + lead;
     const body = lead === 0 ? raw : raw.slice(lead);
     if (framer.oversized.length > 0 && body.startsWith(framer.placeholder)) {
       const big = framer.oversized.shift()!;

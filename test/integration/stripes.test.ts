@@ -208,11 +208,11 @@ describe('--order stripes (the default for a file)', () => {
     await dropTable(table);
   });
 
-  it('cuts right after blank lines that readCsv numbers one short ("\\r\\n\\n"), so no key is in two stripes', async () => {
+  it('cuts right after a blank CRLF line then a blank LF line ("\\r\\n\\n"), so no key is in two stripes', async () => {
     const rows = sortedRows();
-    // A blank CRLF line then a blank LF line after every 7th row: readCsv's line count runs one short there,
-    // and a head cut at that line would start one row early (the head's key then in two stripes: the load
-    // would stop and start over in round-robin).
+    // A blank CRLF line then a blank LF line after every 7th row: readCsv's line count ran one short there
+    // (fixed), and a head cut at that line would start one row early (the head's key then in two stripes:
+    // the load would stop and start over in round-robin).
     const text = `pk,sk,v,note\n${rows.map((r, i) => [r.pk, r.sk, r.v, r.note].map(csvCell).join(',') + (i % 7 === 3 ? '\n\r\n' : '')).join('\n')}\n`;
     const file = await inputFile('blank-lines.csv', text);
     const table = await newTable();

@@ -178,6 +178,28 @@ describe('readCsv: mixed line endings (issue 11.4)', () => {
     expect((await csv(Buffer.from(text))).map(view)).toEqual(expected(10));
   });
 
+  it('blank lines of every ending, up to three in any order between rows: each row at the line an editor shows', async () => {
+    // csv-parse leaves the LF of a blank CRLF line out of the next record's raw text, so a blank CRLF
+    // line then a blank LF line came out as "\r\n" there, counted as one line: every row after, one short.
+    const endings = ['\n', '\r\n', '\r'];
+    const blanks: string[] = [''];
+    for (let n = 1; n <= 3; n++) for (const before of blanks.filter((b) => b.length >= n - 1)) for (const e of endings) blanks.push(before + e);
+    const runs = [...new Set(blanks)];
+    for (const header of [true, false]) {
+      for (const rowEnd of endings) {
+        const text = (header ? 'pk,n\n' : '') + runs.map((run, i) => `k${i},${i}${rowEnd}${run}`).join('');
+        const lines = text.split(/\r\n|\n|\r/);
+        const expected = runs.map((_, i) => [lines.indexOf(`k${i},${i}`) + 1, { pk: `k${i}`, n: String(i) }]);
+        const records = await csv(Buffer.from(text), header ? {} : { columns: ['pk', 'n'] });
+        expect(records.map(view), `rows ending ${JSON.stringify(rowEnd)}, header ${header}`).toEqual(expected);
+      }
+    }
+    const mixed = Buffer.from('pk,n\na,1\n\r\n\nb,2\r\n\r\n\nc,3\r\r\n\nd,4\n');
+    for (const chunks of everySplit(mixed)) {
+      expect((await csv(chunks)).map((r) => r.origin.line)).toEqual([2, 5, 8, 11]);
+    }
+  });
+
   it('quoted fields keep their own line breaks exactly, whatever ends the records; at every split', async () => {
     const data = Buffer.from('pk,n\na,"x\r\ny"\r\nb,"p\nq\rr"\nc,3\r\n\r\nd,4\r');
     for (const chunks of everySplit(data)) {
