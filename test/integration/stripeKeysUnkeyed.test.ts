@@ -7,8 +7,7 @@
  * the reject file once, at its true line.
  */
 import { describe, expect, it } from 'vitest';
-import { batchesDone } from '../support/checkpoint.js';
-import { runCli } from '../support/cli.js';
+import { killableCli } from '../support/checkpoint.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { localEnv } from '../support/env.js';
 import { useLocalAws } from '../support/localAws.js';
@@ -107,14 +106,7 @@ describe('--order stripes, a run of rows without a key inside a key over whole r
       '2',
     ];
     const env = localEnv(aws.endpoint);
-    const load = (kill?: number) =>
-      runCli(args, {
-        cwd: aws.dir(),
-        env,
-        stdout: 'ignore',
-        timeoutMs: 120_000,
-        ...(kill ? { kill: { signal: 'SIGKILL' as const, when: () => batchesDone(checkpoint) >= kill } } : {}),
-      });
+    const load = killableCli(args, checkpoint, { cwd: aws.dir(), env });
     try {
       expect((await load(300)).signal).toBe('SIGKILL');
       const resumed = await load();

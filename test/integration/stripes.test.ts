@@ -13,8 +13,7 @@ import { estimate } from '../../src/estimating/estimate.js';
 import { offlineTableInfo } from '../../src/estimating/offlineTable.js';
 import type { PlannedWrite } from '../../src/shared/types.js';
 import type { LoaderError } from '../../src/shared/errors.js';
-import { batchesDone } from '../support/checkpoint.js';
-import { runCli } from '../support/cli.js';
+import { killableCli } from '../support/checkpoint.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { localEnv } from '../support/env.js';
 import { useLocalAws } from '../support/localAws.js';
@@ -308,14 +307,7 @@ describe('--order stripes (the default for a file)', () => {
       '2',
     ];
     const env = localEnv(aws.endpoint);
-    const run = (kill?: number) =>
-      runCli(args, {
-        cwd: aws.dir(),
-        env,
-        stdout: 'ignore',
-        timeoutMs: 120_000,
-        ...(kill ? { kill: { signal: 'SIGKILL' as const, when: () => batchesDone(checkpoint) >= kill } } : {}),
-      });
+    const run = killableCli(args, checkpoint, { cwd: aws.dir(), env });
     const killed = await run(60);
     expect(killed.signal).toBe('SIGKILL');
     const resumed = await run();
