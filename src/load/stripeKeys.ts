@@ -143,7 +143,7 @@ async function firstRowWhere(reading: KeyReading, range: ByteRange, test: (key: 
   if (found === undefined || !test(found.key)) return undefined;
   const offset = found.line === part.line ? part.start : await recordStartAtLine(reading.path, part, found.line, reading.how);
   if (offset === undefined || offset <= range.start || offset >= range.end) return undefined;
-  // readCsv can count a line short after some mixes of blank CRLF and LF lines: the text must match.
+  // The line is readCsv's count, the offset RecordStartScanner's: should they ever disagree, the text at the offset must match.
   const there = await firstKeyed(reading, { start: offset, end: range.end, line: found.line }, 1);
   return there?.raw === found.raw ? { offset, line: found.line, raw: found.raw } : undefined;
 }
