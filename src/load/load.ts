@@ -225,6 +225,7 @@ function resultFacts(session: LoadSession, opts: NormalizedLoadOptions, elapsedM
     segment: opts.segment ? `${opts.segment.index}/${opts.segment.count}` : undefined,
     checkpointPath: session.checkpoint ? opts.checkpointPath : undefined,
     resumedFromBatch: session.checkpoint?.resumed ? session.resumeFrom : undefined,
+    capacityReports: session.capacity?.summary(),
   };
 }
 

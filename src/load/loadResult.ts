@@ -2,6 +2,7 @@ import { findBottleneck, type RateSnapshot } from '../pacing/rateControl.js';
 import type { OrderMode } from '../ordering/order.js';
 import type { LoadResult, RateSummary } from '../reporting/result.js';
 import type { LoadTally } from './loadTally.js';
+import type { CapacityReportsSummary } from '../pacing/capacityReports.js';
 
 /** What the result says besides the counters, as the load's parts know it at the moment it is asked. */
 export interface ResultFacts {
@@ -28,6 +29,8 @@ export interface ResultFacts {
   segment: string | undefined;
   checkpointPath: string | undefined;
   resumedFromBatch: number | undefined;
+  /** This run's calls that asked for ConsumedCapacity; undefined for a dry run. */
+  capacityReports: CapacityReportsSummary | undefined;
 }
 
 /** The result of a load from its tally and the facts of its parts. Pure. */
@@ -54,6 +57,7 @@ export function loadResult(tally: LoadTally, facts: ResultFacts): LoadResult {
     segment: facts.segment,
     checkpointPath: facts.checkpointPath,
     resumedFromBatch: facts.resumedFromBatch,
+    capacityReports: facts.capacityReports,
     complete: counters.rejected === 0 && counters.written + counters.superseded + counters.otherSegments === counters.rowsRead,
   };
 }

@@ -3,6 +3,7 @@ import type { CheckpointStore } from '../checkpointing/checkpoint.js';
 import type { OrderMode } from '../ordering/order.js';
 import type { WriteOrderer } from '../ordering/writeOrderer.js';
 import type { RatePacer } from '../pacing/ratePacer.js';
+import type { CapacityReports } from '../pacing/capacityReports.js';
 import type { InputSet } from '../reading/inputSet.js';
 import type { OpenedInputSet } from '../reading/readInputSet.js';
 import type { S3Access } from '../reading/s3Part.js';
@@ -30,6 +31,8 @@ export class LoadSession {
   /** Batches before this one were done by an earlier run of this checkpoint: they are not sent again. */
   resumeFrom = 0;
   pacer: RatePacer | undefined;
+  /** Which calls ask for ConsumedCapacity; undefined for a dry run (no calls). */
+  capacity: CapacityReports | undefined;
   rateReason = '';
   /** A provisioned table's WCU: the most a load reaches whatever --wcu asks (Infinity otherwise; issue 15). */
   tableWcu = Infinity;

@@ -5,6 +5,7 @@ import { InFlightLimit } from '../pacing/inFlight.js';
 import { chooseRate, type RateChoice } from '../pacing/rateChoice.js';
 import { RateController } from '../pacing/rateControl.js';
 import { RatePacer } from '../pacing/ratePacer.js';
+import { CapacityReports } from '../pacing/capacityReports.js';
 import { createKeyCostModel, type KeyUnits, type WriteKeyCosts } from '../pacing/writeCost.js';
 import { listInputs } from '../reading/inputSet.js';
 import { readInputSet, type OpenedInputSet } from '../reading/readInputSet.js';
@@ -110,6 +111,7 @@ export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Pr
   // A dry run's slim writes carry their total cost in `wcu`.
   const costs = dryRun ? undefined : writeCostsOf(tableInfo);
   const costOf = costs ? costs.costOf : (w: PlannedWrite) => w.wcu;
+  if (costs) session.capacity = new CapacityReports(costOf);
   if (opts.pacing && costs) {
     session.pacer = new RatePacer({
       controller: new RateController({ targetWcu: rate.targetWcu, keyWcu: opts.keyWcu, ...(rate.growth ? { growth: rate.growth } : {}) }, now()),
@@ -314,6 +316,7 @@ async function stagesOf(
           random: deps.random ?? Math.random,
           onRetry: (info) => ctx.emit({ type: 'retrying', ...info }),
           pacer: session.pacer,
+          ...(session.capacity ? { capacity: session.capacity } : {}),
         },
         inFlight,
         now,

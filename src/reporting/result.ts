@@ -14,7 +14,11 @@ export interface LoadCounters {
   revived?: number;
   rejected: number;
   rejectedByReason: Record<string, number>;
-  /** Write units reported by DynamoDB, table and GSIs (ReturnConsumedCapacity=INDEXES). */
+  /**
+   * Write units DynamoDB consumed, table and GSIs (ReturnConsumedCapacity=INDEXES): as it reported them,
+   * and, for calls that did not ask because every answer so far had matched the plan, as planned
+   * (LoadResult.capacityReports; src/pacing/capacityReports.ts).
+   */
   consumedWcu: number;
   /** Write units the written items cost by ddb-spread's size model (table and GSIs). */
   plannedWcu: number;
@@ -57,6 +61,8 @@ export interface LoadResult extends LoadCounters {
   segment: string | undefined;
   /** True when every row read was written or superseded (or belongs to another segment). */
   complete: boolean;
+  /** This run's BatchWriteItem calls, those that asked for ConsumedCapacity, and the units counted as planned; undefined for a dry run. */
+  capacityReports: import('../pacing/capacityReports.js').CapacityReportsSummary | undefined;
 }
 
 export interface RateSummary {

@@ -28,7 +28,7 @@ export function formatSummary(result: LoadResult, stoppedBecause?: string, excer
     if (unaccounted > 0) lines.push(`  not written   ${formatCount(unaccounted)}  (read but not sent before the stop)`);
   }
   lines.push(
-    `  write units   ${formatCount(result.consumedWcu)} consumed (DynamoDB), ${formatCount(result.plannedWcu)} planned`,
+    `  write units   ${formatCount(result.consumedWcu)} consumed (DynamoDB${consumedNote(result)}), ${formatCount(result.plannedWcu)} planned`,
     `  batches       ${formatCount(result.batches)}, retries ${formatCount(result.retries)}, throttled items ${formatCount(result.throttledItems)}`,
     `  elapsed       ${formatDuration(seconds)}, ${formatCount(result.itemsPerSecond)} items/s`,
   );
@@ -91,4 +91,14 @@ export function summaryJson(result: LoadResult, error?: { code: string; message:
     itemsPerSecond: Math.round(itemsPerSecond),
     ...(error ? { error } : {}),
   })}\n`;
+}
+
+/**
+ * How the consumed units were counted when not every call asked DynamoDB for them: calls that did not ask
+ * count as planned, which every answer had matched (src/pacing/capacityReports.ts).
+ */
+function consumedNote(result: LoadResult): string {
+  const reports = result.capacityReports;
+  if (!reports || reports.asked === reports.calls) return '';
+  return `; reported on ${formatCount(reports.asked)} of ${formatCount(reports.calls)} calls, the rest as planned${reports.everyCall ? ' until an answer differed' : ', as every answer matched'}`;
 }

@@ -15,9 +15,9 @@ const PRE_SERIALIZED_BODY = 'ddbSpreadPreSerializedBody';
  * rename its serializer, the stack would throw on every send ("serializerMiddleware is not found when
  * adding ...") and test/unit/writing/wireJson.test.ts would fail: never an empty batch sent as if full.
  */
-export function preSerializedBatchWrite(table: string, itemJsons: readonly string[], deletes?: readonly boolean[]): BatchWriteItemCommand {
-  const command = new BatchWriteItemCommand({ RequestItems: { [table]: [] }, ReturnConsumedCapacity: 'INDEXES' });
-  const text = batchWriteBody(table, itemJsons, deletes);
+export function preSerializedBatchWrite(table: string, itemJsons: readonly string[], deletes?: readonly boolean[], askCapacity = true): BatchWriteItemCommand {
+  const command = new BatchWriteItemCommand({ RequestItems: { [table]: [] }, ...(askCapacity ? { ReturnConsumedCapacity: 'INDEXES' as const } : {}) });
+  const text = batchWriteBody(table, itemJsons, deletes, askCapacity);
   bodies.set(command, text);
   const body = Buffer.from(text, 'utf8');
   command.middlewareStack.addRelativeTo(replaceBody(body), {

@@ -69,15 +69,15 @@ function base64(bytes: Uint8Array): string {
 }
 
 /**
- * The BatchWriteItem body for puts of items already in wire JSON, with ReturnConsumedCapacity INDEXES,
- * in the SDK's member order (RequestItems, then ReturnConsumedCapacity).
+ * The BatchWriteItem body for puts of items already in wire JSON, with ReturnConsumedCapacity INDEXES
+ * when `askCapacity`, in the SDK's member order (RequestItems, then ReturnConsumedCapacity).
  */
-export function batchWriteBody(table: string, itemJsons: readonly string[], deletes?: readonly boolean[]): string {
+export function batchWriteBody(table: string, itemJsons: readonly string[], deletes?: readonly boolean[], askCapacity = true): string {
   let requests = '';
   for (let i = 0; i < itemJsons.length; i++) {
     // A delete's item is its key (issue 16): a DeleteRequest.
     const request = deletes?.[i] === true ? `{"DeleteRequest":{"Key":${itemJsons[i]}}}` : `{"PutRequest":{"Item":${itemJsons[i]}}}`;
     requests += `${i === 0 ? '' : ','}${request}`;
   }
-  return `{"RequestItems":{${JSON.stringify(table)}:[${requests}]},"ReturnConsumedCapacity":"INDEXES"}`;
+  return `{"RequestItems":{${JSON.stringify(table)}:[${requests}]}${askCapacity ? ',"ReturnConsumedCapacity":"INDEXES"' : ''}}`;
 }

@@ -9,6 +9,7 @@ import { keyFromWire, toWireItem } from './wireItem.js';
 import { errorFacts, fatalAwsError } from './awsErrors.js';
 import { preSerializedBatchWrite } from './preSerialized.js';
 import { itemJson } from './wireJson.js';
+import type { CapacityReports } from '../pacing/capacityReports.js';
 
 export interface WriterContext {
   client: DynamoDBDocumentClient;
@@ -24,6 +25,8 @@ export interface WriterContext {
   onRetry?: (info: { reason: string; items: number; attempt: number; delayMs: number }) => void;
   /** Rate control: waits before every send (first and resends) and learns from every answer. */
   pacer?: SendPacer;
+  /** Which calls ask for ConsumedCapacity (src/pacing/capacityReports.ts); every call asks without it. */
+  capacity?: CapacityReports;
 }
 
 /** What one BatchWriteItem call did, for rate control. */
@@ -137,14 +140,16 @@ async function send(
     try {
       // The low-level command with each item's wire JSON made by itemJson, byte for byte what the SDK
       // would write for toWireItem's AttributeValues (every attribute name goes out as written; issue 11.5),
-      // without the SDK's walk over them (issue 14). ReturnConsumedCapacity INDEXES: the units of each GSI
-      // too, so rate control learns the true cost of a write. The document client sends it unchanged.
+      // without the SDK's walk over them (issue 14). ReturnConsumedCapacity INDEXES, on the calls
+      // ctx.capacity picks: the units of each GSI too, so rate control learns the true cost of a write.
+      // The document client sends it unchanged.
+      const ask = ctx.capacity?.ask() ?? true;
+      const deletes = pending.some((w) => w.op === 'delete') ? pending.map((w) => w.op === 'delete') : undefined;
       const response: BatchWriteItemCommandOutput = await (
         ctx.client as unknown as { send(command: BatchWriteItemCommand): Promise<BatchWriteItemCommandOutput> }
-      ).send(preSerializedBatchWrite(ctx.table, wire.of(pending), pending.some((w) => w.op === 'delete') ? pending.map((w) => w.op === 'delete') : undefined));
+      ).send(preSerializedBatchWrite(ctx.table, wire.of(pending), deletes, ask));
       let consumed: number | undefined;
-      for (const c of response.ConsumedCapacity ?? []) consumed = (consumed ?? 0) + (c.CapacityUnits ?? 0);
-      outcome.consumedWcu += consumed ?? 0;
+      if (ask) for (const c of response.ConsumedCapacity ?? []) consumed = (consumed ?? 0) + (c.CapacityUnits ?? 0);
       unprocessed = matchUnprocessed(pending, response.UnprocessedItems?.[ctx.table] ?? [], ctx.keySchema);
       // Most calls store everything: then `stored` is `pending` itself, not a copy.
       let stored: PlannedWrite[] = pending;
@@ -152,6 +157,8 @@ async function send(
         const left = new Set(unprocessed);
         stored = pending.filter((w) => !left.has(w));
       }
+      if (ask) ctx.capacity?.answered(stored, consumed);
+      outcome.consumedWcu += ask ? (consumed ?? 0) : ctx.capacity!.inferred(stored);
       for (const w of stored) outcome.written.push(w);
       ctx.pacer?.afterSend({ sent: pending, stored, throttled: unprocessed, consumedUnits: consumed, throttleReasons: [] });
       if (unprocessed.length === 0) return;

@@ -37,6 +37,7 @@ function facts(targetWcu: number, peakWcu: number, elapsedMs: number): ResultFac
     segment: undefined,
     checkpointPath: undefined,
     resumedFromBatch: undefined,
+    capacityReports: undefined,
   };
 }
 

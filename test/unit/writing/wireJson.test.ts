@@ -169,6 +169,28 @@ describe('wire JSON (issue 14)', () => {
     expect(ours.body.toString('utf8')).toMatch(/^\{"RequestItems":\{"Orders\.v2-x_1":\[\{"PutRequest":\{"Item":\{"0":\{"N":"7"\},"pk"/);
   });
 
+  it('a call that does not ask for ConsumedCapacity sends what the SDK sends without it, byte for byte', async () => {
+    const items = [
+      record([
+        ['pk', 'a'],
+        ['n', 1],
+      ]),
+      record([
+        ['pk', 'b'],
+        ['s', 'x"y'],
+      ]),
+    ];
+    const c = recordingClient();
+    try {
+      await c.send(new BatchWriteItemCommand({ RequestItems: { [TABLE]: items.map((item) => ({ PutRequest: { Item: toWireItem(item) } })) } }));
+      await c.send(preSerializedBatchWrite(TABLE, items.map(itemJson), undefined, false));
+      expect(c.sent[1]!.body.toString('utf8')).toBe(c.sent[0]!.body.toString('utf8'));
+      expect(c.sent[1]!.body.toString('utf8')).not.toContain('ReturnConsumedCapacity');
+    } finally {
+      c.destroy();
+    }
+  });
+
   it('the body goes out signed: the middleware runs before content length and signing', async () => {
     const c = recordingClient();
     try {
