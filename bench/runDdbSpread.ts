@@ -6,6 +6,10 @@
  */
 import { load, type LoadOptions } from '../dist/index.js';
 import { childArgs, startMeasuring } from './childStats.js';
+import { tuneHeap } from '../dist/cli/heap.js';
+
+// The heap growth the CLI sets first thing (bin/ddb-spread.js, src/cli/heap.ts): measured as users run it.
+tuneHeap();
 
 process.env['AWS_ACCESS_KEY_ID'] ??= 'local';
 process.env['AWS_SECRET_ACCESS_KEY'] ??= 'local';

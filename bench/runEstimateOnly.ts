@@ -6,6 +6,10 @@
 import { estimate } from '../dist/estimating/estimate.js';
 import { offlineTableInfo } from '../dist/estimating/offlineTable.js';
 import { childArgs, startMeasuring } from './childStats.js';
+import { tuneHeap } from '../dist/cli/heap.js';
+
+// The heap growth the CLI sets first thing (bin/ddb-spread.js, src/cli/heap.ts): measured as users run it.
+tuneHeap();
 
 const args = childArgs();
 const done = startMeasuring();

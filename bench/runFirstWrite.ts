@@ -10,6 +10,10 @@ import { load } from '../dist/load/load.js';
 import type { OrderMode } from '../dist/ordering/order.js';
 import type { PlannedWrite } from '../dist/shared/types.js';
 import { startMeasuring } from './childStats.js';
+import { tuneHeap } from '../dist/cli/heap.js';
+
+// The heap growth the CLI sets first thing (bin/ddb-spread.js, src/cli/heap.ts): measured as users run it.
+tuneHeap();
 
 const { values } = parseArgs({
   options: { input: { type: 'string' }, order: { type: 'string' }, 'temp-dir': { type: 'string' }, rejects: { type: 'string' } },

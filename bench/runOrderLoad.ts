@@ -12,6 +12,10 @@ import { load } from '../dist/index.js';
 import { DEFAULT_CONCURRENCY, DEFAULT_MEMORY_BYTES } from '../dist/load/options.js';
 import { ORDER_MODES, type OrderMode } from '../dist/ordering/order.js';
 import { startMeasuring } from './childStats.js';
+import { tuneHeap } from '../dist/cli/heap.js';
+
+// The heap growth the CLI sets first thing (bin/ddb-spread.js, src/cli/heap.ts): measured as users run it.
+tuneHeap();
 
 process.env['AWS_ACCESS_KEY_ID'] ??= 'local';
 process.env['AWS_SECRET_ACCESS_KEY'] ??= 'local';

@@ -15,6 +15,10 @@ import type { PlannedWrite } from '../dist/shared/types.js';
 import { startMeasuring } from './childStats.js';
 import { orderChildArgs } from './orderChildArgs.js';
 import { orderWrites, plannedWrites, writeOrderer } from './pipeline.js';
+import { tuneHeap } from '../dist/cli/heap.js';
+
+// The heap growth the CLI sets first thing (bin/ddb-spread.js, src/cli/heap.ts): measured as users run it.
+tuneHeap();
 
 const args = orderChildArgs();
 const { mode } = args;
