@@ -30,10 +30,13 @@ const SCAN_CHUNK = 1024 * 1024;
  * Read-ahead of one range: small, as a striped read has one per stripe. Each chunk read ahead, and the rows
  * parsed from it, wait there while the other stripes are written; the bigger the chunk, the longer they
  * wait, past the young generation, to be freed only by a full collection. On the bench's 64-stripe read of
- * 200k rows: 16 KB peaked at 195-203 MB RSS (~55 MB of it buffers waiting to be collected), 8 KB at
- * 151-168 MB, 4 KB at 141-147 MB with more CPU in reads; CPU the same at 8 and 16 KB.
+ * 200k rows with V8's default heap growth: 16 KB peaked at 195-203 MB RSS (~55 MB of it buffers waiting to
+ * be collected), 8 KB at 151-168 MB, 4 KB at 141-147 MB with more CPU in reads. Since the CLI doubles the
+ * live heap between full GCs (src/cli/heap.ts), they are collected sooner: the CLI's whole load of 200k rows
+ * into the instant sink peaked at 175-181 MB at 8 KB, 181-187 MB at 32 KB and 196-200 MB at 64 KB, and
+ * 32 KB took ~0.35 s less CPU than 8 KB (a quarter of the reads; five runs each, alternated).
  */
-const RANGE_CHUNK = 8 * 1024;
+const RANGE_CHUNK = 32 * 1024;
 
 /**
  * Cuts a file into `count` ranges of about equal size, each starting where a record starts (the first at
