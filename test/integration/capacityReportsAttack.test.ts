@@ -1,0 +1,161 @@
+/**
+ * Attacks on the sampled ConsumedCapacity of 18ec1e1 (src/pacing/capacityReports.ts), against DynamoDB
+ * Local: deletes of large items (planned at 1 WCU) that fall only into calls that do not ask; overwrites
+ * of larger items with rate control on (its cost ratio must still move); and throttling through the
+ * partition proxy (UnprocessedItems answers are partial, retries are calls of their own).
+ */
+import { BatchWriteItemCommand } from '@aws-sdk/client-dynamodb';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { load, type LoaderError, type LoadOptions } from '../../src/index.js';
+import { formatSummary, summaryJson } from '../../src/reporting/summary.js';
+import { scanAll, type TableKeys } from '../support/ddb.js';
+import { useLocalAws } from '../support/localAws.js';
+import { startPartitionProxy } from '../support/partitionProxy.js';
+
+const KEYS: TableKeys = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } };
+const { endpoint, client, dir, newTable, closeAfterAll } = useLocalAws({ name: 'capattack', processCredentials: true });
+
+let runs = 0;
+const run = (options: Partial<LoadOptions> & Pick<LoadOptions, 'input' | 'table'>) =>
+  load({ endpoint, region: 'us-east-1', rejectsPath: join(dir(), `a-${++runs}.rejects.jsonl`), types: { sk: 'N' }, ...options });
+
+const BIG = 'x'.repeat(3000);
+const pkOf = (i: number) => `p${String(Math.floor(i / 100)).padStart(2, '0')}`;
+
+/** Puts a 3 KB item at each row's key, 25 to a call; returns what DynamoDB reports a delete of one of them costs. */
+async function seedBigItems(table: string, rows: number[]): Promise<number> {
+  for (let i = 0; i < rows.length; i += 25) {
+    const requests = rows.slice(i, i + 25).map((r) => ({ PutRequest: { Item: { pk: { S: pkOf(r) }, sk: { N: String(r) }, big: { S: BIG } } } }));
+    await client().send(new BatchWriteItemCommand({ RequestItems: { [table]: requests } }));
+  }
+  // A probe item of the same size, deleted with ReturnConsumedCapacity: DynamoDB's own price of such a delete.
+  await client().send(
+    new BatchWriteItemCommand({ RequestItems: { [table]: [{ PutRequest: { Item: { pk: { S: 'probe' }, sk: { N: '0' }, big: { S: BIG } } } }] } }),
+  );
+  const answer = await client().send(
+    new BatchWriteItemCommand({
+      RequestItems: { [table]: [{ DeleteRequest: { Key: { pk: { S: 'probe' }, sk: { N: '0' } } } }] },
+      ReturnConsumedCapacity: 'INDEXES',
+    }),
+  );
+  return answer.ConsumedCapacity?.[0]?.CapacityUnits ?? NaN;
+}
+
+/** The 0-based calls of a 120-call load (64 first, one in 16 after) that do not ask: 64..78, 80..94, ... */
+const unasked = (call: number) => call >= 64 && (call - 64) % 16 !== 15;
+
+describe('sampled ConsumedCapacity under attack', () => {
+  it('deletes of 3 KB items that fall only into calls that do not ask: consumedWcu is what DynamoDB charged, not 1 WCU a delete', async () => {
+    const table = await newTable(KEYS);
+    // 3,000 rows, 120 calls of 25 in input order (concurrency 1): every call from 80 on that would go
+    // unasked holds 25 deletes of existing 3 KB items; the calls that ask hold fresh 1-unit puts.
+    const deleteRows: number[] = [];
+    const lines: string[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const call = Math.floor(i / 25);
+      const del = call >= 80 && unasked(call);
+      if (del) deleteRows.push(i);
+      lines.push(`${pkOf(i)},${i},${del ? 'delete' : 'put'},${'v'.repeat(20)}`);
+    }
+    const perDelete = await seedBigItems(table, deleteRows);
+    expect(perDelete).toBeGreaterThan(1); // DynamoDB charges the deleted item's size
+    const input = join(dir(), 'deletes.csv');
+    await writeFile(input, `pk,sk,op,payload\n${lines.join('\n')}\n`);
+
+    const result = await run({ input, table, order: 'input', concurrency: 1, operationColumn: 'op' });
+    expect(result.written).toBe(3000);
+    expect(result.deleted).toBe(deleteRows.length);
+    const charged = (3000 - deleteRows.length) * 1 + deleteRows.length * perDelete;
+    // The documented slack is the unasked calls before the first answer that differs (at most 15, none in
+    // flight at concurrency 1); 18ec1e1 counted every delete as 1 unit here and never saw one (3,000
+    // consumed for 4,900 charged). A call holding a delete asks: call 80 finds the mismatch, all ask after.
+    const slack = 15 * 25 * (perDelete - 1);
+    expect(result.consumedWcu).toBeGreaterThanOrEqual(charged - slack);
+    expect(result.consumedWcu).toBe(charged);
+    expect(result.capacityReports?.everyCall).toBe(true);
+    expect(formatSummary(result)).not.toContain('as every answer matched');
+    const items = await scanAll(client(), table);
+    expect(items).toHaveLength(3000 - deleteRows.length);
+  });
+
+  it('overwrites of 3 KB items with rate control on: the cost ratio moves toward the 3x DynamoDB charges once every call asks', async () => {
+    const table = await newTable(KEYS);
+    const rows = Array.from({ length: 1000 }, (_, i) => 2000 + i);
+    await seedBigItems(table, rows);
+    const lines = Array.from({ length: 3000 }, (_, i) => `${pkOf(i)},${i},${'v'.repeat(20)}`);
+    const input = join(dir(), 'overwrites.csv');
+    await writeFile(input, `pk,sk,payload\n${lines.join('\n')}\n`);
+    const result = await run({ input, table, order: 'input', concurrency: 1, wcu: 100_000 });
+    expect(result.capacityReports?.everyCall).toBe(true);
+    // 24 answers of 3x after the mismatch, each moving the ratio a tenth of the way: 1 + 2(1 - 0.9^24) = 2.84.
+    expect(result.rate.costRatio).toBeGreaterThan(2.5);
+    expect(formatSummary(result)).toMatch(/DynamoDB charged 2\.\d\dx the planned units/);
+  });
+
+  it('throttled through the partition proxy: retries of UnprocessedItems are calls of their own, partial answers match the plan, and consumed units equal planned for fresh keys', async () => {
+    const table = await newTable(KEYS);
+    const proxy = closeAfterAll(await startPartitionProxy(endpoint, { model: { tableWcu: 400, partitionMaxWcu: 100 } }));
+    const lines = Array.from({ length: 3000 }, (_, i) => `${pkOf(i)},${i},${'v'.repeat(20)}`);
+    const input = join(dir(), 'throttled.csv');
+    await writeFile(input, `pk,sk,payload\n${lines.join('\n')}\n`);
+    const result = await load({
+      endpoint: proxy.url,
+      region: 'us-east-1',
+      rejectsPath: join(dir(), 'throttled.rejects.jsonl'),
+      types: { sk: 'N' },
+      input,
+      table,
+      concurrency: 4,
+      wcu: 2000,
+      maxAttempts: 50,
+    });
+    expect(result.written).toBe(3000);
+    expect(result.throttledItems).toBeGreaterThan(0);
+    const reports = result.capacityReports!;
+    expect(reports.calls).toBe(proxy.stats().calls);
+    expect(reports.calls).toBeGreaterThan(result.batches);
+    expect(reports.everyCall).toBe(false);
+    expect(reports.asked).toBeLessThan(reports.calls);
+    expect(result.plannedWcu).toBe(3000);
+    expect(result.consumedWcu).toBe(3000);
+    expect(await scanAll(client(), table)).toHaveLength(3000);
+  });
+
+  it("a resumed load whose earlier run counted units as planned: the summary does not call them all DynamoDB's", async () => {
+    const table = await newTable(KEYS);
+    const lines = Array.from({ length: 3000 }, (_, i) => `${pkOf(i)},${i},${'v'.repeat(20)}`);
+    const input = join(dir(), 'resumed.csv');
+    await writeFile(input, `pk,sk,payload\n${lines.join('\n')}\n`);
+    const options = { input, table, order: 'input', concurrency: 1, wcu: 300, checkpointPath: join(dir(), 'resumed.checkpoint.json') } as const;
+    // The first run is stopped after some 96 calls: 30-odd of them did not ask, their units counted as planned.
+    const abort = new AbortController();
+    const stopped = await load(
+      { endpoint, region: 'us-east-1', rejectsPath: join(dir(), 'resumed.rejects.jsonl'), types: { sk: 'N' }, ...options },
+      { signal: abort.signal, onEvent: (e) => (e.type === 'progress' && e.counters.written >= 2400 ? abort.abort() : undefined) },
+    ).then(
+      () => undefined,
+      (error: LoaderError) => error.result,
+    );
+    expect(stopped?.capacityReports?.inferredUnits).toBeGreaterThan(0);
+    expect(stopped!.written).toBeLessThan(3000 - 25);
+    const result = await load({ endpoint, region: 'us-east-1', rejectsPath: join(dir(), 'resumed.rejects.jsonl'), types: { sk: 'N' }, ...options });
+    expect(result.written).toBe(3000);
+    expect(result.resumedFromBatch).toBeGreaterThan(64);
+    expect(result.consumedWcu).toBe(3000);
+    // This run's calls all asked (fewer than 64): the summary must still say part of the units were counted then as planned.
+    expect(result.capacityReports).toMatchObject({ inferredUnits: 0 });
+    expect(result.capacityReports!.asked).toBe(result.capacityReports!.calls);
+    const text = formatSummary(result);
+    expect(text).not.toMatch(/3,000 consumed \(DynamoDB\), /);
+    expect(text).toContain(
+      `3,000 consumed (DynamoDB; this run reported on all ${result.capacityReports!.calls} calls; the batches done before as their run counted them), 3,000 planned`,
+    );
+    expect(JSON.parse(summaryJson(result))).toMatchObject({
+      consumedWcu: 3000,
+      resumedFromBatch: result.resumedFromBatch,
+      capacityReports: result.capacityReports,
+    });
+  });
+});
