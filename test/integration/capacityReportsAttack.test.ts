@@ -4,7 +4,7 @@
  * of larger items with rate control on (its cost ratio must still move); and throttling through the
  * partition proxy (UnprocessedItems answers are partial, retries are calls of their own).
  */
-import { BatchWriteItemCommand } from '@aws-sdk/client-dynamodb';
+import { BatchWriteItemCommand, CreateTableCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -13,9 +13,10 @@ import { formatSummary, summaryJson } from '../../src/reporting/summary.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { useLocalAws } from '../support/localAws.js';
 import { startPartitionProxy } from '../support/partitionProxy.js';
+import { startFaultProxy, faults } from '../support/faultProxy.js';
 
 const KEYS: TableKeys = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } };
-const { endpoint, client, dir, newTable, closeAfterAll } = useLocalAws({ name: 'capattack', processCredentials: true });
+const { endpoint, client, dir, newTable, closeAfterAll, trackTable } = useLocalAws({ name: 'capattack', processCredentials: true });
 
 let runs = 0;
 const run = (options: Partial<LoadOptions> & Pick<LoadOptions, 'input' | 'table'>) =>
@@ -156,6 +157,122 @@ describe('sampled ConsumedCapacity under attack', () => {
       consumedWcu: 3000,
       resumedFromBatch: result.resumedFromBatch,
       capacityReports: result.capacityReports,
+    });
+  });
+
+  it('ValidationException halving, a revived predecessor and UnprocessedItems on unasked calls: consumed units equal planned, every call counted', async () => {
+    const table = await newTable(KEYS);
+    // Row 2,260's key again right after it: batch 90 (rows 2,250-2,275) holds 25 writes, one superseding.
+    const lines = Array.from({ length: 3000 }, (_, i) => `${pkOf(i)},${i},${'v'.repeat(20)}`);
+    lines.splice(2261, 0, `${pkOf(2260)},2260,${'w'.repeat(20)}`);
+    const input = join(dir(), 'halved.csv');
+    await writeFile(input, `pk,sk,payload\n${lines.join('\n')}\n`);
+    // Calls 90-138: batch 90 and each of its 48 halves refused (a ValidationException names no row), so all
+    // 25 writes are rejected and row 2,260 is revived (call 139, an unasked one); calls 150 and 151
+    // (unasked) store 10 of their writes, the rest in UnprocessedItems.
+    const proxy = closeAfterAll(
+      await startFaultProxy(endpoint, (index) =>
+        index >= 90 && index < 139
+          ? { kind: 'error', status: 400, type: 'com.amazon.coral.validate#ValidationException', message: 'One or more parameter values were invalid' }
+          : index === 150 || index === 151
+            ? { kind: 'unprocessed', process: 10 }
+            : faults.forward(),
+      ),
+    );
+    const result = await run({ input, table, order: 'input', concurrency: 1, endpoint: proxy.url });
+    expect({ read: result.rowsRead, written: result.written, superseded: result.superseded, rejected: result.rejected, revived: result.revived }).toEqual({
+      read: 3001,
+      written: 2976,
+      superseded: 0,
+      rejected: 25,
+      revived: 1,
+    });
+    const reports = result.capacityReports!;
+    expect(reports.calls).toBe(proxy.calls.length);
+    expect(reports.everyCall).toBe(false);
+    expect(result.plannedWcu).toBe(2976);
+    expect(result.consumedWcu).toBe(2976);
+    expect(await scanAll(client(), table)).toHaveLength(2976);
+  });
+
+  it('sparse KEYS_ONLY and INCLUDE GSIs, items across KB boundaries: consumedWcu equals what DynamoDB charges for the same items put fresh', async () => {
+    const create = async (name: string) => {
+      await client().send(
+        new CreateTableCommand({
+          TableName: trackTable(name),
+          BillingMode: 'PAY_PER_REQUEST',
+          AttributeDefinitions: [
+            { AttributeName: 'pk', AttributeType: 'S' },
+            { AttributeName: 'sk', AttributeType: 'N' },
+            { AttributeName: 'g', AttributeType: 'S' },
+            { AttributeName: 'h', AttributeType: 'S' },
+          ],
+          KeySchema: [
+            { AttributeName: 'pk', KeyType: 'HASH' },
+            { AttributeName: 'sk', KeyType: 'RANGE' },
+          ],
+          GlobalSecondaryIndexes: [
+            { IndexName: 'byG', KeySchema: [{ AttributeName: 'g', KeyType: 'HASH' }], Projection: { ProjectionType: 'KEYS_ONLY' } },
+            {
+              IndexName: 'byH',
+              KeySchema: [{ AttributeName: 'h', KeyType: 'HASH' }],
+              Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['note'] },
+            },
+          ],
+        }),
+      );
+      return name;
+    };
+    const stamp = Date.now().toString(36);
+    const table = await create(`capgsi_${stamp}`);
+    const twin = await create(`capgsi_twin_${stamp}`);
+    // 2,400 rows: payloads of 0-2,999 bytes; g on every third row, h and a note of 0-1,499 bytes on every second.
+    const lines = Array.from({ length: 2400 }, (_, i) => {
+      const payload = 'p'.repeat((i * 137) % 3000);
+      const g = i % 3 === 0 ? `g${i % 7}` : '';
+      const h = i % 2 === 0 ? `h${i % 5}` : '';
+      const note = i % 2 === 0 ? 'n'.repeat((i * 71) % 1500) : '';
+      return `${pkOf(i)},${i},${payload},${g},${h},${note}`;
+    });
+    const input = join(dir(), 'gsi.csv');
+    await writeFile(input, `pk,sk,payload,g,h,note\n${lines.join('\n')}\n`);
+    const result = await run({ input, table, order: 'input', concurrency: 1 });
+    expect(result.written).toBe(2400);
+    // DynamoDB's own price of the same items, put fresh into the twin with every call asking.
+    const items = await scanAll(client(), table);
+    expect(items).toHaveLength(2400);
+    let charged = 0;
+    for (let i = 0; i < items.length; i += 25) {
+      const answer = await client().send(
+        new BatchWriteItemCommand({
+          RequestItems: { [twin]: items.slice(i, i + 25).map((item) => ({ PutRequest: { Item: item as Record<string, AttributeValue> } })) },
+          ReturnConsumedCapacity: 'INDEXES',
+        }),
+      );
+      for (const c of answer.ConsumedCapacity ?? []) charged += c.CapacityUnits ?? 0;
+    }
+    expect(result.consumedWcu).toBe(charged);
+    // The plan is exact for these puts into fresh keys: the calls were sampled (96 calls, 66 asked) and still right.
+    expect(result.capacityReports).toMatchObject({ everyCall: false });
+    expect(result.capacityReports!.asked).toBeLessThan(result.capacityReports!.calls);
+    expect(result.plannedWcu).toBe(charged);
+  });
+
+  it('--no-pacing samples the same way and counts the same: the summary and the JSON say how', async () => {
+    const table = await newTable(KEYS);
+    const lines = Array.from({ length: 3000 }, (_, i) => `${pkOf(i)},${i},${'v'.repeat(20)}`);
+    const input = join(dir(), 'nopacing.csv');
+    await writeFile(input, `pk,sk,payload\n${lines.join('\n')}\n`);
+    const result = await run({ input, table, order: 'input', concurrency: 1, pacing: false });
+    expect(result.capacityReports).toEqual({ calls: 120, asked: 67, inferredUnits: 53 * 25, everyCall: false });
+    expect(result.consumedWcu).toBe(3000);
+    expect(formatSummary(result)).toContain(
+      '3,000 consumed (DynamoDB; reported on 67 of 120 calls, the rest as planned, as every answer matched), 3,000 planned',
+    );
+    expect(JSON.parse(summaryJson(result))).toMatchObject({
+      consumedWcu: 3000,
+      plannedWcu: 3000,
+      capacityReports: { calls: 120, asked: 67, everyCall: false },
     });
   });
 });
