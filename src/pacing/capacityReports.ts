@@ -11,7 +11,10 @@ export interface CapacityReportsOptions {
 export interface CapacityReportsSummary {
   /** BatchWriteItem calls made, answered or not. */
   calls: number;
-  /** Of them, the calls that asked for ReturnConsumedCapacity. */
+  /**
+   * Of them, the calls that asked for ReturnConsumedCapacity and were answered: a call refused whole (a
+   * throttle, an error) asked but reported nothing, and stored nothing to count.
+   */
   asked: number;
   /** Write units counted as planned for calls that did not ask (part of the load's consumed units). */
   inferredUnits: number;
@@ -64,7 +67,6 @@ export class CapacityReports {
   ask(writes: readonly PlannedWrite[] = []): boolean {
     const n = this.#calls++;
     const asks = this.#everyCall || n < this.#firstCalls || (n - this.#firstCalls) % this.#every === this.#every - 1 || writes.some((w) => w.op === 'delete');
-    if (asks) this.#asked++;
     return asks;
   }
 
@@ -73,6 +75,7 @@ export class CapacityReports {
    * for the writes it stored. A call that stored nothing says nothing about the plan.
    */
   answered(stored: readonly PlannedWrite[], consumedUnits: number | undefined): void {
+    this.#asked++;
     if (stored.length === 0 || this.#everyCall) return;
     const planned = this.planned(stored);
     // Units are whole numbers per item; DynamoDB's doubles add up exactly at these sizes.
