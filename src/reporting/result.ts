@@ -61,7 +61,7 @@ export interface LoadResult extends LoadCounters {
   segment: string | undefined;
   /** True when every row read was written or superseded (or belongs to another segment). */
   complete: boolean;
-  /** This run's BatchWriteItem calls, those that asked for ConsumedCapacity, and the units counted as planned; undefined for a dry run. */
+  /** This run's BatchWriteItem calls, those that asked for ConsumedCapacity and were answered, and the units counted as planned; undefined for a dry run. */
   capacityReports: import('../pacing/capacityReports.js').CapacityReportsSummary | undefined;
 }
 

@@ -94,11 +94,22 @@ export function summaryJson(result: LoadResult, error?: { code: string; message:
 }
 
 /**
- * How the consumed units were counted when not every call asked DynamoDB for them: calls that did not ask
- * count as planned, which every answer had matched (src/pacing/capacityReports.ts).
+ * How the consumed units were counted when some were not reported: calls that did not ask count as
+ * planned, which every answer had matched (src/pacing/capacityReports.ts); a call refused whole stored
+ * nothing and counts nothing. A resumed load's
+ * units include the batches done before, counted by their own run, which may have counted some as
+ * planned: the calls named are this run's only.
  */
 function consumedNote(result: LoadResult): string {
   const reports = result.capacityReports;
-  if (!reports || reports.asked === reports.calls) return '';
-  return `; reported on ${formatCount(reports.asked)} of ${formatCount(reports.calls)} calls, the rest as planned${reports.everyCall ? ' until an answer differed' : ', as every answer matched'}`;
+  if (!reports) return '';
+  const resumed = result.resumedFromBatch !== undefined && result.resumedFromBatch > 0;
+  const notes: string[] = [];
+  if (reports.inferredUnits > 0)
+    notes.push(
+      `${resumed ? 'this run ' : ''}reported on ${formatCount(reports.asked)} of ${formatCount(reports.calls)} calls, the rest as planned${reports.everyCall ? ' until an answer differed' : ', as every answer matched'}`,
+    );
+  else if (resumed && reports.calls > 0) notes.push('every unit of this run reported');
+  if (resumed) notes.push('the batches done before as their run counted them');
+  return notes.length === 0 ? '' : `; ${notes.join('; ')}`;
 }

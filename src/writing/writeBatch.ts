@@ -143,8 +143,8 @@ async function send(
       // without the SDK's walk over them (issue 14). ReturnConsumedCapacity INDEXES, on the calls
       // ctx.capacity picks: the units of each GSI too, so rate control learns the true cost of a write.
       // The document client sends it unchanged.
-      const ask = ctx.capacity?.ask() ?? true;
       const deletes = pending.some((w) => w.op === 'delete') ? pending.map((w) => w.op === 'delete') : undefined;
+      const ask = ctx.capacity?.ask(pending) ?? true;
       const response: BatchWriteItemCommandOutput = await (
         ctx.client as unknown as { send(command: BatchWriteItemCommand): Promise<BatchWriteItemCommandOutput> }
       ).send(preSerializedBatchWrite(ctx.table, wire.of(pending), deletes, ask));
