@@ -96,9 +96,8 @@ export function summaryJson(result: LoadResult, error?: { code: string; message:
 /**
  * How the consumed units were counted when some were not reported: calls that did not ask count as
  * planned, which every answer had matched (src/pacing/capacityReports.ts); a call refused whole stored
- * nothing and counts nothing. A resumed load's
- * units include the batches done before, counted by their own run, which may have counted some as
- * planned: the calls named are this run's only.
+ * nothing and counts nothing. A resumed load's units include the batches done before, counted by their
+ * own run, which may have counted some as planned: the calls named are this run's only.
  */
 function consumedNote(result: LoadResult): string {
   const reports = result.capacityReports;
