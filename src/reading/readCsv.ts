@@ -59,7 +59,19 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
   const maxBytes = options.maxRecordBytes ?? MAX_RECORD_BYTES;
   // What csv-parse hands back, in input order: records, and the bad records it skips (on_skip is called
   // in the same pass, between the records around them).
-  const parsed: (ParsedRecord | { skipped: CsvError })[] = [];
+  const parsed: (ParsedRecord | { skipped: CsvError; raw: string })[] = [];
+  // Each record's raw text is cut from the text fed to csv-parse by its count of bytes read at the record's
+  // end (`info.bytes`, set before a record or a record's error is handed on), instead of csv-parse's
+  // `raw` option, which appends every byte to a buffer of its own: ~20% of csv-parse's time (issue 14).
+  // The text is the exact bytes (latin1), so blank lines before a record lead its raw text as they are.
+  let text = '';
+  let textStart = 0;
+  let recordStart = 0;
+  const rawTo = (end: number): string => {
+    const raw = text.slice(recordStart - textStart, end - textStart);
+    recordStart = end;
+    return raw;
+  };
   const parser = csvParser(
     parse({
       // The framer removes the BOM: csv-parse would switch to decoding the fields itself after one.
@@ -71,15 +83,17 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
         ? options.columns.map(safeColumn)
         : (header: string[]) => {
             const names = checkHeader(header, file, framer.placeholder, maxBytes);
+            // The header row is no record's raw text (blank lines before it are counted on the way in).
+            recordStart = parser.info.bytes;
             options.onHeader?.(names);
             return names.map(safeColumn);
           },
-      raw: true,
       relax_quotes: true,
       skip_empty_lines: true,
       skip_records_with_error: true,
       on_skip: (error: CsvError | undefined) => {
-        if (error) parsed.push({ skipped: error });
+        // A record's error is raised at its end, save an unclosed quote, raised at the end of the input.
+        if (error) parsed.push({ skipped: error, raw: rawTo(error.code === 'CSV_QUOTE_NOT_CLOSED' ? textStart + text.length : parser.info.bytes) });
       },
     }),
   );
@@ -88,12 +102,13 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
   // (Without a header they lead the first record's raw text and are counted below like any others.)
   let blankLinesBeforeHeader = 0;
   const source = options.columns ? framer.output : countLeadingBreaks(framer.output, (n) => (blankLinesBeforeHeader = n));
-  // Line numbers come from each record's raw text rather than csv-parse's `info` (which costs ~15% of
-  // the parse and drifts after quoted CRLF). The header row takes line 1 unless --columns is given.
+  // Line numbers come from each record's raw text rather than csv-parse's `info` option (a record of
+  // its figures made for every record costs ~15% of the parse, and its line count drifts after quoted
+  // CRLF; only its byte count is read, above). The header row takes line 1 unless --columns is given.
   let nextLine = options.columns ? (options.firstLine ?? 1) : 2;
   let first = true;
-  const recordOf = (entry: ParsedRecord | { skipped: CsvError }): SourceRecord => {
-    const latin1 = 'skipped' in entry ? String((entry.skipped as { raw?: unknown }).raw ?? '') : entry.raw;
+  const recordOf = (entry: ParsedRecord | { skipped: CsvError; raw: string }): SourceRecord => {
+    const latin1 = entry.raw;
     // ASCII text reads the same in latin1 and UTF-8: most records need no second decoding.
     const ascii = !NON_ASCII.test(latin1);
     const rawBytes = ascii ? undefined : Buffer.from(latin1, 'latin1');
@@ -101,10 +116,8 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
     if (first) nextLine += blankLinesBeforeHeader;
     first = false;
     const lead = leadingLength(raw);
-    // Blank lines before a record lead its raw text one character each: csv-parse keeps the CR of a blank
-    // CRLF line there but skips its LF (so a blank CRLF line then a blank LF line read "\r\n", which is two
-    // lines here, not one).
-    const line = nextLine + lead;
+    // Blank lines before a record lead its raw text, each with its line break as in the file.
+    const line = lead === 0 ? nextLine : nextLine + countBreaks(raw.slice(0, lead));
     const body = lead === 0 ? raw : raw.slice(lead);
     if (framer.oversized.length > 0 && body.startsWith(framer.placeholder)) {
       const big = framer.oversized.shift()!;
@@ -133,7 +146,7 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
       ? decodeCells(entry, rawBytes, origin)
       : { kind: 'csv', origin, cells: Object.hasOwn(entry.record, PROTO_STANDIN) ? ownCells(entry.record) : entry.record };
   };
-  const push = (entry: ParsedRecord) => void parsed.push(entry);
+  const push = (record: Record<string, string>) => void parsed.push({ record, raw: rawTo(parser.info.bytes) });
   /** The records parsed so far, in arrays of DRAINED_CHUNK, each decoded as it is handed on. */
   function* drain(): Generator<SourceRecord[]> {
     for (let from = 0; from < parsed.length; from += DRAINED_CHUNK) {
@@ -147,8 +160,13 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
   try {
     for await (const bytes of source) {
       for (let at = 0; at < bytes.length; at += PARSE_SLICE) {
-        const error = parser.parse(bytes.subarray(at, at + PARSE_SLICE), false, push, noop);
+        const slice = bytes.subarray(at, at + PARSE_SLICE);
+        text += slice.toString('latin1');
+        const error = parser.parse(slice, false, push, noop);
         if (error !== undefined) throw error;
+        // What csv-parse has not made a record of yet: the start of the next one.
+        text = text.slice(recordStart - textStart);
+        textStart = recordStart;
         yield* drain();
       }
     }
@@ -182,9 +200,13 @@ const DRAINED_CHUNK = 8;
  */
 const PARSE_SLICE = 8 * 1024;
 
-/** csv-parse's parser proper: one call parses the bytes given and hands back every record they complete. */
+/**
+ * csv-parse's parser proper: one call parses the bytes given and hands back every record they complete;
+ * `info.bytes` is the count of bytes read up to the end of the record (or error) being handed on.
+ */
 interface CsvApi {
-  parse(bytes: Buffer | undefined, end: boolean, push: (record: ParsedRecord) => void, close: () => void): CsvError | undefined;
+  parse(bytes: Buffer | undefined, end: boolean, push: (record: Record<string, string>) => void, close: () => void): CsvError | undefined;
+  info: { bytes: number };
 }
 
 const noop = () => undefined;
@@ -200,7 +222,8 @@ const noop = () => undefined;
  */
 function csvParser(parser: Parser): CsvApi {
   const api = (parser as unknown as { api?: Partial<CsvApi> }).api;
-  if (typeof api?.parse !== 'function') throw new Error('csv-parse no longer has Parser.api.parse: ddb-spread needs a csv-parse it was built for (6.x)');
+  if (typeof api?.parse !== 'function' || typeof api.info?.bytes !== 'number')
+    throw new Error('csv-parse no longer has Parser.api.parse and api.info.bytes: ddb-spread needs a csv-parse it was built for (6.x)');
   return api as CsvApi;
 }
 
