@@ -97,6 +97,11 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
       },
     }),
   );
+  // csv-parse's record delimiters as it normalised them (bytes), all three and LF alone: the parser reads
+  // them from its options at each call, and a slice without a CR is parsed testing LF alone (csv-parse
+  // tests each delimiter at every byte: ~10% of its time on a file of LF lines; issue 14).
+  const anyEnding = parser.options.record_delimiter;
+  const lfOnly = anyEnding.filter((d) => d.length === 1 && d[0] === 10);
   const framer = frameCsv(stream as AsyncIterable<Buffer>, options.delimiter, maxBytes, (options.firstLine ?? 1) === 1);
   // Blank lines before a header row are in no record's raw text, so they are counted on the way in.
   // (Without a header they lead the first record's raw text and are counted below like any others.)
@@ -161,6 +166,8 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
     for await (const bytes of source) {
       for (let at = 0; at < bytes.length; at += PARSE_SLICE) {
         const slice = bytes.subarray(at, at + PARSE_SLICE);
+        // Bytes without a CR can only end records with LF: one delimiter to test per byte, not three.
+        parser.options.record_delimiter = slice.indexOf(13) === -1 && text.indexOf('\r') === -1 ? lfOnly : anyEnding;
         text += slice.toString('latin1');
         const error = parser.parse(slice, false, push, noop);
         if (error !== undefined) throw error;
@@ -170,6 +177,7 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
         yield* drain();
       }
     }
+    parser.options.record_delimiter = anyEnding;
     const error = parser.parse(undefined, true, push, noop);
     if (error !== undefined) throw error;
     yield* drain();
@@ -207,6 +215,8 @@ const PARSE_SLICE = 8 * 1024;
 interface CsvApi {
   parse(bytes: Buffer | undefined, end: boolean, push: (record: Record<string, string>) => void, close: () => void): CsvError | undefined;
   info: { bytes: number };
+  /** The record delimiters, normalised to bytes, read by each `parse` call. */
+  options: { record_delimiter: Buffer[] };
 }
 
 const noop = () => undefined;
@@ -222,8 +232,17 @@ const noop = () => undefined;
  */
 function csvParser(parser: Parser): CsvApi {
   const api = (parser as unknown as { api?: Partial<CsvApi> }).api;
-  if (typeof api?.parse !== 'function' || typeof api.info?.bytes !== 'number')
-    throw new Error('csv-parse no longer has Parser.api.parse and api.info.bytes: ddb-spread needs a csv-parse it was built for (6.x)');
+  const delimiters = api?.options?.record_delimiter;
+  if (
+    typeof api?.parse !== 'function' ||
+    typeof api.info?.bytes !== 'number' ||
+    !Array.isArray(delimiters) ||
+    delimiters.length !== 3 ||
+    !delimiters.every((d) => Buffer.isBuffer(d))
+  )
+    throw new Error(
+      'csv-parse no longer has Parser.api.parse, api.info.bytes and api.options.record_delimiter as bytes: ddb-spread needs a csv-parse it was built for (6.x)',
+    );
   return api as CsvApi;
 }
 
