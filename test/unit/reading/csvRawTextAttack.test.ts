@@ -7,6 +7,8 @@
  */
 import fc from 'fast-check';
 import { Readable } from 'node:stream';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { readCsv } from '../../../src/reading/readCsv.js';
 import { LoaderError } from '../../../src/shared/errors.js';
@@ -188,5 +190,27 @@ describe('readCsv raw text and lines, against the file (attack on issue 14)', ()
         [4, '"c,d\ne,f', 'CSV_SYNTAX'],
       ]);
     }
+  });
+
+  it('a row kept holds its own raw text, not the 8 KB of input it was cut from', async () => {
+    // V8 makes a slice of a string a view that keeps the whole string alive: a row held in a write order
+    // (a hot key's rows wait while others go) kept every byte csv-parse was fed with it, ~8 KB a row.
+    setFlagsFromString('--expose_gc');
+    const gc = runInNewContext('gc') as () => void;
+    const rows = ['pk,name,value'];
+    for (let i = 0; i < 200_000; i++) rows.push(`key${i},some name ${i},${i * 7}`);
+    const data = Buffer.from(`${rows.join('\n')}\n`);
+    const chunks: Buffer[] = [];
+    for (let i = 0; i < data.length; i += 64 * 1024) chunks.push(data.subarray(i, i + 64 * 1024));
+    const kept: unknown[] = [];
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    let n = 0;
+    for await (const r of readCsv(Readable.from(chunks), 'in.csv', { delimiter: ',', columns: undefined })) if (n++ % 250 === 0) kept.push(r.origin);
+    gc();
+    const grown = process.memoryUsage().heapUsed - before;
+    // 800 origins of ~35 characters: well under 1 MB held; 800 views of 8 KB each would be 6.5 MB.
+    expect(kept).toHaveLength(800);
+    expect(grown).toBeLessThan(2_000_000);
   });
 });
