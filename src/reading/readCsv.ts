@@ -6,6 +6,7 @@ import { LoaderError } from '../shared/errors.js';
 import type { SourceRecord } from '../typing/planRow.js';
 import { invalidUtf8At } from './utf8.js';
 import { frameCsv } from './csvFramer.js';
+import { FedBytes } from './fedBytes.js';
 import { MAX_RECORD_BYTES, tooLargeMessage } from './recordLimits.js';
 
 /**
@@ -60,19 +61,12 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
   // What csv-parse hands back, in input order: records, and the bad records it skips (on_skip is called
   // in the same pass, between the records around them).
   const parsed: (ParsedRecord | { skipped: CsvError; raw: string })[] = [];
-  // Each record's raw text is cut from the text fed to csv-parse by its count of bytes read at the record's
+  // Each record's raw text is cut from the bytes fed to csv-parse by its count of bytes read at the record's
   // end (`info.bytes`, set before a record or a record's error is handed on), instead of csv-parse's
   // `raw` option, which appends every byte to a buffer of its own: ~20% of csv-parse's time (issue 14).
   // The text is the exact bytes (latin1), so blank lines before a record lead its raw text as they are.
-  let text = '';
+  const fed = new FedBytes();
   let headerRead = false;
-  let textStart = 0;
-  let recordStart = 0;
-  const rawTo = (end: number): string => {
-    const raw = text.slice(recordStart - textStart, end - textStart);
-    recordStart = end;
-    return raw;
-  };
   const parser = csvParser(
     parse({
       // The framer removes the BOM: csv-parse would switch to decoding the fields itself after one.
@@ -85,7 +79,7 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
         : (header: string[]) => {
             // The header row, blank lines before it included, is no record's raw text; its line breaks (a
             // quoted name may hold one) put the first record past it.
-            const headerText = rawTo(parser.info.bytes);
+            const headerText = fed.cut(parser.info.bytes);
             nextLine = 1 + countBreaks(headerText);
             headerRead = true;
             const names = checkHeader(header, file, framer.placeholder, maxBytes, headerLineOf(headerText));
@@ -101,11 +95,11 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
         if (error && !options.columns && !headerRead) {
           throw new LoaderError('INPUT_HEADER', `${file}: the header row has a quote left open, so it runs to the end of the file; close it`, {
             file,
-            line: headerLineOf(text),
+            line: headerLineOf(fed.cut(fed.end)),
           });
         }
         // A record's error is raised at its end, save an unclosed quote, raised at the end of the input.
-        if (error) parsed.push({ skipped: error, raw: rawTo(error.code === 'CSV_QUOTE_NOT_CLOSED' ? textStart + text.length : parser.info.bytes) });
+        if (error) parsed.push({ skipped: error, raw: fed.cut(error.code === 'CSV_QUOTE_NOT_CLOSED' ? fed.end : parser.info.bytes) });
       },
     }),
   );
@@ -151,7 +145,7 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
       ? decodeCells(entry, rawBytes, origin)
       : { kind: 'csv', origin, cells: Object.hasOwn(entry.record, PROTO_STANDIN) ? ownCells(entry.record) : entry.record };
   };
-  const push = (record: Record<string, string>) => void parsed.push({ record, raw: rawTo(parser.info.bytes) });
+  const push = (record: Record<string, string>) => void parsed.push({ record, raw: fed.cut(parser.info.bytes) });
   /** The records parsed so far, in arrays of DRAINED_CHUNK, each decoded as it is handed on. */
   function* drain(): Generator<SourceRecord[]> {
     for (let from = 0; from < parsed.length; from += DRAINED_CHUNK) {
@@ -166,12 +160,11 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
     for await (const bytes of framer.output) {
       for (let at = 0; at < bytes.length; at += PARSE_SLICE) {
         const slice = bytes.subarray(at, at + PARSE_SLICE);
-        text += slice.toString('latin1');
+        fed.feed(slice);
         const error = parser.parse(slice, false, push, noop);
         if (error !== undefined) throw error;
-        // What csv-parse has not made a record of yet: the start of the next one.
-        text = text.slice(recordStart - textStart);
-        textStart = recordStart;
+        // What csv-parse has not made a record of yet (the start of the next one) is all that is kept.
+        fed.release();
         yield* drain();
       }
     }
