@@ -6,6 +6,7 @@ import { LoaderError } from '../shared/errors.js';
 import type { SourceRecord } from '../typing/planRow.js';
 import { invalidUtf8At } from './utf8.js';
 import { frameCsv } from './csvFramer.js';
+import { FedBytes } from './fedBytes.js';
 import { MAX_RECORD_BYTES, tooLargeMessage } from './recordLimits.js';
 
 /**
@@ -60,18 +61,12 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
   // What csv-parse hands back, in input order: records, and the bad records it skips (on_skip is called
   // in the same pass, between the records around them).
   const parsed: (ParsedRecord | { skipped: CsvError; raw: string })[] = [];
-  // Each record's raw text is cut from the text fed to csv-parse by its count of bytes read at the record's
+  // Each record's raw text is cut from the bytes fed to csv-parse by its count of bytes read at the record's
   // end (`info.bytes`, set before a record or a record's error is handed on), instead of csv-parse's
   // `raw` option, which appends every byte to a buffer of its own: ~20% of csv-parse's time (issue 14).
   // The text is the exact bytes (latin1), so blank lines before a record lead its raw text as they are.
-  let text = '';
-  let textStart = 0;
-  let recordStart = 0;
-  const rawTo = (end: number): string => {
-    const raw = text.slice(recordStart - textStart, end - textStart);
-    recordStart = end;
-    return raw;
-  };
+  const fed = new FedBytes();
+  let headerRead = false;
   const parser = csvParser(
     parse({
       // The framer removes the BOM: csv-parse would switch to decoding the fields itself after one.
@@ -82,9 +77,12 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
       columns: options.columns
         ? options.columns.map(safeColumn)
         : (header: string[]) => {
-            const names = checkHeader(header, file, framer.placeholder, maxBytes);
-            // The header row is no record's raw text (blank lines before it are counted on the way in).
-            recordStart = parser.info.bytes;
+            // The header row, blank lines before it included, is no record's raw text; its line breaks (a
+            // quoted name may hold one) put the first record past it.
+            const headerText = fed.cut(parser.info.bytes);
+            nextLine = 1 + countBreaks(headerText);
+            headerRead = true;
+            const names = checkHeader(header, file, framer.placeholder, maxBytes, headerLineOf(headerText));
             options.onHeader?.(names);
             return names.map(safeColumn);
           },
@@ -92,8 +90,16 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
       skip_empty_lines: true,
       skip_records_with_error: true,
       on_skip: (error: CsvError | undefined) => {
+        // Before the header row is read, only its unclosed quote (at the end of the input): the header's
+        // error, as when it runs past the size bound, not one reject of the whole file with no header.
+        if (error && !options.columns && !headerRead) {
+          throw new LoaderError('INPUT_HEADER', `${file}: the header row has a quote left open, so it runs to the end of the file; close it`, {
+            file,
+            line: headerLineOf(fed.cut(fed.end)),
+          });
+        }
         // A record's error is raised at its end, save an unclosed quote, raised at the end of the input.
-        if (error) parsed.push({ skipped: error, raw: rawTo(error.code === 'CSV_QUOTE_NOT_CLOSED' ? textStart + text.length : parser.info.bytes) });
+        if (error) parsed.push({ skipped: error, raw: fed.cut(error.code === 'CSV_QUOTE_NOT_CLOSED' ? fed.end : parser.info.bytes) });
       },
     }),
   );
@@ -103,23 +109,16 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
   const anyEnding = parser.options.record_delimiter;
   const lfOnly = anyEnding.filter((d) => d.length === 1 && d[0] === 10);
   const framer = frameCsv(stream as AsyncIterable<Buffer>, options.delimiter, maxBytes, (options.firstLine ?? 1) === 1);
-  // Blank lines before a header row are in no record's raw text, so they are counted on the way in.
-  // (Without a header they lead the first record's raw text and are counted below like any others.)
-  let blankLinesBeforeHeader = 0;
-  const source = options.columns ? framer.output : countLeadingBreaks(framer.output, (n) => (blankLinesBeforeHeader = n));
   // Line numbers come from each record's raw text rather than csv-parse's `info` option (a record of
   // its figures made for every record costs ~15% of the parse, and its line count drifts after quoted
-  // CRLF; only its byte count is read, above). The header row takes line 1 unless --columns is given.
-  let nextLine = options.columns ? (options.firstLine ?? 1) : 2;
-  let first = true;
+  // CRLF; only its byte count is read, above). With a header row, set past it when it is read.
+  let nextLine = options.firstLine ?? 1;
   const recordOf = (entry: ParsedRecord | { skipped: CsvError; raw: string }): SourceRecord => {
     const latin1 = entry.raw;
     // ASCII text reads the same in latin1 and UTF-8: most records need no second decoding.
     const ascii = !NON_ASCII.test(latin1);
     const rawBytes = ascii ? undefined : Buffer.from(latin1, 'latin1');
     const raw = rawBytes ? rawBytes.toString('utf8') : latin1;
-    if (first) nextLine += blankLinesBeforeHeader;
-    first = false;
     const lead = leadingLength(raw);
     // Blank lines before a record lead its raw text, each with its line break as in the file.
     const line = lead === 0 ? nextLine : nextLine + countBreaks(raw.slice(0, lead));
@@ -151,7 +150,7 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
       ? decodeCells(entry, rawBytes, origin)
       : { kind: 'csv', origin, cells: Object.hasOwn(entry.record, PROTO_STANDIN) ? ownCells(entry.record) : entry.record };
   };
-  const push = (record: Record<string, string>) => void parsed.push({ record, raw: rawTo(parser.info.bytes) });
+  const push = (record: Record<string, string>) => void parsed.push({ record, raw: fed.cut(parser.info.bytes) });
   /** The records parsed so far, in arrays of DRAINED_CHUNK, each decoded as it is handed on. */
   function* drain(): Generator<SourceRecord[]> {
     for (let from = 0; from < parsed.length; from += DRAINED_CHUNK) {
@@ -163,17 +162,16 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
     parsed.length = 0;
   }
   try {
-    for await (const bytes of source) {
+    for await (const bytes of framer.output) {
       for (let at = 0; at < bytes.length; at += PARSE_SLICE) {
         const slice = bytes.subarray(at, at + PARSE_SLICE);
         // Bytes without a CR can only end records with LF: one delimiter to test per byte, not three.
-        parser.options.record_delimiter = slice.indexOf(13) === -1 && text.indexOf('\r') === -1 ? lfOnly : anyEnding;
-        text += slice.toString('latin1');
+        parser.options.record_delimiter = slice.indexOf(13) === -1 && !fed.holds(13) ? lfOnly : anyEnding;
+        fed.feed(slice);
         const error = parser.parse(slice, false, push, noop);
         if (error !== undefined) throw error;
-        // What csv-parse has not made a record of yet: the start of the next one.
-        text = text.slice(recordStart - textStart);
-        textStart = recordStart;
+        // What csv-parse has not made a record of yet (the start of the next one) is all that is kept.
+        fed.release();
         yield* drain();
       }
     }
@@ -297,12 +295,17 @@ function decodeCells(entry: ParsedRecord, rawBytes: Uint8Array, origin: { file: 
   return { kind: 'csv', origin, cells: Object.hasOwn(cells, PROTO_STANDIN) ? ownCells(cells) : cells };
 }
 
-function checkHeader(cells: string[], file: string, placeholder: string, maxBytes: number): string[] {
+/** The line of the header row: 1, past the blank lines before it (its text from the start of the input). */
+function headerLineOf(text: string): number {
+  return 1 + countBreaks(text.slice(0, leadingLength(text)));
+}
+
+function checkHeader(cells: string[], file: string, placeholder: string, maxBytes: number, line: number): string[] {
   const seen = new Set<string>();
   const header = cells.map((cell, i) => {
     const bytes = Buffer.from(cell, 'latin1');
     if (invalidUtf8At(bytes) !== -1) {
-      throw new LoaderError('INPUT_HEADER', `${file}: column ${i + 1} of the header row is not UTF-8; save the file as UTF-8`, { file, line: 1 });
+      throw new LoaderError('INPUT_HEADER', `${file}: column ${i + 1} of the header row is not UTF-8; save the file as UTF-8`, { file, line });
     }
     return bytes.toString('utf8');
   });
@@ -310,18 +313,18 @@ function checkHeader(cells: string[], file: string, placeholder: string, maxByte
     throw new LoaderError(
       'INPUT_HEADER',
       `${file}: the header row is over ${formatCount(maxBytes)} bytes; is this a CSV file? (a quote left open in it runs on)`,
-      { file, line: 1 },
+      { file, line },
     );
   }
   header.forEach((name, i) => {
     if (name.trim() === '') {
       throw new LoaderError('INPUT_HEADER', `${file}: column ${i + 1} of the header row has no name; name it, or pass --columns for a file without a header`, {
         file,
-        line: 1,
+        line,
       });
     }
     if (seen.has(name)) {
-      throw new LoaderError('INPUT_HEADER', `${file}: the header names column "${name}" twice; attribute names must be unique`, { file, line: 1, field: name });
+      throw new LoaderError('INPUT_HEADER', `${file}: the header names column "${name}" twice; attribute names must be unique`, { file, line, field: name });
     }
     seen.add(name);
   });
@@ -357,33 +360,4 @@ export function trimBreak(raw: string): string {
   if (last === 13) return raw.slice(0, -1);
   if (last !== 10) return raw;
   return raw.slice(0, raw.charCodeAt(raw.length - 2) === 13 ? -2 : -1);
-}
-
-/** Passes chunks through unchanged, reporting the line breaks before the first other character (after a BOM). */
-async function* countLeadingBreaks(stream: AsyncIterable<Buffer>, report: (breaks: number) => void): AsyncGenerator<Buffer> {
-  let counting = true;
-  let breaks = 0;
-  let offset = 0;
-  let previous = 0;
-  for await (const chunk of stream) {
-    if (counting) {
-      let i = 0;
-      if (offset === 0 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) i = 3;
-      for (; i < chunk.length; i++) {
-        const c = chunk[i]!;
-        if (c === 10) {
-          if (previous !== 13) breaks++;
-        } else if (c === 13) breaks++;
-        else {
-          counting = false;
-          report(breaks);
-          break;
-        }
-        previous = c;
-      }
-      offset += chunk.length;
-    }
-    yield chunk;
-  }
-  if (counting) report(breaks);
 }
