@@ -10,7 +10,7 @@ import { load } from '../dist/load/load.js';
 import type { OrderMode } from '../dist/ordering/order.js';
 import type { PlannedWrite } from '../dist/shared/types.js';
 import { startMeasuring } from './childStats.js';
-import { tuneHeap } from '../dist/cli/heap.js';
+import { heapForOrder, tuneHeap } from '../dist/cli/heap.js';
 
 // The heap growth the CLI sets first thing (bin/ddb-spread.js, src/cli/heap.ts): measured as users run it.
 tuneHeap();
@@ -33,6 +33,8 @@ const result = await load(
     ...(values['temp-dir'] ? { tempDir: values['temp-dir'] } : {}),
   },
   {
+    // As the CLI does (src/cli/main.ts): a global order gets V8's own heap growth back.
+    onEvent: (event) => void (event.type === 'reading' && heapForOrder(event.order)),
     dryRun: {
       tableInfo: offlineTableInfo('bench', { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'S' }, billing: 'on-demand' }),
       onPlanned: (w: PlannedWrite) => w,

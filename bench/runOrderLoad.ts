@@ -12,7 +12,7 @@ import { load } from '../dist/index.js';
 import { DEFAULT_CONCURRENCY, DEFAULT_MEMORY_BYTES } from '../dist/load/options.js';
 import { ORDER_MODES, type OrderMode } from '../dist/ordering/order.js';
 import { startMeasuring } from './childStats.js';
-import { tuneHeap } from '../dist/cli/heap.js';
+import { heapForOrder, tuneHeap } from '../dist/cli/heap.js';
 
 // The heap growth the CLI sets first thing (bin/ddb-spread.js, src/cli/heap.ts): measured as users run it.
 tuneHeap();
@@ -57,6 +57,8 @@ const result = await load(
   },
   {
     onEvent: (event) => {
+      // As the CLI does (src/cli/main.ts): a global order gets V8's own heap growth back.
+      if (event.type === 'reading') heapForOrder(event.order);
       if (event.type === 'ordering') readSeconds = (performance.now() - t0) / 1000;
     },
   },

@@ -15,13 +15,15 @@ import type { PlannedWrite } from '../dist/shared/types.js';
 import { startMeasuring } from './childStats.js';
 import { orderChildArgs } from './orderChildArgs.js';
 import { orderWrites, plannedWrites, writeOrderer } from './pipeline.js';
-import { tuneHeap } from '../dist/cli/heap.js';
+import { heapForOrder, tuneHeap } from '../dist/cli/heap.js';
 
 // The heap growth the CLI sets first thing (bin/ddb-spread.js, src/cli/heap.ts): measured as users run it.
 tuneHeap();
 
 const args = orderChildArgs();
 const { mode } = args;
+// As the CLI does once the order is known (src/cli/main.ts): a global order gets V8's own heap growth back.
+if (mode === 'round-robin' || mode === 'spread') heapForOrder(mode);
 
 /** Appends partition key identities, one per line, in batches (writeSync: no stream buffers to grow). */
 function sequenceSink(path: string | undefined): { add(write: PlannedWrite): void; close(): void } {

@@ -9,6 +9,8 @@ import { estimate } from '../estimating/estimate.js';
 import { DEFAULT_PRICES } from '../estimating/costEstimate.js';
 import { estimateJson, formatEstimate } from '../reporting/estimateReport.js';
 import type { LoadResult } from '../reporting/result.js';
+import type { LoadEvent } from '../reporting/events.js';
+import { heapForOrder } from './heap.js';
 import type { CallerFiles } from '../load/outputFiles.js';
 import { attachConfigOption } from './config.js';
 import { ignoreClosedPipe } from './closedPipes.js';
@@ -353,7 +355,12 @@ async function runCommand(io: CliIo, inputs: Inputs, flags: LoadFlags, command: 
   if (!flags.quiet)
     for (const notice of startupNotices(process.env, process.versions.node, flags.maxAttempts))
       terminal.note(`ddb-spread: ${notice}\n`, { type: 'warning', message: notice });
-  const deps = { signal: controller.signal, onEvent: renderer.onEvent, stdin: io.stdin as never, files: callerFiles(flags, estimating) };
+  const onEvent = (event: LoadEvent) => {
+    // A global order holds much of the input: V8's own heap growth suits it better (src/cli/heap.ts).
+    if (event.type === 'reading') heapForOrder(event.order);
+    renderer.onEvent(event);
+  };
+  const deps = { signal: controller.signal, onEvent, stdin: io.stdin as never, files: callerFiles(flags, estimating) };
   try {
     if (estimating) {
       const result = await estimate(await toEstimateOptions(inputs, flags), deps);

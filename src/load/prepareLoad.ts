@@ -292,6 +292,7 @@ async function stagesOf(
   const planner = createRowPlanner(plannerOptions);
   const reading = await readingOf(session, { input, format }, plannerOptions, deps.dryRun?.onStripes);
   session.order = reading.order;
+  ctx.emit({ type: 'reading', order: reading.order });
   const orderer = new WriteOrderer({
     mode: reading.order,
     parts: reading.parts,

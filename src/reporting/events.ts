@@ -19,5 +19,7 @@ export type LoadEvent =
   | { type: 'rowRejected'; row: RejectedRow }
   | { type: 'retrying'; reason: string; items: number; attempt: number; delayMs: number }
   | { type: 'warning'; message: string }
+  /** Reading starts, in the write order in effect: --order, or round-robin where the input cannot be read in stripes. */
+  | { type: 'reading'; order: OrderMode }
   /** All rows are read; a global order (round-robin, spread) starts handing them out. */
   | { type: 'ordering'; mode: OrderMode; rows: number; spilled: boolean };

@@ -165,8 +165,11 @@ describe('--order stripes (the default for a file)', () => {
       .map((x) => x.r);
     const file = await inputFile('shuffled.csv', csv(shuffled));
     const table = await newTable();
-    const result = await run({ input: file, table });
+    const reading: string[] = [];
+    const result = await run({ input: file, table }, { onEvent: (e) => void (e.type === 'reading' ? reading.push(e.order) : undefined) });
     expect(result.order).toBe('round-robin');
+    // The order in effect is told before any row is read (the CLI sets its heap growth by it).
+    expect(reading).toEqual(['round-robin']);
     await expectTable(table, shuffled);
     await dropTable(table);
   });
@@ -190,8 +193,18 @@ describe('--order stripes (the default for a file)', () => {
     const file = await inputFile('disordered-default.csv', text);
     const table = await newTable();
     const warnings: string[] = [];
-    const result = await run({ input: file, table }, { onEvent: (e) => void (e.type === 'warning' ? warnings.push(e.message) : undefined) });
+    const reading: string[] = [];
+    const result = await run(
+      { input: file, table },
+      {
+        onEvent: (e) => {
+          if (e.type === 'warning') warnings.push(e.message);
+          if (e.type === 'reading') reading.push(e.order);
+        },
+      },
+    );
     expect(result.order).toBe('round-robin');
+    expect(reading.at(-1)).toBe('round-robin');
     expect(result.rowsRead).toBe(disordered.length);
     expect(warnings.some((w) => w.includes(`line ${lateLine} of ${file}`) && w.includes('round-robin order'))).toBe(true);
     await expectTable(table, disordered);
