@@ -27,6 +27,8 @@ export interface CsvReadOptions {
   firstLine?: number;
   /** Called with the header row's names once it is read (a striped read hands them to its other stripes). */
   onHeader?: (names: string[]) => void;
+  /** Bytes parsed at a time: the records of one parse wait, undecoded, until taken. @default PARSE_SLICE */
+  parseSlice?: number;
 }
 
 /**
@@ -58,6 +60,7 @@ export async function* eachRecord(chunks: AsyncGenerator<SourceRecord[]>): Async
  */
 export async function* readCsvChunks(stream: Readable, file: string, options: CsvReadOptions): AsyncGenerator<SourceRecord[]> {
   const maxBytes = options.maxRecordBytes ?? MAX_RECORD_BYTES;
+  const parseSlice = options.parseSlice ?? PARSE_SLICE;
   // What csv-parse hands back, in input order: records, and the bad records it skips (on_skip is called
   // in the same pass, between the records around them).
   const parsed: (ParsedRecord | { skipped: CsvError; raw: string })[] = [];
@@ -163,8 +166,8 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
   }
   try {
     for await (const bytes of framer.output) {
-      for (let at = 0; at < bytes.length; at += PARSE_SLICE) {
-        const slice = bytes.subarray(at, at + PARSE_SLICE);
+      for (let at = 0; at < bytes.length; at += parseSlice) {
+        const slice = bytes.subarray(at, at + parseSlice);
         // Bytes without a CR can only end records with LF: one delimiter to test per byte, not three.
         parser.options.record_delimiter = slice.indexOf(13) === -1 && !fed.holds(13) ? lfOnly : anyEnding;
         fed.feed(slice);
