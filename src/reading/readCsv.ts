@@ -61,6 +61,8 @@ export async function* eachRecord(chunks: AsyncGenerator<SourceRecord[]>): Async
 export async function* readCsvChunks(stream: Readable, file: string, options: CsvReadOptions): AsyncGenerator<SourceRecord[]> {
   const maxBytes = options.maxRecordBytes ?? MAX_RECORD_BYTES;
   const parseSlice = options.parseSlice ?? PARSE_SLICE;
+  // Not 0 nor NaN: the loop below would spin on the first chunk, or skip every byte of it.
+  if (!Number.isInteger(parseSlice) || parseSlice < 1) throw new Error(`readCsv: parseSlice must be a whole number of bytes, at least 1 (got ${parseSlice})`);
   // What csv-parse hands back, in input order: records, and the bad records it skips (on_skip is called
   // in the same pass, between the records around them).
   const parsed: (ParsedRecord | { skipped: CsvError; raw: string })[] = [];

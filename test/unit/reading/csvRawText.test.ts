@@ -84,3 +84,10 @@ describe('readCsv: line and raw text of every record', () => {
     );
   });
 });
+
+describe('readCsv: bytes parsed at a time', () => {
+  it.each([0, -1, 0.5, Number.NaN])('refuses a parse slice of %s, which would spin on the first chunk or skip its bytes', async (parseSlice) => {
+    const records = readCsv(Readable.from([Buffer.from('a,b,c\n1,2,3\n')]), 'in.csv', { delimiter: ',', columns: undefined, parseSlice });
+    await expect(records.next()).rejects.toThrow(/parseSlice must be a whole number of bytes/);
+  });
+});
