@@ -18,8 +18,8 @@ const PRE_SERIALIZED_BODY = 'ddbSpreadPreSerializedBody';
 export function preSerializedBatchWrite(table: string, itemJsons: readonly string[], deletes?: readonly boolean[], askCapacity = true): BatchWriteItemCommand {
   const command = new BatchWriteItemCommand({ RequestItems: { [table]: [] }, ...(askCapacity ? { ReturnConsumedCapacity: 'INDEXES' as const } : {}) });
   const text = batchWriteBody(table, itemJsons, deletes, askCapacity);
-  bodies.set(command, text);
   const body = Buffer.from(text, 'utf8');
+  bodies.set(command, { text, body });
   command.middlewareStack.addRelativeTo(replaceBody(body), {
     relation: 'after',
     toMiddleware: 'serializerMiddleware',
@@ -29,14 +29,19 @@ export function preSerializedBatchWrite(table: string, itemJsons: readonly strin
   return command;
 }
 
-const bodies = new WeakMap<BatchWriteItemCommand, string>();
+const bodies = new WeakMap<BatchWriteItemCommand, { text: string; body: Buffer }>();
+
+/** The body a pre-serialized command sends (its bytes), or undefined for any other command. */
+export function preSerializedBody(command: BatchWriteItemCommand): Buffer | undefined {
+  return bodies.get(command)?.body;
+}
 
 /**
  * The input a pre-serialized command sends, parsed back from its body (binary values as base64 text):
  * for fakes of the client, which see a command but never its HTTP request. Any other command: its input.
  */
 export function sentInputOf(command: BatchWriteItemCommand): BatchWriteItemCommandInput {
-  const text = bodies.get(command);
+  const text = bodies.get(command)?.text;
   return text === undefined ? command.input : (JSON.parse(text) as BatchWriteItemCommandInput);
 }
 
