@@ -23,6 +23,7 @@ import { packageVersion } from './toolVersion.js';
 import { indexKeyAttributes } from '../typing/indexKeys.js';
 import { checkTypesAgainstKeys, formatFromName, type InputFormat } from './options.js';
 import { DEFAULT_BACKOFF } from '../writing/backoff.js';
+import { withDirectBatchWrites } from '../writing/directSend.js';
 import { dynamoSink, recordingSink, type BatchSink } from '../writing/batchSink.js';
 import { describeTable } from '../writing/describeTable.js';
 import type { DryRun, LoadDependencies } from './load.js';
@@ -309,7 +310,7 @@ async function stagesOf(
     ? recordingSink((writes) => dryRun.record(writes))
     : dynamoSink(
         {
-          client: session.client,
+          client: withDirectBatchWrites(session.client),
           ...ctx.aws,
           keySchema,
           maxAttempts: opts.maxAttempts,
