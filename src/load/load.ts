@@ -24,6 +24,12 @@ export interface LoadDependencies {
   /** A DynamoDB document client; by default one is built from the region, profile and endpoint options. */
   client?: DynamoDBDocumentClient;
   /**
+   * Send BatchWriteItem calls after the first below the client's middleware chain (src/writing/directSend.ts).
+   * @default true for the client load() builds; false for a client given here, whose own middleware (a
+   * logger, a retry strategy, tracing, headers) must then see every call
+   */
+  directBatchWrites?: boolean;
+  /**
    * Stops reading when aborted; batches already sent finish, then load() rejects with code ABORTED. An abort
    * after every batch has settled stops nothing: the load ends as its checkpoint records it.
    */

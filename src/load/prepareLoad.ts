@@ -310,7 +310,7 @@ async function stagesOf(
     ? recordingSink((writes) => dryRun.record(writes))
     : dynamoSink(
         {
-          client: withDirectBatchWrites(session.client),
+          client: (deps.directBatchWrites ?? session.ownsClient) ? withDirectBatchWrites(session.client) : session.client,
           ...ctx.aws,
           keySchema,
           maxAttempts: opts.maxAttempts,

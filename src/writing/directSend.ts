@@ -1,6 +1,6 @@
 import type { AttributeValue, BatchWriteItemCommand, BatchWriteItemCommandInput, BatchWriteItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { HttpRequest } from '@smithy/core/protocols';
+import { HttpRequest, loadJsonRpcErrorCode } from '@smithy/core/protocols';
 import type { FinalizeHandlerArguments, FinalizeRequestMiddleware, HandlerExecutionContext, HttpResponse } from '@smithy/types';
 import { preSerializedBody } from './preSerialized.js';
 
@@ -130,7 +130,15 @@ async function sendDirect(captured: Captured, handler: HttpHandler, body: Buffer
   } catch (error) {
     throw failed(scheme, signingProperties, error);
   }
-  const text = await bodyText(response);
+  let text: string;
+  try {
+    text = await bodyText(response);
+  } catch (error) {
+    // A socket reset in the answer's body: as the SDK's deserializer leaves it, with the status and the answer.
+    if (error !== null && typeof error === 'object' && !('$metadata' in error)) Object.assign(error, { $metadata: metadataOf(response) });
+    if (error !== null && typeof error === 'object') Object.defineProperty(error, '$response', { value: response, enumerable: false, configurable: true });
+    throw failed(scheme, signingProperties, error);
+  }
   if (response.statusCode >= 200 && response.statusCode < 300) {
     scheme.signer.successHandler?.(response, signingProperties);
     let output: unknown;
@@ -199,8 +207,8 @@ function metadataOf(response: HttpResponse): BatchWriteItemCommandOutput['$metad
 /**
  * An error answer as the SDK's AWS JSON 1.0 protocol shapes it (@aws-sdk/core's AwsJsonRpcProtocol and
  * decorateServiceException), checked against it by test/unit/writing/directSend.test.ts:
- * - named by `x-amzn-errortype`, else the body's `code` or `__type` (the part after `#`, before `:`), else
- *   "Unknown";
+ * - named as the SDK names it (its loadJsonRpcErrorCode): the body's `__type`, else its `code`, else the
+ *   `x-amzn-errortype` header (the part after `#`, before `:`), else "Unknown";
  * - the body's `message` (or `Message`, then removed), else "UnknownError";
  * - the body's other fields on the error (`__type`, ThrottlingReasons, ...);
  * - $fault by status (client under 500), $metadata, and the answer as the hidden $response.
@@ -222,9 +230,8 @@ export function serviceError(response: HttpResponse, text: string): Error {
     }
     if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) data = parsed as Record<string, unknown>;
   }
-  const codeKey = Object.keys(data).find((k) => k.toLowerCase() === 'code');
-  const raw = header(response, 'x-amzn-errortype') ?? (codeKey === undefined ? undefined : data[codeKey]) ?? data['__type'];
-  const name = typeof raw === 'string' || typeof raw === 'number' ? errorCode(String(raw)) : 'Unknown';
+  // The SDK's own reading of the name for AWS JSON 1.0: the body's __type, then its code, then the header.
+  const name = loadJsonRpcErrorCode(response, data) ?? 'Unknown';
   const error = Object.assign(new Error(), {
     name,
     $fault: response.statusCode < 500 ? 'client' : 'server',
@@ -236,15 +243,6 @@ export function serviceError(response: HttpResponse, text: string): Error {
   delete error['Message'];
   Object.defineProperty(error, '$response', { value: response, enumerable: false });
   return error;
-}
-
-/** The SDK's sanitizeErrorCode: "a.b#Name:http://..." and "Name,Other" give Name. */
-function errorCode(raw: string): string {
-  let code = raw;
-  if (code.includes(',')) code = code.split(',')[0]!;
-  if (code.includes(':')) code = code.split(':')[0]!;
-  if (code.includes('#')) code = code.split('#')[1]!;
-  return code;
 }
 
 /**

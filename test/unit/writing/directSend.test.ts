@@ -152,6 +152,16 @@ const answers: Record<string, Answer> = {
     headers: { 'x-amzn-errortype': 'ThrottlingException:http://internal.amazon.com/coral/com.amazon.coral.availability/' },
     body: JSON.stringify({ message: 'Rate of requests exceeds the allowed throughput.' }),
   },
+  'header and body naming different errors (the body wins, as in the SDK: a throttle, retried)': {
+    status: 400,
+    headers: { 'x-amzn-errortype': 'ValidationException' },
+    body: JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException', code: 'ValidationException', message: 'x' }),
+  },
+  'code and no __type': {
+    status: 400,
+    headers: { 'x-amzn-errortype': 'ThrottlingException' },
+    body: JSON.stringify({ code: 'ValidationException', message: 'y' }),
+  },
   'a validation error': {
     status: 400,
     body: JSON.stringify({ __type: 'com.amazon.coral.validate#ValidationException', message: 'One or more parameter values were invalid' }),
