@@ -43,6 +43,10 @@ export function createClient(options: ClientOptions, env: Env = process.env): Dy
     maxAttempts: options.sdkAttempts ?? 1,
     requestHandler: {
       requestTimeout: options.requestTimeoutMs,
+      // Without it the handler only logs a warning when a call runs past requestTimeout and keeps waiting on
+      // the socket: a stalled answer held its batch (and an unattended job) for minutes. Now the call fails with
+      // TimeoutError (ETIMEDOUT) and the writer sends it again (puts and deletes are idempotent).
+      throwOnRequestTimeout: true,
       connectionTimeout: Math.min(options.requestTimeoutMs, 10_000),
       httpAgent: proxied ? new EnvProxyAgent(false, env, agentOptions) : agentOptions,
       httpsAgent: proxied ? new EnvProxyAgent(true, env, agentOptions) : agentOptions,
