@@ -56,7 +56,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SIMULATOR_VERSION } from '../tools/dynamodbLocal.js';
 import { DEFAULT_CONCURRENCY } from '../dist/load/options.js';
-import { generateCsv, generateFlightsCsv, type DataFile } from './data.js';
+import { FLIGHTS_FIT_SKEW, generateCsv, generateFlightsCsv, type DataFile } from './data.js';
 import { benchDir, Harness, repoRoot, type Observed } from './harness.js';
 import { cpuOf, fmtInt, median, pass, phaseTimer, table, takenOn, writeResults } from './report.js';
 import { sinkBench, type SinkResult } from './sink.js';
@@ -247,9 +247,11 @@ async function main(): Promise<void> {
     `${ROWS.toLocaleString('en-US')} rows, sweep ${SWEEP.join('/') || '(none)'} on ${SWEEP_ROWS.toLocaleString('en-US')} rows, ${REPEATS} runs per loader; ${cores} cores; temp ${tmp}`,
   );
 
-  const { main, sweepFile, warmFile } = await phase('generate data', async () => ({
+  const { main, sinkFile, sweepFile, warmFile } = await phase('generate data', async () => ({
     // Flights-like (issue 14): 228 keys, sorted, every one under the default --key-wcu in a proportional schedule.
     main: await generateFlightsCsv(join(tmp!, `flights-${ROWS}.csv`), ROWS, 20240601),
+    // Target 1's input: the same rows over keys that fit under --key-wcu at the loop's rate (bench/data.ts).
+    sinkFile: SINK_BENCH ? await generateFlightsCsv(join(tmp!, `flights-fit-${ROWS}.csv`), ROWS, 20240601, FLIGHTS_FIT_SKEW) : undefined,
     sweepFile: SWEEP.length && !SINK_ONLY ? await generateCsv(join(tmp!, `sweep-${SWEEP_ROWS}.csv`), SWEEP_ROWS, 20240602) : undefined,
     warmFile: await generateCsv(join(tmp!, `warm-up-${WARM_UP_ROWS}.csv`), Math.min(WARM_UP_ROWS, ROWS), 20240603),
   }));
@@ -257,17 +259,21 @@ async function main(): Promise<void> {
 
   // The instant sink first: no DynamoDB Local (a JVM) running beside the client, so the machine is quieter.
   let sink: SinkResult | undefined;
+  let sinkHotKey: SinkResult | undefined;
   if (SINK_BENCH) {
-    sink = await phase('instant sink', () => sinkBench({ harness, file: main, repeats: REPEATS, concurrency: CONCURRENCY, tmp: tmp!, log }));
+    sink = await phase('instant sink', () => sinkBench({ harness, file: sinkFile!, repeats: REPEATS, concurrency: CONCURRENCY, tmp: tmp!, log }));
+    // The main file too: its biggest key is at --key-wcu near the loop's rate, which shows what a hot key costs.
+    sinkHotKey = await phase('instant sink, hot key', () => sinkBench({ harness, file: main, repeats: REPEATS, concurrency: CONCURRENCY, tmp: tmp!, log }));
   }
   if (SINK_ALONE) {
     await phase('clean up', cleanup);
-    const text = ['', ...sink!.lines, '', `bench time ${((performance.now() - benchStarted) / 1000).toFixed(0)} s`].join('\n');
+    const text = ['', ...sink!.lines, '', ...sinkHotKey!.lines, '', `bench time ${((performance.now() - benchStarted) / 1000).toFixed(0)} s`].join('\n');
     process.stdout.write(`${text}\n`);
     const jsonPath = await writeResults('sink-latest.json', {
       ...takenOn(cores),
       options: { rows: ROWS, repeats: REPEATS, concurrency: CONCURRENCY },
       sink,
+      sinkHotKey,
       report: text,
     });
     process.stdout.write(`written ${jsonPath}\n`);
@@ -346,6 +352,7 @@ async function main(): Promise<void> {
     `data: ${fmtInt(main.rows)} rows, ${(main.bytes / 1e6).toFixed(1)} MB CSV sorted by pk,sk; ${main.customersWithRows} partition keys, hot key ${((100 * main.hotRows) / main.rows).toFixed(1)}% of rows`,
   );
   if (sink) out.push(...sink.lines, '');
+  if (sinkHotKey) out.push(...sinkHotKey.lines, '');
   out.push(`NOTE: ${cores} cores shared by the loader, DynamoDB Local (a JVM) and this script: expect ±15% noise between runs.`);
   out.push(
     `      Other processes took ${(100 * otherShare).toFixed(0)}% of the machine's CPU while children ran (load average ${loadAtStart[0]?.toFixed(1)} at start, ${loadAtEnd[0]?.toFixed(1)} at end)${otherShare > 0.1 ? ': figures are NOT reliable, rerun on a quiet machine' : ''}.`,
@@ -479,6 +486,7 @@ async function main(): Promise<void> {
     },
     sweep: { rows: SWEEP_ROWS, runs: sweep },
     instantSink: sink,
+    instantSinkHotKey: sinkHotKey,
     phasesSeconds: phases,
     noise: { otherProcessesCpuShare: otherShare, loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadAtEnd },
     totalSeconds,

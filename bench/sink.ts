@@ -12,6 +12,7 @@ import type { DataFile } from './data.js';
 import type { Harness, Observed } from './harness.js';
 import { startInstantSink } from './instantSink.js';
 import { cpuOf, fmtInt, median, pass, table } from './report.js';
+import { DEFAULT_KEY_WCU } from '../src/pacing/rateControl.js';
 
 export const SINK_TARGET_RATIO = 1.0;
 
@@ -40,6 +41,14 @@ export interface SinkResult {
   /** ddb-spread (default options) / minimal loop, median items/s. */
   ratio: number;
   spreadRatio: number;
+  /**
+   * Write units per second the biggest key needs in a proportional schedule at the loop's items/s (a row
+   * of this data is one unit: ~250 bytes), and whether that is within the default --key-wcu: target 1's
+   * condition ("keys fit under --key-wcu in a proportional schedule"). Where it is not, the key's own
+   * ceiling bounds every order, and the ratio is no verdict on the client.
+   */
+  hotKeyWcu: number;
+  keysFit: boolean;
   /** ddb-spread (default options) / minimal loop, median CPU µs per item. */
   cpuRatio: number;
   spreadCpuRatio: number;
@@ -105,6 +114,12 @@ export async function sinkBench(options: {
   const spreadRatio = spread.itemsPerSecond / loop.itemsPerSecond;
   const cpuRatio = dflt.cpuUsPerItem / loop.cpuUsPerItem;
   const spreadCpuRatio = spread.cpuUsPerItem / loop.cpuUsPerItem;
+  const hotKeyWcu = (file.hotRows / file.rows) * loop.itemsPerSecond;
+  const keysFit = hotKeyWcu <= DEFAULT_KEY_WCU;
+  const verdict = (s: SinkSummary) =>
+    keysFit
+      ? `>= ${SINK_TARGET_RATIO.toFixed(1)}x and CPU/item <= loop: ${pass(s.itemsPerSecond / loop.itemsPerSecond >= SINK_TARGET_RATIO && s.cpuUsPerItem <= loop.cpuUsPerItem)}`
+      : 'no verdict: keys do not fit';
   const lines = [
     `Instant sink (issue 14, target 1): ${fmtInt(file.rows)} rows, ${file.customersWithRows} keys sorted, biggest ${((100 * file.hotRows) / file.rows).toFixed(1)}%; ` +
       `concurrency ${concurrency}; ${repeats} runs each, ABC CBA; medians; the loop asks for ReturnConsumedCapacity INDEXES`,
@@ -117,13 +132,15 @@ export async function sinkBench(options: {
         s.cpuUsPerItem.toFixed(0),
         (s.cpuUsPerItem / loop.cpuUsPerItem).toFixed(2),
         s.peakRssMB.toFixed(0),
-        s === loop
-          ? ''
-          : `>= ${SINK_TARGET_RATIO.toFixed(1)}x and CPU/item <= loop: ${pass(s.itemsPerSecond / loop.itemsPerSecond >= SINK_TARGET_RATIO && s.cpuUsPerItem <= loop.cpuUsPerItem)}`,
+        s === loop ? '' : verdict(s),
       ]),
     ),
     `ratio ddb-spread / minimal loop items/s: default options ${ratio.toFixed(2)}, --order spread ${spreadRatio.toFixed(2)} (target >= ${SINK_TARGET_RATIO.toFixed(1)}); ` +
       `CPU per item ${cpuRatio.toFixed(2)} and ${spreadCpuRatio.toFixed(2)} (target <= 1.00)`,
+    keysFit
+      ? `keys fit: at the loop's ${fmtInt(loop.itemsPerSecond)} items/s the biggest key needs ${fmtInt(hotKeyWcu)} WCU/s in a proportional schedule, under --key-wcu ${DEFAULT_KEY_WCU}`
+      : `KEYS DO NOT FIT: at the loop's ${fmtInt(loop.itemsPerSecond)} items/s the biggest key needs ${fmtInt(hotKeyWcu)} WCU/s in a proportional schedule, over --key-wcu ${DEFAULT_KEY_WCU}; ` +
+        `its ${fmtInt(file.hotRows)} rows take at least ${(file.hotRows / DEFAULT_KEY_WCU).toFixed(1)} s of writing in any order, so target 1's condition does not hold on this file`,
   ];
-  return { rows: file.rows, concurrency, summaries, ratio, spreadRatio, cpuRatio, spreadCpuRatio, lines };
+  return { rows: file.rows, concurrency, summaries, ratio, spreadRatio, cpuRatio, spreadCpuRatio, hotKeyWcu, keysFit, lines };
 }
