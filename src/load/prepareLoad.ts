@@ -195,6 +195,8 @@ async function readingOf(
           how,
           parts,
           probe: recordGroup(createRowPlanner({ ...plannerOptions, shard: undefined }), plannerOptions.keySchema.partitionKey),
+          // recordGroup's key for a CSV string key is the cell as it is: the heads are read by that column alone.
+          ...(syntax === 'csv' && plannerOptions.keySchema.partitionKey.type === 'S' ? { keyColumn: plannerOptions.keySchema.partitionKey.name } : {}),
         })
       : undefined;
   if (!plan) return notStriped();

@@ -1,6 +1,7 @@
 import type { RecordStart } from '../reading/recordStarts.js';
 import { cutRange, readRange, recordStartAtLine, type ByteRange, type RangeSyntax } from '../reading/stripes.js';
 import type { SourceRecord } from '../typing/planRow.js';
+import { keyCellRows, UNCLEAR, type ProbedRow } from './keyCellRows.js';
 import type { Piece, Stripe } from './stripedRecords.js';
 
 /**
@@ -37,6 +38,8 @@ export interface KeyReading {
   /** How every other range is read. */
   how: RangeSyntax;
   probe: (record: SourceRecord) => string | undefined;
+  /** The probe's key is this CSV column's cell as it is (planStripes's keyColumn): rows are read by KeyCellScanner. */
+  keyColumn?: string;
   /** Record starts marked by the cut's pass over the file (cutFile), ascending; the searches start reading at them. */
   marks?: readonly RecordStart[];
 }
@@ -169,22 +172,42 @@ interface Keyed {
 
 /** The first row of a range with a key (within `within` rows, when given), or undefined. */
 async function firstKeyed(reading: KeyReading, range: ByteRange, within?: number): Promise<Keyed | undefined> {
-  let n = 0;
-  return rowWhere(reading, range, () => true, within === undefined ? undefined : () => ++n >= within);
+  return rowWhere(reading, range, () => true, within);
 }
 
-/** The first row of a range whose key passes `test`; rows without a key are passed over. */
-async function rowWhere(reading: KeyReading, range: ByteRange, test: (key: string) => boolean, stop?: () => boolean): Promise<Keyed | undefined> {
-  const reader = readRange(reading.path, reading.file, range, range.start === 0 ? reading.first : reading.how);
-  try {
-    for await (const record of reader.records) {
-      const key = reading.probe(record);
-      if (key !== undefined && test(key)) return { key, line: record.origin.line, raw: record.origin.raw };
-      if (stop?.()) return undefined;
+/**
+ * The first row of a range whose key passes `test`, within `within` rows when given; rows without a key are
+ * passed over. Read by KeyCellScanner where the probe's key is a CSV cell (keyColumn), through readCsv
+ * where it is not, or where the scanner meets a record it cannot read for sure.
+ */
+async function rowWhere(reading: KeyReading, range: ByteRange, test: (key: string) => boolean, within?: number): Promise<Keyed | undefined> {
+  const cells = reading.keyColumn !== undefined ? keyCellRows(reading.path, range, reading.how, reading.keyColumn) : undefined;
+  if (cells) {
+    try {
+      return await firstPassing(cells, test, within);
+    } catch (error) {
+      if (error !== UNCLEAR) throw error;
+    } finally {
+      await cells.return(undefined);
     }
-    return undefined;
+  }
+  const reader = readRange(reading.path, reading.file, range, range.start === 0 ? reading.first : reading.how);
+  async function* rows(): AsyncGenerator<ProbedRow> {
+    for await (const record of reader.records) yield { group: reading.probe(record), line: record.origin.line, raw: record.origin.raw };
+  }
+  try {
+    return await firstPassing(rows(), test, within);
   } finally {
     await reader.records.return(undefined);
     reader.close();
   }
+}
+
+async function firstPassing(rows: AsyncIterable<ProbedRow>, test: (key: string) => boolean, within: number | undefined): Promise<Keyed | undefined> {
+  let n = 0;
+  for await (const { group, line, raw } of rows) {
+    if (group !== undefined && test(group)) return { key: group, line, raw };
+    if (within !== undefined && ++n >= within) return undefined;
+  }
+  return undefined;
 }

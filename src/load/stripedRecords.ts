@@ -5,6 +5,7 @@ import { StripeSchedule } from '../ordering/stripeSchedule.js';
 import { eachRecord } from '../reading/readCsv.js';
 import { cutFile, readRange, recordStartAtLine, type ByteRange, type RangeReader, type RangeSyntax } from '../reading/stripes.js';
 import { isRejected, type RowPlanner, type SourceRecord } from '../typing/planRow.js';
+import { keyCellRows, UNCLEAR, type ProbedRow } from './keyCellRows.js';
 import { isolateRunningKeys } from './stripeKeys.js';
 
 /**
@@ -155,6 +156,11 @@ export async function planStripes(args: {
   parts: number;
   /** The partition key a record is grouped by (groupOf of its write), or undefined when it has none. */
   probe: (record: SourceRecord) => string | undefined;
+  /**
+   * CSV with a string partition key: its column, whose cell is the probe's key as it is (recordGroup).
+   * The heads are then read by KeyCellScanner, readCsv only where a record is not clear to it.
+   */
+  keyColumn?: string;
 }): Promise<StripePlan | undefined> {
   const { path, file, size, probe } = args;
   const { ranges, marks } = await cutFile(path, size, args.how, args.parts, MARKS_PER_RANGE);
@@ -163,13 +169,24 @@ export async function planStripes(args: {
     columns: args.how.syntax === 'csv' ? (args.how.columns ?? (await headerOf(path, file, ranges[0]!, args.how))) : undefined,
   };
   // Range 0 is read from its first row on: its head is only sampled for the verdict.
-  const heads: Head[] = [{ ...(await headOf(readRange(path, file, ranges[0]!, args.how), probe)), rows: 0, bytes: 0, whole: false }];
+  const heads: Head[] = [{ ...(await headByRows(readRange(path, file, ranges[0]!, args.how), probe)), rows: 0, bytes: 0, whole: false }];
+  const headOf = async (range: ByteRange): Promise<Head> =>
+    (args.keyColumn !== undefined ? await headByKeyCells(path, range, how, args.keyColumn) : undefined) ??
+    (await headByRows(readRange(path, file, range, how), probe));
   // A few at a time: each waits on its reads part of the time.
   const limit = pLimit(4);
-  heads.push(...(await Promise.all(ranges.slice(1).map((range) => limit(() => headOf(readRange(path, file, range, how), probe))))));
+  heads.push(...(await Promise.all(ranges.slice(1).map((range) => limit(() => headOf(range))))));
   if (!headsAscending(heads)) return undefined;
   await Promise.all(heads.map((head, k) => (k === 0 ? undefined : limit(() => cutHead(path, file, ranges[k]!, head, how)))));
-  const stripes = await isolateRunningKeys(stripesOf(ranges, heads), { path, file, first: args.how, how, probe, marks });
+  const stripes = await isolateRunningKeys(stripesOf(ranges, heads), {
+    path,
+    file,
+    first: args.how,
+    how,
+    probe,
+    marks,
+    ...(args.keyColumn !== undefined ? { keyColumn: args.keyColumn } : {}),
+  });
   // One stripe would be input order held to a proof it does not need (one huge key, or huge records).
   if (stripes.length < 2) return undefined;
   const layout = { sizes: stripes.map((s) => s.size), firstLines: stripes.map((s) => s.firstLine), firstRaws: stripes.map((s) => s.firstRaw) };
@@ -294,34 +311,60 @@ async function headerOf(path: string, file: string, range: ByteRange, how: Range
  * How many rows at the head of a range share the partition key of its first row (rows that cannot be
  * planned go with them), and the keys of up to SAMPLE_ROWS rows after the head, for the probe's verdict.
  */
-async function headOf(reader: RangeReader, probe: (record: SourceRecord) => string | undefined): Promise<Head> {
+async function headFrom(rows: AsyncIterable<ProbedRow>): Promise<Head> {
   const head: Head = { rows: 0, bytes: 0, whole: true, keys: [] };
   let sampled = 0;
+  for await (const { group, line, raw } of rows) {
+    if (group !== undefined) {
+      if (head.keys.length === 0) head.keys.push(group);
+      else if (head.whole && group !== head.keys[0]) {
+        head.whole = false;
+        head.nextLine = line;
+        head.nextRaw = raw;
+      }
+      if (!head.whole) {
+        if (group !== head.keys[head.keys.length - 1]) head.keys.push(group);
+        if (++sampled >= SAMPLE_ROWS) break;
+        continue;
+      }
+    } else if (!head.whole) continue;
+    head.rows++;
+    head.bytes += raw.length + 1;
+    if (head.rows >= MAX_HEAD_ROWS) break;
+  }
+  return head;
+}
+
+/** A range's head read through readCsv, every row planned by the probe. Exported for its tests. */
+export async function headByRows(reader: RangeReader, probe: (record: SourceRecord) => string | undefined): Promise<Head> {
+  async function* rows(): AsyncGenerator<ProbedRow> {
+    for await (const record of reader.records) yield { group: probe(record), line: record.origin.line, raw: record.origin.raw };
+  }
   try {
-    for await (const record of reader.records) {
-      const group = probe(record);
-      if (group !== undefined) {
-        if (head.keys.length === 0) head.keys.push(group);
-        else if (head.whole && group !== head.keys[0]) {
-          head.whole = false;
-          head.nextLine = record.origin.line;
-          head.nextRaw = record.origin.raw;
-        }
-        if (!head.whole) {
-          if (group !== head.keys[head.keys.length - 1]) head.keys.push(group);
-          if (++sampled >= SAMPLE_ROWS) break;
-          continue;
-        }
-      } else if (!head.whole) continue;
-      head.rows++;
-      head.bytes += record.origin.raw.length + 1;
-      if (head.rows >= MAX_HEAD_ROWS) break;
-    }
+    return await headFrom(rows());
   } finally {
     await reader.records.return(undefined);
     reader.close();
   }
-  return head;
+}
+
+/**
+ * A range's head read by KeyCellScanner (keyCellRows), without a record object per row. Undefined where the
+ * scanner meets a record that is not clear to it, or cannot be used: headByRows reads the range then. The
+ * same head as headByRows's wherever it gives one (test/unit/load/headByKeyCells.test.ts). Exported for its
+ * tests.
+ */
+export async function headByKeyCells(path: string, range: ByteRange, how: RangeSyntax, keyColumn: string): Promise<Head | undefined> {
+  const rows = keyCellRows(path, range, how, keyColumn);
+  if (rows === undefined) return undefined;
+  try {
+    return await headFrom(rows);
+  } catch (error) {
+    if (error === UNCLEAR) return undefined;
+    throw error;
+  } finally {
+    await rows.return(undefined);
+  }
 }
 
 /**
