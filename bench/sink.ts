@@ -137,10 +137,10 @@ export async function sinkBench(options: {
     ),
     `ratio ddb-spread / minimal loop items/s: default options ${ratio.toFixed(2)}, --order spread ${spreadRatio.toFixed(2)} (target >= ${SINK_TARGET_RATIO.toFixed(1)}); ` +
       `CPU per item ${cpuRatio.toFixed(2)} and ${spreadCpuRatio.toFixed(2)} (target <= 1.00)`,
-    keysFit
-      ? `keys fit: at the loop's ${fmtInt(loop.itemsPerSecond)} items/s the biggest key needs ${fmtInt(hotKeyWcu)} WCU/s in a proportional schedule, under --key-wcu ${DEFAULT_KEY_WCU}`
-      : `KEYS DO NOT FIT: at the loop's ${fmtInt(loop.itemsPerSecond)} items/s the biggest key needs ${fmtInt(hotKeyWcu)} WCU/s in a proportional schedule, over --key-wcu ${DEFAULT_KEY_WCU}; ` +
-        `its ${fmtInt(file.hotRows)} rows take at least ${(file.hotRows / DEFAULT_KEY_WCU).toFixed(1)} s of writing in any order, so target 1's condition does not hold on this file`,
+    `${keysFit ? 'keys fit' : 'KEYS DO NOT FIT'}: at the loop's ${fmtInt(loop.itemsPerSecond)} items/s the biggest key needs ${fmtInt(hotKeyWcu)} WCU/s in a proportional schedule, ` +
+      `${keysFit ? 'under' : 'over'} --key-wcu ${DEFAULT_KEY_WCU}; its ${fmtInt(file.hotRows)} rows take ${(file.hotRows / DEFAULT_KEY_WCU).toFixed(1)} s of writing at that rate, ` +
+      `which bounds default options at ${fmtInt((DEFAULT_KEY_WCU * file.rows) / file.hotRows)} items/s` +
+      (keysFit ? '' : `: target 1's condition does not hold on this file`),
   ];
   return { rows: file.rows, concurrency, summaries, ratio, spreadRatio, cpuRatio, spreadCpuRatio, hotKeyWcu, keysFit, lines };
 }
