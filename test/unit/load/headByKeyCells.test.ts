@@ -88,11 +88,13 @@ describe('the heads of a striped read, by key cells', () => {
     expect(planned).toBeGreaterThan(30);
   });
 
-  it('are left to readCsv where the columns do not name the key once', async () => {
+  it('are left to readCsv where the columns do not name the key once, or the file cannot be read', async () => {
     const path = file('pk,sk,note\nk1,1,a\nk1,2,b\nk2,1,c\n');
     const range = { start: 11, end: 34, line: 2 };
     expect(await headByKeyCells(path, range, how, 'missing')).toBeUndefined();
     expect(await headByKeyCells(path, range, { ...how, columns: ['pk', 'pk', 'note'] }, 'pk')).toBeUndefined();
     expect(await headByKeyCells(path, range, how, 'pk')).toMatchObject({ rows: 2, whole: false, nextLine: 4, nextRaw: 'k2,1,c', keys: ['Sk1', 'Sk2'] });
+    // A file it cannot read: readCsv's reader reads it, and its error names the file.
+    expect(await headByKeyCells(`${path}.gone`, range, how, 'pk')).toBeUndefined();
   });
 });
