@@ -203,6 +203,7 @@ async function rowWhere(reading: KeyReading, range: ByteRange, test: (key: strin
   }
 }
 
+/** The first of `rows` with a key that passes `test`, within `within` rows (keyed or not) when given. */
 async function firstPassing(rows: AsyncIterable<ProbedRow>, test: (key: string) => boolean, within: number | undefined): Promise<Keyed | undefined> {
   let n = 0;
   for await (const { group, line, raw } of rows) {

@@ -88,6 +88,26 @@ describe('the heads of a striped read, by key cells', () => {
     expect(planned).toBeGreaterThan(30);
   });
 
+  it("make the same plan where keys run over whole ranges and are searched for over the ranges' parts", async () => {
+    // Ranges of ~100 KB (over the searches' 64 KB, so they search by parts) and keys of 4,000-9,000 rows
+    // (~200-450 KB) running over whole ranges; quoted line breaks, CRLF and blank lines here and there.
+    const rows: string[] = ['pk,sk,note'];
+    for (let j = 0; j < 120; j++) {
+      const n = j % 23 === 5 ? 4_000 + ((j * 977) % 5_000) : 30 + ((j * 13) % 90);
+      for (let i = 0; i < n; i++) rows.push(`k${String(j).padStart(4, '0')},${i},${i % 17 === 0 ? '"two\r\nlines, quoted"' : `note ${i % 7}`}`);
+      if (j % 11 === 0) rows.push('');
+    }
+    const text = rows.map((l, i) => l + (i % 9 === 0 ? '\r\n' : '\n')).join('');
+    const path = file(text);
+    const args = { path, file: 'in.csv', size: Buffer.byteLength(text), how: headerHow, parts: Math.floor(Buffer.byteLength(text) / 100_000), probe };
+    const slow = await planStripes(args);
+    const fast = await planStripes({ ...args, keyColumn: 'pk' });
+    expect(slow).toBeDefined();
+    // Keys over whole ranges were cut out into stripes of their own: more stripes than ranges that start one.
+    expect(slow!.stripes.length).toBeGreaterThan(args.parts / 2);
+    expect(fast).toEqual(slow);
+  });
+
   it('are left to readCsv where the columns do not name the key once, or the file cannot be read', async () => {
     const path = file('pk,sk,note\nk1,1,a\nk1,2,b\nk2,1,c\n');
     const range = { start: 11, end: 34, line: 2 };
