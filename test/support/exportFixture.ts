@@ -28,9 +28,26 @@ export function buildExport(
   prefix: string,
   kind: 'FULL_EXPORT' | 'INCREMENTAL_EXPORT',
   partitions: ExportLine[][],
-  tamper: { countOf?: (file: number, count: number) => number; md5Of?: (file: number, md5: string) => string; ion?: boolean } = {},
+  tamper: {
+    countOf?: (file: number, count: number) => number;
+    md5Of?: (file: number, md5: string) => string;
+    ion?: boolean;
+    /** The source table's ARN (default arn:...:table/Source). */
+    tableArn?: string;
+    /** A full export's exportTime (default 2026-11-01T00:00:00.000Z). */
+    exportTime?: string;
+    /** An incremental export's window: exportFromTime (inclusive) and exportToTime (exclusive), default 00:00 to 01:00. */
+    window?: { from: string; to: string };
+    /** Fields left out of manifest-summary.json (an older or hand-made manifest). */
+    omit?: string[];
+  } = {},
 ): ExportFixture {
-  const id = `01700000000000-${randomBytes(4).toString('hex')}`;
+  // ExportIds start with 14 digits then 8 hex; the digits are random here so that a folder's name order
+  // says nothing about the chain's order.
+  const id = `${String(10_000_000_000_000 + Math.floor(Math.random() * 89_999_999_999_999))}-${randomBytes(4).toString('hex')}`;
+  const tableArn = tamper.tableArn ?? 'arn:aws:dynamodb:us-east-1:123456789012:table/Source';
+  const exportTime = tamper.exportTime ?? '2026-11-01T00:00:00.000Z';
+  const window = tamper.window ?? { from: '2026-11-01T00:00:00.000Z', to: '2026-11-01T01:00:00.000Z' };
   const folder = `${prefix}/AWSDynamoDB/${id}`;
   const files: Record<string, Buffer> = {};
   const manifestLines: string[] = [];
@@ -55,14 +72,16 @@ export function buildExport(
   const filesText = `${manifestLines.join('\n')}\n`;
   files[`${folder}/manifest-files.json`] = Buffer.from(filesText);
   files[`${folder}/manifest-files.checksum`] = Buffer.from(createHash('md5').update(filesText).digest('hex'));
-  const summary = {
+  // As AWS writes it: a full export has exportTime (the instant of the snapshot); an incremental export
+  // has exportFromTime and exportToTime (its window) and outputView instead.
+  const summary: Record<string, unknown> = {
     version: '2023-08-01',
-    exportArn: `arn:aws:dynamodb:us-east-1:123456789012:table/Source/export/${id}`,
-    startTime: '2026-11-01T00:00:00.000Z',
-    endTime: '2026-11-01T00:05:00.000Z',
-    tableArn: 'arn:aws:dynamodb:us-east-1:123456789012:table/Source',
+    exportArn: `${tableArn}/export/${id}`,
+    startTime: '2026-11-02T00:00:00.000Z',
+    endTime: '2026-11-02T00:05:00.000Z',
+    tableArn,
     tableId: '12345a12-abcd-123a-ab12-1234abc12345',
-    exportTime: '2026-11-01T00:00:00.000Z',
+    ...(kind === 'FULL_EXPORT' ? { exportTime } : { exportFromTime: window.from, exportToTime: window.to }),
     s3Bucket: 'source-bucket',
     s3Prefix: prefix,
     s3SseAlgorithm: 'AES256',
@@ -72,10 +91,9 @@ export function buildExport(
     itemCount: total,
     outputFormat: tamper.ion ? 'ION' : 'DYNAMODB_JSON',
     exportType: kind,
-    ...(kind === 'INCREMENTAL_EXPORT'
-      ? { outputView: 'NEW_AND_OLD_IMAGES', exportFromTime: '2026-11-01T00:00:00.000Z', exportToTime: '2026-11-01T01:00:00.000Z' }
-      : {}),
+    ...(kind === 'INCREMENTAL_EXPORT' ? { outputView: 'NEW_AND_OLD_IMAGES' } : {}),
   };
+  for (const field of tamper.omit ?? []) Reflect.deleteProperty(summary, field);
   const summaryText = JSON.stringify(summary);
   files[`${folder}/manifest-summary.json`] = Buffer.from(summaryText);
   files[`${folder}/manifest-summary.checksum`] = Buffer.from(createHash('md5').update(summaryText).digest('hex'));
