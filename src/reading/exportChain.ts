@@ -11,8 +11,8 @@
  *
  * The rules, after the full export (time T) or the previous incremental (end E):
  * - gap: the next incremental starts after T (or E): the changes made in between are in no export;
- * - overlap: the next incremental starts before the previous incremental's end E: the changes of that
- *   time are in both, and a chain's windows meet end to start;
+ * - overlap: the next incremental starts a second or more before the previous incremental's end E: the
+ *   changes of that time are in both, and a chain's windows meet end to start (under a second: ROUNDING_MS);
  * - a first incremental may start before T (its changes before T are already in the full export, and
  *   its records, the items as at its end, replay them to the same values), but must end after T: one
  *   that ends at or before T would take items back to values older than the full export's;
@@ -48,6 +48,14 @@ export function manifestTime(value: unknown): number | undefined {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * An overlap under a second is not one: the API takes whole seconds (ExportFromTime "counted in seconds"),
+ * so an incremental from the previous one's exportToTime may start up to a second before it. Replaying
+ * a change already applied leaves the same value (each record is the item as at its window's end, and
+ * the windows still end in order), so rounding that way is safe; a gap, however small, is not tolerated.
+ */
+const ROUNDING_MS = 1000;
 
 /** A key that sorts a full export first, by its time, then incrementals by window start, then end. */
 function sortKey(e: ExportManifest): [number, number, number] {
@@ -124,10 +132,10 @@ export function chainProblems(given: readonly ExportManifest[]): ChainProblem[] 
   if (problems.some((p) => p.kind === 'unknown')) return problems;
   const ordered = chainOrder(given);
   if (ordered.some((e, i) => e !== given[i])) {
-    const fullLate = fulls.length === 1 && given[0] !== fulls[0];
+    const fullLate = fulls.length > 0 && given[0]!.type !== 'FULL_EXPORT';
     problems.push({
       kind: 'order',
-      message: `${fullLate ? `the full export ${fulls[0]!.name} is not first` : 'the incrementals are out of order'}: given ${given.map((e) => e.name).join(', ')}; in chain order (the full export, then incrementals by their windows): ${ordered.map(describe).join(', ')}`,
+      message: `${fullLate ? `the full export ${fulls[0]!.name} is not first` : 'the exports are out of order'}: given ${given.map((e) => e.name).join(', ')}; in chain order (the full export, then incrementals by their windows): ${ordered.map(describe).join(', ')}`,
     });
   }
   // The time the table has reached in the chain so far, and the export that took it there.
@@ -145,7 +153,7 @@ export function chainProblems(given: readonly ExportManifest[]): ChainProblem[] 
     const what = by.type === 'FULL_EXPORT' ? `the full export ${by.name} is the table at ${iso(time)}` : `${by.name} ends at ${iso(time)}`;
     if (e.fromTime! > time)
       problems.push({ kind: 'gap', message: `gap: ${what}, but ${e.name} starts at ${iso(e.fromTime!)}: changes made in between are in no export given` });
-    else if (by.type === 'INCREMENTAL_EXPORT' && e.fromTime! < time)
+    else if (by.type === 'INCREMENTAL_EXPORT' && time - e.fromTime! >= ROUNDING_MS)
       problems.push({
         kind: 'overlap',
         message: `overlap: ${what}, but ${e.name} starts before, at ${iso(e.fromTime!)}: a chain's windows meet end to start (each incremental from the previous one's exportToTime)`,

@@ -47,7 +47,7 @@ describe('chainProblems', () => {
     const problems = chainProblems([full('FULL', 0), inc('INCR2', 1, 2), inc('INCR1', 0, 1)]);
     expect(problems.map((p) => p.kind)).toEqual(['order']);
     expect(problems[0]!.message).toMatch(
-      /incrementals are out of order: given FULL, INCR2, INCR1; in chain order .*: FULL \(full, .*\), INCR1 \(incremental, .*\), INCR2 \(incremental/,
+      /exports are out of order: given FULL, INCR2, INCR1; in chain order .*: FULL \(full, .*\), INCR1 \(incremental, .*\), INCR2 \(incremental/,
     );
     const late = chainProblems([inc('I1', 0, 1), full('F', 0)]);
     expect(late.map((p) => p.kind)).toEqual(['order']);
@@ -68,6 +68,12 @@ describe('chainProblems', () => {
     expect(overlap[0]!.message).toMatch(/overlap: I1 ends at 2026-11-01T02:00:00.000Z, but I2 starts before, at 2026-11-01T01:00:00.000Z/);
     expect(kinds([full('F', 0), inc('I1', 0, 3), inc('I2', 1, 2)])).toEqual(['overlap']);
     expect(kinds([full('F', 0), inc('I1', 0, 1), inc('again', 0, 1)])).toEqual(['overlap']);
+    // Under a second: the API's whole seconds, not an overlap; a second is one. A gap of 1 ms is a gap.
+    const at = (e: ExportManifest, fromTime: number) => ({ ...e, fromTime });
+    expect(kinds([full('F', 0), inc('I1', 0, 1), at(inc('I2', 1, 2), h(1) - 999)])).toEqual([]);
+    expect(kinds([full('F', 0), inc('I1', 0, 1), at(inc('I2', 1, 2), h(1) - 1000)])).toEqual(['overlap']);
+    expect(kinds([full('F', 0), inc('I1', 0, 1), at(inc('I2', 1, 2), h(1) + 1)])).toEqual(['gap']);
+    expect(kinds([full('F', 0), at(inc('I1', 0, 1), h(0) + 1)])).toEqual(['gap']);
   });
 
   it('several tables, two full exports, a manifest without its times or table', () => {
@@ -102,11 +108,11 @@ describe('checkExportChain', () => {
     }
     expect(error).toBeInstanceOf(LoaderError);
     expect((error as LoaderError).code).toBe('INVALID_OPTION');
-    expect((error as LoaderError).message).toMatch(/do not form one chain.*nothing was written:\n {2}- the incrementals are out of order/s);
+    expect((error as LoaderError).message).toMatch(/do not form one chain.*nothing was written:\n {2}- the exports are out of order/s);
     expect((error as LoaderError).message).toMatch(/--allow-broken-export-chain to load them as given \(the table may miss changes/);
     const warnings = checkExportChain(given, true);
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/^--allow-broken-export-chain: .*loaded as given.*\n {2}- the incrementals are out of order/s);
+    expect(warnings[0]).toMatch(/^--allow-broken-export-chain: .*loaded as given.*\n {2}- the exports are out of order/s);
     expect(checkExportChain([full('F', 0), inc('I1', 0, 1)], false)).toEqual([]);
   });
 });
