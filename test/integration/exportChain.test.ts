@@ -60,7 +60,7 @@ async function refused(options: Parameters<typeof run>[0], want: State): Promise
   try {
     const result = await run(options);
     const d = diff(await tableState(options.table), want);
-    throw new Error(`expected a refusal, got ${JSON.stringify({ ...result.counters, ...d })}`);
+    throw new Error(`expected a refusal, got ${JSON.stringify({ rowsRead: result.rowsRead, written: result.written, rejected: result.rejected, ...d })}`);
   } catch (error) {
     if (!(error instanceof LoaderError)) throw error;
     return error;
