@@ -139,6 +139,14 @@ export async function exportsBelow(
     );
   }
   const others = files.filter((f) => !dirs.some((d) => inside(f, d)) && isData(f));
+  // Data under AWSDynamoDB/<ExportId>/ without that folder's manifest: an export not finished, or copied without it.
+  const unfinished = /^(?:.*\/)?AWSDynamoDB\/[^/]+(?=\/)/.exec(others.find((f) => /(?:^|\/)AWSDynamoDB\/[^/]+\//.test(f)) ?? '')?.[0];
+  if (unfinished !== undefined)
+    throw new LoaderError(
+      'INPUT_UNREADABLE',
+      `${join(root, unfinished)} holds export data files but no manifest-summary.json: the export is not finished, or was copied without its manifests; wait for it to finish, or pass the export folders wanted`,
+      { file: join(root, unfinished) },
+    );
   if (others.length > 0)
     throw new LoaderError(
       'INVALID_OPTION',

@@ -54,7 +54,9 @@ describe('exportsBelow', () => {
       /root holds DynamoDB exports \(root\/p\/AWSDynamoDB\/9-zz, .*\) and other files \(root\/notes\.csv\)/,
     );
     // An export still being written (data files, no manifest yet) beside finished ones: refused, not read as plain data.
-    await expect(exportsBelow('root', [...files, 'p/AWSDynamoDB/7-xx/data/b.json.gz'], folderAt, isDataPath)).rejects.toThrow(/other files/);
+    await expect(exportsBelow('root', [...files, 'p/AWSDynamoDB/7-xx/data/b.json.gz'], folderAt, isDataPath)).rejects.toThrow(
+      /root\/p\/AWSDynamoDB\/7-xx holds export data files but no manifest-summary.json: the export is not finished/,
+    );
     await expect(exportsBelow('root', [...files, 'p/AWSDynamoDB/9-zz/old/manifest-summary.json'], folderAt, isDataPath)).rejects.toThrow(
       /the export folder root\/p\/AWSDynamoDB\/9-zz\/old is inside the export folder root\/p\/AWSDynamoDB\/9-zz/,
     );
