@@ -7,6 +7,7 @@ import { TIMESTAMP_MODES } from '../typing/temporal.js';
 import { load } from '../load/load.js';
 import { estimate } from '../estimating/estimate.js';
 import { DEFAULT_PRICES } from '../estimating/costEstimate.js';
+import { BROKEN_CHAIN_RISK } from '../reading/exportChain.js';
 import { estimateJson, formatEstimate } from '../reporting/estimateReport.js';
 import type { LoadResult } from '../reporting/result.js';
 import type { LoadEvent } from '../reporting/events.js';
@@ -173,6 +174,10 @@ function addLoadOptions(command: Command): Command {
     .option('--ca-bundle <file>', 'PEM file of CA certificates to trust (a TLS-inspecting proxy); default: AWS_CA_BUNDLE')
     .option('--s3-endpoint-url <url>', 'S3 endpoint for s3:// inputs, e.g. an S3-compatible server (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL)')
     .option('--s3-path-style', 'path-style S3 addressing (bucket in the path), for S3-compatible servers')
+    .option(
+      '--allow-broken-export-chain',
+      `load DynamoDB exports in the order given even when their manifests say they are not one chain (out of order, a gap or overlap, two full exports, several tables): ${BROKEN_CHAIN_RISK}`,
+    )
     .option('--delete', 'every row is a delete of its key (a delete list): DeleteRequest instead of PutRequest; other attributes are ignored')
     .option('--operation-column <name>', 'attribute that says "put" or "delete" for each row (dropped from the item); empty means put (delete with --delete)')
     .addOption(new Option('--input-format <format>', 'input format (default: from the file extension, else from the first bytes)').choices([...INPUT_FORMATS]))

@@ -32,6 +32,7 @@ export interface LoadFlags {
   caBundle?: string;
   s3EndpointUrl?: string;
   s3PathStyle?: boolean;
+  allowBrokenExportChain?: boolean;
   delete?: boolean;
   operationColumn?: string;
   inputFormat?: InputFormat;
@@ -349,6 +350,7 @@ export async function toLoadOptions(input: string | string[], flags: LoadFlags, 
   if (flags.caBundle) options.caBundle = flags.caBundle;
   if (flags.s3EndpointUrl) options.s3Endpoint = flags.s3EndpointUrl;
   if (flags.s3PathStyle) options.s3PathStyle = true;
+  if (flags.allowBrokenExportChain) options.allowBrokenExportChain = true;
   if (flags.delete) options.delete = true;
   if (flags.operationColumn !== undefined) options.operationColumn = flags.operationColumn;
   return options;

@@ -111,6 +111,12 @@ export interface LoadOptions {
   s3Endpoint?: string;
   /** Path-style S3 addressing (bucket in the path), for S3-compatible servers. @default false */
   s3PathStyle?: boolean;
+  /**
+   * Load DynamoDB exports in the order given even when their manifests say they are not one chain (out of
+   * order, a gap or overlap between windows, two full exports, several tables): the table may then miss
+   * changes, keep deleted or older items, or mix tables. @default false: such a load is refused
+   */
+  allowBrokenExportChain?: boolean;
   /** Every row is a delete of its key (a delete list): DeleteRequest instead of PutRequest. @default false */
   delete?: boolean;
   /** The attribute that says "put" or "delete" per row; dropped from the item. */
@@ -164,6 +170,7 @@ export interface NormalizedLoadOptions {
   caBundle: string | undefined;
   s3Endpoint: string | undefined;
   s3PathStyle: boolean;
+  allowBrokenExportChain: boolean;
   /** --delete and --operation-column; undefined when neither is given. */
   deletes: { all: boolean; column: string | undefined } | undefined;
 }
@@ -271,6 +278,7 @@ export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean }
     caBundle: raw.caBundle,
     s3Endpoint: raw.s3Endpoint,
     s3PathStyle: raw.s3PathStyle ?? false,
+    allowBrokenExportChain: raw.allowBrokenExportChain === true,
     deletes: normalizeDeletes(raw),
   };
 }

@@ -99,7 +99,9 @@ export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Pr
       return session.s3;
     },
     outputs: outputPathsOf(opts),
+    allowBrokenExportChain: opts.allowBrokenExportChain,
   });
+  for (const note of session.inputSet.notes) emit({ type: 'warning', message: note });
   const tableInfo = dryRun?.tableInfo ?? (await describeTable(session.client, ctx.aws, deps.signal));
   dryRun?.onTable?.(tableInfo);
   const keySchema = tableInfo.keySchema;

@@ -1,4 +1,5 @@
 import { LoaderError } from '../shared/errors.js';
+import { chainOrder, manifestTime, type ExportManifest } from './exportChain.js';
 import type { InputPart } from './inputPart.js';
 import type { ListedPart } from './inputSet.js';
 
@@ -26,6 +27,28 @@ export interface FoundExport {
   /** Items (or change records) the manifest counts, in total. */
   items: number;
   parts: ListedPart[];
+  /** What its manifest-summary.json says of its place in a chain (exportChain.ts). */
+  manifest: ExportManifest;
+}
+
+/** An export of the input set: its folder, its manifest's totals, and the folder of exports it was found in. */
+export interface ListedExport {
+  name: string;
+  items: number;
+  parts: number;
+  manifest: ExportManifest;
+  /** The input (a folder or prefix that holds several exports) it was found below; undefined: given itself. */
+  within?: string | undefined;
+}
+
+/** Records the exports found for one input, in the order given, and returns their parts in that order. */
+export function partsOfExports(found: readonly FoundExport[], exports: ListedExport[], within?: string): ListedPart[] {
+  const parts: ListedPart[] = [];
+  for (const e of found) {
+    exports.push({ name: e.manifest.name, items: e.items, parts: e.parts.length, manifest: e.manifest, within });
+    parts.push(...e.parts);
+  }
+  return parts;
 }
 
 /** The export in `folder`, when it holds manifest-summary.json; undefined otherwise. */
@@ -62,7 +85,15 @@ export async function exportOfFolder(folder: ExportFolder): Promise<FoundExport 
     counted += count as number;
   }
   if (counted !== items) throw bad(`manifest-files.json counts ${counted} items, manifest-summary.json ${String(items)}`);
-  return { kind, items: items as number, parts };
+  const manifest: ExportManifest = {
+    name: folder.name,
+    type,
+    tableArn: typeof summary.tableArn === 'string' && summary.tableArn !== '' ? summary.tableArn : undefined,
+    exportTime: manifestTime(summary.exportTime),
+    fromTime: manifestTime(summary.exportFromTime),
+    toTime: manifestTime(summary.exportToTime),
+  };
+  return { kind, items: items as number, parts, manifest };
 }
 
 function parseObject(text: string, error: () => LoaderError): Record<string, unknown> {
@@ -75,3 +106,66 @@ function parseObject(text: string, error: () => LoaderError): Record<string, unk
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw error();
   return value as Record<string, unknown>;
 }
+
+const SUMMARY = 'manifest-summary.json';
+
+/**
+ * The exports below a folder or prefix given as input that is not itself an export folder: DynamoDB's
+ * own layout `<prefix>/AWSDynamoDB/<ExportId>/`, given as `.../AWSDynamoDB/` or as `<prefix>/`, or any
+ * folder with export folders below it. `files` are every file's path under it, relative, with "/"
+ * between names. Each folder that holds manifest-summary.json is an export, read by exportOfFolder; the
+ * exports come back in chain order (full first, then incrementals by window), which exportChain.ts then
+ * checks. Undefined when no manifest is below: plain data. Refused: an export inside another, and data
+ * files beside the exports (the folder would be half export, half plain data: which goes first?).
+ */
+export async function exportsBelow(
+  root: string,
+  files: readonly string[],
+  folderAt: (relative: string) => ExportFolder,
+  isData: (relative: string) => boolean,
+): Promise<FoundExport[] | undefined> {
+  const dirs = files.filter((f) => f === SUMMARY || f.endsWith(`/${SUMMARY}`)).map((f) => f.slice(0, -SUMMARY.length).replace(/\/$/, ''));
+  if (dirs.length === 0) return undefined;
+  const inside = (file: string, dir: string) => dir === '' || file.startsWith(`${dir}/`);
+  const nested = dirs.find((d) => dirs.some((other) => other !== d && inside(d, other)));
+  if (nested !== undefined) {
+    const outer = dirs.find((other) => other !== nested && inside(nested, other))!;
+    throw new LoaderError(
+      'INPUT_UNREADABLE',
+      `${root}: the export folder ${join(root, nested)} is inside the export folder ${join(root, outer)}; pass the export wanted`,
+      {
+        file: join(root, nested),
+      },
+    );
+  }
+  const others = files.filter((f) => !dirs.some((d) => inside(f, d)) && isData(f));
+  // Data under AWSDynamoDB/<ExportId>/ without that folder's manifest: an export not finished, or copied without it.
+  const unfinished = /^(?:.*\/)?AWSDynamoDB\/[^/]+(?=\/)/.exec(others.find((f) => /(?:^|\/)AWSDynamoDB\/[^/]+\//.test(f)) ?? '')?.[0];
+  if (unfinished !== undefined)
+    throw new LoaderError(
+      'INPUT_UNREADABLE',
+      `${join(root, unfinished)} holds export data files but no manifest-summary.json: the export is not finished, or was copied without its manifests; wait for it to finish, or pass the export folders wanted`,
+      { file: join(root, unfinished) },
+    );
+  if (others.length > 0)
+    throw new LoaderError(
+      'INVALID_OPTION',
+      `${root} holds DynamoDB exports (${dirs.map((d) => join(root, d)).join(', ')}) and other files (${others
+        .slice(0, 3)
+        .map((f) => join(root, f))
+        .join(', ')}${others.length > 3 ? `, and ${others.length - 3} more` : ''}); ` +
+        'a folder is read as its exports or as plain data, not both: pass the exports and the other files as separate inputs',
+      { file: join(root, others[0]!) },
+    );
+  const found: FoundExport[] = [];
+  for (const dir of dirs) {
+    const exported = await exportOfFolder(folderAt(dir));
+    if (exported === undefined)
+      throw new LoaderError('INPUT_NOT_FOUND', `${join(root, dir)}/${SUMMARY} disappeared while the input was listed`, { file: join(root, dir) });
+    found.push(exported);
+  }
+  const ordered = chainOrder(found.map((f) => f.manifest));
+  return ordered.map((m) => found.find((f) => f.manifest === m)!);
+}
+
+const join = (root: string, relative: string) => (relative === '' ? root : `${root.replace(/\/+$/, '')}/${relative}`);

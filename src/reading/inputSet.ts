@@ -1,9 +1,10 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { LoaderError } from '../shared/errors.js';
 import { localPart, type InputPart, type PartOutline } from './inputPart.js';
-import { exportOfFolder, type ExportKind } from './dynamodbExport.js';
+import { exportOfFolder, exportsBelow, partsOfExports, type ExportKind, type ListedExport } from './dynamodbExport.js';
+import { checkExportChain } from './exportChain.js';
 import { globBase, globMatcher, hasGlob } from './glob.js';
 import type { S3Access } from './s3Part.js';
 import type { InputFormat } from '../load/options.js';
@@ -25,9 +26,11 @@ export interface InputSet {
   parts: ListedPart[];
   /** The arguments as given, for messages. */
   name: string;
-  /** The exports found, with their manifests' total item counts (checked once every part is read). */
-  exports: { name: string; items: number; parts: number }[];
+  /** The exports found, in the order they are read, with their manifests (checked as one chain when listed). */
+  exports: ListedExport[];
   totalBytes: number | undefined;
+  /** What the listing has to say before the load starts (exports put in chain order, a chain let through). */
+  notes: string[];
 }
 
 export interface ListContext {
@@ -37,6 +40,8 @@ export interface ListContext {
   s3: () => Promise<S3Access>;
   /** Files the load writes: never read as input, even inside a folder given as input. */
   outputs: readonly string[];
+  /** --allow-broken-export-chain: DynamoDB exports that do not form one chain are loaded as given. */
+  allowBrokenExportChain?: boolean | undefined;
 }
 
 /** Names in a folder or prefix that are not data: hidden files, Spark's _SUCCESS and .crc, the loader's own outputs. */
@@ -70,12 +75,20 @@ export async function listInputs(args: readonly string[], ctx: ListContext): Pro
       throw new LoaderError('INVALID_OPTION', `${part.name} is given twice (by two of the inputs); each file is read once per load`, { file: part.name });
     seen.add(id);
   }
+  // Every export of the load, whichever input it came from, before any part is read (issue 29 items 8, 9).
+  const notes = [
+    ...exportFolderNotes(exports),
+    ...checkExportChain(
+      exports.map((e) => e.manifest),
+      ctx.allowBrokenExportChain ?? false,
+    ),
+  ];
   const sizes = parts.map((p) => p.part.size);
   const totalBytes = sizes.every((s) => s !== undefined) ? sizes.reduce((a, b) => a! + b!, 0) : undefined;
-  return { parts, name: args.join(' '), exports, totalBytes };
+  return { parts, name: args.join(' '), exports, totalBytes, notes };
 }
 
-async function listOne(arg: string, ctx: ListContext, outputs: ReadonlySet<string>, exports: InputSet['exports']): Promise<ListedPart[]> {
+async function listOne(arg: string, ctx: ListContext, outputs: ReadonlySet<string>, exports: ListedExport[]): Promise<ListedPart[]> {
   if (arg === '-') return [{ part: stdinPart(ctx.stdin) }];
   if (arg.startsWith('s3://')) {
     const s3 = await ctx.s3();
@@ -96,13 +109,34 @@ async function listOne(arg: string, ctx: ListContext, outputs: ReadonlySet<strin
   });
   if (!info.isDirectory()) return [{ part: await localPart(arg) }];
   const exported = await exportOfFolder(localFolder(arg));
-  if (exported) {
-    exports.push({ name: arg, items: exported.items, parts: exported.parts.length });
-    return exported.parts;
-  }
+  if (exported) return partsOfExports([exported], exports);
+  // Export folders below it (AWSDynamoDB/<ExportId>/): never read as plain data.
+  const below = await exportsBelow(arg, await everyFileUnder(arg), (dir) => localFolder(join(arg, dir)), isDataPath);
+  if (below) return partsOfExports(below, exports, arg);
   const parts: ListedPart[] = [];
   for (const path of await filesUnder(arg)) if (!outputs.has(resolve(path))) parts.push({ part: await localPart(path) });
   return parts;
+}
+
+/** A path under a folder given as input is data when none of its names is hidden, a marker or a manifest. */
+export const isDataPath = (relative: string) => relative.split('/').every((name) => name === '' || isDataName(name));
+
+/** Every file under `dir` (any name), relative to it, "/" between names: where export manifests are looked for. */
+async function everyFileUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries.filter((e) => !e.isDirectory()).map((e) => relative(dir, join(e.parentPath, e.name)).split(sep).join('/'));
+}
+
+/** For each folder that held several exports: which, in the chain order they are read. */
+function exportFolderNotes(exports: readonly ListedExport[]): string[] {
+  const notes: string[] = [];
+  for (const within of new Set(exports.map((e) => e.within))) {
+    if (within === undefined) continue;
+    const found = exports.filter((e) => e.within === within);
+    const order = found.map((e) => `${e.name} (${e.manifest.type === 'FULL_EXPORT' ? 'full' : 'incremental'})`);
+    notes.push(`${within} holds ${found.length} DynamoDB export${found.length === 1 ? '' : 's'}, read in chain order: ${order.join(', ')}`);
+  }
+  return notes;
 }
 
 /** A local folder as export.ts reads it. */

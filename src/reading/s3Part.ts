@@ -5,9 +5,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { LoaderError } from '../shared/errors.js';
 import { caBundleFrom, proxyConfigured, regionFrom, type Env } from '../writing/awsEnv.js';
 import { EnvProxyAgent } from '../writing/proxyAgent.js';
-import { exportOfFolder } from './dynamodbExport.js';
+import { exportOfFolder, exportsBelow, partsOfExports, type ExportFolder, type ListedExport } from './dynamodbExport.js';
 import type { InputPart } from './inputPart.js';
-import { byBytes, isDataName, type InputSet, type ListedPart } from './inputSet.js';
+import { byBytes, isDataName, isDataPath, type ListedPart } from './inputSet.js';
 
 /** How a load reaches S3: the DynamoDB client's conventions (default credential chain, region, proxy, CA). */
 export interface S3Options {
@@ -23,7 +23,7 @@ export interface S3Options {
 
 export interface S3Access {
   /** The parts of s3://bucket/key (one object) or s3://bucket/prefix (its objects, or the export it holds). */
-  list(url: string, exports: InputSet['exports']): Promise<ListedPart[]>;
+  list(url: string, exports: ListedExport[]): Promise<ListedPart[]>;
   destroy(): void;
 }
 
@@ -66,22 +66,17 @@ export function parseS3Url(url: string): { bucket: string; key: string } {
   return { bucket: m[1]!, key: m[2]! };
 }
 
-async function listS3(client: S3Client, url: string, exports: InputSet['exports']): Promise<ListedPart[]> {
+async function listS3(client: S3Client, url: string, exports: ListedExport[]): Promise<ListedPart[]> {
   const { bucket, key } = parseS3Url(url);
   if (key !== '' && !key.endsWith('/')) {
     const one = await headPart(client, bucket, key, true);
     if (one) return [{ part: one }];
   }
   const prefix = key === '' || key.endsWith('/') ? key : `${key}/`;
-  const found = await exportOfFolder({
-    name: `s3://${bucket}/${prefix.replace(/\/$/, '')}`,
-    readText: (name) => getText(client, bucket, `${prefix}${name}`),
-    part: async (name) => (await headPart(client, bucket, `${prefix}${name}`, false))!,
-  });
-  if (found) {
-    exports.push({ name: url, items: found.items, parts: found.parts.length });
-    return found.parts;
-  }
+  const found = await exportOfFolder(s3Folder(client, bucket, prefix));
+  if (found) return partsOfExports([found], exports);
+  /** Every key under the prefix, any name, relative: where export manifests below are looked for. */
+  const every: string[] = [];
   const parts: ListedPart[] = [];
   const objects: { key: string; size: number; etag: string }[] = [];
   let token: string | undefined;
@@ -91,13 +86,26 @@ async function listS3(client: S3Client, url: string, exports: InputSet['exports'
     );
     for (const o of page.Contents ?? []) {
       const relative = o.Key!.slice(prefix.length);
+      every.push(relative);
       if (relative.split('/').every((segment) => segment !== '' && isDataName(segment))) objects.push({ key: o.Key!, size: o.Size ?? 0, etag: o.ETag ?? '' });
     }
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token);
+  // Export folders below the prefix (AWSDynamoDB/<ExportId>/): never read as plain data.
+  const below = await exportsBelow(`s3://${bucket}/${prefix}`, every, (dir) => s3Folder(client, bucket, `${prefix}${dir}/`), isDataPath);
+  if (below) return partsOfExports(below, exports, url);
   objects.sort((a, b) => byBytes(a.key, b.key));
   for (const o of objects) parts.push({ part: s3Part(client, bucket, o.key, o.size, o.etag) });
   return parts;
+}
+
+/** A prefix (ending in "/", or empty) as export.ts reads it. */
+function s3Folder(client: S3Client, bucket: string, prefix: string): ExportFolder {
+  return {
+    name: `s3://${bucket}/${prefix.replace(/\/$/, '')}`,
+    readText: (name) => getText(client, bucket, `${prefix}${name}`),
+    part: async (name) => (await headPart(client, bucket, `${prefix}${name}`, false))!,
+  };
 }
 
 async function headPart(client: S3Client, bucket: string, key: string, mayBeMissing: boolean): Promise<InputPart | undefined> {

@@ -44,6 +44,7 @@ describe('normalizeOptions: defaults', () => {
       profile: undefined,
       endpoint: undefined,
       s3PathStyle: false,
+      allowBrokenExportChain: false,
     });
     expect([DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS]).toEqual([8, 15, 30_000]);
   });
