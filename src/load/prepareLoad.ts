@@ -21,7 +21,7 @@ import type { OrderMode } from '../ordering/order.js';
 import { MIN_STRIPE_BYTES, planStripes, readStripes, recordGroup, stripeCount } from './stripedRecords.js';
 import { packageVersion } from './toolVersion.js';
 import { indexKeyAttributes } from '../typing/indexKeys.js';
-import { checkTypesAgainstKeys, formatFromName, type InputFormat } from './options.js';
+import { checkTypesAgainstKeys, delimiterOf, formatFromName, type InputFormat } from './options.js';
 import { DEFAULT_BACKOFF } from '../writing/backoff.js';
 import { withDirectBatchWrites } from '../writing/directSend.js';
 import { dynamoSink, recordingSink, type BatchSink } from '../writing/batchSink.js';
@@ -181,11 +181,11 @@ async function readingOf(
   const path = plainLocalFile(session);
   if (path === undefined || format === undefined) return notStriped();
   const syntax = format === 'csv' ? 'csv' : 'jsonl';
-  const how = { syntax, delimiter: opts.delimiter, columns: opts.columns } as const;
+  const file = session.inputSet!.parts[0]!.part.name;
+  const how = { syntax, delimiter: delimiterOf(file, opts.delimiter), columns: opts.columns } as const;
   // The tests cut small files into many stripes; users never need to.
   const minBytes = Number(process.env['DDB_SPREAD_TEST_STRIPE_BYTES'] ?? MIN_STRIPE_BYTES);
   const parts = INPUT_SYNTAX.has(format) ? await stripeCount(path, input.totalBytes, how, minBytes) : 0;
-  const file = session.inputSet!.parts[0]!.part.name;
   const plan =
     parts >= 2
       ? await planStripes({

@@ -2,7 +2,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { PassThrough, type Readable } from 'node:stream';
 import { LoaderError } from '../shared/errors.js';
 import type { RecordFlavor, SourceRecord } from '../typing/planRow.js';
-import { formatFromName, type InputFormat } from '../load/options.js';
+import { delimiterOf, formatFromName, type InputFormat } from '../load/options.js';
 import { detectFormat } from './detectFormat.js';
 import type { InputPart } from './inputPart.js';
 import type { InputSet, ListedPart, PartFormat } from './inputSet.js';
@@ -27,7 +27,8 @@ export interface OpenedInputSet {
 export interface ReadSetOptions {
   /** --input-format: every part is read so; undefined: each by its name, else its first bytes. */
   format: InputFormat | undefined;
-  csv: { delimiter: string; columns: string[] | undefined };
+  /** `delimiter`: --delimiter for every part; undefined: each part's by its own name (delimiterOf). */
+  csv: { delimiter: string | undefined; columns: string[] | undefined };
 }
 
 /**
@@ -47,7 +48,8 @@ export function recordsOfPart(opened: OpenedInput, format: PartFormat, csv: Read
       // Tagged: in a set, a part found to be DynamoDB JSON by its first bytes is read so whatever the others are.
       return tagged(readJsonLines(opened.stream, opened.name), 'ddb-json');
     default:
-      return readRecords(opened, format, csv);
+      // Each part's delimiter by its own name (a.csv and b.tsv in one set), unless --delimiter says for all.
+      return readRecords(opened, format, { ...csv, delimiter: delimiterOf(opened.name, csv.delimiter) });
   }
 }
 

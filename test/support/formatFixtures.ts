@@ -3,6 +3,7 @@
  * binary fixture has to be trusted. bzip2 fixtures are committed with their script
  * (scripts/makeFormatFixtures.sh): Node has no bzip2 encoder.
  */
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import * as zlib from 'node:zlib';
 import { parquetWriteBuffer } from 'hyparquet-writer';
@@ -31,10 +32,11 @@ const WRITE_COMPRESSORS = {
   ZSTD: (input: Uint8Array) => new Uint8Array(zstd(Buffer.from(input))),
 };
 
-/** zstd with Node's own encoder (Node 22.15+, the runtime the tests run on). */
+/** zstd with Node's own encoder (Node 22.15+), else the zstd command (Node 20 has no zstd encoder). */
 export function zstd(data: string | Buffer): Buffer {
-  const compress = (zlib as unknown as { zstdCompressSync: (b: Buffer) => Buffer }).zstdCompressSync;
-  return compress(Buffer.from(data));
+  const compress = (zlib as unknown as { zstdCompressSync?: (b: Buffer) => Buffer }).zstdCompressSync;
+  if (compress) return compress(Buffer.from(data));
+  return execFileSync('zstd', ['-q', '-c'], { input: Buffer.from(data), maxBuffer: 1024 * 1024 * 1024 });
 }
 
 /** The schema elements of the kinds of column a warehouse writes, for one file that holds them all. */
