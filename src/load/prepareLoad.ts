@@ -128,7 +128,11 @@ export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Pr
   const shard = opts.shard ? resolveShardOptions({ ...opts.shard, seed: (session.checkpoint?.file.shardSeed ?? seed)! }, keySchema, opts.table) : undefined;
   // A dry run writes nothing, so there is no manifest to keep.
   if (shard && !dryRun) session.manifest = new ShardManifest(opts.table, packageVersion(), shard);
-  const input = readInputSet(session.inputSet, { format: opts.inputFormat, csv: { delimiter: opts.delimiter, columns: opts.columns } });
+  const input = readInputSet(session.inputSet, {
+    format: opts.inputFormat,
+    csv: { delimiter: opts.delimiter, columns: opts.columns },
+    ...(deps.signal ? { signal: deps.signal } : {}),
+  });
   session.input = input;
   const format = await loadFormatOf(session);
   // Written now as well as at the end: a bad path fails before any row, and a crash leaves a manifest.
