@@ -3,6 +3,8 @@
  * the load's thread: 100% CPU forever, SIGTERM ignored. Decoded in a worker now, the file ends the load
  * with an error naming it (the rows before it are written and counted), and a signal always stops it.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -62,20 +64,32 @@ describe('a corrupt Parquet page (issue 29 item 15)', () => {
     const table = await newTable({ partitionKey: { name: 'pk', type: 'S' } });
     const input = join(dir(), `spin-${signal}.parquet`);
     await writeFile(input, corrupt);
+    // Long past the signal: only the signal can end this run. Sent once the load says it started (its
+    // handlers are in place then), and a moment later, while the decoder spins.
+    const child = spawn(process.execPath, [BIN, 'load', input, '--table', table, '--stop-timeout', '5'], {
+      cwd: dir(),
+      env: { ...localEnv(endpoint), DDB_SPREAD_TEST_PARQUET_STALL_MS: '600000' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
     let sentAt = 0;
-    const started = Date.now();
-    // Long past the signal: only the signal can end this run.
-    const run = await cli(
-      ['load', input, '--table', table, '--stop-timeout', '5'],
-      { DDB_SPREAD_TEST_PARQUET_STALL_MS: '600000' },
-      {
-        signal,
-        when: () => Date.now() - started > 4_000 && (sentAt = Date.now()) > 0,
-      },
-    );
-    expect(sentAt).toBeGreaterThan(0);
-    expect(run.signal).toBeNull();
-    expect(run.code, run.stderr).toBe(signal === 'SIGTERM' ? 143 : 130);
+    child.stdout.resume();
+    child.stderr.setEncoding('utf8').on('data', (s: string) => {
+      stderr += s;
+      if (!sentAt && /ddb-spread: rate:/.test(stderr)) {
+        sentAt = -1;
+        setTimeout(() => {
+          sentAt = Date.now();
+          child.kill(signal);
+        }, 1_500);
+      }
+    });
+    const killer = setTimeout(() => child.kill('SIGKILL'), 50_000);
+    const [code, killedBy] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+    clearTimeout(killer);
+    expect(sentAt, stderr).toBeGreaterThan(0);
+    expect(killedBy, stderr).toBeNull();
+    expect(code, stderr).toBe(signal === 'SIGTERM' ? 143 : 130);
     expect(Date.now() - sentAt).toBeLessThan(5_000 + 3_000);
   });
 });
