@@ -1,5 +1,5 @@
 import { DoneBatches, type BatchRange } from './doneBatches.js';
-import type { NormalizedLoadOptions } from '../load/options.js';
+import { delimiterOf, type NormalizedLoadOptions } from '../load/options.js';
 
 /**
  * Resume after a crash, the pure part. Reading, planning, every write order and the batcher are
@@ -82,7 +82,8 @@ export function writeAffectingOptions(opts: NormalizedLoadOptions): Record<strin
     inputFormat: opts.inputFormat,
     // Only when given: a checkpoint of a load without deletes looks as before.
     ...(opts.deletes ? { deletes: opts.deletes } : {}),
-    delimiter: opts.delimiter,
+    // The first input's, as before parts had each their own: a checkpoint written then still resumes.
+    delimiter: delimiterOf(opts.inputs[0] ?? '', opts.delimiter),
     columns: opts.columns ?? null,
     types: sortKeys(opts.types),
     infer: opts.infer,

@@ -181,7 +181,11 @@ function addLoadOptions(command: Command): Command {
     .option('--delete', 'every row is a delete of its key (a delete list): DeleteRequest instead of PutRequest; other attributes are ignored')
     .option('--operation-column <name>', 'attribute that says "put" or "delete" for each row (dropped from the item); empty means put (delete with --delete)')
     .addOption(new Option('--input-format <format>', 'input format (default: from the file extension, else from the first bytes)').choices([...INPUT_FORMATS]))
-    .option('--delimiter <char>', 'CSV field delimiter; "tab" for tabs (default: "," or tab for .tsv)', parseDelimiterOption)
+    .option(
+      '--delimiter <char>',
+      'CSV field delimiter for every file; "tab" for tabs (default: each file by its name: tab for .tsv, .tsv.gz, .tsv.zst…, else ",")',
+      parseDelimiterOption,
+    )
     .option('--columns <names>', 'attribute names for a CSV file without a header row, comma-separated', parseColumnsOption)
     .option('--types <list>', 'attribute types, e.g. price:N,active:BOOL,tags:SS,meta:JSON,blob:B (repeatable)', parseTypesOption)
     .option('--schema <file>', 'JSON file of attribute types, e.g. {"price":"N"}; --types wins over it')

@@ -32,7 +32,7 @@ export interface LoadOptions {
   table: string;
   /** Input format. @default from each file's extension (.csv/.tsv, .jsonl/.ndjson/.json, optionally .gz) */
   inputFormat?: InputFormat;
-  /** CSV field delimiter. @default "," ("\t" for .tsv) */
+  /** CSV field delimiter, for every part. @default each part's by its name: "\t" for .tsv (compressed or not), else "," */
   delimiter?: string;
   /** Attribute names for a CSV file without a header row. */
   columns?: string[];
@@ -143,7 +143,8 @@ export interface NormalizedLoadOptions {
   table: string;
   /** --input-format, else a single input's name; undefined: each file's by its name, else its first bytes (a DynamoDB export's from its manifest). */
   inputFormat: InputFormat | undefined;
-  delimiter: string;
+  /** --delimiter, for every part; undefined: each part's by its own name (delimiterOf). */
+  delimiter: string | undefined;
   columns: string[] | undefined;
   types: Record<string, ColumnType>;
   infer: boolean;
@@ -207,8 +208,9 @@ export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean }
     throw new LoaderError('INVALID_OPTION', `reading stdin needs --input-format (${INPUT_FORMATS.join(', ')})`);
   }
 
-  const delimiter = raw.delimiter ?? (/\.tsv(\.gz)?$/i.test(first) ? '\t' : ',');
-  if (typeof delimiter !== 'string' || delimiter.length === 0 || /[\r\n"]/.test(delimiter)) {
+  // Given: the user's word for every part. Not given: each part's own name decides as it is read (delimiterOf).
+  const delimiter = raw.delimiter;
+  if (delimiter !== undefined && (typeof delimiter !== 'string' || delimiter.length === 0 || /[\r\n"]/.test(delimiter))) {
     throw invalid('delimiter', 'a non-empty string without quotes or line breaks', delimiter);
   }
 
@@ -385,14 +387,31 @@ export function parseByteSize(text: string): number {
   return Math.round(Number(m[1]) * scale);
 }
 
+/**
+ * A name without its compression suffix (.gz, .gzip, .zst, .zstd, .bz2, .bzip2), lower case: what tells the
+ * format and the delimiter. The compression itself is read from the bytes (reading/magic.ts).
+ */
+function nameBeforeCompression(input: string): string {
+  return input.toLowerCase().replace(/\.(gz|gzip|zst|zstd|bz2|bzip2)$/, '');
+}
+
 /** The format by the name's extension (after a compression suffix); undefined when the name does not tell. */
 export function formatFromName(input: string): InputFormat | undefined {
-  const name = input.toLowerCase().replace(/\.(gz|zst|zstd|bz2)$/, '');
+  const name = nameBeforeCompression(input);
   if (name.endsWith('.csv') || name.endsWith('.tsv')) return 'csv';
   if (name.endsWith('.jsonl') || name.endsWith('.ndjson') || name.endsWith('.json')) return 'jsonl';
   if (name.endsWith('.parquet') || name.endsWith('.pq')) return 'parquet';
   if (name.endsWith('.ion')) return 'ion';
   return undefined;
+}
+
+/**
+ * A CSV part's delimiter: --delimiter when given (for every part), else by the part's own name: a tab for
+ * .tsv (whatever its compression suffix), else a comma. Each part of a set decides for itself.
+ */
+export function delimiterOf(name: string, explicit: string | undefined): string {
+  if (explicit !== undefined) return explicit;
+  return nameBeforeCompression(name).endsWith('.tsv') ? '\t' : ',';
 }
 
 /** Explicit types that contradict the table's key types are a configuration error, found before any row. */

@@ -21,7 +21,7 @@ import type { OrderMode } from '../ordering/order.js';
 import { MIN_STRIPE_BYTES, planStripes, readStripes, recordGroup, stripeCount } from './stripedRecords.js';
 import { packageVersion } from './toolVersion.js';
 import { indexKeyAttributes } from '../typing/indexKeys.js';
-import { checkTypesAgainstKeys, formatFromName, type InputFormat } from './options.js';
+import { checkTypesAgainstKeys, delimiterOf, formatFromName, type InputFormat } from './options.js';
 import { DEFAULT_BACKOFF } from '../writing/backoff.js';
 import { withDirectBatchWrites } from '../writing/directSend.js';
 import { dynamoSink, recordingSink, type BatchSink } from '../writing/batchSink.js';
@@ -130,7 +130,11 @@ export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Pr
   const shard = opts.shard ? resolveShardOptions({ ...opts.shard, seed: (session.checkpoint?.file.shardSeed ?? seed)! }, keySchema, opts.table) : undefined;
   // A dry run writes nothing, so there is no manifest to keep.
   if (shard && !dryRun) session.manifest = new ShardManifest(opts.table, packageVersion(), shard);
-  const input = readInputSet(session.inputSet, { format: opts.inputFormat, csv: { delimiter: opts.delimiter, columns: opts.columns } });
+  const input = readInputSet(session.inputSet, {
+    format: opts.inputFormat,
+    csv: { delimiter: opts.delimiter, columns: opts.columns },
+    ...(deps.signal ? { signal: deps.signal } : {}),
+  });
   session.input = input;
   const format = await loadFormatOf(session);
   // Written now as well as at the end: a bad path fails before any row, and a crash leaves a manifest.
@@ -183,11 +187,11 @@ async function readingOf(
   const path = plainLocalFile(session);
   if (path === undefined || format === undefined) return notStriped();
   const syntax = format === 'csv' ? 'csv' : 'jsonl';
-  const how = { syntax, delimiter: opts.delimiter, columns: opts.columns } as const;
+  const file = session.inputSet!.parts[0]!.part.name;
+  const how = { syntax, delimiter: delimiterOf(file, opts.delimiter), columns: opts.columns } as const;
   // The tests cut small files into many stripes; users never need to.
   const minBytes = Number(process.env['DDB_SPREAD_TEST_STRIPE_BYTES'] ?? MIN_STRIPE_BYTES);
   const parts = INPUT_SYNTAX.has(format) ? await stripeCount(path, input.totalBytes, how, minBytes) : 0;
-  const file = session.inputSet!.parts[0]!.part.name;
   const plan =
     parts >= 2
       ? await planStripes({

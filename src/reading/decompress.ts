@@ -11,13 +11,31 @@ import type { Compression } from './magic.js';
  * file, and either would drop rows silently (measured: test/unit/reading/formats.test.ts; fzstd decodes
  * 22 MB/s here against 57 MB/s, far above any write rate). bzip2 uses unbzip2-stream. Each streams with
  * backpressure, so memory stays bounded whatever the size; concatenated members, frames or streams are
- * read through. A failure (a truncated or corrupt file) comes out as an error of the returned stream,
- * where the reader names the file.
+ * read through. A failure (a truncated or corrupt file) comes out as an error of the returned stream
+ * that says so, whatever the decoder threw (unbzip2-stream throws a TypeError on a truncated file), and
+ * the reader names the file. An error of the input itself (a read error) comes out as it is.
  */
 export function decompress(input: Readable, compression: Compression): Readable {
   const decoder = decoderFor(compression);
-  input.on('error', (error) => decoder.destroy(error));
-  return input.pipe(decoder);
+  const output = new PassThrough({ highWaterMark: 256 * 1024 });
+  const ofInput = new WeakSet<Error>();
+  input.on('error', (error) => {
+    ofInput.add(error);
+    decoder.destroy(error);
+  });
+  decoder.on('error', (error: Error) => output.destroy(ofInput.has(error) ? error : damaged(compression, error)));
+  output.on('close', () => {
+    if (!decoder.destroyed) decoder.destroy();
+  });
+  return input.pipe(decoder).pipe(output);
+}
+
+/** A decoder's failure, said as what it means: the compressed bytes are truncated or corrupt. */
+function damaged(compression: Compression, error: Error): Error {
+  if (error.message.startsWith(`${compression} data is corrupt or truncated`)) return error;
+  // A TypeError or RangeError is the decoder tripping over bytes that end or break off: its text says nothing to the user.
+  const why = error instanceof TypeError || error instanceof RangeError ? 'its bytes end or break off inside a block' : error.message;
+  return new Error(`${compression} data is corrupt or truncated (${why})`, { cause: error });
 }
 
 function decoderFor(compression: Compression): Duplex {

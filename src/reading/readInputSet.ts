@@ -2,7 +2,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { PassThrough, type Readable } from 'node:stream';
 import { LoaderError } from '../shared/errors.js';
 import type { RecordFlavor, SourceRecord } from '../typing/planRow.js';
-import { formatFromName, type InputFormat } from '../load/options.js';
+import { delimiterOf, formatFromName, type InputFormat } from '../load/options.js';
 import { detectFormat } from './detectFormat.js';
 import type { InputPart } from './inputPart.js';
 import type { InputSet, ListedPart, PartFormat } from './inputSet.js';
@@ -27,7 +27,10 @@ export interface OpenedInputSet {
 export interface ReadSetOptions {
   /** --input-format: every part is read so; undefined: each by its name, else its first bytes. */
   format: InputFormat | undefined;
-  csv: { delimiter: string; columns: string[] | undefined };
+  /** `delimiter`: --delimiter for every part; undefined: each part's by its own name (delimiterOf). */
+  csv: { delimiter: string | undefined; columns: string[] | undefined };
+  /** The load's abort signal: stops a read that waits on a decoder (Parquet's worker). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -35,7 +38,7 @@ export interface ReadSetOptions {
  * plain formats; a Parquet part is read again at offsets from its path). A DynamoDB export's data file is
  * JSON lines or Ion lines, tagged so the planner reads each as an export item or change record.
  */
-export function recordsOfPart(opened: OpenedInput, format: PartFormat, csv: ReadSetOptions['csv']): AsyncGenerator<SourceRecord> {
+export function recordsOfPart(opened: OpenedInput, format: PartFormat, csv: ReadSetOptions['csv'], signal?: AbortSignal): AsyncGenerator<SourceRecord> {
   switch (format) {
     case 'export-full':
     case 'export-incremental':
@@ -47,7 +50,8 @@ export function recordsOfPart(opened: OpenedInput, format: PartFormat, csv: Read
       // Tagged: in a set, a part found to be DynamoDB JSON by its first bytes is read so whatever the others are.
       return tagged(readJsonLines(opened.stream, opened.name), 'ddb-json');
     default:
-      return readRecords(opened, format, csv);
+      // Each part's delimiter by its own name (a.csv and b.tsv in one set), unless --delimiter says for all.
+      return readRecords(opened, format, { ...csv, delimiter: delimiterOf(opened.name, csv.delimiter) }, signal);
   }
 }
 
@@ -93,7 +97,7 @@ export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInpu
         if (format === 'parquet') checkParquetPart(part);
       }
       let count = 0;
-      for await (const record of recordsOfPart(opened, format, options.csv)) {
+      for await (const record of recordsOfPart(opened, format, options.csv, options.signal)) {
         count++;
         yield record;
       }

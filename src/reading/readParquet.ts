@@ -50,8 +50,23 @@ export const EXACT_PARSERS: Partial<ParquetParsers> = {
  * column chunks are read (positional reads on `source`), so memory is bounded by the largest row group,
  * not the file. Each record's origin has `line` = the row's 1-based number in the file, and its messages
  * say "row group G row R" (both counted from 0, as Parquet tools count them); `raw` is the row as JSON.
+ * In this thread: a load reads Parquet in a worker (parquetThread.ts), which a corrupt page cannot hang.
  */
 export async function* readParquet(source: ByteSource, file: string): AsyncGenerator<SourceRecord> {
+  for await (const group of decodeRowGroups(source, file)) yield* recordsOfGroup(group, file);
+}
+
+/** One row group's rows, shaped (exact values), with each row's JSON text. */
+export interface DecodedGroup {
+  group: number;
+  /** The 0-based number of its first row in the file. */
+  rowStart: number;
+  rows: Record<string, unknown>[];
+  raws: string[];
+}
+
+/** The file's row groups decoded one after another (`onGroup` is told of each before it is decoded). */
+export async function* decodeRowGroups(source: ByteSource, file: string, onGroup?: (group: number, bytes: number) => void): AsyncGenerator<DecodedGroup> {
   const buffer = asyncBufferOf(source);
   try {
     const metadata = await footerOf(buffer, file);
@@ -60,16 +75,30 @@ export async function* readParquet(source: ByteSource, file: string): AsyncGener
     let rowStart = 0;
     for (const [group, rowGroup] of metadata.row_groups.entries()) {
       const count = Number(rowGroup.num_rows);
-      const rows = await readRowGroup(buffer, readable, rowStart, count, file, group);
-      for (let row = 0; row < rows.length; row++) {
-        const values = shapedRow(rows[row]!, shapes);
-        yield { kind: 'values', origin: { file, line: rowStart + row + 1, raw: typedRowJson(values) }, values, position: `row group ${group} row ${row}` };
-      }
+      onGroup?.(group, groupBytes(rowGroup));
+      const rows = (await readRowGroup(buffer, readable, rowStart, count, file, group)).map((row) => shapedRow(row, shapes));
+      yield { group, rowStart, rows, raws: rows.map((values) => typedRowJson(values)) };
       rowStart += count;
     }
   } finally {
     await source.close();
   }
+}
+
+/** The records of a decoded row group. */
+export function* recordsOfGroup({ group, rowStart, rows, raws }: DecodedGroup, file: string): Generator<SourceRecord> {
+  for (let row = 0; row < rows.length; row++) {
+    yield { kind: 'values', origin: { file, line: rowStart + row + 1, raw: raws[row]! }, values: rows[row]!, position: `row group ${group} row ${row}` };
+  }
+}
+
+/** A row group's bytes, compressed and not, as its footer says (untrusted: only a time bound is drawn from it). */
+function groupBytes(rowGroup: FileMetaData['row_groups'][number]): number {
+  let bytes = 0;
+  for (const column of rowGroup.columns) {
+    bytes += Number(column.meta_data?.total_compressed_size ?? 0) + Number(column.meta_data?.total_uncompressed_size ?? 0);
+  }
+  return Number.isFinite(bytes) && bytes > 0 ? bytes : 0;
 }
 
 async function footerOf(buffer: AsyncBuffer, file: string): Promise<FileMetaData> {

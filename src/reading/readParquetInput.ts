@@ -1,15 +1,15 @@
 import { LoaderError } from '../shared/errors.js';
 import type { SourceRecord } from '../typing/planRow.js';
-import { fileByteSource } from './byteSource.js';
 import type { OpenedInput } from './openInput.js';
-import { readParquet } from './readParquet.js';
+import { readParquetInWorker } from './parquetThread.js';
 
 /**
  * A Parquet input: Parquet needs random access (its footer holds the index), so the opened stream is
  * closed and the file is read again at offsets. stdin and compressed files cannot be read that way
- * (Parquet compresses inside the file; an outer .gz or .zst is refused with the fix).
+ * (Parquet compresses inside the file; an outer .gz or .zst is refused with the fix). Decoded in a worker
+ * (parquetThread.ts): a corrupt file ends with an error naming it, and `signal` stops it at once.
  */
-export async function* readParquetInput(input: OpenedInput): AsyncGenerator<SourceRecord> {
+export async function* readParquetInput(input: OpenedInput, signal?: AbortSignal): AsyncGenerator<SourceRecord> {
   input.stream.destroy();
   if (input.path === '-') {
     throw new LoaderError('INVALID_OPTION', 'Parquet cannot be read from stdin: its index is at the end of the file; pass the file path instead');
@@ -21,7 +21,7 @@ export async function* readParquetInput(input: OpenedInput): AsyncGenerator<Sour
       { file: input.name },
     );
   }
-  const source = await fileByteSource(input.path);
-  input.bytesRead = () => source.bytesRead();
-  yield* readParquet(source, input.name);
+  let bytes = 0;
+  input.bytesRead = () => bytes;
+  yield* readParquetInWorker(input.path, input.name, { ...(signal ? { signal } : {}), onBytes: (read) => (bytes = read) });
 }

@@ -7,12 +7,17 @@ import { readJsonLines } from './readJsonLines.js';
 import { readParquetInput } from './readParquetInput.js';
 
 /** The records of an opened input, by its format: CSV records, JSON lines (plain or DynamoDB JSON), Ion lines or Parquet rows. */
-export function readRecords(input: OpenedInput, format: InputFormat, csv: { delimiter: string; columns: string[] | undefined }): AsyncGenerator<SourceRecord> {
+export function readRecords(
+  input: OpenedInput,
+  format: InputFormat,
+  csv: { delimiter: string; columns: string[] | undefined },
+  signal?: AbortSignal,
+): AsyncGenerator<SourceRecord> {
   switch (format) {
     case 'csv':
       return readCsv(input.stream, input.name, csv);
     case 'parquet':
-      return readParquetInput(input);
+      return readParquetInput(input, signal);
     case 'ion':
       return readIon(input.stream, input.name);
     default:

@@ -3,6 +3,7 @@
  * binary fixture has to be trusted. bzip2 fixtures are committed with their script
  * (scripts/makeFormatFixtures.sh): Node has no bzip2 encoder.
  */
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import * as zlib from 'node:zlib';
 import { parquetWriteBuffer } from 'hyparquet-writer';
@@ -31,10 +32,11 @@ const WRITE_COMPRESSORS = {
   ZSTD: (input: Uint8Array) => new Uint8Array(zstd(Buffer.from(input))),
 };
 
-/** zstd with Node's own encoder (Node 22.15+, the runtime the tests run on). */
+/** zstd with Node's own encoder (Node 22.15+), else the zstd command (Node 20 has no zstd encoder). */
 export function zstd(data: string | Buffer): Buffer {
-  const compress = (zlib as unknown as { zstdCompressSync: (b: Buffer) => Buffer }).zstdCompressSync;
-  return compress(Buffer.from(data));
+  const compress = (zlib as unknown as { zstdCompressSync?: (b: Buffer) => Buffer }).zstdCompressSync;
+  if (compress) return compress(Buffer.from(data));
+  return execFileSync('zstd', ['-q', '-c'], { input: Buffer.from(data), maxBuffer: 1024 * 1024 * 1024 });
 }
 
 /** The schema elements of the kinds of column a warehouse writes, for one file that holds them all. */
@@ -77,3 +79,26 @@ export const WAREHOUSE_COLUMNS: ParquetColumn[] = [
   { name: 'dims', data: [{ w: 125n, unit: 'cm' }, { w: null, unit: 'in' }, null] },
   { name: 'note', data: ['héllo ✓', '', null] },
 ];
+
+/**
+ * issue 29 item 15: a small Parquet file (2,000 rows of a string key, an optional INT32 and a BOOLEAN, two
+ * row groups) and the same file with one bit flipped in the first data page's header (byte 18, 0x80),
+ * which sends hyparquet 1.31.5's decoder into a loop that never ends (found by flipping every byte of the
+ * header region in a child process with a time limit).
+ */
+export function hangingParquet(): { good: Buffer; corrupt: Buffer; rows: number } {
+  const rows = 2000;
+  const good = Buffer.from(
+    parquetWriteBuffer({
+      columnData: [
+        { name: 'pk', data: Array.from({ length: rows }, (_, i) => `k${i}`), type: 'STRING' },
+        { name: 'n', data: Array.from({ length: rows }, (_, i) => (i % 7 === 0 ? null : i)), type: 'INT32' },
+        { name: 'b', data: Array.from({ length: rows }, (_, i) => i % 3 === 0), type: 'BOOLEAN' },
+      ] as never,
+      rowGroupSize: 1000,
+    }),
+  );
+  const corrupt = Buffer.from(good);
+  corrupt[18]! ^= 0x80;
+  return { good, corrupt, rows };
+}

@@ -5,6 +5,8 @@ import {
   DEFAULT_CONCURRENCY,
   DEFAULT_MAX_ATTEMPTS,
   DEFAULT_REQUEST_TIMEOUT_MS,
+  delimiterOf,
+  formatFromName,
   normalizeOptions,
   parseTypeList,
   type LoadOptions,
@@ -21,7 +23,8 @@ describe('normalizeOptions: defaults', () => {
       inputs: ['data/items.csv'],
       table: 'Items',
       inputFormat: 'csv',
-      delimiter: ',',
+      // Not given: each part's own name decides (delimiterOf).
+      delimiter: undefined,
       columns: undefined,
       types: {},
       infer: false,
@@ -104,21 +107,57 @@ describe('normalizeOptions: format from the file name', () => {
     ['items.tsv', 'csv', '\t'],
     ['items.TSV', 'csv', '\t'],
     ['items.tsv.gz', 'csv', '\t'],
+    // issue 29 item 14: every compression suffix, not only .gz, before the format's extension.
+    ['items.tsv.zst', 'csv', '\t'],
+    ['items.tsv.zstd', 'csv', '\t'],
+    ['items.tsv.bz2', 'csv', '\t'],
+    ['items.tsv.bzip2', 'csv', '\t'],
+    ['items.TSV.GZIP', 'csv', '\t'],
+    ['items.csv.zst', 'csv', ','],
+    ['items.csv.gzip', 'csv', ','],
     ['items.jsonl', 'jsonl', ','],
     ['items.jsonl.gz', 'jsonl', ','],
+    ['items.jsonl.zst', 'jsonl', ','],
+    ['items.ndjson.bz2', 'jsonl', ','],
     ['items.ndjson', 'jsonl', ','],
     ['items.json', 'jsonl', ','],
+    ['items.ion.bz2', 'ion', ','],
+    ['items.ion.gzip', 'ion', ','],
+    ['items.parquet', 'parquet', ','],
     ['dir.with.dots/items.csv', 'csv', ','],
+    ['dir.tsv/items.csv', 'csv', ','],
   ])('%s -> %s, delimiter %j', (input, format, delimiter) => {
-    expect(normalizeOptions({ ...base, input })).toMatchObject({ inputFormat: format, delimiter });
+    const options = normalizeOptions({ ...base, input });
+    expect(options.inputFormat).toBe(format);
+    expect(formatFromName(input)).toBe(format);
+    // Not given: undefined, and each part's own name decides as it is read.
+    expect(options.delimiter).toBeUndefined();
+    expect(delimiterOf(input, options.delimiter)).toBe(delimiter);
+  });
+
+  it('a name that does not tell (or a compression alone) leaves the format to the bytes', () => {
+    for (const name of ['items', 'items.gz', 'items.tsv.xz', 'items.txt.zst', 'tsv']) expect(formatFromName(name), name).toBeUndefined();
   });
 
   it('an explicit format wins over the extension', () => {
     expect(normalizeOptions({ ...base, input: 'export.json', inputFormat: 'ddb-json' }).inputFormat).toBe('ddb-json');
   });
 
-  it('an explicit delimiter wins over .tsv', () => {
-    expect(normalizeOptions({ ...base, input: 'a.tsv', delimiter: ';' }).delimiter).toBe(';');
+  it('an explicit delimiter is kept for every part, whatever its name', () => {
+    const options = normalizeOptions({ ...base, input: ['a.tsv', 'b.csv', 'c.tsv.zst'], delimiter: ';' });
+    expect(options.delimiter).toBe(';');
+    for (const name of options.inputs) expect(delimiterOf(name, options.delimiter)).toBe(';');
+  });
+
+  it('each part of a set takes its delimiter from its own name, in either order', () => {
+    for (const inputs of [
+      ['a.csv', 'b.tsv'],
+      ['b.tsv', 'a.csv'],
+    ]) {
+      const options = normalizeOptions({ ...base, input: inputs });
+      expect(options.inputFormat).toBeUndefined();
+      expect(options.inputs.map((name) => delimiterOf(name, options.delimiter))).toEqual(inputs.map((name) => (name.endsWith('.tsv') ? '\t' : ',')));
+    }
   });
 
   it('stdin needs inputFormat', () => {
