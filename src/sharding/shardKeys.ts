@@ -1,6 +1,7 @@
 import { LoaderError } from '../shared/errors.js';
 import { hashShard, keyText, parseTime, randomShard, timeBucket } from './shard.js';
 import { MAX_FANOUT, type ShardPlan } from './readManifest.js';
+import { literalCollision } from './logicalKey.js';
 
 /**
  * The read side of sharding, pure: which partition key values hold a logical key's items (one Query
@@ -92,4 +93,28 @@ function bucketOf(value: unknown, unit: 'hour' | 'day' | 'month', attribute: str
     });
   }
   return timeBucket(ms, unit);
+}
+
+/**
+ * Which items read under a logical key's values are that key's (issue 29, item 10): a reader must never
+ * return an item of another logical key. With --keep-original-key the item says: a sharded key's items
+ * hold it in that attribute; a literal key's items do not hold another one. Without it, the reader relies
+ * on the load: a load refuses a literal key that reads as a sharded key's value (SHARD_KEY_COLLISION), so
+ * every item under a sharded key's values is that key's; and a literal key that reads as one is refused
+ * here, since the items under it are the sharded key's.
+ */
+export function ownerCheck(plan: ShardPlan, key: string): (item: Readonly<Record<string, unknown>>) => boolean {
+  const sharded = plan.shardedKeys === 'all' || plan.shardedKeys.has(key);
+  const keep = plan.keepOriginalKey;
+  if (keep !== undefined) {
+    return sharded ? (item) => item[keep] === key : (item) => item[keep] === undefined || item[keep] === key;
+  }
+  const twin = sharded ? undefined : literalCollision(key, plan, plan.shardedKeys);
+  if (twin) {
+    throw new LoaderError(
+      'INVALID_OPTION',
+      `"${key}" is the partition key value sharded key "${twin.logical}" is written under (suffix ${twin.suffixes.map((s) => `"${s}"`).join(', ')}): the items under it are "${twin.logical}"'s, since a load refuses such a key unsharded (SHARD_KEY_COLLISION); read --key ${twin.logical}, or, for items another tool wrote there, query the table directly`,
+    );
+  }
+  return () => true;
 }
