@@ -97,24 +97,24 @@ function bucketOf(value: unknown, unit: 'hour' | 'day' | 'month', attribute: str
 
 /**
  * Which items read under a logical key's values are that key's (issue 29, item 10): a reader must never
- * return an item of another logical key. With --keep-original-key the item says: a sharded key's items
- * hold it in that attribute; a literal key's items do not hold another one. Without it, the reader relies
- * on the load: a load refuses a literal key that reads as a sharded key's value (SHARD_KEY_COLLISION), so
- * every item under a sharded key's values is that key's; and a literal key that reads as one is refused
- * here, since the items under it are the sharded key's.
+ * return an item of another logical key. A sharded key's values hold only its own items, as far as the
+ * load can see to it: a load refuses a literal key that reads as a sharded key's value
+ * (SHARD_KEY_COLLISION), and sharded keys are written apart (logicalKey.ts). With --keep-original-key the
+ * item also says whose it is (the load sets it on every sharded item, and refuses a row that holds another
+ * value there), so an item under those values that does not name the key is skipped: this holds for a
+ * table other writers filled too. An unsharded key that reads as a sharded key's value holds that key's
+ * items: with --keep-original-key they are skipped (they name it); without, the key is refused.
  */
 export function ownerCheck(plan: ShardPlan, key: string): (item: Readonly<Record<string, unknown>>) => boolean {
-  const sharded = plan.shardedKeys === 'all' || plan.shardedKeys.has(key);
   const keep = plan.keepOriginalKey;
-  if (keep !== undefined) {
-    return sharded ? (item) => item[keep] === key : (item) => item[keep] === undefined || item[keep] === key;
-  }
-  const twin = sharded ? undefined : literalCollision(key, plan, plan.shardedKeys);
-  if (twin) {
-    throw new LoaderError(
-      'INVALID_OPTION',
-      `"${key}" is the partition key value sharded key "${twin.logical}" is written under (suffix ${twin.suffixes.map((s) => `"${s}"`).join(', ')}): the items under it are "${twin.logical}"'s, since a load refuses such a key unsharded (SHARD_KEY_COLLISION); read --key ${twin.logical}, or, for items another tool wrote there, query the table directly`,
-    );
-  }
-  return () => true;
+  const sharded = plan.shardedKeys === 'all' || plan.shardedKeys.has(key);
+  if (sharded) return keep === undefined ? () => true : (item) => item[keep] === key;
+  const twin = literalCollision(key, plan, plan.shardedKeys);
+  // A key no sharded key is written under: its items are its own, whatever attributes they carry.
+  if (!twin) return () => true;
+  if (keep !== undefined) return (item) => item[keep] !== twin.logical;
+  throw new LoaderError(
+    'INVALID_OPTION',
+    `"${key}" is the partition key value sharded key "${twin.logical}" is written under (suffix ${twin.suffixes.map((s) => `"${s}"`).join(', ')}): the items under it are "${twin.logical}"'s, since a load refuses such a key unsharded (SHARD_KEY_COLLISION); read --key ${twin.logical}, or, for items another tool wrote there, query the table directly`,
+  );
 }

@@ -135,7 +135,7 @@ describe('ownerCheck (query and get)', () => {
     ...over,
   });
 
-  it('with --keep-original-key: a sharded key keeps only items that name it; a literal key drops items that name another', () => {
+  it("with --keep-original-key: a sharded key keeps only items that name it; a literal key drops only its sharded twin's", () => {
     const p = plan({ keepOriginalKey: 'orig' });
     const ofUser = ownerCheck(p, 'USER');
     expect(ofUser({ pk: 'USER#3', orig: 'USER' })).toBe(true);
@@ -144,7 +144,12 @@ describe('ownerCheck (query and get)', () => {
     const ofLiteral = ownerCheck(p, 'USER#3');
     expect(ofLiteral({ pk: 'USER#3' })).toBe(true);
     expect(ofLiteral({ pk: 'USER#3', orig: 'USER#3' })).toBe(true);
+    expect(ofLiteral({ pk: 'USER#3', orig: 'someone' })).toBe(true);
     expect(ofLiteral({ pk: 'USER#3', orig: 'USER' })).toBe(false);
+    // A key nothing sharded is written under keeps every item, whatever its input put in that attribute.
+    const ofBob = ownerCheck(p, 'bob');
+    expect(ofBob({ pk: 'bob', orig: 'alice' })).toBe(true);
+    expect(ofBob({ pk: 'bob', orig: 7 })).toBe(true);
   });
 
   it("without it: a literal key that reads as a sharded key's value is refused, naming the sharded key", () => {
