@@ -263,7 +263,7 @@ function collision(value: string, logical: string, suffixes: readonly string[], 
   const other = ['|', '~', '#'].find((sep) => sep !== options.separator && !value.includes(sep)) ?? '|';
   return new RowError(
     'SHARD_KEY_COLLISION',
-    `partition key "${value}" is not in --shard-keys, but it is the value --shard-keys key "${logical}" is written under with suffix ${suffixes.map((s) => `"${s}"`).join(', ')} (--shard ${rules}, separator "${options.separator}"): it would overwrite "${logical}"'s items or be read back as one of them, so it is not written; load with a --shard-separator no partition key contains (such as "${other}"), or add "${value}" to --shard-keys`,
+    `partition key "${value}" is not in --shard-keys, but it is the value --shard-keys key "${logical}" is written under with suffix${suffixes.length > 1 ? 'es' : ''} ${suffixes.map((s) => `"${s}"`).join(', ')} (--shard ${rules}, separator "${options.separator}"): it would overwrite "${logical}"'s items or be read back as one of them, so it is not written; load with a --shard-separator no partition key contains (such as "${other}"), or add "${value}" to --shard-keys`,
     options.partitionKey,
   );
 }
