@@ -19,6 +19,7 @@ interface ReadFlags {
   shardSeed?: number;
   shardBase?: SuffixBase;
   shardKeys?: string[];
+  keepOriginalKey?: string;
   ddbJson?: boolean;
   consistentRead?: boolean;
   concurrency?: number;
@@ -78,6 +79,7 @@ function addReadOptions(command: Command): Command {
     .option('--shard-seed <n>', "without --manifest: the load's --shard-seed (random:N needs it)", parseIntegerOption(0, 0xffffffff))
     .option('--shard-base <0|1>', "without --manifest: the load's --shard-base (default 0)", parseShardBaseOption)
     .option('--shard-keys <values>', "without --manifest: the load's --shard-keys, comma-separated", parseColumnsOption)
+    .option('--keep-original-key <attribute>', "without --manifest: the load's --keep-original-key (only items it names as the key's are printed)")
     .option('--ddb-json', 'print DynamoDB JSON ({"S": "..."}) instead of plain JSON')
     .option('--consistent-read', 'strongly consistent reads (twice the read units)')
     .option('--region <region>', 'AWS region (default: AWS_REGION, AWS_DEFAULT_REGION or the profile)')
@@ -107,6 +109,7 @@ function readOptionsOf(flags: ReadFlags): ReadOptions {
     if (flags.shardSeed !== undefined) spec.seed = flags.shardSeed;
     if (flags.shardBase !== undefined) spec.suffixBase = flags.shardBase;
     if (flags.shardKeys !== undefined) spec.keys = flags.shardKeys;
+    if (flags.keepOriginalKey !== undefined) spec.keepOriginalKey = flags.keepOriginalKey;
     manifest = spec;
   } else {
     throw new LoaderError(

@@ -365,6 +365,14 @@ function normalizeShard(raw: LoadOptions, segment: Segment | undefined): Normali
     throw invalid('keepOriginalKey', 'an attribute name', raw.keepOriginalKey);
   }
   const seed = raw.shardSeed === undefined ? undefined : integer('shardSeed', raw.shardSeed, 0, 0, 0xffffffff);
+  if (seed === undefined && (raw.delete === true || raw.operationColumn !== undefined) && rules.some((rule) => rule.kind === 'random')) {
+    // A random:N suffix follows from the seed and the key: a delete under a newly drawn seed would look
+    // for its item under another suffix, find nothing, and still count as deleted.
+    throw new LoaderError(
+      'INVALID_OPTION',
+      "deletes (--delete, --operation-column) with --shard random:N need --shard-seed: the seed the items were written with (their load's shard manifest records it), so each delete computes the suffix its item is under",
+    );
+  }
   const suffixBase = integer('shardSuffixBase', raw.shardSuffixBase, 0, 0, 1) as SuffixBase;
   return {
     rules,

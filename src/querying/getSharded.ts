@@ -1,7 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { LoaderError, RowError } from '../shared/errors.js';
 import type { Item, KeyAttribute } from '../shared/types.js';
-import { shardedKeyOf } from '../sharding/shardKeys.js';
+import { ownerCheck, shardedKeyOf } from '../sharding/shardKeys.js';
 import { decodeBase64, toNumberValue } from '../typing/json.js';
 import { fatalAwsError } from '../writing/awsErrors.js';
 import { openReadSession, type ReadOptions } from './readOptions.js';
@@ -27,6 +27,7 @@ export async function getSharded(options: GetShardedOptions): Promise<Item | und
     }
     const sort = schema.sortKey ? typed(options.sort, schema.sortKey) : undefined;
     const written = shardedKeyOf(plan, options.key, sort, options.values ?? {});
+    const isOwn = ownerCheck(plan, options.key);
     const key: Item = { [schema.partitionKey.name]: written };
     if (schema.sortKey) key[schema.sortKey.name] = sort;
     const output = await client
@@ -37,7 +38,9 @@ export async function getSharded(options: GetShardedOptions): Promise<Item | und
       .catch((error: unknown) => {
         throw fatalAwsError(error, { table: options.table, region: options.region, endpoint: options.endpoint });
       });
-    return output.Item as Item | undefined;
+    const item = output.Item as Item | undefined;
+    // An item of another logical key under the computed value is not this key's item (ownerCheck).
+    return item && isOwn(item) ? item : undefined;
   } finally {
     client.destroy();
   }

@@ -1,7 +1,7 @@
 import { QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import type { Item } from '../shared/types.js';
-import { writtenKeysOf } from '../sharding/shardKeys.js';
+import { ownerCheck, writtenKeysOf } from '../sharding/shardKeys.js';
 import { fatalAwsError } from '../writing/awsErrors.js';
 import { openReadSession, type ReadOptions } from './readOptions.js';
 import { compareSortKeys } from './sortKeyOrder.js';
@@ -51,6 +51,7 @@ export async function* queryShards(options: QueryShardsOptions): AsyncGenerator<
           }),
       );
     const values = writtenKeysOf(plan, options.key);
+    const isOwn = ownerCheck(plan, options.key);
     const advance = (value: string, output: QueryCommandOutput): Cursor => {
       const next = output.LastEvaluatedKey ? page(value, output.LastEvaluatedKey) : undefined;
       // Read ahead: its failure is thrown where it is awaited; a reader that stops early never awaits it.
@@ -72,7 +73,9 @@ export async function* queryShards(options: QueryShardsOptions): AsyncGenerator<
         if (best < 0 || (sortKey !== undefined && compareSortKeys(c.items[c.at]![sortKey], cursors[best]!.items[cursors[best]!.at]![sortKey]) < 0)) best = i;
       }
       if (best < 0) return;
-      yield cursors[best]!.items[cursors[best]!.at++]!;
+      const item = cursors[best]!.items[cursors[best]!.at++]!;
+      // Never an item of another logical key (ownerCheck): with --keep-original-key, the item says whose it is.
+      if (isOwn(item)) yield item;
     }
   } finally {
     client.destroy();

@@ -38,6 +38,8 @@ export interface ShardRulesSpec {
   suffixBase?: SuffixBase;
   /** The --shard-keys of the load; every key when undefined. */
   keys?: string[];
+  /** The load's --keep-original-key: items read are checked against it (shardKeys.ts ownerOf). */
+  keepOriginalKey?: string;
 }
 
 /** Reads and checks a shard manifest file (formats 1 and 2). */
@@ -104,6 +106,7 @@ function planOfRules(spec: ShardRulesSpec, schema: KeySchema, table: string): Sh
     {
       rules,
       seed: spec.seed ?? 0,
+      ...(spec.keepOriginalKey !== undefined ? { keepOriginalKey: spec.keepOriginalKey } : {}),
       ...(spec.separator !== undefined ? { separator: spec.separator } : {}),
       ...(spec.suffixBase !== undefined ? { suffixBase: spec.suffixBase } : {}),
     },
@@ -121,6 +124,7 @@ function planOfRules(spec: ShardRulesSpec, schema: KeySchema, table: string): Sh
     seed: resolved.seed,
     randomFromKey: true,
     shardedKeys: spec.keys ? new Set(spec.keys) : 'all',
+    keepOriginalKey: spec.keepOriginalKey,
     keys: new Map(),
     complete: false,
     toolVersion: undefined,

@@ -20,6 +20,8 @@ export interface ShardPlan {
   /** Format 2: random:N suffixes follow from the seed and the primary key. Format 1 drew them from the input's path and line. */
   randomFromKey: boolean;
   shardedKeys: ReadonlySet<string> | 'all';
+  /** The attribute that holds each sharded item's logical key (--keep-original-key), when the load kept it. */
+  keepOriginalKey?: string | undefined;
   keys: ReadonlyMap<string, readonly string[]>;
   complete: boolean;
   /** The ddb-spread that wrote it, when recorded. */
@@ -68,6 +70,8 @@ export function parseShardManifest(text: string, path: string): ShardPlan {
   if (base !== 0 && base !== 1) throw invalid('field suffixBase should be 0 or 1');
   const sortKey = version === 1 ? undefined : value['sortKey'];
   if (sortKey !== undefined && sortKey !== null && (typeof sortKey !== 'string' || sortKey === '')) throw invalid('field sortKey should be a name or null');
+  const keep = value['keepOriginalKey'];
+  if (keep !== undefined && keep !== null && (typeof keep !== 'string' || keep === '')) throw invalid('field keepOriginalKey should be a name or null');
   const tool = value['tool'];
   return {
     manifestVersion: version,
@@ -80,6 +84,7 @@ export function parseShardManifest(text: string, path: string): ShardPlan {
     seed: seed as number,
     randomFromKey: version === MANIFEST_VERSION,
     shardedKeys: shardedKeysOf(value['shardedKeys'], invalid),
+    keepOriginalKey: typeof keep === 'string' ? keep : undefined,
     keys: keysOf(value['keys'], invalid),
     complete: value['complete'] === true,
     toolVersion: isRecord(tool) && typeof tool['version'] === 'string' ? tool['version'] : undefined,

@@ -5,6 +5,7 @@ import { setOwn } from '../typing/json.js';
 import { ownValue } from '../shared/ownRecord.js';
 import type { Item, KeySchema } from '../shared/types.js';
 import { timeLikeAttributes, timeLikeHint } from './timeColumns.js';
+import { literalCollision, separatorIsAmbiguous } from './logicalKey.js';
 
 /**
  * Write sharding (seeds 000-003): the partition key value gets suffixes so one hot key's writes spread
@@ -114,6 +115,14 @@ export function resolveShardOptions(options: ShardOptions, schema: KeySchema, ta
     }
     return { ...rule, attribute };
   });
+  if (separatorIsAmbiguous(separator, rules)) {
+    // logicalKey.ts: a number suffix is the run of digits at the end, which a separator ending in a digit
+    // would lengthen; two logical keys could then be written as one value.
+    throw new LoaderError(
+      'INVALID_OPTION',
+      `--shard-separator "${separator}" ends with a digit, so a number suffix could be read two ways ("k1" + "${separator}" + "0" and "k" + "${separator}" + "10" would both be written); choose a separator that does not end with a digit, such as "#"`,
+    );
+  }
   const keep = options.keepOriginalKey;
   if (keep !== undefined && (keep === '' || keep === pk.name || keep === schema.sortKey?.name)) {
     throw new LoaderError('INVALID_OPTION', `--keep-original-key must name a new attribute, not "${keep}" (a key attribute of table "${table}")`, {
@@ -220,13 +229,18 @@ export interface ShardedKey {
  * Applies the shard rules to one item, in place: suffixes the partition key and, when asked, keeps the
  * original value in another attribute. Returns undefined when the key is not one of `keys`. Throws
  * RowError(SHARD_ATTRIBUTE) when a rule's attribute is missing or unreadable: a row that cannot be
- * sharded as asked is rejected, never written unsharded.
+ * sharded as asked is rejected, never written unsharded. Throws RowError(SHARD_KEY_COLLISION) for a key
+ * left unsharded that reads as one a sharded key is written under (logicalKey.ts says why by its value).
  */
 export function applyShard(item: Item, options: ResolvedShardOptions): ShardedKey | undefined {
   const original = ownValue(item, options.partitionKey);
   // Key presence and type are checked after sharding (keyIdsOf), with the usual messages.
   if (typeof original !== 'string' || original === '') return undefined;
-  if (options.keys && !options.keys.has(original)) return undefined;
+  if (options.keys && !options.keys.has(original)) {
+    const twin = literalCollision(original, options, options.keys);
+    if (twin) throw collision(original, twin.logical, twin.suffixes, options);
+    return undefined;
+  }
   let written = original;
   for (const rule of options.rules) written += options.separator + suffixOf(item, original, rule, options);
   if (options.keepOriginalKey !== undefined) {
@@ -242,6 +256,16 @@ export function applyShard(item: Item, options: ResolvedShardOptions): ShardedKe
   }
   setOwn(item, options.partitionKey, written);
   return { original, written };
+}
+
+function collision(value: string, logical: string, suffixes: readonly string[], options: ResolvedShardOptions): RowError {
+  const rules = options.rules.map(formatShardRule).join(' --shard ');
+  const other = ['|', '~', '#'].find((sep) => sep !== options.separator && !value.includes(sep)) ?? '|';
+  return new RowError(
+    'SHARD_KEY_COLLISION',
+    `partition key "${value}" is not in --shard-keys, but it is the value --shard-keys key "${logical}" is written under with suffix${suffixes.length > 1 ? 'es' : ''} ${suffixes.map((s) => `"${s}"`).join(', ')} (--shard ${rules}, separator "${options.separator}"): it would overwrite "${logical}"'s items or be read back as one of them, so it is not written; load with a --shard-separator no partition key contains (such as "${other}"), or add "${value}" to --shard-keys`,
+    options.partitionKey,
+  );
 }
 
 function suffixOf(item: Item, original: string, rule: ResolvedShardRule, options: ResolvedShardOptions): string {

@@ -1,6 +1,7 @@
 import { LoaderError } from '../shared/errors.js';
 import { hashShard, keyText, parseTime, randomShard, timeBucket } from './shard.js';
 import { MAX_FANOUT, type ShardPlan } from './readManifest.js';
+import { literalCollision } from './logicalKey.js';
 
 /**
  * The read side of sharding, pure: which partition key values hold a logical key's items (one Query
@@ -92,4 +93,28 @@ function bucketOf(value: unknown, unit: 'hour' | 'day' | 'month', attribute: str
     });
   }
   return timeBucket(ms, unit);
+}
+
+/**
+ * Which items read under a logical key's values are that key's (issue 29, item 10): a reader must never
+ * return an item of another logical key. A sharded key's values hold only its own items, as far as the
+ * load can see to it: a load refuses a literal key that reads as a sharded key's value
+ * (SHARD_KEY_COLLISION), and sharded keys are written apart (logicalKey.ts). With --keep-original-key the
+ * item also says whose it is (the load sets it on every sharded item, and refuses a row that holds another
+ * value there), so an item under those values that does not name the key is skipped: this holds for a
+ * table other writers filled too. An unsharded key that reads as a sharded key's value holds that key's
+ * items: with --keep-original-key they are skipped (they name it); without, the key is refused.
+ */
+export function ownerCheck(plan: ShardPlan, key: string): (item: Readonly<Record<string, unknown>>) => boolean {
+  const keep = plan.keepOriginalKey;
+  const sharded = plan.shardedKeys === 'all' || plan.shardedKeys.has(key);
+  if (sharded) return keep === undefined ? () => true : (item) => item[keep] === key;
+  const twin = literalCollision(key, plan, plan.shardedKeys);
+  // A key no sharded key is written under: its items are its own, whatever attributes they carry.
+  if (!twin) return () => true;
+  if (keep !== undefined) return (item) => item[keep] !== twin.logical;
+  throw new LoaderError(
+    'INVALID_OPTION',
+    `"${key}" is the partition key value sharded key "${twin.logical}" is written under (suffix ${twin.suffixes.map((s) => `"${s}"`).join(', ')}): the items under it are "${twin.logical}"'s, since a load refuses such a key unsharded (SHARD_KEY_COLLISION); read --key ${twin.logical}, or, for items another tool wrote there, query the table directly`,
+  );
 }

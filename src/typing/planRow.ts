@@ -63,6 +63,11 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
   let checkedFirstJson = false;
   /** Set by toItem for a change record without NewImage: a delete of its Keys. */
   let changeIsDelete = false;
+  /**
+   * The attributes a delete change record takes from its OldImage (NEW_AND_OLD_IMAGES exports): those of
+   * hash and time rules, whose values say which shard the deleted item was written under.
+   */
+  const oldImageFor = options.shard ? shardAttributes(options.shard) : [];
 
   function toItem(record: SourceRecord): Item {
     switch (record.kind) {
@@ -80,7 +85,7 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
         }
         if (flavor === 'ddb-json') return itemFromDynamoJson(value);
         if (flavor === 'ddb-export' || flavor === 'ddb-change') {
-          const line = itemOfExportLine(value, flavor);
+          const line = itemOfExportLine(value, flavor, oldImageFor);
           changeIsDelete = line.delete;
           return line.item;
         }
@@ -98,7 +103,7 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
         // itemFromIon unwraps a full export's {Item:{...}}; a change record keeps its NewImage and Keys.
         const item = itemFromIon(record.origin.raw, options.timestamps);
         if (record.flavor !== 'ddb-change') return coerceJsonItem(item, explicitTypes);
-        const line = changeOfIon(item);
+        const line = changeOfIon(item, oldImageFor);
         changeIsDelete = line.delete;
         return line.item;
       }
@@ -119,7 +124,9 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
       try {
         item = toItem(record);
         const isDelete = operationOf(item, options.deletes) || changeIsDelete;
-        if (isDelete) item = keyOnly(item, options.keySchema);
+        // A delete keeps what its shard suffix is computed from (a hash or time rule's attribute) until the
+        // suffix is on; then it is cut to exactly the key attributes (below), as a DeleteRequest must be.
+        if (isDelete) item = keyOnly(item, options.keySchema, options.shard ? shardAttributes(options.shard) : []);
         if (mayHoldSurrogates(record.origin.raw)) {
           const field = attributeWithLoneSurrogate(item);
           if (field !== undefined) {
@@ -131,7 +138,10 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
           }
         }
         // Sharding comes before the key checks, so the length limits apply to the suffixed key.
-        const sharded = options.shard ? applyShard(item, options.shard) : undefined;
+        const sharded = options.shard ? shardRow(item, options.shard, isDelete) : undefined;
+        // Without --keep-original-key's attribute and the rules' attributes: DynamoDB refuses a
+        // DeleteRequest whose key holds any attribute but the table's key attributes.
+        if (isDelete && options.shard) item = keyOnly(item, options.keySchema);
         const { keyId, partitionId } = keyIdsOf(item, options.keySchema);
         if (options.indexKeys && !isDelete) checkIndexKeys(item, options.indexKeys);
         const size = itemSize(item);
@@ -187,25 +197,33 @@ function typeOfKey(field: string, options: TypeMapOptions): string {
 
 /**
  * The item of a full export's line ({"Item":{...}}), or of an incremental export's change record: its
- * NewImage (a put), or without one its Keys (a delete).
+ * NewImage (a put), or without one its Keys (a delete), with the `fromOldImage` attributes of its OldImage.
  */
-function itemOfExportLine(value: unknown, flavor: 'ddb-export' | 'ddb-change'): { item: Item; delete: boolean } {
+function itemOfExportLine(value: unknown, flavor: 'ddb-export' | 'ddb-change', fromOldImage: readonly string[]): { item: Item; delete: boolean } {
   if (!isPlainObject(value)) throw new RowError('NOT_AN_OBJECT', 'an export line must be a JSON object');
   if (flavor === 'ddb-export') {
     if (!isPlainObject(value.Item)) throw new RowError('NOT_AN_OBJECT', 'a full export line must be {"Item":{...}}');
     return { item: itemFromDynamoJson(value.Item), delete: false };
   }
   if (isPlainObject(value.NewImage)) return { item: itemFromDynamoJson(value.NewImage), delete: false };
-  if (isPlainObject(value.Keys)) return { item: itemFromDynamoJson(value.Keys), delete: true };
+  if (isPlainObject(value.Keys)) {
+    const keys = itemFromDynamoJson(value.Keys);
+    if (fromOldImage.length === 0 || !isPlainObject(value.OldImage)) return { item: keys, delete: true };
+    return { item: withOldImage(keys, itemFromDynamoJson(pick(value.OldImage, fromOldImage)), fromOldImage), delete: true };
+  }
   throw new RowError('NOT_AN_OBJECT', 'a change record of an incremental export needs NewImage (a put) or Keys (a delete)');
 }
 
 /** An incremental ION export's change record (read by itemFromIon): its NewImage (a put), or without one its Keys (a delete). */
-function changeOfIon(record: Item): { item: Item; delete: boolean } {
+function changeOfIon(record: Item, fromOldImage: readonly string[]): { item: Item; delete: boolean } {
   const image = ownValue(record, 'NewImage') as unknown;
   if (isPlainObject(image) && !(image instanceof Set) && !(image instanceof Uint8Array)) return { item: image as Item, delete: false };
   const keys = ownValue(record, 'Keys') as unknown;
-  if (isPlainObject(keys) && !(keys instanceof Set) && !(keys instanceof Uint8Array)) return { item: keys as Item, delete: true };
+  if (isPlainObject(keys) && !(keys instanceof Set) && !(keys instanceof Uint8Array)) {
+    const old = ownValue(record, 'OldImage') as unknown;
+    const image = isPlainObject(old) && !(old instanceof Set) && !(old instanceof Uint8Array) ? (old as Item) : undefined;
+    return { item: image ? withOldImage(keys as Item, image, fromOldImage) : (keys as Item), delete: true };
+  }
   throw new RowError('NOT_AN_OBJECT', 'a change record of an incremental export needs NewImage (a put) or Keys (a delete)');
 }
 
@@ -222,13 +240,46 @@ function operationOf(item: Item, deletes: RowPlannerOptions['deletes']): boolean
   throw new RowError('TYPE_ERROR', `"${deletes.column}" must be "put" or "delete" (--operation-column), got ${JSON.stringify(value)}`, deletes.column);
 }
 
-/** The key attributes of an item only: what a DeleteRequest sends. */
-function keyOnly(item: Item, schema: KeySchema): Item {
+/** The key attributes of an item only (what a DeleteRequest sends), and `also` when given. */
+function keyOnly(item: Item, schema: KeySchema, also: readonly string[] = []): Item {
   const key: Item = {};
-  for (const attr of [schema.partitionKey, schema.sortKey]) {
-    if (attr && Object.hasOwn(item, attr.name)) setOwn(key, attr.name, ownValue(item, attr.name));
+  for (const name of [schema.partitionKey.name, schema.sortKey?.name, ...also]) {
+    if (name !== undefined && Object.hasOwn(item, name)) setOwn(key, name, ownValue(item, name));
   }
   return key;
+}
+
+/** applyShard, whose SHARD_ATTRIBUTE message says why a delete needs the attribute too. */
+function shardRow(item: Item, shard: ResolvedShardOptions, isDelete: boolean): ReturnType<typeof applyShard> {
+  try {
+    return applyShard(item, shard);
+  } catch (error) {
+    if (!isDelete || !(error instanceof RowError) || error.code !== 'SHARD_ATTRIBUTE') throw error;
+    throw new RowError(
+      'SHARD_ATTRIBUTE',
+      `${error.message}; a delete needs it too, since its item was written under the suffix computed from it: give "${error.field ?? ''}" in the delete row (an export's change record takes it from its OldImage)`,
+      error.field,
+    );
+  }
+}
+
+/** The attributes hash and time rules take their suffixes from. */
+function shardAttributes(shard: ResolvedShardOptions): string[] {
+  return shard.rules.flatMap((rule) => (rule.kind === 'random' ? [] : [rule.attribute]));
+}
+
+/** Only `names` of a DynamoDB JSON object (the rest of an OldImage is neither read nor checked). */
+function pick(value: Record<string, unknown>, names: readonly string[]): Record<string, unknown> {
+  const picked: Record<string, unknown> = {};
+  for (const name of names) if (Object.hasOwn(value, name)) setOwn(picked, name, value[name]);
+  return picked;
+}
+
+/** A delete's Keys with the `names` attributes of the OldImage beside them (the Keys' own values win). */
+function withOldImage(keys: Item, image: Item, names: readonly string[]): Item {
+  const item: Item = { ...keys };
+  for (const name of names) if (!Object.hasOwn(keys, name) && Object.hasOwn(image, name)) setOwn(item, name, ownValue(image, name));
+  return item;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

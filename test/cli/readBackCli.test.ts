@@ -86,6 +86,40 @@ describe('ddb-spread query', () => {
   });
 });
 
+describe('shard suffixes that collide with literal keys (issue 29, item 10)', () => {
+  it('the load rejects USER#0..USER#3 beside --shard-keys USER (exit 2); query USER prints only USER; query USER#3 is refused (64)', async () => {
+    const table = await newTable();
+    const input = join(dir(), `${table}.collide.csv`);
+    const literal = [0, 1, 2, 3].map((i) => `USER#${i},1,lit${i}`);
+    await writeFile(input, `pk,sk,v\nUSER,1,a\n${literal.join('\n')}\nUSER,2,b\n`);
+    const load = await cli(['load', input, '--table', table, '--shard', 'hash:4', '--shard-keys', 'USER']);
+    expect(load.code, load.stderr).toBe(2);
+    expect(load.stdout + load.stderr).toContain('SHARD_KEY_COLLISION');
+    const manifest = `${input}.${table}.shards.json`;
+    const query = await cli(['query', '--table', table, '--key', 'USER', '--manifest', manifest]);
+    expect(query.code, query.stderr).toBe(0);
+    expect(lines(query.stdout).map((l) => (JSON.parse(l) as { v: string }).v)).toEqual(['a', 'b']);
+    const refused = await cli(['query', '--table', table, '--key', 'USER#3', '--shard', 'hash:4', '--shard-keys', 'USER']);
+    expect([refused.code, refused.stdout]).toEqual([64, '']);
+    expect(refused.stderr).toContain('--key USER');
+  });
+
+  it("without the manifest, --keep-original-key makes query skip another key's items under the same values", async () => {
+    const table = await newTable();
+    const old = join(dir(), `${table}.old.csv`);
+    // Literal items left by another writer on every value USER is written under.
+    await writeFile(old, `pk,sk,v\n${[0, 1, 2, 3].map((i) => `USER#${i},x${i},lit${i}`).join('\n')}\n`);
+    expect((await cli(['load', old, '--table', table])).code).toBe(0);
+    const input = join(dir(), `${table}.users.csv`);
+    await writeFile(input, 'pk,sk,v\nUSER,1,a\nUSER,2,b\n');
+    const shard = ['--shard', 'hash:4', '--shard-keys', 'USER', '--keep-original-key', 'orig'];
+    expect((await cli(['load', input, '--table', table, ...shard])).code).toBe(0);
+    const query = await cli(['query', '--table', table, '--key', 'USER', ...shard]);
+    expect(query.code, query.stderr).toBe(0);
+    expect(lines(query.stdout).map((l) => (JSON.parse(l) as { v: string }).v)).toEqual(['a', 'b']);
+  });
+});
+
 describe('ddb-spread get', () => {
   it('reads one item by computing its suffix; an absent item is exit 1 with nothing on stdout', async () => {
     const { table, manifest } = await loaded(['hash:4', 'random:3']);

@@ -342,3 +342,17 @@ describe('checkTypesAgainstKeys', () => {
     expect(() => checkTypesAgainstKeys({ sk: 'S' }, { partitionKey: { name: 'pk', type: 'B' } }, 'T1x')).not.toThrow();
   });
 });
+
+describe('sharded deletes (issue 29, item 13)', () => {
+  it.each<[string, Partial<LoadOptions>]>([
+    ['--delete', { delete: true }],
+    ['--operation-column', { operationColumn: 'op' }],
+  ])('%s with random:N needs --shard-seed (a new seed would delete nothing, counted deleted)', (_label, deletes) => {
+    const error = loaderErrorOf(() => normalizeOptions({ ...base, ...deletes, shard: ['hash:2', 'random:4'] }));
+    expect(error.code).toBe('INVALID_OPTION');
+    expect(error.message).toContain('--shard-seed');
+    expect(normalizeOptions({ ...base, ...deletes, shard: ['random:4'], shardSeed: 9 }).shard?.seed).toBe(9);
+    // hash and time suffixes do not depend on the seed.
+    expect(normalizeOptions({ ...base, ...deletes, shard: ['hash:4'] }).shard?.seed).toBeUndefined();
+  });
+});
