@@ -21,7 +21,7 @@ const rows = (from: number, value: (i: number) => string) =>
   `pk,sk,v\n${Array.from({ length: 10_000 }, (_, i) => `p${(from + i) % 97},${from + i},${value(from + i)}`).join('\n')}\n`;
 const ORIGINAL = (i: number) => `v${String(i).padStart(6, '0')}`;
 /** Row 15,000 (the middle of a.csv) corrected: same length, so the same size. */
-const CORRECTED = (i: number) => (i === 5_000 ? 'FIXED0' : ORIGINAL(i));
+const CORRECTED = (i: number) => (i === 5_000 ? 'FIXED00' : ORIGINAL(i));
 
 async function interruptedSetLoad(name: string) {
   const a = join(dir(), `${name}-a.csv`);
@@ -72,7 +72,7 @@ describe('a resume over a set of files checks each file (issue 29.5)', () => {
       { cwd: dir(), env: localEnv(endpoint) },
     )();
     expect(again.code, again.stderr).toBe(0);
-    expect(await valueOf(table, 5_000)).toBe('FIXED0');
+    expect(await valueOf(table, 5_000)).toBe('FIXED00');
   });
 
   it('a file rewritten with the same bytes (a new time) resumes, and the table is the files', async () => {
