@@ -162,7 +162,10 @@ async function* objectBytes(client: S3Client, o: ObjectRef, fromByte: number): A
         new GetObjectCommand({ Bucket: o.bucket, Key: o.key, IfMatch: o.etag, ...(offset > 0 ? { Range: `bytes=${offset}-` } : {}) }),
       );
       body = answer.Body as Readable;
-      if (answer.ETag !== undefined && answer.ETag !== o.etag) throw changed(o, answer.ETag);
+      if (answer.ETag !== undefined && answer.ETag !== o.etag) {
+        body.destroy();
+        throw changed(o, answer.ETag);
+      }
       const checked = bytesToSkip(
         { status: answer.$metadata.httpStatusCode, contentRange: answer.ContentRange, contentLength: answer.ContentLength },
         offset,
