@@ -112,14 +112,14 @@ describe('a local file changed during the load (issue 29.4)', () => {
     const file = path('truncated.csv');
     writeFileSync(file, original);
     await changedMidLoad({ file, original, change: (f) => truncateSync(f, 1_000), order: 'stripes' });
-  });
+  }, 240_000);
 
   it('a CSV rewritten in place (same size) during a striped load stops it before a row of the new version is written', async () => {
     const original = csv('old');
     const file = path('rewritten.csv');
     writeFileSync(file, original);
     await changedMidLoad({ file, original, change: (f) => rewriteInPlace(f, csv('new')), order: 'stripes' });
-  });
+  }, 240_000);
 
   // Read whole, in input order (round-robin would read the whole file before the first write).
   it('a JSON Lines file read whole (--order input) truncated mid-load', async () => {
@@ -127,14 +127,14 @@ describe('a local file changed during the load (issue 29.4)', () => {
     const file = path('whole.jsonl');
     writeFileSync(file, original);
     await changedMidLoad({ file, original, change: (f) => truncateSync(f, 100), options: { order: 'input' } });
-  });
+  }, 240_000);
 
   it('a gzip file (it cannot be cut into stripes) rewritten in place mid-load', async () => {
     const original = gzipSync(jsonl('old', padding(120)));
     const file = path('rows.jsonl.gz');
     writeFileSync(file, original);
     await changedMidLoad({ file, original, change: (f) => rewriteInPlace(f, Buffer.alloc(original.length, 0x20)), options: { order: 'input' } });
-  });
+  }, 240_000);
 
   it('a Parquet file rewritten mid-load: its row groups read after the change are refused', async () => {
     const file = path('rows.parquet');
@@ -154,5 +154,5 @@ describe('a local file changed during the load (issue 29.4)', () => {
     const other = path('other.parquet');
     writeParquet(other, columns('new'), schema as never, { rowGroupSize: 500 });
     await changedMidLoad({ file, original, change: (f) => rewriteInPlace(f, readFileSync(other)), options: { order: 'input' } });
-  });
+  }, 240_000);
 });

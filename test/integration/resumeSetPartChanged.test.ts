@@ -73,7 +73,7 @@ describe('a resume over a set of files checks each file (issue 29.5)', () => {
     )();
     expect(again.code, again.stderr).toBe(0);
     expect(await valueOf(table, 5_000)).toBe('FIXED00');
-  });
+  }, 240_000);
 
   it('a file rewritten with the same bytes (a new time) resumes, and the table is the files', async () => {
     const { a, table, cli } = await interruptedSetLoad('same');
@@ -83,7 +83,7 @@ describe('a resume over a set of files checks each file (issue 29.5)', () => {
     const items = await scanAll(client(), table);
     expect(items.length).toBe(20_000);
     expect(items.every((i) => i.v!.S === ORIGINAL(Number(i.sk!.N)))).toBe(true);
-  });
+  }, 240_000);
 
   it('a set checkpoint of the format before per-file identities is refused (78) with what to do', async () => {
     const { checkpoint, cli } = await interruptedSetLoad('older');
@@ -94,5 +94,5 @@ describe('a resume over a set of files checks each file (issue 29.5)', () => {
     const refused = await cli();
     expect(refused.code, refused.stderr).toBe(78);
     expect(refused.stderr).toMatch(/was written by an earlier ddb-spread, which did not record each input file of a set.*to start over/);
-  });
+  }, 240_000);
 });
