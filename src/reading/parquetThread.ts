@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { LoaderError, type LoaderErrorCode } from '../shared/errors.js';
 import type { SourceRecord } from '../typing/planRow.js';
 import { unpackValue } from './clonedValues.js';
+import type { FileIdentity } from './filePin.js';
 import { recordsOfGroup, type DecodedGroup } from './readParquet.js';
 
 /**
@@ -19,6 +20,8 @@ import { recordsOfGroup, type DecodedGroup } from './readParquet.js';
 export interface ParquetWorkerData {
   path: string;
   file: string;
+  /** The file's identity when listed: the worker checks each read against it (filePin.ts). */
+  identity?: FileIdentity | undefined;
 }
 
 /** What the worker posts: a row group started (its bytes), a row group decoded, the end, or its error. */
@@ -48,12 +51,14 @@ export interface ParquetThreadOptions {
   stallBaseMs?: number;
   /** Told of the bytes the worker has read so far, for progress. */
   onBytes?: (bytes: number) => void;
+  /** The file's pinned identity (filePin.ts): a read of a changed file is INPUT_CHANGED. */
+  identity?: FileIdentity | undefined;
 }
 
 /** The records of the Parquet file at `path` (named `file` in messages), decoded in a worker. */
 export async function* readParquetInWorker(path: string, file: string, options: ParquetThreadOptions = {}): AsyncGenerator<SourceRecord> {
   const baseMs = options.stallBaseMs ?? Number(process.env['DDB_SPREAD_TEST_PARQUET_STALL_MS'] ?? STALL_BASE_MS);
-  const worker = startWorker({ path, file });
+  const worker = startWorker({ path, file, identity: options.identity });
   const inbox: FromWorker[] = [];
   let wake: (() => void) | undefined;
   let failure: LoaderError | undefined;

@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { LoaderError } from '../shared/errors.js';
 import { fileByteSource } from './byteSource.js';
+import { FilePin } from './filePin.js';
 import { packValue } from './clonedValues.js';
 import { decodeRowGroups } from './readParquet.js';
 import type { FromWorker, ParquetWorkerData } from './parquetThread.js';
@@ -11,7 +12,7 @@ import type { FromWorker, ParquetWorkerData } from './parquetThread.js';
  * hyparquet loop forever blocks this thread only; the load's thread sees no row group come and ends it.
  */
 const port = parentPort!;
-const { path, file } = workerData as ParquetWorkerData;
+const { path, file, identity } = workerData as ParquetWorkerData;
 let credits = 1;
 let wake: (() => void) | undefined;
 port.on('message', (message: 'next') => {
@@ -22,7 +23,7 @@ port.on('message', (message: 'next') => {
 const send = (message: FromWorker) => port.postMessage(message);
 
 async function decode(): Promise<void> {
-  const source = await fileByteSource(path);
+  const source = await fileByteSource(path, identity ? new FilePin(file, path, identity) : undefined);
   for await (const group of decodeRowGroups(source, file, (index, bytes) => send({ type: 'group', group: index, bytes }))) {
     send({ type: 'rows', ...group, rows: group.rows.map(packValue) as Record<string, unknown>[], bytesRead: source.bytesRead() });
     credits--;

@@ -23,5 +23,12 @@ export async function* readParquetInput(input: OpenedInput, signal?: AbortSignal
   }
   let bytes = 0;
   input.bytesRead = () => bytes;
-  yield* readParquetInWorker(input.path, input.name, { ...(signal ? { signal } : {}), onBytes: (read) => (bytes = read) });
+  // The worker checks every read against the identity pinned when the file was listed (issue 29.4).
+  yield* readParquetInWorker(input.path, input.name, {
+    ...(signal ? { signal } : {}),
+    ...(input.pin ? { identity: input.pin.identity } : {}),
+    onBytes: (read) => (bytes = read),
+  });
+  // Every read was checked as it was made; the path must still name the file listed.
+  await input.pin?.check();
 }

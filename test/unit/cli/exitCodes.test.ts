@@ -11,6 +11,8 @@ describe('exit code of a LoaderError', () => {
     ['MAX_REJECTS_REACHED', 65],
     ['INPUT_NOT_FOUND', 66],
     ['INPUT_UNREADABLE', 66],
+    // A local file or S3 object changed mid-load (issue 29.4): permanent until a person restores it, as S3's always was.
+    ['INPUT_CHANGED', 66],
     ['BUG', 70],
     ['TEMP_FILES', 73],
     ['REJECTS_UNWRITABLE', 73],
