@@ -7,7 +7,8 @@ import { caBundleFrom, proxyConfigured, regionFrom, type Env } from '../writing/
 import { EnvProxyAgent } from '../writing/proxyAgent.js';
 import { exportOfFolder } from './dynamodbExport.js';
 import type { InputPart } from './inputPart.js';
-import { byBytes, isDataName, type InputSet, type ListedPart } from './inputSet.js';
+import type { InputSet, ListedPart } from './inputSet.js';
+import { sortOut, type FoundEntry, type SkippedPart } from './listing.js';
 
 /** How a load reaches S3: the DynamoDB client's conventions (default credential chain, region, proxy, CA). */
 export interface S3Options {
@@ -22,8 +23,11 @@ export interface S3Options {
 }
 
 export interface S3Access {
-  /** The parts of s3://bucket/key (one object) or s3://bucket/prefix (its objects, or the export it holds). */
-  list(url: string, exports: InputSet['exports']): Promise<ListedPart[]>;
+  /**
+   * The parts of s3://bucket/key (one object) or s3://bucket/prefix (its objects, or the export it holds);
+   * the prefix's objects that are not data are added to `skipped`, each with why.
+   */
+  list(url: string, exports: InputSet['exports'], skipped?: SkippedPart[]): Promise<ListedPart[]>;
   destroy(): void;
 }
 
@@ -50,7 +54,7 @@ export function createS3Access(options: S3Options, env: Env = process.env): S3Ac
     },
   });
   return {
-    list: (url, exports) => listS3(client, url, exports),
+    list: (url, exports, skipped) => listS3(client, url, exports, skipped ?? []),
     destroy: () => client.destroy(),
   };
 }
@@ -66,7 +70,7 @@ export function parseS3Url(url: string): { bucket: string; key: string } {
   return { bucket: m[1]!, key: m[2]! };
 }
 
-async function listS3(client: S3Client, url: string, exports: InputSet['exports']): Promise<ListedPart[]> {
+async function listS3(client: S3Client, url: string, exports: InputSet['exports'], skipped: SkippedPart[]): Promise<ListedPart[]> {
   const { bucket, key } = parseS3Url(url);
   if (key !== '' && !key.endsWith('/')) {
     const one = await headPart(client, bucket, key, true);
@@ -82,22 +86,22 @@ async function listS3(client: S3Client, url: string, exports: InputSet['exports'
     exports.push({ name: url, items: found.items, parts: found.parts.length });
     return found.parts;
   }
-  const parts: ListedPart[] = [];
-  const objects: { key: string; size: number; etag: string }[] = [];
+  // Keys are taken verbatim (`a//b`, `./`, `../` are parts of a key, not spelling): listing.ts decides by name.
+  const objects: (FoundEntry & { key: string; size: number; etag: string })[] = [];
   let token: string | undefined;
   do {
     const page = await s3Call(url, () =>
       client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) })),
     );
     for (const o of page.Contents ?? []) {
-      const relative = o.Key!.slice(prefix.length);
-      if (relative.split('/').every((segment) => segment !== '' && isDataName(segment))) objects.push({ key: o.Key!, size: o.Size ?? 0, etag: o.ETag ?? '' });
+      const name = `s3://${bucket}/${o.Key!}`;
+      objects.push({ name, relative: o.Key!.slice(prefix.length), kind: 'file', identity: name, key: o.Key!, size: o.Size ?? 0, etag: o.ETag ?? '' });
     }
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token);
-  objects.sort((a, b) => byBytes(a.key, b.key));
-  for (const o of objects) parts.push({ part: s3Part(client, bucket, o.key, o.size, o.etag) });
-  return parts;
+  const sorted = sortOut(objects);
+  skipped.push(...sorted.skipped);
+  return sorted.data.map((o) => ({ part: s3Part(client, bucket, o.key, o.size, o.etag) }));
 }
 
 async function headPart(client: S3Client, bucket: string, key: string, mayBeMissing: boolean): Promise<InputPart | undefined> {
