@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { WriteOrderer } from '../ordering/writeOrderer.js';
 import { InFlightLimit } from '../pacing/inFlight.js';
 import { chooseRate, type RateChoice } from '../pacing/rateChoice.js';
@@ -157,6 +158,8 @@ function outputPathsOf(opts: PreparedLoadOptions, caller: CallerFiles | undefine
       { option: 'the write-reject log of --checkpoint', path: `${opts.checkpointPath}.write-rejects` },
     );
   for (const file of caller?.writes ?? []) paths.push({ option: file.option, path: file.path });
+  // The order's spill folders (writeOrderer.ts), left behind by a kill -9.
+  paths.push({ option: '--temp-dir', path: join(opts.tempDir ?? tmpdir(), 'ddb-spread-'), prefix: true });
   return paths;
 }
 

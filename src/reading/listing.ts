@@ -78,6 +78,8 @@ export function nameDecision(relative: string): { reason: SkipReason; detail: st
 export interface OwnFile {
   option: string;
   path: string;
+  /** `path` is a name prefix: the order's temporary folders `<--temp-dir>/ddb-spread-XXXXXX`. */
+  prefix?: boolean | undefined;
 }
 
 /**
@@ -87,6 +89,11 @@ export interface OwnFile {
  */
 export function ownFileOf(path: string, own: readonly OwnFile[]): string | undefined {
   for (const file of own) {
+    if (file.prefix) {
+      // mkdtemp's six characters.
+      if (path.startsWith(file.path) && /^[A-Za-z0-9]{6}$/.test(path.slice(file.path.length))) return `a temporary folder of ${file.option}`;
+      continue;
+    }
     if (path === file.path) return `the file of ${file.option}`;
     if (path === `${file.path}.lock`) return `the lock file of ${file.option}`;
     if (path.startsWith(`${file.path}.`) && /^\.\d+(\.[0-9a-f]+)?\.tmp$/.test(path.slice(file.path.length))) return `a temporary file of ${file.option}`;

@@ -55,7 +55,9 @@ export async function walkLocal(root: string, options: WalkOptions): Promise<Loc
       const isFile = info ? info.isFile() : child.isFile();
       const through = viaLink || link;
       if (isDirectory) {
-        if (ancestors.has(target)) entries.push({ name: path, path, relative, kind: 'link-loop', target });
+        const own = ownFileOf(location, options.own);
+        if (own) entries.push({ name: path, path, relative, kind: 'folder', own });
+        else if (ancestors.has(target)) entries.push({ name: path, path, relative, kind: 'link-loop', target });
         else if (options.prune && nameDecision(relative)) entries.push({ name: path, path, relative, kind: 'folder' });
         else if (depth < options.maxDepth) await walk(path, relative, target, new Set([...ancestors, target]), through, depth + 1);
         continue;
@@ -84,5 +86,5 @@ export async function locationOf(path: string): Promise<string> {
 
 /** The load's own files resolved as walkLocal resolves entries, so a spelling or a link cannot hide one. */
 export async function resolveOwnFiles(files: readonly OwnFile[]): Promise<OwnFile[]> {
-  return Promise.all(files.map(async (f) => ({ option: `${f.option} ${f.path}`, path: await locationOf(f.path) })));
+  return Promise.all(files.map(async (f) => ({ option: `${f.option} ${f.path}`, path: await locationOf(f.path), prefix: f.prefix })));
 }

@@ -5,6 +5,7 @@
  */
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { mulberry32 } from '../../tools/mulberry32.js';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { load, type LoadOptions, type LoadResult } from '../../src/index.js';
@@ -80,6 +81,32 @@ describe('folder names (item 1)', () => {
     expect(text.stderr).toMatch(/skipped +2 entries/);
     expect(text.stderr).toMatch(/d\/_SUCCESS {2}\(marker: /);
     expect(text.stderr).toMatch(/d\/\.a\.csv\.crc {2}\(hidden: /);
+  });
+});
+
+describe("the load's own files in the folder read (item 16)", () => {
+  it("named by options: the reject file and its lock, a checkpoint's lock and temporary file, a spill folder left by kill -9", async () => {
+    const root = join(dir(), `own-files-${++runs}`);
+    const d = join(root, 'd');
+    await mkdir(join(d, 'ddb-spread-Xy12ab'), { recursive: true });
+    await writeFile(join(d, 'data.csv'), csvRows(0, 8));
+    // What a killed load leaves: its checkpoint's lock and temporary file, a spill folder (the reject file's
+    // lock is this load's own, taken before the listing).
+    await writeFile(join(d, 'ck.json.lock'), JSON.stringify({ pid: 999999, host: hostname(), since: 'then' }));
+    await writeFile(join(d, 'ck.json.4242.0a1b2c3d.tmp'), '{}');
+    await writeFile(join(d, 'bad.lock'), 'pk,sk,v\nq,1000,x\n');
+    await writeFile(join(d, 'ddb-spread-Xy12ab', 'bucket-0'), 'junk');
+    const table = await newTable(KEYS);
+    const result = await run({ input: d, table, checkpointPath: join(d, 'ck.json'), rejectsPath: join(d, 'bad.lock'), tempDir: d });
+    expect(result).toMatchObject({ rowsRead: 8, written: 8, complete: true });
+    expect(await sortKeys(table)).toEqual(range(0, 8));
+    expect(result.skipped.map((s) => [s.name, s.reason])).toEqual([
+      [join(d, 'bad.lock'), 'own-file'],
+      [join(d, 'bad.lock.lock'), 'own-file'],
+      [join(d, 'ck.json.4242.0a1b2c3d.tmp'), 'own-file'],
+      [join(d, 'ck.json.lock'), 'own-file'],
+      [join(d, 'ddb-spread-Xy12ab'), 'own-file'],
+    ]);
   });
 });
 

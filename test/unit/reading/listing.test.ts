@@ -51,6 +51,7 @@ describe('ownFileOf', () => {
   const own = [
     { option: '--checkpoint d/ck.json', path: '/w/d/ck.json' },
     { option: '--report r.json', path: '/w/r.json' },
+    { option: '--temp-dir /w/d', path: '/w/d/ddb-spread-', prefix: true },
   ];
   it.each([
     ['/w/d/ck.json', 'the file of --checkpoint d/ck.json'],
@@ -62,6 +63,8 @@ describe('ownFileOf', () => {
     ['/w/d/ck.json.lockx', undefined],
     ['/w/d/ck.json.x.tmp', undefined],
     ['/w/other/ck.json', undefined],
+    ['/w/d/ddb-spread-Ab12Z9', 'a temporary folder of --temp-dir /w/d'],
+    ['/w/d/ddb-spread-data.csv', undefined],
   ])('%s: %s', (path, expected) => {
     expect(ownFileOf(path, own)).toBe(expected);
   });
