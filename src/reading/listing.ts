@@ -57,7 +57,7 @@ function segmentsOf(relative: string): string[] {
  * (a segment starting with "."; "." and ".." are spelling), a marker or temporary folder of Spark, Hadoop
  * or Glue (a segment starting with "_": _SUCCESS, _committed_*, _temporary/), a checksum (.crc, .md5,
  * .checksum), a DynamoDB export manifest, or a file ddb-spread writes (reject files, shard manifests,
- * write-reject logs, and their locks and temporary files).
+ * write-reject logs, and their locks and temporary files), or any lock file (.lock).
  */
 export function nameDecision(relative: string): { reason: SkipReason; detail: string } | undefined {
   if (relative.endsWith('/')) return { reason: 'folder-marker', detail: 'an empty "folder" object (its key ends in /), no data' };
@@ -71,6 +71,8 @@ export function nameDecision(relative: string): { reason: SkipReason; detail: st
   if (/^manifest-(summary|files)\.json$/.test(base)) return { reason: 'export-manifest', detail: 'a DynamoDB export manifest' };
   const loader = /\.(rejects\.jsonl|shards\.json|write-rejects)(\.lock|(\.\d+)?(\.[0-9a-f]+)?\.tmp)?$/i.exec(base);
   if (loader) return { reason: 'loader-file', detail: `a file ddb-spread writes (${loader[0]})` };
+  // Another load's lock (a checkpoint or reject file under another name, left by kill -9): never data.
+  if (/\.lock$/i.test(base)) return { reason: 'loader-file', detail: 'a lock file (.lock), such as a load leaves when killed' };
   return undefined;
 }
 

@@ -20,7 +20,7 @@ describe('nameDecision', () => {
     'é.csv',
     'ck.json',
     'a.crc.csv',
-    'data.lock',
+    'data.lock.csv',
   ])('%s is data', (name) => {
     expect(nameDecision(name)).toBeUndefined();
   });
@@ -42,6 +42,7 @@ describe('nameDecision', () => {
     ['ck.json.write-rejects', 'loader-file'],
     ['ck.json.write-rejects.77.tmp', 'loader-file'],
     ['sub/', 'folder-marker'],
+    ['other-ck.json.lock', 'loader-file'],
   ])('%s is skipped: %s', (name, reason) => {
     expect(nameDecision(name)?.reason).toBe(reason);
   });
