@@ -116,7 +116,7 @@ async function listOne(arg: string, ctx: ListContext, own: readonly OwnFile[], e
   });
   if (!info.isDirectory()) {
     // Named by the user: read whatever its name (_data.csv, .hidden.csv), unless the load writes it.
-    const mine = ownFileOf(await locationOf(arg), own) ?? ownFileOf(await realpath(arg), own);
+    const mine = ownFileOf(await locationOf(arg), own) ?? ownFileOf(await realpath(arg).catch(() => arg), own);
     if (mine) throw new LoaderError('INVALID_OPTION', `${arg} is ${mine}: the load's own files are never input; name the data files instead`, { file: arg });
     return [{ part: await localPart(arg) }];
   }

@@ -152,7 +152,7 @@ describe("the load's own files (item 16)", () => {
     // The stale lock, the checkpoint and its log are named as the load's own files, not read.
     expect(summary.skipped.filter((s) => s.reason === 'own-file').map((s) => s.name)).toEqual(['d/ck.json', 'd/ck.json.lock', 'd/ck.json.write-rejects']);
     expect((await scanAll(client(), table)).length).toBe(rows);
-  });
+  }, 240_000);
 });
 
 describe('random layouts (item 3)', () => {
