@@ -232,6 +232,7 @@ function resultFacts(session: LoadSession, opts: NormalizedLoadOptions, elapsedM
     checkpointPath: session.checkpoint ? opts.checkpointPath : undefined,
     resumedFromBatch: session.checkpoint?.resumed ? session.resumeFrom : undefined,
     capacityReports: session.capacity?.summary(),
+    skipped: session.inputSet?.skipped ?? [],
   };
 }
 

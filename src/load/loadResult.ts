@@ -3,6 +3,7 @@ import type { OrderMode } from '../ordering/order.js';
 import type { LoadResult, RateSummary } from '../reporting/result.js';
 import type { LoadTally } from './loadTally.js';
 import type { CapacityReportsSummary } from '../pacing/capacityReports.js';
+import type { SkippedPart } from '../reading/listing.js';
 
 /** What the result says besides the counters, as the load's parts know it at the moment it is asked. */
 export interface ResultFacts {
@@ -31,6 +32,8 @@ export interface ResultFacts {
   resumedFromBatch: number | undefined;
   /** This run's calls that asked for ConsumedCapacity; undefined for a dry run. */
   capacityReports: CapacityReportsSummary | undefined;
+  /** Entries of the input's folders, globs and prefixes not read, with why. */
+  skipped?: readonly SkippedPart[] | undefined;
 }
 
 /** The result of a load from its tally and the facts of its parts. Pure. */
@@ -58,6 +61,7 @@ export function loadResult(tally: LoadTally, facts: ResultFacts): LoadResult {
     checkpointPath: facts.checkpointPath,
     resumedFromBatch: facts.resumedFromBatch,
     capacityReports: facts.capacityReports,
+    skipped: [...(facts.skipped ?? [])],
     complete: counters.rejected === 0 && counters.written + counters.superseded + counters.otherSegments === counters.rowsRead,
   };
 }

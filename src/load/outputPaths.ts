@@ -1,3 +1,4 @@
+import { normalize } from 'node:path/posix';
 import type { Segment } from './segment.js';
 
 /**
@@ -86,6 +87,7 @@ function outputBase(input: string): string {
   }
   const glob = input.search(/[*?]/);
   const base = glob === -1 ? input : input.slice(0, glob);
-  const trimmed = base.replace(/\/+$/, '');
+  // Spelling aside (`d/.`, `./d`, `d//`): `d/.` would otherwise put `..rejects.jsonl` inside the folder read.
+  const trimmed = base === '' ? '' : normalize(base).replace(/\/+$/, '');
   return trimmed === '' || trimmed === '.' ? 'input' : trimmed;
 }

@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { WriteOrderer } from '../ordering/writeOrderer.js';
 import { InFlightLimit } from '../pacing/inFlight.js';
 import { chooseRate, type RateChoice } from '../pacing/rateChoice.js';
@@ -8,6 +9,7 @@ import { RatePacer } from '../pacing/ratePacer.js';
 import { CapacityReports } from '../pacing/capacityReports.js';
 import { createKeyCostModel, type KeyUnits, type WriteKeyCosts } from '../pacing/writeCost.js';
 import { listInputs } from '../reading/inputSet.js';
+import type { OwnFile } from '../reading/listing.js';
 import { readInputSet, type OpenedInputSet } from '../reading/readInputSet.js';
 import { openInput } from '../reading/openInput.js';
 import { detectFormat } from '../reading/detectFormat.js';
@@ -30,7 +32,7 @@ import type { DryRun, LoadDependencies } from './load.js';
 import { saveManifest, type LoadSession } from './loadSession.js';
 import type { LoadTally } from './loadTally.js';
 import { openCheckpoint } from './openCheckpoint.js';
-import { prepareOutputFiles } from './outputFiles.js';
+import { prepareOutputFiles, type CallerFiles } from './outputFiles.js';
 
 /** What the stages and the dispatcher of a prepared load need. */
 export interface PreparedLoad {
@@ -98,7 +100,7 @@ export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Pr
       });
       return session.s3;
     },
-    outputs: outputPathsOf(opts),
+    outputs: outputPathsOf(opts, deps.files),
     allowBrokenExportChain: opts.allowBrokenExportChain,
   });
   for (const note of session.inputSet.notes) emit({ type: 'warning', message: note });
@@ -152,11 +154,18 @@ export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Pr
   return stagesOf(session, ctx, tableInfo, input, format, shard, costOf);
 }
 
-/** The load's own files: never read as input when they lie in a folder given as input. */
-function outputPathsOf(opts: PreparedLoadOptions): string[] {
-  const paths = [opts.rejectsPath];
-  if (opts.shard) paths.push(opts.shard.manifestPath);
-  if (opts.checkpointPath) paths.push(opts.checkpointPath, `${opts.checkpointPath}.write-rejects`);
+/** The load's own files (their locks and temporary files too): never read as input, named as skipped in a folder given as input. */
+function outputPathsOf(opts: PreparedLoadOptions, caller: CallerFiles | undefined): OwnFile[] {
+  const paths: OwnFile[] = [{ option: '--rejects', path: opts.rejectsPath }];
+  if (opts.shard) paths.push({ option: '--shard-manifest', path: opts.shard.manifestPath });
+  if (opts.checkpointPath)
+    paths.push(
+      { option: '--checkpoint', path: opts.checkpointPath },
+      { option: 'the write-reject log of --checkpoint', path: `${opts.checkpointPath}.write-rejects` },
+    );
+  for (const file of caller?.writes ?? []) paths.push({ option: file.option, path: file.path });
+  // The order's spill folders (writeOrderer.ts), left behind by a kill -9.
+  paths.push({ option: '--temp-dir', path: join(opts.tempDir ?? tmpdir(), 'ddb-spread-'), prefix: true });
   return paths;
 }
 

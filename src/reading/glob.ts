@@ -16,6 +16,13 @@ export function globBase(pattern: string): string {
   return base === '' ? (pattern.startsWith('/') ? '/' : '.') : base;
 }
 
+/** How deep under globBase a match lies, in segments: Infinity when a `**` may cross any number of them. */
+export function globDepth(pattern: string): number {
+  const segments = normalize(pattern).split('/');
+  if (segments.some((segment) => segment.includes('**'))) return Infinity;
+  return segments.length - segments.findIndex((segment) => hasGlob(segment));
+}
+
 /** A test of a path (as path.join spells it under globBase) against the pattern. */
 export function globMatcher(pattern: string): (path: string) => boolean {
   const normalized = normalize(pattern);

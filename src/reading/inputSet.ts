@@ -1,11 +1,13 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { join, relative, resolve, sep } from 'node:path';
+import { readFile, realpath, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { LoaderError } from '../shared/errors.js';
 import { localPart, type InputPart, type PartOutline } from './inputPart.js';
 import { exportOfFolder, exportsBelow, partsOfExports, type ExportKind, type ListedExport } from './dynamodbExport.js';
 import { checkExportChain } from './exportChain.js';
-import { globBase, globMatcher, hasGlob } from './glob.js';
+import { globBase, globDepth, globMatcher, hasGlob } from './glob.js';
+import { nameDecision, ownFileOf, sortOut, type OwnFile, type SkippedPart } from './listing.js';
+import { locationOf, resolveOwnFiles, walkLocal, type LocalEntry } from './localListing.js';
 import type { S3Access } from './s3Part.js';
 import type { InputFormat } from '../load/options.js';
 
@@ -31,6 +33,8 @@ export interface InputSet {
   totalBytes: number | undefined;
   /** What the listing has to say before the load starts (exports put in chain order, a chain let through). */
   notes: string[];
+  /** Entries of folders, globs and prefixes not read, each with why (listing.ts): none is dropped unnamed. */
+  skipped: SkippedPart[];
 }
 
 export interface ListContext {
@@ -38,42 +42,56 @@ export interface ListContext {
   stdin: Readable;
   /** S3 access, built on first use (only s3:// inputs need it). */
   s3: () => Promise<S3Access>;
-  /** Files the load writes: never read as input, even inside a folder given as input. */
-  outputs: readonly string[];
+  /**
+   * Files the load writes: never read as input, even inside a folder given as input, nor their locks and
+   * temporary files; named as skipped. A plain path is named "--rejects" etc. by the caller's option.
+   */
+  outputs: readonly (string | OwnFile)[];
   /** --allow-broken-export-chain: DynamoDB exports that do not form one chain are loaded as given. */
   allowBrokenExportChain?: boolean | undefined;
 }
 
-/** Names in a folder or prefix that are not data: hidden files, Spark's _SUCCESS and .crc, the loader's own outputs. */
+/** Names in a folder or prefix that are not data (listing.ts's nameDecision): hidden, markers, checksums, the loader's files. */
 export function isDataName(name: string): boolean {
-  const base = name.slice(name.lastIndexOf('/') + 1);
-  if (base === '' || base.startsWith('.') || base.startsWith('_')) return false;
-  return !/\.(crc|rejects\.jsonl|shards\.json|write-rejects|md5|checksum)$/i.test(base) && !/^manifest-(summary|files)\.json$/.test(base);
+  return nameDecision(name) === undefined;
 }
 
 /**
  * Lists the parts of a load from its arguments: files, folders (their files, recursively, sorted by
  * path), globs (`*`, `?`, `**`), "-" for stdin, and s3://bucket/key or s3://bucket/prefix. A folder or
- * prefix that holds a DynamoDB export's manifest-summary.json is read as that export. A part listed twice
- * is an error, as is an argument that matches nothing.
+ * prefix that holds a DynamoDB export's manifest-summary.json is read as that export. Entries of a folder,
+ * glob or prefix that are not data are named in `skipped` with why (listing.ts). A file named as an
+ * argument is read whatever its name, unless it is one of the load's own files. A part listed by two
+ * arguments is an error, as is an argument that matches nothing.
  */
 export async function listInputs(args: readonly string[], ctx: ListContext): Promise<InputSet> {
   if (args.length === 0) throw new LoaderError('INVALID_OPTION', 'no input given: pass files, folders, globs, s3:// URLs or - for stdin');
   if (args.includes('-') && args.length > 1) throw new LoaderError('INVALID_OPTION', 'stdin (-) is read alone; pass it as the only input');
   const parts: ListedPart[] = [];
+  const skipped: SkippedPart[] = [];
   const exports: InputSet['exports'] = [];
-  const outputs = new Set(ctx.outputs.map((p) => resolve(p)));
+  const own = await resolveOwnFiles(ctx.outputs.map((o) => (typeof o === 'string' ? { option: 'an output', path: o } : o)));
+  const seen = new Map<string, string>();
   for (const arg of args) {
-    const found = await listOne(arg, ctx, outputs, exports);
-    if (found.length === 0) throw new LoaderError('INPUT_NOT_FOUND', `${arg} holds no input files`, { file: arg });
+    const mine: SkippedPart[] = [];
+    const found = await listOne(arg, ctx, own, exports, mine);
+    skipped.push(...mine);
+    if (found.length === 0) {
+      const why = mine.length > 0 ? `: every entry is skipped (${mine.map((s) => `${s.name}: ${s.detail}`).join('; ')})` : '';
+      throw new LoaderError('INPUT_NOT_FOUND', `${arg} holds no input files${why}`, { file: arg });
+    }
+    for (const listed of found) {
+      const id = await identityOf(listed.part);
+      const before = seen.get(id);
+      if (before !== undefined)
+        throw new LoaderError(
+          'INVALID_OPTION',
+          `${listed.part.name} is given twice (by two of the inputs${before === listed.part.name ? '' : `: it is the same file as ${before}`}); each file is read once per load`,
+          { file: listed.part.name },
+        );
+      seen.set(id, listed.part.name);
+    }
     parts.push(...found);
-  }
-  const seen = new Set<string>();
-  for (const { part } of parts) {
-    const id = part.name.startsWith('s3://') ? part.name : resolve(part.name);
-    if (seen.has(id))
-      throw new LoaderError('INVALID_OPTION', `${part.name} is given twice (by two of the inputs); each file is read once per load`, { file: part.name });
-    seen.add(id);
   }
   // Every export of the load, whichever input it came from, before any part is read (issue 29 items 8, 9).
   const notes = [
@@ -85,21 +103,23 @@ export async function listInputs(args: readonly string[], ctx: ListContext): Pro
   ];
   const sizes = parts.map((p) => p.part.size);
   const totalBytes = sizes.every((s) => s !== undefined) ? sizes.reduce((a, b) => a! + b!, 0) : undefined;
-  return { parts, name: args.join(' '), exports, totalBytes, notes };
+  return { parts, name: args.join(' '), exports, totalBytes, notes, skipped };
 }
 
-async function listOne(arg: string, ctx: ListContext, outputs: ReadonlySet<string>, exports: ListedExport[]): Promise<ListedPart[]> {
+/** What makes two parts one: an S3 URL, a local file's device and inode (a link or a second spelling is the same file). */
+async function identityOf(part: InputPart): Promise<string> {
+  if (part.path === undefined) return part.name;
+  const info = await stat(part.path).catch(() => undefined);
+  return info ? `${info.dev}:${info.ino}` : resolve(part.path);
+}
+
+async function listOne(arg: string, ctx: ListContext, own: readonly OwnFile[], exports: ListedExport[], skipped: SkippedPart[]): Promise<ListedPart[]> {
   if (arg === '-') return [{ part: stdinPart(ctx.stdin) }];
   if (arg.startsWith('s3://')) {
     const s3 = await ctx.s3();
-    return s3.list(arg, exports);
+    return s3.list(arg, exports, skipped);
   }
-  if (hasGlob(arg)) {
-    const matches = await globFiles(arg);
-    const parts: ListedPart[] = [];
-    for (const path of matches) if (!outputs.has(resolve(path))) parts.push({ part: await localPart(path) });
-    return parts;
-  }
+  if (hasGlob(arg)) return localParts(await globEntries(arg, own), skipped);
   const info = await stat(arg).catch((error: NodeJS.ErrnoException) => {
     throw new LoaderError(
       error.code === 'ENOENT' ? 'INPUT_NOT_FOUND' : 'INPUT_UNREADABLE',
@@ -107,25 +127,33 @@ async function listOne(arg: string, ctx: ListContext, outputs: ReadonlySet<strin
       { file: arg, cause: error },
     );
   });
-  if (!info.isDirectory()) return [{ part: await localPart(arg) }];
+  if (!info.isDirectory()) {
+    // Named by the user: read whatever its name (_data.csv, .hidden.csv), unless the load writes it.
+    const mine = ownFileOf(await locationOf(arg), own) ?? ownFileOf(await realpath(arg).catch(() => arg), own);
+    if (mine) throw new LoaderError('INVALID_OPTION', `${arg} is ${mine}: the load's own files are never input; name the data files instead`, { file: arg });
+    return [{ part: await localPart(arg) }];
+  }
   const exported = await exportOfFolder(localFolder(arg));
   if (exported) return partsOfExports([exported], exports);
+  const entries = await walkLocal(arg, { own, prune: true, maxDepth: Infinity });
   // Export folders below it (AWSDynamoDB/<ExportId>/): never read as plain data.
-  const below = await exportsBelow(arg, await everyFileUnder(arg), (dir) => localFolder(join(arg, dir)), isDataPath);
+  const files = entries.filter((e) => e.kind === 'file' && e.own === undefined).map((e) => e.relative);
+  const below = await exportsBelow(arg, files, (dir) => localFolder(join(arg, dir)), isDataPath);
   if (below) return partsOfExports(below, exports, arg);
+  return localParts(entries, skipped);
+}
+
+/** The data entries as parts; the others named in `skipped`. */
+async function localParts(entries: readonly LocalEntry[], skipped: SkippedPart[]): Promise<ListedPart[]> {
+  const sorted = sortOut(entries);
+  skipped.push(...sorted.skipped);
   const parts: ListedPart[] = [];
-  for (const path of await filesUnder(arg)) if (!outputs.has(resolve(path))) parts.push({ part: await localPart(path) });
+  for (const entry of sorted.data) parts.push({ part: await localPart(entry.path) });
   return parts;
 }
 
 /** A path under a folder given as input is data when none of its names is hidden, a marker or a manifest. */
-export const isDataPath = (relative: string) => relative.split('/').every((name) => name === '' || isDataName(name));
-
-/** Every file under `dir` (any name), relative to it, "/" between names: where export manifests are looked for. */
-async function everyFileUnder(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries.filter((e) => !e.isDirectory()).map((e) => relative(dir, join(e.parentPath, e.name)).split(sep).join('/'));
-}
+export const isDataPath = (relative: string) => nameDecision(relative) === undefined;
 
 /** For each folder that held several exports: which, in the chain order they are read. */
 function exportFolderNotes(exports: readonly ListedExport[]): string[] {
@@ -153,30 +181,15 @@ function localFolder(dir: string) {
   };
 }
 
-/** Files under `dir`, recursively, data names only, sorted by path (byte order). */
-async function filesUnder(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  const files: string[] = [];
-  for (const entry of entries) {
-    const path = join(entry.parentPath, entry.name);
-    const relative = path.slice(dir.length);
-    if (entry.isFile() && relative.split('/').every((segment) => segment === '' || isDataName(segment))) files.push(path);
-  }
-  return files.sort(byBytes);
-}
-
-async function globFiles(pattern: string): Promise<string[]> {
+/** The entries under a glob's base that the pattern matches; a pattern without `**` reaches only its own depth. */
+async function globEntries(pattern: string, own: readonly OwnFile[]): Promise<LocalEntry[]> {
   const base = globBase(pattern);
   const matches = globMatcher(pattern);
   const info = await stat(base).catch(() => undefined);
   if (!info?.isDirectory()) return [];
-  const entries = await readdir(base, { recursive: true, withFileTypes: true });
-  const files: string[] = [];
-  for (const entry of entries) {
-    const path = join(entry.parentPath, entry.name);
-    if (entry.isFile() && isDataName(entry.name) && matches(path)) files.push(path);
-  }
-  return files.sort(byBytes);
+  const maxDepth = globDepth(pattern);
+  const entries = await walkLocal(base, { own, prune: false, maxDepth });
+  return entries.filter((entry) => matches(entry.name));
 }
 
 export const byBytes = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

@@ -7,7 +7,8 @@ import { caBundleFrom, proxyConfigured, regionFrom, type Env } from '../writing/
 import { EnvProxyAgent } from '../writing/proxyAgent.js';
 import { exportOfFolder, exportsBelow, partsOfExports, type ExportFolder, type ListedExport } from './dynamodbExport.js';
 import type { InputPart } from './inputPart.js';
-import { byBytes, isDataName, isDataPath, type ListedPart } from './inputSet.js';
+import { isDataPath, type ListedPart } from './inputSet.js';
+import { sortOut, type FoundEntry, type SkippedPart } from './listing.js';
 import { bytesToSkip } from './rangedAnswer.js';
 
 /** How a load reaches S3: the DynamoDB client's conventions (default credential chain, region, proxy, CA). */
@@ -23,8 +24,11 @@ export interface S3Options {
 }
 
 export interface S3Access {
-  /** The parts of s3://bucket/key (one object) or s3://bucket/prefix (its objects, or the export it holds). */
-  list(url: string, exports: ListedExport[]): Promise<ListedPart[]>;
+  /**
+   * The parts of s3://bucket/key (one object) or s3://bucket/prefix (its objects, or the exports it holds);
+   * the prefix's objects that are not data are added to `skipped`, each with why.
+   */
+  list(url: string, exports: ListedExport[], skipped?: SkippedPart[]): Promise<ListedPart[]>;
   destroy(): void;
 }
 
@@ -51,7 +55,7 @@ export function createS3Access(options: S3Options, env: Env = process.env): S3Ac
     },
   });
   return {
-    list: (url, exports) => listS3(client, url, exports),
+    list: (url, exports, skipped) => listS3(client, url, exports, skipped ?? []),
     destroy: () => client.destroy(),
   };
 }
@@ -67,7 +71,7 @@ export function parseS3Url(url: string): { bucket: string; key: string } {
   return { bucket: m[1]!, key: m[2]! };
 }
 
-async function listS3(client: S3Client, url: string, exports: ListedExport[]): Promise<ListedPart[]> {
+async function listS3(client: S3Client, url: string, exports: ListedExport[], skipped: SkippedPart[]): Promise<ListedPart[]> {
   const { bucket, key } = parseS3Url(url);
   if (key !== '' && !key.endsWith('/')) {
     const one = await headPart(client, bucket, key, true);
@@ -76,28 +80,30 @@ async function listS3(client: S3Client, url: string, exports: ListedExport[]): P
   const prefix = key === '' || key.endsWith('/') ? key : `${key}/`;
   const found = await exportOfFolder(s3Folder(client, bucket, prefix));
   if (found) return partsOfExports([found], exports);
-  /** Every key under the prefix, any name, relative: where export manifests below are looked for. */
-  const every: string[] = [];
-  const parts: ListedPart[] = [];
-  const objects: { key: string; size: number; etag: string }[] = [];
+  // Keys are taken verbatim (`a//b`, `./`, `../` are parts of a key, not spelling): listing.ts decides by name.
+  const objects: (FoundEntry & { key: string; size: number; etag: string })[] = [];
   let token: string | undefined;
   do {
     const page = await s3Call(url, () =>
       client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) })),
     );
     for (const o of page.Contents ?? []) {
-      const relative = o.Key!.slice(prefix.length);
-      every.push(relative);
-      if (relative.split('/').every((segment) => segment !== '' && isDataName(segment))) objects.push({ key: o.Key!, size: o.Size ?? 0, etag: o.ETag ?? '' });
+      const name = `s3://${bucket}/${o.Key!}`;
+      objects.push({ name, relative: o.Key!.slice(prefix.length), kind: 'file', identity: name, key: o.Key!, size: o.Size ?? 0, etag: o.ETag ?? '' });
     }
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token);
   // Export folders below the prefix (AWSDynamoDB/<ExportId>/): never read as plain data.
-  const below = await exportsBelow(`s3://${bucket}/${prefix}`, every, (dir) => s3Folder(client, bucket, `${prefix}${dir}/`), isDataPath);
+  const below = await exportsBelow(
+    `s3://${bucket}/${prefix}`,
+    objects.map((o) => o.relative),
+    (dir) => s3Folder(client, bucket, `${prefix}${dir}/`),
+    isDataPath,
+  );
   if (below) return partsOfExports(below, exports, url);
-  objects.sort((a, b) => byBytes(a.key, b.key));
-  for (const o of objects) parts.push({ part: s3Part(client, bucket, o.key, o.size, o.etag) });
-  return parts;
+  const sorted = sortOut(objects);
+  skipped.push(...sorted.skipped);
+  return sorted.data.map((o) => ({ part: s3Part(client, bucket, o.key, o.size, o.etag) }));
 }
 
 /** A prefix (ending in "/", or empty) as export.ts reads it. */

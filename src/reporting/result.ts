@@ -59,6 +59,11 @@ export interface LoadResult extends LoadCounters {
   resumedFromBatch: number | undefined;
   /** This worker's segment ("i/N"), when loading one segment of N. */
   segment: string | undefined;
+  /**
+   * Entries of the folders, globs and prefixes given that were not read, each named with why (hidden,
+   * a marker, a checksum, the load's own file, a broken link...): no part is left out unnamed.
+   */
+  skipped: import('../reading/listing.js').SkippedPart[];
   /** True when every row read was written or superseded (or belongs to another segment). */
   complete: boolean;
   /** This run's BatchWriteItem calls, those that asked for ConsumedCapacity and were answered, and the units counted as planned; undefined for a dry run. */

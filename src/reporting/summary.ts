@@ -40,7 +40,21 @@ export function formatSummary(result: LoadResult, stoppedBecause?: string, excer
     );
   if (result.shardManifestPath) lines.push(`  shard manifest ${result.shardManifestPath}  (${formatCount(result.shardedKeys)} keys sharded)`);
   if (result.rejectsPath) lines.push(`  reject file   ${result.rejectsPath}`);
+  lines.push(...formatSkipped(result.skipped));
   return `${lines.join('\n')}\n`;
+}
+
+/** Shown by name in the text summary; the rest are counted here and named in --json and --report. */
+const SKIPPED_SHOWN = 100;
+
+/** Every entry of a folder, glob or prefix not read, named with why: nothing is left out in silence. */
+function formatSkipped(skipped: LoadResult['skipped']): string[] {
+  if (skipped.length === 0) return [];
+  const lines = [`  skipped       ${formatCount(skipped.length)} ${skipped.length === 1 ? 'entry' : 'entries'} of the input folders not read:`];
+  for (const s of skipped.slice(0, SKIPPED_SHOWN)) lines.push(`                ${s.name}  (${s.reason}: ${s.detail})`);
+  if (skipped.length > SKIPPED_SHOWN)
+    lines.push(`                and ${formatCount(skipped.length - SKIPPED_SHOWN)} more, each named in the --json summary and the --report file`);
+  return lines;
 }
 
 function formatRate(result: LoadResult, excerpts: boolean): string[] {

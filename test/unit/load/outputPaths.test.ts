@@ -22,6 +22,12 @@ describe('defaultOutputPath', () => {
     ['/dev/fd/63', 'rejects', {}, '63.rejects.jsonl'],
     ['/dev/stdin', 'shards', {}, 'stdin.shards.json'],
     ['/proc/self/fd/0', 'rejects', {}, '0.rejects.jsonl'],
+    // A folder, however spelled, gets its file beside it, never inside it (issue 29: `d/.` wrote d/..rejects.jsonl).
+    ['d/.', 'rejects', {}, 'd.rejects.jsonl'],
+    ['./d/', 'rejects', {}, 'd.rejects.jsonl'],
+    ['/w/./d//', 'rejects', {}, '/w/d.rejects.jsonl'],
+    ['.', 'rejects', {}, 'input.rejects.jsonl'],
+    ['./out//part-*.csv', 'rejects', {}, 'out/part-.rejects.jsonl'],
   ])('%s %s %j -> %s (issue 11.7)', (file, kind, context, expected) => {
     expect(defaultOutputPath(file, kind, context)).toBe(expected);
   });
