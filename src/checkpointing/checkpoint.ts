@@ -2,8 +2,10 @@ import { readFile } from 'node:fs/promises';
 import {
   BatchProgress,
   CHECKPOINT_VERSION,
+  partsRefusal,
   resumeRefusal,
   type BatchDone,
+  type PartIdentity,
   type CheckpointFile,
   type InputIdentity,
   type LoadOutcome,
@@ -68,6 +70,8 @@ export class CheckpointStore {
     hashInput: () => Promise<string>,
     options: Record<string, unknown>,
     shardSeed: number | undefined,
+    /** A set's part `index`'s content hash (found.parts): recorded for each, and on resume for a part whose time differs. */
+    hashPart?: (index: number) => Promise<string>,
   ): Promise<CheckpointStore> {
     let input = found;
     let text: string | undefined;
@@ -78,6 +82,11 @@ export class CheckpointStore {
     }
     if (text === undefined) {
       input = { ...input, sha256: await hashInput() };
+      if (input.parts && hashPart) {
+        const parts: PartIdentity[] = [];
+        for (const [i, part] of input.parts.entries()) parts.push({ ...part, hash: await hashPart(i) });
+        input = { ...input, parts };
+      }
       const now = new Date().toISOString();
       const file: CheckpointFile = {
         version: CHECKPOINT_VERSION,
@@ -106,11 +115,18 @@ export class CheckpointStore {
       return store;
     }
     const saved = parseCheckpoint(text, path);
-    // The modification time is a hint: unchanged, the size and edges suffice; changed (a fresh copy of
-    // the same bytes, say), the whole content must hash the same.
-    const sameOutline = saved.input.size === input.size && saved.input.edgesSha256 === input.edgesSha256;
-    if (sameOutline && saved.input.mtimeMs !== input.mtimeMs) input = { ...input, sha256: await hashInput() };
-    else if (sameOutline && saved.input.sha256 !== undefined) input = { ...input, sha256: saved.input.sha256 };
+    // A set part by part; one file (or a one-part set of a checkpoint from before parts were recorded) as a whole.
+    if (input.parts && (saved.input.parts !== undefined || input.parts.length > 1)) input = await partsChecked(saved.input, input, hashPart, path);
+    else {
+      // Recorded as the checkpoint was: a one-part set of an older checkpoint stays whole.
+      input = { ...input };
+      delete input.parts;
+      // The modification time is a hint: unchanged, the size and edges suffice; changed (a fresh copy of
+      // the same bytes, say), the whole content must hash the same.
+      const sameOutline = saved.input.size === input.size && saved.input.edgesSha256 === input.edgesSha256;
+      if (sameOutline && saved.input.mtimeMs !== input.mtimeMs) input = { ...input, sha256: await hashInput() };
+      else if (sameOutline && saved.input.sha256 !== undefined) input = { ...input, sha256: saved.input.sha256 };
+    }
     const refusal = resumeRefusal(saved, input, options, path);
     if (refusal) throw new LoaderError('CHECKPOINT_MISMATCH', refusal, { file: path });
     // The input may have moved (a fresh download): the content matched, so the new path is recorded.
@@ -193,6 +209,38 @@ export class CheckpointStore {
       await this.#rejectLog?.close().catch(() => undefined);
     }
   }
+}
+
+/**
+ * A set of parts checked part by part against a checkpoint (issue 29.5): a part whose time differs is
+ * hashed and must hash as recorded, whatever the other parts' times. A set checkpoint of a ddb-spread before
+ * this recorded only the newest time of all its parts, which misses an older part changed in place: it is
+ * refused (a set of one part is read with the old rule, which holds for one file). Returns the set as found,
+ * with the checkpoint's hash for the whole when every part matched.
+ */
+async function partsChecked(
+  saved: InputIdentity,
+  found: InputIdentity,
+  hashPart: ((index: number) => Promise<string>) | undefined,
+  path: string,
+): Promise<InputIdentity> {
+  const foundParts = found.parts!;
+  if (saved.parts === undefined)
+    throw new LoaderError(
+      'CHECKPOINT_MISMATCH',
+      `checkpoint ${path} was written by an earlier ddb-spread, which did not record each input file of a set, so a file changed since cannot be told apart; delete ${path} (or pass another --checkpoint) to start over`,
+      { file: path },
+    );
+  const parts: PartIdentity[] = [];
+  for (const [i, part] of foundParts.entries()) {
+    const before = saved.parts[i];
+    const same = before !== undefined && before.name === part.name && before.size === part.size && before.edges === part.edges;
+    const hash = !same ? undefined : before.mtimeMs === part.mtimeMs ? before.hash : await hashPart?.(i);
+    parts.push({ ...part, ...(hash === undefined ? {} : { hash }) });
+  }
+  const refusal = partsRefusal(saved.parts, parts, path);
+  if (refusal) throw new LoaderError('CHECKPOINT_MISMATCH', refusal, { file: path });
+  return { ...found, parts, ...(saved.sha256 === undefined ? {} : { sha256: saved.sha256 }) };
 }
 
 async function writeDurably(path: string, text: string): Promise<void> {

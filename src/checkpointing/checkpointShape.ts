@@ -47,6 +47,7 @@ export function parseCheckpoint(text: string, path: string): CheckpointFile {
   field('mtimeMs', isNumber, 'a number', input, 'input.');
   field('edgesSha256', isHash, 'a SHA-256 in hex', input, 'input.');
   field('sha256', (v) => v === undefined || isHash(v), 'a SHA-256 in hex', input, 'input.');
+  field('parts', (v) => v === undefined || (Array.isArray(v) && v.every(isPart)), 'a list of parts (name, size, mtimeMs, edges, hash)', input, 'input.');
   field('options', isRecord, 'an object');
   field('shardSeed', (v) => v === undefined || isCount(v), 'a whole number');
   field('batchesDone', isCount, 'a whole number');
@@ -72,6 +73,17 @@ const isString = (v: unknown) => typeof v === 'string';
 const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 const isHash = (v: unknown) => typeof v === 'string' && /^[0-9a-f]{64}$/.test(v);
+
+function isPart(v: unknown): boolean {
+  return (
+    isRecord(v) &&
+    isString(v['name']) &&
+    isCount(v['size']) &&
+    isNumber(v['mtimeMs']) &&
+    isString(v['edges']) &&
+    (v['hash'] === undefined || isString(v['hash']))
+  );
+}
 
 function isRanges(v: unknown, mark: number): boolean {
   if (!Array.isArray(v)) return false;

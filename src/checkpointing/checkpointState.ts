@@ -29,6 +29,24 @@ export interface InputIdentity {
   edgesSha256: string;
   /** SHA-256 (hex) of the whole file; computed for a new checkpoint, and on resume when the modification time changed. */
   sha256?: string;
+  /**
+   * A set of parts (several files, a folder, a glob, S3, an export): each part's own identity (issue 29.5),
+   * so a part changed in place is found whatever the other parts' times. Absent for one local file (the
+   * fields above are its own) and in checkpoints of ddb-spread before it.
+   */
+  parts?: PartIdentity[];
+}
+
+/** One part of a set as a checkpoint records it: the size and edges decide; when the time differs, the content hash. */
+export interface PartIdentity {
+  name: string;
+  size: number;
+  /** A local file's modification time (0 for S3). */
+  mtimeMs: number;
+  /** SHA-256 of a local file's first and last 64 KB, or an S3 object's ETag. */
+  edges: string;
+  /** A local file's SHA-256, an S3 object's ETag; recorded when the checkpoint is made. */
+  hash?: string;
 }
 
 export interface CheckpointFile {
@@ -140,6 +158,29 @@ export function resumeRefusal(
     if (before !== now && key === 'shard' && !before.includes('"randomSuffix"') && now.includes('"randomSuffix"'))
       return `checkpoint ${path} was taken by an earlier ddb-spread, whose random:N suffixes came from the input's path and line; this one derives them from the seed and the primary key, so resuming would store rows twice: ${startOver} (load again into an empty table)`;
     if (before !== now) return `option ${key} differs from checkpoint ${path} (${before} then, ${now} now); resume with the same options, or ${startOver}`;
+  }
+  return undefined;
+}
+
+/**
+ * Why the parts found are not the parts a checkpoint recorded, naming the part and what differs; undefined
+ * when every part is the one recorded. `found` carries a part's content hash where its time differs. Pure.
+ */
+export function partsRefusal(saved: readonly PartIdentity[], found: readonly PartIdentity[], path: string): string | undefined {
+  const startOver = `delete ${path} (or pass another --checkpoint) to start over`;
+  if (saved.length !== found.length)
+    return `the input has ${found.length} parts, checkpoint ${path} recorded ${saved.length} (a part added or removed); ${startOver}`;
+  for (const [i, now] of found.entries()) {
+    const before = saved[i]!;
+    if (before.name !== now.name) return `part ${i + 1} of the input is ${now.name}, checkpoint ${path} recorded ${before.name}; ${startOver}`;
+    if (before.size !== now.size) return `${now.name} changed since checkpoint ${path} was written (size ${before.size} -> ${now.size} bytes); ${startOver}`;
+    if (before.edges !== now.edges)
+      return `${now.name} changed since checkpoint ${path} was written (its first or last 64 KB, or its ETag, differ); ${startOver}`;
+    if (before.mtimeMs === now.mtimeMs) continue;
+    if (before.hash === undefined || now.hash === undefined)
+      return `${now.name} was modified since checkpoint ${path} was written (modification time differs, and no content hash to compare); ${startOver}`;
+    if (before.hash !== now.hash)
+      return `${now.name} changed since checkpoint ${path} was written (same size, but its content differs: SHA-256 ${now.hash.slice(0, 12)}..., ${before.hash.slice(0, 12)}... then); ${startOver}`;
   }
   return undefined;
 }

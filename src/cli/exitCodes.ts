@@ -40,6 +40,8 @@ export const EXIT_CODE_OF: Readonly<Record<LoaderErrorCode, number>> = {
   INVALID_OPTION: EXIT.USAGE,
   INPUT_NOT_FOUND: EXIT.NO_INPUT,
   INPUT_UNREADABLE: EXIT.NO_INPUT,
+  // As an S3 object replaced mid-load always was: no retry helps until a person restores the input.
+  INPUT_CHANGED: EXIT.NO_INPUT,
   INPUT_HEADER: EXIT.DATA,
   TEMP_FILES: EXIT.CANT_CREATE,
   TABLE_NOT_FOUND: EXIT.CONFIG,

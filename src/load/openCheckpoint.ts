@@ -31,9 +31,9 @@ export async function openCheckpoint(
   const path = opts.checkpointPath!;
   if (opts.inputs.includes('-')) throw new LoaderError('INVALID_OPTION', '--checkpoint needs a file input (stdin cannot be read again to resume)');
   session.checkpointLock = await FileLock.acquire({ option: '--checkpoint', path, code: 'CHECKPOINT_UNWRITABLE' });
-  const { identity, hash } = await identityOf(session.inputSet!);
+  const { identity, hash, hashPart } = await identityOf(session.inputSet!);
   // The key schema decides which rows are one item (superseded), so it is part of what must match.
-  const opened = await CheckpointStore.open(path, identity, hash, { ...writeAffectingOptions(opts), keySchema }, seed);
+  const opened = await CheckpointStore.open(path, identity, hash, { ...writeAffectingOptions(opts), keySchema }, seed, hashPart);
   // Refused before it is ours to save: a finished checkpoint must stay finished.
   if (opened.file.status === 'complete') {
     const done = new LoaderError(
@@ -61,15 +61,25 @@ export async function openCheckpoint(
 /**
  * What identifies the input for a checkpoint. One local file: as before (its size, edges and SHA-256).
  * Several parts (issue 16): every part's name, size and edges (an S3 object's ETag) in order, and for the
- * content hash each part's SHA-256 (a local file) or ETag (S3). A part added, removed, renamed or changed
- * is another input, and the load does not resume on it.
+ * content hash each part's SHA-256 (a local file) or ETag (S3); each part's own identity is recorded too
+ * (issue 29.5), so a part changed in place is found whatever the other parts' times. A part added,
+ * removed, renamed or changed is another input, and the load does not resume on it. A local file's
+ * identity is taken from the version pinned when it was listed (issue 29.4): changed since, it is an error.
  */
-async function identityOf(set: InputSet): Promise<{ identity: InputIdentity; hash: () => Promise<string> }> {
+async function identityOf(set: InputSet): Promise<{ identity: InputIdentity; hash: () => Promise<string>; hashPart?: (index: number) => Promise<string> }> {
   const only = set.parts.length === 1 ? set.parts[0]! : undefined;
   if (only && !only.part.name.startsWith('s3://') && only.expected === undefined) {
+    const pin = only.part.pin;
     const identity = (await fingerprintFile(resolve(only.part.name)))!;
-    return { identity, hash: () => hashFile(identity.path) };
+    await pin?.check();
+    const hash = async () => {
+      const sha256 = await hashFile(identity.path);
+      await pin?.check();
+      return sha256;
+    };
+    return { identity, hash };
   }
+  // outline() and contentHash() check a local part against its pin.
   const outlines = await outlinesOf(set);
   const edges = createHash('sha256');
   for (const o of outlines) edges.update(`${o.name}\t${o.size}\t${o.edges}\n`);
@@ -78,11 +88,19 @@ async function identityOf(set: InputSet): Promise<{ identity: InputIdentity; has
     size: outlines.reduce((sum, o) => sum + o.size, 0),
     mtimeMs: Math.max(0, ...outlines.map((o) => o.mtimeMs)),
     edgesSha256: edges.digest('hex'),
+    parts: outlines.map((o) => ({ name: o.name, size: o.size, mtimeMs: o.mtimeMs, edges: o.edges })),
+  };
+  // Each part hashed once, for its own identity and the whole's.
+  const hashes = new Map<number, Promise<string>>();
+  const hashPart = (index: number) => {
+    let found = hashes.get(index);
+    if (found === undefined) hashes.set(index, (found = set.parts[index]!.part.contentHash()));
+    return found;
   };
   const hash = async () => {
     const all = createHash('sha256');
-    for (const { part } of set.parts) all.update(`${part.name}\t${await part.contentHash()}\n`);
+    for (const [i, { part }] of set.parts.entries()) all.update(`${part.name}\t${await hashPart(i)}\n`);
     return all.digest('hex');
   };
-  return { identity, hash };
+  return { identity, hash, hashPart };
 }

@@ -210,7 +210,7 @@ async function readingOf(
     onStripes(plan.layout);
     return { ...whole('stripes'), parts: 1 };
   }
-  const striped = readStripes(path, file, input.totalBytes!, how, plan);
+  const striped = readStripes(path, file, input.totalBytes!, how, plan, session.inputSet!.parts[0]!.part.pin);
   input.close();
   session.input = { ...input, bytesRead: striped.bytesRead };
   return { records: striped.chunks, order: 'stripes', parts: striped.parts, closeInput: striped.close };

@@ -2,6 +2,7 @@ import { open } from 'node:fs/promises';
 import pLimit from 'p-limit';
 import { compareGroups, groupOf } from '../ordering/grouping.js';
 import { StripeSchedule } from '../ordering/stripeSchedule.js';
+import type { FilePin } from '../reading/filePin.js';
 import { eachRecord } from '../reading/readCsv.js';
 import { cutFile, readRange, recordStartAtLine, type ByteRange, type RangeReader, type RangeSyntax } from '../reading/stripes.js';
 import { isRejected, type RowPlanner, type SourceRecord } from '../typing/planRow.js';
@@ -202,13 +203,16 @@ export async function openStripedRead(args: Parameters<typeof planStripes>[0]): 
   return plan ? readStripes(args.path, args.file, args.size, args.how, plan) : undefined;
 }
 
-/** Opens the reading of planned stripes. `first` reads range 0 (its header row, unless --columns names the columns). */
-export function readStripes(path: string, file: string, size: number, first: RangeSyntax, plan: StripePlan): StripedRead {
+/**
+ * Opens the reading of planned stripes. `first` reads range 0 (its header row, unless --columns names the
+ * columns). With the file's pin, every range's bytes are checked against the file as listed (issue 29.4).
+ */
+export function readStripes(path: string, file: string, size: number, first: RangeSyntax, plan: StripePlan, pin?: FilePin): StripedRead {
   const { stripes, how } = plan;
   const readers: RangeReader[] = [];
   const openRange = (range: ByteRange) => {
     // Range 0 reads the header row itself (unless --columns names the columns).
-    const reader = readRange(path, file, range, range.start === 0 ? first : how);
+    const reader = readRange(path, file, range, range.start === 0 ? first : how, undefined, pin);
     readers.push(reader);
     return reader;
   };

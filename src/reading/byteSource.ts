@@ -1,5 +1,6 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import type { AsyncBuffer } from 'hyparquet';
+import type { FilePin } from './filePin.js';
 
 /**
  * Random access to an input's bytes, for formats whose index is at the end (Parquet's footer). A local
@@ -15,12 +16,17 @@ export interface ByteSource {
   close(): Promise<void>;
 }
 
-/** A local file read at offsets (fs read with a position), never as a whole. */
-export async function fileByteSource(path: string): Promise<ByteSource> {
+/**
+ * A local file read at offsets (fs read with a position), never as a whole. With the file's pin (an input
+ * part's), the file is checked when opened and after every read, before its bytes are used (issue 29.4).
+ */
+export async function fileByteSource(path: string, pin?: FilePin): Promise<ByteSource> {
   const handle: FileHandle = await open(path, 'r');
   let byteLength: number;
   try {
-    byteLength = (await handle.stat()).size;
+    const stats = await handle.stat();
+    pin?.verify(stats);
+    byteLength = stats.size;
   } catch (error) {
     await handle.close();
     throw error;
@@ -34,7 +40,11 @@ export async function fileByteSource(path: string): Promise<ByteSource> {
       let done = 0;
       while (done < length) {
         const { bytesRead } = await handle.read(buffer, done, length - done, start + done);
-        if (bytesRead === 0) throw new Error(`file ended at byte ${start + done} while reading bytes ${start}-${end} (was it truncated while being read?)`);
+        if (pin) pin.verifyDescriptor(handle.fd);
+        if (bytesRead === 0) {
+          if (pin) throw pin.changed(`it ended at byte ${start + done} of its ${byteLength}`);
+          throw new Error(`file ended at byte ${start + done} while reading bytes ${start}-${end} (was it truncated while being read?)`);
+        }
         done += bytesRead;
       }
       total += length;

@@ -1,9 +1,10 @@
-import { createReadStream } from 'node:fs';
+import type { Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { hashFile } from '../checkpointing/hashFile.js';
 import { fingerprintFile } from '../reporting/reportFile.js';
 import { LoaderError } from '../shared/errors.js';
+import { FilePin, identityOf } from './filePin.js';
 
 /**
  * One object a load reads: a local file or an S3 object. The input set (inputSet.ts) is a list of them in
@@ -19,6 +20,8 @@ export interface InputPart {
   readonly etag?: string | undefined;
   /** A local file's path: Parquet and striped reads open it again at offsets. Undefined for S3 and stdin. */
   readonly path?: string | undefined;
+  /** A local file's identity when listed: every read of it is checked against it (filePin.ts). */
+  readonly pin?: FilePin | undefined;
   /** The raw bytes from `fromByte` (default 0) to the end. */
   open(fromByte?: number): Promise<Readable>;
   /** What identifies the content for a checkpoint: cheap (size, edges or ETag). */
@@ -37,13 +40,15 @@ export interface PartOutline {
   edges: string;
 }
 
-/** A local file, stat'ed when listed. */
+/**
+ * A local file, stat'ed when listed: its identity is pinned then, and every read checks it (issue 29.4), as
+ * do the checkpoint's outline and content hash, so a checkpoint always describes the version that was read.
+ */
 export async function localPart(path: string): Promise<InputPart> {
-  let size: number;
+  let info: Stats;
   try {
-    const info = await stat(path);
+    info = await stat(path);
     if (info.isDirectory()) throw new LoaderError('INPUT_UNREADABLE', `${path} is a directory`, { file: path });
-    size = info.size;
   } catch (error) {
     if (error instanceof LoaderError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
@@ -53,15 +58,22 @@ export async function localPart(path: string): Promise<InputPart> {
       { file: path, cause: error },
     );
   }
+  const pin = new FilePin(path, path, identityOf(info));
   return {
     name: path,
-    size,
+    size: info.size,
     path,
-    open: (fromByte = 0) => Promise.resolve(createReadStream(path, { highWaterMark: 256 * 1024, start: fromByte })),
+    pin,
+    open: (fromByte = 0) => Promise.resolve(pin.open(fromByte)),
     async outline() {
       const found = (await fingerprintFile(path))!;
+      await pin.check();
       return { name: path, size: found.size, mtimeMs: found.mtimeMs, edges: found.edgesSha256 };
     },
-    contentHash: () => hashFile(path),
+    async contentHash() {
+      const hash = await hashFile(path);
+      await pin.check();
+      return hash;
+    },
   };
 }

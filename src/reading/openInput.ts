@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { PassThrough, type Readable } from 'node:stream';
 import { LoaderError } from '../shared/errors.js';
+import type { FilePin } from './filePin.js';
 import { decompress } from './decompress.js';
 import { compressionOf, type Compression } from './magic.js';
 import { peekFirstChunk } from './peek.js';
@@ -19,6 +20,8 @@ export interface OpenedInput {
   path: string;
   /** The compression recognised by its magic bytes, if any. */
   compression: Compression | undefined;
+  /** A listed local file's identity, which a reader that opens the path again (Parquet) checks its reads against. */
+  pin?: FilePin | undefined;
 }
 
 /**

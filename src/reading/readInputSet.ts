@@ -133,7 +133,7 @@ async function openPart(part: InputPart, raw: Readable, hashed: boolean): Promis
   raw.pipe(counted);
   const { stream, compression } = await decompressIfNeeded(counted);
   // readParquetInput replaces bytesRead with its positional reads' count.
-  return { stream, name: part.name, totalBytes: part.size, bytesRead: () => bytes, path: part.path ?? part.name, compression, md5 };
+  return { stream, name: part.name, totalBytes: part.size, bytesRead: () => bytes, path: part.path ?? part.name, compression, md5, pin: part.pin };
 }
 
 /** An export data file holds what its manifest says: its count of items, and its MD5 when given. */

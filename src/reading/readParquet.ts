@@ -76,6 +76,7 @@ async function footerOf(buffer: AsyncBuffer, file: string): Promise<FileMetaData
   try {
     return await parquetMetadataAsync(buffer, { parsers: EXACT_PARSERS });
   } catch (error) {
+    if (error instanceof LoaderError) throw error;
     throw new LoaderError('INPUT_UNREADABLE', `${file} is not a readable Parquet file: ${(error as Error).message}`, { file, cause: error });
   }
 }
@@ -92,6 +93,8 @@ async function readRowGroup(buffer: AsyncBuffer, metadata: FileMetaData, rowStar
       parsers: EXACT_PARSERS,
     });
   } catch (error) {
+    // The file changed under the read (byteSource.ts checks it): that error, not a damaged row group.
+    if (error instanceof LoaderError) throw error;
     throw new LoaderError('INPUT_UNREADABLE', `cannot read row group ${group} of ${file}: ${(error as Error).message}`, { file, cause: error });
   }
 }

@@ -21,7 +21,9 @@ export async function* readParquetInput(input: OpenedInput): AsyncGenerator<Sour
       { file: input.name },
     );
   }
-  const source = await fileByteSource(input.path);
+  const source = await fileByteSource(input.path, input.pin);
   input.bytesRead = () => source.bytesRead();
   yield* readParquet(source, input.name);
+  // Every read was checked as it was made; the path must still name the file listed.
+  await input.pin?.check();
 }

@@ -9,6 +9,7 @@ import { exportOfFolder } from './dynamodbExport.js';
 import type { InputPart } from './inputPart.js';
 import type { InputSet, ListedPart } from './inputSet.js';
 import { sortOut, type FoundEntry, type SkippedPart } from './listing.js';
+import { bytesToSkip } from './rangedAnswer.js';
 
 /** How a load reaches S3: the DynamoDB client's conventions (default credential chain, region, proxy, CA). */
 export interface S3Options {
@@ -158,12 +159,28 @@ async function* objectBytes(client: S3Client, o: ObjectRef, fromByte: number): A
   let failures = 0;
   while (offset < o.size) {
     let body: Readable;
+    // Bytes of this answer's body that were delivered already (a 200 with the whole object to a ranged GET).
+    let skip: number;
     try {
       const answer = await client.send(
         new GetObjectCommand({ Bucket: o.bucket, Key: o.key, IfMatch: o.etag, ...(offset > 0 ? { Range: `bytes=${offset}-` } : {}) }),
       );
-      if (answer.ETag !== undefined && answer.ETag !== o.etag) throw changed(o, answer.ETag);
       body = answer.Body as Readable;
+      if (answer.ETag !== undefined && answer.ETag !== o.etag) throw changed(o, answer.ETag);
+      const checked = bytesToSkip(
+        { status: answer.$metadata.httpStatusCode, contentRange: answer.ContentRange, contentLength: answer.ContentLength },
+        offset,
+        o.size,
+      );
+      if ('refused' in checked) {
+        body.destroy();
+        throw checked.changed
+          ? new LoaderError('INPUT_CHANGED', `${o.name} changed during the load: it ${checked.refused}; run the load again on a stable input`, { file: o.name })
+          : new LoaderError('INPUT_UNREADABLE', `cannot read ${o.name}: the server ${checked.refused}; read it without the proxy or cache in between`, {
+              file: o.name,
+            });
+      }
+      skip = checked.skip;
     } catch (error) {
       if (error instanceof LoaderError) throw error;
       if (isMissing(error)) throw new LoaderError('INPUT_NOT_FOUND', `${o.name} was deleted during the load`, { file: o.name, cause: error });
@@ -173,13 +190,28 @@ async function* objectBytes(client: S3Client, o: ObjectRef, fromByte: number): A
       continue;
     }
     try {
-      for await (const chunk of body) {
-        offset += (chunk as Buffer).length;
+      for await (const read of body) {
+        let chunk = read as Buffer;
+        if (skip > 0) {
+          const dropped = Math.min(skip, chunk.length);
+          skip -= dropped;
+          chunk = chunk.subarray(dropped);
+          if (chunk.length === 0) continue;
+        }
+        // More bytes than the object had when listed: another version, whatever its ETag says.
+        if (offset + chunk.length > o.size) {
+          body.destroy();
+          throw new LoaderError('INPUT_CHANGED', `${o.name} changed during the load: it holds more than the ${o.size} bytes it had when listed`, {
+            file: o.name,
+          });
+        }
+        offset += chunk.length;
         failures = 0;
-        yield chunk as Buffer;
+        yield chunk;
       }
     } catch (error) {
       body.destroy();
+      if (error instanceof LoaderError) throw error;
       // A dropped connection: the next GET starts at the first byte not received.
       if (++failures > MAX_RESUMES)
         throw new LoaderError('INPUT_UNREADABLE', `cannot read ${o.name}: ${(error as Error).message} (after ${MAX_RESUMES} resumed reads)`, {
@@ -196,7 +228,7 @@ async function* objectBytes(client: S3Client, o: ObjectRef, fromByte: number): A
 
 function changed(o: ObjectRef, now: string | undefined): LoaderError {
   return new LoaderError(
-    'INPUT_UNREADABLE',
+    'INPUT_CHANGED',
     `${o.name} changed during the load (ETag ${o.etag} when listed${now ? `, ${now} now` : ''}): its rows would mix two versions; run the load again on a stable input`,
     { file: o.name },
   );

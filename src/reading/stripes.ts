@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { PassThrough, Readable } from 'node:stream';
 import { LoaderError } from '../shared/errors.js';
+import type { FilePin } from './filePin.js';
 import type { SourceRecord } from '../typing/planRow.js';
 import { eachRecord, readCsvChunks } from './readCsv.js';
 import { readJsonLines } from './readJsonLines.js';
@@ -159,18 +160,26 @@ export interface RangeReader {
 
 /**
  * Reads the records of one range. Range 0 of a CSV file with a header reads the header (and reports it to
- * `onHeader`); every other range needs `columns`. Line numbers continue from the range's `line`.
+ * `onHeader`); every other range needs `columns`. Line numbers continue from the range's `line`. With the
+ * file's pin (the rows the load writes), every chunk is checked against the file as listed before it is
+ * parsed, and the range's end too (issue 29.4): a file changed mid-load stops it, never mixes versions.
  */
-export function readRange(path: string, file: string, range: ByteRange, how: RangeSyntax, onHeader?: (names: string[]) => void): RangeReader {
+export function readRange(path: string, file: string, range: ByteRange, how: RangeSyntax, onHeader?: (names: string[]) => void, pin?: FilePin): RangeReader {
   const source: Readable =
-    range.end > range.start ? createReadStream(path, { start: range.start, end: range.end - 1, highWaterMark: RANGE_CHUNK }) : Readable.from([]);
+    range.end <= range.start
+      ? Readable.from([])
+      : pin
+        ? pin.open(range.start, range.end, RANGE_CHUNK)
+        : createReadStream(path, { start: range.start, end: range.end - 1, highWaterMark: RANGE_CHUNK });
   let bytes = 0;
   // Counted on the way through, as openInput counts: a 'data' listener is only safe with the pipe beside it.
   const stream = new PassThrough({ highWaterMark: RANGE_CHUNK });
   source.on('data', (chunk: Buffer) => {
     bytes += chunk.length;
   });
-  source.on('error', (error) => stream.destroy(new LoaderError('INPUT_UNREADABLE', `cannot read ${file}: ${error.message}`, { file, cause: error })));
+  source.on('error', (error) =>
+    stream.destroy(error instanceof LoaderError ? error : new LoaderError('INPUT_UNREADABLE', `cannot read ${file}: ${error.message}`, { file, cause: error })),
+  );
   source.pipe(stream);
   const chunks =
     how.syntax === 'jsonl'

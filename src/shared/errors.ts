@@ -8,6 +8,8 @@ export type FatalCode =
   | 'INVALID_OPTION'
   | 'INPUT_NOT_FOUND'
   | 'INPUT_UNREADABLE'
+  /** A part changed while it was being read (a local file's identity, an S3 object's ETag or size). */
+  | 'INPUT_CHANGED'
   | 'INPUT_HEADER'
   | 'TEMP_FILES'
   | 'TABLE_NOT_FOUND'

@@ -101,6 +101,36 @@ describe('S3 inputs', () => {
     expect((await scanAll(client(), table)).length).toBe(10_000);
   });
 
+  it('a resumed GET answered 200 with the whole object (Range ignored) skips the bytes already read: every row once, no header row as an item (issue 29.6)', async () => {
+    const s3 = s3Client();
+    const bucket = await newBucket(s3);
+    await putObjects(s3, bucket, { 'whole.csv': csvRows(0, 2_000) });
+    const proxy = await startS3DropProxy(s3Endpoint(), { key: 'whole.csv', cutAfter: 9_000, drops: 1, resumeAnswer: 'whole-200' });
+    closeAfterAll(proxy);
+    const table = await newTable(KEYS);
+    const result = await run({ input: `s3://${bucket}/whole.csv`, table, s3Endpoint: proxy.url, types: { v: 'S' } });
+    expect(proxy.ranges.length).toBe(2);
+    expect(proxy.ranges[1]).toMatch(/^bytes=\d+-$/);
+    expect(result).toMatchObject({ rowsRead: 2_000, written: 2_000, rejected: 0 });
+    const items = await scanAll(client(), table);
+    const got = items.map((i) => `${i.pk!.S},${i.sk!.N},${i.v!.S}`).sort();
+    const want = csvRows(0, 2_000).trim().split('\n').slice(1).sort();
+    expect(got).toEqual(want);
+  });
+
+  it('a resumed GET answered 206 from another byte than asked is refused naming the object, never read twice (issue 29.6)', async () => {
+    const s3 = s3Client();
+    const bucket = await newBucket(s3);
+    await putObjects(s3, bucket, { 'shifted.csv': csvRows(0, 2_000) });
+    const proxy = await startS3DropProxy(s3Endpoint(), { key: 'shifted.csv', cutAfter: 9_000, drops: 1, resumeAnswer: 'whole-206' });
+    closeAfterAll(proxy);
+    const table = await newTable(KEYS);
+    const error = await failure({ input: `s3://${bucket}/shifted.csv`, table, s3Endpoint: proxy.url, types: { v: 'S' } });
+    expect(error.code).toBe('INPUT_UNREADABLE');
+    expect(error.message).toMatch(/shifted\.csv.*bytes 0-/);
+    expect(error.result?.rejected ?? 0).toBe(0);
+  });
+
   it('an object replaced during the load is an error naming it, not a mix of two versions', async () => {
     const s3 = s3Client();
     const bucket = await newBucket(s3);

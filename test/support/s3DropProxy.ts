@@ -3,6 +3,9 @@
  * object's body, the way a real network does (issue 16): the first GET of a chosen key gets its headers
  * and the first `cutAfter` bytes, then the socket is destroyed. Every GET's Range header is recorded, so a
  * test can tell a resumed read (a ranged GET from the byte where it broke) from a read again from byte 0.
+ * With `resumeAnswer`, the GETs after a drop are answered from the whole body the proxy kept of the cut GET,
+ * the way a cache or a server that ignores Range does (issue 29.6): 'whole-200' sends the whole object
+ * with 200; 'whole-206' sends it with 206 and a Content-Range from byte 0 (not the byte asked for).
  */
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,11 +19,13 @@ export interface S3DropProxy {
 
 export async function startS3DropProxy(
   target: string,
-  options: { key: string; cutAfter: number; drops?: number; beforeResume?: () => Promise<void> },
+  options: { key: string; cutAfter: number; drops?: number; beforeResume?: () => Promise<void>; resumeAnswer?: 'whole-200' | 'whole-206' },
 ): Promise<S3DropProxy> {
   const upstream = new URL(target);
   const ranges: string[] = [];
   let drops = options.drops ?? 1;
+  // The cut GET's whole answer, read from upstream to its end (only the first `cutAfter` bytes go on).
+  let kept: Promise<{ headers: IncomingMessage['headers']; body: Buffer }> | undefined;
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const isObjectGet = req.method === 'GET' && decodeURIComponent((req.url ?? '').split('?')[0]!).endsWith(`/${options.key}`);
     const cut = isObjectGet && drops > 0;
@@ -30,7 +35,10 @@ export async function startS3DropProxy(
         if (!cut) return void answer.pipe(res);
         drops--;
         let sent = 0;
+        const chunks: Buffer[] = [];
+        kept ??= new Promise((resolve) => answer.on('end', () => resolve({ headers: answer.headers, body: Buffer.concat(chunks) })));
         answer.on('data', (chunk: Buffer) => {
+          chunks.push(chunk);
           if (sent >= options.cutAfter) return;
           const part = chunk.subarray(0, options.cutAfter - sent);
           sent += part.length;
@@ -41,6 +49,18 @@ export async function startS3DropProxy(
       out.on('error', () => res.destroy());
       req.pipe(out);
     };
+    if (isObjectGet && !cut && req.headers.range && kept && options.resumeAnswer) {
+      ranges.push(String(req.headers.range));
+      const how = options.resumeAnswer;
+      void kept.then(({ headers, body }) => {
+        const size = body.length;
+        const common = { etag: headers.etag ?? '', 'last-modified': headers['last-modified'] ?? '', 'content-type': 'application/octet-stream' };
+        if (how === 'whole-200') res.writeHead(200, { ...common, 'content-length': String(size) });
+        else res.writeHead(206, { ...common, 'content-length': String(size), 'content-range': `bytes 0-${size - 1}/${size}` });
+        res.end(body);
+      });
+      return;
+    }
     if (isObjectGet) {
       ranges.push(String(req.headers.range ?? ''));
       if (!cut && ranges.length > 1 && options.beforeResume) {
