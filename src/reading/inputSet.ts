@@ -32,6 +32,11 @@ export interface InputSet {
   totalBytes: number | undefined;
   /** Entries of folders, globs and prefixes not read, each with why (listing.ts): none is dropped unnamed. */
   skipped: SkippedPart[];
+  /**
+   * Some argument was listed (a folder, glob, S3 prefix or export) rather than named: its parts are what
+   * it held at that moment, so workers listing at different times could see different parts.
+   */
+  listed?: boolean | undefined;
 }
 
 export interface ListContext {
@@ -67,6 +72,7 @@ export async function listInputs(args: readonly string[], ctx: ListContext): Pro
   const exports: InputSet['exports'] = [];
   const own = await resolveOwnFiles(ctx.outputs.map((o) => (typeof o === 'string' ? { option: 'an output', path: o } : o)));
   const seen = new Map<string, string>();
+  let listed = false;
   for (const arg of args) {
     const mine: SkippedPart[] = [];
     const found = await listOne(arg, ctx, own, exports, mine);
@@ -87,10 +93,11 @@ export async function listInputs(args: readonly string[], ctx: ListContext): Pro
       seen.set(id, listed.part.name);
     }
     parts.push(...found);
+    if (arg !== '-' && !(found.length === 1 && found[0]!.part.name === arg && found[0]!.expected === undefined)) listed = true;
   }
   const sizes = parts.map((p) => p.part.size);
   const totalBytes = sizes.every((s) => s !== undefined) ? sizes.reduce((a, b) => a! + b!, 0) : undefined;
-  return { parts, name: args.join(' '), exports, totalBytes, skipped };
+  return { parts, name: args.join(' '), exports, totalBytes, skipped, listed };
 }
 
 /** What makes two parts one: an S3 URL, a local file's device and inode (a link or a second spelling is the same file). */
