@@ -211,6 +211,10 @@ function addLoadOptions(command: Command): Command {
       'load only segment i of N (0-based) of the partition keys: one of N workers over the same file; each key stays on one worker',
       parseSegmentOption,
     )
+    .option(
+      '--listing <path|s3-url>',
+      'with --segment over a folder, glob or S3 prefix: the listing all workers of the load share (a file on a shared volume or s3://bucket/key); the first worker writes it, every worker loads exactly its parts',
+    )
     .option('--total-wcu <rate>', 'with --segment: the rate of all N workers together (each takes 1/N), instead of --wcu for this worker', parseRateOption)
     .option('--no-pacing', 'no rate control: no --wcu/--key-wcu pacing and no slowing on throttles, only backoff (as other loaders do; for comparison)')
     .option(

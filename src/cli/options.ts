@@ -75,6 +75,7 @@ export interface LoadFlags {
   logInterval: number;
   logFormat: 'text' | 'json';
   checkpoint?: string;
+  listing?: string;
   stopTimeout: number;
   report?: string;
   segment?: Segment;
@@ -343,6 +344,7 @@ export async function toLoadOptions(input: string | string[], flags: LoadFlags, 
   if (!flags.pacing) options.pacing = false;
   if (flags.segment) options.segment = flags.segment;
   if (flags.checkpoint && !estimating && !flags.dryRun) options.checkpointPath = flags.checkpoint;
+  if (flags.listing) options.listing = flags.listing;
   if (flags.totalWcu !== undefined) options.totalWcu = flags.totalWcu;
   if (flags.region) options.region = flags.region;
   if (flags.profile) options.profile = flags.profile;

@@ -41,6 +41,13 @@ export function createEventRenderer(
         `ddb-spread: resuming from checkpoint ${event.checkpoint}: ${formatCount(event.batchesDone)} batches (${formatCount(event.written)} rows) were written before; reading the input again to continue after them\n`,
         { type: 'resumed', checkpoint: event.checkpoint, batchesDone: event.batchesDone, written: event.written },
       );
+    if (event.type === 'listing')
+      note(
+        event.made
+          ? `ddb-spread: listed ${formatCount(event.parts)} parts and wrote the listing ${event.where}; every worker of this load reads these parts\n`
+          : `ddb-spread: reading the ${formatCount(event.parts)} parts of the listing ${event.where} (listed ${event.listedAt})\n`,
+        { type: 'listing', where: event.where, made: event.made, parts: event.parts, listedAt: event.listedAt },
+      );
     if (event.type === 'warning') note(`ddb-spread: warning: ${event.message}\n`, { type: 'warning', message: event.message });
     if (event.type === 'progress' && !bar && !estimating && performance.now() - lastLog >= flags.logInterval * 1000) {
       lastLog = performance.now();

@@ -102,6 +102,12 @@ export interface LoadOptions {
    * resumes where it stopped (after a crash, kill -9 or a lost machine). A file input only.
    */
   checkpointPath?: string;
+  /**
+   * Where the workers of one load share its listing (a file on a shared volume, or s3://bucket/key): the
+   * first to get there lists the input and writes it, every worker loads exactly its parts. Needed with
+   * `segment` over a folder, glob or S3 prefix, whose parts could change between two workers' listings.
+   */
+  listing?: string;
   region?: string;
   profile?: string;
   endpoint?: string;
@@ -165,6 +171,7 @@ export interface NormalizedLoadOptions {
   pacing: boolean;
   segment: Segment | undefined;
   checkpointPath: string | undefined;
+  listing: string | undefined;
   region: string | undefined;
   profile: string | undefined;
   endpoint: string | undefined;
@@ -272,6 +279,7 @@ export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean }
     wcu: normalizeTotalWcu(raw) ?? normalizeWcu(raw.wcu),
     segment,
     checkpointPath: normalizeCheckpoint(raw),
+    listing: normalizeListing(raw),
     keyWcu: positive('keyWcu', raw.keyWcu, DEFAULT_KEY_WCU),
     pacing: normalizePacing(raw),
     region: raw.region,
@@ -299,6 +307,15 @@ function normalizeCheckpoint(raw: LoadOptions): string | undefined {
   if (raw.input === '-' || (Array.isArray(raw.input) && raw.input.includes('-')))
     throw invalid('checkpointPath', 'used with a file input (stdin cannot be read again to resume); save the input to a file first', raw.checkpointPath);
   return raw.checkpointPath;
+}
+
+function normalizeListing(raw: LoadOptions): string | undefined {
+  if (raw.listing === undefined) return undefined;
+  if (typeof raw.listing !== 'string' || raw.listing === '' || raw.listing.endsWith('/'))
+    throw invalid('listing', 'a file path or s3://bucket/key', raw.listing);
+  if (raw.input === '-' || (Array.isArray(raw.input) && raw.input.includes('-')))
+    throw invalid('listing', 'used with files, folders, globs or S3 prefixes (stdin cannot be shared by workers)', raw.listing);
+  return raw.listing;
 }
 
 function normalizeSegment(value: LoadOptions['segment']): Segment | undefined {

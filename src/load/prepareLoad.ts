@@ -8,7 +8,8 @@ import { RateController } from '../pacing/rateControl.js';
 import { RatePacer } from '../pacing/ratePacer.js';
 import { CapacityReports } from '../pacing/capacityReports.js';
 import { createKeyCostModel, type KeyUnits, type WriteKeyCosts } from '../pacing/writeCost.js';
-import { listInputs } from '../reading/inputSet.js';
+import { listInputs, type InputSet } from '../reading/inputSet.js';
+import { LoaderError } from '../shared/errors.js';
 import type { OwnFile } from '../reading/listing.js';
 import { readInputSet, type OpenedInputSet } from '../reading/readInputSet.js';
 import { openInput } from '../reading/openInput.js';
@@ -33,6 +34,7 @@ import { saveManifest, type LoadSession } from './loadSession.js';
 import type { LoadTally } from './loadTally.js';
 import { openCheckpoint } from './openCheckpoint.js';
 import { prepareOutputFiles, type CallerFiles } from './outputFiles.js';
+import { localListingStore, s3ListingStore, sharedListing } from './sharedListing.js';
 
 /** What the stages and the dispatcher of a prepared load need. */
 export interface PreparedLoad {
@@ -86,23 +88,34 @@ export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Pr
   // Before anything is read: no output is an input, each is writable, and no other load writes these rejects.
   session.rejectsLock = await prepareOutputFiles(opts, dryRun !== undefined, deps.files);
   // Listed before the table is described: a missing file, object or bad manifest costs no call.
-  session.inputSet = await listInputs(opts.inputs, {
-    stdin: deps.stdin ?? process.stdin,
-    s3: async () => {
-      const { createS3Access } = await import('../reading/s3Part.js');
-      session.s3 ??= createS3Access({
-        region: opts.region,
-        profile: opts.profile,
-        endpoint: opts.s3Endpoint,
-        forcePathStyle: opts.s3PathStyle,
-        caBundle: opts.caBundle,
-        requestTimeoutMs: opts.requestTimeoutMs,
-      });
-      return session.s3;
-    },
-    outputs: outputPathsOf(opts, deps.files),
-    allowBrokenExportChain: opts.allowBrokenExportChain,
-  });
+  const s3 = async () => {
+    const { createS3Access } = await import('../reading/s3Part.js');
+    session.s3 ??= createS3Access({
+      region: opts.region,
+      profile: opts.profile,
+      endpoint: opts.s3Endpoint,
+      forcePathStyle: opts.s3PathStyle,
+      caBundle: opts.caBundle,
+      requestTimeoutMs: opts.requestTimeoutMs,
+    });
+    return session.s3;
+  };
+  const list = () =>
+    listInputs(opts.inputs, {
+      stdin: deps.stdin ?? process.stdin,
+      s3,
+      outputs: outputPathsOf(opts, deps.files),
+      allowBrokenExportChain: opts.allowBrokenExportChain,
+    });
+  if (opts.listing !== undefined) {
+    const store = opts.listing.startsWith('s3://') ? s3ListingStore(opts.listing, s3) : localListingStore(opts.listing);
+    const shared = await sharedListing(store, opts.inputs, list, { s3 });
+    session.inputSet = shared.set;
+    emit({ type: 'listing', where: opts.listing, made: shared.made, parts: shared.set.parts.length, listedAt: shared.listedAt });
+  } else {
+    session.inputSet = await list();
+    refuseUnsharedListing(session.inputSet, opts);
+  }
   for (const note of session.inputSet.notes) emit({ type: 'warning', message: note });
   const tableInfo = dryRun?.tableInfo ?? (await describeTable(session.client, ctx.aws, deps.signal));
   dryRun?.onTable?.(tableInfo);
@@ -154,9 +167,23 @@ export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Pr
   return stagesOf(session, ctx, tableInfo, input, format, shard, costOf);
 }
 
+/**
+ * Workers of one load (--segment i/N, N > 1) that each list a folder, glob or prefix could each see other
+ * parts (a part written between two workers' listings): its rows in the other workers' segments would be
+ * loaded by none, and every worker would still end complete. So such a load needs --listing (issue 29.7).
+ */
+function refuseUnsharedListing(set: InputSet, opts: PreparedLoadOptions): void {
+  if (!set.listed || opts.segment === undefined || opts.segment.count < 2) return;
+  throw new LoaderError(
+    'INVALID_OPTION',
+    `--segment ${opts.segment.index}/${opts.segment.count} over ${set.name}, which is listed (a folder, glob or S3 prefix): workers that list it at different times could load different parts, and rows of a part only some of them saw would be lost; pass --listing <file on a shared volume, or s3://bucket/key> to every worker (the first writes the listing, all load exactly its parts)`,
+  );
+}
+
 /** The load's own files (their locks and temporary files too): never read as input, named as skipped in a folder given as input. */
 function outputPathsOf(opts: PreparedLoadOptions, caller: CallerFiles | undefined): OwnFile[] {
   const paths: OwnFile[] = [{ option: '--rejects', path: opts.rejectsPath }];
+  if (opts.listing !== undefined && !opts.listing.startsWith('s3://')) paths.push({ option: '--listing', path: opts.listing });
   if (opts.shard) paths.push({ option: '--shard-manifest', path: opts.shard.manifestPath });
   if (opts.checkpointPath)
     paths.push(

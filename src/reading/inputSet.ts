@@ -35,6 +35,11 @@ export interface InputSet {
   notes: string[];
   /** Entries of folders, globs and prefixes not read, each with why (listing.ts): none is dropped unnamed. */
   skipped: SkippedPart[];
+  /**
+   * Some argument was listed (a folder, glob, S3 prefix or export) rather than named: its parts are what
+   * it held at that moment, so workers listing at different times could see different parts.
+   */
+  listed?: boolean | undefined;
 }
 
 export interface ListContext {
@@ -72,6 +77,7 @@ export async function listInputs(args: readonly string[], ctx: ListContext): Pro
   const exports: InputSet['exports'] = [];
   const own = await resolveOwnFiles(ctx.outputs.map((o) => (typeof o === 'string' ? { option: 'an output', path: o } : o)));
   const seen = new Map<string, string>();
+  let listed = false;
   for (const arg of args) {
     const mine: SkippedPart[] = [];
     const found = await listOne(arg, ctx, own, exports, mine);
@@ -92,6 +98,7 @@ export async function listInputs(args: readonly string[], ctx: ListContext): Pro
       seen.set(id, listed.part.name);
     }
     parts.push(...found);
+    if (arg !== '-' && !(found.length === 1 && found[0]!.part.name === arg && found[0]!.expected === undefined)) listed = true;
   }
   // Every export of the load, whichever input it came from, before any part is read (issue 29 items 8, 9).
   const notes = [
@@ -103,7 +110,7 @@ export async function listInputs(args: readonly string[], ctx: ListContext): Pro
   ];
   const sizes = parts.map((p) => p.part.size);
   const totalBytes = sizes.every((s) => s !== undefined) ? sizes.reduce((a, b) => a! + b!, 0) : undefined;
-  return { parts, name: args.join(' '), exports, totalBytes, notes, skipped };
+  return { parts, name: args.join(' '), exports, totalBytes, notes, skipped, listed };
 }
 
 /** What makes two parts one: an S3 URL, a local file's device and inode (a link or a second spelling is the same file). */

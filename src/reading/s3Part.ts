@@ -1,4 +1,4 @@
-import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -29,6 +29,12 @@ export interface S3Access {
    * the prefix's objects that are not data are added to `skipped`, each with why.
    */
   list(url: string, exports: ListedExport[], skipped?: SkippedPart[]): Promise<ListedPart[]>;
+  /** One object as a part, pinned at the size and ETag it was listed with (a shared listing's part). */
+  part(url: string, size: number, etag: string): InputPart;
+  /** An object's text, or undefined when there is none (a shared listing). */
+  readText(url: string): Promise<string | undefined>;
+  /** Puts `text` unless the object exists (If-None-Match: *); false when it did. */
+  createText(url: string, text: string): Promise<boolean>;
   destroy(): void;
 }
 
@@ -56,6 +62,26 @@ export function createS3Access(options: S3Options, env: Env = process.env): S3Ac
   });
   return {
     list: (url, exports, skipped) => listS3(client, url, exports, skipped ?? []),
+    part(url, size, etag) {
+      const { bucket, key } = parseS3Url(url);
+      return s3Part(client, bucket, key, size, etag);
+    },
+    readText(url) {
+      const { bucket, key } = parseS3Url(url);
+      return getText(client, bucket, key);
+    },
+    async createText(url, text) {
+      const { bucket, key } = parseS3Url(url);
+      try {
+        await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: text, IfNoneMatch: '*', ContentType: 'application/json' }));
+        return true;
+      } catch (error) {
+        const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
+        // 412: another worker's listing is there; 409: a conditional write racing another one.
+        if (e.$metadata?.httpStatusCode === 412 || e.$metadata?.httpStatusCode === 409 || e.name === 'PreconditionFailed') return false;
+        throw s3Error(url, error);
+      }
+    },
     destroy: () => client.destroy(),
   };
 }

@@ -14,6 +14,8 @@ export type LoadEvent =
   | { type: 'rateChosen'; targetWcu: number | undefined; keyWcu: number | undefined; reason: string }
   /** A checkpoint was found: the load goes on after the batches it records as done. */
   | { type: 'resumed'; checkpoint: string; batchesDone: number; written: number }
+  /** --listing: this worker wrote the load's listing (made), or loads the one another worker wrote. */
+  | { type: 'listing'; where: string; made: boolean; parts: number; listedAt: string }
   /** Rate control cut the rate of the load or of one partition key after a throttle. */
   | { type: 'rateChanged'; change: RateChange }
   | { type: 'rowRejected'; row: RejectedRow }

@@ -120,7 +120,9 @@ describe('several local inputs', () => {
     const root = await partsFolder();
     const table = await newTable(KEYS);
     const input = [join(root, 'csv'), join(root, 'more.jsonl')];
-    const results = await Promise.all([0, 1].map((i) => run({ input, table, segment: `${i}/2` })));
+    // A folder is listed: the workers share one listing (issue 29.7), the first to get there writes it.
+    const listing = join(root, 'listing.json');
+    const results = await Promise.all([0, 1].map((i) => run({ input, table, segment: `${i}/2`, listing, rejectsPath: join(root, `w${i}.rejects.jsonl`) })));
     expect(results[0]!.written + results[1]!.written).toBe(900);
     for (const r of results) expect(r.written + r.otherSegments).toBe(900);
     expect((await scanAll(client(), table)).length).toBe(900);

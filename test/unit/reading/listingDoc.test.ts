@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { inputsMismatch, listingText, parseListing, type ListingDoc } from '../../../src/reading/listingDoc.js';
+
+const doc: ListingDoc = {
+  format: 'ddb-spread-listing',
+  version: 1,
+  inputs: ['s3://b/in/', 'local/d'],
+  listedAt: '2026-11-26T00:00:00.000Z',
+  parts: [
+    { name: 's3://b/in/a.csv', size: 10, etag: '"e1"' },
+    { name: 'local/d/x_y.csv', size: 0, path: 'local/d/x_y.csv', mtimeMs: 1.5 },
+    { name: 's3://b/exp/data/1.json.gz', size: 3, etag: '"e2"', format: 'export-full', expected: { items: 2, md5: 'ab' } },
+  ],
+  exports: [
+    {
+      name: 's3://b/exp',
+      items: 2,
+      parts: 1,
+      manifest: { name: 's3://b/exp', type: 'FULL_EXPORT', tableArn: 'arn:aws:dynamodb:us-east-1:1:table/T', exportTime: 1, fromTime: 2, toTime: 3 },
+    },
+  ],
+  notes: ['s3://b holds 1 DynamoDB export'],
+  skipped: [{ name: 'local/d/_SUCCESS', reason: 'marker', detail: 'a marker' }],
+};
+
+describe('listing document', () => {
+  it('round-trips through its text, one part a line', () => {
+    const text = listingText(doc);
+    expect(parseListing(text, 'l.json')).toEqual(doc);
+    expect(text.split('\n').filter((l) => l.includes('"name":"')).length).toBe(3);
+  });
+
+  it.each([
+    ['not JSON', '{'],
+    ['another file', JSON.stringify({ format: 'x' })],
+    ['a later version', JSON.stringify({ ...doc, version: 2 })],
+    ['no parts', JSON.stringify({ ...doc, parts: [] })],
+    ['an S3 part without ETag', JSON.stringify({ ...doc, parts: [{ name: 's3://b/k', size: 1 }] })],
+    ['a local part without its time', JSON.stringify({ ...doc, parts: [{ name: 'a.csv', size: 1, path: 'a.csv' }] })],
+    ['a negative size', JSON.stringify({ ...doc, parts: [{ name: 'a.csv', size: -1, path: 'a.csv', mtimeMs: 1 }] })],
+  ])('refuses %s, naming the file and what to do', (_why, text) => {
+    expect(() => parseListing(text, 'shared/l.json')).toThrow(/--listing shared\/l\.json is not a listing ddb-spread wrote .*remove it/);
+  });
+
+  it('a listing serves only the inputs it was made for, in their order', () => {
+    expect(inputsMismatch(['a', 'b'], ['a', 'b'])).toBeUndefined();
+    expect(inputsMismatch(['a', 'b'], ['b', 'a'])).toContain('"b" "a"');
+    expect(inputsMismatch(['a'], ['a', 'b'])).toBeDefined();
+  });
+});
