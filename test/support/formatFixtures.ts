@@ -32,12 +32,18 @@ const WRITE_COMPRESSORS = {
   ZSTD: (input: Uint8Array) => new Uint8Array(zstd(Buffer.from(input))),
 };
 
-/** zstd with Node's own encoder (Node 22.15+), else the zstd command (Node 20 has no zstd encoder). */
+/**
+ * zstd with Node's own encoder (Node 22.15+), else the zstd command (Node 20 has no zstd encoder). Either
+ * way with the content checksum, as the zstd command writes by default (libzstd alone leaves it out).
+ */
 export function zstd(data: string | Buffer): Buffer {
-  const compress = (zlib as unknown as { zstdCompressSync?: (b: Buffer) => Buffer }).zstdCompressSync;
-  if (compress) return compress(Buffer.from(data));
+  const compress = (zlib as unknown as { zstdCompressSync?: (b: Buffer, o: object) => Buffer }).zstdCompressSync;
+  if (compress) return compress(Buffer.from(data), { params: { [ZSTD_C_CHECKSUM_FLAG]: 1 } });
   return execFileSync('zstd', ['-q', '-c'], { input: Buffer.from(data), maxBuffer: 1024 * 1024 * 1024 });
 }
+
+/** libzstd's ZSTD_c_checksumFlag (zlib.constants has it from Node 22.15 only, as the encoder). */
+const ZSTD_C_CHECKSUM_FLAG = 201;
 
 /** The schema elements of the kinds of column a warehouse writes, for one file that holds them all. */
 export const WAREHOUSE_SCHEMA: SchemaElement[] = [
