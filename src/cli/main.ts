@@ -22,6 +22,7 @@ import {
   DEFAULT_REQUEST_TIMEOUT_MS,
   parseColumnsOption,
   parseDelimiterOption,
+  parseDurationOption,
   parseIntegerOption,
   parseMemoryOption,
   parseGsiOption,
@@ -216,6 +217,11 @@ function addLoadOptions(command: Command): Command {
       'timeout of one BatchWriteItem call; timed-out calls are retried',
       parseIntegerOption(100, 600_000),
       DEFAULT_REQUEST_TIMEOUT_MS,
+    )
+    .option(
+      '--outage-timeout <duration>',
+      'when every call fails without an answer (or with a 5xx), stop sending and wait this long for the endpoint (90, 90s, 5m); then exit 75, no row rejected (default 5m)',
+      parseDurationOption,
     )
     .addOption(
       new Option(

@@ -31,6 +31,8 @@ export interface ResultFacts {
   resumedFromBatch: number | undefined;
   /** This run's calls that asked for ConsumedCapacity; undefined for a dry run. */
   capacityReports: CapacityReportsSummary | undefined;
+  /** The load failed or was asked to stop: it is not complete, whatever the counts. */
+  stopped?: boolean;
 }
 
 /** The result of a load from its tally and the facts of its parts. Pure. */
@@ -58,7 +60,13 @@ export function loadResult(tally: LoadTally, facts: ResultFacts): LoadResult {
     checkpointPath: facts.checkpointPath,
     resumedFromBatch: facts.resumedFromBatch,
     capacityReports: facts.capacityReports,
-    complete: counters.rejected === 0 && counters.written + counters.superseded + counters.otherSegments === counters.rowsRead,
+    notWritten: counters.rowsRead - counters.written - counters.superseded - counters.rejected - counters.otherSegments,
+    // Every row of the input (read to its end, not stopped) written or superseded (or another segment's).
+    complete:
+      tally.inputEnded &&
+      facts.stopped !== true &&
+      counters.rejected === 0 &&
+      counters.written + counters.superseded + counters.otherSegments === counters.rowsRead,
   };
 }
 
