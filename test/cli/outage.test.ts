@@ -160,6 +160,35 @@ describe('an outage is not bad data (issue 29.11)', () => {
   }, 120_000);
 });
 
+describe('refused credentials mid-load are not outages and not rejects either (issue 29.11)', () => {
+  it.each([
+    ['AccessDeniedException', 'com.amazon.coral.service#AccessDeniedException'],
+    ['ExpiredTokenException', 'com.amazon.coral.service#ExpiredTokenException'],
+  ])(
+    '%s from call 30 on: exit 77 at once, no row rejected, the checkpoint not complete',
+    async (name, type) => {
+      const input = join(dir(), `${name}.csv`);
+      await writeGeneratedCsv(input, ROWS);
+      const table = await newTable(KEYS);
+      const proxy = closeAfterAll(
+        await startFaultProxy(endpoint, (index) => (index >= 30 ? { kind: 'error', status: 400, type, message: `${name}: refused` } : { kind: 'forward' })),
+      );
+      const checkpoint = join(dir(), `${name}.checkpoint.json`);
+      const rejects = join(dir(), `${name}.rejects.jsonl`);
+      const run = await runCli(loadArgs(input, table, ['--checkpoint', checkpoint, '--rejects', rejects]), {
+        cwd: dir(),
+        env: localEnv(proxy.url),
+        timeoutMs: 60_000,
+      });
+      expect(run.code, run.stderr).toBe(77);
+      expect(summaryOf(run)).toMatchObject({ rejected: 0, complete: false, error: { code: 'ACCESS_DENIED' } });
+      expect(existsSync(rejects) ? (await readFile(rejects, 'utf8')).trim() : '').toBe('');
+      expect((JSON.parse(await readFile(checkpoint, 'utf8')) as { status: string }).status).not.toBe('complete');
+    },
+    90_000,
+  );
+});
+
 describe('a stopped load is never complete (issue 29.12)', () => {
   it('SIGINT part way through a checkpointed load: --json and --report say complete false', async () => {
     const input = join(dir(), 'sigint.csv');
