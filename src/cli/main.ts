@@ -211,7 +211,12 @@ function addLoadOptions(command: Command): Command {
       parseIntegerOption(1, 256),
       DEFAULT_CONCURRENCY,
     )
-    .option('--max-attempts <n>', 'sends per item before it is rejected (backoff with full jitter between)', parseIntegerOption(1, 100), DEFAULT_MAX_ATTEMPTS)
+    .option(
+      '--max-attempts <n>',
+      'sends per item before it is rejected as RETRIES_EXHAUSTED (backoff with full jitter between); calls without an answer or with a 5xx do not count (--outage-timeout)',
+      parseIntegerOption(1, 100),
+      DEFAULT_MAX_ATTEMPTS,
+    )
     .option(
       '--request-timeout <ms>',
       'timeout of one BatchWriteItem call; timed-out calls are retried',

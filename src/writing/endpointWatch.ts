@@ -37,13 +37,20 @@ export class EndpointWatch {
   #probeReady = false;
   #deadline: NodeJS.Timeout | undefined;
   #stopped: LoaderError | undefined;
+  #aborted = false;
 
   constructor(options: EndpointWatchOptions) {
     this.#o = options;
     this.#tracker = new OutageTracker(options.policy);
-    options.signal?.addEventListener('abort', () => this.#stop(new LoaderError('ABORTED', 'stopped on request while waiting for the endpoint')), {
-      once: true,
-    });
+    // A stop asked for lets the batches in flight finish (README, Stopping), but none waits for an outage.
+    options.signal?.addEventListener(
+      'abort',
+      () => {
+        this.#aborted = true;
+        if (this.#tracker.outage) this.#stop(abortedWaiting());
+      },
+      { once: true },
+    );
   }
 
   now(): number {
@@ -119,6 +126,7 @@ export class EndpointWatch {
   #declare(outage: Outage): void {
     const { policy, endpoint } = this.#o;
     this.#o.emit({ type: 'endpointDown', endpoint, reason: outage.reason, since: this.#wallClock(outage.since), waitMs: policy.timeoutMs });
+    if (this.#aborted) return this.#stop(abortedWaiting());
     // Not unref'd (nor the probes' timer): batches waiting on promises alone would let the process exit mid-load.
     this.#deadline = setTimeout(() => {
       const current = this.#tracker.outage;
@@ -168,6 +176,8 @@ export class EndpointWatch {
     return new Date(Date.now() - (this.#o.now() - t)).toISOString();
   }
 }
+
+const abortedWaiting = () => new LoaderError('ABORTED', 'stopped on request while waiting for the endpoint; the rows not written are counted as not written');
 
 function formatSeconds(ms: number): string {
   const s = ms / 1000;

@@ -180,7 +180,7 @@ function watchOf(policy: Partial<OutagePolicy>, signal?: AbortSignal) {
 
 describe('EndpointWatch: waits for the endpoint, one probe at a time', () => {
   it('an outage that ends: said once, then back; the batch is written, nothing rejected', async () => {
-    const { watch, events } = watchOf({});
+    const { watch, events } = watchOf({ timeoutMs: 20_000 });
     let failing = 12;
     const { ctx, calls } = scripted([], { watch, maxAttempts: 1 }, () => (failing-- > 0 ? refused() : ok()));
     const outcome = await writeBatch([put('a', 1)], ctx);
@@ -190,7 +190,7 @@ describe('EndpointWatch: waits for the endpoint, one probe at a time', () => {
     expect(outcome.written).toHaveLength(1);
     expect(calls()).toBe(13);
     expect(events.map((e) => e.type)).toEqual(['endpointDown', 'endpointBack']);
-    expect(events[0]).toMatchObject({ endpoint: 'http://localhost:8000', reason: 'ECONNREFUSED', waitMs: 300 });
+    expect(events[0]).toMatchObject({ endpoint: 'http://localhost:8000', reason: 'ECONNREFUSED', waitMs: 20_000 });
   });
 
   it('while down, batches wait and only one probe goes at a time; the first answer lets them all go', async () => {
@@ -248,6 +248,18 @@ describe('EndpointWatch: waits for the endpoint, one probe at a time', () => {
     watch.close();
     expect(outcome.rejected).toEqual([]);
     expect(outcome.fatal?.code).toBe('CREDENTIALS_UNAVAILABLE');
+  });
+
+  it('aborted with the endpoint up: a batch under way still finishes its resends (a stop writes what it sent)', async () => {
+    const controller = new AbortController();
+    const { watch } = watchOf({}, controller.signal);
+    controller.abort();
+    const unprocessedB = { UnprocessedItems: { T: [{ PutRequest: { Item: { pk: { S: 'b' }, n: { S: '2' } } } }] } };
+    const { ctx } = scripted([unprocessedB, ok()], { watch });
+    const outcome = await writeBatch([put('a', 1), put('b', 2)], ctx);
+    watch.close();
+    expect(outcome.fatal).toBeUndefined();
+    expect(outcome.written.map((w) => w.item['pk'])).toEqual(['a', 'b']);
   });
 
   it('aborted while waiting: the batch stops at once (ABORTED), its rows not written', async () => {
