@@ -23,6 +23,7 @@ import {
   DEFAULT_REQUEST_TIMEOUT_MS,
   parseColumnsOption,
   parseDelimiterOption,
+  parseDurationOption,
   parseIntegerOption,
   parseMemoryOption,
   parseGsiOption,
@@ -223,12 +224,22 @@ function addLoadOptions(command: Command): Command {
       parseIntegerOption(1, 256),
       DEFAULT_CONCURRENCY,
     )
-    .option('--max-attempts <n>', 'sends per item before it is rejected (backoff with full jitter between)', parseIntegerOption(1, 100), DEFAULT_MAX_ATTEMPTS)
+    .option(
+      '--max-attempts <n>',
+      'sends per item before it is rejected as RETRIES_EXHAUSTED (backoff with full jitter between); calls without an answer or with a 5xx do not count (--outage-timeout)',
+      parseIntegerOption(1, 100),
+      DEFAULT_MAX_ATTEMPTS,
+    )
     .option(
       '--request-timeout <ms>',
       'timeout of one BatchWriteItem call; timed-out calls are retried',
       parseIntegerOption(100, 600_000),
       DEFAULT_REQUEST_TIMEOUT_MS,
+    )
+    .option(
+      '--outage-timeout <duration>',
+      'when every call fails without an answer (or with a 5xx), stop sending and wait this long for the endpoint (90, 90s, 5m); then exit 75, no row rejected (default 5m)',
+      parseDurationOption,
     )
     .addOption(
       new Option(

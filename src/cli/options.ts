@@ -46,6 +46,8 @@ export interface LoadFlags {
   concurrency: number;
   maxAttempts: number;
   requestTimeout: number;
+  /** --outage-timeout, in ms. */
+  outageTimeout?: number;
   rejects?: string;
   maxRejects?: number;
   strict?: boolean;
@@ -108,6 +110,14 @@ const OFFLINE_FLAGS = [
 const kebab = (name: string) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
 export { DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS };
+
+/** --outage-timeout: a duration, in seconds without a unit, or with ms, s, m or h ("90", "1.5s", "5m"); in ms. */
+export function parseDurationOption(value: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$/.exec(value.trim());
+  const ms = match ? Math.round(Number(match[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[match[2] ?? 's']!) : NaN;
+  if (!(ms >= 100 && ms <= 86_400_000)) throw new InvalidArgumentError(`expected a duration from 0.1 s to 24 h, such as 90, 90s, 5m or 1h, got "${value}".`);
+  return ms;
+}
 
 /** commander argParser for integers in a range (ncu's parseNumberOption). */
 export function parseIntegerOption(min: number, max: number) {
@@ -319,6 +329,7 @@ export async function toLoadOptions(input: string | string[], flags: LoadFlags, 
     maxAttempts: flags.maxAttempts,
     requestTimeoutMs: flags.requestTimeout,
   };
+  if (flags.outageTimeout !== undefined) options.outageTimeoutMs = flags.outageTimeout;
   if (flags.inputFormat) options.inputFormat = flags.inputFormat;
   if (flags.timestamps) options.timestamps = flags.timestamps;
   if (flags.delimiter !== undefined) options.delimiter = flags.delimiter;

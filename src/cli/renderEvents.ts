@@ -1,7 +1,7 @@
 import type { LoadEvent } from '../reporting/events.js';
 import type { RateChange } from '../pacing/rateControl.js';
 import type { LoadResult } from '../reporting/result.js';
-import { formatCount, formatPercent, formatRate, rowExcerpt } from '../reporting/format.js';
+import { formatCount, formatDuration, formatPercent, formatRate, rowExcerpt } from '../reporting/format.js';
 import { formatProgressLine, progressFields } from '../reporting/logLine.js';
 import type { LoadFlags } from './options.js';
 import type { Terminal } from './terminal.js';
@@ -35,6 +35,18 @@ export function createEventRenderer(
     if (event.type === 'started') snapshot = event.snapshot;
     bar?.onEvent(event);
     if (bar && event.type === 'started') terminal.hold();
+    // An outage is said even with --quiet: an unattended job must show why it stopped writing.
+    if (event.type === 'endpointDown')
+      note(
+        `ddb-spread: the endpoint ${event.endpoint} cannot be reached (${event.reason}) since ${event.since.replace(/\.\d+Z$/, 'Z')}; waiting up to ${formatDuration(event.waitMs / 1000)} for it (--outage-timeout); no row is rejected for it\n`,
+        { type: 'endpointDown', endpoint: event.endpoint, reason: event.reason, since: event.since, waitMs: event.waitMs },
+      );
+    if (event.type === 'endpointBack')
+      note(`ddb-spread: the endpoint ${event.endpoint} answers again after ${formatDuration(event.downMs / 1000)}; sending goes on\n`, {
+        type: 'endpointBack',
+        endpoint: event.endpoint,
+        downMs: Math.round(event.downMs),
+      });
     if (flags.quiet) return;
     if (event.type === 'resumed')
       note(

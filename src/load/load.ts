@@ -146,10 +146,11 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<L
   const session = new LoadSession(opts, client, ownsClient);
   const tally = new LoadTally();
   const stop = new LoadStop(deps.signal);
-  const result = () => loadResult(tally, resultFacts(session, opts, performance.now() - startedAt, now));
+  const result = () => loadResult(tally, { ...resultFacts(session, opts, performance.now() - startedAt, now), stopped: stop.stopping });
   const progress = progressEvents(emit, tally, session, startedAt, now);
   const rejections = new Rejections(tally, session.rejects, emit, stop, opts);
   let dispatcher: Dispatcher | undefined;
+  let readToEnd = false;
   try {
     const prepared = await prepareLoad(session, { deps, tally, emit, now, result, aws });
     const { sink, inFlight, costOf, countKeys, tableInfo } = prepared;
@@ -173,6 +174,7 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<L
     });
     for await (const batch of batchesOfLoad(prepared, opts, { stop, tally, rejections, progress, emit }, session)) await dispatcher.dispatch(batch);
     await dispatcher.finish();
+    readToEnd = true;
   } catch (error) {
     stop.fail(error);
   } finally {
@@ -180,6 +182,8 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<L
     // the counters, the reject file and the checkpoint being closed.
     await dispatcher?.settle();
     stop.settle();
+    // The stages stop reading when the load stops: only a load that did not stop read its input to the end.
+    if (readToEnd && !stop.stopping) tally.inputEnded = true;
     await session.release(stop, tally, emit);
   }
   progress(true);

@@ -34,6 +34,8 @@ export interface ResultFacts {
   capacityReports: CapacityReportsSummary | undefined;
   /** Entries of the input's folders, globs and prefixes not read, with why. */
   skipped?: readonly SkippedPart[] | undefined;
+  /** The load failed or was asked to stop: it is not complete, whatever the counts. */
+  stopped?: boolean;
 }
 
 /** The result of a load from its tally and the facts of its parts. Pure. */
@@ -62,7 +64,13 @@ export function loadResult(tally: LoadTally, facts: ResultFacts): LoadResult {
     resumedFromBatch: facts.resumedFromBatch,
     capacityReports: facts.capacityReports,
     skipped: [...(facts.skipped ?? [])],
-    complete: counters.rejected === 0 && counters.written + counters.superseded + counters.otherSegments === counters.rowsRead,
+    notWritten: counters.rowsRead - counters.written - counters.superseded - counters.rejected - counters.otherSegments,
+    // Every row of the input (read to its end, not stopped) written or superseded (or another segment's).
+    complete:
+      tally.inputEnded &&
+      facts.stopped !== true &&
+      counters.rejected === 0 &&
+      counters.written + counters.superseded + counters.otherSegments === counters.rowsRead,
   };
 }
 

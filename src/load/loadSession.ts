@@ -3,6 +3,7 @@ import type { CheckpointStore } from '../checkpointing/checkpoint.js';
 import type { OrderMode } from '../ordering/order.js';
 import type { WriteOrderer } from '../ordering/writeOrderer.js';
 import type { RatePacer } from '../pacing/ratePacer.js';
+import type { EndpointWatch } from '../writing/endpointWatch.js';
 import type { CapacityReports } from '../pacing/capacityReports.js';
 import type { InputSet } from '../reading/inputSet.js';
 import type { OpenedInputSet } from '../reading/readInputSet.js';
@@ -31,6 +32,8 @@ export class LoadSession {
   /** Batches before this one were done by an earlier run of this checkpoint: they are not sent again. */
   resumeFrom = 0;
   pacer: RatePacer | undefined;
+  /** The endpoint's watch (outages, --outage-timeout); undefined for a dry run. */
+  watch: EndpointWatch | undefined;
   /** Which calls ask for ConsumedCapacity; undefined for a dry run (no calls). */
   capacity: CapacityReports | undefined;
   rateReason = '';
@@ -82,8 +85,10 @@ export class LoadSession {
         stop.fail(error);
       }
     }
+    this.watch?.close();
     if (this.checkpoint) {
-      const finished = !stop.stopping && tally.accounted;
+      // Complete only when the input was read to its end and every row read is accounted for (issue 29.11).
+      const finished = !stop.stopping && tally.inputEnded && tally.accounted;
       try {
         await this.checkpoint.close(finished ? 'complete' : 'stopped', finished ? tally.outcome() : undefined);
       } catch (error) {

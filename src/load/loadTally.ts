@@ -40,6 +40,12 @@ export class LoadTally {
   readonly keyUnits = createHotKeySketch();
   /** Write units an earlier run of the checkpoint wrote (not this run's pace). */
   plannedWcuBeforeResume = 0;
+  /**
+   * The input was read to its end and every batch settled, with no stop on the way (set by load(); a
+   * finished checkpoint's outcome restores it). Without it nothing is complete, whatever the counts
+   * (issue 29.12: a load stopped at 27% whose rows read so far were all written said "complete").
+   */
+  inputEnded = false;
   /** Superseded rows an earlier run wrote or rejected in place of a refused successor: reading again supersedes them again. */
   #revivedBeforeResume = 0;
 
@@ -111,6 +117,7 @@ export class LoadTally {
   restoreFinished(outcome: LoadOutcome, plannedWcu: number, consumedWcu: number): void {
     const { rejectedByReason, ...counts } = outcome;
     Object.assign(this.counters, counts, { rejectedByReason: { ...rejectedByReason }, plannedWcu, consumedWcu, writtenBeforeResume: counts.written });
+    this.inputEnded = true;
   }
 
   /** Every row read is written, superseded, rejected or another segment's. */

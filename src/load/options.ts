@@ -9,6 +9,7 @@ import { defaultOutputPath } from './outputPaths.js';
 import { COLUMN_TYPES, EMPTY_POLICIES, type ColumnType, type EmptyPolicy } from '../typing/typeMap.js';
 import { TIMESTAMP_MODES, type TimestampMode } from '../typing/temporal.js';
 import type { KeySchema } from '../shared/types.js';
+import { DEFAULT_OUTAGE_TIMEOUT_MS } from '../writing/outage.js';
 
 export const INPUT_FORMATS = ['csv', 'jsonl', 'ddb-json', 'parquet', 'ion'] as const;
 export type InputFormat = (typeof INPUT_FORMATS)[number];
@@ -17,6 +18,7 @@ export type InputFormat = (typeof INPUT_FORMATS)[number];
 export const DEFAULT_CONCURRENCY = 8;
 export const DEFAULT_MAX_ATTEMPTS = 15;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+export { DEFAULT_OUTAGE_TIMEOUT_MS };
 /** Memory the write order may hold before it goes through temporary files (see README, "Write order"). */
 export const DEFAULT_MEMORY_BYTES = 128 * 1024 * 1024;
 export const MIN_MEMORY_BYTES = 64 * 1024;
@@ -50,6 +52,12 @@ export interface LoadOptions {
   maxAttempts?: number;
   /** Timeout of one BatchWriteItem call, in ms. @default 30000 */
   requestTimeoutMs?: number;
+  /**
+   * How long to wait for an endpoint that cannot be reached (every call failing without an answer, or
+   * with a 5xx) before the load stops with ENDPOINT_UNREACHABLE; its rows are never rejected for it. In ms.
+   * @default 300000
+   */
+  outageTimeoutMs?: number;
   /**
    * Reject file (JSON lines). @default "<input path>.rejects.jsonl" next to the input ("<input
    * path>.seg-i-of-N.rejects.jsonl" with a segment, ".dry-run.rejects.jsonl" for a dry run, stdin.rejects.jsonl
@@ -159,6 +167,7 @@ export interface NormalizedLoadOptions {
   concurrency: number;
   maxAttempts: number;
   requestTimeoutMs: number;
+  outageTimeoutMs: number;
   rejectsPath: string;
   maxRejects: number;
   order: OrderMode;
@@ -269,6 +278,7 @@ export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean }
     concurrency: integer('concurrency', raw.concurrency, DEFAULT_CONCURRENCY, 1, 256),
     maxAttempts: integer('maxAttempts', raw.maxAttempts, DEFAULT_MAX_ATTEMPTS, 1, 100),
     requestTimeoutMs: integer('requestTimeoutMs', raw.requestTimeoutMs, DEFAULT_REQUEST_TIMEOUT_MS, 100, 600_000),
+    outageTimeoutMs: integer('outageTimeoutMs', raw.outageTimeoutMs, DEFAULT_OUTAGE_TIMEOUT_MS, 100, 86_400_000),
     rejectsPath: raw.rejectsPath ?? defaultOutputPath(first, 'rejects', { segment, dryRun: context.dryRun ?? false }),
     maxRejects,
     order,

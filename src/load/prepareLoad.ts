@@ -28,6 +28,8 @@ import { checkTypesAgainstKeys, delimiterOf, formatFromName, type InputFormat } 
 import { DEFAULT_BACKOFF } from '../writing/backoff.js';
 import { withDirectBatchWrites } from '../writing/directSend.js';
 import { dynamoSink, recordingSink, type BatchSink } from '../writing/batchSink.js';
+import { EndpointWatch } from '../writing/endpointWatch.js';
+import { outagePolicy } from '../writing/outage.js';
 import { describeTable } from '../writing/describeTable.js';
 import type { DryRun, LoadDependencies } from './load.js';
 import { saveManifest, type LoadSession } from './loadSession.js';
@@ -350,6 +352,15 @@ async function stagesOf(
   // Slots beyond --concurrency while batches are slow (issue 12): see src/pacing/inFlight.ts.
   const inFlight = new InFlightLimit({ start: opts.concurrency });
   const dryRun = deps.dryRun;
+  // One watch on the endpoint for every batch: an outage stops the sends, not the rows (issue 29.11).
+  if (!dryRun)
+    session.watch = new EndpointWatch({
+      policy: outagePolicy(opts.outageTimeoutMs),
+      endpoint: ctx.aws.endpoint ?? `DynamoDB in region ${ctx.aws.region ?? '(not set)'}`,
+      now,
+      emit: ctx.emit,
+      signal: deps.signal,
+    });
   const sink = dryRun
     ? recordingSink((writes) => dryRun.record(writes))
     : dynamoSink(
@@ -363,6 +374,7 @@ async function stagesOf(
           onRetry: (info) => ctx.emit({ type: 'retrying', ...info }),
           pacer: session.pacer,
           ...(session.capacity ? { capacity: session.capacity } : {}),
+          ...(session.watch ? { watch: session.watch } : {}),
         },
         inFlight,
         now,

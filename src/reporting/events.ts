@@ -2,6 +2,7 @@ import type { LoadCounters, LoadResult } from './result.js';
 import type { OrderMode } from '../ordering/order.js';
 import type { RateChange, RateSnapshot } from '../pacing/rateControl.js';
 import type { KeySchema, RejectedRow } from '../shared/types.js';
+import type { OutageEvent } from '../writing/endpointWatch.js';
 
 export type { LoadCounters, LoadResult } from './result.js';
 
@@ -24,4 +25,6 @@ export type LoadEvent =
   /** Reading starts, in the write order in effect: --order, or round-robin where the input cannot be read in stripes. */
   | { type: 'reading'; order: OrderMode }
   /** All rows are read; a global order (round-robin, spread) starts handing them out. */
-  | { type: 'ordering'; mode: OrderMode; rows: number; spilled: boolean };
+  | { type: 'ordering'; mode: OrderMode; rows: number; spilled: boolean }
+  /** The endpoint cannot be reached: sends wait for it (up to --outage-timeout); then it answers again. */
+  | OutageEvent;

@@ -64,7 +64,15 @@ export interface LoadResult extends LoadCounters {
    * a marker, a checksum, the load's own file, a broken link...): no part is left out unnamed.
    */
   skipped: import('../reading/listing.js').SkippedPart[];
-  /** True when every row read was written or superseded (or belongs to another segment). */
+  /**
+   * Rows read that are neither written, superseded, rejected nor another segment's: the load stopped
+   * (a signal, an outage past --outage-timeout, a failure) before they were stored. 0 for a load that ended.
+   */
+  notWritten: number;
+  /**
+   * True when the input was read to its end, the load was not stopped, and every row was written or
+   * superseded (or belongs to another segment): never for a failed or aborted load (issue 29.12).
+   */
   complete: boolean;
   /** This run's BatchWriteItem calls, those that asked for ConsumedCapacity and were answered, and the units counted as planned; undefined for a dry run. */
   capacityReports: import('../pacing/capacityReports.js').CapacityReportsSummary | undefined;

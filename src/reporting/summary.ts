@@ -25,7 +25,8 @@ export function formatSummary(result: LoadResult, stoppedBecause?: string, excer
     lines.push(`  other segments ${formatCount(result.otherSegments)}  (this worker loads segment ${result.segment}; other workers load these rows)`);
   if (stoppedBecause) {
     const unaccounted = result.rowsRead - result.written - result.superseded - result.rejected - result.otherSegments;
-    if (unaccounted > 0) lines.push(`  not written   ${formatCount(unaccounted)}  (read but not sent before the stop)`);
+    if (unaccounted > 0)
+      lines.push(`  not written   ${formatCount(unaccounted)}  (read, not known to be stored before the stop: unsent, or a call cut off without an answer)`);
   }
   lines.push(
     `  write units   ${formatCount(result.consumedWcu)} consumed (DynamoDB${consumedNote(result)}), ${formatCount(result.plannedWcu)} planned`,

@@ -2,11 +2,13 @@ import type { AttributeValue, BatchWriteItemCommand, BatchWriteItemCommandOutput
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { backoffDelay, classifyFailure, type BackoffPolicy } from './backoff.js';
-import { type LoaderError } from '../shared/errors.js';
+import { LoaderError } from '../shared/errors.js';
 import { keyForDisplay, keyIdOf } from '../typing/key.js';
 import type { KeySchema, PlannedWrite, RejectedRow } from '../shared/types.js';
 import { keyFromWire, toWireItem } from './wireItem.js';
 import { errorFacts, fatalAwsError } from './awsErrors.js';
+import type { EndpointWatch } from './endpointWatch.js';
+import { endpointFailure } from './outage.js';
 import { preSerializedBatchWrite } from './preSerialized.js';
 import { itemJson } from './wireJson.js';
 import type { CapacityReports } from '../pacing/capacityReports.js';
@@ -17,7 +19,10 @@ export interface WriterContext {
   keySchema: KeySchema;
   region?: string | undefined;
   endpoint?: string | undefined;
-  /** Sends per item before it is rejected as RETRIES_EXHAUSTED. */
+  /**
+   * Sends per item before it is rejected as RETRIES_EXHAUSTED. A send that failed for the endpoint (no
+   * answer, or a 5xx: src/writing/outage.ts) is not one: it is the endpoint's failure, never the rows'.
+   */
   maxAttempts: number;
   backoff: BackoffPolicy;
   random: () => number;
@@ -27,6 +32,12 @@ export interface WriterContext {
   pacer?: SendPacer;
   /** Which calls ask for ConsumedCapacity (src/pacing/capacityReports.ts); every call asks without it. */
   capacity?: CapacityReports;
+  /**
+   * The load's watch on the endpoint: every send asks it first and tells it how the call went; while the
+   * endpoint is down sends wait, and past --outage-timeout the batch stops (issue 29.11). Without it, a
+   * batch whose calls fail for the endpoint `maxAttempts` times in a row stops the same way.
+   */
+  watch?: EndpointWatch;
 }
 
 /** What one BatchWriteItem call did, for rate control. */
@@ -61,7 +72,10 @@ export interface BatchOutcome {
    * each is in `written` or `rejected` now, or neither when a fatal error stopped the batch (not written).
    */
   revived: number;
-  /** Set when the load must stop (table gone, access denied); the batch's unsent rows are in neither list. */
+  /**
+   * Set when the load must stop (table gone, access denied, the endpoint unreachable past
+   * --outage-timeout); the batch's unsent rows are in neither list.
+   */
   fatal?: LoaderError;
 }
 
@@ -131,12 +145,26 @@ async function send(
   let pending = writes;
   let attempt = attemptsSoFar;
   const sleep = ctx.sleep ?? ((ms: number) => sleepFor(ms));
+  const endpoint = ctx.watch;
+  // Sends of this batch in a row that failed for the endpoint, and when the first of them was sent.
+  let endpointFailures = 0;
+  let failingSince: number | undefined;
   while (pending.length > 0) {
+    // The endpoint is down: wait for it (or for a probe's turn) before sending, or stop.
+    const gate = endpoint?.beforeSend();
+    if (gate) {
+      const stopped = await gate;
+      if (stopped) {
+        outcome.fatal = stopped;
+        return;
+      }
+    }
     attempt++;
     let unprocessed: PlannedWrite[];
     let reason: string;
     const paced = ctx.pacer?.beforeSend(pending);
     if (paced) await paced;
+    const sentAt = endpoint?.now() ?? 0;
     try {
       // The low-level command with each item's wire JSON made by itemJson, byte for byte what the SDK
       // would write for toWireItem's AttributeValues (every attribute name goes out as written; issue 11.5),
@@ -148,6 +176,9 @@ async function send(
       const response: BatchWriteItemCommandOutput = await (
         ctx.client as unknown as { send(command: BatchWriteItemCommand): Promise<BatchWriteItemCommandOutput> }
       ).send(preSerializedBatchWrite(ctx.table, wire.of(pending), deletes, ask));
+      endpoint?.answered();
+      endpointFailures = 0;
+      failingSince = undefined;
       let consumed: number | undefined;
       if (ask) for (const c of response.ConsumedCapacity ?? []) consumed = (consumed ?? 0) + (c.CapacityUnits ?? 0);
       unprocessed = matchUnprocessed(pending, response.UnprocessedItems?.[ctx.table] ?? [], ctx.keySchema);
@@ -166,6 +197,12 @@ async function send(
       reason = 'UnprocessedItems';
     } catch (error) {
       const facts = errorFacts(error);
+      const down = endpointFailure(facts);
+      if (down === undefined) {
+        endpoint?.answered();
+        endpointFailures = 0;
+        failingSince = undefined;
+      }
       const kind = classifyFailure(facts);
       if (kind === 'fatal') {
         outcome.fatal = fatalAwsError(error, ctx);
@@ -193,6 +230,28 @@ async function send(
       });
       unprocessed = pending;
       reason = facts.name ?? facts.code ?? `HTTP ${facts.httpStatus ?? '?'}`;
+      if (down !== undefined) {
+        // Not the rows' fault: no send of their budget, and never a reject (issue 29.11). Bounded by time
+        // (the watch: --outage-timeout), or without a watch by maxAttempts such failures in a row.
+        attempt--;
+        endpointFailures++;
+        failingSince ??= sentAt;
+        const stopped = endpoint
+          ? endpoint.failed(down, sentAt, failingSince)
+          : endpointFailures >= ctx.maxAttempts
+            ? unreachable(down, endpointFailures, ctx)
+            : undefined;
+        if (stopped) {
+          outcome.fatal = stopped;
+          return;
+        }
+        outcome.retries++;
+        // While the endpoint is down the next send waits for it (or its probe's turn) instead.
+        const delayMs = endpoint?.down ? 0 : backoffDelay(endpointFailures, ctx.random, ctx.backoff);
+        ctx.onRetry?.({ reason: down, items: pending.length, attempt: attempt + 1, delayMs });
+        if (delayMs > 0) await sleep(delayMs);
+        continue;
+      }
     }
     if (attempt >= ctx.maxAttempts) {
       for (const w of unprocessed) {
@@ -206,6 +265,15 @@ async function send(
     await sleep(delayMs);
     pending = unprocessed;
   }
+}
+
+/** A batch whose calls kept failing for the endpoint, without a watch to wait for it: the load stops (exit 75). */
+function unreachable(reason: string, sends: number, ctx: WriterContext): LoaderError {
+  return new LoaderError(
+    'ENDPOINT_UNREACHABLE',
+    `${sends} calls in a row to DynamoDB${ctx.endpoint ? ` at ${ctx.endpoint}` : ''} failed (${reason}); no row was rejected for it: rows not written are counted as not written`,
+    { table: ctx.table },
+  );
 }
 
 function throttleReasonsOf(error: unknown): string[] {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import type { LoadResult } from '../../src/index.js';
+import type { LoadEvent, LoadResult } from '../../src/index.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { faults, startFaultProxy, type FaultAction, type FaultPolicy } from '../support/faultProxy.js';
 import { GENERATED_TYPES, generatedItem, generatedRow, writeGeneratedCsv } from '../support/generateRows.js';
@@ -706,12 +706,31 @@ describe('retries through a fault proxy', () => {
     }
   });
 
-  it('rejects every row as RETRIES_EXHAUSTED under a permanent fault, after maxAttempts sends per batch', async () => {
+  it('a 503 from every call is an outage, not bad data: the load stops (ENDPOINT_UNREACHABLE) after --outage-timeout, no row rejected (issue 29.11)', async () => {
     const proxy = await startFaultProxy(endpoint, () => faults.unavailable());
     try {
       const table = await newTable();
       const input = await inputFile('permanent.csv', rows(60));
-      const result = await run({ input, table, endpoint: proxy.url, concurrency: 2, maxAttempts: 3 });
+      const events: LoadEvent[] = [];
+      const error = await runFailing(
+        { input, table, endpoint: proxy.url, concurrency: 2, maxAttempts: 3, outageTimeoutMs: 500 },
+        { onEvent: (e) => events.push(e) },
+      );
+      expect(error.code).toBe('ENDPOINT_UNREACHABLE');
+      expect(error.result).toMatchObject({ rowsRead: 60, written: 0, rejected: 0, notWritten: 60, complete: false });
+      expect(events.filter((e) => e.type === 'endpointDown')).toEqual([expect.objectContaining({ reason: 'HTTP 503 ServiceUnavailableException' })]);
+      expect((await itemsOf(table)).size).toBe(0);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('rejects every row as RETRIES_EXHAUSTED when throttled for good, after maxAttempts sends per batch', async () => {
+    const proxy = await startFaultProxy(endpoint, () => faults.throttled());
+    try {
+      const table = await newTable();
+      const input = await inputFile('permanent.csv', rows(60));
+      const result = await run({ input, table, endpoint: proxy.url, concurrency: 2, maxAttempts: 3, pacing: false });
       expect(result).toMatchObject({ rowsRead: 60, written: 0, rejected: 60, rejectedByReason: { RETRIES_EXHAUSTED: 60 }, complete: false });
       expectAccounting(result);
       expect(result.retries).toBe(3 * 2); // 3 batches (25, 25, 10), 2 retries each

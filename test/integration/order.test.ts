@@ -494,7 +494,8 @@ describe('an order larger than --memory goes through temporary files', () => {
   });
 
   it('failing writes that reach --max-rejects during the merge leave the temp dir empty', async () => {
-    const proxy = await startFaultProxy(endpoint, (i) => (i < 4 ? faults.forward() : faults.unavailable()));
+    // Throttled for good: rows rejected RETRIES_EXHAUSTED (a 503 for good is an outage, issue 29.11: no rejects).
+    const proxy = await startFaultProxy(endpoint, (i) => (i < 4 ? faults.forward() : faults.throttled()));
     try {
       const table = await newTable();
       const tempDir = await newDir('spill-writefail');

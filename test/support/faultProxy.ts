@@ -34,8 +34,17 @@ export interface FaultProxy {
   /** Number of calls that were not simply forwarded. */
   faultCount(): number;
   setPolicy(policy: FaultPolicy): void;
+  /**
+   * Takes the endpoint down for every call, not only BatchWriteItem (issue 29.11): `refuse` closes the
+   * port (ECONNREFUSED), `reset` destroys each request's socket, `stall` never answers (the client's
+   * request timeout fires). Until restore().
+   */
+  outage(kind: OutageKind): Promise<void>;
+  restore(): Promise<void>;
   close(): Promise<void>;
 }
+
+export type OutageKind = 'refuse' | 'reset' | 'stall';
 
 /** Real DynamoDB error shapes (the SDK reads the name after '#'). */
 export const faults = {
@@ -54,7 +63,11 @@ export async function startFaultProxy(target: string, initial: FaultPolicy = () 
   const calls: BatchWriteCall[] = [];
   const forward = (req: IncomingMessage, body: Buffer) => upstream.forward(req, body);
 
+  let down: OutageKind | undefined;
+  const stalled: ServerResponse[] = [];
   const handle = async (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
+    if (down === 'reset') return void req.socket.destroy();
+    if (down === 'stall') return void stalled.push(res);
     if (req.headers['x-amz-target'] !== BATCH_WRITE) {
       const answer = await forward(req, body);
       return reply(res, answer.status, answer.headers, answer.body);
@@ -108,7 +121,17 @@ export async function startFaultProxy(target: string, initial: FaultPolicy = () 
     setPolicy(next) {
       policy = next;
     },
+    async outage(kind) {
+      down = kind;
+      if (kind === 'refuse') await server.refuse();
+    },
+    async restore() {
+      down = undefined;
+      for (const res of stalled.splice(0)) res.destroy();
+      await server.listen();
+    },
     async close() {
+      for (const res of stalled.splice(0)) res.destroy();
       await server.close();
       upstream.close();
     },

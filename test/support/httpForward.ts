@@ -92,6 +92,10 @@ export interface ProxyServer {
   /** http://127.0.0.1:<port>, to use as the endpoint. */
   url: string;
   close(): Promise<void>;
+  /** Closes the port and every connection: clients get ECONNREFUSED (and resets for calls under way) until listen(). */
+  refuse(): Promise<void>;
+  /** Listens again on the same port. */
+  listen(): Promise<void>;
 }
 
 /**
@@ -111,11 +115,21 @@ export async function startProxyServer(name: string, handle: RequestHandler): Pr
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
+  let listening = true;
+  const stop = async () => {
+    if (!listening) return;
+    listening = false;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
   return {
     url: `http://127.0.0.1:${port}`,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+    close: stop,
+    refuse: stop,
+    async listen() {
+      if (listening) return;
+      await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+      listening = true;
     },
   };
 }

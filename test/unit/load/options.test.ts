@@ -33,6 +33,7 @@ describe('normalizeOptions: defaults', () => {
       concurrency: 8,
       maxAttempts: 15,
       requestTimeoutMs: 30_000,
+      outageTimeoutMs: 300_000,
       rejectsPath: 'data/items.csv.rejects.jsonl',
       maxRejects: Infinity,
       order: 'stripes',

@@ -192,15 +192,15 @@ describe('writeBatch: retryable errors', () => {
     const outcome = await writeBatch([put('a', 1)], ctx);
     expect(inputs).toHaveLength(3);
     expect(outcome).toMatchObject({ throttledItems: 0, retries: 2, rejected: [] });
-    expect(retries.map((r) => r.reason)).toEqual(['InternalServerError', 'Error']);
+    expect(retries.map((r) => r.reason)).toEqual(['HTTP 500 InternalServerError', 'ECONNRESET']);
   });
 
-  it('after --max-attempts failed calls every write of the call is RETRIES_EXHAUSTED, naming the last error', async () => {
+  it('after --max-attempts throttled calls every write of the call is RETRIES_EXHAUSTED, naming the last error', async () => {
     const [a, b] = [put('a', 1), put('b', 2)];
-    const { ctx, inputs, sleeps } = scripted([awsError('InternalServerError', 500), awsError('InternalServerError', 500)], { maxAttempts: 2 });
+    const { ctx, inputs, sleeps } = scripted([awsError('ThrottlingException', 400), awsError('ThrottlingException', 400)], { maxAttempts: 2 });
     const outcome = await writeBatch([a, b], ctx);
     expect(inputs).toHaveLength(2);
-    const message = 'not stored after 2 attempts (last: InternalServerError); retry later or raise --max-attempts';
+    const message = 'not stored after 2 attempts (last: ThrottlingException); retry later or raise --max-attempts';
     expect(outcome.rejected).toEqual([
       { origin: a.origin, code: 'RETRIES_EXHAUSTED', message, key: { pk: 'a' } },
       { origin: b.origin, code: 'RETRIES_EXHAUSTED', message, key: { pk: 'b' } },

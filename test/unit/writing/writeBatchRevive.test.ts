@@ -19,7 +19,7 @@ function write(pk: string, status: string): PlannedWrite {
   return { origin: { file: 'in.jsonl', line, raw: `${pk},${status}` }, item: { pk, status }, keyId: `S${pk}`, partitionId: `S${pk}`, size: 20, wcu: 1 };
 }
 
-type Refusal = 'validation' | 'internal';
+type Refusal = 'validation' | 'internal' | 'throttled';
 
 /** A DynamoDB that stores what it is sent, refusing any call holding an item whose status is in `refuse`. */
 function fakeDynamo(refuse: Record<string, Refusal>) {
@@ -37,6 +37,11 @@ function fakeDynamo(refuse: Record<string, Refusal>) {
         if (refusal === 'validation')
           throw Object.assign(new Error('One or more parameter values were invalid: Type mismatch for Index Key status'), {
             name: 'ValidationException',
+            $metadata: { httpStatusCode: 400 },
+          });
+        if (refusal === 'throttled')
+          throw Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), {
+            name: 'ThrottlingException',
             $metadata: { httpStatusCode: 400 },
           });
         if (refusal === 'internal')
@@ -116,7 +121,7 @@ describe('a superseded row revived when its successor is refused (issue 11.2)', 
   });
 
   it('RETRIES_EXHAUSTED on the survivor: the predecessor is sent in its place, with its own attempts', async () => {
-    const { table, ctx, calls } = fakeDynamo({ flaky: 'internal' });
+    const { table, ctx, calls } = fakeDynamo({ flaky: 'throttled' });
     const first = write('a', 'shipped');
     const refused = write('a', 'flaky');
     const outcome = await writeBatch(batchOf([first, refused]).writes, ctx);
