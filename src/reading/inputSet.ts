@@ -1,4 +1,4 @@
-import { readFile, realpath, stat } from 'node:fs/promises';
+import { open, readFile, realpath, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { LoaderError } from '../shared/errors.js';
@@ -6,7 +6,7 @@ import { localPart, type InputPart, type PartOutline } from './inputPart.js';
 import { exportOfFolder, exportsBelow, partsOfExports, type ExportKind, type ListedExport } from './dynamodbExport.js';
 import { checkExportChain } from './exportChain.js';
 import { globBase, globDepth, globMatcher, hasGlob } from './glob.js';
-import { nameDecision, ownFileOf, sortOut, type OwnFile, type SkippedPart } from './listing.js';
+import { mayBeOwnByContent, nameDecision, ownFileByContent, ownFileOf, sortOut, type OwnFile, type SkippedPart } from './listing.js';
 import { locationOf, resolveOwnFiles, walkLocal, type LocalEntry } from './localListing.js';
 import type { S3Access } from './s3Part.js';
 import type { InputFormat } from '../load/options.js';
@@ -155,8 +155,24 @@ async function localParts(entries: readonly LocalEntry[], skipped: SkippedPart[]
   const sorted = sortOut(entries);
   skipped.push(...sorted.skipped);
   const parts: ListedPart[] = [];
-  for (const entry of sorted.data) parts.push({ part: await localPart(entry.path) });
+  for (const entry of sorted.data) {
+    const own = mayBeOwnByContent(entry.name) ? ownFileByContent(await headOf(entry.path)) : undefined;
+    if (own !== undefined) skipped.push({ name: entry.name, reason: 'own-file', detail: `${own}: the load's own files are never input` });
+    else parts.push({ part: await localPart(entry.path) });
+  }
   return parts;
+}
+
+/** A local file's first bytes, as text ('' when it cannot be read: its read then says why). */
+async function headOf(path: string): Promise<string> {
+  const handle = await open(path, 'r').catch(() => undefined);
+  if (!handle) return '';
+  try {
+    const { bytesRead, buffer } = await handle.read(Buffer.alloc(256), 0, 256, 0);
+    return buffer.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await handle.close();
+  }
 }
 
 /** A path under a folder given as input is data when none of its names is hidden, a marker or a manifest. */

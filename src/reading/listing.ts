@@ -76,6 +76,21 @@ export function nameDecision(relative: string): { reason: SkipReason; detail: st
   return undefined;
 }
 
+/**
+ * Which file of ddb-spread's `head` (a file's first bytes) shows it to be, when it is one: a checkpoint,
+ * a --report or a --listing, by the fields each begins with. Their names are the user's (`ck-1.json`): a
+ * checkpoint of another worker of the load, in a folder the load reads, would otherwise be read as data.
+ */
+export function ownFileByContent(head: string): string | undefined {
+  if (/^\{"version":\d+,"status":"[a-z]+","createdAt":"/.test(head)) return 'a checkpoint written by ddb-spread (of another load or worker)';
+  if (/^\{\s*"reportVersion":\s*\d+,\s*"ddbSpreadVersion":/.test(head)) return 'a --report written by ddb-spread';
+  if (/^\{\s*"format":\s*"ddb-spread-listing"/.test(head)) return 'a --listing written by ddb-spread';
+  return undefined;
+}
+
+/** Entries whose content is worth a look for ownFileByContent: the files ddb-spread writes as JSON. */
+export const mayBeOwnByContent = (name: string): boolean => /\.json$/i.test(name);
+
 /** A file a load writes: the option that names it and its path (resolved the same way as the entries). */
 export interface OwnFile {
   option: string;

@@ -157,4 +157,56 @@ describe('--listing: one listing for every worker of a load', () => {
     expect(other.code, other.stderr).toBe(EXIT.USAGE);
     expect(other.stderr).toContain('listing of another load');
   });
+
+  it("another worker's checkpoint, report and listing in the folder read are the load's own files, named, never rows", async () => {
+    const folder = join(dir(), 'withState');
+    await mkdir(folder);
+    await writeFile(join(folder, 'a.csv'), partCsv('a', 300));
+    await writeFile(join(folder, 'b.csv'), partCsv('b', 300));
+    const table = await newTable(KEYS);
+    // Worker 1 of 2 keeps its state in the folder the load reads (as a careless recipe would).
+    const worker = (i: number) =>
+      run([
+        'load',
+        folder,
+        '--table',
+        table,
+        '--types',
+        'sk:N',
+        '--segment',
+        `${i}/2`,
+        '--listing',
+        join(dir(), 'withState.listing.json'),
+        '--checkpoint',
+        join(folder, `ck-${i}.json`),
+        '--report',
+        join(folder, `report-${i}.json`),
+        '--json',
+        '--rejects',
+        join(dir(), `ws${i}.rejects.jsonl`),
+      ]);
+    const first = await worker(1);
+    expect(first.code, first.stderr).toBe(0);
+    // A later, separate load of the folder (its own checkpoint elsewhere) sees worker 1's files.
+    const again = await run([
+      'load',
+      folder,
+      '--table',
+      table,
+      '--types',
+      'sk:N',
+      '--json',
+      '--checkpoint',
+      join(dir(), 'again.json'),
+      '--rejects',
+      join(dir(), 'again.rejects.jsonl'),
+    ]);
+    expect(again.code, again.stderr).toBe(0);
+    const result = JSON.parse(again.stdout) as { rowsRead: number; rejected: number; skipped: Array<{ name: string; reason: string }> };
+    expect(result).toMatchObject({ rowsRead: 600, rejected: 0 });
+    const skipped = new Map(result.skipped.map((s) => [s.name.slice(s.name.lastIndexOf('/') + 1), s.reason]));
+    expect(skipped.get('ck-1.json')).toBe('own-file');
+    expect(skipped.get('report-1.json')).toBe('own-file');
+    expect((await scanAll(client(), table)).length).toBe(600);
+  });
 });

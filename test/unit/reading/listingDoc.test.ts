@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ownFileByContent } from '../../../src/reading/listing.js';
 import { inputsMismatch, listingText, parseListing, type ListingDoc } from '../../../src/reading/listingDoc.js';
 
 const doc: ListingDoc = {
@@ -46,5 +47,13 @@ describe('listing document', () => {
     expect(inputsMismatch(['a', 'b'], ['a', 'b'])).toBeUndefined();
     expect(inputsMismatch(['a', 'b'], ['b', 'a'])).toContain('"b" "a"');
     expect(inputsMismatch(['a'], ['a', 'b'])).toBeDefined();
+  });
+
+  it("ddb-spread's own JSON files are known by their first bytes; a user's JSON is not", () => {
+    expect(ownFileByContent(listingText(doc))).toContain('--listing');
+    expect(ownFileByContent('{"version":4,"status":"running","createdAt":"2026-11-26T00:00:00.000Z","input":{}}')).toContain('checkpoint');
+    expect(ownFileByContent('{\n  "reportVersion": 1,\n  "ddbSpreadVersion": "0.1.0"')).toContain('--report');
+    expect(ownFileByContent('{"version":4,"status":"shipped","items":[]}')).toBeUndefined();
+    expect(ownFileByContent('{"pk":"a","format":"ddb-spread-listing"}')).toBeUndefined();
   });
 });
