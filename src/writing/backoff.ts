@@ -44,7 +44,8 @@ const RETRYABLE_NAMES = new Set([
   'AbortError',
 ]);
 
-const RETRYABLE_CODES = new Set([
+/** Node's codes of a connection that failed or gave no answer: worth another try, and the signs of an outage (outage.ts). */
+export const TRANSPORT_ERROR_CODES: ReadonlySet<string> = new Set([
   'ECONNRESET',
   'ECONNREFUSED',
   'EPIPE',
@@ -55,6 +56,7 @@ const RETRYABLE_CODES = new Set([
   'EHOSTUNREACH',
   'ENETUNREACH',
   'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
 ]);
 
 const REJECT_NAMES = new Set(['ValidationException', 'SerializationException']);
@@ -95,7 +97,7 @@ export function isTransientCredentialFailure(facts: ErrorFacts): boolean {
 export function classifyFailure(facts: ErrorFacts): FailureKind {
   if (facts.name && RETRYABLE_NAMES.has(facts.name)) return 'retry';
   if (isTransientCredentialFailure(facts)) return 'retry';
-  if (facts.code && RETRYABLE_CODES.has(facts.code)) return 'retry';
+  if (facts.code && TRANSPORT_ERROR_CODES.has(facts.code)) return 'retry';
   if (facts.name && REJECT_NAMES.has(facts.name)) return 'reject';
   if (facts.httpStatus !== undefined && (facts.httpStatus >= 500 || facts.httpStatus === 429)) return 'retry';
   return 'fatal';

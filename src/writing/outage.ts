@@ -6,21 +6,8 @@
  * written once it is back, or the load stops with exit 75 and they count as not written (a checkpoint
  * resumes them). Pure: the state of the endpoint as the calls' outcomes tell it, time passed in.
  */
-import { isTransientCredentialFailure, type ErrorFacts } from './backoff.js';
+import { isTransientCredentialFailure, TRANSPORT_ERROR_CODES, type ErrorFacts } from './backoff.js';
 
-const NO_ANSWER_CODES = new Set([
-  'ECONNRESET',
-  'ECONNREFUSED',
-  'EPIPE',
-  'ETIMEDOUT',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ECONNABORTED',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CONNECT_TIMEOUT',
-]);
 const NO_ANSWER_NAMES = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException', 'AbortError']);
 const SERVER_NAMES = new Set(['InternalServerError', 'InternalFailure', 'ServiceUnavailable', 'ServiceUnavailableException']);
 
@@ -31,7 +18,7 @@ const SERVER_NAMES = new Set(['InternalServerError', 'InternalFailure', 'Service
  * endpoint or SSO not answering) stop every call too, and pass the same way.
  */
 export function endpointFailure(facts: ErrorFacts): string | undefined {
-  if (facts.code && NO_ANSWER_CODES.has(facts.code)) return facts.code;
+  if (facts.code && TRANSPORT_ERROR_CODES.has(facts.code)) return facts.code;
   if (facts.name && NO_ANSWER_NAMES.has(facts.name)) return facts.name;
   if (isTransientCredentialFailure(facts)) return `credentials not available: ${facts.name ?? 'error'}`;
   if (facts.name && SERVER_NAMES.has(facts.name)) return facts.httpStatus !== undefined ? `HTTP ${facts.httpStatus} ${facts.name}` : facts.name;
