@@ -312,7 +312,7 @@ describe(`the migration path, adversarial (${REPLAY(FILE)})`, () => {
       try {
         const first = await worker(0);
         // Added after the listing: no worker loads it.
-        await writeFile(join(folder, `p9${extOf(late)}`), partBytes(late));
+        await writeFile(join(folder, `p9${extOf(late)}`), partBytes({ ...late, rows: late.rows.map((r) => ({ ...r, v: 'late' })) }));
         const others = await Promise.all(Array.from({ length: workers - 1 }, (_, i) => worker(i + 1)));
         const runs = [first, ...others];
         const results = runs.map((r) => {
@@ -347,8 +347,10 @@ describe(`the migration path, adversarial (${REPLAY(FILE)})`, () => {
     [
       fc.array(partModel({ minRows: 40, maxRows: 80, badShare: 0, compressions: ['none', 'gz'] }), { minLength: 1, maxLength: 2 }),
       fc.integer({ min: 0, max: 3 }),
-      fc.integer({ min: 100, max: 2500 }),
-      fc.integer({ min: 300, max: 2000 }),
+      // The loader calls the endpoint down after 2 s of failures, then waits --outage-timeout: an outage
+      // of up to 5 s against a timeout of 0.3-2.5 s is ridden out or stops the load, either way.
+      fc.integer({ min: 100, max: 5000 }),
+      fc.integer({ min: 300, max: 2500 }),
       fc.constantFrom<OutageKind>('refuse', 'reset', 'stall'),
     ],
     fcParams(8),
@@ -357,7 +359,11 @@ describe(`the migration path, adversarial (${REPLAY(FILE)})`, () => {
     async (models, at, forMs, outageTimeoutMs, kind) => {
       const base = await caseDir();
       const folder = join(base, 'in');
-      const named = models.map((part, i) => ({ name: join(folder, `p${i}${extOf(part)}`), part }));
+      // Every row its own item (sort keys made unique), so the rows take several batches.
+      const named = models.map((part, i) => ({
+        name: join(folder, `p${i}${extOf(part)}`),
+        part: { ...part, rows: part.rows.map((r, k) => ({ ...r, sk: i * 1000 + k })) },
+      }));
       await mkdir(folder, { recursive: true });
       for (const p of named) await writeFile(p.name, partBytes(p.part));
       const expected = expectedOfParts(named);
