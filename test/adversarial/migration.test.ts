@@ -93,7 +93,7 @@ const SMALL_PART = partModel({ minRows: 1, maxRows: 12, badShare: 0.1 });
 
 describe(`the migration path, adversarial (${REPLAY(FILE)})`, () => {
   // 1. Local folders and globs.
-  it.prop([localLayout(SMALL_PART), fc.nat(5), fc.boolean()], fcParams(10))(
+  it.prop([localLayout(SMALL_PART), fc.nat(5), fc.boolean()], { ...fcParams(16), interruptAfterTimeLimit: 100_000, markInterruptAsFailure: true })(
     'a folder or glob with hostile names, markers, checksums and links: data parts loaded in byte order, the rest named as skipped',
     async (layout, how, glob) => {
       const base = await caseDir();
@@ -121,7 +121,7 @@ describe(`the migration path, adversarial (${REPLAY(FILE)})`, () => {
   );
 
   // 2. S3 prefixes.
-  it.prop([s3Layout(SMALL_PART)], fcParams(6))(
+  it.prop([s3Layout(SMALL_PART)], { ...fcParams(8), interruptAfterTimeLimit: 100_000, markInterruptAsFailure: true })(
     'an S3 prefix with keys like ./x, dir/, spaces and unicode: data objects loaded in key order, markers named as skipped',
     async (layout) => {
       const s3 = s3Client();
@@ -175,7 +175,7 @@ describe(`the migration path, adversarial (${REPLAY(FILE)})`, () => {
       // After the load started (listed its parts): at once, or a random time later.
       fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 1500 })),
     ],
-    fcParams(8),
+    { ...fcParams(8), interruptAfterTimeLimit: 90_000, markInterruptAsFailure: true },
   )(
     'a part rewritten, truncated or appended to mid-load: complete with one version of each part, or INPUT_CHANGED and a resume to the input',
     async (models, which, change, afterMs) => {
@@ -229,7 +229,9 @@ describe(`the migration path, adversarial (${REPLAY(FILE)})`, () => {
         clearTimeout(timer);
         if (!changed) changeNow();
         if (result) {
-          // Ended: whole, with every part as one of its versions.
+          // Ended: whole, with every part as one of its versions; and as each part is pinned when listed
+          // (before the change), that version is the one listed: a part read after its change must stop
+          // the load instead.
           expect(result.complete, 'a load that ended is complete').toBe(true);
           const actual = await scanRaw(endpoint, table);
           const matches = versions.filter(
@@ -237,8 +239,10 @@ describe(`the migration path, adversarial (${REPLAY(FILE)})`, () => {
               [...actual.keys()].sort().join('|') === [...v.table.keys()].sort().join('|') &&
               [...v.table].every(([k, item]) => JSON.stringify(actual.get(k)) === JSON.stringify(item)),
           );
-          expect(matches.length, `the table is one version of each part (${change} of ${target.name} at ${afterMs} ms)`).toBeGreaterThan(0);
-          expect(result.rowsRead).toBe(matches[0]!.rows);
+          const what = `${change} of ${target.name} ${afterMs} ms after the start`;
+          expect(matches.length, `the table is one version of each part (${what})`).toBeGreaterThan(0);
+          expect(matches[0], `the table is the version listed (${what})`).toBe(old);
+          expect(result.rowsRead).toBe(old.rows);
           endedWhole++;
           return;
         }
@@ -353,7 +357,7 @@ describe(`the migration path, adversarial (${REPLAY(FILE)})`, () => {
       fc.integer({ min: 300, max: 2500 }),
       fc.constantFrom<OutageKind>('refuse', 'reset', 'stall'),
     ],
-    fcParams(8),
+    { ...fcParams(8), interruptAfterTimeLimit: 90_000, markInterruptAsFailure: true },
   )(
     'an outage at a random call for a random time: exit 0 with the table = input, or ENDPOINT_UNREACHABLE (75), nothing rejected; a rerun ends it',
     async (models, at, forMs, outageTimeoutMs, kind) => {
