@@ -278,7 +278,7 @@ describe(`the migration path, adversarial (${REPLAY(FILE)})`, () => {
       fc.integer({ min: 2, max: 4 }),
     ],
     {
-      ...fcParams(3),
+      ...fcParams(4),
       interruptAfterTimeLimit: 150_000,
       markInterruptAsFailure: true,
     },
@@ -404,7 +404,9 @@ describe(`the migration path, adversarial (${REPLAY(FILE)})`, () => {
           return undefined;
         });
         if (result) {
-          expect(result.complete).toBe(true);
+          expect(result.complete, `a load that ended is complete (${kind} outage of ${forMs} ms at call ${at}, --outage-timeout ${outageTimeoutMs} ms)`).toBe(
+            true,
+          );
           expect(result.rejected).toBe(0);
           expectAccounting(result, expected);
           await expectTable(table, expected.table);
