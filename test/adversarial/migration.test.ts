@@ -133,12 +133,16 @@ describe(`the migration path, adversarial (${REPLAY(FILE)})`, () => {
       // The harness's own check: the prefix holds the keys the model says (s3rver's spelling of them).
       const stored = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: 'in/' }));
       expect((stored.Contents ?? []).map((o) => o.Key).sort()).toEqual(Object.keys(objects).sort());
-      const parts = [...layout.data].sort((a, b) => byUtf8(a.rel, b.rel)).map((d) => ({ name: `s3://${bucket}/in/${d.rel}`, part: d.part }));
+      // A key one of whose segments starts with "." (`.d.p.csv`, `dir/.d.p.csv`) is hidden: named as skipped.
+      const hidden = (rel: string) => rel.split('/').some((segment) => segment.startsWith('.'));
+      const junk = [...layout.junk, ...layout.data.filter((d) => hidden(d.rel)).map((d) => d.rel)];
+      const data = layout.data.filter((d) => !hidden(d.rel));
+      const parts = data.sort((a, b) => byUtf8(a.rel, b.rel)).map((d) => ({ name: `s3://${bucket}/in/${d.rel}`, part: d.part }));
       const expected = expectedOfParts(parts);
       const rejectsPath = join(await caseDir(), 'rejects.jsonl');
       const table = await newTable();
       try {
-        const result = await load(
+        const loading = load(
           {
             input: `s3://${bucket}/in/`,
             table,
@@ -151,11 +155,23 @@ describe(`the migration path, adversarial (${REPLAY(FILE)})`, () => {
           },
           deps(),
         );
+        if (data.length === 0) {
+          // Nothing but skipped entries: refused, naming them, before any write.
+          const error = await loading.then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+          expect((error as LoaderError).code, String(error)).toBe('INPUT_NOT_FOUND');
+          for (const j of junk.filter((k) => !k.endsWith('/'))) expect((error as Error).message).toContain(`in/${j}`);
+          await expectTable(table, new Map());
+          return;
+        }
+        const result = await loading;
         expectAccounting(result, expected);
         await expectTable(table, expected.table);
         await expectRejects([rejectsPath], expected.rejects);
         const names = skippedNames(result);
-        for (const j of layout.junk) expect(namedSkipped(names, `s3://${bucket}/in`, j), `in/${j} named as skipped in ${[...names].join(', ')}`).toBe(true);
+        for (const j of junk) expect(namedSkipped(names, `s3://${bucket}/in`, j), `in/${j} named as skipped in ${[...names].join(', ')}`).toBe(true);
       } finally {
         s3.destroy();
         await dropTable(table);
