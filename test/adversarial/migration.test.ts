@@ -5,6 +5,11 @@
  * every data part's rows are in the table exactly (the table equals writing them one by one in the parts'
  * order), every other entry is named in `skipped`, and rows read = written + superseded + rejected + not
  * written (+ other segments). A small table per case, dropped after; a bounded number of cases (FC_RUNS).
+ *
+ * Each property was seen to fail on a broken loader: "_" names taken as data, or parts read in reverse
+ * order (1, 2); no pin check on local files (3: a load ended exit 0 with a part's new version); --listing
+ * ignored by the workers (4: a worker read the part added after the listing); an outage taken as bad data
+ * (5: rows rejected, not complete). Property 1 found parts sorted by UTF-16 code units, not UTF-8 bytes.
  */
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { fc, it } from '@fast-check/vitest';
@@ -93,7 +98,7 @@ const SMALL_PART = partModel({ minRows: 1, maxRows: 12, badShare: 0.1 });
 
 describe(`the migration path, adversarial (${REPLAY(FILE)})`, () => {
   // 1. Local folders and globs.
-  it.prop([localLayout(SMALL_PART), fc.nat(5), fc.boolean()], { ...fcParams(16), interruptAfterTimeLimit: 100_000, markInterruptAsFailure: true })(
+  it.prop([localLayout(SMALL_PART), fc.nat(5), fc.boolean()], { ...fcParams(24), interruptAfterTimeLimit: 100_000, markInterruptAsFailure: true })(
     'a folder or glob with hostile names, markers, checksums and links: data parts loaded in byte order, the rest named as skipped',
     async (layout, how, glob) => {
       const base = await caseDir();
@@ -121,7 +126,7 @@ describe(`the migration path, adversarial (${REPLAY(FILE)})`, () => {
   );
 
   // 2. S3 prefixes.
-  it.prop([s3Layout(SMALL_PART)], { ...fcParams(8), interruptAfterTimeLimit: 100_000, markInterruptAsFailure: true })(
+  it.prop([s3Layout(SMALL_PART)], { ...fcParams(10), interruptAfterTimeLimit: 100_000, markInterruptAsFailure: true })(
     'an S3 prefix with keys like ./x, dir/, spaces and unicode: data objects loaded in key order, markers named as skipped',
     async (layout) => {
       const s3 = s3Client();

@@ -2,7 +2,7 @@
  * The migration path's adversarial inputs (test/adversarial/migration.test.ts): parts of several formats
  * and compressions with a small row model, folder layouts with hostile names, markers, checksums and
  * symbolic links, and the oracle of what a load of them must leave. The oracle is the test's own model of
- * the documented rules (README "Folders, globs and S3 prefixes"), never src/reading/listing.ts: a part is
+ * the documented rules (README, on folders, globs and S3 prefixes), never src/reading/listing.ts: a part is
  * data unless a segment of its path under the folder starts with "." or "_", or it is a checksum; parts are
  * read in byte order of that path; of two names of one file, the one reached without a link is read.
  */
