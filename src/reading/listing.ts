@@ -118,7 +118,8 @@ export function ownFileOf(path: string, own: readonly OwnFile[]): string | undef
   return undefined;
 }
 
-const byBytes = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+/** UTF-8 byte order (S3's listing order): JavaScript's `<` compares UTF-16 code units, which puts an astral character before U+E000-U+FFFF. */
+const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 
 /**
  * The entries of one folder, glob or prefix sorted out: the data parts, sorted by their path under it

@@ -80,6 +80,14 @@ describe('sortOut', () => {
     ...extra,
   });
 
+  it('sorts parts in UTF-8 byte order, as S3 lists keys and the README says (not UTF-16 code units)', () => {
+    // U+FF46 is EF BD A6 in UTF-8, before the astral U+1F600 (F0 9F 98 80); in UTF-16 it comes after
+    // (FF46 > D83D). Found by test/adversarial/migration.test.ts: two parts writing one key ended with the
+    // other part's item.
+    const out = sortOut([file('p😀a.csv'), file('pｆ.csv'), file('pz.csv')]);
+    expect(out.data.map((e) => e.relative)).toEqual(['pz.csv', 'pｆ.csv', 'p😀a.csv']);
+  });
+
   it('reads one file under two names once: the name without a link, else the first', () => {
     const out = sortOut([
       file('a-link.csv', { identity: 'X', viaLink: true }),
