@@ -215,7 +215,6 @@ async function globEntries(pattern: string, own: readonly OwnFile[]): Promise<Lo
   return entries.filter((entry) => matches(entry.name));
 }
 
-export const byBytes = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 function stdinPart(stdin: Readable): InputPart {
   return {
