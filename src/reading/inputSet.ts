@@ -215,7 +215,6 @@ async function globEntries(pattern: string, own: readonly OwnFile[]): Promise<Lo
   return entries.filter((entry) => matches(entry.name));
 }
 
-
 function stdinPart(stdin: Readable): InputPart {
   return {
     name: 'stdin',
