@@ -71,6 +71,10 @@ export function nameDecision(relative: string): { reason: SkipReason; detail: st
   if (/^manifest-(summary|files)\.json$/.test(base)) return { reason: 'export-manifest', detail: 'a DynamoDB export manifest' };
   const loader = /\.(rejects\.jsonl|shards\.json|write-rejects)(\.lock|(\.\d+)?(\.[0-9a-f]+)?\.tmp)?$/i.exec(base);
   if (loader) return { reason: 'loader-file', detail: `a file ddb-spread writes (${loader[0]})` };
+  // Another load's file caught between its write and its rename (`ck.json.<pid>.<hex>.tmp`): it may vanish
+  // at any moment, and its content is a checkpoint or report, never data.
+  const pending = /\.\d+(\.[0-9a-f]{8})?\.tmp$/i.exec(base);
+  if (pending) return { reason: 'loader-file', detail: `a file a load writes, before its rename (${pending[0]})` };
   // Another load's lock (a checkpoint or reject file under another name, left by kill -9): never data.
   if (/\.lock$/i.test(base)) return { reason: 'loader-file', detail: 'a lock file (.lock), such as a load leaves when killed' };
   return undefined;

@@ -66,6 +66,12 @@ export async function walkLocal(root: string, options: WalkOptions): Promise<Loc
         entries.push({ name: path, path, relative, kind: 'not-a-file' });
         continue;
       }
+      // A file its name already skips (another worker's temporary file, a Spark marker) is not stat'ed: it
+      // may be renamed or deleted between readdir and stat, which must not stop this load.
+      if (!link && (ownFileOf(location, options.own) !== undefined || nameDecision(relative) !== undefined)) {
+        entries.push({ name: path, path, relative, kind: 'file', own: ownFileOf(location, options.own) });
+        continue;
+      }
       info ??= await stat(path).catch((error: Error) => {
         throw new LoaderError('INPUT_UNREADABLE', `cannot read ${path}: ${error.message}`, { file: path, cause: error });
       });

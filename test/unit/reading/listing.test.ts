@@ -21,6 +21,8 @@ describe('nameDecision', () => {
     'ck.json',
     'a.crc.csv',
     'data.lock.csv',
+    'part.2024.csv',
+    'x.tmp.csv',
   ])('%s is data', (name) => {
     expect(nameDecision(name)).toBeUndefined();
   });
@@ -43,6 +45,8 @@ describe('nameDecision', () => {
     ['ck.json.write-rejects.77.tmp', 'loader-file'],
     ['sub/', 'folder-marker'],
     ['other-ck.json.lock', 'loader-file'],
+    ['other-ck.json.12494.c9eb8c65.tmp', 'loader-file'],
+    ['report.json.88.tmp', 'loader-file'],
   ])('%s is skipped: %s', (name, reason) => {
     expect(nameDecision(name)?.reason).toBe(reason);
   });
