@@ -1,5 +1,5 @@
 /**
- * The README's scale-out and cron recipes, as far as one machine allows: the index variables of a
+ * The scale-out and cron recipes of docs/OPERATIONS.md, as far as one machine allows: the index variables of a
  * Kubernetes Indexed Job and an AWS Batch array job reach --segment through sh -c, each worker keeps its
  * own checkpoint and report, and flock -n keeps two cron runs from overlapping.
  */
@@ -20,9 +20,9 @@ const KEYS = { partitionKey: { name: 'pk', type: 'S' as const }, sortKey: { name
 const TYPES = GENERATED_TYPES_FLAG;
 
 const { endpoint, client, dir, newTable, closeAfterAll } = useLocalAws({ name: 'recipes' });
-const README = new URL('../../README.md', import.meta.url);
+const RECIPES = new URL('../../docs/OPERATIONS.md', import.meta.url);
 
-/** The Kubernetes Job's podFailurePolicy rules: action and exit codes, read off the README's YAML. */
+/** The Kubernetes Job's podFailurePolicy rules: action and exit codes, read off the recipe's YAML. */
 function podFailureRules(readme: string): Array<{ action: string; codes: number[] }> {
   const policy = /podFailurePolicy:[\s\S]*?\n {2}template:/.exec(readme)?.[0] ?? '';
   return [...policy.matchAll(/- action: (\w+)[^\n]*\n\s+onExitCodes: \{[^}]*values: \[([\d, ]+)\]/g)].map((m) => ({
@@ -54,7 +54,7 @@ function closedPort(): Promise<number> {
 /** Runs `sh -c script` in the temp dir, without a time limit (the test's own timeout applies). */
 const sh = (script: string, env: NodeJS.ProcessEnv) => runProcess('sh', ['-c', script], { cwd: dir(), env, stdout: 'ignore', timeoutMs: null });
 
-describe('README recipes', () => {
+describe('docs/OPERATIONS.md recipes', () => {
   it('Kubernetes Indexed Job and AWS Batch array indexes drive --segment; the workers together load every row once', async () => {
     const input = join(dir(), 'rows.csv');
     await writeGeneratedCsv(input, 4000);
@@ -115,7 +115,7 @@ describe('README recipes', () => {
 
   // issue 18: the recipes fail the job on the codes no retry fixes and start it again on 75.
   it('the Kubernetes podFailurePolicy and the AWS Batch retry strategy follow the exit code table', async () => {
-    const readme = await readFile(README, 'utf8');
+    const readme = await readFile(RECIPES, 'utf8');
     const rules = podFailureRules(readme);
     const failJob = rules.filter((r) => r.action === 'FailJob').flatMap((r) => r.codes);
     const counted = rules.filter((r) => r.action === 'Count').flatMap((r) => r.codes);
@@ -130,7 +130,7 @@ describe('README recipes', () => {
   });
 
   it('real failures end with the codes the recipes act on: usage, a missing table and a missing input are final, an unreachable endpoint is retried', async () => {
-    const readme = await readFile(README, 'utf8');
+    const readme = await readFile(RECIPES, 'utf8');
     const failJob = podFailureRules(readme)
       .filter((r) => r.action === 'FailJob')
       .flatMap((r) => r.codes);
@@ -154,7 +154,7 @@ describe('README recipes', () => {
   }, 60_000);
 
   it('throttled past --max-attempts: exit 75, which the recipes retry, and the retried run writes every row (0)', async () => {
-    const readme = await readFile(README, 'utf8');
+    const readme = await readFile(RECIPES, 'utf8');
     const input = join(dir(), 'throttled.csv');
     await writeGeneratedCsv(input, 40);
     const table = await newTable(KEYS);
