@@ -6,7 +6,7 @@
 import { CreateTableCommand, DynamoDBClient, ScanCommand, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { startDynamoDBLocal } from '../tools/dynamodbLocal.js';
 
@@ -15,6 +15,8 @@ const log = (message: string) => process.stderr.write(`demo: ${message}\n`);
 
 // The SDK's Node-version notice is noise here; ddb-spread itself shows it only with --verbose.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+// The reject file goes to .cache/, which exists only if DynamoDB Local was fetched there (not with DDB_LOCAL_DIR).
+await mkdir(`${root}.cache`, { recursive: true });
 const local = await startDynamoDBLocal({ log });
 let exitCode: number;
 try {
