@@ -277,6 +277,13 @@ export async function readShardKeysFile(path: string): Promise<string[]> {
   return keys;
 }
 
+/** commander argParser for the repeatable --value attribute=value of get. */
+export function parseValueOption(value: string, previous: Record<string, string> | undefined): Record<string, string> {
+  const at = value.indexOf('=');
+  if (at <= 0) throw new InvalidArgumentError(`expected attribute=value, got "${value}".`);
+  return { ...previous, [value.slice(0, at)]: value.slice(at + 1) };
+}
+
 export function parseDelimiterOption(value: string): string {
   if (value === 'tab' || value === '\\t') return '\t';
   if (value.length === 0) throw new InvalidArgumentError('expected a delimiter such as "," ";" "|" or "tab".');
