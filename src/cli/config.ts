@@ -170,6 +170,11 @@ export function attachConfigOption(command: Command): Command {
   return command;
 }
 
+/** The keys a config file for `command` accepts (besides "input"): made from its options, so from the option table. */
+export function configKeys(command: Command): string[] {
+  return [...spellingsOf(command).keys()];
+}
+
 /** Config key -> option: camelCase attribute names and kebab-case long names; "pacing" and "no-pacing" both. */
 function spellingsOf(command: Command): Map<string, Spelling> {
   const spellings = new Map<string, Spelling>();

@@ -94,7 +94,6 @@ export interface OptionSpec {
 const LOAD: readonly CommandName[] = ['load', 'estimate'];
 const ALL: readonly CommandName[] = COMMANDS;
 const READ: readonly CommandName[] = ['query', 'get'];
-const EVERY: readonly CommandName[] = ['load', 'estimate', 'query', 'get'];
 /** The same variant on query and get. */
 const onRead = (variant: OptionVariant): Partial<Record<CommandName, OptionVariant>> => ({ query: variant, get: variant });
 const loadsOwn = (flag: string, more = '') => onRead({ description: `without --manifest: the load's ${flag}${more}` });
@@ -238,7 +237,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     key: 'region',
     option: 'region',
     group: 'aws',
-    commands: EVERY,
+    commands: ALL,
     description: 'AWS region',
     defaultText: 'AWS_REGION, AWS_DEFAULT_REGION or the profile',
     type: 'string',
@@ -248,7 +247,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     key: 'profile',
     option: 'profile',
     group: 'aws',
-    commands: EVERY,
+    commands: ALL,
     description: 'named profile from the AWS config files',
     defaultText: 'the SDK chain',
     type: 'string',
@@ -258,7 +257,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     key: 'endpointUrl',
     option: 'endpoint',
     group: 'aws',
-    commands: EVERY,
+    commands: ALL,
     description: 'DynamoDB endpoint, e.g. http://localhost:8000 for DynamoDB Local',
     type: 'URL',
   },
@@ -267,7 +266,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     key: 'caBundle',
     option: 'caBundle',
     group: 'aws',
-    commands: EVERY,
+    commands: ALL,
     description: 'PEM file of CA certificates to trust (a TLS-inspecting proxy)',
     defaultText: 'AWS_CA_BUNDLE',
     type: 'PEM file',
@@ -432,7 +431,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     key: 'shard',
     option: 'shard',
     group: 'sharding',
-    commands: EVERY,
+    commands: ALL,
     description:
       'add a shard suffix to the partition key: random:N, hash:N[:attribute] (default attribute: the sort key), time:hour|day|month[:attribute]; repeat to combine, in order',
     parse: parseShardOption,
@@ -445,7 +444,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     key: 'shardSeparator',
     option: 'shardSeparator',
     group: 'sharding',
-    commands: EVERY,
+    commands: ALL,
     description: 'between the key and each suffix',
     defaultText: '"#"',
     variants: loadsOwn('--shard-separator'),
@@ -457,7 +456,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     key: 'shardKeys',
     option: 'shardKeys',
     group: 'sharding',
-    commands: EVERY,
+    commands: ALL,
     description: 'shard only these partition key values (the hot keys), comma-separated',
     defaultText: 'every key',
     parse: parseColumnsOption,
@@ -479,7 +478,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     key: 'keepOriginalKey',
     option: 'keepOriginalKey',
     group: 'sharding',
-    commands: EVERY,
+    commands: ALL,
     description: 'store the unsharded partition key value in this attribute (a GSI on it serves unified reads)',
     variants: loadsOwn('--keep-original-key', " (only items it names as the key's are printed)"),
     type: 'name',
@@ -489,7 +488,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     key: 'shardSeed',
     option: 'shardSeed',
     group: 'sharding',
-    commands: EVERY,
+    commands: ALL,
     description: 'seed of random:N, for the same suffixes on a repeated load',
     defaultText: 'random, recorded in the manifest',
     parse: parseIntegerOption(0, 0xffffffff),
@@ -501,7 +500,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     key: 'shardBase',
     option: 'shardSuffixBase',
     group: 'sharding',
-    commands: EVERY,
+    commands: ALL,
     description: 'the first number suffix of random:N and hash:N: 0 (key#0 … key#N-1) or 1 (key#1 … key#N)',
     defaultText: '0',
     parse: parseShardBaseOption,
@@ -529,15 +528,6 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     description: 'write nothing: print the estimate of this load instead (same as ddb-spread estimate)',
     type: 'flag',
     doc: 'Write nothing; print the estimate of this load (see [Estimate](#estimate))',
-  },
-  {
-    flags: '--config <file>',
-    key: 'config',
-    group: 'job',
-    commands: LOAD,
-    description:
-      'read options from a JSON file: the long option names as keys, "input" for the file, e.g. {"table": "Orders", "wcu": 500, "shard": ["hash:4"], "pacing": false}; flags given here win',
-    type: 'JSON',
   },
   {
     flags: '--checkpoint <path>',
@@ -610,6 +600,15 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     type: 'flag',
   },
 
+  {
+    flags: '--config <file>',
+    key: 'config',
+    group: 'job',
+    commands: LOAD,
+    description:
+      'read options from a JSON file: the long option names as keys, "input" for the file, e.g. {"table": "Orders", "wcu": 500, "shard": ["hash:4"], "pacing": false}; flags given here win',
+    type: 'JSON',
+  },
   // Output
   {
     flags: '--rejects <path>',
@@ -652,7 +651,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     flags: '--verbose',
     key: 'verbose',
     group: 'output',
-    commands: EVERY,
+    commands: ALL,
     description: 'show stack traces and retry lines',
     variants: onRead({ description: 'show stack traces' }),
     type: 'flag',
