@@ -23,7 +23,10 @@ import type { EstimateOptions } from '../estimating/estimate.js';
 import { COLUMN_TYPES, type ColumnType, type EmptyPolicy } from '../typing/typeMap.js';
 import type { TimestampMode } from '../typing/temporal.js';
 
-/** Flags of `ddb-spread load` as commander hands them over (camelCase of the kebab-case flags). */
+/**
+ * Flags of `ddb-spread load` as commander hands them over: the `key`s of the option table (optionTable.ts),
+ * which also says which load() option each becomes; test/unit/cli/optionTable.test.ts checks toLoadOptions against it.
+ */
 export interface LoadFlags {
   table: string;
   region?: string;
