@@ -9,7 +9,7 @@
  * Parsers only turn text into values for commander (and say what the text should look like); the ranges
  * and cross-option rules of the library live in normalizeOptions (src/load/options.ts), the one validator.
  */
-import { INPUT_FORMATS, DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS, type LoadOptions } from '../load/options.js';
+import { INPUT_FORMATS, DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS, INTEGER_RANGES, type LoadOptions } from '../load/options.js';
 import { DEFAULT_WINDOW_ROWS, ORDER_MODES } from '../ordering/order.js';
 import { DEFAULT_KEY_WCU } from '../pacing/rateControl.js';
 import { EMPTY_POLICIES } from '../typing/typeMap.js';
@@ -97,6 +97,11 @@ const READ: readonly CommandName[] = ['query', 'get'];
 /** The same variant on query and get. */
 const onRead = (variant: OptionVariant): Partial<Record<CommandName, OptionVariant>> => ({ query: variant, get: variant });
 const loadsOwn = (flag: string, more = '') => onRead({ description: `without --manifest: the load's ${flag}${more}` });
+
+/** An integer flag: commander's parser and the reference's type, from one range. */
+function integer([min, max]: readonly [number, number]): Pick<OptionSpec, 'parse' | 'type'> {
+  return { parse: parseIntegerOption(min, max), type: max === Number.MAX_SAFE_INTEGER ? `≥ ${formatCount(min)}` : `${formatCount(min)}–${formatCount(max)}` };
+}
 
 const priceDefault = (price: number) => `${price}, ${DEFAULT_PRICES.region}, ${DEFAULT_PRICES.date}`;
 
@@ -335,8 +340,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     description: 'BatchWriteItem calls in flight',
     defaultText: `${DEFAULT_CONCURRENCY}, measured by npm run bench`,
     default: DEFAULT_CONCURRENCY,
-    parse: parseIntegerOption(1, 256),
-    type: '1–256',
+    ...integer(INTEGER_RANGES.concurrency),
     doc: '`BatchWriteItem` batches in flight; one more per slow batch (4× the usual time), up to 8× n (256 at most)',
   },
   {
@@ -349,8 +353,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
       'sends per item before it is rejected as RETRIES_EXHAUSTED (backoff with full jitter between); calls without an answer or with a 5xx do not count (--outage-timeout)',
     defaultText: String(DEFAULT_MAX_ATTEMPTS),
     default: DEFAULT_MAX_ATTEMPTS,
-    parse: parseIntegerOption(1, 100),
-    type: '1–100',
+    ...integer(INTEGER_RANGES.maxAttempts),
   },
   {
     flags: '--request-timeout <ms>',
@@ -361,8 +364,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     description: 'timeout of one BatchWriteItem call; timed-out calls are retried',
     defaultText: String(DEFAULT_REQUEST_TIMEOUT_MS),
     default: DEFAULT_REQUEST_TIMEOUT_MS,
-    parse: parseIntegerOption(100, 600_000),
-    type: '100–600000',
+    ...integer(INTEGER_RANGES.requestTimeoutMs),
   },
   {
     flags: '--outage-timeout <duration>',
@@ -400,8 +402,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     commands: LOAD,
     description: 'rows held by --order window',
     defaultText: formatCount(DEFAULT_WINDOW_ROWS),
-    parse: parseIntegerOption(2, 100_000_000),
-    type: '2–10⁸',
+    ...integer(INTEGER_RANGES.window),
   },
   {
     flags: '--memory <size>',
@@ -491,9 +492,8 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     commands: ALL,
     description: 'seed of random:N, for the same suffixes on a repeated load',
     defaultText: 'random, recorded in the manifest',
-    parse: parseIntegerOption(0, 0xffffffff),
+    ...integer(INTEGER_RANGES.shardSeed),
     variants: onRead({ description: "without --manifest: the load's --shard-seed (random:N needs it)", defaultText: null }),
-    type: '0–2³²−1',
   },
   {
     flags: '--shard-base <0|1>',
@@ -576,8 +576,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     description: 'on SIGINT/SIGTERM, wait at most this long for the batches in flight',
     defaultText: '30',
     default: 30,
-    parse: parseIntegerOption(1, 3600),
-    type: '1–3600',
+    ...integer([1, 3600]),
   },
   {
     flags: '--max-rejects <n>',
@@ -587,8 +586,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     commands: LOAD,
     description: 'stop the load once this many rows are rejected',
     defaultText: 'no limit',
-    parse: parseIntegerOption(1, Number.MAX_SAFE_INTEGER),
-    type: '≥ 1',
+    ...integer(INTEGER_RANGES.maxRejects),
   },
   {
     flags: '--strict',
@@ -664,8 +662,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     description: 'without a terminal: a progress line every this many seconds',
     defaultText: '10',
     default: 10,
-    parse: parseIntegerOption(1, 86_400),
-    type: '1–86400',
+    ...integer([1, 86_400]),
   },
   {
     flags: '--log-format <format>',
@@ -723,8 +720,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     group: 'estimate',
     commands: LOAD,
     description: 'estimate offline: provisioned RCU (they count in the partition formula)',
-    parse: parseIntegerOption(0, 40_000_000),
-    type: '0–4·10⁷',
+    ...integer([0, 40_000_000]),
   },
   {
     flags: '--gsi <spec>',
@@ -750,8 +746,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     group: 'estimate',
     commands: LOAD,
     description: 'estimate offline: items already in the table (0: a new table, for the Import from S3 note)',
-    parse: parseIntegerOption(0, Number.MAX_SAFE_INTEGER),
-    type: '≥ 0',
+    ...integer([0, Number.MAX_SAFE_INTEGER]),
   },
   {
     flags: '--price-write-request <usd>',
@@ -825,8 +820,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     commands: ['query'],
     description: 'queries in flight',
     defaultText: '16',
-    parse: parseIntegerOption(1, 256),
-    type: '1–256',
+    ...integer([1, 256]),
   },
   {
     flags: '--page-size <n>',
@@ -835,8 +829,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     commands: ['query'],
     description: 'items per Query page',
     defaultText: 'as many as fit in 1 MB',
-    parse: parseIntegerOption(1, 1_000_000),
-    type: '1–10⁶',
+    ...integer([1, 1_000_000]),
   },
   {
     flags: '--ddb-json',

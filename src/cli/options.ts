@@ -6,6 +6,7 @@ import {
   DEFAULT_CONCURRENCY,
   DEFAULT_MAX_ATTEMPTS,
   DEFAULT_REQUEST_TIMEOUT_MS,
+  INTEGER_RANGES,
   MIN_MEMORY_BYTES,
   parseByteSize,
   parseTypeList,
@@ -118,7 +119,8 @@ export { DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS }
 export function parseDurationOption(value: string): number {
   const match = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$/.exec(value.trim());
   const ms = match ? Math.round(Number(match[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[match[2] ?? 's']!) : NaN;
-  if (!(ms >= 100 && ms <= 86_400_000)) throw new InvalidArgumentError(`expected a duration from 0.1 s to 24 h, such as 90, 90s, 5m or 1h, got "${value}".`);
+  const [min, max] = INTEGER_RANGES.outageTimeoutMs;
+  if (!(ms >= min && ms <= max)) throw new InvalidArgumentError(`expected a duration from 0.1 s to 24 h, such as 90, 90s, 5m or 1h, got "${value}".`);
   return ms;
 }
 
