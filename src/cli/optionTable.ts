@@ -48,7 +48,7 @@ export const OPTION_GROUPS = {
   job: 'Job',
   output: 'Output',
   estimate: 'Estimate only (estimate, and load --dry-run)',
-  read: 'What to read (query, get)',
+  read: 'What to read',
 } as const;
 export type OptionGroup = keyof typeof OPTION_GROUPS;
 
@@ -844,9 +844,14 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
 /** The long flag of a spec, e.g. "--concurrency". */
 export const longFlag = (spec: OptionSpec): string => /--[a-z0-9-]+/.exec(spec.flags)![0];
 
-/** The specs a command takes, in table order (which groups them). */
+/**
+ * The specs a command takes, in table order (which groups them); query and get show what to read first,
+ * since those flags are the ones every read needs.
+ */
 export function optionsOf(command: CommandName): OptionSpec[] {
-  return OPTION_TABLE.filter((spec) => spec.commands.includes(command));
+  const specs = OPTION_TABLE.filter((spec) => spec.commands.includes(command));
+  if (command === 'load' || command === 'estimate') return specs;
+  return [...specs.filter((spec) => spec.group === 'read'), ...specs.filter((spec) => spec.group !== 'read')];
 }
 
 /** The spec of `--long` on a command. */
