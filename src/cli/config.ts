@@ -13,7 +13,7 @@ import { readFile } from 'node:fs/promises';
 import type { Command, Option } from 'commander';
 import { isLosslessNumber, parse as parseJson } from 'lossless-json';
 import { LoaderError } from '../shared/errors.js';
-import { parseColumnsOption, parseTypesOption } from './options.js';
+import { parseColumnsOption, parseTypesOption } from './flagParsers.js';
 import { tableOption } from './commandOptions.js';
 import type { CommandName } from './optionTable.js';
 

@@ -33,7 +33,7 @@ import {
   parseTypesOption,
   parseValueOption,
   parseWcuOption,
-} from './options.js';
+} from './flagParsers.js';
 
 export const COMMANDS = ['load', 'estimate', 'query', 'get'] as const;
 export type CommandName = (typeof COMMANDS)[number];
@@ -732,6 +732,14 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     type: 'spec',
   },
   {
+    flags: '--item-count <n>',
+    key: 'itemCount',
+    group: 'estimate',
+    commands: LOAD,
+    description: 'estimate offline: items already in the table (0: a new table, for the Import from S3 note)',
+    ...integer([0, Number.MAX_SAFE_INTEGER]),
+  },
+  {
     flags: '--new-table',
     key: 'newTable',
     group: 'estimate',
@@ -739,14 +747,6 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     description:
       'estimate offline: the provisioned table is created for the load at --wcu, and set back to --table-wcu afterwards (a bulk load that starts at 11,000 WCU gets 11 partitions)',
     type: 'flag',
-  },
-  {
-    flags: '--item-count <n>',
-    key: 'itemCount',
-    group: 'estimate',
-    commands: LOAD,
-    description: 'estimate offline: items already in the table (0: a new table, for the Import from S3 note)',
-    ...integer([0, Number.MAX_SAFE_INTEGER]),
   },
   {
     flags: '--price-write-request <usd>',
