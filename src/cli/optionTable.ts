@@ -366,20 +366,6 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     default: DEFAULT_REQUEST_TIMEOUT_MS,
     ...integer(INTEGER_RANGES.requestTimeoutMs),
   },
-  {
-    flags: '--outage-timeout <duration>',
-    key: 'outageTimeout',
-    option: 'outageTimeoutMs',
-    group: 'rate',
-    commands: LOAD,
-    description:
-      'when every call fails without an answer (or with a 5xx), stop sending and wait this long for the endpoint (90, 90s, 5m); then exit 75, no row rejected',
-    defaultText: '5m',
-    parse: parseDurationOption,
-    type: '0.1 s–24 h (`90`, `90s`, `5m`, `1h`)',
-    doc: 'How long to wait for an endpoint that cannot be reached, see [Retries](#retries); then exit 75, no row rejected',
-  },
-
   // Order
   {
     flags: '--order <mode>',
@@ -578,6 +564,20 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     default: 30,
     ...integer([1, 3600]),
   },
+  {
+    flags: '--outage-timeout <duration>',
+    key: 'outageTimeout',
+    option: 'outageTimeoutMs',
+    group: 'job',
+    commands: LOAD,
+    description:
+      'when every call fails without an answer (or with a 5xx), stop sending and wait this long for the endpoint (90, 90s, 5m); then exit 75, no row rejected',
+    defaultText: '5m',
+    parse: parseDurationOption,
+    type: '0.1 s–24 h (`90`, `90s`, `5m`, `1h`)',
+    doc: 'How long to wait for an endpoint that cannot be reached, see [Retries](#retries); then exit 75, no row rejected',
+  },
+
   {
     flags: '--max-rejects <n>',
     key: 'maxRejects',
