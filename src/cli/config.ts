@@ -13,7 +13,9 @@ import { readFile } from 'node:fs/promises';
 import type { Command, Option } from 'commander';
 import { isLosslessNumber, parse as parseJson } from 'lossless-json';
 import { LoaderError } from '../shared/errors.js';
-import { parseColumnsOption, parseTypesOption } from './options.js';
+import { parseColumnsOption, parseTypesOption } from './flagParsers.js';
+import { tableOption } from './commandOptions.js';
+import type { CommandName } from './optionTable.js';
 
 /** The config key that names the file argument (the <file> of load and estimate). */
 const INPUT_KEY = 'input';
@@ -136,10 +138,7 @@ export function attachConfigOption(command: Command): Command {
   const fileRequired = fileArgument !== undefined && fileArgument.required;
   if (fileRequired) fileArgument.argOptional();
 
-  command.option(
-    `${CONFIG_FLAG} <file>`,
-    `read options from a JSON file: the long option names as keys, "input" for the file, e.g. {"table": "Orders", "wcu": 500, "shard": ["hash:4"], "pacing": false}; flags given here win`,
-  );
+  command.addOption(tableOption(command.name() as CommandName, CONFIG_FLAG));
   command.hook('preAction', async () => {
     const path = command.getOptionValue('config') as string | undefined;
     let input: string | undefined;
@@ -169,6 +168,11 @@ export function attachConfigOption(command: Command): Command {
     }
   });
   return command;
+}
+
+/** The keys a config file for `command` accepts (besides "input"): made from its options, so from the option table. */
+export function configKeys(command: Command): string[] {
+  return [...spellingsOf(command).keys()];
 }
 
 /** Config key -> option: camelCase attribute names and kebab-case long names; "pacing" and "no-pacing" both. */

@@ -1,13 +1,7 @@
-import { Command, Option } from 'commander';
+import { Command } from 'commander';
 import { LoaderError } from '../shared/errors.js';
-import { INPUT_FORMATS } from '../load/options.js';
-import { DEFAULT_WINDOW_ROWS, ORDER_MODES } from '../ordering/order.js';
-import { EMPTY_POLICIES } from '../typing/typeMap.js';
-import { TIMESTAMP_MODES } from '../typing/temporal.js';
 import { load } from '../load/load.js';
 import { estimate } from '../estimating/estimate.js';
-import { DEFAULT_PRICES } from '../estimating/costEstimate.js';
-import { BROKEN_CHAIN_RISK } from '../reading/exportChain.js';
 import { estimateJson, formatEstimate } from '../reporting/estimateReport.js';
 import type { LoadResult } from '../reporting/result.js';
 import type { LoadEvent } from '../reporting/events.js';
@@ -16,29 +10,8 @@ import type { CallerFiles } from '../load/outputFiles.js';
 import { attachConfigOption } from './config.js';
 import { ignoreClosedPipe } from './closedPipes.js';
 import { createProgressBar } from '../reporting/progressBar.js';
-import { formatCount } from '../reporting/format.js';
-import {
-  DEFAULT_CONCURRENCY,
-  DEFAULT_MAX_ATTEMPTS,
-  DEFAULT_REQUEST_TIMEOUT_MS,
-  parseColumnsOption,
-  parseDelimiterOption,
-  parseDurationOption,
-  parseIntegerOption,
-  parseMemoryOption,
-  parseGsiOption,
-  parseKeyOption,
-  parsePriceOption,
-  parseRateOption,
-  parseSegmentOption,
-  parseWcuOption,
-  toEstimateOptions,
-  parseShardOption,
-  parseShardBaseOption,
-  parseTypesOption,
-  toLoadOptions,
-  type LoadFlags,
-} from './options.js';
+import { toEstimateOptions, toLoadOptions, type LoadFlags } from './options.js';
+import { addTableOptions, tableHelp } from './commandOptions.js';
 
 import { EXIT, exitCodeForError, exitCodeForResult, exitCodeForUsage } from './exitCodes.js';
 import { startupNotices } from './runtimeNotices.js';
@@ -125,6 +98,8 @@ export function buildProgram(
     .description('Bulk-load CSV and JSON Lines into Amazon DynamoDB without melting a partition.')
     .version(packageVersion(), '-V, --version')
     .showHelpAfterError('(add --help for usage and examples)')
+    // Set before the commands are added, which copy it: defaults from the option table, printed once.
+    .configureHelp(tableHelp)
     .addHelpText(
       'after',
       `
@@ -136,17 +111,14 @@ Examples:
   const load = program
     .command('load')
     .description('Load CSV or JSONL files (optionally gzipped, or - for stdin), folders, S3 objects or DynamoDB exports into a DynamoDB table.')
-    .argument('<file...>', INPUTS_HELP)
-    .requiredOption('-t, --table <name>', 'target table (its key schema is read with DescribeTable)')
-    .option('--dry-run', 'write nothing: print the estimate of this load instead (same as ddb-spread estimate)');
-  attachConfigOption(addLoadOptions(load).addHelpText('after', LOAD_EXAMPLES).action(oneOrMany(run)));
+    .argument('<file...>', INPUTS_HELP);
+  attachConfigOption(addTableOptions(load, 'load').addHelpText('after', LOAD_EXAMPLES).action(oneOrMany(run)));
 
   const estimateCommand = program
     .command('estimate')
     .description('Predict a load without writing: duration, cost, hot keys, partitions, shard advice (works offline with --partition-key).')
-    .argument('<file...>', INPUTS_HELP)
-    .option('-t, --table <name>', 'the table, read with DescribeTable unless --partition-key describes it offline (default name: estimate)');
-  attachConfigOption(addLoadOptions(estimateCommand).addHelpText('after', ESTIMATE_EXAMPLES).action(oneOrMany(runEstimate)));
+    .argument('<file...>', INPUTS_HELP);
+  attachConfigOption(addTableOptions(estimateCommand, 'estimate').addHelpText('after', ESTIMATE_EXAMPLES).action(oneOrMany(runEstimate)));
   return program;
 }
 
@@ -162,170 +134,6 @@ function oneOrMany(run: (input: Inputs, flags: LoadFlags) => Promise<void>) {
 
 /** The inputs in one string, for messages and --report. */
 const inputsText = (input: Inputs) => (typeof input === 'string' ? input : input.join(' '));
-
-/**
- * The options load and estimate share: input, typing, order, sharding, rate, AWS, output. Over 100 lines
- * because it is the option table itself (one chained `.option()` per flag, in --help order), not logic.
- */
-function addLoadOptions(command: Command): Command {
-  return command
-    .option('--region <region>', 'AWS region (default: AWS_REGION, AWS_DEFAULT_REGION or the profile)')
-    .option('--profile <name>', 'named profile from the AWS config files')
-    .option('--endpoint-url <url>', 'DynamoDB endpoint, e.g. http://localhost:8000 for DynamoDB Local')
-    .option('--ca-bundle <file>', 'PEM file of CA certificates to trust (a TLS-inspecting proxy); default: AWS_CA_BUNDLE')
-    .option('--s3-endpoint-url <url>', 'S3 endpoint for s3:// inputs, e.g. an S3-compatible server (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL)')
-    .option('--s3-path-style', 'path-style S3 addressing (bucket in the path), for S3-compatible servers')
-    .option(
-      '--allow-broken-export-chain',
-      `load DynamoDB exports in the order given even when their manifests say they are not one chain (out of order, a gap or overlap, two full exports, several tables): ${BROKEN_CHAIN_RISK}`,
-    )
-    .option('--delete', 'every row is a delete of its key (a delete list): DeleteRequest instead of PutRequest; other attributes are ignored')
-    .option('--operation-column <name>', 'attribute that says "put" or "delete" for each row (dropped from the item); empty means put (delete with --delete)')
-    .addOption(new Option('--input-format <format>', 'input format (default: from the file extension, else from the first bytes)').choices([...INPUT_FORMATS]))
-    .option(
-      '--delimiter <char>',
-      'CSV field delimiter for every file; "tab" for tabs (default: each file by its name: tab for .tsv, .tsv.gz, .tsv.zst…, else ",")',
-      parseDelimiterOption,
-    )
-    .option('--columns <names>', 'attribute names for a CSV file without a header row, comma-separated', parseColumnsOption)
-    .option('--types <list>', 'attribute types, e.g. price:N,active:BOOL,tags:SS,meta:JSON,blob:B (repeatable)', parseTypesOption)
-    .option('--schema <file>', 'JSON file of attribute types, e.g. {"price":"N"}; --types wins over it')
-    .option('--infer', 'infer N, BOOL, M and L from CSV cells, never losing digits ("007" stays a string)')
-    .addOption(
-      new Option('--empty <policy>', 'what an empty CSV cell or a Parquet null becomes: omit the attribute, NULL, or ""')
-        .choices([...EMPTY_POLICIES])
-        .default('omit'),
-    )
-    .addOption(
-      new Option('--timestamps <mode>', 'Parquet and Ion timestamps and dates: ISO-8601 text, or exact epoch seconds or milliseconds (N)').choices([
-        ...TIMESTAMP_MODES,
-      ]),
-    )
-    .option(
-      '--wcu <rate>',
-      "target write capacity units per second for the whole load, GSIs included: a number, auto (80% of the provisioned WCU, or of an on-demand table's warm throughput, growing as DynamoDB allows) or auto:P% (default: no target; throttles slow the load)",
-      parseWcuOption,
-    )
-    .option('--key-wcu <rate>', 'no partition key is written faster than this, in WCU/s (default 1000, the partition ceiling)', parseRateOption)
-    .option(
-      '--segment <i/N>',
-      'load only segment i of N (0-based) of the partition keys: one of N workers over the same file; each key stays on one worker',
-      parseSegmentOption,
-    )
-    .option(
-      '--listing <path|s3-url>',
-      'with --segment over a folder, glob or S3 prefix: the listing all workers of the load share (a file on a shared volume or s3://bucket/key); the first worker writes it, every worker loads exactly its parts',
-    )
-    .option('--total-wcu <rate>', 'with --segment: the rate of all N workers together (each takes 1/N), instead of --wcu for this worker', parseRateOption)
-    .option('--no-pacing', 'no rate control: no --wcu/--key-wcu pacing and no slowing on throttles, only backoff (as other loaders do; for comparison)')
-    .option(
-      '-c, --concurrency <n>',
-      `BatchWriteItem calls in flight (default ${DEFAULT_CONCURRENCY}, measured by npm run bench)`,
-      parseIntegerOption(1, 256),
-      DEFAULT_CONCURRENCY,
-    )
-    .option(
-      '--max-attempts <n>',
-      'sends per item before it is rejected as RETRIES_EXHAUSTED (backoff with full jitter between); calls without an answer or with a 5xx do not count (--outage-timeout)',
-      parseIntegerOption(1, 100),
-      DEFAULT_MAX_ATTEMPTS,
-    )
-    .option(
-      '--request-timeout <ms>',
-      'timeout of one BatchWriteItem call; timed-out calls are retried',
-      parseIntegerOption(100, 600_000),
-      DEFAULT_REQUEST_TIMEOUT_MS,
-    )
-    .option(
-      '--outage-timeout <duration>',
-      'when every call fails without an answer (or with a 5xx), stop sending and wait this long for the endpoint (90, 90s, 5m); then exit 75, no row rejected (default 5m)',
-      parseDurationOption,
-    )
-    .addOption(
-      new Option(
-        '--order <mode>',
-        'write order: round-robin (one write per key in turn), spread (each key evenly over the whole load), window (round-robin within --window rows, streaming), input (as read) (default: round-robin, window for stdin)',
-      ).choices([...ORDER_MODES]),
-    )
-    .option('--window <rows>', `rows held by --order window (default ${formatCount(DEFAULT_WINDOW_ROWS)})`, parseIntegerOption(2, 100_000_000))
-    .option(
-      '--memory <size>',
-      'memory the write order may hold, e.g. 512MB or 2GB; larger inputs are ordered through temporary files (default 128MB)',
-      parseMemoryOption,
-    )
-    .option('--temp-dir <dir>', 'folder for those temporary files, removed afterwards (default: the system temporary folder)')
-    .option(
-      '--shard <rule>',
-      'add a shard suffix to the partition key: random:N, hash:N[:attribute] (default attribute: the sort key), time:hour|day|month[:attribute]; repeat to combine, in order',
-      parseShardOption,
-    )
-    .option('--shard-separator <text>', 'between the key and each suffix (default "#")')
-    .option('--shard-keys <values>', 'shard only these partition key values (the hot keys), comma-separated (default: every key)', parseColumnsOption)
-    .option('--shard-keys-file <file>', 'shard only the partition key values listed in this file, one per line')
-    .option('--keep-original-key <attribute>', 'store the unsharded partition key value in this attribute (a GSI on it serves unified reads)')
-    .option(
-      '--shard-seed <n>',
-      'seed of random:N, for the same suffixes on a repeated load (default: random, recorded in the manifest)',
-      parseIntegerOption(0, 0xffffffff),
-    )
-    .option('--shard-base <0|1>', 'the first number suffix of random:N and hash:N: 0 (key#0 … key#N-1) or 1 (key#1 … key#N) (default 0)', parseShardBaseOption)
-    .option(
-      '--shard-manifest <path>',
-      'where to write the shard manifest, which ddb-spread query and get read (default: <input>.<table>.shards.json next to the input, <input>.<table>.seg-i-of-N.shards.json with --segment)',
-    )
-    .option(
-      '--rejects <path>',
-      'reject file, one JSON line per rejected row, locked while the load runs (default: <input>.rejects.jsonl next to the input; .seg-i-of-N.rejects.jsonl with --segment, .dry-run.rejects.jsonl for a dry run)',
-    )
-    .option('--max-rejects <n>', 'stop the load once this many rows are rejected (default: no limit)', parseIntegerOption(1, Number.MAX_SAFE_INTEGER))
-    .option('--strict', 'stop at the first rejected row (same as --max-rejects 1)')
-    .option('--json', 'print the summary as one JSON object on stdout')
-    .option('--no-progress', 'no progress bar (it is only drawn when stderr is a terminal)')
-    .option('-q, --quiet', 'print only errors and the summary')
-    .option('--no-excerpts', 'do not show row contents in error messages on the terminal (the reject file keeps them)')
-    .option('--verbose', 'show stack traces and retry lines')
-    .option('--log-interval <seconds>', 'without a terminal: a progress line every this many seconds (default 10)', parseIntegerOption(1, 86_400), 10)
-    .addOption(
-      new Option('--log-format <format>', 'messages on stderr as text, or as one JSON object per line (progress, warnings, rejects, rate, summary)')
-        .choices(['text', 'json'])
-        .default('text'),
-    )
-    .option(
-      '--checkpoint <path>',
-      'keep a durable record of progress here; after a crash, kill -9 or a stop, run the same command to resume (file inputs only)',
-    )
-    .option('--stop-timeout <seconds>', 'on SIGINT/SIGTERM, wait at most this long for the batches in flight (default 30)', parseIntegerOption(1, 3600), 30)
-    .option('--report <path>', 'write the final summary as a JSON file (counters, rate, rejects by reason, input fingerprint, version, timings), atomically')
-    .option(
-      '--partition-key <name:type>',
-      "estimate offline: the table's partition key, e.g. customerId:S (no DescribeTable)",
-      parseKeyOption('--partition-key'),
-    )
-    .option('--sort-key <name:type>', "estimate offline: the table's sort key, e.g. orderId:S", parseKeyOption('--sort-key'))
-    .addOption(new Option('--billing <mode>', 'estimate offline: billing mode (default on-demand)').choices(['provisioned', 'on-demand']))
-    .option('--table-wcu <n>', "estimate offline: provisioned WCU, or an on-demand table's warm write throughput", parseRateOption)
-    .option('--table-rcu <n>', 'estimate offline: provisioned RCU (they count in the partition formula)', parseIntegerOption(0, 40_000_000))
-    .option('--gsi <spec>', 'estimate offline: a GSI as name:pk:TYPE[:sk:TYPE][:ALL|KEYS_ONLY|INCLUDE=a+b] (repeatable)', parseGsiOption)
-    .option(
-      '--new-table',
-      "estimate offline: the provisioned table is created for the load at --wcu, and set back to --table-wcu afterwards (seed 004's bulk load: 11,000 WCU, 11 partitions)",
-    )
-    .option(
-      '--item-count <n>',
-      'estimate offline: items already in the table (0: a new table, for the Import from S3 note)',
-      parseIntegerOption(0, Number.MAX_SAFE_INTEGER),
-    )
-    .option(
-      '--price-write-request <usd>',
-      `estimate: on-demand price per million write request units (default ${DEFAULT_PRICES.onDemandPerMillionWrites}, ${DEFAULT_PRICES.region}, ${DEFAULT_PRICES.date})`,
-      parsePriceOption,
-    )
-    .option(
-      '--price-wcu-hour <usd>',
-      `estimate: provisioned price per WCU-hour (default ${DEFAULT_PRICES.provisionedPerWcuHour}, ${DEFAULT_PRICES.region}, ${DEFAULT_PRICES.date})`,
-      parsePriceOption,
-    );
-}
 
 /** Runs the CLI; returns the exit code instead of calling process.exit, so it can be tested in-process. */
 export async function main(argv: string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin }): Promise<number> {

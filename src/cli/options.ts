@@ -1,29 +1,23 @@
-import { InvalidArgumentError } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { LoaderError } from '../shared/errors.js';
 import { mergeOwn, ownRecord } from '../shared/ownRecord.js';
-import {
-  DEFAULT_CONCURRENCY,
-  DEFAULT_MAX_ATTEMPTS,
-  DEFAULT_REQUEST_TIMEOUT_MS,
-  MIN_MEMORY_BYTES,
-  parseByteSize,
-  parseTypeList,
-  type InputFormat,
-  type LoadOptions,
-} from '../load/options.js';
+import { DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS, type InputFormat, type LoadOptions } from '../load/options.js';
 import type { OrderMode } from '../ordering/order.js';
-import { parseShardRule, type ShardRule, type SuffixBase } from '../sharding/shard.js';
-import { parseWcuSpec, type WcuSpec } from '../pacing/rateChoice.js';
-import { offlineTableInfo, parseGsi, parseKeyAttribute } from '../estimating/offlineTable.js';
+import type { ShardRule, SuffixBase } from '../sharding/shard.js';
+import type { WcuSpec } from '../pacing/rateChoice.js';
+import { offlineTableInfo } from '../estimating/offlineTable.js';
 import type { IndexInfo } from '../shared/tableInfo.js';
 import type { KeyAttribute } from '../shared/types.js';
-import { parseSegment, type Segment } from '../load/segment.js';
+import type { Segment } from '../load/segment.js';
+import { longFlag, optionsOf } from './optionTable.js';
 import type { EstimateOptions } from '../estimating/estimate.js';
 import { COLUMN_TYPES, type ColumnType, type EmptyPolicy } from '../typing/typeMap.js';
 import type { TimestampMode } from '../typing/temporal.js';
 
-/** Flags of `ddb-spread load` as commander hands them over (camelCase of the kebab-case flags). */
+/**
+ * Flags of `ddb-spread load` as commander hands them over: the `key`s of the option table (optionTable.ts),
+ * which also says which load() option each becomes; test/unit/cli/optionTable.test.ts checks toLoadOptions against it.
+ */
 export interface LoadFlags {
   table: string;
   region?: string;
@@ -94,119 +88,11 @@ export interface LoadFlags {
   priceWcuHour?: number;
 }
 
-/** Flags that describe the table offline; they mean something only to estimate and load --dry-run. */
-const OFFLINE_FLAGS = [
-  'partitionKey',
-  'sortKey',
-  'billing',
-  'tableWcu',
-  'tableRcu',
-  'gsi',
-  'itemCount',
-  'newTable',
-  'priceWriteRequest',
-  'priceWcuHour',
-] as const;
+/** Flags that describe the table offline (the option table's estimate group): for estimate and load --dry-run only. */
+const OFFLINE_FLAGS = optionsOf('load').filter((spec) => spec.group === 'estimate');
 const kebab = (name: string) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
 export { DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS };
-
-/** --outage-timeout: a duration, in seconds without a unit, or with ms, s, m or h ("90", "1.5s", "5m"); in ms. */
-export function parseDurationOption(value: string): number {
-  const match = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$/.exec(value.trim());
-  const ms = match ? Math.round(Number(match[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[match[2] ?? 's']!) : NaN;
-  if (!(ms >= 100 && ms <= 86_400_000)) throw new InvalidArgumentError(`expected a duration from 0.1 s to 24 h, such as 90, 90s, 5m or 1h, got "${value}".`);
-  return ms;
-}
-
-/** commander argParser for integers in a range (ncu's parseNumberOption). */
-export function parseIntegerOption(min: number, max: number) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
-      throw new InvalidArgumentError(`expected an integer from ${min} to ${max}, got "${value}".`);
-    }
-    return n;
-  };
-}
-
-export function parseColumnsOption(value: string): string[] {
-  const columns = value.split(',').map((c) => c.trim());
-  if (columns.some((c) => c === '')) throw new InvalidArgumentError('expected comma-separated attribute names, like id,name,price.');
-  return columns;
-}
-
-export function parseTypesOption(value: string, previous: Record<string, ColumnType> | undefined): Record<string, ColumnType> {
-  try {
-    return mergeOwn(previous, parseTypeList(value));
-  } catch (error) {
-    throw new InvalidArgumentError((error as Error).message.replace(/^--types /, ''));
-  }
-}
-
-export function parseMemoryOption(value: string): number {
-  let bytes: number;
-  try {
-    bytes = parseByteSize(value);
-  } catch (error) {
-    throw new InvalidArgumentError(`${(error as Error).message}.`);
-  }
-  if (bytes < MIN_MEMORY_BYTES) throw new InvalidArgumentError(`expected at least 64KB, got "${value}".`);
-  return bytes;
-}
-
-/** commander argParser for --wcu: a number, auto or auto:P%. */
-export function parseWcuOption(value: string): WcuSpec {
-  try {
-    return parseWcuSpec(value);
-  } catch (error) {
-    throw new InvalidArgumentError(`${(error as Error).message.replace(/^--wcu /, '')}.`);
-  }
-}
-
-/** commander argParser for a positive rate in write units per second (--key-wcu). */
-export function parseRateOption(value: string): number {
-  const n = Number(value);
-  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !(n >= 1) || !Number.isFinite(n))
-    throw new InvalidArgumentError(`expected write units per second, a number from 1 up, got "${value}".`);
-  return n;
-}
-
-/** commander argParser for --segment i/N. */
-export function parseSegmentOption(value: string): Segment {
-  try {
-    return parseSegment(value);
-  } catch (error) {
-    throw new InvalidArgumentError(`${(error as Error).message.replace(/^--segment /, '')}.`);
-  }
-}
-
-/** commander argParser for --partition-key / --sort-key: name:TYPE. */
-export function parseKeyOption(flag: string) {
-  return (value: string): KeyAttribute => {
-    try {
-      return parseKeyAttribute(value, flag);
-    } catch (error) {
-      throw new InvalidArgumentError(`${(error as Error).message.replace(`${flag} `, '')}.`);
-    }
-  };
-}
-
-/** commander argParser for the repeatable --gsi. */
-export function parseGsiOption(value: string, previous: IndexInfo[] | undefined): IndexInfo[] {
-  try {
-    return [...(previous ?? []), parseGsi(value)];
-  } catch (error) {
-    throw new InvalidArgumentError(`${(error as Error).message.replace(/^--gsi /, '')}.`);
-  }
-}
-
-/** commander argParser for a price in USD (0 or more). */
-export function parsePriceOption(value: string): number {
-  const n = Number(value);
-  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !Number.isFinite(n)) throw new InvalidArgumentError(`expected a price in USD such as 0.625, got "${value}".`);
-  return n;
-}
 
 /** Maps flags to estimate() options: load's options, plus the table from the offline flags and the prices. */
 export async function toEstimateOptions(input: string | string[], flags: LoadFlags): Promise<EstimateOptions> {
@@ -249,21 +135,6 @@ export async function toEstimateOptions(input: string | string[], flags: LoadFla
   return options;
 }
 
-/** commander argParser for --shard-base: the first number suffix, 0 or 1. */
-export function parseShardBaseOption(value: string): SuffixBase {
-  if (value !== '0' && value !== '1') throw new InvalidArgumentError(`expected 0 or 1, got "${value}".`);
-  return Number(value) as SuffixBase;
-}
-
-/** commander argParser for the repeatable --shard. */
-export function parseShardOption(value: string, previous: ShardRule[] | undefined): ShardRule[] {
-  try {
-    return [...(previous ?? []), parseShardRule(value)];
-  } catch (error) {
-    throw new InvalidArgumentError((error as Error).message.replace(/^--shard /, ''));
-  }
-}
-
 /** Reads --shard-keys-file: one partition key value per line; blank lines and lines starting with # are skipped. */
 export async function readShardKeysFile(path: string): Promise<string[]> {
   let text: string;
@@ -275,12 +146,6 @@ export async function readShardKeysFile(path: string): Promise<string[]> {
   const keys = text.split(/\r?\n/).filter((line) => line.trim() !== '' && !line.startsWith('#'));
   if (keys.length === 0) throw new LoaderError('INVALID_OPTION', `--shard-keys-file ${path} lists no keys (one partition key value per line)`, { file: path });
   return keys;
-}
-
-export function parseDelimiterOption(value: string): string {
-  if (value === 'tab' || value === '\\t') return '\t';
-  if (value.length === 0) throw new InvalidArgumentError('expected a delimiter such as "," ";" "|" or "tab".');
-  return value;
 }
 
 /**
@@ -314,9 +179,9 @@ export async function readSchemaFile(path: string): Promise<Record<string, Colum
 /** Maps parsed flags to load() options. The CLI adds nothing the library does not have. */
 export async function toLoadOptions(input: string | string[], flags: LoadFlags, estimating = false): Promise<LoadOptions> {
   if (!estimating && !flags.dryRun) {
-    const offline = OFFLINE_FLAGS.find((name) => flags[name] !== undefined);
+    const offline = OFFLINE_FLAGS.find((spec) => flags[spec.key as keyof LoadFlags] !== undefined);
     if (offline)
-      throw new LoaderError('INVALID_OPTION', `${kebab(offline)} is for ddb-spread estimate (or load --dry-run); a load reads the table with DescribeTable`);
+      throw new LoaderError('INVALID_OPTION', `${longFlag(offline)} is for ddb-spread estimate (or load --dry-run); a load reads the table with DescribeTable`);
   }
   const schemaTypes = flags.schema ? await readSchemaFile(flags.schema) : {};
   const options: LoadOptions = {

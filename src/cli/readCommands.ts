@@ -1,4 +1,4 @@
-import { InvalidArgumentError, type Command } from 'commander';
+import type { Command } from 'commander';
 import { LoaderError } from '../shared/errors.js';
 import type { ShardRule, SuffixBase } from '../sharding/shard.js';
 import { getSharded } from '../querying/getSharded.js';
@@ -6,7 +6,7 @@ import { itemJsonLine } from '../querying/itemJson.js';
 import { queryShards } from '../querying/queryShards.js';
 import type { ReadOptions, ShardRulesSpec } from '../querying/readOptions.js';
 import { EXIT, exitCodeForError } from './exitCodes.js';
-import { parseColumnsOption, parseIntegerOption, parseShardBaseOption, parseShardOption } from './options.js';
+import { addTableOptions } from './commandOptions.js';
 import type { CliIo } from './terminal.js';
 
 /** The flags of `query` and `get`. */
@@ -52,48 +52,15 @@ Output: one JSON object per line on stdout (plain JSON, numbers with every digit
 export function addReadCommands(program: Command, io: Pick<CliIo, 'stdout' | 'stderr'>, done: (code: number) => void): void {
   const query = program
     .command('query')
-    .description('Read every item of a sharded key back: one Query per shard, in parallel, merged by sort key, as JSON lines.')
-    .option('--concurrency <n>', 'queries in flight (default 16)', parseIntegerOption(1, 256))
-    .option('--page-size <n>', 'items per Query page (default: as many as fit in 1 MB)', parseIntegerOption(1, 1_000_000));
-  addReadOptions(query).action(async (flags: ReadFlags) => done(await runQuery(io, flags)));
+    .description('Read every item of a sharded key back: one Query per shard, in parallel, merged by sort key, as JSON lines.');
+  addTableOptions(query, 'query')
+    .addHelpText('after', READ_EXAMPLES)
+    .action(async (flags: ReadFlags) => done(await runQuery(io, flags)));
 
-  const get = program
-    .command('get')
-    .description('Read one item of a sharded key: its shard suffix is computed, then one GetItem.')
-    .option('--sort <value>', "the item's sort key value (numbers as digits, binary as base64)")
-    .option(
-      '--value <attribute=value>',
-      'the value of an attribute a hash or time rule takes its suffix from, when not the sort key (repeatable)',
-      parseValueOption,
-    );
-  addReadOptions(get).action(async (flags: ReadFlags) => done(await runGet(io, flags)));
-}
-
-function addReadOptions(command: Command): Command {
-  return command
-    .requiredOption('-t, --table <name>', 'the table the load wrote')
-    .requiredOption('-k, --key <value>', 'the logical (unsharded) partition key value')
-    .option('-m, --manifest <file>', 'the shard manifest the load wrote (default name: <input>.<table>.shards.json next to its input)')
-    .option('--shard <rule>', "without --manifest: the load's --shard rules, in order (repeatable)", parseShardOption)
-    .option('--shard-separator <text>', 'without --manifest: the load\'s --shard-separator (default "#")')
-    .option('--shard-seed <n>', "without --manifest: the load's --shard-seed (random:N needs it)", parseIntegerOption(0, 0xffffffff))
-    .option('--shard-base <0|1>', "without --manifest: the load's --shard-base (default 0)", parseShardBaseOption)
-    .option('--shard-keys <values>', "without --manifest: the load's --shard-keys, comma-separated", parseColumnsOption)
-    .option('--keep-original-key <attribute>', "without --manifest: the load's --keep-original-key (only items it names as the key's are printed)")
-    .option('--ddb-json', 'print DynamoDB JSON ({"S": "..."}) instead of plain JSON')
-    .option('--consistent-read', 'strongly consistent reads (twice the read units)')
-    .option('--region <region>', 'AWS region (default: AWS_REGION, AWS_DEFAULT_REGION or the profile)')
-    .option('--profile <name>', 'named profile from the AWS config files')
-    .option('--endpoint-url <url>', 'DynamoDB endpoint, e.g. http://localhost:8000 for DynamoDB Local')
-    .option('--ca-bundle <file>', 'PEM file of CA certificates to trust; default: AWS_CA_BUNDLE')
-    .option('--verbose', 'show stack traces')
-    .addHelpText('after', READ_EXAMPLES);
-}
-
-function parseValueOption(value: string, previous: Record<string, string> | undefined): Record<string, string> {
-  const at = value.indexOf('=');
-  if (at <= 0) throw new InvalidArgumentError(`expected attribute=value, got "${value}".`);
-  return { ...previous, [value.slice(0, at)]: value.slice(at + 1) };
+  const get = program.command('get').description('Read one item of a sharded key: its shard suffix is computed, then one GetItem.');
+  addTableOptions(get, 'get')
+    .addHelpText('after', READ_EXAMPLES)
+    .action(async (flags: ReadFlags) => done(await runGet(io, flags)));
 }
 
 /** The reader's options from the flags: the manifest, or the load's rules. */

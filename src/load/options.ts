@@ -23,6 +23,19 @@ export { DEFAULT_OUTAGE_TIMEOUT_MS };
 export const DEFAULT_MEMORY_BYTES = 128 * 1024 * 1024;
 export const MIN_MEMORY_BYTES = 64 * 1024;
 
+/** The ranges of the integer options: normalizeOptions checks them, and the CLI's parsers and help take them from here. */
+export const INTEGER_RANGES = {
+  concurrency: [1, 256],
+  maxAttempts: [1, 100],
+  requestTimeoutMs: [100, 600_000],
+  outageTimeoutMs: [100, 86_400_000],
+  window: [2, 100_000_000],
+  memoryBytes: [MIN_MEMORY_BYTES, Number.MAX_SAFE_INTEGER],
+  maxRejects: [1, Number.MAX_SAFE_INTEGER],
+  shardSeed: [0, 0xffffffff],
+  shardSuffixBase: [0, 1],
+} as const satisfies Partial<Record<keyof LoadOptions, readonly [number, number]>>;
+
 /** Options of load(), as a caller writes them. */
 export interface LoadOptions {
   /**
@@ -253,7 +266,7 @@ export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean }
   if (!TIMESTAMP_MODES.includes(timestamps)) throw invalid('timestamps', `one of ${TIMESTAMP_MODES.join(', ')}`, timestamps);
 
   const maxRejects = raw.maxRejects ?? Infinity;
-  if (maxRejects !== Infinity) integer('maxRejects', maxRejects, 0, 1, Number.MAX_SAFE_INTEGER);
+  if (maxRejects !== Infinity) integer('maxRejects', maxRejects, 0, ...INTEGER_RANGES.maxRejects);
 
   const segment = normalizeSegment(raw.segment);
 
@@ -275,15 +288,15 @@ export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean }
     infer: raw.infer ?? false,
     empty,
     timestamps,
-    concurrency: integer('concurrency', raw.concurrency, DEFAULT_CONCURRENCY, 1, 256),
-    maxAttempts: integer('maxAttempts', raw.maxAttempts, DEFAULT_MAX_ATTEMPTS, 1, 100),
-    requestTimeoutMs: integer('requestTimeoutMs', raw.requestTimeoutMs, DEFAULT_REQUEST_TIMEOUT_MS, 100, 600_000),
-    outageTimeoutMs: integer('outageTimeoutMs', raw.outageTimeoutMs, DEFAULT_OUTAGE_TIMEOUT_MS, 100, 86_400_000),
+    concurrency: integer('concurrency', raw.concurrency, DEFAULT_CONCURRENCY, ...INTEGER_RANGES.concurrency),
+    maxAttempts: integer('maxAttempts', raw.maxAttempts, DEFAULT_MAX_ATTEMPTS, ...INTEGER_RANGES.maxAttempts),
+    requestTimeoutMs: integer('requestTimeoutMs', raw.requestTimeoutMs, DEFAULT_REQUEST_TIMEOUT_MS, ...INTEGER_RANGES.requestTimeoutMs),
+    outageTimeoutMs: integer('outageTimeoutMs', raw.outageTimeoutMs, DEFAULT_OUTAGE_TIMEOUT_MS, ...INTEGER_RANGES.outageTimeoutMs),
     rejectsPath: raw.rejectsPath ?? defaultOutputPath(first, 'rejects', { segment, dryRun: context.dryRun ?? false }),
     maxRejects,
     order,
-    windowRows: integer('window', raw.window, DEFAULT_WINDOW_ROWS, 2, 100_000_000),
-    memoryBytes: integer('memoryBytes', raw.memoryBytes, DEFAULT_MEMORY_BYTES, MIN_MEMORY_BYTES, Number.MAX_SAFE_INTEGER),
+    windowRows: integer('window', raw.window, DEFAULT_WINDOW_ROWS, ...INTEGER_RANGES.window),
+    memoryBytes: integer('memoryBytes', raw.memoryBytes, DEFAULT_MEMORY_BYTES, ...INTEGER_RANGES.memoryBytes),
     tempDir: raw.tempDir,
     shard: normalizeShard(raw, segment),
     wcu: normalizeTotalWcu(raw) ?? normalizeWcu(raw.wcu),
@@ -391,7 +404,7 @@ function normalizeShard(raw: LoadOptions, segment: Segment | undefined): Normali
   if (raw.keepOriginalKey !== undefined && (typeof raw.keepOriginalKey !== 'string' || raw.keepOriginalKey === '')) {
     throw invalid('keepOriginalKey', 'an attribute name', raw.keepOriginalKey);
   }
-  const seed = raw.shardSeed === undefined ? undefined : integer('shardSeed', raw.shardSeed, 0, 0, 0xffffffff);
+  const seed = raw.shardSeed === undefined ? undefined : integer('shardSeed', raw.shardSeed, 0, ...INTEGER_RANGES.shardSeed);
   if (seed === undefined && (raw.delete === true || raw.operationColumn !== undefined) && rules.some((rule) => rule.kind === 'random')) {
     // A random:N suffix follows from the seed and the key: a delete under a newly drawn seed would look
     // for its item under another suffix, find nothing, and still count as deleted.
@@ -400,7 +413,7 @@ function normalizeShard(raw: LoadOptions, segment: Segment | undefined): Normali
       "deletes (--delete, --operation-column) with --shard random:N need --shard-seed: the seed the items were written with (their load's shard manifest records it), so each delete computes the suffix its item is under",
     );
   }
-  const suffixBase = integer('shardSuffixBase', raw.shardSuffixBase, 0, 0, 1) as SuffixBase;
+  const suffixBase = integer('shardSuffixBase', raw.shardSuffixBase, 0, ...INTEGER_RANGES.shardSuffixBase) as SuffixBase;
   return {
     rules,
     separator,

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyConfig, attachConfigOption, readConfigFile } from '../../../src/cli/config.js';
 import { buildProgram } from '../../../src/cli/main.js';
-import { DEFAULT_CONCURRENCY, parseGsiOption, parseMemoryOption, parseShardOption, parseWcuOption, type LoadFlags } from '../../../src/cli/options.js';
+import { DEFAULT_CONCURRENCY, type LoadFlags } from '../../../src/cli/options.js';
+import { parseGsiOption, parseMemoryOption, parseShardOption, parseWcuOption } from '../../../src/cli/flagParsers.js';
 import { LoaderError } from '../../../src/shared/errors.js';
 
 let dir: string;
