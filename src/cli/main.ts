@@ -5,6 +5,7 @@ import { DEFAULT_WINDOW_ROWS, ORDER_MODES } from '../ordering/order.js';
 import { EMPTY_POLICIES } from '../typing/typeMap.js';
 import { TIMESTAMP_MODES } from '../typing/temporal.js';
 import { load } from '../load/load.js';
+import { testSeamsFromEnv } from './testSeams.js';
 import { estimate } from '../estimating/estimate.js';
 import { DEFAULT_PRICES } from '../estimating/costEstimate.js';
 import { BROKEN_CHAIN_RISK } from '../reading/exportChain.js';
@@ -384,7 +385,7 @@ async function runCommand(io: CliIo, inputs: Inputs, flags: LoadFlags, command: 
     if (event.type === 'reading') heapForOrder(event.order);
     renderer.onEvent(event);
   };
-  const deps = { signal: controller.signal, onEvent, stdin: io.stdin as never, files: callerFiles(flags, estimating) };
+  const deps = { signal: controller.signal, onEvent, stdin: io.stdin as never, files: callerFiles(flags, estimating), ...testSeamsFromEnv(process.env) };
   try {
     if (estimating) {
       const result = await estimate(await toEstimateOptions(inputs, flags), deps);
