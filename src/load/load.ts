@@ -210,7 +210,7 @@ function resultFacts(facts: LoadFacts, rejects: RejectSink, opts: NormalizedLoad
     shardManifestPath: facts.manifestWritten,
     shardedKeys: facts.manifest?.keyCount ?? 0,
     rate: controller?.snapshot(now()),
-    // The rate the load could reach (issue 15): growth-limited on on-demand, at most a provisioned table's WCU.
+    // The rate the load could reach: growth-limited on on-demand, at most a provisioned table's WCU.
     targetWcu: controller ? Math.min(controller.reachableWcu(now()), facts.rate?.tableWcu ?? Infinity) : Infinity,
     rateReason: facts.rate?.reason ?? '',
     keyWcu: opts.keyWcu,

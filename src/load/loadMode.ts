@@ -128,7 +128,7 @@ export function writingMode(ctx: ModeContext): LoadMode {
       return manifest;
     },
     sink(keySchema, inFlight, pacing) {
-      // One watch on the endpoint for every batch: an outage stops the sends, not the rows (issue 29.11).
+      // One watch on the endpoint for every batch: an outage stops the sends, not the rows (src/writing/outage.ts).
       const watch = new EndpointWatch({
         policy: outagePolicy(opts.outageTimeoutMs),
         endpoint: ctx.aws.endpoint ?? `DynamoDB in region ${ctx.aws.region ?? '(not set)'}`,
@@ -182,7 +182,7 @@ export function dryRunMode(dryRun: DryRun, ctx: Pick<ModeContext, 'client' | 'aw
 
 /**
  * Write units of one put by the table's GSIs, in all and per partition key it lands on (the table's key
- * by table units, each GSI key by its own: issue 15), computed once per write. A delete is planned at its
+ * by table units, each GSI key by its own, since each index has partitions of its own), computed once per write. A delete is planned at its
  * 1 unit on the table's key (see README, "Deletes").
  */
 function writeCostsOf(tableInfo: TableInfo): { costOf: (write: PlannedWrite) => number; keysOf?: (write: PlannedWrite) => KeyUnits[] } {

@@ -36,7 +36,7 @@ export interface CheckpointContext {
 /**
  * Takes the checkpoint of --checkpoint for this run: locked first (two runs on one checkpoint would both
  * write everything), then opened against the input's identity and the options that decide what is
- * written. A checkpoint of a finished load ends the run at once with its outcome again (issue 18); one of
+ * written. A checkpoint of a finished load ends the run at once with its outcome again; one of
  * a stopped load sets the tally and the batch to resume from. When the load ends, the checkpoint is
  * closed complete only when the load finished and every row read is accounted for: a complete checkpoint
  * is never resumed, so a load whose counts do not add up (a bug) stays resumable rather than final.
@@ -57,13 +57,13 @@ export async function openCheckpoint(keySchema: KeySchema, seed: number | undefi
       `checkpoint ${path} says this load already completed at ${opened.file.updatedAt}: nothing to do; its outcome follows; delete it to load the file again`,
       { file: path },
     );
-    // Its outcome again, so a restarted job that ended with rejects does not now exit 0 (issue 18).
+    // Its outcome again, so a restarted job that ended with rejects does not now exit 0.
     tally.restoreFinished(opened.file.outcome!, opened.file.plannedWcu, opened.file.consumedWcu);
     done.result = ctx.result();
     throw done;
   }
   disposer.defer(async () => {
-    // Complete only when the input was read to its end and every row read is accounted for (issue 29.11).
+    // Complete only when the input was read to its end and every row read is accounted for.
     const finished = !stop.stopping && tally.inputEnded && tally.accounted;
     try {
       await opened.close(finished ? 'complete' : 'stopped', finished ? tally.outcome() : undefined);

@@ -8,8 +8,6 @@ import { listInputs, type InputSet } from '../reading/inputSet.js';
 import { LoaderError } from '../shared/errors.js';
 import type { OwnFile } from '../reading/listing.js';
 import { readInputSet, type OpenedInputSet } from '../reading/readInputSet.js';
-import { openInput } from '../reading/openInput.js';
-import { detectFormat } from '../reading/detectFormat.js';
 import type { S3Access } from '../reading/s3Part.js';
 import type { LoadEvent, LoadResult } from '../reporting/events.js';
 import type { TableInfo } from '../shared/tableInfo.js';
@@ -18,14 +16,15 @@ import { resolveShardOptions, type ResolvedShardOptions } from '../sharding/shar
 import type { ShardManifest } from '../sharding/shardManifest.js';
 import { createRowPlanner, type RowPlanner, type RowPlannerOptions, type SourceRecord } from '../typing/planRow.js';
 import type { OrderMode } from '../ordering/order.js';
-import { MIN_STRIPE_BYTES, planStripes, readStripes, recordGroup, stripeCount } from './stripedRecords.js';
 import { indexKeyAttributes } from '../typing/indexKeys.js';
-import { checkTypesAgainstKeys, delimiterOf, formatFromName, type InputFormat, type NormalizedLoadOptions } from './options.js';
+import { checkTypesAgainstKeys, type InputFormat, type NormalizedLoadOptions } from './options.js';
 import type { BatchSink } from '../writing/batchSink.js';
 import type { Disposer } from './disposer.js';
 import type { LoadDependencies } from './loadDependencies.js';
 import type { LoadFacts } from './loadFacts.js';
 import { saveManifest, type LoadMode, type Pacing } from './loadMode.js';
+import { loadFormatOf, readingOf } from './inputReading.js';
+import type { OpenedCheckpoint } from './openCheckpoint.js';
 import { prepareOutputFiles, type CallerFiles } from './outputFiles.js';
 import { localListingStore, s3ListingStore, sharedListing } from './sharedListing.js';
 
@@ -43,7 +42,7 @@ export interface PreparedLoad {
   costOf: (write: PlannedWrite) => number;
   /** Where batches go: DynamoDB, or a dry run's recorder. */
   sink: BatchSink;
-  /** In-flight slots beyond --concurrency while calls are slow (issue 12). */
+  /** In-flight slots beyond --concurrency while calls are slow (src/pacing/inFlight.ts). */
   inFlight: InFlightLimit;
   /** What goes on to the order for each planned write (a dry run's slimmer copy). */
   onPlanned: (write: PlannedWrite) => PlannedWrite;
@@ -57,11 +56,11 @@ export interface PreparedLoad {
   order: OrderMode;
   /** Stops reading the input. */
   closeInput: () => void;
-  checkpoint: OpenedCheckpointOf | undefined;
+  /** The checkpoint this run holds (its store, and the batch it resumes from). */
+  checkpoint: OpenedCheckpoint | undefined;
+  /** The shard manifest the dispatcher adds each sharded key to. */
   manifest: ShardManifest | undefined;
 }
-
-type OpenedCheckpointOf = NonNullable<LoadFacts['checkpoint']>;
 
 /** A dry run that asked to begin again, before any row was read, with what the table showed. */
 export interface StartOver {
@@ -128,7 +127,7 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
   announce(rate, opts.pacing ? opts.keyWcu : undefined, emit);
   emit({ type: 'started', table: opts.table, input: input.name, keySchema, totalBytes: input.totalBytes, snapshot: ctx.result });
   facts.started = true;
-  return { ...(await stagesOf(ctx, { tableInfo, inputSet, input, format, shard, pacing: pacing })), checkpoint, manifest };
+  return { ...(await stagesOf(ctx, { tableInfo, inputSet, input, format, shard, pacing })), checkpoint, manifest };
 }
 
 /**
@@ -202,89 +201,6 @@ function outputPathsOf(opts: PreparedLoadOptions, caller: CallerFiles | undefine
 
 type PreparedLoadOptions = NormalizedLoadOptions;
 
-/**
- * How the input is read: in stripes when --order is stripes (the default for a file) and the file can be
- * cut and looks grouped by partition key (src/load/stripedRecords.ts); otherwise whole, in round-robin
- * order for stripes, or in the order asked for. A dry run that simulates the stripes (`onStripes`, the
- * estimate) is told how the file would be read, and reads it whole in input order: where it would be read
- * in stripes, still in the order `stripes`, so that GroupingCheck proves over the whole file (as one part)
- * what the load would prove stripe by stripe.
- */
-async function readingOf(
-  { opts, mode, deps, disposer, facts }: PrepareContext,
-  { inputSet, input, format }: { inputSet: InputSet; input: OpenedInputSet; format: InputFormat | undefined },
-  plannerOptions: RowPlannerOptions,
-): Promise<Pick<PreparedLoad, 'records' | 'order' | 'closeInput'> & { parts: number }> {
-  const onStripes = mode.onStripes;
-  const whole = (order: OrderMode) => ({ records: input.records, order, parts: 0, closeInput: () => input.close() });
-  if (opts.order !== 'stripes') return whole(opts.order);
-  const notStriped = () => {
-    onStripes?.(undefined);
-    return whole(onStripes ? 'input' : 'round-robin');
-  };
-  // Stripes cut one plain local file; several inputs, S3, stdin, an export or deletes are read whole.
-  const path = plainLocalFile(inputSet, opts);
-  if (path === undefined || format === undefined) return notStriped();
-  const syntax = format === 'csv' ? 'csv' : 'jsonl';
-  const file = inputSet.parts[0]!.part.name;
-  const how = { syntax, delimiter: delimiterOf(file, opts.delimiter), columns: opts.columns } as const;
-  // The tests cut small files into many stripes; users never need to.
-  const minBytes = deps.testSeams?.stripeBytes ?? MIN_STRIPE_BYTES;
-  const parts = INPUT_SYNTAX.has(format) ? await stripeCount(path, input.totalBytes, how, minBytes) : 0;
-  const plan =
-    parts >= 2
-      ? await planStripes({
-          path,
-          file,
-          size: input.totalBytes!,
-          how,
-          parts,
-          probe: recordGroup(createRowPlanner({ ...plannerOptions, shard: undefined }), plannerOptions.keySchema.partitionKey),
-          // recordGroup's key for a CSV string key is the cell as it is: the heads are read by that column alone.
-          ...(syntax === 'csv' && plannerOptions.keySchema.partitionKey.type === 'S' ? { keyColumn: plannerOptions.keySchema.partitionKey.name } : {}),
-        })
-      : undefined;
-  if (!plan) return notStriped();
-  if (onStripes) {
-    onStripes(plan.layout);
-    return { ...whole('stripes'), parts: 1 };
-  }
-  const striped = readStripes(path, file, input.totalBytes!, how, plan, inputSet.parts[0]!.part.pin);
-  disposer.defer(() => striped.close());
-  input.close();
-  facts.input = { totalBytes: input.totalBytes, bytesRead: striped.bytesRead };
-  return { records: striped.chunks, order: 'stripes', parts: striped.parts, closeInput: striped.close };
-}
-
-/** The path of the load's one input when it is a plain local file (not an export, no deletes): what stripes can cut. */
-function plainLocalFile(inputSet: InputSet, opts: NormalizedLoadOptions): string | undefined {
-  const parts = inputSet.parts;
-  const only = parts.length === 1 ? parts[0]! : undefined;
-  if (!only || only.format !== undefined || opts.deletes) return undefined;
-  return only.part.path;
-}
-
-/**
- * The format of the load as a whole: --input-format, else a single plain file's, by its name or its
- * first bytes (opened and closed again here). Undefined for a set: each part is read by its own.
- */
-async function loadFormatOf(inputSet: InputSet, opts: NormalizedLoadOptions): Promise<InputFormat | undefined> {
-  if (opts.inputFormat !== undefined) return opts.inputFormat;
-  const path = plainLocalFile(inputSet, opts);
-  if (path === undefined) return undefined;
-  const named = formatFromName(path);
-  if (named !== undefined) return named;
-  const opened = await openInput(path);
-  try {
-    return await detectFormat(opened);
-  } finally {
-    opened.stream.destroy();
-  }
-}
-
-/** Formats a striped read can cut: text with one record per line (CSV's quoted line breaks included). */
-const INPUT_SYNTAX = new Set(['csv', 'jsonl', 'ddb-json']);
-
 /** The rate first: a progress display starts on 'started' and should not be interrupted by it. */
 function announce(rate: RateChoice, keyWcu: number | undefined, emit: (event: LoadEvent) => void): void {
   emit({ type: 'rateChosen', targetWcu: Number.isFinite(rate.targetWcu) ? rate.targetWcu : undefined, keyWcu, reason: rate.reason });
@@ -318,7 +234,13 @@ async function stagesOf(
     ...(opts.deletes ? { deletes: opts.deletes } : {}),
   };
   const planner = createRowPlanner(plannerOptions);
-  const reading = await readingOf(ctx, ready, plannerOptions);
+  const reading = await readingOf(ready, plannerOptions, {
+    opts,
+    onStripes: mode.onStripes,
+    stripeBytes: ctx.deps.testSeams?.stripeBytes,
+    disposer,
+    facts: ctx.facts,
+  });
   emit({ type: 'reading', order: reading.order });
   const orderer = new WriteOrderer({
     mode: reading.order,
@@ -336,7 +258,7 @@ async function stagesOf(
     }
   });
   ctx.facts.reading = { order: reading.order, orderer };
-  // Slots beyond --concurrency while batches are slow (issue 12): see src/pacing/inFlight.ts.
+  // Slots beyond --concurrency while batches are slow: see src/pacing/inFlight.ts.
   const inFlight = new InFlightLimit({ start: opts.concurrency });
   return {
     tableInfo,
