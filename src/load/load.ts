@@ -198,7 +198,7 @@ function batchesOfLoad(prepared: PreparedLoad, opts: NormalizedLoadOptions, repo
 
 /** What the result needs from the load's parts, read when it is asked for. */
 function resultFacts(facts: LoadFacts, rejects: RejectSink, opts: NormalizedLoadOptions, elapsedMs: number, now: () => number) {
-  const controller = facts.rate?.pacing.pacer?.controller;
+  const controller = facts.rate?.pacer?.controller;
   return {
     table: opts.table,
     input: opts.input,
@@ -218,7 +218,7 @@ function resultFacts(facts: LoadFacts, rejects: RejectSink, opts: NormalizedLoad
     segment: opts.segment ? `${opts.segment.index}/${opts.segment.count}` : undefined,
     checkpointPath: facts.checkpoint ? opts.checkpointPath : undefined,
     resumedFromBatch: facts.checkpoint?.store.resumed ? facts.checkpoint.resumeFrom : undefined,
-    capacityReports: facts.rate?.pacing.capacity?.summary(),
+    capacityReports: facts.rate?.capacity?.summary(),
     skipped: facts.inputSet?.skipped ?? [],
   };
 }
@@ -231,7 +231,7 @@ function progressEvents(emit: (event: LoadEvent) => void, tally: LoadTally, fact
     if (!force && t - last < PROGRESS_INTERVAL_MS) return;
     last = t;
     tally.counters.bytesRead = facts.input?.bytesRead() ?? 0;
-    const rate = facts.rate?.pacing.pacer?.controller.snapshot(now());
+    const rate = facts.rate?.pacer?.controller.snapshot(now());
     emit({ type: 'progress', counters: tally.counters, totalBytes: facts.input?.totalBytes, elapsedMs: t - startedAt, ...(rate ? { rate } : {}) });
   };
 }

@@ -2,8 +2,9 @@ import type { OrderMode } from '../ordering/order.js';
 import type { WriteOrderer } from '../ordering/writeOrderer.js';
 import type { InputSet } from '../reading/inputSet.js';
 import type { OpenedInputSet } from '../reading/readInputSet.js';
+import type { CapacityReports } from '../pacing/capacityReports.js';
+import type { RatePacer } from '../pacing/ratePacer.js';
 import type { ShardManifest } from '../sharding/shardManifest.js';
-import type { Pacing } from './loadMode.js';
 import type { OpenedCheckpoint } from './openCheckpoint.js';
 
 /**
@@ -15,7 +16,7 @@ export interface LoadFacts {
   /** The inputs listed (files, folders, globs, S3, exports), before any is opened. */
   inputSet?: InputSet;
   /** The rate chosen and why; a provisioned table's WCU, the most a load reaches whatever --wcu asks. */
-  rate?: { reason: string; tableWcu: number; pacing: Pacing };
+  rate?: { reason: string; tableWcu: number; pacer: RatePacer | undefined; capacity: CapacityReports | undefined };
   checkpoint?: OpenedCheckpoint;
   manifest?: ShardManifest;
   /** Where the manifest was written at the end, once it was. */

@@ -105,7 +105,7 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
     : { targetWcu: Infinity, reason: '--no-pacing: no rate control, only backoff of throttled writes' };
   const pacing = mode.pacing(tableInfo, rate);
   const tableWcu = tableInfo.billingMode === 'PROVISIONED' && tableInfo.provisionedWcu !== undefined ? tableInfo.provisionedWcu : Infinity;
-  facts.rate = { reason: rate.reason, tableWcu, pacing };
+  facts.rate = { reason: rate.reason, tableWcu, pacer: pacing.pacer, capacity: pacing.capacity };
   // A checkpoint pins the shard seed, so random:N suffixes come out the same when the load resumes.
   const seed = opts.shard ? (opts.shard.seed ?? randomInt(0, 0xffffffff)) : undefined;
   const checkpoint = await mode.checkpoint(keySchema, seed, inputSet);
