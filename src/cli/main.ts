@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { LoaderError } from '../shared/errors.js';
 import { load } from '../load/load.js';
+import { testSeamsFromEnv } from './testSeams.js';
 import { estimate } from '../estimating/estimate.js';
 import { estimateJson, formatEstimate } from '../reporting/estimateReport.js';
 import type { LoadResult } from '../reporting/result.js';
@@ -192,7 +193,7 @@ async function runCommand(io: CliIo, inputs: Inputs, flags: LoadFlags, command: 
     if (event.type === 'reading') heapForOrder(event.order);
     renderer.onEvent(event);
   };
-  const deps = { signal: controller.signal, onEvent, stdin: io.stdin as never, files: callerFiles(flags, estimating) };
+  const deps = { signal: controller.signal, onEvent, stdin: io.stdin as never, files: callerFiles(flags, estimating), ...testSeamsFromEnv(process.env) };
   try {
     if (estimating) {
       const result = await estimate(await toEstimateOptions(inputs, flags), deps);

@@ -2,15 +2,15 @@ import { assembleEstimate, type EstimatePhases } from './assembleEstimate.js';
 import { EstimateTally } from './estimateTally.js';
 import type { EstimateResult } from './estimateTypes.js';
 import { DEFAULT_LATENCY_MS, prepareEstimate, type PreparedEstimate, type SimulationSettings } from './prepareEstimate.js';
-import { load, restartsInRoundRobin, type DryRun } from '../load/load.js';
+import { dryRunLoad, restartsInRoundRobin, type DryRun } from '../load/load.js';
 import { normalizeOptions, type LoadOptions } from '../load/options.js';
 import type { CallerFiles } from '../load/outputFiles.js';
+import type { TestSeams } from '../load/loadDependencies.js';
 import { isGlobalOrder, type GlobalOrderMode, type OrderMode } from '../ordering/order.js';
 import type { StripeLayout } from '../load/stripedRecords.js';
 import type { LoadEvent } from '../reporting/events.js';
 import type { TableInfo } from '../shared/tableInfo.js';
 import type { RowOrigin } from '../shared/types.js';
-import { LoaderError } from '../shared/errors.js';
 import { rm } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 
@@ -33,6 +33,8 @@ export interface EstimateDependencies {
   stdin?: Readable;
   /** Files the caller reads besides the input (load() keeps its outputs off them). */
   files?: CallerFiles;
+  /** Sizes the tests shrink (see LoadDependencies.testSeams). */
+  testSeams?: TestSeams;
 }
 
 /**
@@ -89,7 +91,6 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
   const stripesFromStatistics = opts.order === 'stripes' && !settings.materializeOrder && opts.shard === undefined;
   /** The order a load would write in, as the dry run was told (stripes, or round-robin for a file that cannot be cut). */
   let simulatedOrder: OrderMode | undefined;
-  let restartWith: TableInfo | undefined;
   // The dry run's own phases model the load's: start-up until 'started', the read phase until the order
   // starts handing out writes ('ordering', global orders) or the last row (streaming orders).
   let startedAt: number | undefined;
@@ -105,11 +106,8 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
   const dryRun: DryRun = {
     ...(table ? { tableInfo: table } : {}),
     onTable: (table) => {
-      if ((fromStatistics || stripesFromStatistics) && table.gsis.length > 0) {
-        // Key statistics cannot carry each write's GSI keys: start over with the order materialised.
-        restartWith = table;
-        throw new LoaderError('ABORTED', 'the table has GSIs: the estimate starts over with the planned order materialised');
-      }
+      // Key statistics cannot carry each write's GSI keys: start over with the order materialised.
+      if ((fromStatistics || stripesFromStatistics) && table.gsis.length > 0) return 'start over';
       prepared = prepareEstimate(table, opts, { ...settings, ...(options.newTable ? { newTable: true } : {}) });
       const plannedOrder = fromStatistics ? { mode: opts.order as GlobalOrderMode } : stripesFromStatistics ? { mode: 'stripes' as const } : undefined;
       tally = new EstimateTally(prepared.costModel, prepared.simulators, {
@@ -117,6 +115,7 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
         ...(plannedOrder ? { plannedOrder } : {}),
         sharded: opts.shard !== undefined,
       });
+      return undefined;
     },
     onPlanned: (w) => tally!.add(w),
     record: (writes) => tally!.addBatch(writes),
@@ -132,22 +131,19 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
   };
   // The dry run itself is unpaced: the pacing the estimate reports is simulated (prepareEstimate). A
   // global order is simulated from key statistics (plannedOrder.ts), so the dry run reads in input order.
-  let run: Awaited<ReturnType<typeof load>>;
-  try {
-    run = await load(
-      { ...options, pacing: false, wcu: undefined, keyWcu: undefined, ...(fromStatistics ? { order: 'input' as const } : {}) },
-      {
-        ...(deps.signal ? { signal: deps.signal } : {}),
-        onEvent,
-        ...(deps.stdin ? { stdin: deps.stdin } : {}),
-        ...(deps.files ? { files: deps.files } : {}),
-        dryRun,
-      },
-    );
-  } catch (error) {
-    if (restartWith) return estimateOnce(options, deps, { table: restartWith, calledAt });
-    throw error;
-  }
+  const outcome = await dryRunLoad(
+    { ...options, pacing: false, wcu: undefined, keyWcu: undefined, ...(fromStatistics ? { order: 'input' as const } : {}) },
+    {
+      ...(deps.signal ? { signal: deps.signal } : {}),
+      onEvent,
+      ...(deps.stdin ? { stdin: deps.stdin } : {}),
+      ...(deps.files ? { files: deps.files } : {}),
+      ...(deps.testSeams ? { testSeams: deps.testSeams } : {}),
+      dryRun,
+    },
+  );
+  if ('startOver' in outcome) return estimateOnce(options, deps, { table: outcome.startOver, calledAt });
+  const run = outcome.result;
   const doneAt = performance.now();
   if (!prepared || !tally) throw new Error('load() finished a dry run without describing the table; this is a bug');
   const phases = phasesOf(calledAt, startedAt ?? calledAt, orderingAt ?? doneAt, options.tableInfo ? (settings.latencyMs ?? DEFAULT_LATENCY_MS) : 0);

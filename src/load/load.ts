@@ -1,78 +1,25 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Readable } from 'node:stream';
 import { createBatcher } from '../batching/batch.js';
 import { defaultCeiling } from '../pacing/inFlight.js';
 import type { LoadEvent, LoadResult } from '../reporting/events.js';
 import { LoaderError, bug } from '../shared/errors.js';
+import { RejectSink } from '../reporting/rejectSink.js';
 import type { TableInfo } from '../shared/tableInfo.js';
-import type { PlannedWrite, RowOrigin } from '../shared/types.js';
 import { createClient } from '../writing/client.js';
 import { Dispatcher } from './dispatcher.js';
+import { Disposer } from './disposer.js';
+import type { DryRun, LoadDependencies } from './loadDependencies.js';
+import type { LoadFacts } from './loadFacts.js';
+import { loadModeOf } from './loadMode.js';
 import { loadResult } from './loadResult.js';
-import { LoadSession } from './loadSession.js';
 import { LoadStop } from './loadStop.js';
 import { LoadTally } from './loadTally.js';
 import { normalizeOptions, type LoadOptions, type NormalizedLoadOptions } from './options.js';
-import type { CallerFiles } from './outputFiles.js';
 import { prepareLoad, type PreparedLoad } from './prepareLoad.js';
 import { Rejections } from './rejections.js';
 import { batchesOf, type StageReport } from './stages.js';
-import type { StripeLayout } from './stripedRecords.js';
 
-/** What load() needs from its environment; each has a real default and can be replaced in tests. */
-export interface LoadDependencies {
-  /** A DynamoDB document client; by default one is built from the region, profile and endpoint options. */
-  client?: DynamoDBDocumentClient;
-  /**
-   * Send BatchWriteItem calls after the first below the client's middleware chain (src/writing/directSend.ts).
-   * @default true for the client load() builds; false for a client given here, whose own middleware (a
-   * logger, a retry strategy, tracing, headers) must then see every call
-   */
-  directBatchWrites?: boolean;
-  /**
-   * Stops reading when aborted; batches already sent finish, then load() rejects with code ABORTED. An abort
-   * after every batch has settled stops nothing: the load ends as its checkpoint records it.
-   */
-  signal?: AbortSignal;
-  onEvent?: (event: LoadEvent) => void;
-  /** Stream read for input "-". @default process.stdin */
-  stdin?: Readable;
-  /** Random source for backoff jitter. @default Math.random */
-  random?: () => number;
-  /** Monotonic clock (ms) for rate control. @default performance.now */
-  now?: () => number;
-  /** A dry run: the same reading, planning, sharding, ordering and batching, and nothing written. */
-  dryRun?: DryRun;
-  /** Files the caller reads or will write (the CLI's --schema, --config, --report): checked with load's own before the first row. */
-  files?: CallerFiles;
-}
-
-/**
- * What a dry run (the estimate) plugs into load(): no rate control, no shard manifest, and batches go
- * to `record` instead of DynamoDB, each counted as written.
- */
-export interface DryRun {
-  /** The table, when known without DescribeTable (the estimate's offline flags). */
-  tableInfo?: TableInfo;
-  /** Called with the table's description before the first row. */
-  onTable?: (table: TableInfo) => void;
-  /** Each planned write in input order; what it returns goes on to the order (a slimmer copy, say). */
-  onPlanned(write: PlannedWrite): PlannedWrite;
-  /** Each batch, in the order `load` would send it. */
-  record(writes: readonly PlannedWrite[]): void;
-  /**
-   * The striped read simulated, not done (the estimate, issue 14). When set and the order is `stripes`,
-   * the file is cut as a load would cut it and read whole in input order instead: told the stripes'
-   * layout, or undefined where the load would read the file whole in round-robin order (it is then read
-   * in input order). Called once, before the first row.
-   */
-  onStripes?: (layout: StripeLayout | undefined) => void;
-  /**
-   * Each row read and not written (rejected, or of another segment), in input order: it still moves its
-   * stripe along in a striped read, so the estimate's simulation of that read needs its text too.
-   */
-  onSkipped?: (origin: RowOrigin) => void;
-}
+export type { DryRun, LoadDependencies, TestSeams } from './loadDependencies.js';
 
 /** How often a progress event is emitted, at most. */
 const PROGRESS_INTERVAL_MS = 200;
@@ -91,7 +38,7 @@ const PROGRESS_INTERVAL_MS = 200;
  */
 export async function load(options: LoadOptions, deps: LoadDependencies = {}): Promise<LoadResult> {
   try {
-    return await loadOnce(options, deps);
+    return resultOf(await loadOnce(options, deps));
   } catch (error) {
     if (!restartsInRoundRobin(error, options) || deps.dryRun) throw error;
     // Everything the striped read sent has settled, and nothing went out of order: writing every row again
@@ -101,8 +48,25 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
       type: 'warning',
       message: `${(error as Error).message.split('. Nothing')[0]}; writing the whole file again from its first row in round-robin order (${written} rows written so far are written again, with the same values)`,
     });
-    return loadOnce({ ...options, order: 'round-robin' }, deps);
+    return resultOf(await loadOnce({ ...options, order: 'round-robin' }, deps));
   }
+}
+
+/** How a dry run ended: with its result, or, when its onTable asked, with the table to start over with. */
+export type DryRunOutcome = { result: LoadResult } | { startOver: TableInfo };
+
+/**
+ * A dry run (the estimate's): as load(), except that it resolves with the table instead of a result when
+ * the dry run's onTable asks to start over (no row read yet, everything released), and that a file the
+ * default order finds not grouped is left to the caller to start over (its own tallies must start over too).
+ */
+export function dryRunLoad(options: LoadOptions, deps: LoadDependencies & { dryRun: DryRun }): Promise<DryRunOutcome> {
+  return loadOnce(options, deps);
+}
+
+function resultOf(outcome: DryRunOutcome): LoadResult {
+  if ('startOver' in outcome) throw bug("a dry run's onTable asked load() to start over; such a dry run is run by dryRunLoad()");
+  return outcome.result;
 }
 
 /**
@@ -130,51 +94,69 @@ function hasRandomRule(rules: LoadOptions['shard']): boolean {
   return (rules ?? []).some((rule) => (typeof rule === 'string' ? rule.trim().startsWith('random:') : rule.kind === 'random'));
 }
 
-async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<LoadResult> {
+async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<DryRunOutcome> {
   const startedAt = performance.now();
   const opts = normalizeOptions(options, { dryRun: deps.dryRun !== undefined });
   const emit = deps.onEvent ?? (() => undefined);
   const now = deps.now ?? (() => performance.now());
+  const disposer = new Disposer();
   const ownsClient = deps.client === undefined;
   const client = deps.client ?? createClient({ ...opts, maxSockets: Math.max(50, defaultCeiling(opts.concurrency) * 2) });
+  if (ownsClient) disposer.defer(() => client.destroy());
   // For messages only: where the client actually goes, including AWS_REGION and AWS_ENDPOINT_URL_DYNAMODB.
   const aws = {
     table: opts.table,
     region: opts.region ?? (await resolvedRegion(client)),
     endpoint: opts.endpoint ?? process.env.AWS_ENDPOINT_URL_DYNAMODB ?? process.env.AWS_ENDPOINT_URL,
   };
-  const session = new LoadSession(opts, client, ownsClient);
+  const facts: LoadFacts = { started: false };
+  const rejects = new RejectSink(opts.rejectsPath);
   const tally = new LoadTally();
   const stop = new LoadStop(deps.signal);
-  const result = () => loadResult(tally, { ...resultFacts(session, opts, performance.now() - startedAt, now), stopped: stop.stopping });
-  const progress = progressEvents(emit, tally, session, startedAt, now);
-  const rejections = new Rejections(tally, session.rejects, emit, stop, opts);
+  const result = () => loadResult(tally, { ...resultFacts(facts, rejects, opts, performance.now() - startedAt, now), stopped: stop.stopping });
+  const progress = progressEvents(emit, tally, facts, startedAt, now);
+  const rejections = new Rejections(tally, rejects, emit, stop, opts);
+  const mode = loadModeOf({ opts, deps, client, ownsClient, aws, disposer, facts, stop, tally, emit, now, result });
   let dispatcher: Dispatcher | undefined;
   let readToEnd = false;
+  let startOver: TableInfo | undefined;
   try {
-    const prepared = await prepareLoad(session, { deps, tally, emit, now, result, aws });
-    const { sink, inFlight, costOf, countKeys, tableInfo } = prepared;
-    const { checkpoint, resumeFrom, manifest } = session;
-    dispatcher = new Dispatcher({
-      concurrency: opts.concurrency,
-      namedParts: (session.inputSet?.parts.length ?? 1) > 1,
-      inFlight,
-      now,
-      sink,
-      keySchema: tableInfo.keySchema,
-      costOf,
-      countKeys,
-      tally,
-      rejections,
-      stop,
-      progress,
-      checkpoint,
-      resumeFrom,
-      manifest,
-    });
-    for await (const batch of batchesOfLoad(prepared, opts, { stop, tally, rejections, progress, emit }, session)) await dispatcher.dispatch(batch);
-    await dispatcher.finish();
-    readToEnd = true;
+    const prepared = await prepareLoad({ opts, deps, mode, disposer, facts, emit, result });
+    if ('startOver' in prepared) {
+      startOver = prepared.startOver;
+    } else {
+      // The reject file is written while rows flow: closed first when the load ends, so that a failure to
+      // flush it is known before the manifest and the checkpoint record how the load ended.
+      disposer.defer(async () => {
+        try {
+          await rejects.close();
+        } catch (error) {
+          stop.fail(error);
+        }
+      });
+      const { checkpoint, manifest } = prepared;
+      dispatcher = new Dispatcher({
+        concurrency: opts.concurrency,
+        namedParts: prepared.namedParts,
+        inFlight: prepared.inFlight,
+        now,
+        sink: prepared.sink,
+        keySchema: prepared.tableInfo.keySchema,
+        costOf: prepared.costOf,
+        countKeys: prepared.countKeys,
+        tally,
+        rejections,
+        stop,
+        progress,
+        checkpoint: checkpoint?.store,
+        resumeFrom: checkpoint?.resumeFrom ?? 0,
+        manifest,
+      });
+      const report = { stop, tally, rejections, progress, emit };
+      for await (const batch of batchesOfLoad(prepared, opts, report)) await dispatcher.dispatch(batch);
+      await dispatcher.finish();
+      readToEnd = true;
+    }
   } catch (error) {
     stop.fail(error);
   } finally {
@@ -184,14 +166,15 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<L
     stop.settle();
     // The stages stop reading when the load stops: only a load that did not stop read its input to the end.
     if (readToEnd && !stop.stopping) tally.inputEnded = true;
-    await session.release(stop, tally, emit);
+    await disposer.release();
   }
   progress(true);
-  return outcomeOf(result(), stop, session.started);
+  if (startOver && !stop.stopping) return { startOver };
+  return { result: outcomeOf(result(), stop, facts.started) };
 }
 
 /** The stages chained: the batches of the load, in the order they are sent. */
-function batchesOfLoad(prepared: PreparedLoad, opts: NormalizedLoadOptions, report: StageReport, session: LoadSession) {
+function batchesOfLoad(prepared: PreparedLoad, opts: NormalizedLoadOptions, report: StageReport) {
   const { input } = prepared;
   return batchesOf(
     prepared.records,
@@ -206,7 +189,7 @@ function batchesOfLoad(prepared: PreparedLoad, opts: NormalizedLoadOptions, repo
       batcher: createBatcher(),
       // Rows already read are written even when stopping on a signal: at most one partial batch. Not with
       // a checkpoint: a partial batch is not a batch of the load's fixed sequence, and resuming counts on it.
-      sendLast: () => !report.stop.failed && !(session.checkpoint && report.stop.stopping),
+      sendLast: () => !report.stop.failed && !(prepared.checkpoint && report.stop.stopping),
       close: prepared.closeInput,
     },
     report,
@@ -214,48 +197,42 @@ function batchesOfLoad(prepared: PreparedLoad, opts: NormalizedLoadOptions, repo
 }
 
 /** What the result needs from the load's parts, read when it is asked for. */
-function resultFacts(session: LoadSession, opts: NormalizedLoadOptions, elapsedMs: number, now: () => number) {
-  const controller = session.pacer?.controller;
+function resultFacts(facts: LoadFacts, rejects: RejectSink, opts: NormalizedLoadOptions, elapsedMs: number, now: () => number) {
+  const controller = facts.rate?.pacer?.controller;
   return {
     table: opts.table,
     input: opts.input,
-    order: session.order ?? opts.order,
+    order: facts.reading?.order ?? opts.order,
     elapsedMs,
-    bytesRead: session.input?.bytesRead() ?? 0,
-    rejectsPath: session.rejects.count > 0 ? opts.rejectsPath : undefined,
-    orderTempBytes: session.orderer?.stats.tempBytes ?? 0,
-    shardManifestPath: session.manifestWritten,
-    shardedKeys: session.manifest?.keyCount ?? 0,
+    bytesRead: facts.input?.bytesRead() ?? 0,
+    rejectsPath: rejects.count > 0 ? opts.rejectsPath : undefined,
+    orderTempBytes: facts.reading?.orderer.stats.tempBytes ?? 0,
+    shardManifestPath: facts.manifestWritten,
+    shardedKeys: facts.manifest?.keyCount ?? 0,
     rate: controller?.snapshot(now()),
-    // The rate the load could reach (issue 15): growth-limited on on-demand, at most a provisioned table's WCU.
-    targetWcu: controller ? Math.min(controller.reachableWcu(now()), session.tableWcu) : Infinity,
-    rateReason: session.rateReason,
+    // The rate the load could reach: growth-limited on on-demand, at most a provisioned table's WCU.
+    targetWcu: controller ? Math.min(controller.reachableWcu(now()), facts.rate?.tableWcu ?? Infinity) : Infinity,
+    rateReason: facts.rate?.reason ?? '',
     keyWcu: opts.keyWcu,
     pacing: opts.pacing,
     segment: opts.segment ? `${opts.segment.index}/${opts.segment.count}` : undefined,
-    checkpointPath: session.checkpoint ? opts.checkpointPath : undefined,
-    resumedFromBatch: session.checkpoint?.resumed ? session.resumeFrom : undefined,
-    capacityReports: session.capacity?.summary(),
-    skipped: session.inputSet?.skipped ?? [],
+    checkpointPath: facts.checkpoint ? opts.checkpointPath : undefined,
+    resumedFromBatch: facts.checkpoint?.store.resumed ? facts.checkpoint.resumeFrom : undefined,
+    capacityReports: facts.rate?.capacity?.summary(),
+    skipped: facts.inputSet?.skipped ?? [],
   };
 }
 
 /** Progress events, at most one per PROGRESS_INTERVAL_MS unless forced. */
-function progressEvents(
-  emit: (event: LoadEvent) => void,
-  tally: LoadTally,
-  session: LoadSession,
-  startedAt: number,
-  now: () => number,
-): (force?: boolean) => void {
+function progressEvents(emit: (event: LoadEvent) => void, tally: LoadTally, facts: LoadFacts, startedAt: number, now: () => number): (force?: boolean) => void {
   let last = 0;
   return (force = false) => {
     const t = performance.now();
     if (!force && t - last < PROGRESS_INTERVAL_MS) return;
     last = t;
-    tally.counters.bytesRead = session.input?.bytesRead() ?? 0;
-    const rate = session.pacer?.controller.snapshot(now());
-    emit({ type: 'progress', counters: tally.counters, totalBytes: session.input?.totalBytes, elapsedMs: t - startedAt, ...(rate ? { rate } : {}) });
+    tally.counters.bytesRead = facts.input?.bytesRead() ?? 0;
+    const rate = facts.rate?.pacer?.controller.snapshot(now());
+    emit({ type: 'progress', counters: tally.counters, totalBytes: facts.input?.totalBytes, elapsedMs: t - startedAt, ...(rate ? { rate } : {}) });
   };
 }
 

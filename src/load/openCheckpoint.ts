@@ -9,29 +9,45 @@ import type { LoadEvent, LoadResult } from '../reporting/events.js';
 import { fingerprintFile } from '../reporting/reportFile.js';
 import { LoaderError } from '../shared/errors.js';
 import type { KeySchema } from '../shared/types.js';
-import type { LoadSession } from './loadSession.js';
+import type { Disposer } from './disposer.js';
+import type { LoadStop } from './loadStop.js';
+import type { NormalizedLoadOptions } from './options.js';
 import type { LoadTally } from './loadTally.js';
 import { FileLock } from './outputFiles.js';
+
+/** The checkpoint this run holds, and the batch it resumes from. */
+export interface OpenedCheckpoint {
+  store: CheckpointStore;
+  /** Batches before this one were done by an earlier run of this checkpoint: they are not sent again. */
+  resumeFrom: number;
+}
+
+/** What taking the checkpoint needs of the load: its lock and close are deferred on `disposer`. */
+export interface CheckpointContext {
+  opts: NormalizedLoadOptions;
+  inputSet: InputSet;
+  disposer: Disposer;
+  stop: LoadStop;
+  tally: LoadTally;
+  emit: (event: LoadEvent) => void;
+  result: () => LoadResult;
+}
 
 /**
  * Takes the checkpoint of --checkpoint for this run: locked first (two runs on one checkpoint would both
  * write everything), then opened against the input's identity and the options that decide what is
- * written. A checkpoint of a finished load ends the run at once with its outcome again (issue 18); one of
- * a stopped load sets the tally and the batch to resume from.
+ * written. A checkpoint of a finished load ends the run at once with its outcome again; one of
+ * a stopped load sets the tally and the batch to resume from. When the load ends, the checkpoint is
+ * closed complete only when the load finished and every row read is accounted for: a complete checkpoint
+ * is never resumed, so a load whose counts do not add up (a bug) stays resumable rather than final.
  */
-export async function openCheckpoint(
-  session: LoadSession,
-  keySchema: KeySchema,
-  seed: number | undefined,
-  tally: LoadTally,
-  emit: (event: LoadEvent) => void,
-  result: () => LoadResult,
-): Promise<void> {
-  const { opts } = session;
+export async function openCheckpoint(keySchema: KeySchema, seed: number | undefined, ctx: CheckpointContext): Promise<OpenedCheckpoint> {
+  const { opts, tally, emit, disposer, stop } = ctx;
   const path = opts.checkpointPath!;
   if (opts.inputs.includes('-')) throw new LoaderError('INVALID_OPTION', '--checkpoint needs a file input (stdin cannot be read again to resume)');
-  session.checkpointLock = await FileLock.acquire({ option: '--checkpoint', path, code: 'CHECKPOINT_UNWRITABLE' });
-  const { identity, hash, hashPart } = await identityOf(session.inputSet!);
+  const lock = await FileLock.acquire({ option: '--checkpoint', path, code: 'CHECKPOINT_UNWRITABLE' });
+  disposer.defer(() => lock.release().catch(() => undefined));
+  const { identity, hash, hashPart } = await identityOf(ctx.inputSet);
   // The key schema decides which rows are one item (superseded), so it is part of what must match.
   const opened = await CheckpointStore.open(path, identity, hash, { ...writeAffectingOptions(opts), keySchema }, seed, hashPart);
   // Refused before it is ours to save: a finished checkpoint must stay finished.
@@ -41,21 +57,30 @@ export async function openCheckpoint(
       `checkpoint ${path} says this load already completed at ${opened.file.updatedAt}: nothing to do; its outcome follows; delete it to load the file again`,
       { file: path },
     );
-    // Its outcome again, so a restarted job that ended with rejects does not now exit 0 (issue 18).
+    // Its outcome again, so a restarted job that ended with rejects does not now exit 0.
     tally.restoreFinished(opened.file.outcome!, opened.file.plannedWcu, opened.file.consumedWcu);
-    done.result = result();
+    done.result = ctx.result();
     throw done;
   }
-  session.checkpoint = opened;
-  session.resumeFrom = opened.progress.batchesDone;
+  disposer.defer(async () => {
+    // Complete only when the input was read to its end and every row read is accounted for.
+    const finished = !stop.stopping && tally.inputEnded && tally.accounted;
+    try {
+      await opened.close(finished ? 'complete' : 'stopped', finished ? tally.outcome() : undefined);
+    } catch (error) {
+      stop.fail(error);
+    }
+  });
+  const resumeFrom = opened.progress.batchesDone;
   if (opened.resumed) {
     const saved = opened.file;
     // Reading again counts those rows as superseded; they were written or rejected instead.
     tally.resume(saved);
     // The reject file is written anew: rejects of the reading are found again, and those of the
     // writing in done batches are put back, from the write-reject log, as their rows are read again.
-    emit({ type: 'resumed', checkpoint: path, batchesDone: session.resumeFrom, written: saved.written });
+    emit({ type: 'resumed', checkpoint: path, batchesDone: resumeFrom, written: saved.written });
   }
+  return { store: opened, resumeFrom };
 }
 
 /**

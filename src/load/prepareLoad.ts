@@ -4,37 +4,27 @@ import { join } from 'node:path';
 import { WriteOrderer } from '../ordering/writeOrderer.js';
 import { InFlightLimit } from '../pacing/inFlight.js';
 import { chooseRate, type RateChoice } from '../pacing/rateChoice.js';
-import { RateController } from '../pacing/rateControl.js';
-import { RatePacer } from '../pacing/ratePacer.js';
-import { CapacityReports } from '../pacing/capacityReports.js';
-import { createKeyCostModel, type KeyUnits, type WriteKeyCosts } from '../pacing/writeCost.js';
 import { listInputs, type InputSet } from '../reading/inputSet.js';
 import { LoaderError } from '../shared/errors.js';
 import type { OwnFile } from '../reading/listing.js';
 import { readInputSet, type OpenedInputSet } from '../reading/readInputSet.js';
-import { openInput } from '../reading/openInput.js';
-import { detectFormat } from '../reading/detectFormat.js';
+import type { S3Access } from '../reading/s3Part.js';
 import type { LoadEvent, LoadResult } from '../reporting/events.js';
 import type { TableInfo } from '../shared/tableInfo.js';
 import type { PlannedWrite, RowOrigin } from '../shared/types.js';
 import { resolveShardOptions, type ResolvedShardOptions } from '../sharding/shard.js';
-import { ShardManifest } from '../sharding/shardManifest.js';
+import type { ShardManifest } from '../sharding/shardManifest.js';
 import { createRowPlanner, type RowPlanner, type RowPlannerOptions, type SourceRecord } from '../typing/planRow.js';
 import type { OrderMode } from '../ordering/order.js';
-import { MIN_STRIPE_BYTES, planStripes, readStripes, recordGroup, stripeCount } from './stripedRecords.js';
-import { packageVersion } from './toolVersion.js';
 import { indexKeyAttributes } from '../typing/indexKeys.js';
-import { checkTypesAgainstKeys, delimiterOf, formatFromName, type InputFormat } from './options.js';
-import { DEFAULT_BACKOFF } from '../writing/backoff.js';
-import { withDirectBatchWrites } from '../writing/directSend.js';
-import { dynamoSink, recordingSink, type BatchSink } from '../writing/batchSink.js';
-import { EndpointWatch } from '../writing/endpointWatch.js';
-import { outagePolicy } from '../writing/outage.js';
-import { describeTable } from '../writing/describeTable.js';
-import type { DryRun, LoadDependencies } from './load.js';
-import { saveManifest, type LoadSession } from './loadSession.js';
-import type { LoadTally } from './loadTally.js';
-import { openCheckpoint } from './openCheckpoint.js';
+import { checkTypesAgainstKeys, type InputFormat, type NormalizedLoadOptions } from './options.js';
+import type { BatchSink } from '../writing/batchSink.js';
+import type { Disposer } from './disposer.js';
+import type { LoadDependencies } from './loadDependencies.js';
+import type { LoadFacts } from './loadFacts.js';
+import { saveManifest, type LoadMode, type Pacing } from './loadMode.js';
+import { loadFormatOf, readingOf } from './inputReading.js';
+import type { OpenedCheckpoint } from './openCheckpoint.js';
 import { prepareOutputFiles, type CallerFiles } from './outputFiles.js';
 import { localListingStore, s3ListingStore, sharedListing } from './sharedListing.js';
 
@@ -44,13 +34,15 @@ export interface PreparedLoad {
   input: OpenedInputSet;
   /** --input-format, else a single plain file's name or first bytes; undefined: each part's own (reading/readInputSet.ts). */
   format: InputFormat | undefined;
+  /** The input names several parts (messages then name the part of a row). */
+  namedParts: boolean;
   planner: RowPlanner;
   orderer: WriteOrderer;
   /** Write units of one put: the table plus every GSI the item lands in. */
   costOf: (write: PlannedWrite) => number;
   /** Where batches go: DynamoDB, or a dry run's recorder. */
   sink: BatchSink;
-  /** In-flight slots beyond --concurrency while calls are slow (issue 12). */
+  /** In-flight slots beyond --concurrency while calls are slow (src/pacing/inFlight.ts). */
   inFlight: InFlightLimit;
   /** What goes on to the order for each planned write (a dry run's slimmer copy). */
   onPlanned: (write: PlannedWrite) => PlannedWrite;
@@ -60,47 +52,105 @@ export interface PreparedLoad {
   countKeys: boolean;
   /** The input's records, in the order they are read (a striped read's, in arrays; or the file's). */
   records: AsyncGenerator<SourceRecord | SourceRecord[]>;
-  /** The write order in effect (see LoadSession.order). */
+  /** The write order in effect (see LoadFacts.reading). */
   order: OrderMode;
   /** Stops reading the input. */
   closeInput: () => void;
+  /** The checkpoint this run holds (its store, and the batch it resumes from). */
+  checkpoint: OpenedCheckpoint | undefined;
+  /** The shard manifest the dispatcher adds each sharded key to. */
+  manifest: ShardManifest | undefined;
+}
+
+/** A dry run that asked to begin again, before any row was read, with what the table showed. */
+export interface StartOver {
+  startOver: TableInfo;
 }
 
 export interface PrepareContext {
+  opts: NormalizedLoadOptions;
   deps: LoadDependencies;
-  tally: LoadTally;
+  mode: LoadMode;
+  /** Each step defers the release of what it acquires here. */
+  disposer: Disposer;
+  /** Each step records what it made here, for the result. */
+  facts: LoadFacts;
   emit: (event: LoadEvent) => void;
-  now: () => number;
-  /** The result so far, for events and for a finished checkpoint's outcome. */
+  /** The result so far, for the 'started' event. */
   result: () => LoadResult;
-  /** Where the client goes, for messages only. */
-  aws: { table: string; region: string | undefined; endpoint: string | undefined };
 }
 
 /**
  * Everything before the first row, in the order that makes a mistake cost nothing: the output files are
- * checked and locked, the table described, the rate chosen, the checkpoint taken, the shard manifest
- * written once, the input opened. A dry run is decided here, once: its table may come from flags, it has
- * no pacing, checkpoint or manifest, and its sink records instead of writing.
+ * checked and locked, the inputs listed, the table described, the rate chosen, the checkpoint taken, the
+ * shard manifest written once, the input opened. The mode (writing, or a dry run) provides the table,
+ * the pacing, the checkpoint, the manifest and the sink. Each step defers the release of what it acquires,
+ * so a failure at any step releases what came before it.
  */
-export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Promise<PreparedLoad> {
-  const { opts } = session;
-  const { deps, emit, now } = ctx;
-  const dryRun = deps.dryRun;
+export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | StartOver> {
+  const { opts, deps, mode, disposer, facts, emit } = ctx;
   // Before anything is read: no output is an input, each is writable, and no other load writes these rejects.
-  session.rejectsLock = await prepareOutputFiles(opts, dryRun !== undefined, deps.files);
+  const rejectsLock = await prepareOutputFiles(opts, !mode.writes, deps.files);
+  disposer.defer(() => rejectsLock.release());
   // Listed before the table is described: a missing file, object or bad manifest costs no call.
+  const inputSet = await listInputSet(ctx);
+  facts.inputSet = inputSet;
+  for (const note of inputSet.notes) emit({ type: 'warning', message: note });
+  const { table: tableInfo, startOver } = await mode.table();
+  if (startOver) return { startOver: tableInfo };
+  const keySchema = tableInfo.keySchema;
+  checkTypesAgainstKeys(opts.types, keySchema, opts.table);
+  const rate: RateChoice = opts.pacing
+    ? chooseRate(opts.wcu, tableInfo)
+    : { targetWcu: Infinity, reason: '--no-pacing: no rate control, only backoff of throttled writes' };
+  const pacing = mode.pacing(tableInfo, rate);
+  const tableWcu = tableInfo.billingMode === 'PROVISIONED' && tableInfo.provisionedWcu !== undefined ? tableInfo.provisionedWcu : Infinity;
+  facts.rate = { reason: rate.reason, tableWcu, pacer: pacing.pacer, capacity: pacing.capacity };
+  // A checkpoint pins the shard seed, so random:N suffixes come out the same when the load resumes.
+  const seed = opts.shard ? (opts.shard.seed ?? randomInt(0, 0xffffffff)) : undefined;
+  const checkpoint = await mode.checkpoint(keySchema, seed, inputSet);
+  facts.checkpoint = checkpoint;
+  const shard = opts.shard ? resolveShardOptions({ ...opts.shard, seed: (checkpoint?.store.file.shardSeed ?? seed)! }, keySchema, opts.table) : undefined;
+  const manifest = mode.manifest(shard);
+  facts.manifest = manifest;
+  const input = readInputSet(inputSet, {
+    format: opts.inputFormat,
+    csv: { delimiter: opts.delimiter, columns: opts.columns },
+    ...(deps.signal ? { signal: deps.signal } : {}),
+    ...(deps.testSeams?.parquetStallMs !== undefined ? { parquetStallMs: deps.testSeams.parquetStallMs } : {}),
+  });
+  disposer.defer(() => input.close());
+  facts.input = input;
+  const format = await loadFormatOf(inputSet, opts);
+  // Written now as well as at the end: a bad path fails before any row, and a crash leaves a manifest.
+  if (manifest) await saveManifest(opts.shard!.manifestPath, manifest);
+  announce(rate, opts.pacing ? opts.keyWcu : undefined, emit);
+  emit({ type: 'started', table: opts.table, input: input.name, keySchema, totalBytes: input.totalBytes, snapshot: ctx.result });
+  facts.started = true;
+  return { ...(await stagesOf(ctx, { tableInfo, inputSet, input, format, shard, pacing })), checkpoint, manifest };
+}
+
+/**
+ * The inputs, listed (or, with --listing, the listing every worker shares). An S3 client is made only
+ * when an input is in S3, and destroyed when the load ends.
+ */
+async function listInputSet({ opts, deps, disposer, emit }: PrepareContext): Promise<InputSet> {
+  let s3Access: S3Access | undefined;
   const s3 = async () => {
     const { createS3Access } = await import('../reading/s3Part.js');
-    session.s3 ??= createS3Access({
-      region: opts.region,
-      profile: opts.profile,
-      endpoint: opts.s3Endpoint,
-      forcePathStyle: opts.s3PathStyle,
-      caBundle: opts.caBundle,
-      requestTimeoutMs: opts.requestTimeoutMs,
-    });
-    return session.s3;
+    if (!s3Access) {
+      const made = createS3Access({
+        region: opts.region,
+        profile: opts.profile,
+        endpoint: opts.s3Endpoint,
+        forcePathStyle: opts.s3PathStyle,
+        caBundle: opts.caBundle,
+        requestTimeoutMs: opts.requestTimeoutMs,
+      });
+      disposer.defer(() => made.destroy());
+      s3Access = made;
+    }
+    return s3Access;
   };
   const list = () =>
     listInputs(opts.inputs, {
@@ -109,64 +159,15 @@ export async function prepareLoad(session: LoadSession, ctx: PrepareContext): Pr
       outputs: outputPathsOf(opts, deps.files),
       allowBrokenExportChain: opts.allowBrokenExportChain,
     });
-  if (opts.listing !== undefined) {
-    const store = opts.listing.startsWith('s3://') ? s3ListingStore(opts.listing, s3) : localListingStore(opts.listing);
-    const shared = await sharedListing(store, opts.inputs, list, { s3 });
-    session.inputSet = shared.set;
-    emit({ type: 'listing', where: opts.listing, made: shared.made, parts: shared.set.parts.length, listedAt: shared.listedAt });
-  } else {
-    session.inputSet = await list();
-    refuseUnsharedListing(session.inputSet, opts);
+  if (opts.listing === undefined) {
+    const set = await list();
+    refuseUnsharedListing(set, opts);
+    return set;
   }
-  for (const note of session.inputSet.notes) emit({ type: 'warning', message: note });
-  const tableInfo = dryRun?.tableInfo ?? (await describeTable(session.client, ctx.aws, deps.signal));
-  dryRun?.onTable?.(tableInfo);
-  const keySchema = tableInfo.keySchema;
-  checkTypesAgainstKeys(opts.types, keySchema, opts.table);
-  const rate: RateChoice = opts.pacing
-    ? chooseRate(opts.wcu, tableInfo)
-    : { targetWcu: Infinity, reason: '--no-pacing: no rate control, only backoff of throttled writes' };
-  session.rateReason = rate.reason;
-  if (tableInfo.billingMode === 'PROVISIONED' && tableInfo.provisionedWcu !== undefined) session.tableWcu = tableInfo.provisionedWcu;
-  // A dry run's slim writes carry their total cost in `wcu`.
-  const costs = dryRun ? undefined : writeCostsOf(tableInfo);
-  const costOf = costs ? costs.costOf : (w: PlannedWrite) => w.wcu;
-  if (costs) session.capacity = new CapacityReports(costOf);
-  if (opts.pacing && costs) {
-    session.pacer = new RatePacer({
-      controller: new RateController({ targetWcu: rate.targetWcu, keyWcu: opts.keyWcu, ...(rate.growth ? { growth: rate.growth } : {}) }, now()),
-      costOf,
-      ...(costs.keysOf ? { keysOf: costs.keysOf } : {}),
-      now,
-      onChange: (change) => emit({ type: 'rateChanged', change }),
-    });
-  }
-  // A checkpoint pins the shard seed, so random:N suffixes come out the same when the load resumes.
-  const seed = opts.shard ? (opts.shard.seed ?? randomInt(0, 0xffffffff)) : undefined;
-  if (opts.checkpointPath && !dryRun) await openCheckpoint(session, keySchema, seed, ctx.tally, emit, ctx.result);
-  const shard = opts.shard ? resolveShardOptions({ ...opts.shard, seed: (session.checkpoint?.file.shardSeed ?? seed)! }, keySchema, opts.table) : undefined;
-  // A dry run writes nothing, so there is no manifest to keep.
-  if (shard && !dryRun) session.manifest = new ShardManifest(opts.table, packageVersion(), shard);
-  const input = readInputSet(session.inputSet, {
-    format: opts.inputFormat,
-    csv: { delimiter: opts.delimiter, columns: opts.columns },
-    ...(deps.signal ? { signal: deps.signal } : {}),
-  });
-  session.input = input;
-  const format = await loadFormatOf(session);
-  // Written now as well as at the end: a bad path fails before any row, and a crash leaves a manifest.
-  if (session.manifest) {
-    try {
-      await saveManifest(opts.shard!.manifestPath, session.manifest);
-    } catch (error) {
-      input.close();
-      throw error;
-    }
-  }
-  announce(rate, opts.pacing ? opts.keyWcu : undefined, emit);
-  emit({ type: 'started', table: opts.table, input: input.name, keySchema, totalBytes: input.totalBytes, snapshot: ctx.result });
-  session.started = true;
-  return stagesOf(session, ctx, tableInfo, input, format, shard, costOf);
+  const store = opts.listing.startsWith('s3://') ? s3ListingStore(opts.listing, s3) : localListingStore(opts.listing);
+  const shared = await sharedListing(store, opts.inputs, list, { s3 });
+  emit({ type: 'listing', where: opts.listing, made: shared.made, parts: shared.set.parts.length, listedAt: shared.listedAt });
+  return shared.set;
 }
 
 /**
@@ -198,91 +199,7 @@ function outputPathsOf(opts: PreparedLoadOptions, caller: CallerFiles | undefine
   return paths;
 }
 
-type PreparedLoadOptions = LoadSession['opts'];
-
-/**
- * How the input is read: in stripes when --order is stripes (the default for a file) and the file can be
- * cut and looks grouped by partition key (src/load/stripedRecords.ts); otherwise whole, in round-robin
- * order for stripes, or in the order asked for. A dry run that simulates the stripes (`onStripes`, the
- * estimate) is told how the file would be read, and reads it whole in input order: where it would be read
- * in stripes, still in the order `stripes`, so that GroupingCheck proves over the whole file (as one part)
- * what the load would prove stripe by stripe.
- */
-async function readingOf(
-  session: LoadSession,
-  { input, format }: { input: OpenedInputSet; format: InputFormat | undefined },
-  plannerOptions: RowPlannerOptions,
-  onStripes: DryRun['onStripes'],
-): Promise<Pick<PreparedLoad, 'records' | 'order' | 'closeInput'> & { parts: number }> {
-  const { opts } = session;
-  const whole = (order: OrderMode) => ({ records: input.records, order, parts: 0, closeInput: () => input.close() });
-  if (opts.order !== 'stripes') return whole(opts.order);
-  const notStriped = () => {
-    onStripes?.(undefined);
-    return whole(onStripes ? 'input' : 'round-robin');
-  };
-  // Stripes cut one plain local file; several inputs, S3, stdin, an export or deletes are read whole.
-  const path = plainLocalFile(session);
-  if (path === undefined || format === undefined) return notStriped();
-  const syntax = format === 'csv' ? 'csv' : 'jsonl';
-  const file = session.inputSet!.parts[0]!.part.name;
-  const how = { syntax, delimiter: delimiterOf(file, opts.delimiter), columns: opts.columns } as const;
-  // The tests cut small files into many stripes; users never need to.
-  const minBytes = Number(process.env['DDB_SPREAD_TEST_STRIPE_BYTES'] ?? MIN_STRIPE_BYTES);
-  const parts = INPUT_SYNTAX.has(format) ? await stripeCount(path, input.totalBytes, how, minBytes) : 0;
-  const plan =
-    parts >= 2
-      ? await planStripes({
-          path,
-          file,
-          size: input.totalBytes!,
-          how,
-          parts,
-          probe: recordGroup(createRowPlanner({ ...plannerOptions, shard: undefined }), plannerOptions.keySchema.partitionKey),
-          // recordGroup's key for a CSV string key is the cell as it is: the heads are read by that column alone.
-          ...(syntax === 'csv' && plannerOptions.keySchema.partitionKey.type === 'S' ? { keyColumn: plannerOptions.keySchema.partitionKey.name } : {}),
-        })
-      : undefined;
-  if (!plan) return notStriped();
-  if (onStripes) {
-    onStripes(plan.layout);
-    return { ...whole('stripes'), parts: 1 };
-  }
-  const striped = readStripes(path, file, input.totalBytes!, how, plan, session.inputSet!.parts[0]!.part.pin);
-  input.close();
-  session.input = { ...input, bytesRead: striped.bytesRead };
-  return { records: striped.chunks, order: 'stripes', parts: striped.parts, closeInput: striped.close };
-}
-
-/** The path of the load's one input when it is a plain local file (not an export, no deletes): what stripes can cut. */
-function plainLocalFile(session: LoadSession): string | undefined {
-  const parts = session.inputSet?.parts ?? [];
-  const only = parts.length === 1 ? parts[0]! : undefined;
-  if (!only || only.format !== undefined || session.opts.deletes) return undefined;
-  return only.part.path;
-}
-
-/**
- * The format of the load as a whole: --input-format, else a single plain file's, by its name or its
- * first bytes (opened and closed again here). Undefined for a set: each part is read by its own.
- */
-async function loadFormatOf(session: LoadSession): Promise<InputFormat | undefined> {
-  const { opts } = session;
-  if (opts.inputFormat !== undefined) return opts.inputFormat;
-  const path = plainLocalFile(session);
-  if (path === undefined) return undefined;
-  const named = formatFromName(path);
-  if (named !== undefined) return named;
-  const opened = await openInput(path);
-  try {
-    return await detectFormat(opened);
-  } finally {
-    opened.stream.destroy();
-  }
-}
-
-/** Formats a striped read can cut: text with one record per line (CSV's quoted line breaks included). */
-const INPUT_SYNTAX = new Set(['csv', 'jsonl', 'ddb-json']);
+type PreparedLoadOptions = NormalizedLoadOptions;
 
 /** The rate first: a progress display starts on 'started' and should not be interrupted by it. */
 function announce(rate: RateChoice, keyWcu: number | undefined, emit: (event: LoadEvent) => void): void {
@@ -290,40 +207,20 @@ function announce(rate: RateChoice, keyWcu: number | undefined, emit: (event: Lo
   if (rate.warning) emit({ type: 'warning', message: rate.warning });
 }
 
-/**
- * Write units of one put by the table's GSIs, in all and per partition key it lands on (the table's key
- * by table units, each GSI key by its own: issue 15), computed once per write. A delete is planned at its
- * 1 unit on the table's key (see README, "Deletes").
- */
-function writeCostsOf(tableInfo: TableInfo): { costOf: (write: PlannedWrite) => number; keysOf?: (write: PlannedWrite) => KeyUnits[] } {
-  // Without GSIs the table's units are the cost, all on the table's key (the pacer's default, without an array per write).
-  if (tableInfo.gsis.length === 0) return { costOf: (w) => w.wcu };
-  const costModel = createKeyCostModel(tableInfo);
-  const costs = new WeakMap<PlannedWrite, WriteKeyCosts>();
-  const costsOf = (w: PlannedWrite): WriteKeyCosts => {
-    if (w.op === 'delete') return { total: w.wcu, keys: [{ key: w.partitionId, units: w.wcu }] };
-    let cost = costs.get(w);
-    if (cost === undefined) {
-      cost = costModel(w);
-      costs.set(w, cost);
-    }
-    return cost;
-  };
-  return { costOf: (w) => costsOf(w).total, keysOf: (w) => costsOf(w).keys };
-}
-
 /** The planner, the order and the sink of a load whose table and input are ready. */
 async function stagesOf(
-  session: LoadSession,
   ctx: PrepareContext,
-  tableInfo: TableInfo,
-  input: OpenedInputSet,
-  format: InputFormat | undefined,
-  shard: ResolvedShardOptions | undefined,
-  costOf: (w: PlannedWrite) => number,
-): Promise<PreparedLoad> {
-  const { opts } = session;
-  const { deps, now } = ctx;
+  ready: {
+    tableInfo: TableInfo;
+    inputSet: InputSet;
+    input: OpenedInputSet;
+    format: InputFormat | undefined;
+    shard: ResolvedShardOptions | undefined;
+    pacing: Pacing;
+  },
+): Promise<Omit<PreparedLoad, 'checkpoint' | 'manifest'>> {
+  const { opts, mode, disposer, emit } = ctx;
+  const { tableInfo, input, format, shard, pacing } = ready;
   const keySchema = tableInfo.keySchema;
   const plannerOptions: RowPlannerOptions = {
     keySchema,
@@ -337,9 +234,14 @@ async function stagesOf(
     ...(opts.deletes ? { deletes: opts.deletes } : {}),
   };
   const planner = createRowPlanner(plannerOptions);
-  const reading = await readingOf(session, { input, format }, plannerOptions, deps.dryRun?.onStripes);
-  session.order = reading.order;
-  ctx.emit({ type: 'reading', order: reading.order });
+  const reading = await readingOf(ready, plannerOptions, {
+    opts,
+    onStripes: mode.onStripes,
+    stripeBytes: ctx.deps.testSeams?.stripeBytes,
+    disposer,
+    facts: ctx.facts,
+  });
+  emit({ type: 'reading', order: reading.order });
   const orderer = new WriteOrderer({
     mode: reading.order,
     parts: reading.parts,
@@ -348,49 +250,29 @@ async function stagesOf(
     tempDir: opts.tempDir ?? tmpdir(),
     ...(input.totalBytes === undefined ? {} : { inputBytes: input.totalBytes }),
   });
-  session.orderer = orderer;
-  // Slots beyond --concurrency while batches are slow (issue 12): see src/pacing/inFlight.ts.
+  disposer.defer(async () => {
+    try {
+      await orderer.close();
+    } catch (error) {
+      emit({ type: 'warning', message: `could not remove the temporary files in ${orderer.stats.tempPath}: ${(error as Error).message}` });
+    }
+  });
+  ctx.facts.reading = { order: reading.order, orderer };
+  // Slots beyond --concurrency while batches are slow: see src/pacing/inFlight.ts.
   const inFlight = new InFlightLimit({ start: opts.concurrency });
-  const dryRun = deps.dryRun;
-  // One watch on the endpoint for every batch: an outage stops the sends, not the rows (issue 29.11).
-  if (!dryRun)
-    session.watch = new EndpointWatch({
-      policy: outagePolicy(opts.outageTimeoutMs),
-      endpoint: ctx.aws.endpoint ?? `DynamoDB in region ${ctx.aws.region ?? '(not set)'}`,
-      now,
-      emit: ctx.emit,
-      signal: deps.signal,
-    });
-  const sink = dryRun
-    ? recordingSink((writes) => dryRun.record(writes))
-    : dynamoSink(
-        {
-          client: (deps.directBatchWrites ?? session.ownsClient) ? withDirectBatchWrites(session.client) : session.client,
-          ...ctx.aws,
-          keySchema,
-          maxAttempts: opts.maxAttempts,
-          backoff: DEFAULT_BACKOFF,
-          random: deps.random ?? Math.random,
-          onRetry: (info) => ctx.emit({ type: 'retrying', ...info }),
-          pacer: session.pacer,
-          ...(session.capacity ? { capacity: session.capacity } : {}),
-          ...(session.watch ? { watch: session.watch } : {}),
-        },
-        inFlight,
-        now,
-      );
   return {
     tableInfo,
-    input: session.input ?? input,
+    input,
     format,
+    namedParts: ready.inputSet.parts.length > 1,
     planner,
     orderer,
-    costOf,
-    sink,
+    costOf: pacing.costOf,
+    sink: mode.sink(keySchema, inFlight, pacing),
     inFlight,
-    onPlanned: dryRun ? (w) => dryRun.onPlanned(w) : (w) => w,
-    onSkipped: dryRun?.onSkipped,
-    countKeys: !dryRun,
+    onPlanned: mode.onPlanned,
+    onSkipped: mode.onSkipped,
+    countKeys: mode.countKeys,
     records: reading.records,
     order: reading.order,
     closeInput: reading.closeInput,

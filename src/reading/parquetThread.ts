@@ -57,7 +57,7 @@ export interface ParquetThreadOptions {
 
 /** The records of the Parquet file at `path` (named `file` in messages), decoded in a worker. */
 export async function* readParquetInWorker(path: string, file: string, options: ParquetThreadOptions = {}): AsyncGenerator<SourceRecord> {
-  const baseMs = options.stallBaseMs ?? Number(process.env['DDB_SPREAD_TEST_PARQUET_STALL_MS'] ?? STALL_BASE_MS);
+  const baseMs = options.stallBaseMs ?? STALL_BASE_MS;
   const worker = startWorker({ path, file, identity: options.identity });
   const inbox: FromWorker[] = [];
   let wake: (() => void) | undefined;

@@ -31,6 +31,8 @@ export interface ReadSetOptions {
   csv: { delimiter: string | undefined; columns: string[] | undefined };
   /** The load's abort signal: stops a read that waits on a decoder (Parquet's worker). */
   signal?: AbortSignal;
+  /** How long a Parquet row group may take at the least (parquetThread.ts; tests shorten it). */
+  parquetStallMs?: number;
 }
 
 /**
@@ -38,7 +40,12 @@ export interface ReadSetOptions {
  * plain formats; a Parquet part is read again at offsets from its path). A DynamoDB export's data file is
  * JSON lines or Ion lines, tagged so the planner reads each as an export item or change record.
  */
-export function recordsOfPart(opened: OpenedInput, format: PartFormat, csv: ReadSetOptions['csv'], signal?: AbortSignal): AsyncGenerator<SourceRecord> {
+export function recordsOfPart(
+  opened: OpenedInput,
+  format: PartFormat,
+  csv: ReadSetOptions['csv'],
+  { signal, parquetStallMs }: Pick<ReadSetOptions, 'signal' | 'parquetStallMs'> = {},
+): AsyncGenerator<SourceRecord> {
   switch (format) {
     case 'export-full':
     case 'export-incremental':
@@ -51,7 +58,15 @@ export function recordsOfPart(opened: OpenedInput, format: PartFormat, csv: Read
       return tagged(readJsonLines(opened.stream, opened.name), 'ddb-json');
     default:
       // Each part's delimiter by its own name (a.csv and b.tsv in one set), unless --delimiter says for all.
-      return readRecords(opened, format, { ...csv, delimiter: delimiterOf(opened.name, csv.delimiter) }, signal);
+      return readRecords(
+        opened,
+        format,
+        { ...csv, delimiter: delimiterOf(opened.name, csv.delimiter) },
+        {
+          ...(signal ? { signal } : {}),
+          ...(parquetStallMs !== undefined ? { stallBaseMs: parquetStallMs } : {}),
+        },
+      );
   }
 }
 
@@ -97,7 +112,7 @@ export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInpu
         if (format === 'parquet') checkParquetPart(part);
       }
       let count = 0;
-      for await (const record of recordsOfPart(opened, format, options.csv, options.signal)) {
+      for await (const record of recordsOfPart(opened, format, options.csv, options)) {
         count++;
         yield record;
       }

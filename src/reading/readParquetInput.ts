@@ -1,15 +1,19 @@
 import { LoaderError } from '../shared/errors.js';
 import type { SourceRecord } from '../typing/planRow.js';
 import type { OpenedInput } from './openInput.js';
-import { readParquetInWorker } from './parquetThread.js';
+import { readParquetInWorker, type ParquetThreadOptions } from './parquetThread.js';
 
 /**
  * A Parquet input: Parquet needs random access (its footer holds the index), so the opened stream is
  * closed and the file is read again at offsets. stdin and compressed files cannot be read that way
  * (Parquet compresses inside the file; an outer .gz or .zst is refused with the fix). Decoded in a worker
  * (parquetThread.ts): a corrupt file ends with an error naming it, and `signal` stops it at once.
+ * `stallBaseMs`: how long a row group may take at the least (tests shorten it).
  */
-export async function* readParquetInput(input: OpenedInput, signal?: AbortSignal): AsyncGenerator<SourceRecord> {
+export async function* readParquetInput(
+  input: OpenedInput,
+  { signal, stallBaseMs }: Pick<ParquetThreadOptions, 'signal' | 'stallBaseMs'> = {},
+): AsyncGenerator<SourceRecord> {
   input.stream.destroy();
   if (input.path === '-') {
     throw new LoaderError('INVALID_OPTION', 'Parquet cannot be read from stdin: its index is at the end of the file; pass the file path instead');
@@ -26,6 +30,7 @@ export async function* readParquetInput(input: OpenedInput, signal?: AbortSignal
   // The worker checks every read against the identity pinned when the file was listed (issue 29.4).
   yield* readParquetInWorker(input.path, input.name, {
     ...(signal ? { signal } : {}),
+    ...(stallBaseMs !== undefined ? { stallBaseMs } : {}),
     ...(input.pin ? { identity: input.pin.identity } : {}),
     onBytes: (read) => (bytes = read),
   });

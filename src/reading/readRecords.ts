@@ -4,6 +4,7 @@ import type { OpenedInput } from './openInput.js';
 import { readCsv } from './readCsv.js';
 import { readIon } from './readIon.js';
 import { readJsonLines } from './readJsonLines.js';
+import type { ParquetThreadOptions } from './parquetThread.js';
 import { readParquetInput } from './readParquetInput.js';
 
 /** The records of an opened input, by its format: CSV records, JSON lines (plain or DynamoDB JSON), Ion lines or Parquet rows. */
@@ -11,13 +12,13 @@ export function readRecords(
   input: OpenedInput,
   format: InputFormat,
   csv: { delimiter: string; columns: string[] | undefined },
-  signal?: AbortSignal,
+  parquet: Pick<ParquetThreadOptions, 'signal' | 'stallBaseMs'> = {},
 ): AsyncGenerator<SourceRecord> {
   switch (format) {
     case 'csv':
       return readCsv(input.stream, input.name, csv);
     case 'parquet':
-      return readParquetInput(input, signal);
+      return readParquetInput(input, parquet);
     case 'ion':
       return readIon(input.stream, input.name);
     default:

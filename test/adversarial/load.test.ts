@@ -23,7 +23,6 @@ const ORDERS: OrderMode[] = ['input', 'window', 'round-robin', 'spread', 'stripe
 const E2E: Profile = { ...PLAIN, maxRows: 40 };
 
 const { endpoint, dir, newTable, dropTable } = useLocalAws({ name: 'adversarial-load', processCredentials: true, keys: KEY_SCHEMA });
-process.env['DDB_SPREAD_TEST_STRIPE_BYTES'] = '64';
 let seq = 0;
 /** Faults the proxy injected over the fault property's cases (the property proves nothing without them). */
 let injected = 0;
@@ -90,7 +89,7 @@ async function loadAndCheck({ model: drawn, order, concurrency, window }: Case, 
       },
       // Backoff sleeps of 0 ms: the faults are retried at once.
       // A load that hangs is stopped (and fails the case) instead of using up the test's time.
-      { random: () => 0, signal: AbortSignal.timeout(60_000) },
+      { random: () => 0, signal: AbortSignal.timeout(60_000), testSeams: { stripeBytes: 64 } },
     );
     if (result.order === 'stripes') striped++;
     expectCounters(result, model, expected);

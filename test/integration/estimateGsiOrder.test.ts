@@ -9,7 +9,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { estimate, type EstimateOptions } from '../../src/estimating/estimate.js';
+import { estimate, type EstimateDependencies, type EstimateOptions } from '../../src/estimating/estimate.js';
 import type { EstimateResult } from '../../src/estimating/estimateTypes.js';
 import { offlineTableInfo } from '../../src/estimating/offlineTable.js';
 import type { LoadEvent } from '../../src/reporting/events.js';
@@ -36,7 +36,7 @@ async function statusCsv(): Promise<string> {
 }
 
 let runs = 0;
-async function run(options: Partial<EstimateOptions>, events?: LoadEvent[]): Promise<EstimateResult> {
+async function run(options: Partial<EstimateOptions>, events?: LoadEvent[], deps: EstimateDependencies = {}): Promise<EstimateResult> {
   return estimate(
     {
       input: await statusCsv(),
@@ -48,7 +48,7 @@ async function run(options: Partial<EstimateOptions>, events?: LoadEvent[]): Pro
       ...options,
       simulation: { partitions: 4, latencyMs: 5, ...options.simulation },
     },
-    events ? { onEvent: (e) => events.push(e) } : {},
+    { ...deps, ...(events ? { onEvent: (e: LoadEvent) => events.push(e) } : {}) },
   );
 }
 
@@ -102,28 +102,26 @@ describe('estimate of a global order on a table with GSIs', () => {
     const lines = ['id,status,payload'];
     for (let i = 0; i < ROWS; i++) lines.push(`id-${String(i).padStart(5, '0')},${i % 4 === 0 ? 'ACTIVE' : `s-${i % 50}`},${'x'.repeat(40)}`);
     await writeFile(path, `${lines.join('\n')}\n`);
-    const previous = process.env['DDB_SPREAD_TEST_STRIPE_BYTES'];
-    process.env['DDB_SPREAD_TEST_STRIPE_BYTES'] = '4096';
-    try {
-      const events: LoadEvent[] = [];
-      const asked = await run({ input: path, table, endpoint, region: 'us-east-1', order: undefined }, events);
-      const materialised = await run({ input: path, table, endpoint, region: 'us-east-1', order: undefined, simulation: { materializeOrder: true } });
-      expect(asked.simulations.planned.order).toBe('stripes');
-      // The measured phases aside (a streaming order's time overlaps reading and writing).
-      const measured = (r: EstimateResult) => {
-        const { estimatedSeconds, startupSeconds, readSeconds, ...time } = r.time;
-        expect(estimatedSeconds).toBeGreaterThanOrEqual(time.writeSeconds);
-        expect(startupSeconds + readSeconds).toBeGreaterThanOrEqual(0);
-        return { ...r, input: { ...r.input, rejectsPath: '' }, time };
-      };
-      expect(measured(asked)).toEqual(measured(materialised));
-      expect(asked.table.source).toBe('describe-table');
-      expect(asked.writeUnits.indexes['byStatus']).toBe(ROWS);
-      expect(events.filter((e) => e.type === 'started')).toHaveLength(1);
-      expect(asked.input.rows).toBe(ROWS);
-    } finally {
-      if (previous === undefined) delete process.env['DDB_SPREAD_TEST_STRIPE_BYTES'];
-      else process.env['DDB_SPREAD_TEST_STRIPE_BYTES'] = previous;
-    }
+    const seams = { testSeams: { stripeBytes: 4096 } };
+    const events: LoadEvent[] = [];
+    const asked = await run({ input: path, table, endpoint, region: 'us-east-1', order: undefined }, events, seams);
+    const materialised = await run(
+      { input: path, table, endpoint, region: 'us-east-1', order: undefined, simulation: { materializeOrder: true } },
+      undefined,
+      seams,
+    );
+    expect(asked.simulations.planned.order).toBe('stripes');
+    // The measured phases aside (a streaming order's time overlaps reading and writing).
+    const measured = (r: EstimateResult) => {
+      const { estimatedSeconds, startupSeconds, readSeconds, ...time } = r.time;
+      expect(estimatedSeconds).toBeGreaterThanOrEqual(time.writeSeconds);
+      expect(startupSeconds + readSeconds).toBeGreaterThanOrEqual(0);
+      return { ...r, input: { ...r.input, rejectsPath: '' }, time };
+    };
+    expect(measured(asked)).toEqual(measured(materialised));
+    expect(asked.table.source).toBe('describe-table');
+    expect(asked.writeUnits.indexes['byStatus']).toBe(ROWS);
+    expect(events.filter((e) => e.type === 'started')).toHaveLength(1);
+    expect(asked.input.rows).toBe(ROWS);
   });
 });

@@ -14,14 +14,12 @@ import { writeParquet } from '../support/formatFixtures.js';
 import { useLocalAws } from '../support/localAws.js';
 import { localLoad } from '../support/localLoad.js';
 
-// Three stripes of the striped files (not 6 of 64 KB): each stripe's read-ahead is then well under half of
-// its bytes, so the change lands while most of the file is still to be read.
-process.env['DDB_SPREAD_TEST_STRIPE_BYTES'] = String(128 * 1024);
-
 const KEYS: TableKeys = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } };
 const aws = useLocalAws({ name: 'inputchanged', processCredentials: true });
 const { client, newTable } = aws;
-const { path, run, runFailing } = localLoad(aws);
+// Three stripes of the striped files (not 6 of 64 KB): each stripe's read-ahead is then well under half of
+// its bytes, so the change lands while most of the file is still to be read.
+const { path, run, runFailing } = localLoad(aws, {}, { testSeams: { stripeBytes: 128 * 1024 } });
 
 const ROWS = 20_000;
 const pk = (i: number) => `k${String(Math.floor(i / 10)).padStart(5, '0')}`;

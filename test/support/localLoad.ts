@@ -20,13 +20,16 @@ export interface LocalLoad {
 
 /**
  * The in-process load of a test file against DynamoDB Local (useLocalAws), with `defaults` under every
- * run's options. Call it at the top level of the file, after useLocalAws.
+ * run's options and `defaultDeps` under its dependencies. Call it at the top level of the file, after useLocalAws.
  */
-export function localLoad(aws: Pick<LocalAws, 'endpoint' | 'dir'>, defaults: Partial<LoadOptions> = {}): LocalLoad {
+export function localLoad(aws: Pick<LocalAws, 'endpoint' | 'dir'>, defaults: Partial<LoadOptions> = {}, defaultDeps: LoadDependencies = {}): LocalLoad {
   let seq = 0;
   const path = (name: string) => join(aws.dir(), `${++seq}-${name}`);
   const run = (options: LocalLoadOptions, deps: LoadDependencies = {}) =>
-    load({ endpoint: aws.endpoint, region: 'us-east-1', rejectsPath: path('run.rejects.jsonl'), ...defaults, ...options }, { random: () => 0, ...deps });
+    load(
+      { endpoint: aws.endpoint, region: 'us-east-1', rejectsPath: path('run.rejects.jsonl'), ...defaults, ...options },
+      { random: () => 0, ...defaultDeps, ...deps },
+    );
   return {
     path,
     async inputFile(name, content) {

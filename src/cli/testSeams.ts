@@ -1,0 +1,16 @@
+import type { TestSeams } from '../load/loadDependencies.js';
+
+/**
+ * The sizes the tests that spawn the CLI shrink, read from the environment here and nowhere below: the
+ * library takes them as a dependency (LoadDependencies.testSeams). Users never set these variables.
+ */
+export function testSeamsFromEnv(env: NodeJS.ProcessEnv): { testSeams?: TestSeams } {
+  const stripeBytes = numberOf(env['DDB_SPREAD_TEST_STRIPE_BYTES']);
+  const parquetStallMs = numberOf(env['DDB_SPREAD_TEST_PARQUET_STALL_MS']);
+  if (stripeBytes === undefined && parquetStallMs === undefined) return {};
+  return { testSeams: { ...(stripeBytes !== undefined ? { stripeBytes } : {}), ...(parquetStallMs !== undefined ? { parquetStallMs } : {}) } };
+}
+
+function numberOf(text: string | undefined): number | undefined {
+  return text === undefined ? undefined : Number(text);
+}

@@ -1,0 +1,79 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Readable } from 'node:stream';
+import type { LoadEvent } from '../reporting/events.js';
+import type { TableInfo } from '../shared/tableInfo.js';
+import type { PlannedWrite, RowOrigin } from '../shared/types.js';
+import type { CallerFiles } from './outputFiles.js';
+import type { StripeLayout } from './stripedRecords.js';
+
+/** What load() needs from its environment; each has a real default and can be replaced in tests. */
+export interface LoadDependencies {
+  /** A DynamoDB document client; by default one is built from the region, profile and endpoint options. */
+  client?: DynamoDBDocumentClient;
+  /**
+   * Send BatchWriteItem calls after the first below the client's middleware chain (src/writing/directSend.ts).
+   * @default true for the client load() builds; false for a client given here, whose own middleware (a
+   * logger, a retry strategy, tracing, headers) must then see every call
+   */
+  directBatchWrites?: boolean;
+  /**
+   * Stops reading when aborted; batches already sent finish, then load() rejects with code ABORTED. An abort
+   * after every batch has settled stops nothing: the load ends as its checkpoint records it.
+   */
+  signal?: AbortSignal;
+  onEvent?: (event: LoadEvent) => void;
+  /** Stream read for input "-". @default process.stdin */
+  stdin?: Readable;
+  /** Random source for backoff jitter. @default Math.random */
+  random?: () => number;
+  /** Monotonic clock (ms) for rate control. @default performance.now */
+  now?: () => number;
+  /** A dry run: the same reading, planning, sharding, ordering and batching, and nothing written. */
+  dryRun?: DryRun;
+  /** Files the caller reads or will write (the CLI's --schema, --config, --report): checked with load's own before the first row. */
+  files?: CallerFiles;
+  /** Sizes the tests shrink so that small files exercise what only large ones would; users never set them. */
+  testSeams?: TestSeams;
+}
+
+/**
+ * Sizes and timeouts made small by tests, passed in rather than read from the environment anywhere below
+ * the CLI (src/cli/testSeams.ts reads them there for the tests that spawn it).
+ */
+export interface TestSeams {
+  /** The smallest stripe of a striped read, in bytes (stripedRecords.ts' MIN_STRIPE_BYTES otherwise). */
+  stripeBytes?: number;
+  /** How long a Parquet worker may go without a row group before it is called stalled, at the least (parquetThread.ts). */
+  parquetStallMs?: number;
+}
+
+/**
+ * What a dry run (the estimate) plugs into load(): no rate control, no shard manifest, and batches go
+ * to `record` instead of DynamoDB, each counted as written.
+ */
+export interface DryRun {
+  /** The table, when known without DescribeTable (the estimate's offline flags). */
+  tableInfo?: TableInfo;
+  /**
+   * Called with the table's description before the first row. Returning `'start over'` ends the dry run
+   * at once, before any row is read: dryRunLoad() resolves with the table, for its caller to start again
+   * with what the table showed (the estimate, when the table has GSIs).
+   */
+  onTable?: (table: TableInfo) => 'start over' | undefined;
+  /** Each planned write in input order; what it returns goes on to the order (a slimmer copy, say). */
+  onPlanned(write: PlannedWrite): PlannedWrite;
+  /** Each batch, in the order `load` would send it. */
+  record(writes: readonly PlannedWrite[]): void;
+  /**
+   * The striped read simulated, not done (the estimate). When set and the order is `stripes`, the file is
+   * cut as a load would cut it and read whole in input order instead: told the stripes' layout, or
+   * undefined where the load would read the file whole in round-robin order (it is then read in input
+   * order). Called once, before the first row.
+   */
+  onStripes?: (layout: StripeLayout | undefined) => void;
+  /**
+   * Each row read and not written (rejected, or of another segment), in input order: it still moves its
+   * stripe along in a striped read, so the estimate's simulation of that read needs its text too.
+   */
+  onSkipped?: (origin: RowOrigin) => void;
+}

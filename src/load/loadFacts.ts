@@ -1,0 +1,30 @@
+import type { OrderMode } from '../ordering/order.js';
+import type { WriteOrderer } from '../ordering/writeOrderer.js';
+import type { InputSet } from '../reading/inputSet.js';
+import type { OpenedInputSet } from '../reading/readInputSet.js';
+import type { CapacityReports } from '../pacing/capacityReports.js';
+import type { RatePacer } from '../pacing/ratePacer.js';
+import type { ShardManifest } from '../sharding/shardManifest.js';
+import type { OpenedCheckpoint } from './openCheckpoint.js';
+
+/**
+ * What the load's result and progress events report, as far as setup has got: each part is recorded here
+ * as the setup step that made it returns it, so a load that stops early still reports what it had. Only
+ * records: what must be released is released by the load's Disposer.
+ */
+export interface LoadFacts {
+  /** The inputs listed (files, folders, globs, S3, exports), before any is opened. */
+  inputSet?: InputSet;
+  /** The rate chosen and why; a provisioned table's WCU, the most a load reaches whatever --wcu asks. */
+  rate?: { reason: string; tableWcu: number; pacer: RatePacer | undefined; capacity: CapacityReports | undefined };
+  checkpoint?: OpenedCheckpoint;
+  manifest?: ShardManifest;
+  /** Where the manifest was written at the end, once it was. */
+  manifestWritten?: string;
+  /** The input as read: its bytes so far (a striped read's, when it is read in stripes). */
+  input?: Pick<OpenedInputSet, 'bytesRead' | 'totalBytes'>;
+  /** The write order in effect (--order, or round-robin where a file cannot be read in stripes), and the order's state. */
+  reading?: { order: OrderMode; orderer: WriteOrderer };
+  /** Set once the table is described and the input open: only then do counters mean anything. */
+  started: boolean;
+}

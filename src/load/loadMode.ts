@@ -1,0 +1,218 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { InFlightLimit } from '../pacing/inFlight.js';
+import type { RateChoice } from '../pacing/rateChoice.js';
+import { RateController } from '../pacing/rateControl.js';
+import { RatePacer } from '../pacing/ratePacer.js';
+import { CapacityReports } from '../pacing/capacityReports.js';
+import { createKeyCostModel, type KeyUnits, type WriteKeyCosts } from '../pacing/writeCost.js';
+import type { InputSet } from '../reading/inputSet.js';
+import type { LoadEvent, LoadResult } from '../reporting/events.js';
+import type { TableInfo } from '../shared/tableInfo.js';
+import type { KeySchema, PlannedWrite, RowOrigin } from '../shared/types.js';
+import type { ResolvedShardOptions } from '../sharding/shard.js';
+import { ShardManifest } from '../sharding/shardManifest.js';
+import { DEFAULT_BACKOFF } from '../writing/backoff.js';
+import { dynamoSink, recordingSink, type BatchSink } from '../writing/batchSink.js';
+import { describeTable } from '../writing/describeTable.js';
+import { withDirectBatchWrites } from '../writing/directSend.js';
+import { EndpointWatch } from '../writing/endpointWatch.js';
+import { outagePolicy } from '../writing/outage.js';
+import { writeJsonAtomically } from '../reporting/reportFile.js';
+import { LoaderError } from '../shared/errors.js';
+import type { Disposer } from './disposer.js';
+import type { DryRun, LoadDependencies } from './loadDependencies.js';
+import type { LoadFacts } from './loadFacts.js';
+import type { LoadStop } from './loadStop.js';
+import type { LoadTally } from './loadTally.js';
+import { openCheckpoint, type OpenedCheckpoint } from './openCheckpoint.js';
+import type { NormalizedLoadOptions } from './options.js';
+import type { StripeLayout } from './stripedRecords.js';
+import { packageVersion } from './toolVersion.js';
+
+/**
+ * How a load treats the table: it writes (DynamoDB described, paced, checkpointed, sharded keys kept in a
+ * manifest, batches sent), or it is a dry run (the table described or as given, nothing paced, kept or
+ * sent; batches recorded). Setup asks the mode for each of these instead of asking whether it is a dry run.
+ */
+export interface LoadMode {
+  /** False for a dry run: its outputs are checked as a dry run's (it never overwrites a real load's rejects). */
+  readonly writes: boolean;
+  /** The table: DescribeTable, or the dry run's own description. `startOver` when the dry run asks to begin again with it. */
+  table(): Promise<{ table: TableInfo; startOver: boolean }>;
+  /** What a write costs and how the load is paced: a dry run's slim writes carry their total cost in `wcu`, and it is not paced. */
+  pacing(table: TableInfo, rate: RateChoice): Pacing;
+  /** The checkpoint of --checkpoint, taken for this run (its lock and close deferred); none for a dry run. */
+  checkpoint(keySchema: KeySchema, seed: number | undefined, inputSet: InputSet): Promise<OpenedCheckpoint | undefined>;
+  /** The manifest of a sharded load's keys, saved when the load ends once it has started; none for a dry run, which writes nothing. */
+  manifest(shard: ResolvedShardOptions | undefined): ShardManifest | undefined;
+  /** Where batches go: DynamoDB (with a watch on the endpoint, closed when the load ends), or the dry run's recorder. */
+  sink(keySchema: KeySchema, inFlight: InFlightLimit, pacing: Pacing): BatchSink;
+  /** What goes on to the order for each planned write (a dry run's slimmer copy). */
+  readonly onPlanned: (write: PlannedWrite) => PlannedWrite;
+  /** Told of each row read and not written (a dry run's, when it asks). */
+  readonly onSkipped: ((origin: RowOrigin) => void) | undefined;
+  /** Told how the file would be read in stripes, instead of reading it so (a dry run's, when it asks: the estimate). */
+  readonly onStripes: ((layout: StripeLayout | undefined) => void) | undefined;
+  /** Whether the load tallies write units per key (a dry run keeps its own tally). */
+  readonly countKeys: boolean;
+}
+
+/** The write cost of the load and, when it is paced, its pacer and which calls report their capacity. */
+export interface Pacing {
+  /** Write units of one put: the table plus every GSI the item lands in. */
+  costOf: (write: PlannedWrite) => number;
+  pacer?: RatePacer;
+  capacity?: CapacityReports;
+}
+
+/** What either mode needs of the load around it. */
+export interface ModeContext {
+  opts: NormalizedLoadOptions;
+  deps: LoadDependencies;
+  client: DynamoDBDocumentClient;
+  ownsClient: boolean;
+  /** Where the client goes, for messages only. */
+  aws: { table: string; region: string | undefined; endpoint: string | undefined };
+  disposer: Disposer;
+  /** What the result reports: the manifest's path once written at the end. */
+  facts: LoadFacts;
+  stop: LoadStop;
+  tally: LoadTally;
+  emit: (event: LoadEvent) => void;
+  now: () => number;
+  result: () => LoadResult;
+}
+
+/** The mode of a load with these dependencies: a dry run when they carry one. */
+export function loadModeOf(ctx: ModeContext): LoadMode {
+  return ctx.deps.dryRun ? dryRunMode(ctx.deps.dryRun, ctx) : writingMode(ctx);
+}
+
+/** A load that writes. */
+export function writingMode(ctx: ModeContext): LoadMode {
+  const { opts, deps, disposer, emit, now } = ctx;
+  return {
+    writes: true,
+    async table() {
+      return { table: await describeTable(ctx.client, ctx.aws, deps.signal), startOver: false };
+    },
+    pacing(table, rate) {
+      const { costOf, keysOf } = writeCostsOf(table);
+      const pacer = opts.pacing
+        ? new RatePacer({
+            controller: new RateController({ targetWcu: rate.targetWcu, keyWcu: opts.keyWcu, ...(rate.growth ? { growth: rate.growth } : {}) }, now()),
+            costOf,
+            ...(keysOf ? { keysOf } : {}),
+            now,
+            onChange: (change) => emit({ type: 'rateChanged', change }),
+          })
+        : undefined;
+      return { costOf, capacity: new CapacityReports(costOf), ...(pacer ? { pacer } : {}) };
+    },
+    async checkpoint(keySchema, seed, inputSet) {
+      if (!opts.checkpointPath) return undefined;
+      return openCheckpoint(keySchema, seed, { opts, inputSet, disposer, stop: ctx.stop, tally: ctx.tally, emit, result: ctx.result });
+    },
+    manifest(shard) {
+      if (!shard) return undefined;
+      const manifest = new ShardManifest(opts.table, packageVersion(), shard);
+      // Saved at the end as well as before the first row (prepareLoad): the keys it holds by then.
+      disposer.defer(async () => {
+        if (!ctx.facts.started) return;
+        try {
+          ctx.facts.manifestWritten = await saveManifest(opts.shard!.manifestPath, manifest);
+        } catch (error) {
+          ctx.stop.fail(error);
+        }
+      });
+      return manifest;
+    },
+    sink(keySchema, inFlight, pacing) {
+      // One watch on the endpoint for every batch: an outage stops the sends, not the rows (src/writing/outage.ts).
+      const watch = new EndpointWatch({
+        policy: outagePolicy(opts.outageTimeoutMs),
+        endpoint: ctx.aws.endpoint ?? `DynamoDB in region ${ctx.aws.region ?? '(not set)'}`,
+        now,
+        emit,
+        signal: deps.signal,
+      });
+      disposer.defer(() => watch.close());
+      return dynamoSink(
+        {
+          client: (deps.directBatchWrites ?? ctx.ownsClient) ? withDirectBatchWrites(ctx.client) : ctx.client,
+          ...ctx.aws,
+          keySchema,
+          maxAttempts: opts.maxAttempts,
+          backoff: DEFAULT_BACKOFF,
+          random: deps.random ?? Math.random,
+          onRetry: (info) => emit({ type: 'retrying', ...info }),
+          pacer: pacing.pacer,
+          ...(pacing.capacity ? { capacity: pacing.capacity } : {}),
+          watch,
+        },
+        inFlight,
+        now,
+      );
+    },
+    onPlanned: (w) => w,
+    onSkipped: undefined,
+    onStripes: undefined,
+    countKeys: true,
+  };
+}
+
+/** A dry run: the same reading, planning, sharding, ordering and batching, and nothing written. */
+export function dryRunMode(dryRun: DryRun, ctx: Pick<ModeContext, 'client' | 'aws' | 'deps'>): LoadMode {
+  return {
+    writes: false,
+    async table() {
+      const table = dryRun.tableInfo ?? (await describeTable(ctx.client, ctx.aws, ctx.deps.signal));
+      return { table, startOver: dryRun.onTable?.(table) === 'start over' };
+    },
+    pacing: () => ({ costOf: (w) => w.wcu }),
+    checkpoint: () => Promise.resolve(undefined),
+    manifest: () => undefined,
+    sink: () => recordingSink((writes) => dryRun.record(writes)),
+    onPlanned: (w) => dryRun.onPlanned(w),
+    onSkipped: dryRun.onSkipped,
+    onStripes: dryRun.onStripes,
+    countKeys: false,
+  };
+}
+
+/**
+ * Write units of one put by the table's GSIs, in all and per partition key it lands on (the table's key
+ * by table units, each GSI key by its own, since each index has partitions of its own), computed once per write. A delete is planned at its
+ * 1 unit on the table's key (see README, "Deletes").
+ */
+function writeCostsOf(tableInfo: TableInfo): { costOf: (write: PlannedWrite) => number; keysOf?: (write: PlannedWrite) => KeyUnits[] } {
+  // Without GSIs the table's units are the cost, all on the table's key (the pacer's default, without an array per write).
+  if (tableInfo.gsis.length === 0) return { costOf: (w) => w.wcu };
+  const costModel = createKeyCostModel(tableInfo);
+  const costs = new WeakMap<PlannedWrite, WriteKeyCosts>();
+  const costsOf = (w: PlannedWrite): WriteKeyCosts => {
+    if (w.op === 'delete') return { total: w.wcu, keys: [{ key: w.partitionId, units: w.wcu }] };
+    let cost = costs.get(w);
+    if (cost === undefined) {
+      cost = costModel(w);
+      costs.set(w, cost);
+    }
+    return cost;
+  };
+  return { costOf: (w) => costsOf(w).total, keysOf: (w) => costsOf(w).keys };
+}
+
+/** Writes the manifest atomically, so a reader never sees half a file. */
+export async function saveManifest(path: string, manifest: ShardManifest): Promise<string> {
+  await writeJsonAtomically(
+    path,
+    manifest.toJSON(),
+    '--shard-manifest',
+    (error) =>
+      new LoaderError('MANIFEST_UNWRITABLE', `cannot write the shard manifest ${path}: ${error.message}; choose another path with --shard-manifest`, {
+        file: path,
+        cause: error,
+      }),
+  );
+  return path;
+}
