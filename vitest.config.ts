@@ -1,9 +1,15 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
- * Two projects in one run, so `npm test` prints one summary line counting every test (.ci/run reads it).
+ * Unit test files whose property runs, seeds or input sizes are cut for the unit pass (test/support/testSize.ts),
+ * run again at full size by the long project, so `npm test` checks all it checked before.
+ */
+const LONG_UNIT_FILES = ['test/unit/estimating/heavyHitters.test.ts', 'test/unit/reading/hostileInput.test.ts'];
+
+/**
+ * Three projects in one run, so `npm test` prints one summary line counting every test (.ci/run reads it).
  * unit: pure code and in-process fakes, with no global setup, so `npm run test:unit` runs on a machine
- * without Java. integration: what needs DynamoDB Local, the built CLI or a network server; its global
+ * without Java, in about a minute. long: the unit files of LONG_UNIT_FILES again, at full size. integration: what needs DynamoDB Local, the built CLI or a network server; its global
  * setup starts one DynamoDB Local for the run. Vitest runs a project's global setup only when that project
  * has files in the run, so the root config must not have one.
  */
@@ -22,6 +28,14 @@ export default defineConfig({
       {
         extends: true,
         test: { name: 'unit', include: ['test/unit/**/*.test.ts'] },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'long',
+          include: LONG_UNIT_FILES,
+          env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', DDB_SPREAD_LONG_TESTS: '1' },
+        },
       },
       {
         extends: true,
