@@ -4,7 +4,24 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * Unit test files whose property runs, seeds or input sizes are cut for the unit pass (test/support/testSize.ts),
  * run again at full size by the long project, so `npm test` checks all it checked before.
  */
-const LONG_UNIT_FILES = ['test/unit/estimating/heavyHitters.test.ts', 'test/unit/reading/hostileInput.test.ts'];
+export const LONG_UNIT_FILES = [
+  'test/unit/estimating/heavyHitters.test.ts',
+  'test/unit/estimating/stripeOrder.test.ts',
+  'test/unit/load/headByKeyCells.test.ts',
+  'test/unit/ordering/order.test.ts',
+  'test/unit/ordering/spillDisk.test.ts',
+  'test/unit/ordering/writeOrderer.test.ts',
+  'test/unit/reading/corruptCompressed.test.ts',
+  'test/unit/reading/csvRawTextAttack.test.ts',
+  'test/unit/reading/framerJumps.test.ts',
+  'test/unit/reading/hostileInput.test.ts',
+  'test/unit/reading/keyCells.test.ts',
+  'test/unit/reading/recordStarts.test.ts',
+  'test/unit/sharding/logicalKey.test.ts',
+  'test/unit/sharding/shard.test.ts',
+  'test/unit/typing/number.test.ts',
+  'test/unit/writing/wireJson.test.ts',
+];
 
 /**
  * Three projects in one run, so `npm test` prints one summary line counting every test (.ci/run reads it).
