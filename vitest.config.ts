@@ -23,11 +23,19 @@ export const LONG_UNIT_FILES = [
   'test/unit/writing/wireJson.test.ts',
 ];
 
+// The AWS SDK warns once a process, on Node < 22, that its releases after January 2027 need Node 22: in the
+// global setup, every test worker and every CLI run that was the same 8 lines dozens of times over. The
+// variable is the SDK's own switch, set here so the workers and the CLIs they spawn inherit it. Users still
+// see the notice: the CLI prints its one line of ours whatever the environment (test/cli/cli.test.ts clears
+// the variable to check it).
+process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
+
 /**
  * Three projects in one run, so `npm test` prints one summary line counting every test (.ci/run reads it).
  * unit: pure code and in-process fakes, with no global setup, so `npm run test:unit` runs on a machine
- * without Java, in about a minute. long: the unit files of LONG_UNIT_FILES again, at full size. integration: what needs DynamoDB Local, the built CLI or a network server; its global
- * setup starts one DynamoDB Local for the run. Vitest runs a project's global setup only when that project
+ * without Java, in about a minute. long: the unit files of LONG_UNIT_FILES again, at full size.
+ * integration: what needs DynamoDB Local, the built CLI or a network server; its global setup starts one
+ * DynamoDB Local for the run. Vitest runs a project's global setup only when that project
  * has files in the run, so the root config must not have one.
  */
 export default defineConfig({
@@ -36,11 +44,6 @@ export default defineConfig({
     // The first run downloads DynamoDB Local (~56 MB) inside the integration project's global setup.
     hookTimeout: 120_000,
     pool: 'forks',
-    // The AWS SDK warns once a process, on Node < 22, that its releases after January 2027 need Node 22:
-    // in every test worker and CLI run that was the same 8 lines dozens of times over. The variable is
-    // the SDK's own switch; the CLI prints its one line of ours whatever the environment (test/cli/cli.test.ts
-    // clears the variable to check it), so users still see it.
-    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
     projects: [
       {
         extends: true,
@@ -51,7 +54,7 @@ export default defineConfig({
         test: {
           name: 'long',
           include: LONG_UNIT_FILES,
-          env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', DDB_SPREAD_LONG_TESTS: '1' },
+          env: { DDB_SPREAD_LONG_TESTS: '1' },
         },
       },
       {
