@@ -1,7 +1,9 @@
 #!/bin/sh
-# Regenerates the bzip2 fixtures of test/unit/reading/formats.test.ts (issue 17). Node has no bzip2
-# encoder, so these few files are committed; gzip, zstd, Parquet and Ion fixtures are made by the tests.
-# Needs the bzip2 command (Debian package bzip2). Run from the repository root.
+# Regenerates the committed compressed fixtures. Node has no bzip2 encoder, and none for zstd before
+# 22.15, so these files are committed; gzip, Parquet and Ion fixtures are made by the tests.
+# Needs the bzip2 command (Debian package bzip2), and Node 22.15+ or the zstd command (package zstd);
+# the zstd part runs the tests that compress with zstd (some need Java for DynamoDB Local).
+# Run from the repository root.
 set -eu
 out=test/fixtures/formats
 mkdir -p "$out"
@@ -16,3 +18,8 @@ printf 'second,2\n' | bzip2 -c > "$tmp/b.bz2"
 cat "$tmp/a.bz2" "$tmp/b.bz2" > "$out/two-streams.csv.bz2"
 # A truncated stream: the reader must fail naming the file, never end early as if complete.
 head -c 200 "$out/rows.csv.bz2" > "$out/truncated.csv.bz2"
+# zstd: one file for each input a test compresses (test/support/formatFixtures.ts names it by the input's
+# SHA-256), written by those tests when DDB_SPREAD_WRITE_FIXTURES=1.
+rm -rf test/fixtures/zstd
+npm run build
+DDB_SPREAD_WRITE_FIXTURES=1 npx vitest run $(grep -rl "formatFixtures.js" test --include='*.test.ts' | xargs grep -l "zstd\|codec")

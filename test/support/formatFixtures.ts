@@ -1,10 +1,13 @@
 /**
- * issue 17: Parquet and zstd inputs made by the tests themselves (hyparquet-writer, Node's zlib), so no
- * binary fixture has to be trusted. bzip2 fixtures are committed with their script
- * (scripts/makeFormatFixtures.sh): Node has no bzip2 encoder.
+ * Parquet inputs are made by the tests themselves (hyparquet-writer), so no binary fixture has to be
+ * trusted there. zstd and bzip2 files are committed with their script (scripts/makeFormatFixtures.sh):
+ * Node has no bzip2 encoder, and no zstd encoder before 22.15.
  */
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import * as zlib from 'node:zlib';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import type { SchemaElement } from 'hyparquet';
@@ -33,13 +36,45 @@ const WRITE_COMPRESSORS = {
 };
 
 /**
- * zstd with Node's own encoder (Node 22.15+), else the zstd command (Node 20 has no zstd encoder). Either
- * way with the content checksum, as the zstd command writes by default (libzstd alone leaves it out).
+ * `data` compressed with zstd, read from a committed file named by the SHA-256 of `data`
+ * (test/fixtures/zstd/), so every Node reads the same bytes and Node 20 (no zstd encoder before 22.15)
+ * needs no zstd command either. An input with no file yet fails saying how to make it:
+ * DDB_SPREAD_WRITE_FIXTURES=1 writes the missing files with Node's encoder or the zstd command, with the
+ * content checksum on, as the zstd command writes by default (libzstd alone leaves it out).
  */
 export function zstd(data: string | Buffer): Buffer {
+  const input = Buffer.from(data);
+  const path = fileURLToPath(new URL(`${ZSTD_FIXTURES}/${zstdFixtureName(input)}`, import.meta.url));
+  if (existsSync(path)) return readFileSync(path);
+  if (process.env['DDB_SPREAD_WRITE_FIXTURES'] !== '1')
+    throw new Error(
+      `no zstd fixture ${path} for this ${input.length}-byte input: run the test once with DDB_SPREAD_WRITE_FIXTURES=1 ` +
+        '(Node 22.15+ or the zstd command) and commit the new file (scripts/makeFormatFixtures.sh remakes them all)',
+    );
+  const made = zstdEncode(input);
+  mkdirSync(dirname(path), { recursive: true });
+  const temporary = `${path}.${process.pid}.tmp`;
+  writeFileSync(temporary, made);
+  renameSync(temporary, path);
+  return made;
+}
+
+/** Where the committed zstd files are, from this file. */
+const ZSTD_FIXTURES = '../fixtures/zstd';
+
+/** The name of the committed zstd file of `input`: the first 16 hex digits of its SHA-256. */
+export function zstdFixtureName(input: Buffer): string {
+  return `${createHash('sha256').update(input).digest('hex').slice(0, 16)}.zst`;
+}
+
+/** The folder of the committed zstd files. */
+export const zstdFixturesDir = (): string => fileURLToPath(new URL(ZSTD_FIXTURES, import.meta.url));
+
+/** zstd with Node's own encoder (Node 22.15+), else the zstd command; both with the content checksum. */
+function zstdEncode(input: Buffer): Buffer {
   const compress = (zlib as unknown as { zstdCompressSync?: (b: Buffer, o: object) => Buffer }).zstdCompressSync;
-  if (compress) return compress(Buffer.from(data), { params: { [ZSTD_C_CHECKSUM_FLAG]: 1 } });
-  return execFileSync('zstd', ['-q', '-c'], { input: Buffer.from(data), maxBuffer: 1024 * 1024 * 1024 });
+  if (compress) return compress(input, { params: { [ZSTD_C_CHECKSUM_FLAG]: 1 } });
+  return execFileSync('zstd', ['-q', '-c'], { input, maxBuffer: 1024 * 1024 * 1024 });
 }
 
 /** libzstd's ZSTD_c_checksumFlag (zlib.constants has it from Node 22.15 only, as the encoder). */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createHotKeySketch, HeavyHitters, HOT_KEYS_TRACKED } from '../../../src/estimating/heavyHitters.js';
 import { mulberry32 } from '../../../tools/mulberry32.js';
+import { sized } from '../../support/testSize.js';
 
 /** Adds every (key, weight) to a sketch and to an exact map; returns both. */
 function feed(stream: Iterable<[string, number]>, capacity: number): { sketch: HeavyHitters; exact: Map<string, number>; rows: number } {
@@ -171,12 +172,16 @@ describe('HeavyHitters: a long tail beyond the capacity', () => {
     expect(k0.weight - k0.error).toBeLessThanOrEqual(2);
   });
 
-  const ZIPF_CASES = [
-    [1, 200_000, 20_000, 200, [0.05, 0.03, 0.02]],
-    [2, 200_000, 5_000, 100, [0.1, 0.01]],
-    [3, 100_000, 50_000, 1000, [0.004, 0.003]],
-    [4, 100_000, 100_000, 50, [0.2]],
-  ] as const;
+  // A quarter of the rows (and of the tail) in the unit pass, the whole at full size (test/support/testSize.ts).
+  const scale = sized(4, 1);
+  const ZIPF_CASES = (
+    [
+      [1, 200_000, 20_000, 200, [0.05, 0.03, 0.02]],
+      [2, 200_000, 5_000, 100, [0.1, 0.01]],
+      [3, 100_000, 50_000, 1000, [0.004, 0.003]],
+      [4, 100_000, 100_000, 50, [0.2]],
+    ] as const
+  ).map(([seed, rows, tail, capacity, shares]) => [seed, rows / scale, tail / scale, capacity, shares] as const);
 
   it.each(ZIPF_CASES)(
     'seed %i: %i rows over a %i-key Zipf tail, capacity %i, heavy shares %j: the heavy keys are tracked, the heaviest first',

@@ -11,6 +11,7 @@ import { createBatcher } from '../../../src/batching/batch.js';
 import { merged } from '../../../src/load/stripedRecords.js';
 import type { PlannedWrite } from '../../../src/shared/types.js';
 import type { SourceRecord } from '../../../src/typing/planRow.js';
+import { sized } from '../../support/testSize.js';
 
 interface Row {
   key: string;
@@ -117,7 +118,7 @@ describe('StripeOrderStats: the striped read replayed from statistics', () => {
         const expected = await mergedOrder(rows, sizes);
         expect(keysOf(statsOf(rows, { sizes, firstLines }).ordered())).toEqual(expected);
       }),
-      { numRuns: 150 },
+      { numRuns: sized(38, 150) },
     );
   });
 
@@ -179,7 +180,7 @@ describe('StripeOrderStats: the striped read replayed from statistics', () => {
         const expected = await mergedOrder(rows, sizes);
         expect(keysOf(statsOf(rows, { sizes, firstLines }).ordered())).toEqual(expected);
       }),
-      { numRuns: 150 },
+      { numRuns: sized(38, 150) },
     );
   });
 
@@ -194,7 +195,7 @@ describe('StripeOrderStats: the striped read replayed from statistics', () => {
         const short = rows.map((part, s) => part.map((row) => ({ ...row, line: row.line - 3 * s - 1 })));
         expect(keysOf(statsOf(short, { sizes, firstLines, firstRaws }).ordered())).toEqual(expected);
       }),
-      { numRuns: 150 },
+      { numRuns: sized(38, 150) },
     );
   });
 
@@ -227,7 +228,7 @@ describe('StripeOrderStats: the striped read replayed from statistics', () => {
           superseded += expected.superseded;
         },
       ),
-      { numRuns: 200 },
+      { numRuns: sized(50, 200) },
     );
     // The cases hold repeats, some superseded in the striped read and some not (input order would supersede them all).
     expect(superseded).toBeGreaterThan(50);
@@ -268,7 +269,7 @@ describe("StripeOrderStats: repeats at any distance, skipped runs, folded runs: 
           superseded += expected.superseded;
         },
       ),
-      { numRuns: 300 },
+      { numRuns: sized(75, 300) },
     );
     expect(superseded).toBeGreaterThan(1000);
   });
@@ -296,10 +297,11 @@ describe("StripeOrderStats: repeats at any distance, skipped runs, folded runs: 
           superseded += expected.superseded;
         },
       ),
-      { numRuns: 300 },
+      { numRuns: sized(75, 300) },
     );
-    expect(folded).toBeGreaterThan(100);
-    expect(superseded).toBeGreaterThan(1000);
+    // A third of the runs fold, in the unit pass as at full size.
+    expect(folded).toBeGreaterThan(sized(25, 100));
+    expect(superseded).toBeGreaterThan(sized(250, 1000));
   });
 });
 

@@ -12,6 +12,7 @@ import {
   spreadPhase,
 } from '../../../src/ordering/order.js';
 import { mulberry32 } from '../../../tools/mulberry32.js';
+import { sized } from '../../support/testSize.js';
 
 /** One planned write, reduced to what ordering looks at: its input position, partition and sort key. */
 interface W {
@@ -85,7 +86,8 @@ function workload(seed: number): Workload {
   return { label: `seed ${seed}: ${shape}, ${n} writes, ${distinct} keys`, writes };
 }
 
-const SEEDS = Array.from({ length: 40 }, (_, i) => i + 1);
+// 17 seeds in the unit pass (every shape, and seed 17's empty input), 40 at full size (test/support/testSize.ts).
+const SEEDS = Array.from({ length: sized(17, 40) }, (_, i) => i + 1);
 const WORKLOADS = SEEDS.map(workload);
 
 /** Input writes of each partition key, keys in order of first appearance. */
@@ -300,7 +302,7 @@ describe('orderAll: every mode', () => {
     expect(orderAll([], pkOf, mode)).toEqual([]);
   });
 
-  it.each(modes)('%s: every write comes out exactly once, per-key order kept, input untouched (40 seeded workloads)', (mode) => {
+  it.each(modes)(`%s: every write comes out exactly once, per-key order kept, input untouched (${SEEDS.length} seeded workloads)`, (mode) => {
     for (const { label, writes } of WORKLOADS) {
       const signature = (ws: readonly W[]) => ws.map((w) => `${w.id}:${w.pk}:${w.sk}`).join();
       const copy = [...writes];

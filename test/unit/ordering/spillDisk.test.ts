@@ -11,6 +11,7 @@ import { decodeWrite, encodeWrite } from '../../../src/ordering/writeCodec.js';
 import { LineWriter, readLines, TempSpace } from '../../../src/ordering/lineFiles.js';
 import { WriteOrderer } from '../../../src/ordering/writeOrderer.js';
 import { mulberry32 } from '../../../tools/mulberry32.js';
+import { sized } from '../../support/testSize.js';
 
 // Issue 14 target 5: an order that spills holds at most 1.2x its input on disk, by its own count of the
 // bytes written to its temporary files less the ones unlinked; and every write comes back exactly.
@@ -103,7 +104,7 @@ describe('the write codec and the spill, with arbitrary writes (fast-check)', ()
         expectSame(back, original);
         expect(encodeWrite(back, 'in.csv')).toBe(encoded);
       }),
-      { numRuns: 300 },
+      { numRuns: sized(75, 300) },
     );
   });
 
@@ -127,7 +128,7 @@ describe('the write codec and the spill, with arbitrary writes (fast-check)', ()
             await o.close();
           }
         }),
-        { numRuns: 15 },
+        { numRuns: sized(5, 15) },
       );
     },
   );
@@ -206,9 +207,11 @@ describe('temporary disk of a spilling global order', () => {
   it.each(['round-robin', 'spread'] as GlobalOrderMode[])(
     '%s: at most 1.2x the input at once (written less unlinked), every write back in order',
     async (mode) => {
-      const { writes, inputBytes } = csvWrites(40_000, 14);
+      // 10,000 writes in the unit pass, 40,000 at full size (test/support/testSize.ts), the budget in proportion.
+      const scale = sized(1, 4);
+      const { writes, inputBytes } = csvWrites(10_000 * scale, 14);
       // A budget of a tenth of what the writes take in memory: most of them go through the files.
-      const o = new WriteOrderer({ mode, windowRows: 1, memoryBytes: 2 * 1024 * 1024, tempDir, inputBytes });
+      const o = new WriteOrderer({ mode, windowRows: 1, memoryBytes: scale * 512 * 1024, tempDir, inputBytes });
       try {
         for (const w of writes) await o.push(w);
         expect(o.stats.spilled).toBe(true);

@@ -12,6 +12,7 @@ import { forEachLine, LineWriter, readLineBlocks, readLines } from '../../../src
 import { Slabs, type Slab } from '../../../src/ordering/slabs.js';
 import { windowBytes, WriteOrderer, type WriteOrdererOptions } from '../../../src/ordering/writeOrderer.js';
 import { mulberry32 } from '../../../tools/mulberry32.js';
+import { sized } from '../../support/testSize.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Generated writes
@@ -570,7 +571,7 @@ describe('WriteOrderer window memory', () => {
   // Review finding: a held write keeps its whole slab alive, so a hot key's backlog pinned slab after
   // slab while the window counted only the encodings (500 MB held under --memory 128MB at 2.5M rows).
   it("a dominant key's backlog never makes the window hold much more than --memory; every write still comes out once, in key order", async () => {
-    const writes = generate(4242, 30_000, 'one dominant key');
+    const writes = generate(4242, sized(10_000, 30_000), 'one dominant key');
     const memoryBytes = 256 * 1024;
     const o = orderer({ mode: 'window', windowRows: 1_000_000, memoryBytes });
     const out: PlannedWrite[] = [];

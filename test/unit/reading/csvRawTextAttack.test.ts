@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { readCsv } from '../../../src/reading/readCsv.js';
 import { LoaderError } from '../../../src/shared/errors.js';
 import type { SourceRecord } from '../../../src/typing/planRow.js';
+import { sized } from '../../support/testSize.js';
 
 const BOM = '\ufeff';
 const breaksOf = (text: string) => (text.match(/\r\n|\n|\r/g) ?? []).length;
@@ -121,7 +122,7 @@ describe('readCsv raw text and lines, against the file (attack on issue 14)', ()
           }
         },
       ),
-      { numRuns: 1500 },
+      { numRuns: sized(375, 1500) },
     );
   });
 

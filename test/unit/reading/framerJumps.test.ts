@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { countBreaks, readCsv, trimBreak } from '../../../src/reading/readCsv.js';
 import type { SourceRecord } from '../../../src/typing/planRow.js';
+import { sized } from '../../support/testSize.js';
 
 /** Record sizes (bytes, line break excluded) by the framer's documented rules, one byte at a time. */
 function referenceSizes(data: Buffer, delimiter: Buffer): number[] {
@@ -53,9 +54,11 @@ async function read(chunks: Buffer[], delimiter: string, maxRecordBytes: number)
 }
 
 describe('csvFramer: jumping over plain bytes', () => {
-  it('flags exactly the records over the bound, whatever the chunking (400 random files, 1- and 3-byte delimiters)', async () => {
+  // 100 files in the unit pass, 400 at full size (test/support/testSize.ts).
+  const files = sized(100, 400);
+  it(`flags exactly the records over the bound, whatever the chunking (${files} random files, 1- and 3-byte delimiters)`, async () => {
     const next = random(7);
-    for (let round = 0; round < 400; round++) {
+    for (let round = 0; round < files; round++) {
       const delimiter = round % 2 === 0 ? ';' : '¦';
       const pieces = ['a', 'bcdefgh', delimiter, delimiter, '"', '""', '\n', '\r\n', '\r', 'é', ' '];
       const text = Array.from({ length: 5 + next(60) }, () => pieces[next(pieces.length)]).join('');

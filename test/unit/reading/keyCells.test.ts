@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { KeyCellScanner, type KeyCellRow } from '../../../src/reading/keyCells.js';
 import { readCsv } from '../../../src/reading/readCsv.js';
 import type { SourceRecord } from '../../../src/typing/planRow.js';
+import { sized } from '../../support/testSize.js';
 
 const COLUMNS = ['pk', 'sk', 'note'];
 const end = fc.constantFrom('\n', '\r\n', '\r');
@@ -107,7 +108,7 @@ describe('KeyCellScanner', () => {
           }
         },
       ),
-      { numRuns: 400 },
+      { numRuns: sized(100, 400) },
     );
   });
 
@@ -125,7 +126,7 @@ describe('KeyCellScanner', () => {
           expectSameAsReadCsv(bytes, rows, records, column);
         },
       ),
-      { numRuns: 600 },
+      { numRuns: sized(150, 600) },
     );
   });
 

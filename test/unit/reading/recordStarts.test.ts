@@ -5,6 +5,7 @@ import { readCsv } from '../../../src/reading/readCsv.js';
 import { readJsonLines } from '../../../src/reading/readJsonLines.js';
 import { RecordStartScanner, type RecordSyntax } from '../../../src/reading/recordStarts.js';
 import type { SourceRecord } from '../../../src/typing/planRow.js';
+import { sized } from '../../support/testSize.js';
 
 /**
  * The property a striped read rests on: a reader started at the scanner's record start, told its line,
@@ -52,7 +53,7 @@ describe('RecordStartScanner', () => {
         const fromThere = start!.offset === bytes.length ? [] : whole.filter((r) => (r as { line: number }).line >= start!.line);
         expect(part).toEqual(fromThere);
       }),
-      { numRuns: 400 },
+      { numRuns: sized(100, 400) },
     );
   });
 
@@ -75,7 +76,7 @@ describe('RecordStartScanner', () => {
         const part = await collect(readCsv(stream(bytes.subarray(start.offset)), 'f.csv', { delimiter: ',', columns: ['c1', 'c2'], firstLine: line }));
         expect(part).toEqual(whole.filter((r) => r.line >= line));
       }),
-      { numRuns: 400 },
+      { numRuns: sized(100, 400) },
     );
   });
 
@@ -103,7 +104,7 @@ describe('RecordStartScanner', () => {
         const part = await collect(readJsonLines(stream(bytes.subarray(start!.offset)), 'f.jsonl', { firstLine: start!.line }));
         expect(part).toEqual(start!.offset === bytes.length ? [] : whole.filter((r) => (r as { line: number }).line >= start!.line));
       }),
-      { numRuns: 300 },
+      { numRuns: sized(75, 300) },
     );
   });
 

@@ -14,6 +14,7 @@ import { ownerCheck } from '../../../src/sharding/shardKeys.js';
 import { RowError } from '../../../src/shared/errors.js';
 import type { Item, KeySchema } from '../../../src/shared/types.js';
 import { loaderErrorOf, rowErrorOf } from '../../support/thrown.js';
+import { sized } from '../../support/testSize.js';
 
 const S_S: KeySchema = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'S' } };
 
@@ -301,7 +302,7 @@ describe('no two rows land on one primary key unless their logical primary keys 
           if (parsed && sharded.includes(parsed.logical)) expect(() => applyShard({ ...row }, options)).toThrow(RowError);
         }
       }),
-      { numRuns: 1000 },
+      { numRuns: sized(250, 1000) },
     );
   });
 });

@@ -22,6 +22,7 @@ import {
 import type { Item, KeySchema, PlannedWrite, RejectedRow } from '../../../src/shared/types.js';
 import { mulberry32 } from '../../../tools/mulberry32.js';
 import { loaderErrorOf, rowErrorOf } from '../../support/thrown.js';
+import { sized } from '../../support/testSize.js';
 
 const S_S: KeySchema = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'S' } };
 const S_N: KeySchema = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } };
@@ -334,6 +335,8 @@ describe('randomShard: int(md5(seed NUL pk NUL sk), 16) mod N, from the seed and
     expect(randomShard(3, 'ab', 'c', 2 ** 31)).not.toBe(randomShard(3, 'a', 'bc', 2 ** 31));
   });
 
+  // 25,000 sort keys in the unit pass, 100,000 at full size (test/support/testSize.ts).
+  const sortKeys = sized(25_000, 100_000);
   // Critical values of chi-square at p = 0.001: df 1: 10.83, 6: 22.46, 9: 27.88, 15: 37.70, 99: 148.23.
   it.each([
     [2, 17, 10.83],
@@ -341,9 +344,9 @@ describe('randomShard: int(md5(seed NUL pk NUL sk), 16) mod N, from the seed and
     [10, 19, 27.88],
     [16, 20, 37.7],
     [100, 21, 148.23],
-  ])('100k sort keys of one hot key over %d shards (seed %d) are uniform by chi-square (< %d)', (shards, seed, critical) => {
+  ])(`${sortKeys} sort keys of one hot key over %d shards (seed %d) are uniform by chi-square (< %d)`, (shards, seed, critical) => {
     const counts = new Array<number>(shards).fill(0);
-    for (let i = 1; i <= 100_000; i++) counts[randomShard(seed, 'hot', `order-${i}`, shards)]!++;
+    for (let i = 1; i <= sortKeys; i++) counts[randomShard(seed, 'hot', `order-${i}`, shards)]!++;
     expect(chiSquare(counts)).toBeLessThan(critical);
   });
 });

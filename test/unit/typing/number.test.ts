@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { numberSize, parseDynamoNumber, plainNumberSize, type DynamoNumber } from '../../../src/typing/number.js';
 import { mulberry32 } from '../../../tools/mulberry32.js';
+import { sized } from '../../support/testSize.js';
 
 function parsed(text: string): DynamoNumber {
   const result = parseDynamoNumber(text);
@@ -201,11 +202,11 @@ describe('plainNumberSize: the fast path agrees with parseDynamoNumber', () => {
   it('gives a size only for text that is its own canonical form, and the same size', () => {
     fc.assert(
       fc.property(numberLike, (text) => agrees(text)),
-      { numRuns: 20000 },
+      { numRuns: sized(5000, 20000) },
     );
     fc.assert(
       fc.property(canonical, (text) => agrees(text)),
-      { numRuns: 20000 },
+      { numRuns: sized(5000, 20000) },
     );
   });
 
@@ -216,7 +217,7 @@ describe('plainNumberSize: the fast path agrees with parseDynamoNumber', () => {
         const plainable = typeof slow !== 'string' && slow.text === text && !text.includes('E');
         expect(plainNumberSize(text) !== 0, text).toBe(plainable);
       }),
-      { numRuns: 20000 },
+      { numRuns: sized(5000, 20000) },
     );
     for (const text of ['17', '-451.99', '0.05', '0', '100', `1${'0'.repeat(39)}`, `0.${'0'.repeat(20)}1`, '9'.repeat(38)]) {
       expect(plainNumberSize(text), text).toBe(numberSize(parsed(text)));

@@ -13,6 +13,7 @@ import type { Item } from '../../../src/shared/types.js';
 import { preSerializedBatchWrite, sentInputOf } from '../../../src/writing/preSerialized.js';
 import { toWireItem } from '../../../src/writing/wireItem.js';
 import { itemJson } from '../../../src/writing/wireJson.js';
+import { sized } from '../../support/testSize.js';
 
 const TABLE = 'Orders.v2-x_1';
 
@@ -124,7 +125,7 @@ const { value } = fc.letrec<{ value: unknown }>((tie) => ({
 const item = fc.array(fc.tuple(name, value), { minLength: 1, maxLength: 8 }).map(record);
 
 describe('wire JSON (issue 14)', () => {
-  fcIt.prop([text, fc.string({ unit: 'binary-ascii', maxLength: 30 })], { numRuns: 5000 })(
+  fcIt.prop([text, fc.string({ unit: 'binary-ascii', maxLength: 30 })], { numRuns: sized(1250, 5000) })(
     'writes a string value and an attribute name as JSON.stringify does, plain ASCII or not',
     (value, ascii) => {
       for (const s of [value, ascii]) {
@@ -137,7 +138,7 @@ describe('wire JSON (issue 14)', () => {
     },
   );
 
-  fcIt.prop([fc.array(item, { minLength: 1, maxLength: 25 })], { numRuns: 150 })(
+  fcIt.prop([fc.array(item, { minLength: 1, maxLength: 25 })], { numRuns: sized(38, 150) })(
     "the batch body is byte for byte the SDK's own serialisation of toWireItem's AttributeValues",
     async (items) => {
       const { sdk, ours } = await bothBodies(items);
