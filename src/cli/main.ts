@@ -8,7 +8,7 @@ import { load } from '../load/load.js';
 import { estimate } from '../estimating/estimate.js';
 import { DEFAULT_PRICES } from '../estimating/costEstimate.js';
 import { BROKEN_CHAIN_RISK } from '../reading/exportChain.js';
-import { estimateJson, formatEstimate } from '../reporting/estimateReport.js';
+import { estimateJson, formatEstimate } from '../estimating/estimateReport.js';
 import type { LoadResult } from '../reporting/result.js';
 import type { LoadEvent } from '../reporting/events.js';
 import { heapForOrder } from './heap.js';
@@ -16,7 +16,7 @@ import type { CallerFiles } from '../load/outputFiles.js';
 import { attachConfigOption } from './config.js';
 import { ignoreClosedPipe } from './closedPipes.js';
 import { createProgressBar } from '../reporting/progressBar.js';
-import { formatCount } from '../reporting/format.js';
+import { formatCount } from '../shared/format.js';
 import {
   DEFAULT_CONCURRENCY,
   DEFAULT_MAX_ATTEMPTS,

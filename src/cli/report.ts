@@ -1,6 +1,6 @@
 import { packageVersion } from '../load/toolVersion.js';
 import type { LoadResult } from '../reporting/result.js';
-import { fingerprintFile, writeJsonAtomically } from '../reporting/reportFile.js';
+import { fingerprintFile, writeJsonAtomically } from '../files/fingerprintFile.js';
 import { summaryJson } from '../reporting/summary.js';
 import type { Failure } from './terminal.js';
 

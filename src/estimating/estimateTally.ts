@@ -1,6 +1,6 @@
 import type { ItemSizes } from './estimateTypes.js';
 import { DistinctCounter } from './distinctCount.js';
-import { createHotKeySketch, type HeavyHitters } from './heavyHitters.js';
+import { createHotKeySketch, type HeavyHitters } from '../shared/heavyHitters.js';
 import type { LoadSimulator, SimWrite, SimulationOutcome } from './simulate.js';
 import { SizeHistogram } from './sizeHistogram.js';
 import { IndexKeyTally, type IndexHotKeys } from './indexKeyTally.js';

@@ -1,5 +1,5 @@
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
-import { createHotKeySketch, type HeavyHitters } from './heavyHitters.js';
+import { createHotKeySketch, type HeavyHitters } from '../shared/heavyHitters.js';
 import type { SimWrite } from './simulate.js';
 import { indexKeyId, indexKeyText, type WriteCost } from '../pacing/writeCost.js';
 import { ownValue } from '../shared/ownRecord.js';

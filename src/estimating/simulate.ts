@@ -1,4 +1,4 @@
-import type { BackoffPolicy } from '../writing/backoff.js';
+import type { BackoffPolicy } from '../aws/backoff.js';
 import { PartitionModel, type AdmitResult, type PartitionModelOptions } from './partitionModel.js';
 import { parseIndexKeyId } from '../pacing/writeCost.js';
 import { setOwn } from '../typing/json.js';

@@ -6,7 +6,7 @@ import type { LoadEvent, LoadResult } from '../reporting/events.js';
 import { LoaderError, bug } from '../shared/errors.js';
 import type { TableInfo } from '../shared/tableInfo.js';
 import type { PlannedWrite, RowOrigin } from '../shared/types.js';
-import { createClient } from '../writing/client.js';
+import { createClient } from '../aws/client.js';
 import { Dispatcher } from './dispatcher.js';
 import { loadResult } from './loadResult.js';
 import { LoadSession } from './loadSession.js';

@@ -10,7 +10,7 @@ import type { OpenedInputSet } from '../reading/readInputSet.js';
 import type { S3Access } from '../reading/s3Part.js';
 import type { LoadEvent } from '../reporting/events.js';
 import { RejectSink } from '../reporting/rejectSink.js';
-import { writeJsonAtomically } from '../reporting/reportFile.js';
+import { writeJsonAtomically } from '../files/fingerprintFile.js';
 import { LoaderError } from '../shared/errors.js';
 import type { ShardManifest } from '../sharding/shardManifest.js';
 import type { NormalizedLoadOptions } from './options.js';

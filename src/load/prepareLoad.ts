@@ -25,12 +25,12 @@ import { MIN_STRIPE_BYTES, planStripes, readStripes, recordGroup, stripeCount } 
 import { packageVersion } from './toolVersion.js';
 import { indexKeyAttributes } from '../typing/indexKeys.js';
 import { checkTypesAgainstKeys, delimiterOf, formatFromName, type InputFormat } from './options.js';
-import { DEFAULT_BACKOFF } from '../writing/backoff.js';
+import { DEFAULT_BACKOFF } from '../aws/backoff.js';
 import { withDirectBatchWrites } from '../writing/directSend.js';
 import { dynamoSink, recordingSink, type BatchSink } from '../writing/batchSink.js';
 import { EndpointWatch } from '../writing/endpointWatch.js';
 import { outagePolicy } from '../writing/outage.js';
-import { describeTable } from '../writing/describeTable.js';
+import { describeTable } from '../aws/describeTable.js';
 import type { DryRun, LoadDependencies } from './load.js';
 import { saveManifest, type LoadSession } from './loadSession.js';
 import type { LoadTally } from './loadTally.js';

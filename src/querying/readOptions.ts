@@ -5,8 +5,8 @@ import type { KeySchema } from '../shared/types.js';
 import { parseShardManifest, type ShardPlan } from '../sharding/readManifest.js';
 import { parseShardRule, resolveShardOptions, type ShardRule, type SuffixBase } from '../sharding/shard.js';
 import { MANIFEST_VERSION } from '../sharding/shardManifest.js';
-import { createClient } from '../writing/client.js';
-import { describeKeySchema } from '../writing/describeKeySchema.js';
+import { createClient } from '../aws/client.js';
+import { describeKeySchema } from '../aws/describeKeySchema.js';
 
 /** What query and get share: the table, the logical key, the manifest, and where DynamoDB is. */
 export interface ReadOptions {

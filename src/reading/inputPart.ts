@@ -1,8 +1,8 @@
 import type { Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import { hashFile } from '../checkpointing/hashFile.js';
-import { fingerprintFile } from '../reporting/reportFile.js';
+import { hashFile } from '../files/hashFile.js';
+import { fingerprintFile } from '../files/fingerprintFile.js';
 import { LoaderError } from '../shared/errors.js';
 import { FilePin, identityOf } from './filePin.js';
 

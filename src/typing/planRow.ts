@@ -3,7 +3,7 @@ import { itemSize, MAX_ITEM_BYTES, writeUnits } from './itemSize.js';
 import { checkIndexKeys, type IndexKeyAttribute } from './indexKeys.js';
 import { isDynamoJsonItem, itemFromDynamoJson, itemFromJson, MAX_DYNAMO_JSON_DEPTH, parseJsonPrecise, setOwn } from './json.js';
 import { keyForDisplay, keyIdsOf } from './key.js';
-import { attributeWithLoneSurrogate, mayHoldSurrogates } from '../reading/loneSurrogates.js';
+import { attributeWithLoneSurrogate, mayHoldSurrogates } from './loneSurrogates.js';
 import { applyShard, type ResolvedShardOptions } from '../sharding/shard.js';
 import { coerceJsonItem, effectiveTypes, itemFromCells, type ColumnType, type TypeMapOptions } from './typeMap.js';
 import { itemFromIon } from './ionItem.js';

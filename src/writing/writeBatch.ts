@@ -1,12 +1,12 @@
 import type { AttributeValue, BatchWriteItemCommand, BatchWriteItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleepFor } from 'node:timers/promises';
-import { backoffDelay, classifyFailure, type BackoffPolicy } from './backoff.js';
+import { backoffDelay, classifyFailure, type BackoffPolicy } from '../aws/backoff.js';
 import { LoaderError } from '../shared/errors.js';
 import { keyForDisplay, keyIdOf } from '../typing/key.js';
 import type { KeySchema, PlannedWrite, RejectedRow } from '../shared/types.js';
 import { keyFromWire, toWireItem } from './wireItem.js';
-import { errorFacts, fatalAwsError } from './awsErrors.js';
+import { errorFacts, fatalAwsError } from '../aws/awsErrors.js';
 import type { EndpointWatch } from './endpointWatch.js';
 import { endpointFailure } from './outage.js';
 import { preSerializedBatchWrite } from './preSerialized.js';

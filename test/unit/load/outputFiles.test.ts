@@ -8,7 +8,7 @@ import { LoaderError } from '../../../src/shared/errors.js';
 import { FileLock, LOCK_STALE_MS, createNewPrivateFile, createPrivateFile, writePrivateFileAtomically } from '../../../src/load/outputFiles.js';
 import { LineWriter } from '../../../src/ordering/lineFiles.js';
 import { RejectSink } from '../../../src/reporting/rejectSink.js';
-import { writeJsonAtomically } from '../../../src/reporting/reportFile.js';
+import { writeJsonAtomically } from '../../../src/files/fingerprintFile.js';
 
 let dir = '';
 let seq = 0;

@@ -1,4 +1,4 @@
-import type { EstimateResult, HotKey, Simulation } from '../estimating/estimateTypes.js';
+import type { EstimateResult, HotKey, Simulation } from './estimateTypes.js';
 import {
   bar,
   bucketsPerColumn,
@@ -13,8 +13,19 @@ import {
   truncate,
   wrap,
   type Palette,
-} from './charts.js';
-import { escapeControl, formatBytes, formatCount, formatDuration, formatMoney, formatPercent, formatPrice, formatRate, HIDDEN, keyRedactor } from './format.js';
+} from '../reporting/charts.js';
+import {
+  escapeControl,
+  formatBytes,
+  formatCount,
+  formatDuration,
+  formatMoney,
+  formatPercent,
+  formatPrice,
+  formatRate,
+  HIDDEN,
+  keyRedactor,
+} from '../shared/format.js';
 
 /**
  * The estimate report (`ddb-spread estimate`, `load --dry-run`): text for people and JSON for machines,
