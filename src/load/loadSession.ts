@@ -10,11 +10,11 @@ import type { OpenedInputSet } from '../reading/readInputSet.js';
 import type { S3Access } from '../reading/s3Part.js';
 import type { LoadEvent } from '../reporting/events.js';
 import { RejectSink } from '../reporting/rejectSink.js';
-import { writeJsonAtomically } from '../files/fingerprintFile.js';
+import { writeJsonAtomically } from '../files/privateFiles.js';
 import { LoaderError } from '../shared/errors.js';
 import type { ShardManifest } from '../sharding/shardManifest.js';
 import type { NormalizedLoadOptions } from './options.js';
-import type { FileLock } from './outputFiles.js';
+import type { FileLock } from '../files/fileLock.js';
 import type { LoadStop } from './loadStop.js';
 import type { LoadTally } from './loadTally.js';
 

@@ -11,7 +11,7 @@ import { LoaderError } from '../shared/errors.js';
 import type { KeySchema } from '../shared/types.js';
 import type { LoadSession } from './loadSession.js';
 import type { LoadTally } from './loadTally.js';
-import { FileLock } from './outputFiles.js';
+import { FileLock } from '../files/fileLock.js';
 
 /**
  * Takes the checkpoint of --checkpoint for this run: locked first (two runs on one checkpoint would both

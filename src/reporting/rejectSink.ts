@@ -2,7 +2,7 @@ import type { WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { LoaderError } from '../shared/errors.js';
 import type { RejectedRow } from '../shared/types.js';
-import { createPrivateFile } from '../load/outputFiles.js';
+import { createPrivateFile } from '../files/privateFiles.js';
 
 /**
  * The reject file: one JSON object per rejected row with its source file, line, reason code, message,
