@@ -3,7 +3,8 @@
  * @module
  */
 export { load, type LoadDependencies } from './load/load.js';
-export type { LoadOptions, InputFormat } from './load/options.js';
+export type { LoadOptions } from './load/options.js';
+export type { InputFormat } from './reading/inputFormat.js';
 export type { ColumnType, EmptyPolicy } from './typing/typeMap.js';
 export type { LoadEvent } from './reporting/events.js';
 export type { LoadCounters, LoadResult } from './reporting/result.js';

@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { LoaderError } from '../shared/errors.js';
-import { INPUT_FORMATS } from '../load/options.js';
+import { INPUT_FORMATS } from '../reading/inputFormat.js';
 import { DEFAULT_WINDOW_ROWS, ORDER_MODES } from '../ordering/order.js';
 import { EMPTY_POLICIES } from '../typing/typeMap.js';
 import { TIMESTAMP_MODES } from '../typing/temporal.js';

@@ -9,9 +9,9 @@ import {
   MIN_MEMORY_BYTES,
   parseByteSize,
   parseTypeList,
-  type InputFormat,
   type LoadOptions,
 } from '../load/options.js';
+import type { InputFormat } from '../reading/inputFormat.js';
 import type { OrderMode } from '../ordering/order.js';
 import { parseShardRule, type ShardRule, type SuffixBase } from '../sharding/shard.js';
 import { parseWcuSpec, type WcuSpec } from '../pacing/rateChoice.js';

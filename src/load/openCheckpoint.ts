@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { CheckpointStore } from '../checkpointing/checkpoint.js';
-import { writeAffectingOptions } from '../checkpointing/checkpointState.js';
+import { writeAffectingOptions } from './writeAffectingOptions.js';
 import { hashFile } from '../files/hashFile.js';
 import type { InputIdentity } from '../checkpointing/checkpointState.js';
 import { outlinesOf, type InputSet } from '../reading/inputSet.js';

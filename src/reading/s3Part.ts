@@ -6,9 +6,8 @@ import { LoaderError } from '../shared/errors.js';
 import { caBundleFrom, proxyConfigured, regionFrom, type Env } from '../aws/awsEnv.js';
 import { EnvProxyAgent } from '../aws/proxyAgent.js';
 import { exportOfFolder, exportsBelow, partsOfExports, type ExportFolder, type ListedExport } from './dynamodbExport.js';
-import type { InputPart } from './inputPart.js';
-import { isDataPath, type ListedPart } from './inputSet.js';
-import { sortOut, type FoundEntry, type SkippedPart } from './listing.js';
+import type { InputPart, ListedPart } from './inputPart.js';
+import { isDataPath, sortOut, type FoundEntry, type SkippedPart } from './listing.js';
 import { bytesToSkip } from './rangedAnswer.js';
 
 /** How a load reaches S3: the DynamoDB client's conventions (default credential chain, region, proxy, CA). */
