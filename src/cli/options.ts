@@ -13,7 +13,7 @@ import {
 } from '../load/options.js';
 import type { InputFormat } from '../reading/inputFormat.js';
 import type { OrderMode } from '../ordering/order.js';
-import { parseShardRule, type ShardRule, type SuffixBase } from '../sharding/shard.js';
+import { parseShardRule, type ShardRule, type SuffixBase } from '../sharding/shardRule.js';
 import { parseWcuSpec, type WcuSpec } from '../pacing/rateChoice.js';
 import { offlineTableInfo, parseGsi, parseKeyAttribute } from '../estimating/offlineTable.js';
 import type { IndexInfo } from '../shared/tableInfo.js';

@@ -1,8 +1,8 @@
 import type { BackoffPolicy } from '../aws/backoff.js';
 import { PartitionModel, type AdmitResult, type PartitionModelOptions } from './partitionModel.js';
 import { parseIndexKeyId } from '../pacing/writeCost.js';
-import { setOwn } from '../typing/json.js';
 import { RateController, classifyThrottle, type RateControlOptions } from '../pacing/rateControl.js';
+import { setOwn } from '../shared/ownRecord.js';
 
 /**
  * A discrete-event simulation of a load against the partition model, for the estimate: the batches of

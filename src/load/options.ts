@@ -4,7 +4,8 @@ import { DEFAULT_WINDOW_ROWS, ORDER_MODES, type OrderMode } from '../ordering/or
 import { parseWcuSpec, type WcuSpec } from '../pacing/rateChoice.js';
 import { parseSegment, type Segment } from './segment.js';
 import { DEFAULT_KEY_WCU } from '../pacing/rateControl.js';
-import { DEFAULT_SHARD_SEPARATOR, parseShardRule, type ShardRule, type SuffixBase } from '../sharding/shard.js';
+import { DEFAULT_SHARD_SEPARATOR } from '../sharding/shard.js';
+import { parseShardRule, type ShardRule, type SuffixBase } from '../sharding/shardRule.js';
 import { defaultOutputPath } from './outputPaths.js';
 import { COLUMN_TYPES, EMPTY_POLICIES, type ColumnType, type EmptyPolicy } from '../typing/typeMap.js';
 import { TIMESTAMP_MODES, type TimestampMode } from '../typing/temporal.js';
