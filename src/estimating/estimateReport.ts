@@ -57,7 +57,7 @@ const INDENT = '  ';
 const VALUE_INDENT = ' '.repeat(INDENT.length + LABEL);
 
 // ---------------------------------------------------------------------------------------------------
-// Numbers and key values (the formats themselves are format.ts's)
+// Numbers and key values (the formats themselves are shared/format.ts's)
 
 /** A size band's bound: whole KB without decimals ("400 KB"), the way DynamoDB's limits read. */
 const band = (upTo: number) => (upTo % 1024 === 0 ? `${formatCount(upTo / 1024)} KB` : formatBytes(upTo));

@@ -33,7 +33,7 @@ export interface SimWrite {
   units: number;
   /** Write units on the table's partition; `units` when left out (a table without GSIs). */
   tableUnits?: number;
-  /** The GSI partition keys the put lands on (writeCost.ts's indexKeyId) and their units (issue 15). */
+  /** The GSI partition keys the put lands on (pacing/writeCost.ts's indexKeyId) and their units (issue 15). */
   indexes?: Array<{ key: string; units: number }>;
 }
 

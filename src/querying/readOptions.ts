@@ -39,7 +39,7 @@ export interface ShardRulesSpec {
   suffixBase?: SuffixBase;
   /** The --shard-keys of the load; every key when undefined. */
   keys?: string[];
-  /** The load's --keep-original-key: items read are checked against it (shardKeys.ts ownerOf). */
+  /** The load's --keep-original-key: items read are checked against it (sharding/shardKeys.ts ownerOf). */
   keepOriginalKey?: string;
 }
 

@@ -1,7 +1,7 @@
 /**
  * Write sharding (--shard and its companions) end to end against DynamoDB Local: every scheme loads a
  * key-sorted, skewed input completely, each item under the partition key value the README's formulas give
- * (computed here with hashShard/timeBucket/randomShard from src/core/shard.ts from values the test knows,
+ * (computed here with hashShard/timeBucket/randomShard from src/sharding/shard.ts from values the test knows,
  * not re-parsed from the input); the manifest lists exactly the values written; and every sharding error
  * is found before anything is written.
  */
