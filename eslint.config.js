@@ -4,6 +4,53 @@ import js from '@eslint/js';
 import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
+/**
+ * Who may import whom: the folders of src/, top to bottom. A folder imports only folders below it, so
+ * every import points down and no stage reaches back into one that uses it (docs/ARCHITECTURE.md, "Who
+ * may import whom"). src/index.ts, the public API, sits above them all. test/unit/importGraph.test.ts reads
+ * this list too, and also refuses import cycles between files.
+ */
+export const LAYERS = [
+  'cli',
+  'querying',
+  'estimating',
+  'load',
+  'reporting',
+  'checkpointing',
+  'writing',
+  'pacing',
+  'ordering',
+  'batching',
+  'reading',
+  'typing',
+  'sharding',
+  'aws',
+  'files',
+  'shared',
+];
+
+/** One config entry per folder: imports of the folders above it are errors. */
+function layerRules() {
+  return LAYERS.slice(1).map((folder, i) => {
+    const above = LAYERS.slice(0, i + 1);
+    const message = `src/${folder}/ may import only the folders below it (docs/ARCHITECTURE.md, "Who may import whom"); move the shared piece down instead`;
+    // esquery regexes cannot hold a slash: \x2F is one.
+    const upward = `^\\.\\.\\x2F(${above.join('|')})\\x2F`;
+    return {
+      files: [`src/${folder}/**/*.ts`],
+      rules: {
+        '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ regex: `^\\.\\./(${above.join('|')})/`, message }] }],
+        // import('…') as a type or an expression, which no-restricted-imports does not see.
+        'no-restricted-syntax': [
+          'error',
+          { selector: `TSImportType[argument.literal.value=/${upward}/]`, message },
+          { selector: `ImportExpression[source.value=/${upward}/]`, message },
+        ],
+      },
+    };
+  });
+}
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', '.cache/', 'bench/results/', 'bench/.children-*/', 'coverage/'] },
   js.configs.recommended,
@@ -27,13 +74,14 @@ export default tseslint.config(
       'src/batching/**/*.ts',
       'src/shared/**/*.ts',
       'src/ordering/{order,writeCodec,grouping,stripeSchedule}.ts',
-      'src/pacing/{rateChoice,rateControl,tokenBucket,inFlight,writeCost}.ts',
+      'src/pacing/{rateChoice,rateControl,tokenBucket,inFlight,writeCost,sendPacer}.ts',
       'src/estimating/!(estimate).ts',
       'src/checkpointing/{checkpointState,checkpointShape,doneBatches}.ts',
-      'src/load/{loadTally,loadResult,loadStop,options,segment,outputPaths}.ts',
-      'src/reporting/{events,result,summary,logLine,estimateReport,charts}.ts',
-      'src/reading/{utf8,loneSurrogates,magic,recordStarts}.ts',
-      'src/writing/{wireItem,wireJson,backoff,awsEnv}.ts',
+      'src/load/{loadTally,loadResult,loadStop,options,segment,outputPaths,writeAffectingOptions,stripeLayout}.ts',
+      'src/reporting/{events,result,summary,logLine,charts}.ts',
+      'src/reading/{utf8,magic,recordStarts,inputFormat}.ts',
+      'src/writing/{wireItem,wireJson}.ts',
+      'src/aws/{backoff,awsEnv}.ts',
       'src/querying/{sortKeyOrder,itemJson}.ts',
     ],
     rules: {
@@ -58,6 +106,7 @@ export default tseslint.config(
       ],
     },
   },
+  ...layerRules(),
   // Plain JavaScript run by Node (the bin, this file).
   { files: ['**/*.js'], languageOptions: { globals: { process: 'readonly', console: 'readonly' } } },
   // Scripts that print their figures or drive a demo.

@@ -20,9 +20,9 @@ import { InFlightLimit } from '../dist/pacing/inFlight.js';
 import { RateController } from '../dist/pacing/rateControl.js';
 import { RatePacer } from '../dist/pacing/ratePacer.js';
 import type { KeySchema, PlannedWrite } from '../dist/shared/types.js';
-import { DEFAULT_BACKOFF } from '../dist/writing/backoff.js';
+import { DEFAULT_BACKOFF } from '../dist/aws/backoff.js';
 import { dynamoSink } from '../dist/writing/batchSink.js';
-import { createClient } from '../dist/writing/client.js';
+import { createClient } from '../dist/aws/client.js';
 
 const { values } = parseArgs({
   options: { endpoint: { type: 'string' }, mode: { type: 'string', default: 'ours' }, rows: { type: 'string', default: '200000' } },

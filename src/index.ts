@@ -3,7 +3,8 @@
  * @module
  */
 export { load, type LoadDependencies } from './load/load.js';
-export type { LoadOptions, InputFormat } from './load/options.js';
+export type { LoadOptions } from './load/options.js';
+export type { InputFormat } from './reading/inputFormat.js';
 export type { ColumnType, EmptyPolicy } from './typing/typeMap.js';
 export type { LoadEvent } from './reporting/events.js';
 export type { LoadCounters, LoadResult } from './reporting/result.js';
@@ -12,19 +13,8 @@ export { LoaderError, type LoaderErrorCode, type FatalCode, type RejectCode } fr
 
 // The read side of write sharding (issue 15): the suffix functions, so an application computes the same
 // suffixes, and the scatter-gather query over a logical key's shards.
-export {
-  randomShard,
-  hashShard,
-  timeBucket,
-  parseTime,
-  keyText,
-  parseShardRule,
-  formatShardRule,
-  type ShardRule,
-  type ResolvedShardRule,
-  type SuffixBase,
-  type TimeUnit,
-} from './sharding/shard.js';
+export { randomShard, hashShard, timeBucket, parseTime, keyText } from './sharding/shard.js';
+export { parseShardRule, formatShardRule, type ShardRule, type ResolvedShardRule, type SuffixBase, type TimeUnit } from './sharding/shardRule.js';
 export { parseShardManifest, type ShardPlan } from './sharding/readManifest.js';
 export { writtenKeysOf, shardedKeyOf } from './sharding/shardKeys.js';
 export type { ShardManifestJson } from './sharding/shardManifest.js';

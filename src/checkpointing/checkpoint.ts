@@ -13,7 +13,7 @@ import {
 import { parseCheckpoint } from './checkpointShape.js';
 import { LoaderError } from '../shared/errors.js';
 import { WriteRejectLog, type WriteRejectEntry } from './writeRejectLog.js';
-import { writePrivateFileAtomically } from '../load/outputFiles.js';
+import { writePrivateFileAtomically } from '../files/privateFiles.js';
 
 /** Saves at most this often while batches finish; every stop saves at once. */
 const SAVE_EVERY_MS = 200;

@@ -1,5 +1,4 @@
 import { DoneBatches, type BatchRange } from './doneBatches.js';
-import { delimiterOf, type NormalizedLoadOptions } from '../load/options.js';
 
 /**
  * Resume after a crash, the pure part. Reading, planning, every write order and the batcher are
@@ -92,42 +91,6 @@ export interface LoadOutcome {
 
 /** The counters a checkpoint sums over its done batches. */
 export type Counters = Pick<CheckpointFile, 'written' | 'plannedWcu' | 'consumedWcu' | 'writeRejects' | 'revived' | 'deleted'>;
-
-/** The options that change what is written or how rows fall into batches; rate, concurrency and logging do not. */
-export function writeAffectingOptions(opts: NormalizedLoadOptions): Record<string, unknown> {
-  return {
-    table: opts.table,
-    inputFormat: opts.inputFormat,
-    // Only when given: a checkpoint of a load without deletes looks as before.
-    ...(opts.deletes ? { deletes: opts.deletes } : {}),
-    // The first input's, as before parts had each their own: a checkpoint written then still resumes.
-    delimiter: delimiterOf(opts.inputs[0] ?? '', opts.delimiter),
-    columns: opts.columns ?? null,
-    types: sortKeys(opts.types),
-    infer: opts.infer,
-    empty: opts.empty,
-    // Parquet and Ion timestamps as text or numbers; null for the default, as checkpoints before it read.
-    timestamps: opts.timestamps === 'iso' ? null : opts.timestamps,
-    order: opts.order,
-    window: opts.order === 'window' ? opts.windowRows : null,
-    // The window is capped by --memory as well as by rows, so for window order it decides the batches too.
-    windowMemoryBytes: opts.order === 'window' ? opts.memoryBytes : null,
-    shard: opts.shard
-      ? {
-          rules: opts.shard.rules,
-          separator: opts.shard.separator,
-          keys: opts.shard.keys ? [...opts.shard.keys].sort() : null,
-          keepOriginalKey: opts.shard.keepOriginalKey ?? null,
-          seed: opts.shard.seed ?? null,
-          // Only where they change the suffixes, so a checkpoint of hash/time rules from before issue 15
-          // still resumes; one of random:N taken by the path-and-line draw is refused (its suffixes differ).
-          ...(opts.shard.suffixBase !== 0 ? { suffixBase: opts.shard.suffixBase } : {}),
-          ...(opts.shard.rules.some((r) => r.kind === 'random') ? { randomSuffix: 'seed+primary-key' } : {}),
-        }
-      : null,
-    segment: opts.segment ? `${opts.segment.index}/${opts.segment.count}` : null,
-  };
-}
 
 /**
  * Why a checkpoint cannot be resumed with this input and these options, in one sentence that says what
@@ -246,8 +209,4 @@ export class BatchProgress {
     if (batch.deleted) this.totals.deleted = (this.totals.deleted ?? 0) + batch.deleted;
     return true;
   }
-}
-
-function sortKeys(record: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : 1)));
 }

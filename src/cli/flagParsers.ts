@@ -6,7 +6,7 @@
 import { InvalidArgumentError } from 'commander';
 import { mergeOwn } from '../shared/ownRecord.js';
 import { INTEGER_RANGES, MIN_MEMORY_BYTES, parseByteSize, parseTypeList } from '../load/options.js';
-import { parseShardRule, type ShardRule, type SuffixBase } from '../sharding/shard.js';
+import { parseShardRule, type ShardRule, type SuffixBase } from '../sharding/shardRule.js';
 import { parseWcuSpec, type WcuSpec } from '../pacing/rateChoice.js';
 import { parseGsi, parseKeyAttribute } from '../estimating/offlineTable.js';
 import type { IndexInfo } from '../shared/tableInfo.js';

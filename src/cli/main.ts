@@ -3,7 +3,7 @@ import { LoaderError } from '../shared/errors.js';
 import { load } from '../load/load.js';
 import { testSeamsFromEnv } from './testSeams.js';
 import { estimate } from '../estimating/estimate.js';
-import { estimateJson, formatEstimate } from '../reporting/estimateReport.js';
+import { estimateJson, formatEstimate } from '../estimating/estimateReport.js';
 import type { LoadResult } from '../reporting/result.js';
 import type { LoadEvent } from '../reporting/events.js';
 import { heapForOrder } from './heap.js';

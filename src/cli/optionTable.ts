@@ -9,14 +9,15 @@
  * Parsers only turn text into values for commander (and say what the text should look like); the ranges
  * and cross-option rules of the library live in normalizeOptions (src/load/options.ts), the one validator.
  */
-import { INPUT_FORMATS, DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS, INTEGER_RANGES, type LoadOptions } from '../load/options.js';
+import { INPUT_FORMATS } from '../reading/inputFormat.js';
+import { DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS, INTEGER_RANGES, type LoadOptions } from '../load/options.js';
 import { DEFAULT_WINDOW_ROWS, ORDER_MODES } from '../ordering/order.js';
 import { DEFAULT_KEY_WCU } from '../pacing/rateControl.js';
 import { EMPTY_POLICIES } from '../typing/typeMap.js';
 import { TIMESTAMP_MODES } from '../typing/temporal.js';
 import { DEFAULT_PRICES } from '../estimating/costEstimate.js';
 import { BROKEN_CHAIN_RISK } from '../reading/exportChain.js';
-import { formatCount } from '../reporting/format.js';
+import { formatCount } from '../shared/format.js';
 import {
   parseColumnsOption,
   parseDelimiterOption,

@@ -1,9 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { LoaderError } from '../shared/errors.js';
 import { mergeOwn, ownRecord } from '../shared/ownRecord.js';
-import { DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS, type InputFormat, type LoadOptions } from '../load/options.js';
+import { DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS, type LoadOptions } from '../load/options.js';
+import type { InputFormat } from '../reading/inputFormat.js';
 import type { OrderMode } from '../ordering/order.js';
-import type { ShardRule, SuffixBase } from '../sharding/shard.js';
+import type { ShardRule, SuffixBase } from '../sharding/shardRule.js';
 import type { WcuSpec } from '../pacing/rateChoice.js';
 import { offlineTableInfo } from '../estimating/offlineTable.js';
 import type { IndexInfo } from '../shared/tableInfo.js';

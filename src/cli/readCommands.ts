@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { LoaderError } from '../shared/errors.js';
-import type { ShardRule, SuffixBase } from '../sharding/shard.js';
+import type { ShardRule, SuffixBase } from '../sharding/shardRule.js';
 import { getSharded } from '../querying/getSharded.js';
 import { itemJsonLine } from '../querying/itemJson.js';
 import { queryShards } from '../querying/queryShards.js';

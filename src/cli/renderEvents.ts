@@ -1,7 +1,7 @@
 import type { LoadEvent } from '../reporting/events.js';
 import type { RateChange } from '../pacing/rateControl.js';
 import type { LoadResult } from '../reporting/result.js';
-import { formatCount, formatDuration, formatPercent, formatRate, rowExcerpt } from '../reporting/format.js';
+import { formatCount, formatDuration, formatPercent, formatRate, rowExcerpt } from '../shared/format.js';
 import { formatProgressLine, progressFields } from '../reporting/logLine.js';
 import type { LoadFlags } from './options.js';
 import type { Terminal } from './terminal.js';

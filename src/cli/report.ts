@@ -1,6 +1,7 @@
 import { packageVersion } from '../load/toolVersion.js';
 import type { LoadResult } from '../reporting/result.js';
-import { fingerprintFile, writeJsonAtomically } from '../reporting/reportFile.js';
+import { fingerprintFile } from '../files/fingerprintFile.js';
+import { writeJsonAtomically } from '../files/privateFiles.js';
 import { summaryJson } from '../reporting/summary.js';
 import type { Failure } from './terminal.js';
 

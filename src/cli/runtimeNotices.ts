@@ -3,7 +3,7 @@
  * estimate (not with --quiet): an old Node.js, and SDK retry variables that ddb-spread does not use.
  * Pure: the environment and the Node version are passed in.
  */
-import { ignoredRetryEnvNotice, type Env } from '../writing/awsEnv.js';
+import { ignoredRetryEnvNotice, type Env } from '../aws/awsEnv.js';
 
 /** The oldest Node.js major the AWS SDK supports after January 2027 (20 is past end of life). */
 export const SUPPORTED_NODE_MAJOR = 22;

@@ -2,7 +2,7 @@ import { planCapacity } from './capacityPlan.js';
 import { estimateCost } from './costEstimate.js';
 import type { EstimateTotals } from './estimateTally.js';
 import type { CapacityPlan, EstimateInput, EstimateResult, EstimateTable, EstimateTime, HotKey, ShardAdvice, Simulation } from './estimateTypes.js';
-import type { HeavyHitters } from './heavyHitters.js';
+import type { HeavyHitters } from '../shared/heavyHitters.js';
 import { partitionCount } from './partitionModel.js';
 import type { EstimateRateChoice } from './prepareEstimate.js';
 import { heatOf, throttleFreeRate, type SimulationOutcome } from './simulate.js';

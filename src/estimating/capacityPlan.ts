@@ -1,4 +1,4 @@
-import { formatCount, formatDuration, formatRate } from '../reporting/format.js';
+import { formatCount, formatDuration, formatRate } from '../shared/format.js';
 import type { CapacityPlan } from './estimateTypes.js';
 import { PARTITION_MAX_WCU, partitionCount } from './partitionModel.js';
 

@@ -1,6 +1,6 @@
 import type { ItemSizes } from './estimateTypes.js';
 import { DistinctCounter } from './distinctCount.js';
-import { createHotKeySketch, type HeavyHitters } from './heavyHitters.js';
+import { createHotKeySketch, type HeavyHitters } from '../shared/heavyHitters.js';
 import type { LoadSimulator, SimWrite, SimulationOutcome } from './simulate.js';
 import { SizeHistogram } from './sizeHistogram.js';
 import { IndexKeyTally, type IndexHotKeys } from './indexKeyTally.js';
@@ -10,8 +10,7 @@ import type { GlobalOrderMode } from '../ordering/order.js';
 import { MAX_BATCH_REQUESTS } from '../batching/batch.js';
 import type { WriteCostModel } from '../pacing/writeCost.js';
 import type { PlannedWrite, RowOrigin } from '../shared/types.js';
-import { ownValue } from '../shared/ownRecord.js';
-import { setOwn } from '../typing/json.js';
+import { ownValue, setOwn } from '../shared/ownRecord.js';
 
 /** What the tally needs of a simulation: batches in, an outcome at the end (a LoadSimulator, or a fake in tests). */
 export type Simulator = Pick<LoadSimulator, 'push' | 'finish'>;

@@ -1,11 +1,10 @@
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
-import { createHotKeySketch, type HeavyHitters } from './heavyHitters.js';
+import { createHotKeySketch, type HeavyHitters } from '../shared/heavyHitters.js';
 import type { SimWrite } from './simulate.js';
 import { indexKeyId, indexKeyText, type WriteCost } from '../pacing/writeCost.js';
-import { ownValue } from '../shared/ownRecord.js';
+import { ownValue, setOwn } from '../shared/ownRecord.js';
 import type { IndexInfo } from '../shared/tableInfo.js';
 import type { Item, PlannedWrite } from '../shared/types.js';
-import { setOwn } from '../typing/json.js';
 
 /** The hottest partition keys of one GSI, by the index's own write units. */
 export interface IndexHotKeys {

@@ -6,10 +6,10 @@ import { IndexKeyTally } from './indexKeyTally.js';
 import type { Growth } from './reachableRate.js';
 import type { NormalizedLoadOptions } from '../load/options.js';
 import { chooseRate, type RateChoice } from '../pacing/rateChoice.js';
-import { formatCount } from '../reporting/format.js';
+import { formatCount } from '../shared/format.js';
 import { createWriteCostModel, type WriteCostModel } from '../pacing/writeCost.js';
 import type { TableInfo } from '../shared/tableInfo.js';
-import { DEFAULT_BACKOFF } from '../writing/backoff.js';
+import { DEFAULT_BACKOFF } from '../aws/backoff.js';
 
 /** One BatchWriteItem (or DescribeTable) round trip the model assumes, in ms. */
 export const DEFAULT_LATENCY_MS = 20;

@@ -1,8 +1,8 @@
-import type { BackoffPolicy } from '../writing/backoff.js';
+import type { BackoffPolicy } from '../aws/backoff.js';
 import { PartitionModel, type AdmitResult, type PartitionModelOptions } from './partitionModel.js';
 import { parseIndexKeyId } from '../pacing/writeCost.js';
-import { setOwn } from '../typing/json.js';
 import { RateController, classifyThrottle, type RateControlOptions } from '../pacing/rateControl.js';
+import { setOwn } from '../shared/ownRecord.js';
 
 /**
  * A discrete-event simulation of a load against the partition model, for the estimate: the batches of
@@ -33,7 +33,7 @@ export interface SimWrite {
   units: number;
   /** Write units on the table's partition; `units` when left out (a table without GSIs). */
   tableUnits?: number;
-  /** The GSI partition keys the put lands on (writeCost.ts's indexKeyId) and their units (issue 15). */
+  /** The GSI partition keys the put lands on (pacing/writeCost.ts's indexKeyId) and their units (issue 15). */
   indexes?: Array<{ key: string; units: number }>;
 }
 

@@ -7,7 +7,8 @@ import { createRowPlanner, type RowPlannerOptions, type SourceRecord } from '../
 import type { Disposer } from './disposer.js';
 import type { LoadFacts } from './loadFacts.js';
 import type { LoadMode } from './loadMode.js';
-import { delimiterOf, formatFromName, type InputFormat, type NormalizedLoadOptions } from './options.js';
+import type { NormalizedLoadOptions } from './options.js';
+import { delimiterOf, formatFromName, type InputFormat } from '../reading/inputFormat.js';
 import { MIN_STRIPE_BYTES, planStripes, readStripes, recordGroup, stripeCount } from './stripedRecords.js';
 
 /** How the load's input is read: its records in the order they come, the write order in effect, and how to stop. */

@@ -5,7 +5,7 @@ import type { LoadEvent, LoadResult } from '../reporting/events.js';
 import { LoaderError, bug } from '../shared/errors.js';
 import { RejectSink } from '../reporting/rejectSink.js';
 import type { TableInfo } from '../shared/tableInfo.js';
-import { createClient } from '../writing/client.js';
+import { createClient } from '../aws/client.js';
 import { Dispatcher } from './dispatcher.js';
 import { Disposer } from './disposer.js';
 import type { DryRun, LoadDependencies } from './loadDependencies.js';

@@ -1,6 +1,6 @@
 import type { BatchOutcome } from '../writing/writeBatch.js';
 import type { LoadOutcome } from '../checkpointing/checkpointState.js';
-import { createHotKeySketch } from '../estimating/heavyHitters.js';
+import { createHotKeySketch } from '../shared/heavyHitters.js';
 import type { LoadCounters } from '../reporting/result.js';
 import type { PlannedWrite } from '../shared/types.js';
 

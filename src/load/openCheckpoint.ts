@@ -1,19 +1,19 @@
 import { resolve } from 'node:path';
 import { CheckpointStore } from '../checkpointing/checkpoint.js';
-import { writeAffectingOptions } from '../checkpointing/checkpointState.js';
-import { hashFile } from '../checkpointing/hashFile.js';
+import { writeAffectingOptions } from './writeAffectingOptions.js';
+import { hashFile } from '../files/hashFile.js';
 import type { InputIdentity } from '../checkpointing/checkpointState.js';
 import { outlinesOf, type InputSet } from '../reading/inputSet.js';
 import { createHash } from 'node:crypto';
 import type { LoadEvent, LoadResult } from '../reporting/events.js';
-import { fingerprintFile } from '../reporting/reportFile.js';
+import { fingerprintFile } from '../files/fingerprintFile.js';
 import { LoaderError } from '../shared/errors.js';
 import type { KeySchema } from '../shared/types.js';
 import type { Disposer } from './disposer.js';
 import type { LoadStop } from './loadStop.js';
 import type { NormalizedLoadOptions } from './options.js';
 import type { LoadTally } from './loadTally.js';
-import { FileLock } from './outputFiles.js';
+import { FileLock } from '../files/fileLock.js';
 
 /** The checkpoint this run holds, and the batch it resumes from. */
 export interface OpenedCheckpoint {

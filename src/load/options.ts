@@ -4,15 +4,14 @@ import { DEFAULT_WINDOW_ROWS, ORDER_MODES, type OrderMode } from '../ordering/or
 import { parseWcuSpec, type WcuSpec } from '../pacing/rateChoice.js';
 import { parseSegment, type Segment } from './segment.js';
 import { DEFAULT_KEY_WCU } from '../pacing/rateControl.js';
-import { DEFAULT_SHARD_SEPARATOR, parseShardRule, type ShardRule, type SuffixBase } from '../sharding/shard.js';
+import { DEFAULT_SHARD_SEPARATOR } from '../sharding/shard.js';
+import { parseShardRule, type ShardRule, type SuffixBase } from '../sharding/shardRule.js';
 import { defaultOutputPath } from './outputPaths.js';
 import { COLUMN_TYPES, EMPTY_POLICIES, type ColumnType, type EmptyPolicy } from '../typing/typeMap.js';
 import { TIMESTAMP_MODES, type TimestampMode } from '../typing/temporal.js';
 import type { KeySchema } from '../shared/types.js';
 import { DEFAULT_OUTAGE_TIMEOUT_MS } from '../writing/outage.js';
-
-export const INPUT_FORMATS = ['csv', 'jsonl', 'ddb-json', 'parquet', 'ion'] as const;
-export type InputFormat = (typeof INPUT_FORMATS)[number];
+import { formatFromName, INPUT_FORMATS, type InputFormat } from '../reading/inputFormat.js';
 
 /** Batches in flight by default; measured with `npm run bench` (see README, "Concurrency"). */
 export const DEFAULT_CONCURRENCY = 8;
@@ -433,33 +432,6 @@ export function parseByteSize(text: string): number {
   const scale = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 }[unit];
   if (!m || scale === undefined) throw new LoaderError('INVALID_OPTION', `expected a size such as 256MB, 2GB or 512KB, got "${text}"`);
   return Math.round(Number(m[1]) * scale);
-}
-
-/**
- * A name without its compression suffix (.gz, .gzip, .zst, .zstd, .bz2, .bzip2), lower case: what tells the
- * format and the delimiter. The compression itself is read from the bytes (reading/magic.ts).
- */
-function nameBeforeCompression(input: string): string {
-  return input.toLowerCase().replace(/\.(gz|gzip|zst|zstd|bz2|bzip2)$/, '');
-}
-
-/** The format by the name's extension (after a compression suffix); undefined when the name does not tell. */
-export function formatFromName(input: string): InputFormat | undefined {
-  const name = nameBeforeCompression(input);
-  if (name.endsWith('.csv') || name.endsWith('.tsv')) return 'csv';
-  if (name.endsWith('.jsonl') || name.endsWith('.ndjson') || name.endsWith('.json')) return 'jsonl';
-  if (name.endsWith('.parquet') || name.endsWith('.pq')) return 'parquet';
-  if (name.endsWith('.ion')) return 'ion';
-  return undefined;
-}
-
-/**
- * A CSV part's delimiter: --delimiter when given (for every part), else by the part's own name: a tab for
- * .tsv (whatever its compression suffix), else a comma. Each part of a set decides for itself.
- */
-export function delimiterOf(name: string, explicit: string | undefined): string {
-  if (explicit !== undefined) return explicit;
-  return nameBeforeCompression(name).endsWith('.tsv') ? '\t' : ',';
 }
 
 /** Explicit types that contradict the table's key types are a configuration error, found before any row. */

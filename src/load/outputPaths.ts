@@ -3,7 +3,7 @@ import type { Segment } from './segment.js';
 
 /**
  * Where a load's own files go by default, and which output paths may not be used: pure, so both rules
- * are unit-tested without a file system (src/io/outputFiles.ts resolves the paths and calls them).
+ * are unit-tested without a file system (src/load/outputFiles.ts resolves the paths and calls them).
  */
 
 /** What the default path is for: the reject file or the shard manifest. */

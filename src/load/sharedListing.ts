@@ -2,10 +2,12 @@ import { link, readFile, stat, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { LoaderError } from '../shared/errors.js';
 import { localPart, type InputPart } from '../reading/inputPart.js';
-import type { InputSet, ListedPart, PartFormat } from '../reading/inputSet.js';
+import type { InputSet } from '../reading/inputSet.js';
+import type { ListedPart } from '../reading/inputPart.js';
+import type { PartFormat } from '../reading/inputFormat.js';
 import { inputsMismatch, listingText, parseListing, type ListingDoc, type ListingPartDoc } from '../reading/listingDoc.js';
 import type { S3Access } from '../reading/s3Part.js';
-import { createNewPrivateFile } from './outputFiles.js';
+import { createNewPrivateFile } from '../files/privateFiles.js';
 
 /**
  * `--listing` (issue 29, item 7): every worker of one load reads the same parts. The first worker to get

@@ -2,7 +2,7 @@ import type { RecordStart } from '../reading/recordStarts.js';
 import { cutRange, readRange, recordStartAtLine, type ByteRange, type RangeSyntax } from '../reading/stripes.js';
 import type { SourceRecord } from '../typing/planRow.js';
 import { keyCellRows, UNCLEAR, type ProbedRow } from './keyCellRows.js';
-import type { Piece, Stripe } from './stripedRecords.js';
+import type { Piece, Stripe } from './stripeLayout.js';
 
 /**
  * Keys that run across whole ranges of a striped read, each made a stripe of its own (issue 14).

@@ -3,11 +3,13 @@ import pLimit from 'p-limit';
 import { compareGroups, groupOf } from '../ordering/grouping.js';
 import { StripeSchedule } from '../ordering/stripeSchedule.js';
 import type { FilePin } from '../reading/filePin.js';
+import { mayBeCut } from '../reading/magic.js';
 import { eachRecord } from '../reading/readCsv.js';
 import { cutFile, readRange, recordStartAtLine, type ByteRange, type RangeReader, type RangeSyntax } from '../reading/stripes.js';
 import { isRejected, type RowPlanner, type SourceRecord } from '../typing/planRow.js';
 import { keyCellRows, UNCLEAR, type ProbedRow } from './keyCellRows.js';
 import { isolateRunningKeys } from './stripeKeys.js';
+import type { Piece, Stripe } from './stripeLayout.js';
 
 /**
  * The default write order's reading (`--order stripes`): one file read at up to MAX_STRIPES points at once,
@@ -72,40 +74,10 @@ async function isPlainText(path: string): Promise<boolean> {
   try {
     const head = Buffer.alloc(6);
     const { bytesRead } = await handle.read(head, 0, 6, 0);
-    const b = head.subarray(0, bytesRead);
-    const magic = [
-      [0x1f, 0x8b],
-      [0x28, 0xb5, 0x2f, 0xfd],
-      [0x42, 0x5a, 0x68],
-      [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00],
-      [0x50, 0x41, 0x52, 0x31],
-    ];
-    return !magic.some((m) => m.every((byte, i) => b[i] === byte));
+    return mayBeCut(head.subarray(0, bytesRead));
   } finally {
     await handle.close();
   }
-}
-
-/** One range's part of a stripe: its records from `skip` on, `take` of them at most. */
-export interface Piece {
-  range: ByteRange;
-  skip: number;
-  take: number;
-  /** A piece after a stripe's first: the partition key its range starts in, which runs on from the piece before (when the probe saw one). */
-  running?: string;
-  /** The whole range: its head ran past MAX_HEAD_ROWS rows of `running`, or to its end. */
-  whole?: true;
-}
-
-/**
- * A stripe: its pieces in file order, its bytes, and the line and text of its first row (0 and undefined
- * for the file's first stripe).
- */
-export interface Stripe {
-  pieces: Piece[];
-  size: number;
-  firstLine: number;
-  firstRaw: string | undefined;
 }
 
 /** The head of a range: its first `rows` rows share the key the range starts in (all of it when `whole`). */

@@ -1,7 +1,7 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { deflateRawSync } from 'node:zlib';
 import { inflateSync } from 'fflate';
-import { createNewPrivateFile } from '../load/outputFiles.js';
+import { createNewPrivateFile } from '../files/privateFiles.js';
 
 const NEWLINE = 0x0a;
 /** A frame's header: the compressed length and the length of the lines it holds (two UInt32LE). */

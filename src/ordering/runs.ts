@@ -9,7 +9,7 @@ const NEWLINE = 0x0a;
 
 /**
  * Sorted runs of a spilled global order. A run line is `primary \t first \t encoded write`: the write's
- * order key (core/order.ts) in text (JS number text round-trips exactly), then its encoding as written
+ * order key (order.ts) in text (JS number text round-trips exactly), then its encoding as written
  * by writeCodec. Runs are built from chunks of bytes held in Buffers, so sorting copies no write into a
  * JS string; only the merge decodes, one write at a time. Run files are compressed (LineWriterOptions)
  * and removed as soon as the merge has read them to the end.

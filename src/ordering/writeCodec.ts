@@ -1,6 +1,7 @@
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
-import { itemFromAttributeValues, itemToDynamoJson, setOwn } from '../typing/json.js';
+import { itemFromAttributeValues, itemToDynamoJson } from '../typing/json.js';
 import type { Item, PlannedWrite } from '../shared/types.js';
+import { setOwn } from '../shared/ownRecord.js';
 
 /**
  * One planned write as one line of text (no line breaks: JSON escapes them), for an ordering that holds

@@ -1,4 +1,4 @@
-import { formatCount } from '../reporting/format.js';
+import { formatCount } from '../shared/format.js';
 import { LoaderError } from '../shared/errors.js';
 import type { RateControlOptions } from './rateControl.js';
 import type { TableInfo } from '../shared/tableInfo.js';

@@ -2,7 +2,7 @@ import { setTimeout as sleepFor } from 'node:timers/promises';
 import { classifyThrottle, type RateChange, type RateController } from './rateControl.js';
 import type { KeyUnits } from './writeCost.js';
 import type { PlannedWrite } from '../shared/types.js';
-import type { SendPacer, SendReport } from '../writing/writeBatch.js';
+import type { SendPacer, SendReport } from './sendPacer.js';
 
 export interface RatePacerOptions {
   controller: RateController;

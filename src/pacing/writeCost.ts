@@ -1,7 +1,6 @@
 import type { Capacity, ConsumedCapacity } from '@aws-sdk/client-dynamodb';
 import { valueSize, writeUnits } from '../typing/itemSize.js';
-import { setOwn } from '../typing/json.js';
-import { ownValue } from '../shared/ownRecord.js';
+import { ownValue, setOwn } from '../shared/ownRecord.js';
 import type { IndexInfo, TableInfo } from '../shared/tableInfo.js';
 import type { Item } from '../shared/types.js';
 

@@ -3,7 +3,7 @@ import { LoaderError, RowError } from '../shared/errors.js';
 import type { Item, KeyAttribute } from '../shared/types.js';
 import { ownerCheck, shardedKeyOf } from '../sharding/shardKeys.js';
 import { decodeBase64, toNumberValue } from '../typing/json.js';
-import { fatalAwsError } from '../writing/awsErrors.js';
+import { fatalAwsError } from '../aws/awsErrors.js';
 import { openReadSession, type ReadOptions } from './readOptions.js';
 
 export interface GetShardedOptions extends ReadOptions {

@@ -2,7 +2,7 @@ import { QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import type { Item } from '../shared/types.js';
 import { ownerCheck, writtenKeysOf } from '../sharding/shardKeys.js';
-import { fatalAwsError } from '../writing/awsErrors.js';
+import { fatalAwsError } from '../aws/awsErrors.js';
 import { openReadSession, type ReadOptions } from './readOptions.js';
 import { compareSortKeys } from './sortKeyOrder.js';
 

@@ -3,10 +3,11 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LoaderError } from '../shared/errors.js';
 import type { KeySchema } from '../shared/types.js';
 import { parseShardManifest, type ShardPlan } from '../sharding/readManifest.js';
-import { parseShardRule, resolveShardOptions, type ShardRule, type SuffixBase } from '../sharding/shard.js';
+import { resolveShardOptions } from '../sharding/shard.js';
+import { parseShardRule, type ShardRule, type SuffixBase } from '../sharding/shardRule.js';
 import { MANIFEST_VERSION } from '../sharding/shardManifest.js';
-import { createClient } from '../writing/client.js';
-import { describeKeySchema } from '../writing/describeKeySchema.js';
+import { createClient } from '../aws/client.js';
+import { describeKeySchema } from '../aws/describeKeySchema.js';
 
 /** What query and get share: the table, the logical key, the manifest, and where DynamoDB is. */
 export interface ReadOptions {
@@ -38,7 +39,7 @@ export interface ShardRulesSpec {
   suffixBase?: SuffixBase;
   /** The --shard-keys of the load; every key when undefined. */
   keys?: string[];
-  /** The load's --keep-original-key: items read are checked against it (shardKeys.ts ownerOf). */
+  /** The load's --keep-original-key: items read are checked against it (sharding/shardKeys.ts ownerOf). */
   keepOriginalKey?: string;
 }
 

@@ -1,5 +1,5 @@
 import { LoaderError } from '../shared/errors.js';
-import { INPUT_FORMATS, type InputFormat } from '../load/options.js';
+import { INPUT_FORMATS, type InputFormat } from './inputFormat.js';
 import { signedFormatOf } from './magic.js';
 import type { OpenedInput } from './openInput.js';
 import { peekFirstChunk } from './peek.js';

@@ -1,7 +1,7 @@
 import { LoaderError } from '../shared/errors.js';
 import { chainOrder, manifestTime, type ExportManifest } from './exportChain.js';
-import type { InputPart } from './inputPart.js';
-import type { ListedPart } from './inputSet.js';
+import type { ExportKind } from './inputFormat.js';
+import type { InputPart, ListedPart } from './inputPart.js';
 
 /**
  * DynamoDB's export to S3 (AWS Developer Guide, "DynamoDB table export output format"): an export folder
@@ -11,8 +11,6 @@ import type { ListedPart } from './inputSet.js';
  * incremental export's are change records {"Metadata":{"WriteTimestampMicros":...},"Keys":{...},
  * "NewImage":{...},"OldImage":{...}}.
  */
-export type ExportKind = 'export-full' | 'export-incremental' | 'export-full-ion' | 'export-incremental-ion';
-
 /** A folder, local or in S3, as the export reader needs it. */
 export interface ExportFolder {
   name: string;

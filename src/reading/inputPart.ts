@@ -1,10 +1,11 @@
 import type { Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import { hashFile } from '../checkpointing/hashFile.js';
-import { fingerprintFile } from '../reporting/reportFile.js';
+import { hashFile } from '../files/hashFile.js';
+import { fingerprintFile } from '../files/fingerprintFile.js';
 import { LoaderError } from '../shared/errors.js';
 import { FilePin, identityOf } from './filePin.js';
+import type { PartFormat } from './inputFormat.js';
 
 /**
  * One object a load reads: a local file or an S3 object. The input set (inputSet.ts) is a list of them in
@@ -76,4 +77,13 @@ export async function localPart(path: string): Promise<InputPart> {
       return hash;
     },
   };
+}
+
+/** One part of the input set, with how it is read and what its manifest says it holds. */
+export interface ListedPart {
+  part: InputPart;
+  /** Undefined: from --input-format, or the part's name. */
+  format?: PartFormat | undefined;
+  /** An export's manifest: items in this data file, and its MD5 (hex) when given. */
+  expected?: { items: number; md5?: string | undefined } | undefined;
 }

@@ -2,26 +2,13 @@ import { open, readFile, realpath, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { LoaderError } from '../shared/errors.js';
-import { localPart, type InputPart, type PartOutline } from './inputPart.js';
-import { exportOfFolder, exportsBelow, partsOfExports, type ExportKind, type ListedExport } from './dynamodbExport.js';
+import { localPart, type InputPart, type ListedPart, type PartOutline } from './inputPart.js';
+import { exportOfFolder, exportsBelow, partsOfExports, type ListedExport } from './dynamodbExport.js';
 import { checkExportChain } from './exportChain.js';
 import { globBase, globDepth, globMatcher, hasGlob } from './glob.js';
-import { mayBeOwnByContent, nameDecision, ownFileByContent, ownFileOf, sortOut, type OwnFile, type SkippedPart } from './listing.js';
+import { isDataPath, mayBeOwnByContent, ownFileByContent, ownFileOf, sortOut, type OwnFile, type SkippedPart } from './listing.js';
 import { locationOf, resolveOwnFiles, walkLocal, type LocalEntry } from './localListing.js';
 import type { S3Access } from './s3Part.js';
-import type { InputFormat } from '../load/options.js';
-
-/** How a part's records are read: a line format, or a DynamoDB export data file (export.ts). */
-export type PartFormat = InputFormat | ExportKind;
-
-/** One part of the input set, with how it is read and what its manifest says it holds. */
-export interface ListedPart {
-  part: InputPart;
-  /** Undefined: from --input-format, or the part's name. */
-  format?: PartFormat | undefined;
-  /** An export's manifest: items in this data file, and its MD5 (hex) when given. */
-  expected?: { items: number; md5?: string | undefined } | undefined;
-}
 
 /** Every input of a load, in the one order they are read: arguments in order, each folder or prefix sorted by name. */
 export interface InputSet {
@@ -54,11 +41,6 @@ export interface ListContext {
   outputs: readonly (string | OwnFile)[];
   /** --allow-broken-export-chain: DynamoDB exports that do not form one chain are loaded as given. */
   allowBrokenExportChain?: boolean | undefined;
-}
-
-/** Names in a folder or prefix that are not data (listing.ts's nameDecision): hidden, markers, checksums, the loader's files. */
-export function isDataName(name: string): boolean {
-  return nameDecision(name) === undefined;
 }
 
 /**
@@ -174,9 +156,6 @@ async function headOf(path: string): Promise<string> {
     await handle.close();
   }
 }
-
-/** A path under a folder given as input is data when none of its names is hidden, a marker or a manifest. */
-export const isDataPath = (relative: string) => nameDecision(relative) === undefined;
 
 /** For each folder that held several exports: which, in the chain order they are read. */
 function exportFolderNotes(exports: readonly ListedExport[]): string[] {

@@ -80,6 +80,14 @@ export function nameDecision(relative: string): { reason: SkipReason; detail: st
   return undefined;
 }
 
+/** Names in a folder or prefix that are not data (nameDecision): hidden, markers, checksums, the loader's files. */
+export function isDataName(name: string): boolean {
+  return nameDecision(name) === undefined;
+}
+
+/** A path under a folder given as input is data when none of its names is hidden, a marker or a manifest. */
+export const isDataPath = (relative: string) => nameDecision(relative) === undefined;
+
 /**
  * Which file of ddb-spread's `head` (a file's first bytes) shows it to be, when it is one: a checkpoint,
  * a --report or a --listing, by the fields each begins with. Their names are the user's (`ck-1.json`): a

@@ -7,7 +7,7 @@ import type { SkippedPart } from './listing.js';
  * they were listed, with each part's identity then. Workers of one load (`--segment i/N`) list at different
  * times; a part uploaded between two workers' listings would be loaded by some workers only, and the rows
  * of its keys that fall in the other workers' segments by none. So the first worker writes the listing to a
- * place every worker shares (sharedListing.ts), and every worker loads exactly those parts. No row data is
+ * place every worker shares (load/sharedListing.ts), and every worker loads exactly those parts. No row data is
  * in it: names, sizes, ETags, modification times, export counts.
  */
 export interface ListingDoc {

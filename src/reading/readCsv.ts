@@ -1,5 +1,5 @@
 import { parse, type CsvError, type Parser } from 'csv-parse';
-import { formatCount } from '../reporting/format.js';
+import { formatCount } from '../shared/format.js';
 import { isUtf8 } from 'node:buffer';
 import { type Readable } from 'node:stream';
 import { LoaderError } from '../shared/errors.js';

@@ -1,5 +1,5 @@
 import type { SourceRecord } from '../typing/planRow.js';
-import type { InputFormat } from '../load/options.js';
+import type { InputFormat } from './inputFormat.js';
 import type { OpenedInput } from './openInput.js';
 import { readCsv } from './readCsv.js';
 import { readIon } from './readIon.js';

@@ -1,4 +1,4 @@
-import { formatCount } from '../reporting/format.js';
+import { formatCount } from '../shared/format.js';
 
 /**
  * The most raw text one record (a JSON line, a CSV record) may have: 4 MiB. DynamoDB items are at most

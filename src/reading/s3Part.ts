@@ -3,12 +3,11 @@ import { readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LoaderError } from '../shared/errors.js';
-import { caBundleFrom, proxyConfigured, regionFrom, type Env } from '../writing/awsEnv.js';
-import { EnvProxyAgent } from '../writing/proxyAgent.js';
+import { caBundleFrom, proxyConfigured, regionFrom, type Env } from '../aws/awsEnv.js';
+import { EnvProxyAgent } from '../aws/proxyAgent.js';
 import { exportOfFolder, exportsBelow, partsOfExports, type ExportFolder, type ListedExport } from './dynamodbExport.js';
-import type { InputPart } from './inputPart.js';
-import { isDataPath, type ListedPart } from './inputSet.js';
-import { sortOut, type FoundEntry, type SkippedPart } from './listing.js';
+import type { InputPart, ListedPart } from './inputPart.js';
+import { isDataPath, sortOut, type FoundEntry, type SkippedPart } from './listing.js';
 import { bytesToSkip } from './rangedAnswer.js';
 
 /** How a load reaches S3: the DynamoDB client's conventions (default credential chain, region, proxy, CA). */

@@ -1,5 +1,5 @@
 import type { RateSnapshot } from '../pacing/rateControl.js';
-import { formatCount, formatDuration, formatPercent } from './format.js';
+import { formatCount, formatDuration, formatPercent } from '../shared/format.js';
 import type { LoadCounters } from './result.js';
 
 /**

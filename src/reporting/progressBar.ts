@@ -1,7 +1,7 @@
 import cliProgress from 'cli-progress';
 import type { RateSnapshot } from '../pacing/rateControl.js';
 import type { LoadEvent } from './events.js';
-import { formatCount } from './format.js';
+import { formatCount } from '../shared/format.js';
 
 /** "812 / 1,000 WCU/s": achieved against the rate in force (the target, or less after throttles). */
 export function formatWcu(rate: RateSnapshot | undefined): string {

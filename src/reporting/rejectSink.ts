@@ -2,13 +2,13 @@ import type { WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { LoaderError } from '../shared/errors.js';
 import type { RejectedRow } from '../shared/types.js';
-import { createPrivateFile } from '../load/outputFiles.js';
+import { createPrivateFile } from '../files/privateFiles.js';
 
 /**
  * The reject file: one JSON object per rejected row with its source file, line, reason code, message,
  * key (when known) and original text, so it can be fixed and fed back in. Created on the first reject
  * only, so a clean load leaves no empty file behind; private (0600), never through a symlink (its path
- * was checked and locked before the first row: src/io/outputFiles.ts).
+ * was checked and locked before the first row: src/load/outputFiles.ts).
  */
 export class RejectSink {
   #opening: Promise<WriteStream> | undefined;

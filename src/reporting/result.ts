@@ -102,3 +102,10 @@ export interface RateSummary {
   /** Cuts undone: the throttles did not rise with the rate (noise), so the rate before the cut came back. */
   restores: number;
 }
+
+declare module '../shared/errors.js' {
+  interface LoaderError {
+    /** For a load that stopped: the counters at the stop. Declared here, beside LoadResult, so shared/ imports no stage. */
+    result?: LoadResult;
+  }
+}

@@ -1,6 +1,6 @@
 import type { LoadResult } from './result.js';
 
-import { formatBytes, formatCount, formatDuration, formatPercent, HIDDEN, shownKey } from './format.js';
+import { formatBytes, formatCount, formatDuration, formatPercent, HIDDEN, shownKey } from '../shared/format.js';
 
 /**
  * The end-of-load summary for people (stderr). Pure: a string from the result. Partition key values are

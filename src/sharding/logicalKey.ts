@@ -1,4 +1,4 @@
-import type { ResolvedShardRule, SuffixBase, TimeUnit } from './shard.js';
+import type { ResolvedShardRule, SuffixBase, TimeUnit } from './shardRule.js';
 
 /**
  * Sharded keys read backwards (issue 29, item 10), pure: which logical key a partition key value is a

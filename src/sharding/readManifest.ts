@@ -1,5 +1,5 @@
 import { LoaderError } from '../shared/errors.js';
-import { MAX_SHARDS, parseShardRule, type ResolvedShardRule, type SuffixBase } from './shard.js';
+import { MAX_SHARDS, parseShardRule, type ResolvedShardRule, type SuffixBase } from './shardRule.js';
 import { MANIFEST_VERSION } from './shardManifest.js';
 
 /**

@@ -1,24 +1,18 @@
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { createHash } from 'node:crypto';
 import { LoaderError, RowError } from '../shared/errors.js';
-import { setOwn } from '../typing/json.js';
-import { ownValue } from '../shared/ownRecord.js';
+import { ownValue, setOwn } from '../shared/ownRecord.js';
 import type { Item, KeySchema } from '../shared/types.js';
 import { timeLikeAttributes, timeLikeHint } from './timeColumns.js';
 import { literalCollision, separatorIsAmbiguous } from './logicalKey.js';
+import { formatShardRule, type ResolvedShardRule, type ShardRule, type SuffixBase, type TimeUnit } from './shardRule.js';
 
 /**
- * Write sharding (seeds 000-003): the partition key value gets suffixes so one hot key's writes spread
- * over several partition keys. Rules apply in the order given: time:day then hash:4 gives
+ * Write sharding: the partition key value gets suffixes so one hot key's writes spread over several
+ * partition keys. Rules (shardRule.ts) apply in the order given: time:day then hash:4 gives
  * "user-1#2024-01-15#3".
  */
-export type ShardRule =
-  { kind: 'random'; shards: number } | { kind: 'hash'; shards: number; attribute?: string } | { kind: 'time'; unit: TimeUnit; attribute?: string };
 
-export const TIME_UNITS = ['hour', 'day', 'month'] as const;
-export type TimeUnit = (typeof TIME_UNITS)[number];
-
-export const MAX_SHARDS = 10_000;
 export const DEFAULT_SHARD_SEPARATOR = '#';
 
 export interface ShardOptions {
@@ -35,13 +29,6 @@ export interface ShardOptions {
   suffixBase?: SuffixBase;
 }
 
-/** The first number suffix: 0 (k#0 … k#N-1) or 1 (k#1 … k#N). */
-export type SuffixBase = 0 | 1;
-
-/** A rule with its attribute resolved against the table. */
-export type ResolvedShardRule =
-  { kind: 'random'; shards: number } | { kind: 'hash'; shards: number; attribute: string } | { kind: 'time'; unit: TimeUnit; attribute: string };
-
 export interface ResolvedShardOptions {
   rules: ResolvedShardRule[];
   separator: string;
@@ -53,34 +40,6 @@ export interface ResolvedShardOptions {
   partitionKey: string;
   /** The sort key attribute, whose value (with the partition key's) decides a random:N suffix. */
   sortKey: string | undefined;
-}
-
-/** Parses one --shard value: random:N, hash:N[:attribute], time:hour|day|month[:attribute]. */
-export function parseShardRule(text: string): ShardRule {
-  const [kind, arg, attribute, ...rest] = text.split(':');
-  const fail = (why: string) =>
-    new LoaderError('INVALID_OPTION', `--shard "${text}": ${why}; expected random:N, hash:N[:attribute] or time:hour|day|month[:attribute]`);
-  if (rest.length > 0) throw fail('too many parts');
-  if (attribute === '') throw fail('the attribute name is empty');
-  switch (kind) {
-    case 'random':
-    case 'hash': {
-      const shards = Number(arg);
-      if (!Number.isInteger(shards) || shards < 2 || shards > MAX_SHARDS || !/^\d+$/.test(arg ?? '')) {
-        throw fail(`N must be an integer from 2 to ${MAX_SHARDS}`);
-      }
-      if (kind === 'random') {
-        if (attribute !== undefined) throw fail('random takes no attribute');
-        return { kind, shards };
-      }
-      return attribute === undefined ? { kind, shards } : { kind, shards, attribute };
-    }
-    case 'time':
-      if (!(TIME_UNITS as readonly string[]).includes(arg ?? '')) throw fail(`the bucket must be one of ${TIME_UNITS.join(', ')}`);
-      return attribute === undefined ? { kind, unit: arg as TimeUnit } : { kind, unit: arg as TimeUnit, attribute };
-    default:
-      throw fail(`unknown scheme "${kind}"`);
-  }
 }
 
 /** Checks sharding against the table before any row is read; hash and time default to the sort key. */
@@ -302,11 +261,4 @@ function suffixOf(item: Item, original: string, rule: ResolvedShardRule, options
       return timeBucket(ms, rule.unit);
     }
   }
-}
-
-/** Describes the rules the way they were given, for messages and the manifest: "time:day:createdAt". */
-export function formatShardRule(rule: ShardRule): string {
-  if (rule.kind === 'random') return `random:${rule.shards}`;
-  if (rule.kind === 'hash') return `hash:${rule.shards}${rule.attribute ? `:${rule.attribute}` : ''}`;
-  return `time:${rule.unit}${rule.attribute ? `:${rule.attribute}` : ''}`;
 }

@@ -1,4 +1,5 @@
-import { formatShardRule, type ResolvedShardOptions, type SuffixBase } from './shard.js';
+import { type ResolvedShardOptions } from './shard.js';
+import { formatShardRule, type SuffixBase } from './shardRule.js';
 
 /** More partition key values than this and the manifest stops listing them (memory stays bounded). */
 export const MAX_MANIFEST_VALUES = 1_000_000;

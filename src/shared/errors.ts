@@ -80,8 +80,8 @@ export class LoaderError extends Error {
   readonly line: number | undefined;
   readonly field: string | undefined;
   readonly table: string | undefined;
-  /** For a load that stopped: the counters at the stop (a LoadResult). */
-  result?: import('../reporting/result.js').LoadResult;
+  // `result` (a stopped load's counters) is declared by reporting/result.ts, which owns LoadResult:
+  // shared/ imports nothing from the stage folders.
 
   constructor(code: LoaderErrorCode, message: string, context: LoaderErrorContext = {}) {
     super(message, context.cause === undefined ? undefined : { cause: context.cause });
@@ -90,6 +90,8 @@ export class LoaderError extends Error {
     this.line = context.line;
     this.field = context.field;
     this.table = context.table;
+    // An own property from the start, as a class field would be (declared in reporting/result.ts).
+    this.result = undefined;
   }
 }
 

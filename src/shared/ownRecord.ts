@@ -18,3 +18,9 @@ export function mergeOwn<T>(...sources: Array<Readonly<Record<string, T>> | unde
 export function ownValue<T>(record: Readonly<Record<string, T>>, name: string): T | undefined {
   return Object.hasOwn(record, name) ? record[name] : undefined;
 }
+
+/** Assigns without ever touching the prototype, even for a field named "__proto__". */
+export function setOwn(target: Record<string, unknown>, name: string, value: unknown): void {
+  if (name === '__proto__') Object.defineProperty(target, name, { value, enumerable: true, writable: true, configurable: true });
+  else target[name] = value;
+}

@@ -1,9 +1,10 @@
 import { IonTypes, makeReader, type Reader } from 'ion-js';
 import { RowError } from '../shared/errors.js';
 import { MAX_NESTING } from './jsonDepth.js';
-import { makeSet, setOwn, toNumberValue } from './json.js';
+import { makeSet, toNumberValue } from './json.js';
 import { Temporal, temporalValue, type TimestampMode } from './temporal.js';
 import type { Item } from '../shared/types.js';
+import { setOwn } from '../shared/ownRecord.js';
 
 /** DynamoDB's annotations on Ion lists that hold sets, in ION exports (and what S3 import reads). */
 const SET_ANNOTATIONS: Readonly<Record<string, 'SS' | 'NS' | 'BS'>> = { $dynamodb_SS: 'SS', $dynamodb_NS: 'NS', $dynamodb_BS: 'BS' };

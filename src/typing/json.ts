@@ -4,6 +4,7 @@ import { RowError } from '../shared/errors.js';
 import { checkJsonDepth, MAX_NESTING } from './jsonDepth.js';
 import { parseDynamoNumber, plainNumberSize } from './number.js';
 import type { Item } from '../shared/types.js';
+import { setOwn } from '../shared/ownRecord.js';
 
 /**
  * A digit run long enough that a JS double might not hold it exactly (more than 15 significant digits),
@@ -209,10 +210,4 @@ export function decodeBase64(text: string, field: string): Uint8Array {
   const compact = text.trim();
   if (!BASE64.test(compact)) throw new RowError('TYPE_ERROR', `"${field}" is not valid base64`, field);
   return new Uint8Array(Buffer.from(compact, 'base64'));
-}
-
-/** Assigns without ever touching the prototype, even for a field named "__proto__". */
-export function setOwn(target: Record<string, unknown>, name: string, value: unknown): void {
-  if (name === '__proto__') Object.defineProperty(target, name, { value, enumerable: true, writable: true, configurable: true });
-  else target[name] = value;
 }

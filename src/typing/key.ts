@@ -1,8 +1,7 @@
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { RowError } from '../shared/errors.js';
 import { parseDynamoNumber, plainNumberSize } from './number.js';
-import { setOwn } from './json.js';
-import { ownValue } from '../shared/ownRecord.js';
+import { ownValue, setOwn } from '../shared/ownRecord.js';
 import type { Item, KeyAttribute, KeySchema } from '../shared/types.js';
 
 /** Key value limits from the BatchWriteItem and data-type docs. */

@@ -1,16 +1,16 @@
 import { RowError, type RejectCode } from '../shared/errors.js';
 import { itemSize, MAX_ITEM_BYTES, writeUnits } from './itemSize.js';
 import { checkIndexKeys, type IndexKeyAttribute } from './indexKeys.js';
-import { isDynamoJsonItem, itemFromDynamoJson, itemFromJson, MAX_DYNAMO_JSON_DEPTH, parseJsonPrecise, setOwn } from './json.js';
+import { isDynamoJsonItem, itemFromDynamoJson, itemFromJson, MAX_DYNAMO_JSON_DEPTH, parseJsonPrecise } from './json.js';
 import { keyForDisplay, keyIdsOf } from './key.js';
-import { attributeWithLoneSurrogate, mayHoldSurrogates } from '../reading/loneSurrogates.js';
+import { attributeWithLoneSurrogate, mayHoldSurrogates } from './loneSurrogates.js';
 import { applyShard, type ResolvedShardOptions } from '../sharding/shard.js';
 import { coerceJsonItem, effectiveTypes, itemFromCells, type ColumnType, type TypeMapOptions } from './typeMap.js';
 import { itemFromIon } from './ionItem.js';
 import { itemFromTypedValues } from './typedValues.js';
 import type { TimestampMode } from './temporal.js';
 import type { Item, KeySchema, PlannedWrite, RejectedRow, RowOrigin } from '../shared/types.js';
-import { ownValue } from '../shared/ownRecord.js';
+import { ownValue, setOwn } from '../shared/ownRecord.js';
 
 /** What a reader hands to the planner: a parsed CSV record, a JSON line, or a row the reader could not parse. */
 export type SourceRecord =

@@ -2,8 +2,8 @@ import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { RowError } from '../shared/errors.js';
 import { parseDynamoNumber, plainNumberSize } from './number.js';
 import { MAX_NESTING } from './jsonDepth.js';
-import { decodeBase64, fromJson, makeSet, parseJsonPrecise, setOwn, toNumberValue } from './json.js';
-import { mergeOwn, ownRecord, ownValue } from '../shared/ownRecord.js';
+import { decodeBase64, fromJson, makeSet, parseJsonPrecise, toNumberValue } from './json.js';
+import { mergeOwn, ownRecord, ownValue, setOwn } from '../shared/ownRecord.js';
 import type { Item, KeySchema } from '../shared/types.js';
 
 /** The types a column can be given with --types or --schema. JSON means "any JSON value, mapped natively". */

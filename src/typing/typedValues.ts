@@ -1,10 +1,11 @@
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { RowError } from '../shared/errors.js';
 import { MAX_NESTING } from './jsonDepth.js';
-import { setOwn, toNumberValue } from './json.js';
+import { toNumberValue } from './json.js';
 import { Temporal, temporalValue, type TimestampMode } from './temporal.js';
 import type { EmptyPolicy } from './typeMap.js';
 import type { Item } from '../shared/types.js';
+import { setOwn } from '../shared/ownRecord.js';
 
 /** Text whose bytes are not UTF-8: kept as the bytes so the row is rejected, never stored with U+FFFD. */
 export class InvalidText {

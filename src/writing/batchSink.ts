@@ -1,6 +1,7 @@
 import type { InFlightLimit } from '../pacing/inFlight.js';
 import type { PlannedWrite } from '../shared/types.js';
-import { writeBatch, type BatchOutcome, type SendPacer, type WriterContext } from './writeBatch.js';
+import type { SendPacer } from '../pacing/sendPacer.js';
+import { writeBatch, type BatchOutcome, type WriterContext } from './writeBatch.js';
 
 /**
  * Where a load's batches go: DynamoDB, or, for a dry run, a recorder. The dispatcher hands each batch to

@@ -24,7 +24,7 @@ import { preSerializedBody } from './preSerialized.js';
  * other command, the client sends as before (and every call does when the client discovers its endpoints).
  * The answer: a 2xx body is JSON.parse'd (binary attribute values turned into bytes, as the SDK gives them);
  * any other status becomes an error shaped as the SDK shapes AWS JSON 1.0 errors (serviceError below),
- * whose name, status, message and fields are all the writer reads of it (awsErrors.ts).
+ * whose name, status, message and fields are all the writer reads of it (aws/awsErrors.ts).
  * test/unit/writing/directSend.test.ts checks both paths against each other: the same request on the wire,
  * the same output or error for each kind of answer.
  *

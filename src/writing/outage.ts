@@ -6,7 +6,7 @@
  * written once it is back, or the load stops with exit 75 and they count as not written (a checkpoint
  * resumes them). Pure: the state of the endpoint as the calls' outcomes tell it, time passed in.
  */
-import { isTransientCredentialFailure, TRANSPORT_ERROR_CODES, type ErrorFacts } from './backoff.js';
+import { isTransientCredentialFailure, TRANSPORT_ERROR_CODES, type ErrorFacts } from '../aws/backoff.js';
 
 const NO_ANSWER_NAMES = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException', 'AbortError']);
 const SERVER_NAMES = new Set(['InternalServerError', 'InternalFailure', 'ServiceUnavailable', 'ServiceUnavailableException']);

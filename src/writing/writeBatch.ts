@@ -1,17 +1,18 @@
 import type { AttributeValue, BatchWriteItemCommand, BatchWriteItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleepFor } from 'node:timers/promises';
-import { backoffDelay, classifyFailure, type BackoffPolicy } from './backoff.js';
+import { backoffDelay, classifyFailure, type BackoffPolicy } from '../aws/backoff.js';
 import { LoaderError } from '../shared/errors.js';
 import { keyForDisplay, keyIdOf } from '../typing/key.js';
 import type { KeySchema, PlannedWrite, RejectedRow } from '../shared/types.js';
 import { keyFromWire, toWireItem } from './wireItem.js';
-import { errorFacts, fatalAwsError } from './awsErrors.js';
+import { errorFacts, fatalAwsError } from '../aws/awsErrors.js';
 import type { EndpointWatch } from './endpointWatch.js';
 import { endpointFailure } from './outage.js';
 import { preSerializedBatchWrite } from './preSerialized.js';
 import { itemJson } from './wireJson.js';
 import type { CapacityReports } from '../pacing/capacityReports.js';
+import type { SendPacer } from '../pacing/sendPacer.js';
 
 export interface WriterContext {
   client: DynamoDBDocumentClient;
@@ -38,25 +39,6 @@ export interface WriterContext {
    * batch whose calls fail for the endpoint `maxAttempts` times in a row stops the same way.
    */
   watch?: EndpointWatch;
-}
-
-/** What one BatchWriteItem call did, for rate control. */
-export interface SendReport {
-  sent: readonly PlannedWrite[];
-  /** Writes DynamoDB stored. */
-  stored: readonly PlannedWrite[];
-  /** Writes refused by throttling (UnprocessedItems, or the whole call on a throttling error). */
-  throttled: readonly PlannedWrite[];
-  /** Write units DynamoDB reported for the call (table and indexes), when it did. */
-  consumedUnits: number | undefined;
-  /** ThrottlingReasons[].reason of a throttling error, e.g. TableWriteKeyRangeThroughputExceeded. */
-  throttleReasons: string[];
-}
-
-export interface SendPacer {
-  /** Reserves the send's units; a promise to wait for, or undefined when the send may go at once (no await, issue 14). */
-  beforeSend(writes: readonly PlannedWrite[]): Promise<void> | undefined;
-  afterSend(report: SendReport): void;
 }
 
 export interface BatchOutcome {

@@ -13,8 +13,8 @@ import { itemSize } from '../../src/typing/itemSize.js';
 import type { TableInfo } from '../../src/shared/tableInfo.js';
 import type { Item } from '../../src/shared/types.js';
 import { consumedFromResponse, writeCostOf, type WriteCost } from '../../src/pacing/writeCost.js';
-import { describeKeySchema } from '../../src/writing/describeKeySchema.js';
-import { describeTable } from '../../src/writing/describeTable.js';
+import { describeKeySchema } from '../../src/aws/describeKeySchema.js';
+import { describeTable } from '../../src/aws/describeTable.js';
 import { createTable, deleteTable, localClient } from '../support/ddb.js';
 
 const endpoint = inject('ddbEndpoint');

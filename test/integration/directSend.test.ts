@@ -11,7 +11,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { load } from '../../src/index.js';
-import { createClient } from '../../src/writing/client.js';
+import { createClient } from '../../src/aws/client.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { useLocalAws } from '../support/localAws.js';
 import { startPartitionProxy } from '../support/partitionProxy.js';

@@ -96,7 +96,7 @@ function expectSameTable(actual: Map<string, unknown>, expected: Map<string, unk
 }
 
 // ---------------------------------------------------------------------------------------------------
-// The expected round-robin order, built independently of src/core/order.ts from the README's definition
+// The expected round-robin order, built independently of src/ordering/order.ts from the README's definition
 // ---------------------------------------------------------------------------------------------------
 
 /** round-robin: the first write of every key, then the second of every key, ... (keys by first appearance). */

@@ -1,7 +1,7 @@
 /**
  * Write sharding (--shard and its companions) end to end against DynamoDB Local: every scheme loads a
  * key-sorted, skewed input completely, each item under the partition key value the README's formulas give
- * (computed here with hashShard/timeBucket/randomShard from src/core/shard.ts from values the test knows,
+ * (computed here with hashShard/timeBucket/randomShard from src/sharding/shard.ts from values the test knows,
  * not re-parsed from the input); the manifest lists exactly the values written; and every sharding error
  * is found before anything is written.
  */
@@ -9,7 +9,8 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { hashShard, randomShard, timeBucket, type TimeUnit } from '../../src/sharding/shard.js';
+import { hashShard, randomShard, timeBucket } from '../../src/sharding/shard.js';
+import { type TimeUnit } from '../../src/sharding/shardRule.js';
 import type { ShardManifestJson } from '../../src/sharding/shardManifest.js';
 import type { LoadResult } from '../../src/index.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';

@@ -3,13 +3,13 @@ import {
   BatchProgress,
   CHECKPOINT_VERSION,
   resumeRefusal,
-  writeAffectingOptions,
   type BatchDone,
   type CheckpointFile,
   type InputIdentity,
 } from '../../../src/checkpointing/checkpointState.js';
 import type { BatchRange } from '../../../src/checkpointing/doneBatches.js';
 import { normalizeOptions, type LoadOptions } from '../../../src/load/options.js';
+import { writeAffectingOptions } from '../../../src/load/writeAffectingOptions.js';
 import { createWindowInterleaver } from '../../../src/ordering/order.js';
 import { mulberry32 } from '../../../tools/mulberry32.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { assembleEstimate, type EstimateParts } from '../../../src/estimating/assembleEstimate.js';
 import type { EstimateTotals } from '../../../src/estimating/estimateTally.js';
-import { HeavyHitters } from '../../../src/estimating/heavyHitters.js';
+import { HeavyHitters } from '../../../src/shared/heavyHitters.js';
 import { offlineTableInfo } from '../../../src/estimating/offlineTable.js';
 import type { SimulationOutcome } from '../../../src/estimating/simulate.js';
 import { SizeHistogram } from '../../../src/estimating/sizeHistogram.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createHotKeySketch, HeavyHitters, HOT_KEYS_TRACKED } from '../../../src/estimating/heavyHitters.js';
+import { createHotKeySketch, HeavyHitters, HOT_KEYS_TRACKED } from '../../../src/shared/heavyHitters.js';
 import { mulberry32 } from '../../../tools/mulberry32.js';
 import { sized } from '../../support/testSize.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_BACKOFF } from '../../../src/writing/backoff.js';
+import { DEFAULT_BACKOFF } from '../../../src/aws/backoff.js';
 import { partitionOf, type PartitionModelOptions } from '../../../src/estimating/partitionModel.js';
 import { heatOf, LoadSimulator, throttleFreeRate, type SimulationOptions, type SimulationOutcome, type SimWrite } from '../../../src/estimating/simulate.js';
 

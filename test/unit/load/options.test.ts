@@ -5,12 +5,11 @@ import {
   DEFAULT_CONCURRENCY,
   DEFAULT_MAX_ATTEMPTS,
   DEFAULT_REQUEST_TIMEOUT_MS,
-  delimiterOf,
-  formatFromName,
   normalizeOptions,
   parseTypeList,
   type LoadOptions,
 } from '../../../src/load/options.js';
+import { delimiterOf, formatFromName } from '../../../src/reading/inputFormat.js';
 import type { KeySchema } from '../../../src/shared/types.js';
 import { loaderErrorOf } from '../../support/thrown.js';
 

@@ -5,10 +5,11 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LoaderError } from '../../../src/shared/errors.js';
-import { FileLock, LOCK_STALE_MS, createNewPrivateFile, createPrivateFile, writePrivateFileAtomically } from '../../../src/load/outputFiles.js';
+import { FileLock, LOCK_STALE_MS } from '../../../src/files/fileLock.js';
+import { createNewPrivateFile, createPrivateFile, writePrivateFileAtomically } from '../../../src/files/privateFiles.js';
 import { LineWriter } from '../../../src/ordering/lineFiles.js';
 import { RejectSink } from '../../../src/reporting/rejectSink.js';
-import { writeJsonAtomically } from '../../../src/reporting/reportFile.js';
+import { writeJsonAtomically } from '../../../src/files/privateFiles.js';
 
 let dir = '';
 let seq = 0;

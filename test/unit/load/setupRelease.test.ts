@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { offlineTableInfo } from '../../../src/estimating/offlineTable.js';
 import { dryRunLoad, load, type LoadDependencies } from '../../../src/load/load.js';
 import type { LoadOptions } from '../../../src/load/options.js';
-import { FileLock } from '../../../src/load/outputFiles.js';
+import { FileLock } from '../../../src/files/fileLock.js';
 import type { LoadEvent } from '../../../src/reporting/events.js';
 import { LoaderError } from '../../../src/shared/errors.js';
 

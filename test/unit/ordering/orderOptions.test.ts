@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_WINDOW_ROWS } from '../../../src/ordering/order.js';
 import { DEFAULT_MEMORY_BYTES, MIN_MEMORY_BYTES, normalizeOptions, parseByteSize, type LoadOptions } from '../../../src/load/options.js';
-import type { ShardRule } from '../../../src/sharding/shard.js';
+import type { ShardRule } from '../../../src/sharding/shardRule.js';
 import { loaderErrorOf } from '../../support/thrown.js';
 
 const base: LoadOptions = { input: 'data/items.csv', table: 'Items' };

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { itemToDynamoJson, setOwn, toNumberValue } from '../../../src/typing/json.js';
+import { itemToDynamoJson, toNumberValue } from '../../../src/typing/json.js';
 import { orderAll, type GlobalOrderMode } from '../../../src/ordering/order.js';
 import type { NativeAttributeValue } from '@aws-sdk/lib-dynamodb';
 import type { Item, PlannedWrite } from '../../../src/shared/types.js';
@@ -12,6 +12,7 @@ import { LineWriter, readLines, TempSpace } from '../../../src/ordering/lineFile
 import { WriteOrderer } from '../../../src/ordering/writeOrderer.js';
 import { mulberry32 } from '../../../tools/mulberry32.js';
 import { sized } from '../../support/testSize.js';
+import { setOwn } from '../../../src/shared/ownRecord.js';
 
 // Issue 14 target 5: an order that spills holds at most 1.2x its input on disk, by its own count of the
 // bytes written to its temporary files less the ones unlinked; and every write comes back exactly.

@@ -4,7 +4,7 @@ import { basename, join } from 'node:path';
 import { type NumberValue } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LoaderError } from '../../../src/shared/errors.js';
-import { setOwn, toNumberValue } from '../../../src/typing/json.js';
+import { toNumberValue } from '../../../src/typing/json.js';
 import { createWindowInterleaver, orderAll, type GlobalOrderMode } from '../../../src/ordering/order.js';
 import type { Item, PlannedWrite } from '../../../src/shared/types.js';
 import { encodeWrite } from '../../../src/ordering/writeCodec.js';
@@ -13,6 +13,7 @@ import { Slabs, type Slab } from '../../../src/ordering/slabs.js';
 import { windowBytes, WriteOrderer, type WriteOrdererOptions } from '../../../src/ordering/writeOrderer.js';
 import { mulberry32 } from '../../../tools/mulberry32.js';
 import { sized } from '../../support/testSize.js';
+import { setOwn } from '../../../src/shared/ownRecord.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Generated writes

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { exportsBelow, type ExportFolder } from '../../../src/reading/dynamodbExport.js';
-import { isDataPath } from '../../../src/reading/inputSet.js';
+import { isDataPath } from '../../../src/reading/listing.js';
 import type { InputPart } from '../../../src/reading/inputPart.js';
 
 const TABLE = 'arn:aws:dynamodb:us-east-1:123456789012:table/T';

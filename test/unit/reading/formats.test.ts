@@ -19,7 +19,7 @@ import { openInput } from '../../../src/reading/openInput.js';
 import { EXACT_PARSERS, readParquet } from '../../../src/reading/readParquet.js';
 import { InvalidJson, itemFromTypedValues } from '../../../src/typing/typedValues.js';
 import { readRecords } from '../../../src/reading/readRecords.js';
-import type { InputFormat } from '../../../src/load/options.js';
+import type { InputFormat } from '../../../src/reading/inputFormat.js';
 import { createRowPlanner, isRejected, type RowPlannerOptions, type SourceRecord } from '../../../src/typing/planRow.js';
 import type { PlannedWrite, RejectedRow } from '../../../src/shared/types.js';
 import { WAREHOUSE_COLUMNS, WAREHOUSE_SCHEMA, writeParquet, zstd } from '../../support/formatFixtures.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { globBase, globMatcher, hasGlob } from '../../../src/reading/glob.js';
-import { isDataName } from '../../../src/reading/inputSet.js';
+import { isDataName } from '../../../src/reading/listing.js';
 
 describe('globs of local inputs', () => {
   it('the folder to walk is the part before the first wildcard', () => {

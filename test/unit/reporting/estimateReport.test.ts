@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { EstimateResult, HotKey } from '../../../src/estimating/estimateTypes.js';
 import { bar, compress, displayWidth, heatChar, heatStrip, plain, stripAnsi, truncate, wrap } from '../../../src/reporting/charts.js';
-import { estimateJson, formatEstimate, HEAT_MAX_ROWS } from '../../../src/reporting/estimateReport.js';
+import { estimateJson, formatEstimate, HEAT_MAX_ROWS } from '../../../src/estimating/estimateReport.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Fixture: 1.25 M orders into a 1,000 WCU table raised to 3,200 WCU (4 partitions), one hot customer.

@@ -12,7 +12,7 @@ import {
   keyRedactor,
   rowExcerpt,
   shownKey,
-} from '../../../src/reporting/format.js';
+} from '../../../src/shared/format.js';
 
 describe('numbers', () => {
   it('counts are rounded and grouped by thousands', () => {

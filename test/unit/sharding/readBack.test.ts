@@ -1,7 +1,8 @@
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { parseShardManifest, type ShardPlan } from '../../../src/sharding/readManifest.js';
-import { applyShard, resolveShardOptions, type ShardRule } from '../../../src/sharding/shard.js';
+import { applyShard, resolveShardOptions } from '../../../src/sharding/shard.js';
+import { type ShardRule } from '../../../src/sharding/shardRule.js';
 import { shardedKeyOf, writtenKeysOf } from '../../../src/sharding/shardKeys.js';
 import { ShardManifest } from '../../../src/sharding/shardManifest.js';
 import type { Item, KeySchema } from '../../../src/shared/types.js';

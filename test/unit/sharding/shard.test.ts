@@ -5,20 +5,15 @@ import { createRowPlanner, isRejected, type SourceRecord } from '../../../src/ty
 import {
   applyShard,
   DEFAULT_SHARD_SEPARATOR,
-  formatShardRule,
   hashShard,
-  MAX_SHARDS,
-  parseShardRule,
   parseTime,
   randomShard,
   resolveShardOptions,
-  TIME_UNITS,
   timeBucket,
   type ResolvedShardOptions,
   type ShardOptions,
-  type ShardRule,
-  type TimeUnit,
 } from '../../../src/sharding/shard.js';
+import { formatShardRule, MAX_SHARDS, parseShardRule, TIME_UNITS, type ShardRule, type TimeUnit } from '../../../src/sharding/shardRule.js';
 import type { Item, KeySchema, PlannedWrite, RejectedRow } from '../../../src/shared/types.js';
 import { mulberry32 } from '../../../tools/mulberry32.js';
 import { loaderErrorOf, rowErrorOf } from '../../support/thrown.js';

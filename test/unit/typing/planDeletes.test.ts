@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { decodeWrite, encodeWrite } from '../../../src/ordering/writeCodec.js';
 import { createRowPlanner, isRejected, type RowPlannerOptions, type SourceRecord } from '../../../src/typing/planRow.js';
 import type { KeySchema, PlannedWrite, RejectedRow } from '../../../src/shared/types.js';
-import { resolveShardOptions, type ShardOptions, type ShardRule } from '../../../src/sharding/shard.js';
+import { resolveShardOptions, type ShardOptions } from '../../../src/sharding/shard.js';
+import { type ShardRule } from '../../../src/sharding/shardRule.js';
 
 const SCHEMA: KeySchema = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } };
 const planner = (over: Partial<RowPlannerOptions> = {}) =>

@@ -1,6 +1,6 @@
 // issue 18, corporate networks: how the environment's proxy, region, CA bundle and retry variables are read.
 import { describe, expect, it } from 'vitest';
-import { caBundleFrom, ignoredRetryEnvNotice, proxyConfigured, proxyForUrl, regionFrom } from '../../../src/writing/awsEnv.js';
+import { caBundleFrom, ignoredRetryEnvNotice, proxyConfigured, proxyForUrl, regionFrom } from '../../../src/aws/awsEnv.js';
 
 const url = (u: string) => new URL(u);
 

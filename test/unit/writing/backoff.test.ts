@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  backoffDelay,
-  classifyFailure,
-  DEFAULT_BACKOFF,
-  isTransientCredentialFailure,
-  type ErrorFacts,
-  type FailureKind,
-} from '../../../src/writing/backoff.js';
+import { backoffDelay, classifyFailure, DEFAULT_BACKOFF, isTransientCredentialFailure, type ErrorFacts, type FailureKind } from '../../../src/aws/backoff.js';
 
 const constant = (value: number) => () => value;
 

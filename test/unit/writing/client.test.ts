@@ -1,6 +1,6 @@
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it, vi } from 'vitest';
-import { createClient } from '../../../src/writing/client.js';
+import { createClient } from '../../../src/aws/client.js';
 
 const names = (stack: { identify(): string[] }) => stack.identify().map((entry) => entry.split(' ')[0]);
 

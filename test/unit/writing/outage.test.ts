@@ -6,8 +6,8 @@
 import type { BatchWriteItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import type { ErrorFacts } from '../../../src/writing/backoff.js';
-import { DEFAULT_BACKOFF } from '../../../src/writing/backoff.js';
+import type { ErrorFacts } from '../../../src/aws/backoff.js';
+import { DEFAULT_BACKOFF } from '../../../src/aws/backoff.js';
 import { EndpointWatch, type OutageEvent } from '../../../src/writing/endpointWatch.js';
 import { endpointFailure, OutageTracker, outagePolicy, probeDelay, type OutagePolicy } from '../../../src/writing/outage.js';
 import { keyIdsOf } from '../../../src/typing/key.js';

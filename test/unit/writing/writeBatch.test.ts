@@ -6,12 +6,13 @@
 import { BatchWriteItemCommand, type BatchWriteItemCommandInput, type BatchWriteItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_BACKOFF } from '../../../src/writing/backoff.js';
+import { DEFAULT_BACKOFF } from '../../../src/aws/backoff.js';
 import { LoaderError } from '../../../src/shared/errors.js';
 import { keyIdsOf } from '../../../src/typing/key.js';
 import type { KeySchema, PlannedWrite } from '../../../src/shared/types.js';
 import { sentInputOf } from '../../../src/writing/preSerialized.js';
-import { writeBatch, type SendReport, type WriterContext } from '../../../src/writing/writeBatch.js';
+import type { SendReport } from '../../../src/pacing/sendPacer.js';
+import { writeBatch, type WriterContext } from '../../../src/writing/writeBatch.js';
 
 const TABLE = 'Orders';
 const SCHEMA: KeySchema = { partitionKey: { name: 'pk', type: 'S' } };

@@ -5,7 +5,7 @@
 import { BatchWriteItemCommand, type BatchWriteItemCommandInput, type BatchWriteItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_BACKOFF } from '../../../src/writing/backoff.js';
+import { DEFAULT_BACKOFF } from '../../../src/aws/backoff.js';
 import { keyIdsOf } from '../../../src/typing/key.js';
 import type { KeySchema, PlannedWrite } from '../../../src/shared/types.js';
 import { writeBatch, type WriterContext } from '../../../src/writing/writeBatch.js';

@@ -7,7 +7,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { createBatcher } from '../../../src/batching/batch.js';
-import { DEFAULT_BACKOFF } from '../../../src/writing/backoff.js';
+import { DEFAULT_BACKOFF } from '../../../src/aws/backoff.js';
 import type { AttributeValue, BatchWriteItemCommand } from '@aws-sdk/client-dynamodb';
 import { sentInputOf } from '../../../src/writing/preSerialized.js';
 import type { PlannedWrite } from '../../../src/shared/types.js';

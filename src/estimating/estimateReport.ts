@@ -1,4 +1,4 @@
-import type { EstimateResult, HotKey, Simulation } from '../estimating/estimateTypes.js';
+import type { EstimateResult, HotKey, Simulation } from './estimateTypes.js';
 import {
   bar,
   bucketsPerColumn,
@@ -13,8 +13,19 @@ import {
   truncate,
   wrap,
   type Palette,
-} from './charts.js';
-import { escapeControl, formatBytes, formatCount, formatDuration, formatMoney, formatPercent, formatPrice, formatRate, HIDDEN, keyRedactor } from './format.js';
+} from '../reporting/charts.js';
+import {
+  escapeControl,
+  formatBytes,
+  formatCount,
+  formatDuration,
+  formatMoney,
+  formatPercent,
+  formatPrice,
+  formatRate,
+  HIDDEN,
+  keyRedactor,
+} from '../shared/format.js';
 
 /**
  * The estimate report (`ddb-spread estimate`, `load --dry-run`): text for people and JSON for machines,
@@ -46,7 +57,7 @@ const INDENT = '  ';
 const VALUE_INDENT = ' '.repeat(INDENT.length + LABEL);
 
 // ---------------------------------------------------------------------------------------------------
-// Numbers and key values (the formats themselves are format.ts's)
+// Numbers and key values (the formats themselves are shared/format.ts's)
 
 /** A size band's bound: whole KB without decimals ("400 KB"), the way DynamoDB's limits read. */
 const band = (upTo: number) => (upTo % 1024 === 0 ? `${formatCount(upTo / 1024)} KB` : formatBytes(upTo));

@@ -44,7 +44,7 @@ const RETRYABLE_NAMES = new Set([
   'AbortError',
 ]);
 
-/** Node's codes of a connection that failed or gave no answer: worth another try, and the signs of an outage (outage.ts). */
+/** Node's codes of a connection that failed or gave no answer: worth another try, and the signs of an outage (writing/outage.ts). */
 export const TRANSPORT_ERROR_CODES: ReadonlySet<string> = new Set([
   'ECONNRESET',
   'ECONNREFUSED',

@@ -1,7 +1,5 @@
 import { createHash } from 'node:crypto';
 import { open, stat } from 'node:fs/promises';
-import { LoaderError } from '../shared/errors.js';
-import { writePrivateFileAtomically } from '../load/outputFiles.js';
 
 /**
  * Identifies an input file without reading it all: size, modification time, and a SHA-256 of its first
@@ -34,21 +32,5 @@ export async function fingerprintFile(path: string): Promise<InputFingerprint | 
     return { path, size: info.size, mtimeMs: info.mtimeMs, edgesSha256: hash.digest('hex') };
   } finally {
     await handle.close();
-  }
-}
-
-/**
- * Writes JSON next to its target and renames it, so a reader never sees half a file (--report, the
- * shard manifest); private (0600), never through a symlink. A failure becomes `failure(error)`, or a
- * LoaderError naming `flag`.
- */
-export async function writeJsonAtomically(path: string, value: unknown, flag: string, failure?: (error: Error) => LoaderError): Promise<void> {
-  try {
-    await writePrivateFileAtomically(path, `${JSON.stringify(value, null, 2)}\n`);
-  } catch (error) {
-    throw (
-      failure?.(error as Error) ??
-      new LoaderError('INVALID_OPTION', `cannot write ${flag} ${path}: ${(error as Error).message}; choose another path`, { file: path, cause: error })
-    );
   }
 }
