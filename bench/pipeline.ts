@@ -11,7 +11,7 @@ import type { OrderMode } from '../dist/ordering/order.js';
 import { WriteOrderer } from '../dist/ordering/writeOrderer.js';
 import { openInput, type OpenedInput } from '../dist/reading/openInput.js';
 import { readRecords } from '../dist/reading/readRecords.js';
-import { openStripedRead, recordGroup, stripeCount } from '../dist/load/stripedRecords.js';
+import { openStripedRead, recordGroup, stripeCount } from '../dist/ordering/stripes/stripedRecords.js';
 import type { SourceRecord } from '../dist/typing/planRow.js';
 import type { PlannedWrite } from '../dist/shared/types.js';
 import { createRowPlanner, type RowPlanner } from '../dist/typing/planRow.js';
@@ -32,7 +32,7 @@ export interface PlannedInput {
 
 /**
  * Opens the CSV and plans its rows as load() does for a pk/sk (S) table with amount and qty typed N.
- * `stripes`: read as load()'s default order reads a plain local file (src/load/stripedRecords.ts), when
+ * `stripes`: read as load()'s default order reads a plain local file (src/ordering/stripes/stripedRecords.ts), when
  * the file can be cut; `parts` then says how many stripes (0: read whole).
  */
 export async function plannedWrites(path: string, options: { stripes?: boolean } = {}): Promise<PlannedInput & { parts: number }> {

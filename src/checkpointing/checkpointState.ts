@@ -14,7 +14,7 @@ import { DoneBatches, type BatchRange } from './doneBatches.js';
  */
 // 3: stripes are now cut at a head's byte offset, which changes their sizes and so the striped order's
 // batches; a checkpoint of format 2 would skip other rows than the ones it recorded, so it is refused.
-// 4: a key running across whole ranges is now a stripe of its own (src/load/stripeKeys.ts): the stripes,
+// 4: a key running across whole ranges is now a stripe of its own (src/ordering/stripes/stripeKeys.ts): the stripes,
 // and so the batches, of such a file differ from format 3's.
 export const CHECKPOINT_VERSION = 4;
 

@@ -7,7 +7,7 @@ import { normalizeOptions, type LoadOptions } from '../load/options.js';
 import type { CallerFiles } from '../load/outputFiles.js';
 import type { TestSeams } from '../load/loadDependencies.js';
 import { isGlobalOrder, type GlobalOrderMode, type OrderMode } from '../ordering/order.js';
-import type { StripeLayout } from '../load/stripedRecords.js';
+import type { StripeLayout } from '../ordering/stripes/stripedRecords.js';
 import type { LoadEvent } from '../reporting/events.js';
 import type { TableInfo } from '../shared/tableInfo.js';
 import type { RowOrigin } from '../shared/types.js';

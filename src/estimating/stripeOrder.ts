@@ -1,10 +1,10 @@
-import { StripeSchedule } from '../ordering/stripeSchedule.js';
+import { StripeSchedule } from '../ordering/stripes/stripeSchedule.js';
 import { MAX_KEYS_TRACKED } from './plannedOrder.js';
 import { ReplayBatcher, RunRepeats } from './runRepeats.js';
 import type { SimWrite } from './simulate.js';
 import { doubled } from '../shared/typedArrays.js';
 
-/** Where a striped read's stripes lie (src/load/stripedRecords.ts's StripeLayout). */
+/** Where a striped read's stripes lie (src/ordering/stripes/stripedRecords.ts's StripeLayout). */
 export interface StripeLayoutStats {
   /** Each stripe's bytes, as StripeSchedule weighs them. */
   sizes: readonly number[];

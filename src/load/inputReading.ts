@@ -9,7 +9,7 @@ import type { LoadFacts } from './loadFacts.js';
 import type { LoadMode } from './loadMode.js';
 import type { NormalizedLoadOptions } from './options.js';
 import { delimiterOf, formatFromName, type InputFormat } from '../reading/inputFormat.js';
-import { MIN_STRIPE_BYTES, planStripes, readStripes, recordGroup, stripeCount } from './stripedRecords.js';
+import { MIN_STRIPE_BYTES, planStripes, readStripes, recordGroup, stripeCount } from '../ordering/stripes/stripedRecords.js';
 
 /** How the load's input is read: its records in the order they come, the write order in effect, and how to stop. */
 export interface Reading {
@@ -36,7 +36,7 @@ export interface ReadingContext {
 
 /**
  * How the input is read: in stripes when --order is stripes (the default for a file) and the file can be
- * cut and looks grouped by partition key (src/load/stripedRecords.ts); otherwise whole, in round-robin
+ * cut and looks grouped by partition key (src/ordering/stripes/stripedRecords.ts); otherwise whole, in round-robin
  * order for stripes, or in the order asked for. A dry run that simulates the stripes (`onStripes`, the
  * estimate) is told how the file would be read, and reads it whole in input order: where it would be read
  * in stripes, still in the order `stripes`, so that GroupingCheck proves over the whole file (as one part)

@@ -4,7 +4,7 @@ import type { LoadEvent } from '../reporting/events.js';
 import type { TableInfo } from '../shared/tableInfo.js';
 import type { PlannedWrite, RowOrigin } from '../shared/types.js';
 import type { CallerFiles } from './outputFiles.js';
-import type { StripeLayout } from './stripedRecords.js';
+import type { StripeLayout } from '../ordering/stripes/stripedRecords.js';
 
 /** What load() needs from its environment; each has a real default and can be replaced in tests. */
 export interface LoadDependencies {
@@ -41,7 +41,7 @@ export interface LoadDependencies {
  * the CLI (src/cli/testSeams.ts reads them there for the tests that spawn it).
  */
 export interface TestSeams {
-  /** The smallest stripe of a striped read, in bytes (stripedRecords.ts' MIN_STRIPE_BYTES otherwise). */
+  /** The smallest stripe of a striped read, in bytes (ordering/stripes/stripedRecords.ts' MIN_STRIPE_BYTES otherwise). */
   stripeBytes?: number;
   /** How long a Parquet worker may go without a row group before it is called stalled, at the least (parquetThread.ts). */
   parquetStallMs?: number;

@@ -26,7 +26,7 @@ import type { LoadStop } from './loadStop.js';
 import type { LoadTally } from './loadTally.js';
 import { openCheckpoint, type OpenedCheckpoint } from './openCheckpoint.js';
 import type { NormalizedLoadOptions } from './options.js';
-import type { StripeLayout } from './stripedRecords.js';
+import type { StripeLayout } from '../ordering/stripes/stripedRecords.js';
 import { packageVersion } from './toolVersion.js';
 
 /**

@@ -10,7 +10,7 @@
 
 /**
  * `stripes` (the default for a file) reads the file at many points at once and writes as it reads
- * (src/load/stripedRecords.ts); a file that cannot be read so (stdin, compressed, small, not grouped by
+ * (src/ordering/stripes/stripedRecords.ts); a file that cannot be read so (stdin, compressed, small, not grouped by
  * partition key) is written in round-robin order instead.
  */
 export const ORDER_MODES = ['stripes', 'round-robin', 'spread', 'window', 'input'] as const;

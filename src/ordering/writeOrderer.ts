@@ -6,7 +6,7 @@ import { fnv1a32 } from '../shared/hash.js';
 import { createWindowInterleaver, isGlobalOrder, orderPrimary, type GlobalOrderMode, type OrderMode, type WindowInterleaver } from './order.js';
 import type { PlannedWrite } from '../shared/types.js';
 import { decodeWrite, encodeWrite, partitionEnd } from './writeCodec.js';
-import { GroupingCheck } from './grouping.js';
+import { GroupingCheck } from './stripes/grouping.js';
 import { HeldWrites } from './heldWrites.js';
 import { forEachLine, LineWriter, readLineBlocks, TempSpace, type LineBlock } from './lineFiles.js';
 import { Chunk, CursorHeap, openCursor, type Cursor, type Run } from './runs.js';

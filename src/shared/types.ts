@@ -23,7 +23,7 @@ export interface RowOrigin {
   line: number;
   /** The row's original text, for the reject file (and error excerpts the user can turn off). */
   raw: string;
-  /** The stripe of a striped read the row came from (src/load/stripedRecords.ts); absent otherwise. */
+  /** The stripe of a striped read the row came from (src/ordering/stripes/stripedRecords.ts); absent otherwise. */
   part?: number;
 }
 

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { openStripedRead } from '../../src/load/stripedRecords.js';
+import { openStripedRead } from '../../src/ordering/stripes/stripedRecords.js';
 import { readCsv } from '../../src/reading/readCsv.js';
 import type { SourceRecord } from '../../src/typing/planRow.js';
 

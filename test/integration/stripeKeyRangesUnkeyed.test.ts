@@ -1,5 +1,5 @@
 /**
- * Attacks on the cut of keys that run across whole ranges (src/load/stripeKeys.ts): where a big key starts
+ * Attacks on the cut of keys that run across whole ranges (src/ordering/stripes/stripeKeys.ts): where a big key starts
  * and ends is found by a binary search over 16 parts of a range, each asked for its first row with a key.
  * A run of rows without one (empty partition keys, bad CSV) across a part's start made that part answer
  * "not yet", so the search went past the key's first rows and cut inside the key: a sorted file then had a
@@ -14,11 +14,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { openStripedRead, recordGroup } from '../../src/load/stripedRecords.js';
-import { GroupingCheck } from '../../src/ordering/grouping.js';
+import { openStripedRead, recordGroup } from '../../src/ordering/stripes/stripedRecords.js';
+import { GroupingCheck } from '../../src/ordering/stripes/grouping.js';
 import { readCsv } from '../../src/reading/readCsv.js';
 import { readJsonLines } from '../../src/reading/readJsonLines.js';
-import type { RangeSyntax } from '../../src/reading/stripes.js';
+import type { RangeSyntax } from '../../src/ordering/stripes/ranges.js';
 import type { PlannedWrite } from '../../src/shared/types.js';
 import { createRowPlanner, type SourceRecord } from '../../src/typing/planRow.js';
 

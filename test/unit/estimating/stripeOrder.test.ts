@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { StripeOrderStats, type StripeLayoutStats } from '../../../src/estimating/stripeOrder.js';
 import { createBatcher } from '../../../src/batching/batch.js';
-import { merged } from '../../../src/load/stripedRecords.js';
+import { merged } from '../../../src/ordering/stripes/stripedRecords.js';
 import type { PlannedWrite } from '../../../src/shared/types.js';
 import type { SourceRecord } from '../../../src/typing/planRow.js';
 import { sized } from '../../support/testSize.js';

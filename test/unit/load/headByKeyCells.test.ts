@@ -9,8 +9,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { headByKeyCells, headByRows, planStripes } from '../../../src/load/stripedRecords.js';
-import { cutFile, readRange, type RangeSyntax } from '../../../src/reading/stripes.js';
+import { headByKeyCells, headByRows, planStripes } from '../../../src/ordering/stripes/stripedRecords.js';
+import { cutFile, readRange, type RangeSyntax } from '../../../src/ordering/stripes/ranges.js';
 import type { SourceRecord } from '../../../src/typing/planRow.js';
 import { sized } from '../../support/testSize.js';
 

@@ -10,12 +10,12 @@ import { LoadStop } from '../../../src/load/loadStop.js';
 import { LoaderError } from '../../../src/shared/errors.js';
 import { LoadTally } from '../../../src/load/loadTally.js';
 import { batchesOf } from '../../../src/load/stages.js';
-import { merged, stripeChunks } from '../../../src/load/stripedRecords.js';
-import type { Piece } from '../../../src/load/stripeLayout.js';
+import { merged, stripeChunks } from '../../../src/ordering/stripes/stripedRecords.js';
+import type { Piece } from '../../../src/ordering/stripes/stripeLayout.js';
 import { WriteOrderer } from '../../../src/ordering/writeOrderer.js';
-import { StripeSchedule } from '../../../src/ordering/stripeSchedule.js';
+import { StripeSchedule } from '../../../src/ordering/stripes/stripeSchedule.js';
 import { readCsv, readCsvChunks } from '../../../src/reading/readCsv.js';
-import type { RangeReader } from '../../../src/reading/stripes.js';
+import type { RangeReader } from '../../../src/ordering/stripes/ranges.js';
 import type { PlannedWrite } from '../../../src/shared/types.js';
 import { createRowPlanner, type SourceRecord } from '../../../src/typing/planRow.js';
 

@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { openStripedRead, stripesOf, type Head } from '../../../src/load/stripedRecords.js';
+import { openStripedRead, stripesOf, type Head } from '../../../src/ordering/stripes/stripedRecords.js';
 import { readCsv } from '../../../src/reading/readCsv.js';
-import { recordStartAtLine } from '../../../src/reading/stripes.js';
+import { recordStartAtLine } from '../../../src/ordering/stripes/ranges.js';
 import type { SourceRecord } from '../../../src/typing/planRow.js';
 
 const how = { syntax: 'csv', delimiter: ',', columns: undefined } as const;

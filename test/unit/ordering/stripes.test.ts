@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compareGroups, GroupingCheck } from '../../../src/ordering/grouping.js';
-import { StripeSchedule } from '../../../src/ordering/stripeSchedule.js';
+import { compareGroups, GroupingCheck } from '../../../src/ordering/stripes/grouping.js';
+import { StripeSchedule } from '../../../src/ordering/stripes/stripeSchedule.js';
 import { LoaderError } from '../../../src/shared/errors.js';
 import type { PlannedWrite } from '../../../src/shared/types.js';
 

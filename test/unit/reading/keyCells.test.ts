@@ -1,13 +1,13 @@
 /**
  * KeyCellScanner against readCsv: every row the scanner gives is readCsv's record at that place, with the
  * same cell, line and raw text, in any chunking; on files of clear records it reads them all. The cut of a
- * striped read takes the scanner's rows for readCsv's (src/load/keyCellRows.ts), so a row it read otherwise
+ * striped read takes the scanner's rows for readCsv's (src/ordering/stripes/keyCellRows.ts), so a row it read otherwise
  * would cut a stripe at a wrong line or a wrong key.
  */
 import fc from 'fast-check';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { KeyCellScanner, type KeyCellRow } from '../../../src/reading/keyCells.js';
+import { KeyCellScanner, type KeyCellRow } from '../../../src/ordering/stripes/keyCells.js';
 import { readCsv } from '../../../src/reading/readCsv.js';
 import type { SourceRecord } from '../../../src/typing/planRow.js';
 import { sized } from '../../support/testSize.js';

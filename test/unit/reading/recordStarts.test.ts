@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { readCsv } from '../../../src/reading/readCsv.js';
 import { readJsonLines } from '../../../src/reading/readJsonLines.js';
-import { RecordStartScanner, type RecordSyntax } from '../../../src/reading/recordStarts.js';
+import { RecordStartScanner, type RecordSyntax } from '../../../src/ordering/stripes/recordStarts.js';
 import type { SourceRecord } from '../../../src/typing/planRow.js';
 import { sized } from '../../support/testSize.js';
 

@@ -1,7 +1,7 @@
 import { open } from 'node:fs/promises';
-import { KeyCellScanner } from '../reading/keyCells.js';
-import { MAX_RECORD_BYTES } from '../reading/recordLimits.js';
-import type { ByteRange, RangeSyntax } from '../reading/stripes.js';
+import { KeyCellScanner } from './keyCells.js';
+import { MAX_RECORD_BYTES } from '../../reading/recordLimits.js';
+import type { ByteRange, RangeSyntax } from './ranges.js';
 
 /** A row of a range as the cut's probe sees it: its key (undefined when it has none), its line and its text. */
 export interface ProbedRow {

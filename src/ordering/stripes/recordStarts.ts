@@ -1,6 +1,6 @@
 /**
  * Where records start in a file's bytes, found without parsing them: the cut points of a striped read
- * (src/reading/stripes.ts), which starts a reader at each of several offsets of one file. A stripe must
+ * (src/ordering/stripes/ranges.ts), which starts a reader at each of several offsets of one file. A stripe must
  * start exactly where a record starts, and know its line number, or its rows would be parsed wrong or
  * named wrong in the reject file; the only way to know where records start in CSV is to follow the
  * quoting from the first byte, so every byte before the last cut point goes through this scanner once.

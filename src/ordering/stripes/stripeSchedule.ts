@@ -1,5 +1,5 @@
 /**
- * Which stripe of a striped read gives the next row (src/load/stripedRecords.ts): the one furthest behind,
+ * Which stripe of a striped read gives the next row (src/ordering/stripes/stripedRecords.ts): the one furthest behind,
  * measured as the share of its bytes read so far. Every stripe then moves through its part of the file at
  * the same pace and they all end together: at any moment the rows being written come from evenly spaced
  * points of the whole file, so on a file sorted by key every key gets about its share of the writes (a

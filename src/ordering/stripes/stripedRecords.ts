@@ -1,12 +1,12 @@
 import { open } from 'node:fs/promises';
 import pLimit from 'p-limit';
-import { compareGroups, groupOf } from '../ordering/grouping.js';
-import { StripeSchedule } from '../ordering/stripeSchedule.js';
-import type { FilePin } from '../reading/filePin.js';
-import { mayBeCut } from '../reading/magic.js';
-import { eachRecord } from '../reading/readCsv.js';
-import { cutFile, readRange, recordStartAtLine, type ByteRange, type RangeReader, type RangeSyntax } from '../reading/stripes.js';
-import { isRejected, type RowPlanner, type SourceRecord } from '../typing/planRow.js';
+import { compareGroups, groupOf } from './grouping.js';
+import { StripeSchedule } from './stripeSchedule.js';
+import type { FilePin } from '../../reading/filePin.js';
+import { mayBeCut } from '../../reading/magic.js';
+import { eachRecord } from '../../reading/readCsv.js';
+import { cutFile, readRange, recordStartAtLine, type ByteRange, type RangeReader, type RangeSyntax } from './ranges.js';
+import { isRejected, type RowPlanner, type SourceRecord } from '../../typing/planRow.js';
 import { keyCellRows, UNCLEAR, type ProbedRow } from './keyCellRows.js';
 import { isolateRunningKeys } from './stripeKeys.js';
 import type { Piece, Stripe } from './stripeLayout.js';
@@ -17,7 +17,7 @@ import type { Piece, Stripe } from './stripeLayout.js';
  * (StripeSchedule). On a file sorted by key (as exports are), consecutive writes then hit keys from evenly
  * spaced points of the file, every key gets its share of the writes from the first row to the last, and
  * writing starts as soon as the file is cut, with nothing held and nothing spilled: reading overlaps
- * writing. GroupingCheck (src/ordering/grouping.ts) proves, write by write, that the file is grouped as
+ * writing. GroupingCheck (src/ordering/stripes/grouping.ts) proves, write by write, that the file is grouped as
  * the cut assumed; load() reads it again in round-robin order if it is not.
  *
  * The cut: ranges of equal bytes starting where records start (cutFile); the rows at the head of a

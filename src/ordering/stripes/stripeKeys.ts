@@ -1,6 +1,6 @@
-import type { RecordStart } from '../reading/recordStarts.js';
-import { cutRange, readRange, recordStartAtLine, type ByteRange, type RangeSyntax } from '../reading/stripes.js';
-import type { SourceRecord } from '../typing/planRow.js';
+import type { RecordStart } from './recordStarts.js';
+import { cutRange, readRange, recordStartAtLine, type ByteRange, type RangeSyntax } from './ranges.js';
+import type { SourceRecord } from '../../typing/planRow.js';
 import { keyCellRows, UNCLEAR, type ProbedRow } from './keyCellRows.js';
 import type { Piece, Stripe } from './stripeLayout.js';
 

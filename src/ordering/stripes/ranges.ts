@@ -1,11 +1,11 @@
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { PassThrough, Readable } from 'node:stream';
-import { LoaderError } from '../shared/errors.js';
-import type { FilePin } from './filePin.js';
-import type { SourceRecord } from '../typing/planRow.js';
-import { eachRecord, readCsvChunks } from './readCsv.js';
-import { readJsonLines } from './readJsonLines.js';
+import { LoaderError } from '../../shared/errors.js';
+import type { FilePin } from '../../reading/filePin.js';
+import type { SourceRecord } from '../../typing/planRow.js';
+import { eachRecord, readCsvChunks } from '../../reading/readCsv.js';
+import { readJsonLines } from '../../reading/readJsonLines.js';
 import { RecordStartScanner, type RecordStart, type RecordSyntax } from './recordStarts.js';
 
 /** A part of a file that starts where a record starts. */
@@ -60,7 +60,7 @@ export async function cutRanges(path: string, size: number, syntax: RecordSyntax
 /**
  * cutRanges, and `marksPerRange - 1` more record starts inside each range from the same pass, with their
  * lines (ascending, some may repeat): where a later search of a range can start reading without scanning
- * the range again (src/load/stripeKeys.ts).
+ * the range again (src/ordering/stripes/stripeKeys.ts).
  */
 export async function cutFile(
   path: string,

@@ -2,7 +2,7 @@ import { isAscii, isUtf8 } from 'node:buffer';
 
 /**
  * One column's cell of each CSV record, read without parsing the records: what the cut of a striped read
- * needs from the head of a range (src/load/stripedRecords.ts), which is where one partition key ends. The
+ * needs from the head of a range (src/ordering/stripes/stripedRecords.ts), which is where one partition key ends. The
  * cut read each head through readCsv, a record object of every cell per row: ~0.45 s of a 200k-row load
  * before its first write, about a sixth of the file parsed once for the cut and again by the stripes.
  *

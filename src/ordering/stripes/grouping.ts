@@ -1,9 +1,9 @@
-import { LoaderError } from '../shared/errors.js';
-import type { PlannedWrite } from '../shared/types.js';
-import { parseDynamoNumber } from '../typing/number.js';
+import { LoaderError } from '../../shared/errors.js';
+import type { PlannedWrite } from '../../shared/types.js';
+import { parseDynamoNumber } from '../../typing/number.js';
 
 /**
- * The check that makes a striped read safe (src/load/stripedRecords.ts). Stripes are parts of one file
+ * The check that makes a striped read safe (src/ordering/stripes/stripedRecords.ts). Stripes are parts of one file
  * read side by side, so a row of a later part can be written before a row of an earlier part. That keeps
  * the table right only if no partition key is in two parts: then the writes of one primary key (which
  * share a partition key) all come from one part, in file order. The parts are cut between keys, and this

@@ -1,4 +1,4 @@
-import type { ByteRange } from '../reading/stripes.js';
+import type { ByteRange } from './ranges.js';
 
 /**
  * The layout of the default order's striped read: stripes of pieces of byte ranges. stripedRecords.ts
