@@ -1,5 +1,5 @@
 /**
- * First-write bench (writing starts within seconds; spilling orders stay within disk and memory): how soon writing starts and what a load holds, by write
+ * First-write bench: how soon writing starts (target: within seconds) and what a load holds, by write
  * order, on a key-sorted export-like CSV. Prints figures; asserts nothing; not a test.
  *
  *   npx tsx bench/firstWrite.ts                 # 3,000,000 rows (the issue's file, ~210 MB), and 1,000,000
