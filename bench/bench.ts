@@ -15,7 +15,7 @@
  *                     spent 30-50% more CPU on such calls, and Local's CPU is what bounds items/s on 2
  *                     cores; ddb-spread asks on its first 64 calls and one in 16 after, while DynamoDB's
  *                     answers match its plan (src/pacing/capacityReports.ts).
- *   --sink-only       run only the instant-sink bench (issue 14, target 1; bench/sink.ts): ddb-spread with
+ *   --sink-only       run only the instant-sink bench (against the hand loop; bench/sink.ts): ddb-spread with
  *                     default options and with --order spread against the minimal loop, into
  *                     bench/instantSink.ts, which answers every BatchWriteItem at once; items/s and client CPU
  *                     per item (~2 minutes at 200k rows). It runs in the main bench by default, before
@@ -27,7 +27,7 @@
  *   --rate-only       run only the hot-partition bench, bench/rate.ts: each --order mode paced and unpaced
  *                     through the partition model at the table's capacity (~3 minutes). It runs after the
  *                     main bench by default; --skip-rate leaves it out. --rate-rows N sets its input size.
- *   --noise-only      run only the noise bench, bench/noise.ts (issue 12): the same rows with default
+ *   --noise-only      run only the noise bench, bench/noise.ts: the same rows with default
  *                     options clean and with the issue's fault mix through the partition proxy; items/s
  *                     of both and their ratio (~2 minutes at 50k rows). It runs after the main bench by
  *                     default; --skip-noise leaves it out. --noise-rows N sets its input size.
@@ -36,7 +36,7 @@
  *                     parse-only (~3 minutes). It runs after the main bench by default; --skip-estimate
  *                     leaves it out. --estimate-rows N sets the speed input (default 1M; the issue's 3M:
  *                     --estimate-rows 3000000, ~4 more minutes). --skip-accuracy leaves out its accuracy part.
- *   --first-write-only run only the first-write bench, bench/firstWrite.ts (issue 14): time to the first
+ *   --first-write-only run only the first-write bench, bench/firstWrite.ts: time to the first
  *                     write, peak RSS and temp disk of --order stripes against round-robin on a key-sorted
  *                     3M-row CSV (~10 minutes). It runs after the main bench by default; --skip-first-write
  *                     leaves it out; --first-write-rows N sets the input size.
@@ -248,9 +248,9 @@ async function main(): Promise<void> {
   );
 
   const { main, sinkFile, sweepFile, warmFile } = await phase('generate data', async () => ({
-    // Flights-like (issue 14): 228 keys, sorted, every one under the default --key-wcu in a proportional schedule.
+    // Flights-like (as 200k real flights rows): 228 keys, sorted, every one under the default --key-wcu in a proportional schedule.
     main: await generateFlightsCsv(join(tmp!, `flights-${ROWS}.csv`), ROWS, 20240601),
-    // Target 1's input: the same rows over keys that fit under --key-wcu at the loop's rate (bench/data.ts).
+    // The sink bench's input: the same rows over keys that fit under --key-wcu at the loop's rate (bench/data.ts).
     sinkFile: SINK_BENCH ? await generateFlightsCsv(join(tmp!, `flights-fit-${ROWS}.csv`), ROWS, 20240601, FLIGHTS_FIT_SKEW) : undefined,
     sweepFile: SWEEP.length && !SINK_ONLY ? await generateCsv(join(tmp!, `sweep-${SWEEP_ROWS}.csv`), SWEEP_ROWS, 20240602) : undefined,
     warmFile: await generateCsv(join(tmp!, `warm-up-${WARM_UP_ROWS}.csv`), Math.min(WARM_UP_ROWS, ROWS), 20240603),
@@ -518,11 +518,11 @@ const forward = (from: keyof typeof flags, to: string): string[] => (flags[from]
 
 // The hot-partition scenario through the partition model.
 if (RATE_BENCH) runBench('rate.ts', forward('rate-rows', 'rows'));
-// Issue 12: the same rows clean and with the issue's fault mix.
+// The same rows clean and with a noisy network's fault mix.
 if (NOISE_BENCH) runBench('noise.ts', forward('noise-rows', 'rows'));
 // Estimate accuracy against real loads through the partition model, and estimate speed.
 if (ESTIMATE_BENCH) runBench('estimate.ts', [...forward('estimate-rows', 'speed-rows'), ...(flags['skip-accuracy'] ? ['--skip-accuracy'] : [])]);
-// Issue 14: how soon the default order writes, its memory and temp disk against round-robin's.
+// How soon the default order writes, its memory and temp disk against round-robin's.
 if (FIRST_WRITE_BENCH) runBench('firstWrite.ts', forward('first-write-rows', 'rows'));
 if (ORDER_BENCH)
   runBench('order.ts', [...forward('order-rows', 'rows'), ...forward('order-large-rows', 'large-rows'), ...forward('order-load-rows', 'load-rows')]);

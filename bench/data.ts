@@ -186,7 +186,7 @@ export async function generateSkewedCsv(path: string, rows: number, seed: number
   };
 }
 
-/** Partition keys of the flights-like input: issue 14 measured 200k real flights rows with 228 origins. */
+/** Partition keys of the flights-like input: 200k real flights rows, measured, had 228 origins. */
 export const FLIGHTS_KEYS = 228;
 /**
  * Zipf exponent of the flights-like input: rank^-0.5 puts ~3.5% of the rows on the biggest key (the real
@@ -195,7 +195,7 @@ export const FLIGHTS_KEYS = 228;
 export const FLIGHTS_SKEW = 0.5;
 /**
  * Zipf exponent of the instant-sink bench's input: rank^-0.35 puts ~1.9% of the rows on the biggest key.
- * Issue 14's target 1 holds "on key-sorted data whose keys fit under --key-wcu in a proportional schedule".
+ * The sink target (at least the hand loop's speed) holds "on key-sorted data whose keys fit under --key-wcu in a proportional schedule".
  * At rank^-0.5 the biggest key (3.5%) needs 1,000 WCU/s once a load runs at ~28,600 items/s, and the hand
  * loop now runs at 28,000-30,000 into the instant sink: that file no longer meets the condition (its key
  * alone takes 6,951 rows / 1,000 WCU/s = 7.0 s of writing, the loop's whole load). At 1.9% every key
@@ -204,7 +204,7 @@ export const FLIGHTS_SKEW = 0.5;
 export const FLIGHTS_FIT_SKEW = 0.35;
 
 /**
- * The bench's flights-like input (issue 14): the same columns and row shape as generateCsv, sorted by pk
+ * The bench's flights-like input: the same columns and row shape as generateCsv, sorted by pk
  * then sk, over FLIGHTS_KEYS keys with Zipf weights rank^-skew, shuffled over the key ids.
  */
 export async function generateFlightsCsv(path: string, rows: number, seed: number, skew = FLIGHTS_SKEW): Promise<DataFile> {

@@ -1,13 +1,13 @@
 /**
- * The estimate bench (issue 5).
+ * The estimate bench.
  * 1. Accuracy: for several inputs (uniform keys, key-sorted, one dominant key, time-bucketed with
  *    sharding, an unpaced sorted load, the default order on sorted inputs), `estimate` with the table
  *    described as the partition proxy models it, then the real load through the proxy in front of
  *    DynamoDB Local: predicted vs measured
  *    duration and throttled items. Target: duration within 15%, throttled items within a factor of 2
  *    (or both under 1% of rows).
- *    Predicted duration counts start-up and the read phase (issue 14, target 6); measured is load()'s.
- * 2. Speed (issue 14, target 4): estimate of a skewed CSV, and of the same rows as JSONL, against bare
+ *    Predicted duration counts start-up and the read phase; measured is load()'s.
+ * 2. Speed (target: at least 0.4x bare csv-parse): estimate of a skewed CSV, and of the same rows as JSONL, against bare
  *    parsing of the same file (csv-parse; readline + JSON.parse), rows/s and peak RSS, each in its own
  *    child process. Target: at least 0.4x bare parsing.
  * Prints figures; asserts nothing.
@@ -192,7 +192,7 @@ const rowsPerCpuSecond = (run: ChildRun) => run.items / (run.cpuUserS + run.cpuS
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 /**
- * Issue 14, target 4: estimate rows/s as a ratio of bare parsing rows/s on the same file (csv-parse with
+ * Estimate rows/s (target: at least 0.4x) as a ratio of bare parsing rows/s on the same file (csv-parse with
  * columns for CSV, readline + JSON.parse for JSONL), each in its own process, one after the other. The
  * ratio by CPU seconds is printed too: on a shared machine it moves less with the other processes.
  */

@@ -1,5 +1,5 @@
 /**
- * First-write bench (issue 14, targets 3 and 5): how soon writing starts and what a load holds, by write
+ * First-write bench: how soon writing starts (target: within seconds) and what a load holds, by write
  * order, on a key-sorted export-like CSV. Prints figures; asserts nothing; not a test.
  *
  *   npx tsx bench/firstWrite.ts                 # 3,000,000 rows (the issue's file, ~210 MB), and 1,000,000
@@ -10,7 +10,7 @@
  * first write of a real load), the whole run, peak RSS, and the most the order's temporary folder held at
  * once (sampled every 250 ms) against the input's size. stripes (the default) and round-robin (the
  * default before it) on the large file; stripes on 1M rows as well, to show that its RSS does not grow
- * with the file. Then the orders that spill (issue 14 target 5: temp disk <= 1.2x the input, RSS < 256 MB
+ * with the file. Then the orders that spill (target: temp disk <= 1.2x the input, RSS < 256 MB
  * and flat): round-robin and spread on both files, temp disk peak / input, peak RSS and CPU.
  *   npx tsx bench/firstWrite.ts --spill-only   # only those (round-robin and spread, both sizes)
  * Results also go to bench/results/first-write-latest.json.
@@ -63,7 +63,7 @@ async function measure(input: string, rows: number, order: string): Promise<Run>
   return run;
 }
 
-/** Issue 14 target 5: the orders that spill, temp disk against the input and RSS, at both sizes. */
+/** The orders that spill (target: temp disk <= 1.2x the input, RSS < 256 MB), temp disk against the input and RSS, at both sizes. */
 function reportSpills(runs: Run[]): void {
   log('');
   log('orders that spill (target: temp disk peak <= 1.2x the input, peak RSS < 256 MB and flat across sizes):');

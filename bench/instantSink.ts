@@ -1,5 +1,5 @@
 /**
- * An instant sink (issue 14): a local HTTP endpoint that speaks just enough of DynamoDB's JSON protocol
+ * An instant sink: a local HTTP endpoint that speaks just enough of DynamoDB's JSON protocol
  * for a load and answers every BatchWriteItem at once, with UnprocessedItems {} (and ConsumedCapacity when
  * the call asks for it). That is what a table far from its capacity looks like to the client: the
  * server's time drops out, and items/s measure the client's own cost per item.

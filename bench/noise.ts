@@ -1,5 +1,5 @@
 /**
- * The noise bench (issue 12): the same rows loaded with default options through the partition proxy in
+ * The noise bench: the same rows loaded with default options through the partition proxy in
  * front of DynamoDB Local, once clean and once with the issue's fault mix (5% of calls each answered 500,
  * 503, ThrottlingException, a dropped connection or a lost reply, and 2% of replies held 2.5 s), on a
  * model far above what Local takes, so no fault is about capacity. Prints items/s of both and their

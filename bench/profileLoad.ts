@@ -1,5 +1,5 @@
 /**
- * Profiles one CLI load into DynamoDB Local (issue 14: "profile before changing anything"):
+ * Profiles one CLI load into DynamoDB Local (profile before changing anything):
  *   npx tsx bench/profileLoad.ts --input f.csv [--sink] [--bin path] [--out dir] [-- extra load flags]
  * Starts DynamoDB Local, creates the bench table, runs the built CLI under `node --cpu-prof`, and prints
  * the self time per function (top 25) and per package. Needs a built dist/ (npm run build). Not a test.

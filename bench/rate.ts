@@ -1,5 +1,5 @@
 /**
- * The hot-partition bench (issue 4): a key-sorted, skewed input loaded through the partition model
+ * The hot-partition bench: a key-sorted, skewed input loaded through the partition model
  * (test/support/partitionProxy.ts) in front of DynamoDB Local, with the target rate at the table's
  * capacity. For each write order, with pacing (--wcu at capacity, --key-wcu at the scaled partition
  * ceiling) and without (--no-pacing, backoff only, as other loaders do): wall time as a multiple of the

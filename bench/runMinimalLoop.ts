@@ -5,7 +5,7 @@
  * With --rcc it asks for ReturnConsumedCapacity=INDEXES on every call (ddb-spread: on its first 64 calls and
  * one in 16 after): DynamoDB Local spends markedly more CPU on such calls, and on 2 cores Local's CPU is
  * what bounds items/s. Against the instant sink (bench/instantSink.ts) the loop always asks for it, as
- * issue 14's hand loop does.
+ * the sink bench's hand loop does.
  *   node --import tsx bench/runMinimalLoop.ts --input f.csv --table t --endpoint http://... --concurrency 8
  * bench.ts runs a plain-JS transpile of this file (no tsx loader in the measured process); by hand,
  * `node --import tsx` works too (its loader thread adds ~28 MB RSS).

@@ -1,5 +1,5 @@
 /**
- * Issue 14, the write path alone: 200k synthetic flights-like rows go through the built library's
+ * The write path alone (the client's cost per item): 200k synthetic flights-like rows go through the built library's
  * batcher, Dispatcher, pacer and dynamoSink with a createClient client (`ours`), or through the hand
  * loop's BatchWriteCommand with 8 calls in flight (`loop`), into an endpoint such as bench/instantSink.ts.
  * No reading or typing: what is left is the CPU of everything after a row is planned. The rows are in key

@@ -1,8 +1,9 @@
 /**
- * Issue 14, target 1: ddb-spread against the hand-written SDK v3 loop with the server's time taken out.
+ * ddb-spread against the hand-written SDK v3 loop with the server's time taken out (target: at least as fast,
+ * with no more client CPU per item).
  * Both load the same key-sorted CSV into bench/instantSink.ts, a local endpoint that accepts every
  * BatchWriteItem at once, so items/s and client CPU per item are the client's own. The loop asks for
- * ReturnConsumedCapacity INDEXES on every call here, as issue 14 defines it (ddb-spread asks on its first
+ * ReturnConsumedCapacity INDEXES on every call here, as the hand loop is defined (ddb-spread asks on its first
  * 64 calls and one in 16 after, while the answers match its plan). ddb-spread runs
  * with default options and with `--order spread` (whose schedule is proportional: every key of this
  * input fits under the default --key-wcu in it). Run from bench.ts; each load is a child process.
@@ -43,8 +44,8 @@ export interface SinkResult {
   spreadRatio: number;
   /**
    * Write units per second the biggest key needs in a proportional schedule at the loop's items/s (a row
-   * of this data is one unit: ~250 bytes), and whether that is within the default --key-wcu: target 1's
-   * condition ("keys fit under --key-wcu in a proportional schedule"). Where it is not, the key's own
+   * of this data is one unit: ~250 bytes), and whether that is within the default --key-wcu: the sink
+   * target's condition ("keys fit under --key-wcu in a proportional schedule"). Where it is not, the key's own
    * ceiling bounds every order, and the ratio is no verdict on the client.
    */
   hotKeyWcu: number;

@@ -11,7 +11,7 @@ export type { LoadCounters, LoadResult } from './reporting/result.js';
 export type { KeySchema, KeyAttribute, RejectedRow, RowOrigin } from './shared/types.js';
 export { LoaderError, type LoaderErrorCode, type FatalCode, type RejectCode } from './shared/errors.js';
 
-// The read side of write sharding (issue 15): the suffix functions, so an application computes the same
+// The read side of write sharding: the suffix functions, so an application computes the same
 // suffixes, and the scatter-gather query over a logical key's shards.
 export { randomShard, hashShard, timeBucket, parseTime, keyText } from './sharding/shard.js';
 export { parseShardRule, formatShardRule, type ShardRule, type ResolvedShardRule, type SuffixBase, type TimeUnit } from './sharding/shardRule.js';

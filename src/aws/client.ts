@@ -54,10 +54,10 @@ export function createClient(options: ClientOptions, env: Env = process.env): Dy
   });
   // ddb-spread reports through its own events and never sets an SDK logger. The SDK's logger middleware
   // still walks every request and answer through its schema filter for the no-op logger: 1.2 s of the
-  // client's 16.5 s of CPU for 200k rows (issue 14's profile). Without it nothing is logged either way.
+  // client's 16.5 s of CPU for 200k rows (profiled). Without it nothing is logged either way.
   base.middlewareStack.remove('loggerMiddleware');
   // With one attempt the SDK's retry middleware only costs: per call it acquires a retry token, draws a
-  // UUID for the amz-sdk-invocation-id header and wraps the answer, then never retries (issue 14). The
+  // UUID for the amz-sdk-invocation-id header and wraps the answer, then never retries. The
   // writer retries per item itself; readers that ask the SDK for more attempts keep it.
   // It is replaced by one that passes the call on (not removed: the signer is placed relative to its name).
   if ((options.sdkAttempts ?? 1) === 1) base.middlewareStack.add(passOn, ONE_ATTEMPT);
@@ -72,7 +72,7 @@ export function createClient(options: ClientOptions, env: Env = process.env): Dy
 
 /**
  * The SDK's default `signer` (client config) builds a new SignatureV4 for every call, from a copy of the
- * whole client config: per call, not per item, but 8,000 times for 200k rows (issue 14). The signer
+ * whole client config: per call, not per item, but 8,000 times for 200k rows. The signer
  * depends only on the auth scheme, the signing region and the service, so one is kept per auth scheme.
  * Credentials are still asked of the SDK's provider chain at every signature (it refreshes them).
  */

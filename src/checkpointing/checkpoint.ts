@@ -212,7 +212,7 @@ export class CheckpointStore {
 }
 
 /**
- * A set of parts checked part by part against a checkpoint (issue 29.5): a part whose time differs is
+ * A set of parts checked part by part against a checkpoint: a part whose time differs is
  * hashed and must hash as recorded, whatever the other parts' times. A set checkpoint of a ddb-spread before
  * this recorded only the newest time of all its parts, which misses an older part changed in place: it is
  * refused (a set of one part is read with the old rule, which holds for one file). Returns the set as found,

@@ -4,7 +4,7 @@ import { LoaderError } from '../shared/errors.js';
 /**
  * Reads a checkpoint file's text into a CheckpointFile, checking every field's type, so a file that
  * is not one ddb-spread wrote (null, a truncated write by another tool, a hand edit) is refused with a
- * message naming the file and the field, never a crash later on (issue 11.16). Pure.
+ * message naming the file and the field, never a crash later on. Pure.
  */
 export function parseCheckpoint(text: string, path: string): CheckpointFile {
   const invalid = (what: string, cause?: unknown) =>

@@ -29,7 +29,7 @@ export interface InputIdentity {
   /** SHA-256 (hex) of the whole file; computed for a new checkpoint, and on resume when the modification time changed. */
   sha256?: string;
   /**
-   * A set of parts (several files, a folder, a glob, S3, an export): each part's own identity (issue 29.5),
+   * A set of parts (several files, a folder, a glob, S3, an export): each part's own identity,
    * so a part changed in place is found whatever the other parts' times. Absent for one local file (the
    * fields above are its own) and in checkpoints of ddb-spread before it.
    */
@@ -70,9 +70,9 @@ export interface CheckpointFile {
   writeRejects: number;
   /** Bytes of the write-reject log that hold the entries of the done batches (a torn tail past them is cut). */
   writeRejectLogBytes: number;
-  /** Superseded rows written or rejected in place of a refused successor (issue 11.2); absent when none. */
+  /** Superseded rows written or rejected in place of a refused successor; absent when none. */
   revived?: number;
-  /** Of `written`, the deletes (issue 16); absent when none. */
+  /** Of `written`, the deletes; absent when none. */
   deleted?: number;
   /** A finished load's counters, reported again when the same command runs after it (a restarted job). */
   outcome?: LoadOutcome;

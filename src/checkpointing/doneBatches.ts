@@ -2,7 +2,7 @@
  * The batches of a load that are done, in compact form: the low-water mark K (every batch before it is
  * done) plus the batches done above K as sorted, disjoint, non-adjacent half-open ranges [from, to).
  * Batches finish out of order, so a slow batch would otherwise hold K while everything after it is
- * done; recording the ranges lets a resume skip those too (issue 11.13). Pure and synchronous.
+ * done; recording the ranges lets a resume skip those too, and the rewrites after kill -9 stay bounded. Pure and synchronous.
  */
 export type BatchRange = [from: number, to: number];
 

@@ -11,7 +11,7 @@ export interface WriteRejectEntry {
   batch: number;
   /** Its line in the input (unique per row of one file), where a resume finds its text and key again. */
   line: number;
-  /** Its file or object, when the load reads several (issue 16): with the line, unique per row. */
+  /** Its file or object, when the load reads several: with the line, unique per row. */
   file?: string;
   code: 'WRITE_REJECTED' | 'RETRIES_EXHAUSTED';
   message: string;
@@ -20,10 +20,10 @@ export interface WriteRejectEntry {
 
 /**
  * The write-reject log next to a checkpoint (`<checkpoint>.write-rejects`): an append-only JSON-lines
- * file of the rows DynamoDB refused, by line and reason (issue 11.6). Each checkpoint save fsyncs it first
+ * file of the rows DynamoDB refused, by line and reason, so no resume loses one. Each checkpoint save fsyncs it first
  * and records how many of its bytes are settled, so after kill -9 a torn tail is cut; a resume keeps the
  * entries of batches the checkpoint counts as done and puts those rows back in the reject file, with their
- * real reason, when it reads them again. It holds no row contents (issue 11.14): 0600, O_NOFOLLOW.
+ * real reason, when it reads them again. It holds no row contents: 0600, O_NOFOLLOW.
  */
 export class WriteRejectLog {
   #handle: FileHandle;

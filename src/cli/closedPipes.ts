@@ -1,6 +1,6 @@
 /**
  * A reader of stdout or stderr that goes away (`ddb-spread ... --json | head -1`, `| true`) must not
- * decide the fate of the load (issue 11.11). Node ignores SIGPIPE, so a write to a closed pipe fails
+ * decide the fate of the load. Node ignores SIGPIPE, so a write to a closed pipe fails
  * with EPIPE as an 'error' event on the stream, which kills the process when nobody listens. With this
  * listener the error ends that stream only: later writes to it are dropped (a destroyed stream ignores
  * them), and the load goes on to the end with its own exit code.

@@ -162,7 +162,7 @@ export function attachConfigOption(command: Command): Command {
     if (fileRequired && (given === undefined || (Array.isArray(given) && given.length === 0))) {
       if (input === undefined)
         command.error(`error: missing required argument '${fileArgument.name()}'${orInConfig(INPUT_KEY)}`, { code: 'commander.missingArgument' });
-      // A variadic file argument (several inputs, issue 16) takes a list.
+      // A variadic file argument (several inputs) takes a list.
       const value = fileArgument.parseArg ? fileArgument.parseArg(input, fileArgument.defaultValue) : input;
       command.processedArgs[0] = fileArgument.variadic ? [value] : value;
     }

@@ -10,7 +10,7 @@ import { isGlobalOrder, type OrderMode } from '../ordering/order.js';
  * before each full GC (`--trace-gc`: 95-100 MB -> 28 MB, every ~2 s). Doubling the live size instead
  * took the CLI's peak RSS loading 200k rows into the instant sink from 225-231 MB to 174-182 MB, at the
  * same CPU (10.7 s against 10.8 s, three runs each, alternated); 50% gave 159-167 MB but cost 0.7 s of
- * CPU in more full GCs (issue 14, docs/BENCHMARKS.md). A user's own
+ * CPU in more full GCs (docs/BENCHMARKS.md). A user's own
  * setting (`node --heap-growing-percent=N`, NODE_OPTIONS) wins.
  */
 export const HEAP_GROWING_PERCENT = 100;

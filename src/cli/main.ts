@@ -123,7 +123,7 @@ Examples:
   return program;
 }
 
-/** One input as a string (as before issue 16), several as a list. */
+/** One input as a string (as before several inputs were accepted), several as a list. */
 export type Inputs = string | string[];
 
 const INPUTS_HELP =
@@ -139,7 +139,7 @@ const inputsText = (input: Inputs) => (typeof input === 'string' ? input : input
 /** Runs the CLI; returns the exit code instead of calling process.exit, so it can be tested in-process. */
 export async function main(argv: string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin }): Promise<number> {
   let exitCode: number = EXIT.OK;
-  // A reader that closes early (| head -1) ends that stream only, never the load (issue 11.11).
+  // A reader that closes early (| head -1) ends that stream only, never the load.
   ignoreClosedPipe(io.stdout);
   ignoreClosedPipe(io.stderr);
   const run = async (input: Inputs, flags: LoadFlags, command: 'load' | 'estimate') => {
@@ -220,8 +220,8 @@ async function runCommand(io: CliIo, inputs: Inputs, flags: LoadFlags, command: 
 
 /**
  * --stop-timeout passed with batches still in flight: the summary still comes out, with the counters at
- * this moment (the batches in flight are neither written nor rejected, so they count as not written,
- * issue 11.16), then the process exits with the signal's code.
+ * this moment (the batches in flight are neither written nor rejected, so they count as not written),
+ * on stdout under --json too, then the process exits with the signal's code.
  */
 function quitAfterStopTimeout(
   terminal: Terminal,
@@ -296,7 +296,7 @@ async function reportFailure(
   return exitCodeForError(loaderError?.code, loaderError?.result);
 }
 
-/** The files the CLI reads besides the input, and the report it writes: load() checks them with its own outputs (issue 11.1). */
+/** The files the CLI reads besides the input, and the report it writes: load() checks them with its own outputs, so no output overwrites an input. */
 function callerFiles(flags: LoadFlags, estimating: boolean): CallerFiles {
   const reads = (['schema', 'shardKeysFile', 'config'] as const).flatMap((name) =>
     flags[name] ? [{ option: `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`, path: flags[name] }] : [],

@@ -45,7 +45,7 @@ export interface EstimateParts {
 export function assembleEstimate(parts: EstimateParts): EstimateResult {
   const { table, rate, totals, load } = parts;
   const totalWcu = totals.writeUnits.total;
-  // The rate the load reaches (issue 15): on-demand growth from the warm throughput, not the quota.
+  // The rate the load reaches: on-demand growth from the warm throughput, not the quota.
   const schedule = rate.growth ? growthSchedule(rate.growth, totalWcu) : undefined;
   const assumedWcu = schedule ? schedule.averageWcu : rate.assumedWcu;
   const peakWcu = schedule ? schedule.peakWcu : assumedWcu;
@@ -110,7 +110,7 @@ export function assembleEstimate(parts: EstimateParts): EstimateResult {
 }
 
 /**
- * The load's duration as `load` measures it (issue 14): start-up, then in a global order (round-robin,
+ * The load's duration as `load` measures it: start-up, then in a global order (round-robin,
  * spread) the whole read phase before the first write, in a streaming order (input, window) reading and
  * writing side by side, so whichever takes longer.
  */
@@ -215,14 +215,14 @@ function adviseShards(heavy: HeavyHitters, totalWcu: number, assumedWcu: number,
   return advice;
 }
 
-/** A reader's cost of a key sharded N ways (seeds 000 and 001: scatter-gather). */
+/** A reader's cost of a key sharded N ways (write sharding's scatter-gather read: a query per suffix). */
 function shardReads(n: number): string {
   return `${n} queries per key, merged by sort key (hash: point reads too)`;
 }
 
 /**
- * GSI keys that need longer at --key-wcu (of the index's units) than the whole load: seed 001's advice,
- * as --shard suffixes only the table's key: write the index key with a shard suffix
+ * GSI keys that need longer at --key-wcu (of the index's units) than the whole load: write sharding
+ * in the data, as --shard suffixes only the table's key: write the index key with a shard suffix
  * ("STATUS#ACTIVE#SHARD#n") and query the index once per shard.
  */
 function adviseIndexShards(hot: IndexHotKeys, table: TableInfo, totalWcu: number, assumedWcu: number, keyWcu: number): ShardAdvice[] {
@@ -240,7 +240,7 @@ function adviseIndexShards(hot: IndexHotKeys, table: TableInfo, totalWcu: number
       recommendedShards: n,
       flags:
         `GSI ${hot.index}: shard its key ${attribute} ${n} ways in the data, e.g. "${k.key}#SHARD#0" .. "${k.key}#SHARD#${n - 1}" picked at random ` +
-        `or from the item's own key (seed 001: pk = STATUS#{status}#SHARD#{shard}); --shard suffixes only the table's partition key`,
+        `or from the item's own key (a sharded GSI key, e.g. pk = STATUS#{status}#SHARD#{shard}); --shard suffixes only the table's partition key`,
       index: hot.index,
       reads: `${n} queries of the index per ${attribute} value (one per shard, merged)`,
     });

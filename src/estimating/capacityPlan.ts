@@ -4,17 +4,17 @@ import { PARTITION_MAX_WCU, partitionCount } from './partitionModel.js';
 
 /**
  * What a load does to a provisioned table's partitions, and the slower load that leaves them alone
- * (AWS "Best Practices for Tables", seed 004):
+ * (AWS "Best Practices for Tables", "Understand Partition Behavior"):
  * - a table has ceil(RCU / 3000 + WCU / 1000) partitions, and at least one per ~10 GB;
  * - "If you increase a table's provisioned throughput and the table's current partitioning scheme cannot
  *   accommodate your new requirements, DynamoDB will double the current number of partitions";
  * - "If you reduce the amount of provisioned throughput for your table, DynamoDB will not decrease the
  *   number of partitions": after the load, the table's usual WCU is spread over every partition the
- *   raise created (the seed's bulk load: 11 partitions, ~20 WCU each back at 200 WCU).
+ *   raise created (AWS's bulk-load example: 11 partitions, ~20 WCU each back at 200 WCU).
  * The partition count is a lower bound: a table raised before, or split for heat, may have more.
  */
 export interface CapacityPlanInput {
-  /** Write units the load costs the table (seed 004: 20M items of 1 KB = 20M). */
+  /** Write units the load costs the table (AWS's bulk-load example: 20M items of 1 KB = 20M). */
   totalWcu: number;
   /** The rate the load runs at, write units per second. */
   targetWcu: number;
@@ -25,7 +25,7 @@ export interface CapacityPlanInput {
   /** The table's size now, bytes (~10 GB a partition). */
   sizeBytes?: number;
   /**
-   * The table is created for the load at the load's capacity (seed 004's example): its partitions come
+   * The table is created for the load at the load's capacity (AWS's bulk-load example): its partitions come
    * from the initial formula rather than from doubling. A provisioned table without provisionedWcu is
    * taken as new too.
    */
@@ -62,7 +62,7 @@ interface TableShape {
   loadWcu: number;
 }
 
-/** A table created at the load's capacity: the initial formula, then back to its usual WCU (seed 004's example). */
+/** A table created at the load's capacity: the initial formula, then back to its usual WCU (AWS's bulk-load example). */
 function newTablePlan({ rcu, sizeBytes, totalWcu, loadWcu }: TableShape, usualWcu: number | undefined): CapacityPlan {
   // The table it would be without the load: created at its usual WCU (or the minimum).
   const partitionsUsual = partitionCount({ rcu, wcu: usualWcu ?? 0, sizeBytes });
@@ -134,7 +134,7 @@ function onDemandPlan(targetWcu: number): CapacityPlan {
   };
 }
 
-/** Seed 004: a raise the partitions cannot hold doubles them, as often as needed. */
+/** AWS "Subsequent Allocation of Partitions": a raise the partitions cannot hold doubles them, as often as needed. */
 function doubledPartitions(partitions: number, rcu: number, wcu: number): number {
   let p = partitions;
   while (partitionCount({ rcu, wcu }) > p) p *= 2;

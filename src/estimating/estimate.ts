@@ -23,7 +23,7 @@ export interface EstimateOptions extends LoadOptions {
   prices?: Partial<EstimateResult['cost']['prices']>;
   /** How the table and the client are modelled (the bench matches these to its partition proxy). */
   simulation?: SimulationSettings;
-  /** The table is created for the load at --wcu (offline --new-table; seed 004's bulk load). */
+  /** The table is created for the load at --wcu (offline --new-table; AWS's bulk-load example). */
   newTable?: boolean;
 }
 
@@ -42,7 +42,7 @@ export interface EstimateDependencies {
  * written) and, as the rows go by, counts sizes, write units and keys, and simulates the planned order
  * (paced as load paces) and, for contrast, the input order (unpaced) against the partition model of the
  * table. A global order (round-robin, spread) is simulated from per-key statistics (plannedOrder.ts):
- * the dry run reads in input order, and nothing is held, spilled or sorted (issue 14), so rows
+ * the dry run reads in input order, and nothing is held, spilled or sorted (it runs at parse speed), so rows
  * superseded by a later row of the same primary key are counted as input-order batches meet them; on
  * a table with GSIs the global order is materialised instead (see estimateOnce). A streaming order
  * (input, window) is the order itself. The default order's striped read is replayed from statistics of
@@ -78,8 +78,8 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
   const opts = normalizeOptions(options);
   // A global order is simulated from per-key statistics (plannedOrder.ts), except on a table with GSIs:
   // the statistics hold a table key's writes and units, not the GSI keys each write lands on (they vary
-  // row by row, so carrying them would be unbounded), and the GSIs' partitions are what issue 15
-  // simulates. Such a table is estimated from the materialised order, as `materializeOrder` does (held
+  // row by row, so carrying them would be unbounded), and the GSIs' partitions are what the
+  // simulation must see. Such a table is estimated from the materialised order, as `materializeOrder` does (held
   // and sorted as `load` does: slower, and the order's --memory budget and temporary files apply). With
   // the table from flags this is known at once; after DescribeTable, the dry run starts over (no row was
   // read yet) with the table as described.

@@ -255,7 +255,7 @@ function keysSection(ctx: Ctx, r: EstimateResult): string[] {
 function timeSection(ctx: Ctx, r: EstimateResult): string[] {
   const { time, rate: rt } = r;
   const b = time.bottleneck;
-  // The rate the load reaches: on-demand growth shows its average and peak (issue 15).
+  // The rate the load reaches: on-demand growth shows its average and peak.
   const reached =
     rt.peakWcu > rt.assumedWcu * 1.001
       ? `${formatRate(rt.assumedWcu)} WCU/s on average, growing to ${formatRate(rt.peakWcu)}`

@@ -40,7 +40,7 @@ export interface EstimateTotals {
   distinctWritten: number;
   planned: SimulationOutcome;
   input: SimulationOutcome;
-  /** Each GSI's partition keys by the index's own units (issue 15). */
+  /** Each GSI's partition keys by the index's own units. */
   indexHottest: IndexHotKeys[];
 }
 
@@ -83,7 +83,7 @@ export class EstimateTally {
   readonly #sharded: boolean;
 
   /**
-   * `indexes`: the table's GSIs, whose keys the simulations pace and admit per write (issue 15).
+   * `indexes`: the table's GSIs, whose keys the simulations pace and admit per write.
    * `plannedOrder`: the planned order is a global one (round-robin, spread), which the tally makes from
    * its key statistics at finish(); the dry run then runs in input order and addBatch() is not needed.
    * The statistics hold per table key only its writes and units, not each write's GSI keys (which vary
@@ -127,7 +127,7 @@ export class EstimateTally {
     const written = w.partitionId.slice(1);
     const original = w.unshardedKey ?? written;
     this.#distinct.add(original);
-    // A table key's own units: GSI units land on the index's keys (issue 15), counted by #indexes.
+    // A table key's own units: GSI units land on the index's keys, counted by #indexes.
     this.#hottest.add(original, cost.table);
     if (this.#sharded) {
       this.#distinctWritten.add(written);

@@ -57,7 +57,7 @@ export interface EstimateTable {
   warmWriteUnits: number | undefined;
   itemCount: number | undefined;
   gsis: Array<{ name: string; projection: 'ALL' | 'KEYS_ONLY' | 'INCLUDE' }>;
-  /** Partitions the table has now, by seed 004's formula (capacity and size). */
+  /** Partitions the table has now, by AWS's initial-allocation formula (capacity and size). */
   partitionsNow: number;
   /** Partitions at the load's target rate (more when the target needs a raise of provisioned WCU). */
   partitionsAtTarget: number;
@@ -85,7 +85,7 @@ export interface EstimateKeys {
   hottestWritten: HotKey[];
   sharded: boolean;
   /**
-   * Each GSI's heaviest partition key values, by the index's own write units (issue 15: a GSI partition
+   * Each GSI's heaviest partition key values, by the index's own write units (a GSI partition
    * has the same 1,000 WCU/s ceiling, so a low-cardinality index key is a bottleneck of its own).
    * `unitShare` is the share of the load's write units.
    */
@@ -96,7 +96,7 @@ export interface EstimateRate {
   /** The target write units per second, as `load` would choose it (undefined: none, as fast as the table takes). */
   targetWcu: number | undefined;
   /**
-   * The rate the estimate works at, the rate the load can reach (issue 15): the target, but at most a
+   * The rate the estimate works at, the rate the load can reach: the target, but at most a
    * provisioned table's WCU (unless it is created for the load); on an on-demand table the average of a
    * rate that starts at the warm throughput and doubles at most every 30 minutes (`--wcu auto` aims at the
    * table's quota but reaches that); the table's capacity without a target.
@@ -131,7 +131,7 @@ export interface EstimateTime {
   bottleneck:
     | { kind: 'table'; wcu: number }
     | { kind: 'key'; key: string; units: number; seconds: number }
-    /** A GSI partition key at --key-wcu of the index's units (issue 15). */
+    /** A GSI partition key at --key-wcu of the index's units. */
     | { kind: 'index-key'; index: string; key: string; units: number; seconds: number };
 }
 
@@ -153,7 +153,7 @@ export interface ShardAdvice {
   requiredWcu: number;
   minShards: number;
   recommendedShards: number;
-  /** The exact flags, e.g. --shard hash:4 --shard-keys cust-0007; for a GSI key, what to write instead (seed 001). */
+  /** The exact flags, e.g. --shard hash:4 --shard-keys cust-0007; for a GSI key, what to write instead (a shard suffix in the index key's value). */
   flags: string;
   /** The GSI whose partition key this is; undefined for the table's partition key. */
   index: string | undefined;
@@ -164,7 +164,7 @@ export interface ShardAdvice {
 export interface CapacityPlan {
   /** Provisioned WCU the load would need to finish at the target rate (undefined for on-demand). */
   loadWcu: number | undefined;
-  /** Partitions after raising the table to loadWcu (seed 004: doubling until enough). */
+  /** Partitions after raising the table to loadWcu (AWS doubles the partitions until they hold it). */
   partitionsAfterRaise: number | undefined;
   /** Write units per partition per second once the table is set back to its current WCU: partitions are never merged. */
   perPartitionWcuAfterLoad: number | undefined;

@@ -13,7 +13,7 @@ export interface IndexHotKeys {
 }
 
 /**
- * The estimate's view of the GSIs (issue 15): each GSI's partition keys by its own write units (a GSI
+ * The estimate's view of the GSIs: each GSI's partition keys by its own write units (a GSI
  * partition has the same 1,000 WCU/s ceiling as a table's, so a low-cardinality index key is a
  * bottleneck however spread the table's keys are), and what the simulation needs of a write to pace and
  * admit it per key: the table's units and each index key with its units. The order carries slim copies

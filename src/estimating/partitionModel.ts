@@ -5,7 +5,7 @@ import { hash32 } from '../shared/hash.js';
  * throttles); a dry-run estimator can drive it with simulated time. Pure and deterministic: time is
  * passed in as monotonic milliseconds, and the same calls give the same answers.
  *
- * Rules (AWS "Best Practices for Tables", seed 004, and the burst / adaptive capacity pages):
+ * Rules (AWS "Best Practices for Tables", "Understand Partition Behavior", and the burst / adaptive capacity pages):
  * - Partition count: ceil(RCU / 3000 + WCU / 1000), at least one per ~10 GB of data.
  * - Each partition sustains tableWcu / partitions, never more than 1000 WCU/s.
  * - Unused capacity is retained for up to 300 s (burst), for the table and for each partition.
@@ -41,7 +41,7 @@ const EPSILON = 1e-9;
 export interface PartitionModelOptions {
   /** Table write capacity per second: provisioned WCU, or for on-demand the throughput it sustains. */
   tableWcu: number;
-  /** Provisioned RCU, only for the partition count (seed 004: ceil(RCU/3000 + WCU/1000)). @default 0 */
+  /** Provisioned RCU, only for the partition count (AWS "Initial Allocation of Partitions": ceil(RCU/3000 + WCU/1000)). @default 0 */
   tableRcu?: number;
   /** Table size, for splits by size (~10 GB a partition). @default 0 */
   sizeBytes?: number;
@@ -71,7 +71,7 @@ export interface PartitionModelOptions {
 }
 
 /**
- * Partitions a table starts with (seed 004, "Initial Allocation of Partitions"), and at least one per
+ * Partitions a table starts with (AWS "Best Practices for Tables", "Initial Allocation of Partitions"), and at least one per
  * ~10 GB of data ("Subsequent Allocation of Partitions"). `partitionMaxWcu` scales the 1000 / 3000.
  */
 export function partitionCount(opts: { wcu: number; rcu?: number; sizeBytes?: number; partitionMaxWcu?: number }): number {

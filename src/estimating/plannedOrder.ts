@@ -13,7 +13,7 @@ const OVERFLOW_KEY = '\u0000overflow-';
 
 /**
  * The statistics a global order (round-robin, spread) is made of, and the order the estimate simulates
- * from them (issue 14): per partition key as written, its writes, their write units and the position
+ * from them, so the estimate reads at parse speed: per partition key as written, its writes, their write units and the position
  * of its first write. The estimate needs the planned order only as the simulation's input, so it does
  * not materialise it (no held writes, no temporary files, no sort): the keys are merged in the order's
  * own terms (`orderPrimary`, then the key's first position), each write carrying its key's mean units.

@@ -17,7 +17,7 @@ export const DEFAULT_LATENCY_MS = 20;
 export interface SimulationSettings {
   /** Per-partition ceiling. @default 1000 */
   partitionMaxWcu?: number;
-  /** Fixed partition count instead of seed 004's formula. */
+  /** Fixed partition count instead of AWS's initial-allocation formula. */
   partitions?: number;
   adaptiveCapacity?: boolean;
   /** Burst the model grants; 0 by default, as AWS advises not to count on it. @default 0 */
@@ -25,7 +25,7 @@ export interface SimulationSettings {
   /** One BatchWriteItem round trip. @default 20 */
   latencyMs?: number;
   /**
-   * The (provisioned) table is created for the load at the load's rate (seed 004's bulk load: 11,000 WCU,
+   * The (provisioned) table is created for the load at the load's rate (AWS's bulk-load example: 11,000 WCU,
    * 11 partitions) and set back to its --table-wcu afterwards. @default false
    */
   newTable?: boolean;
@@ -43,7 +43,7 @@ export interface EstimateRateChoice {
   /** The pacing target; Infinity without one (no --wcu, or --no-pacing). */
   targetWcu: number;
   /**
-   * The rate every figure rests on: the rate the load can reach (issue 15). The target, capped by a
+   * The rate every figure rests on: the rate the load can reach, not the account quota. The target, capped by a
    * provisioned table's WCU; for an on-demand table, see `growth`; the table's capacity without a target.
    */
   assumedWcu: number;
@@ -124,7 +124,7 @@ interface ReachableChoice {
 }
 
 /**
- * What the load can reach of the rate it asks for (issue 15): a provisioned table takes its WCU (more
+ * What the load can reach of the rate it asks for: a provisioned table takes its WCU (more
  * only from burst, which AWS says not to count on), unless it is created for the load at the target; an
  * on-demand table takes its warm throughput (4,000 WCU/s when new) at once and twice the previous peak
  * every 30 minutes, so `--wcu auto`'s quota, or a fixed rate above the warm throughput, is reached by

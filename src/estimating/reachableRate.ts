@@ -13,7 +13,7 @@ export interface GrowthSchedule {
 }
 
 /**
- * The fastest a load of `units` write units can go on an on-demand table (issue 15): at `initial` for the
+ * The fastest a load of `units` write units can go on an on-demand table: at `initial` for the
  * first window, then at twice that, and so on up to `cap` ("throttling can still occur if the throughput
  * exceeds twice the previous peak within the same 30 minutes"). A load shorter than one window never
  * goes above `initial`, whatever the table's quota: that, not the quota, is the rate its figures and

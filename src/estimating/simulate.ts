@@ -33,7 +33,7 @@ export interface SimWrite {
   units: number;
   /** Write units on the table's partition; `units` when left out (a table without GSIs). */
   tableUnits?: number;
-  /** The GSI partition keys the put lands on (pacing/writeCost.ts's indexKeyId) and their units (issue 15). */
+  /** The GSI partition keys the put lands on (pacing/writeCost.ts's indexKeyId) and their units. */
   indexes?: Array<{ key: string; units: number }>;
 }
 
@@ -48,7 +48,7 @@ export interface SimulationOutcome {
   perSecond: Array<{ second: number; acceptedWcu: number[]; throttledWcu: number[] }>;
   partitionWcu: number;
   partitions: number;
-  /** The same per GSI written, by index name (issue 15): a GSI has partitions of its own. */
+  /** The same per GSI written, by index name: a GSI has partitions of its own. */
   indexes?: Record<string, Pick<SimulationOutcome, 'perSecond' | 'partitionWcu' | 'partitions'>>;
 }
 
@@ -284,7 +284,7 @@ export function heatOf(
  * An approximation: it assumes the order's shares per partition stay as they were at the simulated rate.
  */
 export function throttleFreeRate(outcome: Pick<SimulationOutcome, 'perSecond' | 'partitionWcu' | 'partitions' | 'indexes'>, simulatedWcu: number): number {
-  // The table's partitions and each GSI's: the first to fill bounds the rate (issue 15).
+  // The table's partitions and each GSI's: the first to fill bounds the rate.
   let rate = partitionFreeRate(outcome, simulatedWcu);
   for (const index of Object.values(outcome.indexes ?? {})) rate = Math.min(rate, partitionFreeRate(index, simulatedWcu));
   return rate;

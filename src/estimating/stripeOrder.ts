@@ -35,7 +35,7 @@ const FOLDED_KEY = '\u0000folded-';
 /**
  * The default order's writes (`--order stripes`) from statistics gathered in input order, so the estimate
  * reads the file once from the start instead of at up to 64 points at once (which costs 30-45% more CPU:
- * docs/BENCHMARKS.md, "What the default order costs the estimate"). Issue 14.
+ * docs/BENCHMARKS.md, "What the default order costs the estimate").
  *
  * A striped read's order is a function of the file: the next row comes from the stripe furthest behind by
  * its share of bytes read (StripeSchedule: each row advances its stripe by its text's length + 1; ties to

@@ -13,7 +13,7 @@ import type { Rejections } from './rejections.js';
 export interface DispatcherOptions {
   /** Batches in flight to start with (--concurrency); `inFlight` may lend more while calls are slow. */
   concurrency: number;
-  /** The load reads several files or objects: a row is known by its file and line (issue 16). */
+  /** The load reads several files or objects: a row is known by its file and line. */
   namedParts?: boolean;
   inFlight: InFlightLimit;
   now: () => number;
@@ -126,7 +126,7 @@ export class Dispatcher {
   async #skipDone(batch: Batch): Promise<void> {
     const { checkpoint, manifest, keySchema, rejections } = this.#o;
     if (manifest) addToManifest(manifest, batch.writes, keySchema);
-    // A refused write's predecessors (issue 11.2) are in no batch's writes: their rejects are put back too.
+    // A refused write's predecessors (the rows it superseded) are in no batch's writes: their rejects are put back too.
     for (const write of batch.writes) {
       for (let w: PlannedWrite | undefined = write; w; w = w.predecessor) {
         const entry = checkpoint?.restoredRejects.get(rejectLogKey(this.#o.namedParts ? w.origin.file : undefined, w.origin.line));

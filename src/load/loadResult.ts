@@ -21,7 +21,7 @@ export interface ResultFacts {
   rate: RateSnapshot | undefined;
   /**
    * The rate the load could reach: its target, but no more than an on-demand table's growth allowed or a
-   * provisioned table's WCU (issue 15); Infinity without a target.
+   * provisioned table's WCU; Infinity without a target.
    */
   targetWcu: number;
   rateReason: string;

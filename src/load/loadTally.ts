@@ -43,7 +43,7 @@ export class LoadTally {
   /**
    * The input was read to its end and every batch settled, with no stop on the way (set by load(); a
    * finished checkpoint's outcome restores it). Without it nothing is complete, whatever the counts
-   * (issue 29.12: a load stopped at 27% whose rows read so far were all written said "complete").
+   * (a load stopped at 27% whose rows read so far were all written said "complete").
    */
   inputEnded = false;
   /** Superseded rows an earlier run wrote or rejected in place of a refused successor: reading again supersedes them again. */
@@ -91,7 +91,7 @@ export class LoadTally {
       const cost = costOf(w);
       batchWcu += cost;
       c.plannedWcu += cost;
-      // A key's own units: GSI units land on the index's keys, not on the table's (issue 15).
+      // A key's own units: GSI units land on the index's keys, not on the table's.
       if (countKeys) this.keyUnits.add(w.partitionId, w.wcu);
     }
     c.consumedWcu += outcome.consumedWcu;

@@ -85,11 +85,11 @@ export async function openCheckpoint(keySchema: KeySchema, seed: number | undefi
 
 /**
  * What identifies the input for a checkpoint. One local file: as before (its size, edges and SHA-256).
- * Several parts (issue 16): every part's name, size and edges (an S3 object's ETag) in order, and for the
+ * Several parts: every part's name, size and edges (an S3 object's ETag) in order, and for the
  * content hash each part's SHA-256 (a local file) or ETag (S3); each part's own identity is recorded too
- * (issue 29.5), so a part changed in place is found whatever the other parts' times. A part added,
+ * (not the newest part's time for all), so a part changed in place is found whatever the other parts' times. A part added,
  * removed, renamed or changed is another input, and the load does not resume on it. A local file's
- * identity is taken from the version pinned when it was listed (issue 29.4): changed since, it is an error.
+ * identity is taken from the version pinned when it was listed: changed since, it is an error.
  */
 async function identityOf(set: InputSet): Promise<{ identity: InputIdentity; hash: () => Promise<string>; hashPart?: (index: number) => Promise<string> }> {
   const only = set.parts.length === 1 ? set.parts[0]! : undefined;

@@ -39,7 +39,7 @@ export const INTEGER_RANGES = {
 export interface LoadOptions {
   /**
    * What to read: a CSV or JSONL file (optionally gzipped), "-" for stdin, or several inputs read as one
-   * load: files, folders, globs, s3://bucket/key, s3://bucket/prefix/ and DynamoDB export folders (issue 16).
+   * load: files, folders, globs, s3://bucket/key, s3://bucket/prefix/ and DynamoDB export folders.
    */
   input: string | readonly string[];
   /** Target table name. */

@@ -105,7 +105,7 @@ export async function prepareOutputFiles(opts: NormalizedLoadOptions, dryRun: bo
 
 /**
  * A dry run never overwrites an existing file other than its own default reject file: a real load's reject
- * file may be the only list of rows missing from the table (issue 11.8). Empty files are fine.
+ * file may be the only list of rows missing from the table. Empty files are fine.
  */
 export async function checkDryRunOutput(file: NamedFile, ownDefault: string): Promise<void> {
   if (resolve(file.path) === resolve(ownDefault)) return;

@@ -26,7 +26,7 @@ export function defaultOutputPath(
   context: { segment?: Segment | undefined; dryRun?: boolean; table?: string | undefined } = {},
 ): string {
   const base = input === '-' ? 'stdin' : /^\/(dev|proc)\//.test(input) ? input.split('/').pop()! : outputBase(input);
-  // The manifest describes one table's suffixes: one input loaded into two tables keeps both (issue 15).
+  // The manifest describes one table's suffixes: one input loaded into two tables keeps both.
   const table = kind === 'shards' && context.table !== undefined ? `.${tableFileName(context.table)}` : '';
   const segment = context.segment ? `.seg-${context.segment.index}-of-${context.segment.count}` : '';
   const dryRun = context.dryRun && kind === 'rejects' ? '.dry-run' : '';

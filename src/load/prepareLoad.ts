@@ -174,7 +174,7 @@ async function listInputSet({ opts, deps, disposer, emit }: PrepareContext): Pro
 /**
  * Workers of one load (--segment i/N, N > 1) that each list a folder, glob or prefix could each see other
  * parts (a part written between two workers' listings): its rows in the other workers' segments would be
- * loaded by none, and every worker would still end complete. So such a load needs --listing (issue 29.7).
+ * loaded by none, and every worker would still end complete. So such a load needs --listing.
  */
 function refuseUnsharedListing(set: InputSet, opts: PreparedLoadOptions): void {
   if (!set.listed || opts.segment === undefined || opts.segment.count < 2) return;

@@ -10,7 +10,7 @@ import type { S3Access } from '../reading/s3Part.js';
 import { createNewPrivateFile } from '../files/privateFiles.js';
 
 /**
- * `--listing` (issue 29, item 7): every worker of one load reads the same parts. The first worker to get
+ * `--listing`: every worker of one load reads the same parts. The first worker to get
  * there lists the input and writes the listing where all of them look (a shared volume, or an S3 object);
  * every worker, the first included, then loads exactly the parts it names, each pinned at the identity it
  * had when listed. Writing it is create-once: a local file is linked into place (link() fails when one is

@@ -30,8 +30,8 @@ export function writeAffectingOptions(opts: NormalizedLoadOptions): Record<strin
           keys: opts.shard.keys ? [...opts.shard.keys].sort() : null,
           keepOriginalKey: opts.shard.keepOriginalKey ?? null,
           seed: opts.shard.seed ?? null,
-          // Only where they change the suffixes, so a checkpoint of hash/time rules from before issue 15
-          // still resumes; one of random:N taken by the path-and-line draw is refused (its suffixes differ).
+          // Only where they change the suffixes, so an older checkpoint of hash/time rules (before suffix bases and
+          // seeded random suffixes) still resumes; one of random:N taken by the path-and-line draw is refused (its suffixes differ).
           ...(opts.shard.suffixBase !== 0 ? { suffixBase: opts.shard.suffixBase } : {}),
           ...(opts.shard.rules.some((r) => r.kind === 'random') ? { randomSuffix: 'seed+primary-key' } : {}),
         }

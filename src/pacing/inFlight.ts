@@ -1,5 +1,5 @@
 /**
- * How many batches may be in flight (issue 12). Little's law: the work in flight is the rate times the
+ * How many batches may be in flight. Little's law: the work in flight is the rate times the
  * time each piece spends in flight. A batch held far longer than the usual one (a reply held seconds, a
  * backoff after an error) stretches its time in flight without carrying more of the rate, so each such
  * batch gets a slot of its own on top of the start: a few slow calls do not starve the rest. The limit
@@ -68,7 +68,7 @@ export class InFlightLimit {
   /**
    * The batch waits out a backoff after a call that got no answer (5xx, reset, timeout): paused, and its
    * slot lent to another batch until resume(). Such errors do not depend on the rate, so the slot would
-   * only idle; the pacer still bounds what is sent (issue 12: with a third of the calls failing, backoffs
+   * only idle; the pacer still bounds what is sent (measured: with a third of the calls failing, backoffs
    * holding slots cut a load to a quarter of its clean speed).
    */
   idle(id: number, now: number): void {

@@ -56,7 +56,7 @@ export function chooseRate(
     if (provisioned !== undefined && provisioned > 0 && spec.wcu > provisioned) {
       choice.warning = `--wcu ${formatCount(spec.wcu)} is above the table's provisioned ${formatCount(provisioned)} WCU; expect throttling once burst capacity is spent`;
     } else if (table.billingMode === 'PAY_PER_REQUEST') {
-      // Issue 15: an on-demand table takes its warm throughput at once, and twice its previous peak every 30 minutes.
+      // An on-demand table takes its warm throughput at once, and twice its previous peak every 30 minutes.
       const warm = table.warmWriteUnits !== undefined && table.warmWriteUnits > 0 ? table.warmWriteUnits : NEW_ON_DEMAND_WCU;
       if (spec.wcu > warm) {
         choice.warning = `--wcu ${formatCount(spec.wcu)} is above the ${formatCount(warm)} WCU/s the on-demand table takes at once (${table.warmWriteUnits ? 'its warm throughput' : 'a new table'}); DynamoDB takes up to twice the previous peak every 30 minutes, so expect throttling until it has grown (--wcu auto grows with it)`;

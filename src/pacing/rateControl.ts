@@ -8,7 +8,7 @@ import { TokenBucket } from './tokenBucket.js';
  *   it (additive increase), the AIMD rule of TCP congestion control;
  * - a throttle that points at one key (UnprocessedItems of a single partition key, or a ThrottlingReason
  *   of the KeyRange kind) slows that key's bucket only; other throttles slow the whole load;
- * - a cut of the whole load is a probe (issue 12): the throttle share is measured at the lower rate, then
+ * - a cut of the whole load is a probe, so noise is not taken for capacity: the throttle share is measured at the lower rate, then
  *   at the rate before the cut. Throttles that rise with the rate are capacity: the lower rate is kept.
  *   Throttles that do not are noise: the rate before the cut is restored and the noise share learned, so
  *   only throttles above it cut again. Errors without an answer (5xx, resets, timeouts, lost replies)
@@ -251,7 +251,7 @@ export class RateController {
 
   /**
    * The most the load may send at `now`: the target, or on an on-demand table what its growth allows
-   * (the warm throughput, twice the previous peak every window). Advice rests on it (issue 15).
+   * (the warm throughput, twice the previous peak every window). Advice rests on it, not on the account quota.
    */
   reachableWcu(now: number): number {
     return this.#ceiling(now);
@@ -296,7 +296,7 @@ export class RateController {
   record(now: number, result: SendResult): RateChange[] {
     this.#adapt(now);
     if (result.error) {
-      // Retried by the writer; an error says nothing about the rate (issue 12).
+      // Retried by the writer; an error says nothing about the rate.
       this.#errors++;
       return [];
     }
@@ -339,7 +339,7 @@ export class RateController {
     const offered = this.#recent(this.#offeredUnits, now);
     const throttledShare = offered > 0 ? this.#recent(this.#throttledUnits, now) / offered : 1;
     if (throttledShare < this.#threshold()) return changes;
-    // A few answers say little: 2 throttled of 4 happens often under noise (issue 12).
+    // A few answers say little: 2 throttled of 4 happens often under noise.
     const answers = countOf(this.#answers, now);
     if (answers < TRIGGER_MIN_ANSWERS && countOf(this.#throttledAnswers, now) < answers) return changes;
     // During a probe's low stage the rate is cut again only once the stage is measured (in #judge), or
@@ -380,7 +380,7 @@ export class RateController {
   /**
    * Whether a cut after a capacity verdict goes down without a probe: in a storm, or for the first
    * MAX_DESCENT_CUTS cuts. Unbounded plain cuts ran a load down to the floor on noise a verdict had
-   * misread as capacity (issue 12, seen in CI: nine cuts, none undone); after them a probe tests again.
+   * misread as capacity (seen in CI: nine cuts, none undone); after them a probe tests again.
    */
   #descend(throttledShare: number): boolean {
     if (!this.#descending) return false;
@@ -481,7 +481,7 @@ export class RateController {
     // BBR's signal: below capacity the delivery rate rises with the send rate; at capacity it stays flat.
     // Only when the cut held the writers back: writers that could not reach even the lower rate (a busy
     // machine, replies held for seconds) send the same at both rates whatever the table takes, and reading
-    // that as capacity cut an unthrottled load under noise alone to a fifth of its speed (issue 12, in CI).
+    // that as capacity cut an unthrottled load under noise alone to a fifth of its speed (seen in CI).
     const span = Math.max(1, elapsed);
     const cutBound = low.offered * 1000 >= 0.8 * low.rate;
     const sentGain = low.offered > 0 ? probe.offered / span / low.offered : 1;
@@ -692,9 +692,9 @@ export interface Bottleneck {
   loadSeconds: number;
   /** The rate the key would need to finish with the rest: units / loadSeconds. */
   requiredWcu: number;
-  /** Seed 001: ceil(required rate / per-key limit). */
+  /** The fewest shards that bring the key under its limit: ceil(required rate / per-key limit). */
   minShards: number;
-  /** Seed 001's recommendation: twice the minimum, for headroom. */
+  /** The usual write-sharding advice: twice the minimum, for headroom. */
   recommendedShards: number;
 }
 

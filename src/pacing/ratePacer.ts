@@ -10,7 +10,7 @@ export interface RatePacerOptions {
   costOf: (write: PlannedWrite) => number;
   /**
    * The partition keys a write spends units on, each with its own units: the table's key its table units,
-   * each GSI key its index units (issue 15). @default the table's key with the whole cost
+   * each GSI key its index units (a GSI has partitions of its own). @default the table's key with the whole cost
    */
   keysOf?: (write: PlannedWrite) => KeyUnits[];
   /** Monotonic clock in ms. @default performance.now */
@@ -92,7 +92,7 @@ export class RatePacer implements SendPacer {
     let throttledUnits = 0;
     for (const w of report.throttled) throttledUnits += this.#costOf(w);
     // A call answered neither stored nor throttled anything: it failed without an answer to count
-    // (5xx, reset, timeout, lost reply). Retried by the writer; never a rate signal (issue 12).
+    // (5xx, reset, timeout, lost reply). Retried by the writer; never a rate signal.
     const error = report.sent.length > 0 && report.stored.length === 0 && report.throttled.length === 0;
     const changes = this.#controller.record(this.#now(), {
       plannedUnits,

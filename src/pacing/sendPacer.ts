@@ -19,7 +19,7 @@ export interface SendReport {
 }
 
 export interface SendPacer {
-  /** Reserves the send's units; a promise to wait for, or undefined when the send may go at once (no await, issue 14). */
+  /** Reserves the send's units; a promise to wait for, or undefined when the send may go at once (no await: a microtask per send costs time on every batch). */
   beforeSend(writes: readonly PlannedWrite[]): Promise<void> | undefined;
   afterSend(report: SendReport): void;
 }

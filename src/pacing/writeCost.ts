@@ -116,7 +116,7 @@ export function consumedFromResponse(consumed: ConsumedCapacity[] | undefined, t
     let gsiUnits = 0;
     for (const [name, capacity] of Object.entries(entry.GlobalSecondaryIndexes ?? {})) {
       const units = unitsOf(capacity) ?? 0;
-      // Index names are data too ([a-zA-Z0-9_.-]+ allows constructor and __proto__; issue 11.5).
+      // Index names are data too ([a-zA-Z0-9_.-]+ allows constructor and __proto__).
       setOwn(result.indexes, name, (ownValue(result.indexes, name) ?? 0) + units);
       gsiUnits += units;
     }
@@ -150,7 +150,7 @@ export interface WriteKeyCosts {
 }
 
 /**
- * The partition keys one write spends units on, each with its own units (issue 15): the table's key
+ * The partition keys one write spends units on, each with its own units: the table's key
  * takes the table's units only, and each GSI the item lands in takes the index's units on the index's
  * partition key, which has its own partitions and the same 1,000 WCU/s ceiling. A GSI key's identity is
  * `indexKeyId(index, value)`, which can never equal a table key's partition identity (a type letter first).

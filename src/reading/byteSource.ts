@@ -18,7 +18,7 @@ export interface ByteSource {
 
 /**
  * A local file read at offsets (fs read with a position), never as a whole. With the file's pin (an input
- * part's), the file is checked when opened and after every read, before its bytes are used (issue 29.4).
+ * part's), the file is checked when opened and after every read, before its bytes are used.
  */
 export async function fileByteSource(path: string, pin?: FilePin): Promise<ByteSource> {
   const handle: FileHandle = await open(path, 'r');

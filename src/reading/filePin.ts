@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { LoaderError } from '../shared/errors.js';
 
 /**
- * A local file's identity as it was when the load listed it (issue 29.4): the file, its size and its
+ * A local file's identity as it was when the load listed it: the file, its size and its
  * modification and change times. A file truncated, appended to, rewritten in place or replaced while it is
  * read would make a load of two versions, or lose the rows past the cut: every byte a load reads from a
  * local file is checked against this, as an S3 object's reads are checked against its ETag (s3Part.ts).

@@ -42,7 +42,7 @@ export interface PartOutline {
 }
 
 /**
- * A local file, stat'ed when listed: its identity is pinned then, and every read checks it (issue 29.4), as
+ * A local file, stat'ed when listed: its identity is pinned then, and every read checks it, as
  * do the checkpoint's outline and content hash, so a checkpoint always describes the version that was read.
  */
 export async function localPart(path: string): Promise<InputPart> {

@@ -82,7 +82,7 @@ export async function listInputs(args: readonly string[], ctx: ListContext): Pro
     parts.push(...found);
     if (arg !== '-' && !(found.length === 1 && found[0]!.part.name === arg && found[0]!.expected === undefined)) listed = true;
   }
-  // Every export of the load, whichever input it came from, before any part is read (issue 29 items 8, 9).
+  // Every export of the load, whichever input it came from, before any part is read: a chain out of order, with a gap or of two tables, is refused.
   const notes = [
     ...exportFolderNotes(exports),
     ...checkExportChain(

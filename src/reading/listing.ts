@@ -1,5 +1,5 @@
 /**
- * What a folder, glob or S3 prefix holds, decided in one place and pure (issue 29): which of its entries
+ * What a folder, glob or S3 prefix holds, decided in one place and pure, so no part is dropped silently: which of its entries
  * are data parts and which are skipped, and why. Local folders and globs (localListing.ts) and S3 prefixes
  * (s3Part.ts) only find the entries; every entry found ends in exactly one of the two lists, so no part is
  * ever dropped without being named.

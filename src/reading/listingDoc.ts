@@ -3,7 +3,7 @@ import type { ListedExport } from './dynamodbExport.js';
 import type { SkippedPart } from './listing.js';
 
 /**
- * The listing of one load written down once (issue 29, item 7), pure: which parts the arguments held when
+ * The listing of one load written down once, pure: which parts the arguments held when
  * they were listed, with each part's identity then. Workers of one load (`--segment i/N`) list at different
  * times; a part uploaded between two workers' listings would be loaded by some workers only, and the rows
  * of its keys that fall in the other workers' segments by none. So the first worker writes the listing to a

@@ -1,5 +1,5 @@
 /**
- * What a GET of an S3 object answered, checked against what was asked (issue 29.6). Pure.
+ * What a GET of an S3 object answered, checked against what was asked (a server or proxy may ignore Range and send the whole object). Pure.
  *
  * A read that broke mid-object asks again from the first byte not received (`Range: bytes=N-`). S3 answers
  * 206 with `Content-Range: bytes N-last/size`; a server, cache or proxy that ignores Range may answer 200

@@ -37,7 +37,7 @@ export interface CsvReadOptions {
  * numbers are counted here from each record's raw text, because csv-parse's own counter drifts after
  * quoted fields holding CRLF.
  *
- * Hostile input (issue 11): LF, CRLF and a lone CR (old Mac exports) each end a record, mixed in any way
+ * Hostile input: LF, CRLF and a lone CR (old Mac exports) each end a record, mixed in any way
  * in one file, as an editor shows them; inside quotes they are kept exactly. Fields are decoded strictly,
  * so bytes that are not UTF-8 make an INVALID_UTF8 reject naming the column (never U+FFFD stored in their
  * place). A record over `maxRecordBytes` never reaches csv-parse (see csvFramer.ts): it comes out as
@@ -68,7 +68,7 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
   const parsed: (ParsedRecord | { skipped: CsvError; raw: string })[] = [];
   // Each record's raw text is cut from the bytes fed to csv-parse by its count of bytes read at the record's
   // end (`info.bytes`, set before a record or a record's error is handed on), instead of csv-parse's
-  // `raw` option, which appends every byte to a buffer of its own: ~20% of csv-parse's time (issue 14).
+  // `raw` option, which appends every byte to a buffer of its own: ~20% of csv-parse's time.
   // The text is the exact bytes (latin1), so blank lines before a record lead its raw text as they are.
   const fed = new FedBytes();
   let headerRead = false;
@@ -110,7 +110,7 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
   );
   // csv-parse's record delimiters as it normalised them (bytes), all three and LF alone: the parser reads
   // them from its options at each call, and a slice without a CR is parsed testing LF alone (csv-parse
-  // tests each delimiter at every byte: ~10% of its time on a file of LF lines; issue 14).
+  // tests each delimiter at every byte: ~10% of its time on a file of LF lines).
   const anyEnding = parser.options.record_delimiter;
   const lfOnly = anyEnding.filter((d) => d.length === 1 && d[0] === 10);
   const framer = frameCsv(stream as AsyncIterable<Buffer>, options.delimiter, maxBytes, (options.firstLine ?? 1) === 1);
@@ -251,7 +251,7 @@ function csvParser(parser: Parser): CsvApi {
 
 /**
  * csv-parse builds each record with `record[name] = cell`, which for a column named `__proto__` sets the
- * record's prototype and loses the cell (issue 11.5). That one name goes through csv-parse as a stand-in
+ * record's prototype and loses the cell. That one name goes through csv-parse as a stand-in
  * no header can hold and is given back its name in a prototype-free record. A lone surrogate: a header is
  * decoded strictly from UTF-8, which holds none (a NUL, the stand-in before, is a valid UTF-8 name).
  */

@@ -27,7 +27,7 @@ export async function* readParquetInput(
   }
   let bytes = 0;
   input.bytesRead = () => bytes;
-  // The worker checks every read against the identity pinned when the file was listed (issue 29.4).
+  // The worker checks every read against the identity pinned when the file was listed: a file changed mid-load stops it.
   yield* readParquetInWorker(input.path, input.name, {
     ...(signal ? { signal } : {}),
     ...(stallBaseMs !== undefined ? { stallBaseMs } : {}),

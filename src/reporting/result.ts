@@ -3,13 +3,13 @@ export interface LoadCounters {
   rowsRead: number;
   /** Rows stored: puts and deletes. */
   written: number;
-  /** Of `written`, the deletes (DeleteRequest; issue 16): `written - deleted` items were put. */
+  /** Of `written`, the deletes (DeleteRequest): `written - deleted` items were put. */
   deleted?: number;
   /** Rows replaced by a later row with the same primary key before they were sent. */
   superseded: number;
   /**
    * Rows first superseded, then written (or rejected) in place of the later row of their key because
-   * DynamoDB refused that one (issue 11.2); counted in written or rejected, not in superseded.
+   * DynamoDB refused that one; counted in written or rejected, not in superseded.
    */
   revived?: number;
   rejected: number;
@@ -71,7 +71,7 @@ export interface LoadResult extends LoadCounters {
   notWritten: number;
   /**
    * True when the input was read to its end, the load was not stopped, and every row was written or
-   * superseded (or belongs to another segment): never for a failed or aborted load (issue 29.12).
+   * superseded (or belongs to another segment): never for a failed or aborted load, even when every row read so far was written.
    */
   complete: boolean;
   /** This run's BatchWriteItem calls, those that asked for ConsumedCapacity and were answered, and the units counted as planned; undefined for a dry run. */

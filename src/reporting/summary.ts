@@ -79,7 +79,7 @@ function formatRate(result: LoadResult, excerpts: boolean): string[] {
     lines.push(
       `  bottleneck    partition key ${show(b.key)}: ${formatCount(b.units)} WCU take ${formatDuration(b.keySeconds)} at --key-wcu ${formatCount(rate.keyWcu)}, the rest of the load ${formatDuration(b.loadSeconds)}`,
       `                shard it ${b.recommendedShards} ways (at least ${b.minShards}; twice that for headroom): --shard hash:${b.recommendedShards}${excerpts ? ` --shard-keys ${b.key}` : ''}`,
-      // What the advice costs and why nothing else helps (issue 15).
+      // What the advice costs readers, and why adaptive capacity does not help above the per-partition limit.
       `                readers then make ${b.recommendedShards} queries per key (one per suffix, merged: ddb-spread query); adaptive capacity may isolate a hot key, never above 1,000 WCU/s`,
     );
   }

@@ -1,7 +1,7 @@
 import type { ResolvedShardRule, SuffixBase, TimeUnit } from './shardRule.js';
 
 /**
- * Sharded keys read backwards (issue 29, item 10), pure: which logical key a partition key value is a
+ * Sharded keys read backwards, pure: which logical key a partition key value is a
  * shard of, and which literal (unsharded) values would land on a sharded key's values.
  *
  * A sharded key is written `<logical><sep><suffix 1>…<sep><suffix n>`, one suffix per rule. Read from the

@@ -3,7 +3,7 @@ import { MAX_SHARDS, parseShardRule, type ResolvedShardRule, type SuffixBase } f
 import { MANIFEST_VERSION } from './shardManifest.js';
 
 /**
- * A shard manifest as a reader uses it: formats 1 (before issue 15) and 2, checked field by field, so a
+ * A shard manifest as a reader uses it: formats 1 (older versions, without the algorithm or suffix base) and 2, checked field by field, so a
  * file that is not one ddb-spread wrote is refused with its path and the field, never a wrong query.
  */
 export interface ShardPlan {

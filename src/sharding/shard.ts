@@ -25,7 +25,7 @@ export interface ShardOptions {
   keepOriginalKey?: string;
   /** Seed of `random:N`: the same seed and primary key give the same suffix (for reloads, resume and readers). */
   seed: number;
-  /** The first suffix of `random:N` and `hash:N`: 0 gives .0 … .N-1, 1 gives .1 … .N (seed 004). @default 0 */
+  /** The first suffix of `random:N` and `hash:N`: 0 gives .0 … .N-1, 1 gives .1 … .N (as AWS's "Randomizing Across Multiple Partition Key Values"). @default 0 */
   suffixBase?: SuffixBase;
 }
 
@@ -98,7 +98,7 @@ export function resolveShardOptions(options: ShardOptions, schema: KeySchema, ta
 }
 
 /**
- * The suffix of `hash:N` for an attribute value: int(md5(value), 16) mod N, exactly seed 000's
+ * The suffix of `hash:N` for an attribute value: int(md5(value), 16) mod N, exactly the common Python recipe
  * `int(hashlib.md5(event_id.encode()).hexdigest(), 16) % 10`, so a reader in any language can compute it.
  * Numbers hash as their canonical text (DynamoDB's), binary as its base64 text.
  */

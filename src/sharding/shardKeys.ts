@@ -96,7 +96,7 @@ function bucketOf(value: unknown, unit: 'hour' | 'day' | 'month', attribute: str
 }
 
 /**
- * Which items read under a logical key's values are that key's (issue 29, item 10): a reader must never
+ * Which items read under a logical key's values are that key's: a reader must never
  * return an item of another logical key. A sharded key's values hold only its own items, as far as the
  * load can see to it: a load refuses a literal key that reads as a sharded key's value
  * (SHARD_KEY_COLLISION), and sharded keys are written apart (logicalKey.ts). With --keep-original-key the

@@ -9,7 +9,7 @@ const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}(?::\d{2}(?::\d{2}(?:[.,]\d+)?)?
 const MAX_NAMES = 5;
 
 /**
- * The attributes of a row, other than `except`, whose values look like a time (issue 15), for the message
+ * The attributes of a row, other than `except`, whose values look like a time, for the message
  * of a time rule whose attribute (by default the sort key) holds none: ISO 8601 dates and times, and
  * numbers (or numeric text) that read as epoch seconds or milliseconds between 2000 and 2100. A plain
  * count such as 42 reads as a time in 1970 and is left out. Pure.

@@ -57,7 +57,7 @@ export type RejectCode =
   /** A record whose raw text is over the reader's bound (MAX_RECORD_BYTES): it cannot be an item. */
   | 'RECORD_TOO_LARGE'
   | 'SHARD_ATTRIBUTE'
-  /** An unsharded partition key value that reads as a value a --shard-keys key is written under (issue 29). */
+  /** An unsharded partition key value that reads as a value a --shard-keys key is written under: the suffixed write would overwrite it. */
   | 'SHARD_KEY_COLLISION'
   | 'WRITE_REJECTED'
   | 'RETRIES_EXHAUSTED';

@@ -1,7 +1,7 @@
 /**
  * Records keyed by data (attribute names, --types keys, key values) must answer only for their own
  * keys: on a plain `{}`, `types['constructor']` is Object and `item.__proto__ = v` sets the prototype
- * (issue 11.5). These records have no prototype, so every name DynamoDB accepts is an ordinary key.
+ * (a column named `constructor` or `__proto__` would lose its value). These records have no prototype, so every name DynamoDB accepts is an ordinary key.
  */
 export function ownRecord<T>(): Record<string, T> {
   return Object.create(null) as Record<string, T>;

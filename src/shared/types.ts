@@ -42,14 +42,14 @@ export interface PlannedWrite {
   /** Write capacity units one put of this item costs on the table: ceil(size / 1 KB); 1 for a delete. */
   wcu: number;
   /**
-   * 'delete': a DeleteRequest of the item with this key (`item` holds the key attributes only; issue 16);
+   * 'delete': a DeleteRequest of the item with this key (`item` holds the key attributes only);
    * a PutRequest when absent.
    */
   op?: 'delete';
   /**
    * The write of the same primary key this one superseded in the batcher (and its own, in a chain). When
    * DynamoDB refuses this write, the predecessor is written in its place, as writing the rows one by one
-   * would have left it stored (issue 11.2).
+   * would have left it stored.
    */
   predecessor?: PlannedWrite;
 }

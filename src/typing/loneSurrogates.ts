@@ -2,7 +2,7 @@ import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import type { Item } from '../shared/types.js';
 
 /**
- * Lone UTF-16 surrogates (issue 11.3). A JSON `\ud800` escape is ASCII in the file, so the readers' strict
+ * Lone UTF-16 surrogates. A JSON `\ud800` escape is ASCII in the file, so the readers' strict
  * UTF-8 check lets it through, yet no UTF-8 text holds a lone surrogate: sent on, the value (or name) was
  * stored as something else than the row says, and two such keys could be one item to DynamoDB. Pure.
  */

@@ -70,7 +70,7 @@ export function numberSize(n: DynamoNumber): number {
 }
 
 /**
- * The fast path (issue 14): the stored size of text that is already a canonical plain decimal, as most
+ * The fast path (most numbers need no full parse): the stored size of text that is already a canonical plain decimal, as most
  * CSV numbers are ("17", "-451.99", "0.05"), or 0 when it is not one. 0 means "ask parseDynamoNumber";
  * a size here is exactly numberSize(parseDynamoNumber(text)), whose canonical text is `text` itself
  * (test/unit/typing/number.test.ts checks both over generated text). Canonical plain: an optional '-',

@@ -15,11 +15,11 @@ import { ownValue, setOwn } from '../shared/ownRecord.js';
 /** What a reader hands to the planner: a parsed CSV record, a JSON line, or a row the reader could not parse. */
 export type SourceRecord =
   | { kind: 'csv'; origin: RowOrigin; cells: Record<string, string> }
-  /** `flavor` overrides the load's: a DynamoDB export's item ({"Item":{...}}) or change record (issue 16). */
+  /** `flavor` overrides the load's: a DynamoDB export's item ({"Item":{...}}) or change record. */
   | { kind: 'json'; origin: RowOrigin; flavor?: RecordFlavor }
   /**
    * One Amazon Ion value (its text is origin.raw), as DynamoDB's ION exports write an item per line.
-   * `flavor` 'ddb-export' / 'ddb-change': an ION export's {Item:...} line or change record (issue 16).
+   * `flavor` 'ddb-export' / 'ddb-change': an ION export's {Item:...} line or change record.
    */
   | { kind: 'ion'; origin: RowOrigin; flavor?: RecordFlavor }
   /**
@@ -49,7 +49,7 @@ export interface RowPlannerOptions extends TypeMapOptions {
   /** GSI key attributes (indexKeyAttributes): a row DynamoDB would refuse for them is rejected here. */
   indexKeys?: readonly IndexKeyAttribute[];
   /**
-   * Deletes (issue 16): `all`, every row is a delete of its key (--delete); `column`, the attribute that
+   * Deletes: `all`, every row is a delete of its key (--delete); `column`, the attribute that
    * says "put" or "delete" per row (--operation-column), dropped from the item. An incremental export's
    * change record without NewImage is a delete either way.
    */

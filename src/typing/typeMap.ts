@@ -39,7 +39,7 @@ const DECIMAL = /^-?(?:0|[1-9]\d*)\.\d+$/;
 
 /** Converts one CSV record (header name -> cell text) into an item. Throws RowError naming the column. */
 export function itemFromCells(cells: Record<string, string>, options: TypeMapOptions, types: Record<string, ColumnType>): Item {
-  // A plain object like every item; names are set with setOwn and read with ownValue (issue 11.5).
+  // A plain object like every item; names are set with setOwn and read with ownValue, so `constructor` and `__proto__` are ordinary names.
   const item: Item = {};
   for (const name of Object.keys(cells)) {
     const text = cells[name]!;

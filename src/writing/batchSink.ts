@@ -13,7 +13,7 @@ export interface BatchSink {
 
 /**
  * BatchWriteItem through writeBatch (retries, backoff, pacing). Each call holds an in-flight slot from
- * `inFlight`, so slow calls can lend their slot to more batches (issue 12; src/pacing/inFlight.ts).
+ * `inFlight`, so slow calls can lend their slot to more batches (src/pacing/inFlight.ts).
  */
 export function dynamoSink(context: WriterContext, inFlight: InFlightLimit, now: () => number): BatchSink {
   return {

@@ -5,7 +5,7 @@ import type { FinalizeHandlerArguments, FinalizeRequestMiddleware, HandlerExecut
 import { preSerializedBody } from './preSerialized.js';
 
 /**
- * The load's BatchWriteItem calls sent below the SDK client's middleware chain (issue 14), with the SDK's
+ * The load's BatchWriteItem calls sent below the SDK client's middleware chain (its per-call cost), with the SDK's
  * own parts: the request as the client built it, its signer (SigV4 with the default chain's credentials,
  * refreshed as they expire, and its clock-skew correction), and its HTTP handler (agents, proxy, CA bundle,
  * timeouts).

@@ -1,5 +1,5 @@
 /**
- * An outage is not bad data (issue 29.11). A call that got no answer (connection refused or reset, a
+ * An outage is not bad data. A call that got no answer (connection refused or reset, a
  * DNS failure, a timeout) or an answer of 5xx says nothing about its rows: it is the endpoint's failure.
  * When every call fails so for a while, the endpoint is down: the load stops sending, says so, probes it
  * and waits a bounded time (--outage-timeout) for it. Its rows are never rejected for it: they are

@@ -6,7 +6,7 @@ import type { Item, KeySchema } from '../shared/types.js';
 /**
  * An item in DynamoDB's wire form (AttributeValue maps), built here rather than by lib-dynamodb's
  * marshall: that one assigns every name into a plain `{}`, so `__proto__` vanished, and it takes a map
- * with an own `constructor` attribute for a class instance (issue 11.5). Maps here have no prototype,
+ * with an own `constructor` attribute for a class instance. Maps here have no prototype,
  * so every attribute name DynamoDB accepts goes out as written. Undefined values are left out.
  */
 export function toWireItem(item: Item): Record<string, AttributeValue> {

@@ -2,7 +2,7 @@ import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import type { Item } from '../shared/types.js';
 
 /**
- * An item's wire JSON, the very bytes the SDK's JSON protocol writes for `toWireItem(item)` (issue 14):
+ * An item's wire JSON, the very bytes the SDK's JSON protocol writes for `toWireItem(item)`:
  * the same walk as toWireItem, emitting text instead of AttributeValue objects, so the SDK's schema walk
  * over those objects (the biggest single cost in the client's profile) is done once per item, here.
  *
@@ -46,7 +46,7 @@ function valueJson(value: unknown): string | undefined {
 /** Printable ASCII without `"` and `\`: characters JSON.stringify writes as they are. */
 const PLAIN_ASCII = /^[ !#-[\]-~]*$/;
 
-/** JSON.stringify of a string; most values are plain ASCII, which needs no escaping pass (issue 14). */
+/** JSON.stringify of a string; most values are plain ASCII, which needs no escaping pass. */
 function stringJson(text: string): string {
   return PLAIN_ASCII.test(text) ? `"${text}"` : JSON.stringify(text);
 }
@@ -75,7 +75,7 @@ function base64(bytes: Uint8Array): string {
 export function batchWriteBody(table: string, itemJsons: readonly string[], deletes?: readonly boolean[], askCapacity = true): string {
   let requests = '';
   for (let i = 0; i < itemJsons.length; i++) {
-    // A delete's item is its key (issue 16): a DeleteRequest.
+    // A delete's item is its key: a DeleteRequest.
     const request = deletes?.[i] === true ? `{"DeleteRequest":{"Key":${itemJsons[i]}}}` : `{"PutRequest":{"Item":${itemJsons[i]}}}`;
     requests += `${i === 0 ? '' : ','}${request}`;
   }

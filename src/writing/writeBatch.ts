@@ -35,7 +35,7 @@ export interface WriterContext {
   capacity?: CapacityReports;
   /**
    * The load's watch on the endpoint: every send asks it first and tells it how the call went; while the
-   * endpoint is down sends wait, and past --outage-timeout the batch stops (issue 29.11). Without it, a
+   * endpoint is down sends wait, and past --outage-timeout the batch stops, its rows not rejected. Without it, a
    * batch whose calls fail for the endpoint `maxAttempts` times in a row stops the same way.
    */
   watch?: EndpointWatch;
@@ -93,7 +93,7 @@ export async function writeBatch(writes: PlannedWrite[], ctx: WriterContext): Pr
 /**
  * Each write's wire JSON, made once per batch: a resend (UnprocessedItems, errors, halving) reuses it.
  * The first send takes the JSON of the whole batch as an array; the map by write, which costs a hash per
- * write object, is built only when a batch is sent again (issue 14).
+ * write object, is built only when a batch is sent again.
  */
 class WireJsons {
   #first: readonly PlannedWrite[] | undefined;
@@ -149,8 +149,8 @@ async function send(
     const sentAt = endpoint?.now() ?? 0;
     try {
       // The low-level command with each item's wire JSON made by itemJson, byte for byte what the SDK
-      // would write for toWireItem's AttributeValues (every attribute name goes out as written; issue 11.5),
-      // without the SDK's walk over them (issue 14). ReturnConsumedCapacity INDEXES, on the calls
+      // would write for toWireItem's AttributeValues (every attribute name goes out as written),
+      // without the SDK's walk over them, which cost CPU per item. ReturnConsumedCapacity INDEXES, on the calls
       // ctx.capacity picks: the units of each GSI too, so rate control learns the true cost of a write.
       // The document client sends it unchanged.
       const deletes = pending.some((w) => w.op === 'delete') ? pending.map((w) => w.op === 'delete') : undefined;
@@ -213,7 +213,7 @@ async function send(
       unprocessed = pending;
       reason = facts.name ?? facts.code ?? `HTTP ${facts.httpStatus ?? '?'}`;
       if (down !== undefined) {
-        // Not the rows' fault: no send of their budget, and never a reject (issue 29.11). Bounded by time
+        // Not the rows' fault: no send of their budget, and never a reject. Bounded by time
         // (the watch: --outage-timeout), or without a watch by maxAttempts such failures in a row.
         attempt--;
         endpointFailures++;
@@ -281,7 +281,7 @@ function matchUnprocessed(
     try {
       write = item ? byKey.get(keyIdOf(keyFromWire(item, schema), schema)) : undefined;
     } catch {
-      // The SDK's answer lost a key attribute named __proto__ (issue 11.5): the attributes it kept may
+      // The SDK's answer lost a key attribute named __proto__: the attributes it kept may
       // still name exactly one write.
       write = item ? byAttributes(sent, item, out) : undefined;
     }

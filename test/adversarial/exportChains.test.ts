@@ -1,5 +1,5 @@
 /**
- * Issue 29 items 8, 9, adversarial: DynamoDB export chains from a simulated source table, given to load()
+ * Adversarial: DynamoDB export chains from a simulated source table, given to load()
  * as arguments in a random order, with a random window left out, or as DynamoDB's own AWSDynamoDB/ folder
  * (ExportIds in random name order). Invariant: a load either leaves exactly the source table (the chain
  * whole and, for arguments, in chain order) or is refused before any write (the table stays empty); it

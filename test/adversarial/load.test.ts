@@ -1,5 +1,5 @@
 /**
- * Issue 11, adversarial suite (b) and (c): generated files loaded with the real load() into DynamoDB
+ * Adversarial suite (b) and (c): generated files loaded with the real load() into DynamoDB
  * Local, in every write order, then under injected faults (500, 503, throttling, dropped connections,
  * replies lost after the write). After each load: rows read = written + superseded + rejected + not
  * written (0 here: nothing stops these loads), the table equals writing the rows one by one in input
@@ -110,7 +110,7 @@ describe(`adversarial loads against DynamoDB Local (${REPLAY(FILE)})`, () => {
     );
   }
 
-  // issue 11 items 3, 4, 5, 9 together, end to end (the reader-level properties name the item).
+  // Invalid UTF-8, mixed line endings, prototype names and deep nesting together, end to end.
   it.prop([caseOf({ ...HOSTILE, maxRows: 30 }, ORDERS)], fcParams(12))(
     'hostile files (prototype names, mixed line endings, invalid UTF-8, deep nesting), any order',
     (c) => loadAndCheck(c),

@@ -1,5 +1,5 @@
 /**
- * Issue 29, adversarial suite grown to the migration path: folders, globs and S3 prefixes with hostile
+ * Adversarial suite grown to the migration path: folders, globs and S3 prefixes with hostile
  * names and layouts, parts changed while a load reads them, several workers sharing one listing, and
  * outages. The oracle is the test's own model (test/support/adversarialLayouts.ts), never listing.ts:
  * every data part's rows are in the table exactly (the table equals writing them one by one in the parts'

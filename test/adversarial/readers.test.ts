@@ -1,5 +1,5 @@
 /**
- * Issue 11, adversarial suite (a): generated CSV and JSON Lines files through the real readers and
+ * Adversarial suite (a): generated CSV and JSON Lines files through the real readers and
  * planner (openInput, readCsv / readJsonLines, createRowPlanner), cut into random chunks, without
  * DynamoDB. Each record must come out as the oracle says: the item exactly (names, values, types) or a
  * reject with its code, on its line, and no record lost or invented. One property per hostile dimension,
@@ -34,27 +34,23 @@ describe(`adversarial readers (${REPLAY(FILE)})`, () => {
     check,
     60_000,
   );
-  // issue 11 item 5
   it.prop([caseOf({ ...READERS, prototypeNames: true })], fcParams(100))(
-    'item 5: attribute and map names constructor, __proto__, toString, valueOf, hasOwnProperty keep their values',
+    'attribute and map names constructor, __proto__, toString, valueOf, hasOwnProperty keep their values',
     check,
     60_000,
   );
-  // issue 11 item 4
   it.prop([caseOf({ ...READERS, formats: ['csv'], mixedLineEndings: true })], fcParams(100))(
-    'item 4: LF and CRLF mixed line by line read as the lines a person sees',
+    'LF and CRLF mixed line by line read as the lines a person sees',
     check,
     60_000,
   );
-  // issue 11 item 3
   it.prop([caseOf({ ...READERS, invalidUtf8: true, badShare: 0.3 })], fcParams(100))(
-    'item 3: invalid UTF-8 in a key is INVALID_UTF8 on its line, never a merged key',
+    'invalid UTF-8 in a key is INVALID_UTF8 on its line, never a merged key',
     check,
     60_000,
   );
-  // issue 11 item 9
   it.prop([caseOf({ ...READERS, tooDeep: true, badShare: 0.3 })], fcParams(60))(
-    'item 9: JSON nested deeper than 32 levels is TOO_DEEP on its line, the rest reads',
+    'JSON nested deeper than 32 levels is TOO_DEEP on its line, the rest reads',
     check,
     60_000,
   );

@@ -1,5 +1,5 @@
 /**
- * Issue 11 item 2, adversarially: rows DynamoDB itself refuses (a GSI key of the wrong type: a number in
+ * Adversarially: rows DynamoDB itself refuses (a GSI key of the wrong type: a number in
  * `status`, which the index keys as S) mixed with good rows over a few primary keys, in every write
  * order. Writing the rows one by one in input order, a refused row changes nothing: the key keeps the
  * last row DynamoDB accepted before it. So the table must hold, per key, the last accepted row (even
@@ -70,7 +70,7 @@ const rowArb = fc.record({
   n: fc.nat({ max: 1000 }),
 });
 
-describe(`adversarial: rows DynamoDB refuses, superseding accepted ones (issue 11 item 2; ${REPLAY(FILE)})`, () => {
+describe(`adversarial: rows DynamoDB refuses, superseding accepted ones (${REPLAY(FILE)})`, () => {
   it.prop([fc.array(rowArb, { minLength: 1, maxLength: 60 }), fc.constantFrom(...ORDERS), fc.integer({ min: 1, max: 4 })], fcParams(15))(
     "the table holds each key's last accepted row; every refused row is in the reject file once",
     async (rows: GsiRow[], order: OrderMode, concurrency: number) => {

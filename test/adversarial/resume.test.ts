@@ -1,5 +1,5 @@
 /**
- * Issue 11, adversarial suite (d): the CLI with --checkpoint, killed with SIGKILL at random points of its
+ * Adversarial suite (d): the CLI with --checkpoint, killed with SIGKILL at random points of its
  * writing (once or twice), then run again with the same command until it finishes. The table must equal
  * the row-by-row oracle and the reject file must hold each rejected line exactly once, with file, line and
  * code, whatever the kill points, the write order and the input. --wcu keeps each load slow enough that
@@ -105,7 +105,7 @@ describe(`adversarial kill -9 and resume (${REPLAY(FILE)})`, () => {
         landed += killed;
         cases++;
         const last = await runCli(args, { cwd: dir(), env, stdout: 'ignore', timeoutMs: 60_000 });
-        // A finished checkpoint reports its outcome again (issue 18): the same exit code either way.
+        // A finished checkpoint reports its outcome again: the same exit code either way.
         expect(last.code, last.stderr).toBe(expected.rejects.size > 0 ? 2 : 0);
         await expectTableAndRejects(endpoint, table, rejectsPath, input, expected);
       } finally {

@@ -57,7 +57,7 @@ function cli(args: string[], options: { stdin?: Buffer | string; env?: NodeJS.Pr
 
 const nonEmptyLines = (text: string) => text.split('\n').filter((l) => l.trim() !== '');
 const STACK_FRAME = /^\s+at /m;
-/** Our one line on a Node.js older than 22 (issue 18). */
+/** Our one line on a Node.js older than 22. */
 const RUNTIME_NOTICE = /^ddb-spread: Node\.js \d+ is past end of life/;
 
 const ORDER_TYPES = 'total:N,gift:BOOL,items:JSON';
@@ -146,7 +146,7 @@ describe('ddb-spread load', () => {
     const table = await ordersTable();
     const rejects = join(dir(), `${++seq}-strict.rejects.jsonl`);
     const run = await cli(['load', sample('orders-with-errors.csv'), '--table', table, '--types', 'total:N,gift:BOOL', '--rejects', rejects, '--strict']);
-    expect(run.code).toBe(65); // issue 18
+    expect(run.code).toBe(65); // EX_DATAERR
     expect(run.stderr).toMatch(/ddb-spread: error: .*max-rejects 1/);
     expect((await readRejects(rejects)).map((r) => [r.line, r.code])).toEqual([[4, 'TYPE_ERROR']]);
     expect(run.stderr).not.toMatch(STACK_FRAME);
@@ -155,7 +155,7 @@ describe('ddb-spread load', () => {
   it('exits 78 (EX_CONFIG, no retry helps) for a missing table with one line naming it, and no stack trace', async () => {
     const table = `missing_${process.pid}_table`;
     const run = await cli(['load', sample('orders.csv'), '--table', table]);
-    expect(run.code).toBe(78); // issue 18
+    expect(run.code).toBe(78); // EX_CONFIG
     expect(run.stderr).toContain(`"${table}"`);
     expect(run.stderr).not.toMatch(STACK_FRAME);
     const lines = nonEmptyLines(run.stderr).filter((l) => !RUNTIME_NOTICE.test(l));
@@ -172,7 +172,7 @@ describe('ddb-spread load', () => {
   it('exits 75 (EX_TEMPFAIL, worth retrying) with one sentence when the endpoint does not answer (a closed port)', async () => {
     const port = await closedPort();
     const run = await cli(['load', sample('orders.csv'), '--table', 'Orders', '--endpoint-url', `http://127.0.0.1:${port}`]);
-    expect(run.code).toBe(75); // issue 18
+    expect(run.code).toBe(75); // EX_TEMPFAIL
     expect(run.stderr).toMatch(new RegExp(`ddb-spread: error: cannot reach DynamoDB at endpoint http://127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\)`));
     expect(run.stderr).not.toMatch(STACK_FRAME);
   });
@@ -195,7 +195,7 @@ describe('ddb-spread load', () => {
     { args: ['--empty', 'zero'], message: "error: option '--empty <policy>' argument 'zero' is invalid" },
   ])("exits 64 (EX_USAGE) with commander's message for $args", async ({ args, message }) => {
     const run = await cli(['load', sample('orders.csv'), '--table', 'Orders', ...args]);
-    expect(run.code).toBe(64); // issue 18
+    expect(run.code).toBe(64); // EX_USAGE
     expect(run.stderr).toContain(message);
     expect(run.stderr).not.toMatch(STACK_FRAME);
     expect(run.stdout).toBe('');
@@ -209,7 +209,7 @@ describe('ddb-spread load', () => {
     expect((await scanAll(client(), table)).length).toBe(256);
   });
 
-  // issue 18: the SDK's 8-line Node notice is replaced by one line of ours on Node < 22 (also with
+  // The SDK's 8-line Node notice is replaced by one line of ours on Node < 22 (also with
   // --verbose), --quiet drops it, and other Node warnings are no longer silenced.
   it('an old Node.js gets one line of ours instead of the SDK notice; --quiet drops it; Node warnings still show', async () => {
     const table = await ordersTable();
@@ -247,7 +247,7 @@ describe('ddb-spread load', () => {
       await cli(['load', sample('orders.csv'), '--table', table, '--verbose', '--endpoint-url', `http://127.0.0.1:${await closedPort()}`]),
       await cli(['load', sample('orders.csv'), '--table', table, '--verbose', '--json', '--types', ORDER_TYPES]),
     ];
-    expect(runs.map((r) => r.code)).toEqual([2, 78, 75, 0]); // issue 18
+    expect(runs.map((r) => r.code)).toEqual([2, 78, 75, 0]); // rejects, EX_CONFIG, EX_TEMPFAIL, OK
     for (const run of runs) {
       for (const secret of [SECRET, SESSION_TOKEN]) {
         expect(run.stdout).not.toContain(secret);

@@ -1,5 +1,5 @@
 /**
- * issue 18: a container credential endpoint (ECS task role, EKS Pod Identity) that fails for a while is
+ * A container credential endpoint (ECS task role, EKS Pod Identity) that fails for a while is
  * retried instead of ending the load; one that never answers ends it with 75 (worth retrying), not 77.
  * The endpoint is a real loopback HTTP server; AWS_CONTAINER_CREDENTIALS_FULL_URI points the SDK at it.
  */

@@ -1,5 +1,5 @@
 /**
- * issue 29 (follow-up to item 17): a zstd CSV with one flipped byte loaded 10,841 of 20,000 rows and exited
+ * A damaged zstd input fails naming the file: a zstd CSV with one flipped byte loaded 10,841 of 20,000 rows and exited
  * 0: fzstd decoded the damaged block to other bytes and checked no checksum. The built CLI now ends with
  * 66, naming the file and saying it is corrupt.
  */

@@ -1,7 +1,7 @@
 /**
- * Issue 15 through the built CLI: the estimate's figures and advice rest on the rate the load can reach,
- * a hot GSI key is named with seed 001's advice (offline and from DescribeTable against DynamoDB Local),
- * and seed 004's "create the table at the load's capacity" case is reachable offline.
+ * Through the built CLI: the estimate's figures and advice rest on the rate the load can reach,
+ * a hot GSI key is named with write-sharding advice for the index key (offline and from DescribeTable against DynamoDB Local),
+ * and AWS's bulk-load case ("create the table at the load's capacity") is reachable offline.
  */
 import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
@@ -32,7 +32,7 @@ async function statusCsv(name: string, rows: number, active: number): Promise<st
 
 const json = async (args: string[], env?: NodeJS.ProcessEnv) => JSON.parse((await cli([...args, '--json'], env)).stdout) as EstimateResult;
 
-describe('estimate advice at the reachable rate (issue 15)', () => {
+describe('estimate advice at the reachable rate', () => {
   it('--wcu auto on a new on-demand table: 3,200 WCU/s (80% of 4,000), not the 32,000 of the quota; 4 partitions', async () => {
     const input = await statusCsv('auto.csv', 20_000, 0);
     const r = await json(['estimate', input, '--partition-key', 'id:S', '--wcu', 'auto']);
@@ -55,7 +55,7 @@ describe('estimate advice at the reachable rate (issue 15)', () => {
     expect(text).toMatch(/warning\s+--wcu 11,000 is above the table's provisioned 200 WCU/);
   });
 
-  it('seed 004 offline: a table created at 11,000 WCU for the load has 11 partitions, never merged', async () => {
+  it("AWS's bulk-load example offline: a table created at 11,000 WCU for the load has 11 partitions, never merged", async () => {
     const input = await statusCsv('bulk.csv', 2_000, 0);
     const r = await json(['estimate', input, '--partition-key', 'id:S', '--billing', 'provisioned', '--table-wcu', '200', '--wcu', '11000', '--new-table']);
     expect(r.rate).toMatchObject({ assumedWcu: 11_000, warning: null });
@@ -69,7 +69,7 @@ describe('estimate advice at the reachable rate (issue 15)', () => {
     });
   });
 
-  it('a hot GSI key is named, bounds the duration and gets seed 001 advice: offline and from DescribeTable', async () => {
+  it('a hot GSI key is named, bounds the duration and gets write-sharding advice: offline and from DescribeTable', async () => {
     // 3,000 of 4,000 rows on ACTIVE: 3,000 index units at 1,000 WCU/s take 3 s; the load at 3,200 WCU/s ~2.5 s.
     const input = await statusCsv('status.csv', 4_000, 3_000);
     const offline = await json(['estimate', input, '--partition-key', 'id:S', '--gsi', 'byStatus:status:S', '--wcu', 'auto']);

@@ -1,5 +1,5 @@
 /**
- * Unattended runs (issue 6): progress lines without a terminal, as text or JSON lines, and --report.
+ * Unattended runs: progress lines without a terminal, as text or JSON lines, and --report.
  * The progress display is tested for content, not appearance.
  */
 import { readFile, stat } from 'node:fs/promises';
@@ -27,7 +27,7 @@ describe('logs without a terminal', () => {
     // 256 rows at 100 WCU/s: about 2.6 s, so a 1 s interval gives progress lines.
     const { code, stderr } = await cli(['load', ORDERS, '--table', await table(), ...TYPES, '--wcu', '100', '--log-interval', '1', '--log-format', 'json']);
     expect(code, stderr).toBe(0);
-    // issue 18: no line is the SDK's multi-line Node notice any more; ours is one JSON warning on Node < 22.
+    // No line is the SDK's multi-line Node notice any more; ours is one JSON warning on Node < 22.
     const lines = stderr.split('\n').filter((l) => l.trim() !== '');
     const all = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     for (const o of all) expect(typeof o['time']).toBe('string');

@@ -1,5 +1,5 @@
 /**
- * issue 18, corporate networks: the CLI honours HTTP_PROXY / HTTPS_PROXY / NO_PROXY (lower-case too),
+ * Corporate networks: the CLI honours HTTP_PROXY / HTTPS_PROXY / NO_PROXY (lower-case too),
  * a CA bundle (--ca-bundle, AWS_CA_BUNDLE) and AWS_DEFAULT_REGION, against DynamoDB Local through a real
  * loopback proxy and a real loopback TLS endpoint with a self-signed certificate.
  */

@@ -144,7 +144,7 @@ describe('the order and shard flags end to end', () => {
     expect(summaryLine(run.stderr, 'write order')).toBe('  write order   window');
     expect(summaryLine(run.stderr, 'shard manifest')).toBe(`  shard manifest ${manifestPath}  (20 keys sharded)`);
     expect(run.stderr).not.toContain('writing them in');
-    // Its suffix is drawn from the seed and the row's primary key (issue 15).
+    // Its suffix is drawn from the seed and the row's primary key.
     const suffix = new Map(rows.map((r) => [r, randomShard(11, r.pk, r.sk, 2)]));
     await expectTable(table, (r) => `${r.pk}#${suffix.get(r)}`);
     const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as ShardManifestJson;
@@ -158,7 +158,7 @@ describe('the order and shard flags end to end', () => {
     const input = await inputFile('events.csv');
     const run = await cli(['load', input, '--table', table, '--types', 'v:N', '--shard', 'hash:4', '--shard-keys', HOT]);
     expect(run.code).toBe(0);
-    // Next to the input, keeping its whole name (issue 11.7), with the table's (issue 15).
+    // Next to the input, keeping its whole name, with the table's.
     const manifestPath = `${input}.${table}.shards.json`;
     expect(summaryLine(run.stderr, 'shard manifest')).toBe(`  shard manifest ${manifestPath}  (1 keys sharded)`);
     await expectTable(table, (r) => (r.pk === HOT ? `${HOT}#${hashShard(r.sk, 4)}` : r.pk));
@@ -209,7 +209,7 @@ describe('the order and shard flags end to end', () => {
     });
     const hot = new Set([HOT, 'k-03']);
     const writtenOf = (r: Row) => (hot.has(r.pk) ? `${r.pk}|${timeBucket(Date.parse(r.at), 'day')}|${hashShard(r.sk, 2)}` : r.pk);
-    // Sharded items keep their original key in `orig`. (Unsharded ones have none today; the README does not
+    // Sharded items keep their original key in `orig`. (Unsharded ones have none today; docs/SHARDING.md does not
     // say, so that is not asserted.)
     await expectTable(
       table,
@@ -301,7 +301,7 @@ describe('invalid values: one clear message, exit 1, nothing written', () => {
     { args: ['--shard-keys', 'k-07'], message: /^ddb-spread: error: .*shard-?keys.*--shard\b/im },
   ])('the built CLI: $args', async ({ args, message }) => {
     const run = await cli(['load', await inputFile('invalid.csv'), '--table', table, ...args]);
-    expect(run.code).toBe(64); // issue 18: EX_USAGE
+    expect(run.code).toBe(64); // EX_USAGE
     expect(run.stderr).toMatch(message);
     expect(run.stderr).not.toMatch(STACK_FRAME);
     expect(run.stdout).toBe('');

@@ -1,5 +1,5 @@
 /**
- * An outage is not bad data (issue 29.11), and a stopped load is never complete (issue 29.12). The
+ * An outage is not bad data, and a stopped load is never complete. The
  * endpoint goes down through the fault proxy in front of DynamoDB Local (its port closed, its
  * connections reset, or every call left unanswered) at a fixed call of the load, and comes back, or not.
  * The old code retried each batch --max-attempts times, then rejected its rows RETRIES_EXHAUSTED, marked
@@ -68,7 +68,7 @@ function loadArgs(input: string, table: string, extra: string[]): string[] {
   return ['load', input, '--table', table, '--types', GENERATED_TYPES_FLAG, '--concurrency', '4', '--max-attempts', '4', '--json', ...extra];
 }
 
-describe('an outage is not bad data (issue 29.11)', () => {
+describe('an outage is not bad data', () => {
   it('an outage shorter than --outage-timeout: the load says so, waits, goes on, and the table equals the input (exit 0)', async () => {
     const input = join(dir(), 'short.csv');
     await writeGeneratedCsv(input, ROWS);
@@ -164,7 +164,7 @@ describe('an outage is not bad data (issue 29.11)', () => {
   }, 120_000);
 });
 
-describe('refused credentials mid-load are not outages and not rejects either (issue 29.11)', () => {
+describe('refused credentials mid-load are not outages and not rejects either', () => {
   it.each([
     ['AccessDeniedException', 'com.amazon.coral.service#AccessDeniedException'],
     ['ExpiredTokenException', 'com.amazon.coral.service#ExpiredTokenException'],
@@ -193,7 +193,7 @@ describe('refused credentials mid-load are not outages and not rejects either (i
   );
 });
 
-describe('a stopped load is never complete (issue 29.12)', () => {
+describe('a stopped load is never complete', () => {
   it('SIGINT part way through a checkpointed load: --json and --report say complete false', async () => {
     const input = join(dir(), 'sigint.csv');
     await writeGeneratedCsv(input, ROWS);

@@ -1,9 +1,9 @@
 /**
- * Issue 11 (output-file safety), through the built CLI against DynamoDB Local: an output that is the
- * input is refused before a row is read (items 1, 16); default reject files next to the input, one per
- * segment, and locked against a second process (item 7); a dry run never touches a real load's reject
- * file (item 8); files with rows are 0600 and never written through a symlink (item 14); an unwritable
- * output is refused before any write (item 15).
+ * Output-file safety, through the built CLI against DynamoDB Local: an output that is the
+ * input is refused before a row is read; default reject files next to the input, one per
+ * segment, and locked against a second process; a dry run never touches a real load's reject
+ * file; files with rows are 0600 and never written through a symlink; an unwritable
+ * output is refused before any write.
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -48,7 +48,7 @@ const sha256 = (path: string) => createHash('sha256').update(readFileSync(path))
 const mode = (path: string) => statSync(path).mode & 0o777;
 const rejectLines = (path: string) => readFileSync(path, 'utf8').split('\n').filter(Boolean);
 
-describe('an output that is the input is refused before any row is read (issue 11.1, 11.16)', () => {
+describe('an output that is the input is refused before any row is read', () => {
   it.each([
     ['--rejects', []],
     ['--shard-manifest', ['--shard', 'hash:2']],
@@ -102,7 +102,7 @@ describe('an output that is the input is refused before any row is read (issue 1
   });
 });
 
-describe('default reject files and their lock (issue 11.7)', () => {
+describe('default reject files and their lock', () => {
   it('the default reject file is next to the input, keeping its name; nothing goes to the working folder', async () => {
     const table = await newTable();
     const { input } = await fixture('x.csv');
@@ -182,7 +182,7 @@ describe('default reject files and their lock (issue 11.7)', () => {
   });
 });
 
-describe("a dry run never touches a real load's reject file (issue 11.8)", () => {
+describe("a dry run never touches a real load's reject file", () => {
   it('estimate and load --dry-run leave it byte-identical and write their own', async () => {
     const table = await newTable();
     const { input } = await fixture();
@@ -203,7 +203,7 @@ describe("a dry run never touches a real load's reject file (issue 11.8)", () =>
   });
 });
 
-describe('files holding rows are private and never written through a symlink (issue 11.14)', () => {
+describe('files holding rows are private and never written through a symlink', () => {
   it('reject file, report, checkpoint and shard manifest are 0600', async () => {
     const table = await newTable();
     const { folder, input } = await fixture();
@@ -246,7 +246,7 @@ describe('files holding rows are private and never written through a symlink (is
   });
 });
 
-describe('an unwritable output is refused before any write (issue 11.15)', () => {
+describe('an unwritable output is refused before any write', () => {
   it.each([
     ['--rejects', 'no-such-folder/r.jsonl', /--rejects .*no-such-folder\/r\.jsonl cannot be created: the folder .*no-such-folder does not exist/],
     ['--rejects', 'in.csv.d', /--rejects .*in\.csv\.d is a folder/],

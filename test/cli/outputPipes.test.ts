@@ -1,7 +1,7 @@
 /**
- * The load's outcome does not depend on who reads its output (issue 11.11): a reader that closes
+ * The load's outcome does not depend on who reads its output: a reader that closes
  * stdout or stderr early (`| head -1`, `| true`) must not stop the load, change its exit code or print an
- * EPIPE stack trace. And under --json an expired --stop-timeout still prints the summary (issue 11.16).
+ * EPIPE stack trace. And under --json an expired --stop-timeout still prints the summary.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -51,7 +51,7 @@ async function csv(name: string, rows: number, badEvery = 0): Promise<string> {
   return path;
 }
 
-describe('closed output pipes (issue 11.11)', () => {
+describe('closed output pipes', () => {
   it('--help into a closed pipe exits 0 without an EPIPE stack trace', async () => {
     const run = await runWithClosedReaders(['load', '--help'], false);
     expect(run.stderr).not.toMatch(/EPIPE|Unhandled 'error' event|^\s+at /m);
@@ -86,7 +86,7 @@ describe('closed output pipes (issue 11.11)', () => {
   });
 });
 
-describe('--json and an expired --stop-timeout (issue 11.16)', () => {
+describe('--json and an expired --stop-timeout', () => {
   it('prints the JSON summary with the counters at the stop; rows in flight count as not written', async () => {
     const table = await newTable();
     const input = await csv('stop-timeout.csv', 200);

@@ -1,4 +1,4 @@
-// issue 18, packaging: the published package carries its LICENSE, and its source maps are complete
+// Packaging: the published package carries its LICENSE, and its source maps are complete
 // (dist/ shipped maps whose sources, ../src/*.ts, were not in the package).
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * issue 11.5 through the CLI: attribute names that are Object.prototype members in --types, --columns,
+ * Through the CLI: attribute names that are Object.prototype members in --types, --columns,
  * --keep-original-key and a --config job file's keys, loaded with the built bin and scanned back raw.
  */
 import { writeFile } from 'node:fs/promises';
@@ -23,7 +23,7 @@ async function file(name: string, text: string): Promise<string> {
 
 const cli = localCli(aws);
 
-describe('Object.prototype member names on the command line (issue 11.5)', () => {
+describe('Object.prototype member names on the command line', () => {
   it('--types constructor:N,__proto__:N,valueOf:BOOL types those columns', async () => {
     const table = await newTable({ partitionKey: { name: 'pk', type: 'S' } });
     const input = await file('types.csv', 'pk,constructor,__proto__,valueOf,toString\nk1,5,6,true,t\n');

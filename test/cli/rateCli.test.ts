@@ -106,7 +106,7 @@ describe('rate control from the CLI', () => {
   ])('%j: exit 64 (EX_USAGE) with one clear message, nothing written', async (args, message) => {
     const table = await newTable(KEYS);
     const { code, stderr } = await cli(['load', ORDERS, '--table', table, ...TYPES, ...args]);
-    expect(code).toBe(64); // issue 18
+    expect(code).toBe(64); // EX_USAGE
     expect(stderr).toMatch(message);
     expect(stderr).not.toMatch(/^\s+at /m);
     expect((await scanAll(client(), table)).length).toBe(0);

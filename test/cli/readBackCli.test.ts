@@ -1,5 +1,5 @@
 /**
- * `ddb-spread query` and `ddb-spread get` of the built CLI against DynamoDB Local (issue 15): a sharded
+ * `ddb-spread query` and `ddb-spread get` of the built CLI against DynamoDB Local: a sharded
  * load read back as JSON lines in sort key order (plain JSON and --ddb-json), from the manifest the load
  * wrote next to its input or from the load's rules; one item by its computed suffix; an old (format 1)
  * manifest still queried; and a clear message and exit code for what cannot be answered.
@@ -61,7 +61,7 @@ describe('ddb-spread query', () => {
     expect(items[0]!['v']!.N).toBe(String(rows.filter((r) => r.pk === 'cold').sort((a, b) => (a.sk < b.sk ? -1 : 1))[0]!.v));
   });
 
-  it('reads a format 1 manifest (before issue 15): every suffix of its rules is queried', async () => {
+  it('reads a format 1 manifest (older versions): every suffix of its rules is queried', async () => {
     const { table } = await loaded(['random:4']);
     const old = join(dir(), 'old.shards.json');
     const v1 = { manifestVersion: 1, table, partitionKey: 'pk', separator: '#', rules: ['random:4'], shardCounts: [4], seed: 99, keepOriginalKey: null };
@@ -86,7 +86,7 @@ describe('ddb-spread query', () => {
   });
 });
 
-describe('shard suffixes that collide with literal keys (issue 29, item 10)', () => {
+describe('shard suffixes that collide with literal keys', () => {
   it('the load rejects USER#0..USER#3 beside --shard-keys USER (exit 2); query USER prints only USER; query USER#3 is refused (64)', async () => {
     const table = await newTable();
     const input = join(dir(), `${table}.collide.csv`);
@@ -132,7 +132,7 @@ describe('ddb-spread get', () => {
     expect(absent.stderr).toContain('no item with key "HOT"');
   });
 
-  it("1-based suffixes (--shard-base 1, seed 004's .1 … .200) are read back the same way", async () => {
+  it("1-based suffixes (--shard-base 1, AWS's .1 … .200) are read back the same way", async () => {
     const { table, manifest } = await loaded(['random:200'], ['--shard-base', '1']);
     const query = await cli(['query', '--table', table, '--key', 'HOT', '--manifest', manifest]);
     const suffixes = lines(query.stdout).map((l) => Number((JSON.parse(l) as { pk: string }).pk.split('#')[1]));

@@ -113,7 +113,7 @@ describe('docs/OPERATIONS.md recipes', () => {
     expect([0, 130]).toContain(done.code);
   }, 60_000);
 
-  // issue 18: the recipes fail the job on the codes no retry fixes and start it again on 75.
+  // The recipes fail the job on the codes no retry fixes and start it again on 75.
   it('the Kubernetes podFailurePolicy and the AWS Batch retry strategy follow the exit code table', async () => {
     const readme = await readFile(RECIPES, 'utf8');
     const rules = podFailureRules(readme);

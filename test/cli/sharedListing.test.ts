@@ -1,5 +1,5 @@
 /**
- * Workers of one load that list at different times (issue 29, item 7): with --segment over a folder, glob
+ * Workers of one load that list at different times: with --segment over a folder, glob
  * or S3 prefix, every worker loads one listing, written once to a place they share (--listing), or the
  * load is refused before any write. Each worker is a real process of the built CLI.
  */

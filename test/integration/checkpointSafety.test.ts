@@ -1,5 +1,5 @@
 /**
- * Checkpoint and resume safety (issue 11, items 6, 12, 13, 14 and 16): write rejects survive any number
+ * Checkpoint and resume safety: write rejects survive any number
  * of resumes with their real reason; two runs on one checkpoint are refused and a lock left by kill -9
  * does not block the resume; one slow batch does not make a resume rewrite everything done after it; no
  * row contents in the checkpoint files; a malformed checkpoint is refused with a clear message.
@@ -29,8 +29,7 @@ const cli = (args: string[], env: NodeJS.ProcessEnv, kill?: { signal: NodeJS.Sig
 /** Items forwarded to DynamoDB Local in BatchWriteItem calls (faults answered by the proxy not counted). */
 const forwardedItems = (proxy: FaultProxy) => proxy.calls.filter((c) => c.action === 'forward').reduce((n, c) => n + c.requestCount, 0);
 
-describe('checkpoint safety (issue 11)', () => {
-  // issue 11.6
+describe('checkpoint safety', () => {
   it('more than 10,000 write rejects, kill -9 twice and resumed: every row is in the reject file once, with its real reason', async () => {
     const rows = 15_000;
     const input = join(dir(), 'rej.csv');
@@ -87,7 +86,6 @@ describe('checkpoint safety (issue 11)', () => {
     expect(last.stderr).toMatch(/rejected[^\n]*15,000/);
   }, 240_000);
 
-  // issue 11.12
   it('a second run on a checkpoint in use is refused before it writes; a lock left by kill -9 does not block the resume', async () => {
     const rows = 6000;
     const input = join(dir(), 'lock.csv');
@@ -124,7 +122,6 @@ describe('checkpoint safety (issue 11)', () => {
     expect((await readdir(dir())).filter((f) => f.startsWith('lock.checkpoint.json.lock'))).toEqual([]);
   }, 180_000);
 
-  // issue 11.13
   it('one slow early batch does not hold back what the checkpoint records: rewrites after kill -9 stay within concurrency x 25 + one save interval', async () => {
     const rows = 20_000;
     const input = join(dir(), 'slow.csv');
@@ -164,7 +161,6 @@ describe('checkpoint safety (issue 11)', () => {
     expect(rewrites, `${rewrites} rows written twice`).toBeLessThanOrEqual(concurrency * 25 + 2000);
   }, 180_000);
 
-  // issue 11.14
   it('--no-excerpts: no row contents in the checkpoint or its side files, which are 0600', async () => {
     // Enough rows, and slow enough throttles, that the load is still running when 60 batches are recorded
     // (3,000 rows once finished before the kill on a busy CI machine).
@@ -204,7 +200,6 @@ describe('checkpoint safety (issue 11)', () => {
     }
   }, 120_000);
 
-  // issue 11.16
   it('a malformed checkpoint is refused with a clear message naming the file; ./c.csv and c.csv are one input', async () => {
     const input = join(dir(), 'c.csv');
     await writeGeneratedCsv(input, 200);
@@ -229,7 +224,6 @@ describe('checkpoint safety (issue 11)', () => {
     expect(again.stderr).toMatch(/already complete|nothing to do/);
   }, 120_000);
 
-  // issue 18 (first bullet)
   it('a finished checkpoint reports its outcome again: exit 2 when the load had rejects, with the same counters', async () => {
     const input = join(dir(), 'done.csv');
     await writeGeneratedCsv(input, 500);
@@ -277,7 +271,6 @@ describe('checkpoint safety (issue 11)', () => {
     expect(JSON.parse(summaryLine ?? '{}')).toMatchObject({ alreadyComplete: true, rejected: 2 });
   }, 120_000);
 
-  // issue 18 (second bullet)
   it('a fresh copy of the same bytes (new modification time) resumes; a same-size change in the middle is refused', async () => {
     const rows = 20_000;
     const input = join(dir(), 'copy.csv');
@@ -311,8 +304,8 @@ describe('checkpoint safety (issue 11)', () => {
   }, 120_000);
 });
 
-describe("the checkpoint's write-reject log is an output too (issue 11.7, 11.15)", () => {
-  // issue 11.7: <checkpoint>.write-rejects is created (truncated) when a checkpoint starts; it was checked
+describe("the checkpoint's write-reject log is an output too", () => {
+  // <checkpoint>.write-rejects is created (truncated) when a checkpoint starts; it was checked
   // against nothing, so an input of that name was emptied before its first row was read, and the load
   // "completed" with 0 rows; a reject file of that name was shared with the log.
   it('an input or a reject file at <checkpoint>.write-rejects is refused before anything is written', async () => {

@@ -1,5 +1,5 @@
 /**
- * issue 29 item 15: one flipped bit in a Parquet data page header sent hyparquet into an endless loop on
+ * One flipped bit in a Parquet data page header sent hyparquet into an endless loop on
  * the load's thread: 100% CPU forever, SIGTERM ignored. Decoded in a worker now, the file ends the load
  * with an error naming it (the rows before it are written and counted), and a signal always stops it.
  */
@@ -20,7 +20,7 @@ const { good, corrupt, rows } = hangingParquet();
 const cli = (args: string[], env: NodeJS.ProcessEnv = {}, kill?: Parameters<typeof runProcess>[2]['kill']) =>
   runProcess(process.execPath, [BIN, ...args], { cwd: dir(), env: { ...localEnv(endpoint), ...env }, timeoutMs: 60_000, ...(kill ? { kill } : {}) });
 
-describe('a corrupt Parquet page (issue 29 item 15)', () => {
+describe('a corrupt Parquet page', () => {
   it('the intact file loads every row (the fixture is the corrupt one, not a bad writer)', async () => {
     const table = await newTable({ partitionKey: { name: 'pk', type: 'S' } });
     const input = join(dir(), 'good.parquet');

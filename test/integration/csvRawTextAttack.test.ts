@@ -1,5 +1,5 @@
 /**
- * readCsv's lines and raw text (cut by csv-parse's byte count, issue 14) end to end: a striped load of a
+ * readCsv's lines and raw text (cut by csv-parse's byte count) end to end: a striped load of a
  * file whose header is preceded by blank lines and has a quoted name holding a line break, with bad rows
  * throughout, writes every reject once with the line it stands on and its own text; a header with a quote
  * left open stops the load at the header's line instead of rejecting the whole file as one row.
@@ -15,7 +15,7 @@ const aws = useLocalAws({ name: 'rawtext', processCredentials: true, keys: PK_S 
 const { client, newTable } = aws;
 const { inputFile, run, runFailing } = localLoad(aws);
 
-describe('reject lines and raw text through a striped load (attack on issue 14)', () => {
+describe('reject lines and raw text through a striped load (raw text cut by byte count, attacked)', () => {
   it('a header past blank lines with a name over two lines: every reject at its own line, with its own text', async () => {
     const table = await newTable();
     // Lines 1-2 blank (CRLF, LF), the header on lines 3-4; then rows, every 997th short, a blank line every 500th.

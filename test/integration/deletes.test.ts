@@ -1,5 +1,5 @@
 /**
- * Deletes (issue 16): DeleteRequest in BatchWriteItem for a key-only delete list (--delete), an operation
+ * Deletes: DeleteRequest in BatchWriteItem for a key-only delete list (--delete), an operation
  * column, and an incremental export's change records without NewImage; counted in the summary apart
  * from puts; a put and a delete of one key keep their input order.
  */

@@ -1,5 +1,5 @@
 /**
- * issue 14: a load's BatchWriteItem calls after the first go below the SDK client's middleware chain
+ * A load's BatchWriteItem calls after the first go below the SDK client's middleware chain
  * (src/writing/directSend.ts). Here they meet a partition model in front of DynamoDB Local that refuses
  * items (UnprocessedItems, ProvisionedThroughputExceededException) and injects faults (500, 503,
  * ThrottlingException, dropped sockets, replies lost after the write): every row must be stored once, with

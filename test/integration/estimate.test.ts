@@ -1,5 +1,5 @@
 /**
- * The estimate (issue 5) against DynamoDB Local and the partition proxy: it reads like load, writes
+ * The estimate against DynamoDB Local and the partition proxy: it reads like load, writes
  * nothing, works offline, and predicts what a real load through the partition model then does.
  */
 import { execFile } from 'node:child_process';
@@ -154,7 +154,7 @@ describe('estimate', () => {
       () => undefined,
       (e: { code: number; stderr: string }) => e,
     );
-    expect(failed?.code).toBe(64); // issue 18: EX_USAGE
+    expect(failed?.code).toBe(64); // EX_USAGE
     expect(failed?.stderr).toContain('estimate needs --table (read with DescribeTable) or --partition-key name:TYPE');
 
     const misplaced = await cli(['load', ORDERS, '--table', table, '--partition-key', 'customerId:S'], env).then(

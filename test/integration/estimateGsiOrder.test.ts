@@ -1,5 +1,5 @@
 /**
- * A global order (round-robin, spread) on a table with GSIs (issues 14 and 15 together): key statistics
+ * A global order (round-robin, spread) on a table with GSIs (the order from statistics and GSI-aware pacing together): key statistics
  * hold a table key's writes and units, not each write's GSI keys, so the estimate simulates such a
  * table from the materialised order. Its figures must be the materialised order's, with the hot GSI key
  * paced in the simulation, whether the table comes from flags or from DescribeTable (where the dry run

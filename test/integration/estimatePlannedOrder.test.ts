@@ -1,5 +1,5 @@
 /**
- * Issue 14: the estimate simulates a global order (round-robin, spread) from key statistics instead of
+ * The estimate simulates a global order (round-robin, spread) from key statistics instead of
  * holding, spilling and sorting the order itself, and the default order's striped read from statistics of
  * a read from the start instead of reading at 64 points at once. Every figure it prints must stay what the
  * materialised order gives (simulation.materializeOrder, the old path), apart from the measured phases of

@@ -1,5 +1,5 @@
 /**
- * DynamoDB export chains (issue 29 items 8, 9), against DynamoDB Local and s3rver: a full export and its
+ * DynamoDB export chains, against DynamoDB Local and s3rver: a full export and its
  * incrementals, made as DynamoDB makes them (manifest-summary.json with tableArn, exportTime,
  * exportFromTime, exportToTime) from a simulated source table whose final state is the oracle.
  * - given out of order (FULL INCR2 INCR1) or with a window missing (FULL INCR2): refused before any write,

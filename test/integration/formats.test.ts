@@ -1,5 +1,5 @@
 /**
- * issue 17: a Parquet file, a zstd CSV, a bzip2 CSV and a gzipped DynamoDB ION export load into DynamoDB
+ * A Parquet file, a zstd CSV, a bzip2 CSV and a gzipped DynamoDB ION export load into DynamoDB
  * Local; every item is scanned back and compared with its types, exactly. The same inputs go through
  * the CLI's estimate and --dry-run, which share load's reading and typing.
  */
@@ -23,7 +23,7 @@ const { endpoint, newTable } = aws;
 const { path, inputFile, run } = localLoad(aws, { order: 'input' });
 const cli = (args: string[]) => promisify(execFile)(process.execPath, [BIN, ...args], { env: localEnv(endpoint), maxBuffer: 16 * 1024 * 1024 });
 
-describe('Parquet, zstd, bzip2 and Ion inputs into DynamoDB Local (issue 17)', () => {
+describe('Parquet, zstd, bzip2 and Ion inputs into DynamoDB Local', () => {
   it('Parquet: every item and type as the file holds it, nulls omitted, a bad row rejected with its row group', async () => {
     const table = await newTable({ partitionKey: { name: 'pk', type: 'S' } });
     const input = path('warehouse.parquet');

@@ -1,5 +1,5 @@
 /**
- * GSI-aware pacing (issue 15) against the partition proxy, which gives each GSI partitions of its own:
+ * GSI-aware pacing against the partition proxy, which gives each GSI partitions of its own:
  * a table key is paced by its own units, not by the units its writes cost an index, and a hot GSI key is
  * paced by the index's units. Every load is checked by scanning the table.
  */
@@ -51,7 +51,7 @@ async function csv(name: string, rows: Array<[pk: string, sk: number, dest: stri
   return path;
 }
 
-describe('pacing with a GSI (issue 15)', () => {
+describe('pacing with a GSI', () => {
   it('a hot table key whose index writes land on many index keys is held to its own units, and no partition of the table or the index throttles', async () => {
     const [hot] = keysIn('hot', MODEL.partitions, [0], 1);
     const others = keysIn('cust', MODEL.partitions, [1, 2, 3], 36);

@@ -1,5 +1,5 @@
 /**
- * Hostile input end to end (issue 11): load() against DynamoDB Local reads every key exactly, or rejects
+ * Hostile input end to end: load() against DynamoDB Local reads every key exactly, or rejects
  * the row with its line and reason; nothing is merged or lost silently, and the accounting adds up.
  */
 import { createWriteStream } from 'node:fs';
@@ -53,7 +53,7 @@ async function peakGrowth(work: () => Promise<LoadResult>): Promise<{ result: Lo
   }
 }
 
-describe('bytes that are not UTF-8 (issue 11.3)', () => {
+describe('bytes that are not UTF-8', () => {
   it('CSV keys B\\xff and B\\xfe are both rejected with their line and column, not merged; the rest loads', async () => {
     const table = await newTable();
     const input = await inputFile(
@@ -89,8 +89,8 @@ describe('bytes that are not UTF-8 (issue 11.3)', () => {
   });
 });
 
-describe('JSON \\u escapes of lone UTF-16 surrogates (issue 11.3)', () => {
-  // issue 11.3: "\ud800" is ASCII in the file, so the byte check passes it, but no UTF-8 holds a lone
+describe('JSON \\u escapes of lone UTF-16 surrogates', () => {
+  // "\ud800" is ASCII in the file, so the byte check passes it, but no UTF-8 holds a lone
   // surrogate: it was sent, and stored as something else than the row says (or merged with another key).
   it('JSONL, DynamoDB JSON and a CSV cell typed JSON: rejected naming the attribute; a surrogate pair loads', async () => {
     const table = await newTable();
@@ -134,7 +134,7 @@ describe('JSON \\u escapes of lone UTF-16 surrogates (issue 11.3)', () => {
   });
 });
 
-describe('mixed line endings (issue 11.4)', () => {
+describe('mixed line endings', () => {
   const rows = (from: number, to: number, eol: string) =>
     Array.from({ length: to - from }, (_, i) => `${from + i},k${String(from + i).padStart(5, '0')}${eol}`).join('');
   const allKeys = Array.from({ length: 2000 }, (_, i) => `k${String(i).padStart(5, '0')}`);
@@ -150,7 +150,7 @@ describe('mixed line endings (issue 11.4)', () => {
   });
 });
 
-describe('deep nesting (issue 11.9)', () => {
+describe('deep nesting', () => {
   it('a JSONL row nested 3,000 deep between good rows is rejected with its line; the rest loads', async () => {
     const table = await newTable();
     const deep = `{"pk":"deep","doc":${'['.repeat(3000)}1${']'.repeat(3000)}}`;
@@ -170,7 +170,7 @@ describe('deep nesting (issue 11.9)', () => {
   });
 });
 
-describe('records far over any item (issue 11.10)', () => {
+describe('records far over any item', () => {
   it('a 50 MB JSONL line is rejected with its line number, the rest loads, memory stays bounded', async () => {
     const table = await newTable();
     const input = await hugeFile('long.jsonl', '{"pk":"a"}\n{"pk":"huge","s":"', 50 * 1024 * 1024, 'x', '"}\n{"pk":"b"}\n');
@@ -194,7 +194,7 @@ describe('records far over any item (issue 11.10)', () => {
   }, 120_000);
 });
 
-describe('an unterminated quote (issue 11.16)', () => {
+describe('an unterminated quote', () => {
   it('the reject says how many lines the open quote swallowed', async () => {
     const table = await newTable();
     const body = Array.from({ length: 200 }, (_, i) => `k${i},${i}\n`).join('');

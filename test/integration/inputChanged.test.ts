@@ -1,5 +1,5 @@
 /**
- * Issue 29.4: a local file changed while a load reads it. A CSV truncated during a striped load ended with
+ * A local file changed while a load reads it. A CSV truncated during a striped load ended with
  * exit 0 and rows missing; one rewritten in place left a table of both versions. Each input's identity is
  * pinned when it is listed and checked as it is read: the load stops with INPUT_CHANGED naming the file,
  * its checkpoint is not complete and holds no row of the other version, and once the file is restored the
@@ -104,7 +104,7 @@ async function changedMidLoad(args: {
   expect(statusOf(checkpoint)).toBe('complete');
 }
 
-describe('a local file changed during the load (issue 29.4)', () => {
+describe('a local file changed during the load', () => {
   it('a CSV truncated during a striped load stops the load; restored, the load resumes to the whole file', async () => {
     const original = csv('old');
     const file = path('truncated.csv');

@@ -1,5 +1,5 @@
 /**
- * Several local inputs as one load (issue 16): files, folders and globs read in one fixed order, one
+ * Several local inputs as one load: files, folders and globs read in one fixed order, one
  * write order, one reject file naming each row's file, one summary, --segment over the whole set, and one
  * checkpoint that knows the set (a resume after a stop sends no done batch again; a changed part refuses).
  */
@@ -120,7 +120,7 @@ describe('several local inputs', () => {
     const root = await partsFolder();
     const table = await newTable(KEYS);
     const input = [join(root, 'csv'), join(root, 'more.jsonl')];
-    // A folder is listed: the workers share one listing (issue 29.7), the first to get there writes it.
+    // A folder is listed: the workers share one listing, the first to get there writes it.
     const listing = join(root, 'listing.json');
     const results = await Promise.all([0, 1].map((i) => run({ input, table, segment: `${i}/2`, listing, rejectsPath: join(root, `w${i}.rejects.jsonl`) })));
     expect(results[0]!.written + results[1]!.written).toBe(900);

@@ -1,5 +1,5 @@
 /**
- * Listing (issue 29, items 1, 2, 3 and 16): folders, globs and S3 prefixes listed by one mechanism,
+ * Listing: folders, globs and S3 prefixes listed by one mechanism,
  * whatever the spelling of the path or key. Every data part is loaded, every part skipped is named with
  * why, and the load's own files (locks, checkpoints, their logs, reports, rejects) are never inputs.
  */

@@ -653,7 +653,7 @@ describe('reject file', () => {
     trackTable(table);
     const lines = Array.from({ length: 25 }, (_, i) => (i === 17 ? `{"pk":"row${i}","score":"high"}` : `{"pk":"row${i}","score":${i}}`));
     const result = await run({ input: await inputFile('gsi.jsonl', `${lines.join('\n')}\n`), table });
-    // issue 11.2: predicted from DescribeTable's AttributeDefinitions, with the field and the index named
+    // Predicted from DescribeTable's AttributeDefinitions, with the field and the index named
     // (DynamoDB's ValidationException names neither; refusals nothing predicts are still WRITE_REJECTED).
     expect(result).toMatchObject({ rowsRead: 25, written: 24, rejected: 1, rejectedByReason: { KEY_TYPE_MISMATCH: 1 } });
     const items = await itemsOf(table);
@@ -706,7 +706,7 @@ describe('retries through a fault proxy', () => {
     }
   });
 
-  it('a 503 from every call is an outage, not bad data: the load stops (ENDPOINT_UNREACHABLE) after --outage-timeout, no row rejected (issue 29.11)', async () => {
+  it('a 503 from every call is an outage, not bad data: the load stops (ENDPOINT_UNREACHABLE) after --outage-timeout, no row rejected', async () => {
     const proxy = await startFaultProxy(endpoint, () => faults.unavailable());
     try {
       const table = await newTable();

@@ -96,7 +96,7 @@ function expectSameTable(actual: Map<string, unknown>, expected: Map<string, unk
 }
 
 // ---------------------------------------------------------------------------------------------------
-// The expected round-robin order, built independently of src/ordering/order.ts from the README's definition
+// The expected round-robin order, built independently of src/ordering/order.ts from docs/REFERENCE.md's definition
 // ---------------------------------------------------------------------------------------------------
 
 /** round-robin: the first write of every key, then the second of every key, ... (keys by first appearance). */
@@ -494,7 +494,7 @@ describe('an order larger than --memory goes through temporary files', () => {
   });
 
   it('failing writes that reach --max-rejects during the merge leave the temp dir empty', async () => {
-    // Throttled for good: rows rejected RETRIES_EXHAUSTED (a 503 for good is an outage, issue 29.11: no rejects).
+    // Throttled for good: rows rejected RETRIES_EXHAUSTED (a 503 for good is an outage: no rejects).
     const proxy = await startFaultProxy(endpoint, (i) => (i < 4 ? faults.forward() : faults.throttled()));
     try {
       const table = await newTable();

@@ -1,5 +1,5 @@
 /**
- * issue 29 item 14: each part of a set is read by its own name: its format, its compression suffix and its
+ * Each part of a set is read by its own name: its format, its compression suffix and its
  * delimiter (a tab for .tsv whatever the compression after it). The delimiter was chosen once, from the
  * first name and only for .tsv/.tsv.gz, so `x.tsv.zst` alone and the sets `a.csv b.tsv` / `b.tsv a.csv`
  * rejected valid rows MISSING_KEY. An explicit --delimiter is the user's word for every part.
@@ -33,7 +33,7 @@ async function stored(table: string): Promise<Map<number, string>> {
 
 const expected = (count: number) => new Map(Array.from({ length: count }, (_, i) => [i, `v${i}, ; |`]));
 
-describe('each part its own format, compression and delimiter (issue 29 item 14)', () => {
+describe('each part its own format, compression and delimiter', () => {
   it.each([
     ['x.tsv.zst', (text: string) => zstd(text)],
     ['x.tsv.gzip', (text: string) => gzipSync(text)],

@@ -1,5 +1,5 @@
 /**
- * issue 11.5: attribute names that are members of Object.prototype (constructor, toString, valueOf,
+ * Attribute names that are members of Object.prototype (constructor, toString, valueOf,
  * hasOwnProperty, __proto__, ...) round-trip like any other name: in CSV and JSON values, in --types
  * and --columns, as the table's key attributes, and as --keep-original-key. Each load is scanned back and
  * compared exactly.
@@ -36,7 +36,7 @@ const file = (ext: string, text: string) => inputFile(`input.${ext}`, text);
 
 const scanned = async (table: string) => (await scanAll(client(), table)).map(plainItem).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
 
-describe('Object.prototype member names as attribute names (issue 11.5)', () => {
+describe('Object.prototype member names as attribute names', () => {
   it('CSV columns, typed with --types and untyped, round-trip', async () => {
     const table = await newTable({ partitionKey: { name: 'pk', type: 'S' } });
     const input = await file('csv', `pk,${NAMES.join(',')}\nk1,${NAMES.map((_, i) => `${i + 1}`).join(',')}\n`);
@@ -111,7 +111,7 @@ const rawScan = (table: string) => rawScanOf(endpoint, table);
 /** JSON text with an own "__proto__" member, as a file would hold it. */
 const withProto = (json: string) => json;
 
-describe('__proto__ as an attribute name (issue 11.5)', () => {
+describe('__proto__ as an attribute name', () => {
   it('a CSV column __proto__, typed by --types __proto__:N', async () => {
     const table = await newTable({ partitionKey: { name: 'pk', type: 'S' } });
     const input = await file('csv', `pk,__proto__,constructor\nk1,42,c\n`);
@@ -148,8 +148,8 @@ describe('__proto__ as an attribute name (issue 11.5)', () => {
   });
 });
 
-describe('__proto__ as a key attribute when DynamoDB returns UnprocessedItems (issue 11.5)', () => {
-  // issue 11.5: the writer matches UnprocessedItems back to its writes by key; the SDK's answer has lost
+describe('__proto__ as a key attribute when DynamoDB returns UnprocessedItems', () => {
+  // The writer matches UnprocessedItems back to its writes by key; the SDK's answer has lost
   // an attribute named __proto__, so no write matched and every write of the call counted as unprocessed:
   // a row DynamoDB had stored was resent, and at --max-attempts reported as RETRIES_EXHAUSTED.
   it('the stored row counts as written, only the unprocessed one is rejected', async () => {

@@ -1,5 +1,5 @@
 /**
- * Rate control against a partition model in front of DynamoDB Local (issue 4): DynamoDB Local never
+ * Rate control against a partition model in front of DynamoDB Local: DynamoDB Local never
  * throttles, so test/support/partitionProxy.ts refuses what a table of a few scaled-down partitions
  * would refuse, and injects faults. Every load is checked by scanning the table.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 12 through the partition proxy in front of DynamoDB Local: the issue's fault mix (5% of calls
+ * Rate control under noise, through the partition proxy in front of DynamoDB Local: a noisy network's fault mix (5% of calls
  * each answered 500, 503, ThrottlingException, a dropped connection or a lost reply, and 2% of replies
  * held 2.5 s) on a table far below its capacity, so no fault is about capacity. Scaled to the suite's
  * time budget: the same rows clean and noisy in one test, the ratio of their items/s.
@@ -43,9 +43,9 @@ async function run(
   return { result, events, table };
 }
 
-describe('noise through the partition proxy (issue 12)', () => {
-  // The issue's mix, and the same with 15% ThrottlingException: above the 10% share that cut the rate
-  // before issue 12, whatever the rate; main at c13a51c did not finish that load within the 120 s limit.
+describe('noise through the partition proxy', () => {
+  // The noisy network's mix, and the same with 15% ThrottlingException: above the 10% share that once
+  // cut the rate whatever the rate; main at c13a51c did not finish that load within the 120 s limit.
   // Speed is the bench's to measure (bench/noise.ts prints the ratio; 0.59 against the 0.5 target): here
   // the outcome. A wide floor of 0.3x only catches the collapse the issue saw (1/90 of the clean speed);
   // the 15% mix varies from 0.19x to 0.45x with the machine's load, so it is held to finishing in time and
@@ -54,7 +54,7 @@ describe('noise through the partition proxy (issue 12)', () => {
     [3, 0.05, 0.3],
     [5, 0.15, undefined],
   ])(
-    "the issue's fault mix, seed %i, ThrottlingException on a share %d of calls: nothing lost, the rate kept",
+    "a noisy network's fault mix, seed %i, ThrottlingException on a share %d of calls: nothing lost, the rate kept",
     async (seed, throttling, floor) => {
       const rows = 10_000;
       const input = join(dir(), `noise-${seed}.csv`);
@@ -65,7 +65,7 @@ describe('noise through the partition proxy (issue 12)', () => {
 
       const proxy = await proxyWith({ ...ISSUE_FAULTS, throttling }, seed);
       const noisy = await run(proxy, input);
-      // issue 12.1: nothing lost, every row in the table.
+      // Nothing lost, every row in the table.
       expect(noisy.result).toMatchObject({ rowsRead: rows, written: rows, rejected: 0, complete: true });
       expect((await scanAll(client(), noisy.table)).length).toBe(rows);
       const faults = proxy.stats().faults;
@@ -79,12 +79,12 @@ describe('noise through the partition proxy (issue 12)', () => {
         expect(ratio, `noisy ${noisy.result.itemsPerSecond.toFixed(0)} vs clean ${clean.result.itemsPerSecond.toFixed(0)} items/s`).toBeGreaterThanOrEqual(
           floor,
         );
-      // Noise is told from capacity: cuts of the whole load's rate are undone (before issue 12 the rate was
+      // Noise is told from capacity: cuts of the whole load's rate are undone (before noise was told from capacity the rate was
       // cut 100 times and never came back); at most two stand (measured: 0-1). A probe that took a busy
       // machine's writers for capacity once left 4 (CI) to 9 (here, 1 run in 4 under CPU load) standing;
       // 1 over 6 runs under the same load since (test/unit/pacing/rateNoise.test.ts has the model).
       expect(noisy.result.rate.decreases - noisy.result.rate.restores).toBeLessThanOrEqual(2);
-      // issue 12.5: errors are counted apart from throttles, and every rate change says why.
+      // Errors are counted apart from throttles, and every rate change says why.
       expect(noisy.result.rate.errors).toBeGreaterThan(0);
       expect(noisy.result.rate.errors).toBeGreaterThanOrEqual(faults.internal + faults.unavailable + faults.drop);
       for (const e of noisy.events)
@@ -93,9 +93,9 @@ describe('noise through the partition proxy (issue 12)', () => {
     120_000,
   );
 
-  // issue 12.3: noise on top of a real capacity limit converges near the capacity, not to the floor. A
+  // Noise on top of a real capacity limit converges near the capacity, not to the floor. A
   // table of 4 partitions taking 100 WCU/s each (400 in all, no burst), no --wcu: only the table's
-  // throttles can teach the load its capacity, while the issue's fault mix throttles and fails calls at
+  // throttles can teach the load its capacity, while the noisy network's fault mix throttles and fails calls at
   // random. The same load clean is the yardstick; the floor (5% of the best rate) would take minutes.
   it('noise on top of a capacity limit: every row lands, near the clean load at capacity, never down at the floor', async () => {
     const rows = 4000;

@@ -1,5 +1,5 @@
 /**
- * Resume after a crash (issue 6): a 100k-row load killed with SIGKILL at random points, resumed each
+ * Resume after a crash: a 100k-row load killed with SIGKILL at random points, resumed each
  * time with the same command, ends with every row in the table, and rows written twice stay within the
  * stated bound; the same with spread order and random shard suffixes; SIGINT stops with 130 and resumes;
  * a checkpoint refuses other options and a finished one does nothing.
@@ -162,7 +162,7 @@ describe('--checkpoint', () => {
     expect(saved.batchesDone).toBeLessThan(rows / 25);
 
     const refused = await cli([...base, '--order', 'input'], env);
-    expect(refused.code).toBe(78); // issue 18: EX_CONFIG, a restart cannot fix it
+    expect(refused.code).toBe(78); // EX_CONFIG, a restart cannot fix it
     expect(refused.stderr).toMatch(/option order differs from checkpoint .* \("stripes" then, "input" now\); resume with the same options, or delete/);
 
     // The rate is not part of what is written: a different --wcu resumes.

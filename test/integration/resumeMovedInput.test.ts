@@ -1,5 +1,5 @@
 /**
- * Resume of an input that moved (issue 11.6 with 11.13): a checkpoint accepts the same content at a new
+ * Resume of an input that moved: a checkpoint accepts the same content at a new
  * path, and skips the batches it records as done by their index. The batches must then be the same ones,
  * whatever the input's path: under window order with --memory binding, the window's byte count included
  * the file name each held write carries, so a longer path cut the window elsewhere.
@@ -14,7 +14,7 @@ import { useLocalAws } from '../support/localAws.js';
 
 const { endpoint, client, dir, newTable, closeAfterAll } = useLocalAws({ name: 'resume-moved', processCredentials: true });
 
-describe('a resume after the input moved (issue 11.6)', () => {
+describe('a resume after the input moved', () => {
   it('window order under --memory: every row is in the table', async () => {
     const table = await newTable({ partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } });
     const rows: string[] = [];

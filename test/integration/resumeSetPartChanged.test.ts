@@ -1,5 +1,5 @@
 /**
- * Issue 29.5: a resume over a set of files whose older part changed. `--checkpoint` over `a.csv b.csv`,
+ * A resume over a set of files whose older part changed. `--checkpoint` over `a.csv b.csv`,
  * kill -9, one row of a.csv corrected (same size, a.csv still older than b.csv): the resume was accepted,
  * since the set's identity took the newest part's time for all parts, and the table kept the old value.
  * Each part now has its own identity: the resume is refused (78) naming a.csv, a part restored byte for
@@ -56,7 +56,7 @@ async function interruptedSetLoad(name: string) {
 
 const valueOf = async (table: string, sk: number) => (await scanAll(client(), table)).find((i) => i.sk!.N === String(sk))?.v?.S;
 
-describe('a resume over a set of files checks each file (issue 29.5)', () => {
+describe('a resume over a set of files checks each file', () => {
   it('kill -9, one row of the older file corrected (same size, still older): the resume is refused naming it; started over, the table has the correction', async () => {
     const { a, table, checkpoint, cli, old } = await interruptedSetLoad('fixed');
     writeFileSync(a, rows(0, CORRECTED));

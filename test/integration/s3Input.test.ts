@@ -1,5 +1,5 @@
 /**
- * S3 inputs and DynamoDB export folders (issue 16), against a real S3-compatible server (s3rver, started
+ * S3 inputs and DynamoDB export folders, against a real S3-compatible server (s3rver, started
  * by the global setup on loopback): objects and prefixes streamed, a dropped connection resumed with a
  * ranged GET from the byte where it broke, a changed object refused, exports checked against their
  * manifests (counts per file and in total, MD5), local and in S3.
@@ -101,7 +101,7 @@ describe('S3 inputs', () => {
     expect((await scanAll(client(), table)).length).toBe(10_000);
   });
 
-  it('a resumed GET answered 200 with the whole object (Range ignored) skips the bytes already read: every row once, no header row as an item (issue 29.6)', async () => {
+  it('a resumed GET answered 200 with the whole object (Range ignored) skips the bytes already read: every row once, no header row as an item', async () => {
     const s3 = s3Client();
     const bucket = await newBucket(s3);
     await putObjects(s3, bucket, { 'whole.csv': csvRows(0, 2_000) });
@@ -118,7 +118,7 @@ describe('S3 inputs', () => {
     expect(got).toEqual(want);
   });
 
-  it('a resumed GET answered 206 from another byte than asked is refused naming the object, never read twice (issue 29.6)', async () => {
+  it('a resumed GET answered 206 from another byte than asked is refused naming the object, never read twice', async () => {
     const s3 = s3Client();
     const bucket = await newBucket(s3);
     await putObjects(s3, bucket, { 'shifted.csv': csvRows(0, 2_000) });
@@ -216,7 +216,7 @@ describe('DynamoDB export folders', () => {
     expect((await failure({ input: hashed, table })).message).toMatch(/does not match the MD5/);
   });
 
-  it('an ION export, full and incremental, loads as DYNAMODB_JSON does (issue 17 reader); a missing data file or manifest is a clear error', async () => {
+  it('an ION export, full and incremental, loads as DYNAMODB_JSON does; a missing data file or manifest is a clear error', async () => {
     const { readFile, rm } = await import('node:fs/promises');
     const table = await newTable(KEYS);
     const ionItem = (i: number) => `{pk:"k${i % 37}",sk:${i},n:12345678901234567890.${i},m:{a:["x",true,null]},ss:$dynamodb_SS::["a","b"],b:{{AQID}}}`;

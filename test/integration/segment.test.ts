@@ -1,5 +1,5 @@
 /**
- * Scale-out (issue 6): N workers with --segment i/N over the same file load every row exactly once,
+ * Scale-out: N workers with --segment i/N over the same file load every row exactly once,
  * concurrently, into one table, and each rejected row is reported by exactly one of them.
  */
 import { readFile } from 'node:fs/promises';

@@ -1,6 +1,6 @@
 /**
  * Write sharding (--shard and its companions) end to end against DynamoDB Local: every scheme loads a
- * key-sorted, skewed input completely, each item under the partition key value the README's formulas give
+ * key-sorted, skewed input completely, each item under the partition key value docs/SHARDING.md's formulas give
  * (computed here with hashShard/timeBucket/randomShard from src/sharding/shard.ts from values the test knows,
  * not re-parsed from the input); the manifest lists exactly the values written; and every sharding error
  * is found before anything is written.
@@ -195,8 +195,8 @@ describe('every deterministic scheme loads a sorted, skewed input completely, ea
       sortKey: 'eventId',
       separator: '#',
       suffixBase: 0,
-      // README and ShardManifestJson say "as given" (hash:4); the implementation records the resolved
-      // attribute (hash:4:eventId). Either names the rule; see the report.
+      // The rule as given (hash:4) or with the attribute it resolved to (hash:4:eventId, as in
+      // docs/SHARDING.md's example manifest): either names the rule.
       rules: rules.map((r) => (r === 'hash:4' ? expect.stringMatching(/^hash:4(:eventId)?$/) : r)),
       shardCounts: rules.map((r) => (r.startsWith('time:') ? null : Number(r.split(':')[1]))),
       seed: expect.any(Number),
@@ -216,9 +216,9 @@ describe('every deterministic scheme loads a sorted, skewed input completely, ea
     await dropTable(table);
   });
 
-  it('combined time:day then hash:4 gives user-1#2024-01-15#3 (the README example)', async () => {
+  it('combined time:day then hash:4 gives user-1#2024-01-15#3 (the docs/SHARDING.md example)', async () => {
     const table = await newTable();
-    // An event id whose md5 is 3 mod 4, found with the README's formula.
+    // An event id whose md5 is 3 mod 4, found with docs/SHARDING.md's formula.
     const eventId = Array.from({ length: 100 }, (_, k) => `order-${k}`).find((id) => hashShard(id, 4) === 3)!;
     const lines = [
       { userId: 'user-1', eventId, at: '2024-01-15T13:45:00Z' },
@@ -282,7 +282,7 @@ describe('random:N', () => {
     // Uniform enough: each shard of the hot key takes 15-35% of its rows.
     for (const count of suffixCounts) expect(count / suffixCounts.reduce((a, b) => a + b)).toBeGreaterThan(0.15);
     for (const count of suffixCounts) expect(count / suffixCounts.reduce((a, b) => a + b)).toBeLessThan(0.35);
-    // Exactly the documented draw: the seed and the row's primary key (issue 15).
+    // Exactly the documented draw: the seed and the row's primary key.
     rows.forEach((r, i) => {
       const suffix = randomShard(seed, r.userId, r.eventId, 4);
       expect(first!.has(`${r.userId}#${suffix}|${r.eventId}`), `line ${i + 1}`).toBe(true);

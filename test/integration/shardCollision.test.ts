@@ -1,8 +1,8 @@
 /**
- * Issue 29 against DynamoDB Local. Item 10: a literal partition key that reads as a value a --shard-keys
+ * Shard suffixes and literal keys, against DynamoDB Local. A literal partition key that reads as a value a --shard-keys
  * key is written under (USER#3 beside USER with hash:4) is rejected SHARD_KEY_COLLISION whatever the
  * order of the rows, never overwrites or is overwritten by the sharded key's items, and query/get never
- * return an item of another logical key. Item 13: sharded deletes (--operation-column, export change
+ * return an item of another logical key. Sharded deletes (--operation-column, export change
  * records) send exactly the key: with --keep-original-key, with hash:N on a non-key attribute (which the
  * delete row must carry), and with random:N (whose suffix follows from the seed and the key).
  */

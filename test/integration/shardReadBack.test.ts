@@ -1,5 +1,5 @@
 /**
- * Sharding you can read back (issue 15), against DynamoDB Local: a random:N suffix depends only on the
+ * Sharding you can read back, against DynamoDB Local: a random:N suffix depends only on the
  * seed and the row's primary key, so a reload from another folder overwrites and a repeated key lands
  * once (the later row winning); the manifest says how to compute every suffix and its default path is per
  * table; queryShards() returns every item of a logical key, merged by sort key, for random, hash, time and

@@ -1,5 +1,5 @@
 /**
- * A key that runs across whole ranges of a striped read is a stripe of its own (issue 14): the stripe
+ * A key that runs across whole ranges of a striped read is a stripe of its own: the stripe
  * that took it used to take the other keys of the range it starts in as well, and a stripe gets the share of
  * the writes its bytes are of the file, so the key was written at the rate of a stripe bigger than itself
  * (1.8x its share on the bench's flights file, 6.4% of the writes for a key of 3.5%), and the small keys

@@ -1,5 +1,5 @@
 /**
- * issue 11.2: rows `cust1,order1,shipped` then `cust1,order1,404` where DynamoDB refuses the second. The
+ * Rows `cust1,order1,shipped` then `cust1,order1,404` where DynamoDB refuses the second. The
  * batcher lets the second supersede the first; when DynamoDB then refuses it, the first must be written in
  * its place, so the table ends as writing the rows one by one in input order would leave it, and the
  * reject file and the counters say what happened. Against DynamoDB Local, with a real GSI, and through
@@ -32,7 +32,7 @@ const plainRows = async (table: string) =>
     .map((item) => Object.fromEntries(Object.entries(item).map(([k, v]) => [k, v.S ?? v.N])))
     .sort((a, b) => String(a['cust']).localeCompare(String(b['cust'])));
 
-describe('a superseded row whose successor DynamoDB refuses (issue 11.2)', () => {
+describe('a superseded row whose successor DynamoDB refuses', () => {
   it('GSI key of the wrong type: rejected in planning naming the field; the earlier row is stored', async () => {
     const table = await newTable({
       partitionKey: { name: 'cust', type: 'S' },
@@ -94,7 +94,7 @@ describe('a superseded row whose successor DynamoDB refuses (issue 11.2)', () =>
 
   it('RETRIES_EXHAUSTED on the survivor: the earlier row lands, as it would have one by one', async () => {
     const table = await pkTable();
-    // Throttled: a 500 is the endpoint's failure, which never makes a reject (issue 29.11).
+    // Throttled: a 500 is the endpoint's failure, which never makes a reject.
     const proxy = closeAfterAll(
       await startFaultProxy(endpoint, (index) => (index < 2 ? { kind: 'error', ...dynamoErrors.provisionedThroughputExceeded } : faults.forward())),
     );
@@ -109,7 +109,7 @@ describe('a superseded row whose successor DynamoDB refuses (issue 11.2)', () =>
   });
 });
 
-describe('revived rows across a resume (issue 11.2)', () => {
+describe('revived rows across a resume', () => {
   it('a resumed load does not count the revived row as superseded again: the counts add up', async () => {
     const table = await newTable({ partitionKey: { name: 'cust', type: 'S' } });
     // Batch 0: a@1 superseded by a@2 (refused, a@1 revived) plus 24 other keys; then 8 more batches.
@@ -159,8 +159,8 @@ describe('revived rows across a resume (issue 11.2)', () => {
   });
 });
 
-describe('a revived row that DynamoDB refuses too, across a resume (issue 11.2 with 11.6)', () => {
-  // issue 11.2/11.6: the revived predecessor is not in its batch's writes, so a resume skipping the
+describe('a revived row that DynamoDB refuses too, across a resume', () => {
+  // The revived predecessor is not in its batch's writes, so a resume skipping the
   // batch must still put its write reject back in the reject file (and count it).
   it('the resumed reject file holds both refused rows once, and the counts add up', async () => {
     const table = await newTable({ partitionKey: { name: 'cust', type: 'S' } });

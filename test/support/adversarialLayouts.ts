@@ -2,7 +2,7 @@
  * The migration path's adversarial inputs (test/adversarial/migration.test.ts): parts of several formats
  * and compressions with a small row model, folder layouts with hostile names, markers, checksums and
  * symbolic links, and the oracle of what a load of them must leave. The oracle is the test's own model of
- * the documented rules (README, on folders, globs and S3 prefixes), never src/reading/listing.ts: a part is
+ * the documented rules (docs/REFERENCE.md, on folders, globs and S3 prefixes), never src/reading/listing.ts: a part is
  * data unless a segment of its path under the folder starts with "." or "_", or it is a checksum; parts are
  * read in byte order of that path; of two names of one file, the one reached without a link is read.
  */
@@ -99,7 +99,7 @@ export function expectedOfParts(parts: ReadonlyArray<{ name: string; part: Pick<
   return { table, rejects, rows, good };
 }
 
-/** Byte order of UTF-8 paths (as S3 lists keys, and as the README says folders are read). */
+/** Byte order of UTF-8 paths (as S3 lists keys, and as docs/REFERENCE.md says folders are read). */
 export const byUtf8 = (a: string, b: string) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 
 /* ==== local folder layouts ==== */

@@ -1,5 +1,5 @@
 /**
- * Issue 11's oracle (pure): replays generated rows one by one in input order, as a person writing them
+ * The adversarial suite's oracle (pure): replays generated rows one by one in input order, as a person writing them
  * with single PutItems would, and says what the table must hold and which lines must be rejected, why.
  *
  * Decisions where the input alone is ambiguous (what a person would expect):
@@ -13,7 +13,7 @@
  * - An empty CSV cell is no attribute (the default --empty omit); an empty JSON string is an empty S.
  * - Invalid UTF-8 anywhere in a row rejects the row as INVALID_UTF8 (never a U+FFFD that could merge
  *   two keys); JSON nested deeper than DynamoDB's 32 levels rejects the row as TOO_DEEP. These two codes
- *   are the names issue 11 proposes; if the readers' branch lands other names, change REJECT_CODES only.
+ *   are the readers' reject codes; should they be renamed, change REJECT_CODES only.
  * - A put replaces the whole item: the last good row of a primary key is what the table holds.
  */
 import type { BadKind, Column, FileModel, JsonTree, Row } from './adversarialRows.js';

@@ -1,5 +1,5 @@
 /**
- * Issue 11's adversarial suite: running generated files through the real readers and planner, reading
+ * The adversarial suite: running generated files through the real readers and planner, reading
  * a table back exactly, checking a load against the oracle, and fast-check's run parameters from the
  * environment (FC_SEED, FC_PATH to replay a failure; FC_RUNS to scale the number of cases).
  */

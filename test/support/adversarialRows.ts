@@ -1,5 +1,5 @@
 /**
- * Issue 11's adversarial inputs (pure): a row model -> the bytes of a CSV or JSON Lines file, with the
+ * The adversarial inputs (pure): a row model -> the bytes of a CSV or JSON Lines file, with the
  * line each row starts on. Keys come from a small key space so primary keys repeat; attribute names,
  * values, quoting, line endings, BOM, gzip, blank lines and bad rows are drawn at random. Every row knows
  * its fate (written, or rejected with a code), which test/support/adversarialOracle.ts replays.
@@ -62,13 +62,13 @@ export interface FileModel {
 
 /** Which hostile dimensions a generated file may use: 'plain' is what the loader handles today. */
 export interface Profile {
-  /** Object.prototype member names (constructor, __proto__, ...) as attribute and map names: issue 11 item 5. */
+  /** Object.prototype member names (constructor, __proto__, ...) as attribute and map names. */
   prototypeNames: boolean;
-  /** LF and CRLF mixed within one file: issue 11 item 4 (else one ending per file). */
+  /** LF and CRLF mixed within one file (else one ending per file). */
   mixedLineEndings: boolean;
-  /** Rows whose key holds bytes that are not UTF-8: issue 11 item 3. */
+  /** Rows whose key holds bytes that are not UTF-8. */
   invalidUtf8: boolean;
-  /** JSON nested deeper than DynamoDB's 32 levels: issue 11 item 9. */
+  /** JSON nested deeper than DynamoDB's 32 levels. */
   tooDeep: boolean;
   /** A 410 KB value (ITEM_TOO_LARGE): slow to send, off where many rows go over the wire again and again. */
   tooLarge: boolean;

@@ -9,7 +9,7 @@ export function localEnv(endpoint: string): NodeJS.ProcessEnv {
   };
   delete env['AWS_PROFILE'];
   delete env['AWS_SESSION_TOKEN'];
-  // The machine's proxy, CA bundle and SDK retry settings are the CLI's business since issue 18: tests
+  // The machine's proxy, CA bundle and SDK retry settings are the CLI's business: tests
   // that want them set them; DynamoDB Local on loopback needs none.
   for (const name of ['HTTP_PROXY', 'http_proxy', 'HTTPS_PROXY', 'https_proxy', 'NO_PROXY', 'no_proxy', 'AWS_CA_BUNDLE', 'AWS_MAX_ATTEMPTS', 'AWS_RETRY_MODE'])
     delete env[name];

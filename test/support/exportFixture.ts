@@ -1,6 +1,6 @@
 /**
  * DynamoDB export folders built in the documented layout (AWS Developer Guide, "DynamoDB table export
- * output format"), for the tests of issue 16: `AWSDynamoDB/<ExportId>/` with manifest-summary.json,
+ * output format"), for the tests of export inputs: `AWSDynamoDB/<ExportId>/` with manifest-summary.json,
  * manifest-files.json (one JSON line per data file: itemCount, md5Checksum as base64 MD5, etag,
  * dataFileS3Key), an empty `_started` and data/<name>.json.gz files, one per "partition" (an empty
  * partition gives an empty data file).

@@ -35,7 +35,7 @@ export interface FaultProxy {
   faultCount(): number;
   setPolicy(policy: FaultPolicy): void;
   /**
-   * Takes the endpoint down for every call, not only BatchWriteItem (issue 29.11): `refuse` closes the
+   * Takes the endpoint down for every call, not only BatchWriteItem: `refuse` closes the
    * port (ECONNREFUSED), `reset` destroys each request's socket, `stall` never answers (the client's
    * request timeout fires). Until restore().
    */

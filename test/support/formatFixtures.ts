@@ -122,7 +122,7 @@ export const WAREHOUSE_COLUMNS: ParquetColumn[] = [
 ];
 
 /**
- * issue 29 item 15: a small Parquet file (2,000 rows of a string key, an optional INT32 and a BOOLEAN, two
+ * A small Parquet file (2,000 rows of a string key, an optional INT32 and a BOOLEAN, two
  * row groups) and the same file with one bit flipped in the first data page's header (byte 18, 0x80),
  * which sends hyparquet 1.31.5's decoder into a loop that never ends (found by flipping every byte of the
  * header region in a child process with a time limit).

@@ -7,7 +7,7 @@ import { startS3Local } from '../../tools/s3Local.js';
 declare module 'vitest' {
   export interface ProvidedContext {
     ddbEndpoint: string;
-    /** An S3-compatible server (s3rver) on loopback, path-style (issue 16). */
+    /** An S3-compatible server (s3rver) on loopback, path-style. */
     s3Endpoint: string;
   }
 }

@@ -6,7 +6,7 @@
  * fits). On top, seeded random faults per call (500, 503, ThrottlingException, dropped socket, slow reply,
  * reply lost after the write). So rate control and retries can be tested against a real table.
  *
- * Global secondary indexes (issue 15): when the proxy asks DynamoDB Local for the table's key (no
+ * Global secondary indexes: when the proxy asks DynamoDB Local for the table's key (no
  * `partitionKeyName` option), it also reads the table's GSIs, and gives each index a partition model of
  * its own (same options as the table's: a GSI partition has the same ceiling). A put that lands in an
  * index is admitted by the index's model first, on the index's partition key with the index's write

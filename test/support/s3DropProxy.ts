@@ -1,10 +1,10 @@
 /**
  * An HTTP proxy in front of the S3-compatible test server that drops the connection in the middle of an
- * object's body, the way a real network does (issue 16): the first GET of a chosen key gets its headers
+ * object's body, the way a real network does: the first GET of a chosen key gets its headers
  * and the first `cutAfter` bytes, then the socket is destroyed. Every GET's Range header is recorded, so a
  * test can tell a resumed read (a ranged GET from the byte where it broke) from a read again from byte 0.
  * With `resumeAnswer`, the GETs after a drop are answered from the whole body the proxy kept of the cut GET,
- * the way a cache or a server that ignores Range does (issue 29.6): 'whole-200' sends the whole object
+ * the way a cache or a server that ignores Range does: 'whole-200' sends the whole object
  * with 200; 'whole-206' sends it with 206 and a Content-Range from byte 0 (not the byte asked for).
  */
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';

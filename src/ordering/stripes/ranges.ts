@@ -162,7 +162,7 @@ export interface RangeReader {
  * Reads the records of one range. Range 0 of a CSV file with a header reads the header (and reports it to
  * `onHeader`); every other range needs `columns`. Line numbers continue from the range's `line`. With the
  * file's pin (the rows the load writes), every chunk is checked against the file as listed before it is
- * parsed, and the range's end too (issue 29.4): a file changed mid-load stops it, never mixes versions.
+ * parsed, and the range's end too: a file changed mid-load stops it, never mixes versions.
  */
 export function readRange(path: string, file: string, range: ByteRange, how: RangeSyntax, onHeader?: (names: string[]) => void, pin?: FilePin): RangeReader {
   const source: Readable =

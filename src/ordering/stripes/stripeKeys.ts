@@ -5,7 +5,7 @@ import { keyCellRows, UNCLEAR, type ProbedRow } from './keyCellRows.js';
 import type { Piece, Stripe } from './stripeLayout.js';
 
 /**
- * Keys that run across whole ranges of a striped read, each made a stripe of its own (issue 14).
+ * Keys that run across whole ranges of a striped read, each made a stripe of its own, so no stripe waits on one long key.
  *
  * A range whose head holds more than the probe's rows of one key joins the stripe before it whole, so that
  * no key is in two stripes. That stripe then holds the key and the other keys of the range the key starts

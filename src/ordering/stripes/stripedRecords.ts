@@ -177,7 +177,7 @@ export async function openStripedRead(args: Parameters<typeof planStripes>[0]): 
 
 /**
  * Opens the reading of planned stripes. `first` reads range 0 (its header row, unless --columns names the
- * columns). With the file's pin, every range's bytes are checked against the file as listed (issue 29.4).
+ * columns). With the file's pin, every range's bytes are checked against the file as listed.
  */
 export function readStripes(path: string, file: string, size: number, first: RangeSyntax, plan: StripePlan, pin?: FilePin): StripedRead {
   const { stripes, how } = plan;

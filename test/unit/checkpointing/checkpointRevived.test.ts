@@ -1,5 +1,5 @@
 /**
- * issue 11.2 across a resume: superseded rows written in place of a refused successor are counted in the
+ * Across a resume: superseded rows written in place of a refused successor are counted in the
  * checkpoint, so a resumed load (which reads those rows again and sees them superseded again) can take
  * them out of "superseded" and the counts still add up.
  */
@@ -12,7 +12,7 @@ describe('revived rows in the checkpoint (issue 11.2)', () => {
   it('sums revived over every done batch, counted once each, also above the low-water mark', () => {
     const progress = new BatchProgress();
     progress.complete(1, done(2));
-    // Batch 1 is done above K = 0: its counters are in the checkpoint with it (issue 11.13's ranges).
+    // Batch 1 is done above K = 0: its counters are in the checkpoint with it (the done ranges above K).
     expect(progress.batchesDone).toBe(0);
     expect(progress.totals.revived).toBe(2);
     progress.complete(0, done(1));

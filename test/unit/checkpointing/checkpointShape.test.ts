@@ -1,4 +1,4 @@
-/** A checkpoint file's shape is checked before it is used (issue 11.16). */
+/** A checkpoint file's shape is checked before it is used. */
 import { describe, expect, it } from 'vitest';
 import { CHECKPOINT_VERSION } from '../../../src/checkpointing/checkpointState.js';
 import { parseCheckpoint } from '../../../src/checkpointing/checkpointShape.js';

@@ -108,7 +108,6 @@ describe('BatchProgress', () => {
     },
   );
 
-  // issue 11.13
   it('a slow batch holding the mark does not hold back the batches done after it: they are recorded as ranges, with their counts', () => {
     const progress = new BatchProgress();
     for (let i = 1; i <= 300; i++) progress.complete(i, batchOf(i, 0));
@@ -255,7 +254,7 @@ describe('writeAffectingOptions', () => {
   });
 
   it('issue 15: a hash/time checkpoint from before still resumes; a random:N one (path-and-line suffixes) is refused', () => {
-    // What ddb-spread recorded before issue 15: no suffixBase, no randomSuffix.
+    // What older versions recorded: no suffixBase, no randomSuffix.
     const before = (options: LoadOptions) => {
       const r = recorded(options);
       const { suffixBase: _base, randomSuffix: _random, ...shard } = r['shard'] as Record<string, unknown>;
@@ -285,7 +284,7 @@ describe('writeAffectingOptions', () => {
       types: {},
       infer: false,
       empty: 'omit',
-      // null for the default, so a checkpoint written before issue 17 still resumes.
+      // null for the default, so a checkpoint written before --timestamps existed still resumes.
       timestamps: null,
       order: 'stripes',
       window: null,
@@ -377,7 +376,6 @@ describe('resumeRefusal', () => {
     for (const m of mentions) expect(message).toContain(m);
   });
 
-  // issue 11.16, issue 18
   it('the content decides, not the path or the modification time: another path (./c.csv, a fresh download) with the same SHA-256 resumes', () => {
     const saved = { version: CHECKPOINT_VERSION, input: { ...IDENTITY, sha256: 'c'.repeat(64) }, options: recorded(BASE) };
     expect(resumeRefusal(saved, { ...IDENTITY, path: '/elsewhere/rows.csv', mtimeMs: 5, sha256: 'c'.repeat(64) }, now(BASE), CHECKPOINT)).toBeUndefined();

@@ -1,4 +1,4 @@
-// issue 18: one exit code for every failure. Permanent failures get sysexits.h's permanent codes,
+// One exit code for every failure. Permanent failures get sysexits.h's permanent codes,
 // failures worth retrying 75 (EX_TEMPFAIL), so a scheduler can tell them apart.
 import { describe, expect, it } from 'vitest';
 import type { LoaderErrorCode } from '../../../src/shared/errors.js';
@@ -11,7 +11,7 @@ describe('exit code of a LoaderError', () => {
     ['MAX_REJECTS_REACHED', 65],
     ['INPUT_NOT_FOUND', 66],
     ['INPUT_UNREADABLE', 66],
-    // A local file or S3 object changed mid-load (issue 29.4): permanent until a person restores it, as S3's always was.
+    // A local file or S3 object changed mid-load: permanent until a person restores it, as S3's always was.
     ['INPUT_CHANGED', 66],
     ['BUG', 70],
     ['TEMP_FILES', 73],

@@ -217,7 +217,7 @@ describe('assembleEstimate', () => {
     const advice = result.shardAdvice.find((a) => a.index === 'byStatus');
     expect(advice).toMatchObject({ key: 'ACTIVE', units: 700 });
     expect(advice!.flags).toMatch(/"ACTIVE#SHARD#0" \.\. "ACTIVE#SHARD#\d+"/);
-    expect(advice!.flags).toContain('seed 001');
+    expect(advice!.flags).toContain('a sharded GSI key, e.g. pk = STATUS#{status}#SHARD#{shard}');
     expect(advice!.reads).toMatch(/\d+ queries of the index per status value/);
   });
 

@@ -3,7 +3,7 @@ import { planCapacity } from '../../../src/estimating/capacityPlan.js';
 import { partitionCount } from '../../../src/estimating/partitionModel.js';
 
 const GiB = 1024 ** 3;
-/** Seed 004's bulk load: 20 million items of 1 KB. */
+/** AWS's bulk-load example ("Best Practices for Tables"): 20 million items of 1 KB. */
 const SEED_TOTAL = 20_000_000;
 
 describe('planCapacity: seed 004, "Understand Partition Behavior"', () => {

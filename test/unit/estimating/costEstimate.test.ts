@@ -28,7 +28,7 @@ describe('estimateCost', () => {
     expect(Object.isFrozen(DEFAULT_PRICES)).toBe(true);
     const defaults = estimateCost({ totalWcu: 20_000_000, seconds: 1800, targetWcu: 11_112, tableIsEmpty: false });
     expect(defaults.prices).toEqual(DEFAULT_PRICES);
-    // Seed 004's load: 20M write units on demand, or 11,112 WCU for the half hour.
+    // AWS's bulk-load example: 20M write units on demand, or 11,112 WCU for the half hour.
     expect(defaults.onDemandUsd).toBeCloseTo(12.5, 10);
     expect(defaults.provisionedUsd).toBeCloseTo(11_112 * 0.00065, 10);
     const partial = estimateCost({ totalWcu: 1_000_000, seconds: 60, targetWcu: 10, tableIsEmpty: false, prices: { onDemandPerMillionWrites: 2 } });

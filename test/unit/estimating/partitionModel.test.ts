@@ -53,11 +53,11 @@ const refused = (answers: Array<{ result: AdmitResult }>) => answers.filter((a) 
 
 describe('partitionCount', () => {
   it.each([
-    // Seed 004, "Initial Allocation of Partitions" and "Throughput Capacity Per Partition".
+    // AWS "Best Practices for Tables", "Initial Allocation of Partitions" and "Throughput Capacity Per Partition".
     [{ rcu: 1000, wcu: 500 }, 1],
     [{ rcu: 1000, wcu: 1000 }, 2],
     [{ rcu: 5000, wcu: 2000 }, 4],
-    // The initial formula, not the doubling on a later increase (seed 004's 8000 RCU case is a doubling to 8).
+    // The initial formula, not the doubling on a later increase (AWS's 8,000 RCU case is a doubling to 8).
     [{ rcu: 8000, wcu: 2000 }, 5],
     // Exact multiples do not round up on a float's last bit.
     [{ rcu: 3000, wcu: 0 }, 1],
@@ -76,7 +76,7 @@ describe('partitionCount', () => {
     [{ wcu: 100, sizeBytes: 10 * GiB }, 1],
     [{ wcu: 100, sizeBytes: 10 * GiB + 1 }, 2],
     [{ wcu: 100, sizeBytes: 25 * GiB }, 3],
-    // Size and throughput: the larger count wins (80 GB on 8 partitions, seed 004).
+    // Size and throughput: the larger count wins (80 GB on 8 partitions, as in AWS's example).
     [{ rcu: 8000, wcu: 2000, sizeBytes: 80 * GiB }, 8],
     [{ rcu: 5000, wcu: 2000, sizeBytes: 1 * GiB }, 4],
   ])('by size %o -> %i', (opts, expected) => {

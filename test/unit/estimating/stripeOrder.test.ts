@@ -1,5 +1,5 @@
 /**
- * Issue 14: the estimate replays the default order's striped read from statistics of a read from the
+ * The estimate replays the default order's striped read from statistics of a read from the
  * start (StripeOrderStats). Checked against the striped read's own merge (`merged`, StripeSchedule) over
  * the same rows: the same keys in the same order wherever every row of a key has one length, rows read
  * and not written between keys included.

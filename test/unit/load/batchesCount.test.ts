@@ -1,5 +1,5 @@
 /**
- * Issue 13's redesign review: a batch is counted once it is past the concurrency gate, so a snapshot
+ * A batch is counted once it is past the concurrency gate, so a snapshot
  * taken while the reader waits for a slot (the --stop-timeout summary) counts only batches handed on.
  * A fake client (in-process): DescribeTable answers at once, BatchWriteItem waits until released.
  */

@@ -107,7 +107,7 @@ describe('normalizeOptions: format from the file name', () => {
     ['items.tsv', 'csv', '\t'],
     ['items.TSV', 'csv', '\t'],
     ['items.tsv.gz', 'csv', '\t'],
-    // issue 29 item 14: every compression suffix, not only .gz, before the format's extension.
+    // Every compression suffix, not only .gz, before the format's extension.
     ['items.tsv.zst', 'csv', '\t'],
     ['items.tsv.zstd', 'csv', '\t'],
     ['items.tsv.bz2', 'csv', '\t'],
@@ -187,8 +187,8 @@ describe('normalizeOptions: format from the file name', () => {
     expect(loaderErrorOf(() => normalizeOptions({ ...base, timestamps: 'unix' as never })).code).toBe('INVALID_OPTION');
   });
 
-  // issue 11.7: the default reject file is next to the input and keeps its whole name (x.csv and x.jsonl
-  // never share one), as the README says; before, it was <basename>.rejects.jsonl in the working folder.
+  // The default reject file is next to the input and keeps its whole name (x.csv and x.jsonl
+  // never share one), as docs/REFERENCE.md says; before, it was <basename>.rejects.jsonl in the working folder.
   it.each([
     ['data/items.csv', 'data/items.csv.rejects.jsonl'],
     ['data/items.jsonl', 'data/items.jsonl.rejects.jsonl'],

@@ -1,4 +1,4 @@
-/** Issue 11.14 and 11.15: how output files are created (unit level, a temp folder, no DynamoDB). */
+/** How output files are created (unit level, a temp folder, no DynamoDB). */
 import { chmodSync, existsSync, lstatSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, symlink } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';

@@ -22,7 +22,7 @@ describe('defaultOutputPath', () => {
     ['/dev/fd/63', 'rejects', {}, '63.rejects.jsonl'],
     ['/dev/stdin', 'shards', {}, 'stdin.shards.json'],
     ['/proc/self/fd/0', 'rejects', {}, '0.rejects.jsonl'],
-    // A folder, however spelled, gets its file beside it, never inside it (issue 29: `d/.` wrote d/..rejects.jsonl).
+    // A folder, however spelled, gets its file beside it, never inside it (`d/.` wrote d/..rejects.jsonl).
     ['d/.', 'rejects', {}, 'd.rejects.jsonl'],
     ['./d/', 'rejects', {}, 'd.rejects.jsonl'],
     ['/w/./d//', 'rejects', {}, '/w/d.rejects.jsonl'],

@@ -14,7 +14,7 @@ import { mulberry32 } from '../../../tools/mulberry32.js';
 import { sized } from '../../support/testSize.js';
 import { setOwn } from '../../../src/shared/ownRecord.js';
 
-// Issue 14 target 5: an order that spills holds at most 1.2x its input on disk, by its own count of the
+// An order that spills holds at most 1.2x its input on disk, by its own count of the
 // bytes written to its temporary files less the ones unlinked; and every write comes back exactly.
 
 let tempDir = '';

@@ -1,5 +1,5 @@
 /**
- * Issue 12.4: the work in flight adapts to latency, so a few slow calls do not idle the load.
+ * The work in flight adapts to latency, so a few slow calls do not idle the load.
  */
 import { describe, expect, it } from 'vitest';
 import { InFlightLimit, defaultCeiling } from '../../../src/pacing/inFlight.js';
@@ -72,7 +72,7 @@ describe('InFlightLimit (issue 12.4)', () => {
 });
 
 describe('InFlightLimit: waiting for the pacer', () => {
-  // issue 12.4: a paced load is bound by its rate; batches waiting for the buckets are not slow calls.
+  // A paced load is bound by its rate; batches waiting for the buckets are not slow calls.
   it('time paused (waiting for the pacer) is neither slow nor part of the usual duration', () => {
     const control = new InFlightLimit({ start: 2 });
     for (let i = 0; i < 10; i++) control.finished(control.started(0), 10);

@@ -7,7 +7,7 @@ import type { TableInfo } from '../../../src/shared/tableInfo.js';
 import type { PlannedWrite } from '../../../src/shared/types.js';
 import { itemSize } from '../../../src/typing/itemSize.js';
 
-// Issue 15: a table keyed on origin with a GSI on destination (ALL): each put costs 1 unit on the table's
+// A table keyed on origin with a GSI on destination (ALL): each put costs 1 unit on the table's
 // key and 1 on the index's key, and the two must be paced apart.
 const TABLE: Pick<TableInfo, 'keySchema' | 'gsis'> = {
   keySchema: { partitionKey: { name: 'origin', type: 'S' }, sortKey: { name: 'id', type: 'N' } },

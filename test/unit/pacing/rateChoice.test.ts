@@ -99,7 +99,7 @@ describe('chooseRate', () => {
     ['fixed above provisioned WCU', { kind: 'fixed', wcu: 1500 }, provisioned(1000), 1500, true],
     ['fixed just above provisioned WCU', { kind: 'fixed', wcu: 1000.5 }, provisioned(1000), 1000.5, true],
     ['fixed on a provisioned table that reported no WCU', { kind: 'fixed', wcu: 1500 }, provisioned(undefined), 1500, false],
-    // Issue 15: above the warm throughput (4,000 for a new table) an on-demand table throttles until it grows.
+    // Above the warm throughput (4,000 for a new table) an on-demand table throttles until it grows.
     ['fixed on on-demand above its warm throughput', { kind: 'fixed', wcu: 90_000 }, onDemand({ warmWriteUnits: 4000 }), 90_000, true],
     ['fixed on on-demand within its warm throughput', { kind: 'fixed', wcu: 9_000 }, onDemand({ warmWriteUnits: 10_000 }), 9_000, false],
     ['fixed on a new on-demand table above 4,000', { kind: 'fixed', wcu: 5_000 }, onDemand({}), 5_000, true],

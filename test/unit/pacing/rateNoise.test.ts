@@ -1,5 +1,5 @@
 /**
- * Issue 12: the rate controller on synthetic traces, on a simulated clock. Noise (throttles at a fixed
+ * The rate controller on synthetic traces, on a simulated clock. Noise (throttles at a fixed
  * probability per call whatever the rate, errors without an answer) must not drag the rate down; a real
  * capacity limit must still be found, alone or under noise. Assertions are on where the rate settles.
  */
@@ -116,7 +116,7 @@ function controller(options: Partial<RateControlOptions> = {}): RateController {
 }
 
 describe('RateController under noise (issue 12)', () => {
-  // issue 12.1: throttles at a fixed probability, no capacity limit: the rate stays near the target.
+  // Throttles at a fixed probability, no capacity limit: the rate stays near the target.
   it.each([1, 2, 3])('a tenth of the calls throttled and 15 in 100 failed at random, seed %i: the rate stays near the target, never near the floor', (seed) => {
     const c = controller();
     const result = run({ controller: c, writers: 8, latencyMs: 20, endMs: 300_000, answer: noisy(seed, 0.1, 0.15) });
@@ -133,7 +133,7 @@ describe('RateController under noise (issue 12)', () => {
     expect(result.changes.some((change) => change.kind === 'restored' && change.reason === 'noise')).toBe(true);
   });
 
-  // issue 12.1: the default (no --wcu): noise must not cut the load to a fraction of its clean speed.
+  // The default (no --wcu): noise must not cut the load to a fraction of its clean speed.
   it('without a target, noise keeps at least 0.7x the clean rate (as fast as the writers go)', () => {
     const clean = run({
       controller: controller({ targetWcu: Infinity }),
@@ -149,7 +149,7 @@ describe('RateController under noise (issue 12)', () => {
     expect(mean(noise.storedPerSecond.slice(10))).toBeGreaterThan(0.7 * 0.7 * cleanRate);
   });
 
-  // issue 12.2: a real capacity limit is still found, and followed when it steps down and up.
+  // A real capacity limit is still found, and followed when it steps down and up.
   it('a capacity step down and up: the stored rate follows the capacity, at most it and not far below', () => {
     const capacity = (at: number) => (at < 60_000 ? 800 : at < 150_000 ? 400 : 800);
     const c = controller();
@@ -166,7 +166,7 @@ describe('RateController under noise (issue 12)', () => {
     expect(result.changes.some((change) => change.kind === 'decreased' && change.scope === 'table' && change.reason === 'capacity')).toBe(true);
   });
 
-  // issue 12.3: both at once: the rate converges to the capacity, not to the floor.
+  // Both at once: the rate converges to the capacity, not to the floor.
   it.each([11, 12])('noise on top of a capacity of 500 WCU/s, seed %i: converges to the capacity, not to the floor', (seed) => {
     const c = controller();
     const result = run({

@@ -4,7 +4,7 @@ import { packValue, unpackValue } from '../../../src/reading/clonedValues.js';
 import { Temporal } from '../../../src/typing/temporal.js';
 import { InvalidJson, InvalidText } from '../../../src/typing/typedValues.js';
 
-/** What the load's thread gets of a value the Parquet worker posts (issue 29 item 15). */
+/** What the load's thread gets of a value the Parquet worker posts. */
 const across = (value: unknown) => unpackValue(structuredClone(packValue(value)));
 
 describe('typed values across the Parquet worker boundary', () => {

@@ -1,5 +1,5 @@
 /**
- * issue 29 item 17: a truncated or damaged compressed input fails naming the file and saying it is
+ * A truncated or damaged compressed input fails naming the file and saying it is
  * truncated or corrupt (a truncated .bz2 said "Cannot read properties of undefined (reading '0')"), and
  * never ends early as if complete. Its follow-up: a flipped byte inside a zstd block decoded to other
  * bytes without an error (fzstd checks no checksum); each frame's checksum is now checked at its end.

@@ -3,7 +3,7 @@
  * built with the file: rows of plain and quoted fields (quotes holding LF, CRLF, CR and escaped quotes),
  * rows of the wrong field count (CSV_SYNTAX rejects), blank lines, every line ending mixed, the last
  * line with or without one, read in random chunks. readCsv cuts raw text from the bytes fed to csv-parse
- * by its byte count (issue 14); a slip of one byte shows here as a wrong raw text or line.
+ * by its byte count; a slip of one byte shows here as a wrong raw text or line.
  */
 import fc from 'fast-check';
 import { Readable } from 'node:stream';

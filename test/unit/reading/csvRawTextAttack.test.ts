@@ -1,6 +1,6 @@
 /**
- * Attacks on readCsv's raw text and line numbers (cut from the bytes fed to csv-parse by its byte count,
- * issue 14): hostile files, in any chunking, against the file itself. Every record's raw text must stand in
+ * Attacks on readCsv's raw text and line numbers (cut from the bytes fed to csv-parse by its byte count):
+ * hostile files, in any chunking, against the file itself. Every record's raw text must stand in
  * the file at the start of the line it names, the records in file order and never overlapping; the header
  * row's own line breaks (a quoted name holding one, blank lines before it) count; a header whose quote is
  * never closed is the header's error, not a record's.

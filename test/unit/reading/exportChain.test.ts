@@ -1,5 +1,5 @@
 /**
- * The chain check of DynamoDB exports (issue 29 items 8, 9): every way a chain can be wrong is named, and
+ * The chain check of DynamoDB exports: every way a chain can be wrong is named, and
  * any order of a valid chain is either the chain order or refused naming that order.
  */
 import fc from 'fast-check';

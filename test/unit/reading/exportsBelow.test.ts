@@ -1,5 +1,5 @@
 /**
- * exportsBelow (issue 29 item 9): the export folders below a folder given as input, found by their
+ * exportsBelow: the export folders below a folder given as input, found by their
  * manifest-summary.json at any depth, returned in chain order whatever their names; an export inside
  * another, or exports beside plain data files, refused. Fake folders (the listing is the caller's).
  */

@@ -1,5 +1,5 @@
 /**
- * issue 17: Parquet, Ion, zstd and bzip2 inputs, read as load() reads them (openInput -> readRecords ->
+ * Parquet, Ion, zstd and bzip2 inputs, read as load() reads them (openInput -> readRecords ->
  * the planner). Parquet and zstd inputs are made here; bzip2 fixtures come from scripts/makeFormatFixtures.sh.
  */
 import { NumberValue } from '@aws-sdk/lib-dynamodb';

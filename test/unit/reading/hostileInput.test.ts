@@ -1,6 +1,6 @@
 /**
- * Readers against hostile input (issue 11): bytes that are not UTF-8 (11.3), mixed line endings (11.4),
- * records far over any item (11.10) and an unterminated quote (11.16). Byte buffers in, records out.
+ * Readers against hostile input: bytes that are not UTF-8, mixed line endings,
+ * records far over any item and an unterminated quote. Byte buffers in, records out.
  */
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';

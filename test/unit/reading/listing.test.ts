@@ -1,5 +1,5 @@
 /**
- * The pure decision of listing (issue 29, items 1-3 and 16): by name, whatever its spelling, an entry is
+ * The pure decision of listing: by name, whatever its spelling, an entry is
  * data or skipped with why; every entry found ends in exactly one of the two lists.
  */
 import fc from 'fast-check';

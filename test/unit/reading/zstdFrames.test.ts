@@ -1,5 +1,5 @@
 /**
- * issue 29 (follow-up to item 17): fzstd checks neither a frame's content checksum nor its content size, so
+ * A damaged zstd frame must fail, not decode to other rows: fzstd checks neither a frame's content checksum nor its content size, so
  * a flipped byte decoded to other rows without an error. ZstdFrameScanner finds each frame in the
  * compressed bytes; fzstdTransform decodes it and checks both at its end. Frames here are made by hand
  * (raw and RLE blocks, RFC 8878) so each header field can be set; real encoder output is in formats.test.ts

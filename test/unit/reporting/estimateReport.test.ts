@@ -591,7 +591,7 @@ describe('docs/ESTIMATE.md', () => {
     const doc = readFileSync(new URL('../../../docs/ESTIMATE.md', import.meta.url), 'utf8');
     const example = /## Example[\s\S]*?```text\n([\s\S]*?)```/.exec(doc)?.[1];
     expect(example).toBe(text());
-    // Under 62: the shard advice's read cost and adaptive capacity took two lines (issue 15).
+    // Under 62: the shard advice's read cost and adaptive capacity took two lines.
     expect(linesOf(text()).length).toBeLessThan(62);
   });
 });

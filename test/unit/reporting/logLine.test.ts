@@ -101,7 +101,7 @@ describe('progressFields: the other fields', () => {
       rejected: 5,
       retries: 4,
       throttledItems: 3,
-      // issue 12: errors (retried, not about the rate) apart from throttles
+      // Errors (retried, not about the rate) apart from throttles
       errors: 6,
       itemsPerSecond: 1229, // 10,000 / 8.14 = 1228.5
       wcuPerSecond: 124,

@@ -1,5 +1,5 @@
 /**
- * Shard suffixes that collide with literal keys (issue 29, item 10), pure: a sharded key's value read back
+ * Shard suffixes that collide with literal keys, pure: a sharded key's value read back
  * into its logical key; a literal (unsharded) key that reads as one a --shard-keys key is written under is
  * rejected SHARD_KEY_COLLISION by its value alone; a separator that would make number suffixes ambiguous
  * is refused; and, on generated keys, rules and separators, no two rows land on one primary key unless

@@ -701,7 +701,7 @@ describe('applyShard', () => {
       '--shard time:month:createdAt: "createdAt" is not a readable time (ISO 8601 such as 2024-01-15T13:45:00Z, or epoch seconds or milliseconds); no column of this row looks like a time',
     ],
     [
-      // Issue 15: the default attribute (the sort key) is an id, not a time; the message names the columns that are.
+      // The default attribute (the sort key) is an id, not a time; the message names the columns that are.
       'time on the sort key, which is no time',
       { kind: 'time', unit: 'day', attribute: 'sk' },
       { pk: 'a', sk: 'order-17', createdAt: '2024-01-15T13:45:00Z', updated: new NumberValue('1705326300'), count: new NumberValue('42'), day: '2024-01-15' },

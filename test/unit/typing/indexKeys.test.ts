@@ -1,5 +1,5 @@
 /**
- * issue 11.2: a GSI key attribute of the wrong type (or empty, or too long) is refused by DynamoDB with a
+ * A GSI key attribute of the wrong type (or empty, or too long) is refused by DynamoDB with a
  * ValidationException that names no field. DescribeTable's AttributeDefinitions give every index key's
  * type, so such a row is rejected in planning, with a message naming the field and the index; dry runs and
  * estimates count it the same way.

@@ -1,4 +1,4 @@
-/** issue 11.9: rows nested thousands deep are rejected as TOO_DEEP, never a stack overflow. */
+/** Rows nested thousands deep are rejected as TOO_DEEP, never a stack overflow. */
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { RowError } from '../../../src/shared/errors.js';

@@ -1,5 +1,5 @@
 /**
- * Deletes in the planner (issue 16): --delete, --operation-column, and a DynamoDB export's lines (full
+ * Deletes in the planner: --delete, --operation-column, and a DynamoDB export's lines (full
  * export items, incremental change records with and without NewImage). Pure.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * issue 17: the typing of Parquet and Ion values. Numbers keep every digit (no JS double on the way),
+ * The typing of Parquet and Ion values. Numbers keep every digit (no JS double on the way),
  * timestamps keep their unit's precision, DynamoDB's Ion set annotations become sets, and every value
  * DynamoDB cannot store is a row error with its field.
  */

@@ -1,4 +1,4 @@
-// issue 18, corporate networks: how the environment's proxy, region, CA bundle and retry variables are read.
+// Corporate networks: how the environment's proxy, region, CA bundle and retry variables are read.
 import { describe, expect, it } from 'vitest';
 import { caBundleFrom, ignoredRetryEnvNotice, proxyConfigured, proxyForUrl, regionFrom } from '../../../src/aws/awsEnv.js';
 

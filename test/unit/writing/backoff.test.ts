@@ -109,7 +109,7 @@ describe('classifyFailure', () => {
   });
 });
 
-// issue 18: a credential provider failure that may pass is retried instead of ending the load.
+// A credential provider failure that may pass is retried instead of ending the load.
 describe('isTransientCredentialFailure', () => {
   it.each<[string, ErrorFacts, boolean]>([
     ['container endpoint timed out', { name: 'CredentialsProviderError', message: 'TimeoutError: Connection timed out after 1000 ms' }, true],

@@ -1,5 +1,5 @@
 /**
- * issue 14: a load's BatchWriteItem calls go below the SDK client's middleware chain after the first
+ * A load's BatchWriteItem calls go below the SDK client's middleware chain after the first
  * (src/writing/directSend.ts). Both paths go through a real client down to its HTTP handler, which records
  * each request and answers from a script: the direct path must send the request the SDK sends (same
  * endpoint, headers and body; only the signature's date and the SDK's per-attempt ids may differ), and

@@ -1,5 +1,5 @@
 /**
- * An outage is not bad data (issue 29.11): which failures are the endpoint's, when failures make an
+ * An outage is not bad data: which failures are the endpoint's, when failures make an
  * outage, and what the writer does with a batch through one. The writer runs against a scripted client;
  * the watch against real timers with a policy of milliseconds.
  */

@@ -1,5 +1,5 @@
 /**
- * issue 14: the BatchWriteItem body ddb-spread builds from each item's wire JSON must be, byte for byte,
+ * The BatchWriteItem body ddb-spread builds from each item's wire JSON must be, byte for byte,
  * the body the SDK's own JSON protocol writes for the same items as AttributeValues (toWireItem). Both go
  * through a real client down to its HTTP handler, which records the signed request and answers at once.
  */

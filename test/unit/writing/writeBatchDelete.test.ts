@@ -1,5 +1,5 @@
 /**
- * DeleteRequest in writeBatch (issue 16): a delete goes out as a DeleteRequest of its key, next to puts of
+ * DeleteRequest in writeBatch: a delete goes out as a DeleteRequest of its key, next to puts of
  * other keys, and an unprocessed DeleteRequest is matched back to its write and sent again.
  */
 import { BatchWriteItemCommand, type BatchWriteItemCommandInput, type BatchWriteItemCommandOutput } from '@aws-sdk/client-dynamodb';

@@ -1,5 +1,5 @@
 /**
- * issue 11.2: a row superseded by a later row with the same primary key is written in its place when
+ * A row superseded by a later row with the same primary key is written in its place when
  * DynamoDB refuses that later row, as writing the rows one by one in input order would leave the table.
  * A fake `send` stands in for DynamoDB: it refuses items by content, as a ValidationException or an
  * endless InternalServerError.
