@@ -33,7 +33,7 @@ const PROGRESS_INTERVAL_MS = 200;
  * The parts, in the order a row meets them (docs/ARCHITECTURE.md): prepareLoad (files, table, rate,
  * checkpoint, input), the stages (records → planned writes → order → batches), the Dispatcher (slots,
  * keys in flight, resume, checkpoint) and its sink (DynamoDB, or a dry run's recorder); the LoadTally
- * counts, the LoadSession releases. Memory is bounded by the stream buffers, the order's budget and
+ * counts, the Disposer releases what setup took, in reverse. Memory is bounded by the stream buffers, the order's budget and
  * `concurrency` batches of 25 items: the stages are pulled only when a batch slot is free.
  */
 export async function load(options: LoadOptions, deps: LoadDependencies = {}): Promise<LoadResult> {
