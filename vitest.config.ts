@@ -40,7 +40,7 @@ const CPU_BOUND_WORKERS = Math.max(availableParallelism(), 1);
 /**
  * Three projects in one run, so `npm test` prints one summary line counting every test (.ci/run reads it).
  * unit: pure code and in-process fakes, with no global setup, so `npm run test:unit` runs on a machine
- * without Java, in about a minute. long: the unit files of LONG_UNIT_FILES again, at full size.
+ * without Java, in under a minute on 2 cores. long: the unit files of LONG_UNIT_FILES again, at full size.
  * integration: what needs DynamoDB Local, the built CLI or a network server; its global setup starts one
  * DynamoDB Local for the run. Vitest runs a project's global setup only when that project
  * has files in the run, so the root config must not have one.
