@@ -1,6 +1,6 @@
 /**
  * Sizes for the in-process tests whose thoroughness costs time: property runs, seeds, input sizes.
- * `npm run test:unit` uses the small size, so the unit pass takes about a minute on two cores; `npm test`
+ * `npm run test:unit` uses the small size, so the unit pass takes under a minute on two cores; `npm test`
  * also runs the same files at full size in the long project (vitest.config.ts lists them), which sets
  * DDB_SPREAD_LONG_TESTS=1, so it checks what it always checked.
  * Set the variable yourself to run one file at full size:

@@ -8,7 +8,7 @@ import { BatchProgress } from '../../../src/checkpointing/checkpointState.js';
 
 const done = (revived?: number) => ({ written: 10, plannedWcu: 10, consumedWcu: 10, writeRejects: 0, ...(revived === undefined ? {} : { revived }) });
 
-describe('revived rows in the checkpoint (issue 11.2)', () => {
+describe('revived rows in the checkpoint', () => {
   it('sums revived over every done batch, counted once each, also above the low-water mark', () => {
     const progress = new BatchProgress();
     progress.complete(1, done(2));

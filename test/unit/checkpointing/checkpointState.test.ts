@@ -177,7 +177,7 @@ const WRITE_AFFECTING: Array<[label: string, key: string, before: LoadOptions, a
   ['infer', 'infer', BASE, { ...BASE, infer: true }],
   ['empty', 'empty', BASE, { ...BASE, empty: 'null' }],
   ['empty string', 'empty', { ...BASE, empty: 'null' }, { ...BASE, empty: 'string' }],
-  ['timestamps (issue 17)', 'timestamps', BASE, { ...BASE, timestamps: 'epoch-s' }],
+  ['timestamps', 'timestamps', BASE, { ...BASE, timestamps: 'epoch-s' }],
   ['timestamps unit', 'timestamps', { ...BASE, timestamps: 'epoch-ms' }, { ...BASE, timestamps: 'epoch-s' }],
   ['order spread', 'order', BASE, { ...BASE, order: 'spread' }],
   ['order input', 'order', BASE, { ...BASE, order: 'input' }],
@@ -253,7 +253,7 @@ describe('writeAffectingOptions', () => {
     expect(writeAffectingOptions({ ...windowed, windowRows: 7 })['window']).toBe(7);
   });
 
-  it('issue 15: a hash/time checkpoint from before still resumes; a random:N one (path-and-line suffixes) is refused', () => {
+  it('a hash/time checkpoint from before still resumes; a random:N one (path-and-line suffixes) is refused', () => {
     // What older versions recorded: no suffixBase, no randomSuffix.
     const before = (options: LoadOptions) => {
       const r = recorded(options);

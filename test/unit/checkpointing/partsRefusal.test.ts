@@ -4,7 +4,7 @@ import { partsRefusal, type PartIdentity } from '../../../src/checkpointing/chec
 const a: PartIdentity = { name: 'd/a.csv', size: 200_000, mtimeMs: 1_000, edges: 'e'.repeat(64), hash: '1'.repeat(64) };
 const b: PartIdentity = { name: 'd/b.csv', size: 100_000, mtimeMs: 5_000, edges: 'f'.repeat(64), hash: '2'.repeat(64) };
 
-describe('partsRefusal: each part of a set against the checkpoint, whatever the other parts are (issue 29.5)', () => {
+describe('partsRefusal: each part of a set against the checkpoint, whatever the other parts are', () => {
   it('the same parts, or a part whose time moved but whose content hashes the same: resumed', () => {
     expect(partsRefusal([a, b], [a, b], 'ck.json')).toBeUndefined();
     expect(partsRefusal([a, b], [{ ...a, mtimeMs: 1_001 }, b], 'ck.json')).toBeUndefined();

@@ -103,7 +103,7 @@ describe('assembleEstimate', () => {
     expect(unlimited.rate.assumedWcu).toBe(4000);
   });
 
-  it('duration counts start-up and the read phase: after it in a global order, alongside writing in a streaming one (issue 14)', () => {
+  it('duration counts start-up and the read phase: after it in a global order, alongside writing in a streaming one', () => {
     const phases = { startupSeconds: 0.5, readSeconds: 3 };
     const global = assembleEstimate(parts({ phases }));
     expect(global.time).toMatchObject({ estimatedSeconds: 8.5, startupSeconds: 0.5, readSeconds: 3, writeSeconds: 5 });
@@ -192,7 +192,7 @@ describe('assembleEstimate', () => {
     expect(known.cost.importFromS3).toBeUndefined();
   });
 
-  it('a hot GSI key is named with its index units, bounds the duration, and gets seed 001 advice with its read cost (issue 15)', () => {
+  it('a hot GSI key is named with its index units, bounds the duration, and gets sharded-key advice with its read cost', () => {
     const t = totals();
     // 800 table units plus 800 index units, 700 of them on one status value.
     t.writeUnits = { table: 800, indexes: { byStatus: 800 }, total: 1600 };
@@ -221,7 +221,7 @@ describe('assembleEstimate', () => {
     expect(advice!.reads).toMatch(/\d+ queries of the index per status value/);
   });
 
-  it('--wcu auto on an on-demand table: figures and advice at the rate the load reaches, not at the quota (issue 15)', () => {
+  it('--wcu auto on an on-demand table: figures and advice at the rate the load reaches, not at the quota', () => {
     const growth = { initial: 3_200, factor: 2, windowMs: 30 * 60_000, cap: 32_000 };
     const t = totals();
     // The simulated model had the partitions of what the table takes now: 4 for 4,000 WCU/s.
@@ -234,7 +234,7 @@ describe('assembleEstimate', () => {
     expect(result.capacity.advice.join(' ')).toContain('3,200 WCU/s');
   });
 
-  it("seed 004's bulk load: a provisioned table created at 11,000 WCU has 11 partitions, ~18 WCU/s each back at 200", () => {
+  it("AWS's bulk-load example: a provisioned table created at 11,000 WCU has 11 partitions, ~18 WCU/s each back at 200", () => {
     const t = totals();
     t.writeUnits = { table: 20_000_000, indexes: {}, total: 20_000_000 };
     const table = offlineTableInfo('orders', { partitionKey: { name: 'id', type: 'S' }, billing: 'provisioned', tableWcu: 200 });

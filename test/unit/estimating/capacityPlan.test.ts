@@ -6,7 +6,7 @@ const GiB = 1024 ** 3;
 /** AWS's bulk-load example ("Best Practices for Tables"): 20 million items of 1 KB. */
 const SEED_TOTAL = 20_000_000;
 
-describe('planCapacity: seed 004, "Understand Partition Behavior"', () => {
+describe('planCapacity: AWS "Best Practices for Tables", "Understand Partition Behavior"', () => {
   it('a new table created at 11,000 WCU gets 11 partitions, ~20 WCU each back at 200 WCU', () => {
     const plan = planCapacity({ totalWcu: SEED_TOTAL, targetWcu: 11_000, billingMode: 'PROVISIONED', provisionedWcu: 200, newTable: true });
     expect(plan.loadWcu).toBe(11_000);

@@ -162,7 +162,7 @@ describe('EstimateTally feeds the simulations', () => {
   });
 });
 
-describe('EstimateTally with a global order from statistics (issue 14)', () => {
+describe('EstimateTally with a global order from statistics', () => {
   it('ignores batches and, at finish(), feeds the planned simulation the round-robin order in batches of 25', () => {
     const simulators = { planned: recorder(2), input: recorder(3) };
     const t = new EstimateTally(COST, simulators, { plannedOrder: { mode: 'round-robin' } });

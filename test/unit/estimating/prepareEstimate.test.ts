@@ -20,19 +20,19 @@ describe('prepareEstimate: the rate', () => {
     expect(prepareEstimate(PROVISIONED, { ...OPTS, wcu: { kind: 'fixed', wcu: 250 } }).rate).toMatchObject({ targetWcu: 250, assumedWcu: 250 });
   });
 
-  it("--wcu above a provisioned table's WCU: the target stays, the estimate works at the table's rate and warns (issue 15)", () => {
+  it("--wcu above a provisioned table's WCU: the target stays, the estimate works at the table's rate and warns", () => {
     const { rate } = prepareEstimate(PROVISIONED, { ...OPTS, wcu: { kind: 'fixed', wcu: 11_000 } });
     expect(rate).toMatchObject({ targetWcu: 11_000, assumedWcu: 300 });
     expect(rate.warning).toMatch(/above the table's provisioned 300 WCU.*works at the table's 300 WCU\/s/);
   });
 
-  it('a provisioned table created for the load (seed 004): the estimate works at the target, no warning', () => {
+  it('a provisioned table created for the load (as AWS allocates partitions): the estimate works at the target, no warning', () => {
     const { rate } = prepareEstimate(PROVISIONED, { ...OPTS, wcu: { kind: 'fixed', wcu: 11_000 } }, { newTable: true });
     expect(rate).toMatchObject({ targetWcu: 11_000, assumedWcu: 11_000, newTable: true });
     expect(rate.warning).toBeUndefined();
   });
 
-  it('--wcu auto on an on-demand table: the rate grows from the warm throughput, the quota is only the cap (issue 15)', () => {
+  it('--wcu auto on an on-demand table: the rate grows from the warm throughput, the quota is only the cap', () => {
     const { rate } = prepareEstimate(ON_DEMAND, { ...OPTS, wcu: { kind: 'auto', percent: 80 } });
     expect(rate.growth).toMatchObject({ initial: 3_200, factor: 2, cap: 32_000 });
     const warm = prepareEstimate({ ...ON_DEMAND, warmWriteUnits: 10_000 }, { ...OPTS, wcu: { kind: 'auto', percent: 80 } }).rate;

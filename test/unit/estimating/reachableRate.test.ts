@@ -3,7 +3,7 @@ import { growthSchedule } from '../../../src/estimating/reachableRate.js';
 
 const AUTO = { initial: 3_200, factor: 2, windowMs: 30 * 60_000, cap: 32_000 };
 
-describe('growthSchedule (issue 15)', () => {
+describe('growthSchedule', () => {
   it('a load shorter than one window never goes above the initial rate, whatever the cap', () => {
     expect(growthSchedule(AUTO, 20_000)).toEqual({ seconds: 20_000 / 3_200, peakWcu: 3_200, averageWcu: 3_200 });
   });

@@ -41,7 +41,7 @@ function facts(targetWcu: number, peakWcu: number, elapsedMs: number): ResultFac
   };
 }
 
-describe('loadResult (issue 15)', () => {
+describe('loadResult', () => {
   it("a key's units are the table's own: GSI units land on the index's keys", () => {
     const result = loadResult(tally(), facts(4_000, 4_000, 10_000));
     expect(result.hotKeys[0]).toMatchObject({ key: 'ATL', units: 8_000, share: 0.4 });

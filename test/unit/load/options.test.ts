@@ -196,11 +196,11 @@ describe('normalizeOptions: format from the file name', () => {
     ['/abs/path/orders.jsonl', '/abs/path/orders.jsonl.rejects.jsonl'],
     ['C:\\data\\orders.ndjson', 'C:\\data\\orders.ndjson.rejects.jsonl'],
     ['my.orders.tsv', 'my.orders.tsv.rejects.jsonl'],
-  ])('default rejects path for %s is %s, next to the input (issue 11.7)', (input, rejectsPath) => {
+  ])('default rejects path for %s is %s, next to the input', (input, rejectsPath) => {
     expect(normalizeOptions({ ...base, input }).rejectsPath).toBe(rejectsPath);
   });
 
-  it('each segment and a dry run get their own default reject file; each segment its own manifest (issue 11.7, 11.8)', () => {
+  it('each segment and a dry run get their own default reject file; each segment its own manifest', () => {
     const segments = [0, 1, 2, 3].map((i) => normalizeOptions({ ...base, segment: `${i}/4`, shard: ['hash:2'] }));
     expect(segments.map((o) => o.rejectsPath)).toEqual([0, 1, 2, 3].map((i) => `data/items.csv.seg-${i}-of-4.rejects.jsonl`));
     expect(segments.map((o) => o.shard?.manifestPath)).toEqual([0, 1, 2, 3].map((i) => `data/items.csv.Items.seg-${i}-of-4.shards.json`));
@@ -343,7 +343,7 @@ describe('checkTypesAgainstKeys', () => {
   });
 });
 
-describe('sharded deletes (issue 29, item 13)', () => {
+describe('sharded deletes', () => {
   it.each<[string, Partial<LoadOptions>]>([
     ['--delete', { delete: true }],
     ['--operation-column', { operationColumn: 'op' }],

@@ -28,12 +28,12 @@ describe('defaultOutputPath', () => {
     ['/w/./d//', 'rejects', {}, '/w/d.rejects.jsonl'],
     ['.', 'rejects', {}, 'input.rejects.jsonl'],
     ['./out//part-*.csv', 'rejects', {}, 'out/part-.rejects.jsonl'],
-  ])('%s %s %j -> %s (issue 11.7)', (file, kind, context, expected) => {
+  ])('%s %s %j -> %s', (file, kind, context, expected) => {
     expect(defaultOutputPath(file, kind, context)).toBe(expected);
   });
 });
 
-describe('findOutputConflict (issue 11.1)', () => {
+describe('findOutputConflict', () => {
   it('no conflict between distinct files', () => {
     expect(findOutputConflict([input], [out('--rejects', 'r.jsonl', '/data/r.jsonl'), out('--report', 'p.json', '/data/p.json', '1:7')])).toBeUndefined();
   });

@@ -182,7 +182,7 @@ describe('normalizeOptions: sharding', () => {
     ['/abs/path/orders.jsonl.gz', '/abs/path/orders.jsonl.gz.Items.shards.json'],
     ['my.orders.tsv', 'my.orders.tsv.Items.shards.json'],
     ['-', 'stdin.Items.shards.json'],
-  ])('the manifest of %s defaults to %s, next to the input (issue 11.7), with the table in it (issue 15)', (input, expected) => {
+  ])('the manifest of %s defaults to %s, next to the input, with the table in it', (input, expected) => {
     const options: LoadOptions = input === '-' ? { ...stdin, shard: ['random:2'] } : { input, table: 'Items', inputFormat: 'csv', shard: ['random:2'] };
     expect(normalizeOptions(options).shard!.manifestPath).toBe(expected);
   });

@@ -208,8 +208,8 @@ describe('temporary disk of a spilling global order', () => {
   it.each(['round-robin', 'spread'] as GlobalOrderMode[])(
     '%s: at most 1.2x the input at once (written less unlinked), every write back in order',
     async (mode) => {
-      // 10,000 writes in the unit pass, 40,000 at full size (test/support/testSize.ts), the budget in proportion.
-      const scale = sized(1, 4);
+      // 5,000 writes in the unit pass, 40,000 at full size (test/support/testSize.ts), the budget in proportion.
+      const scale = sized(0.5, 4);
       const { writes, inputBytes } = csvWrites(10_000 * scale, 14);
       // A budget of a tenth of what the writes take in memory: most of them go through the files.
       const o = new WriteOrderer({ mode, windowRows: 1, memoryBytes: scale * 512 * 1024, tempDir, inputBytes });

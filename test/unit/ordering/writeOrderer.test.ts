@@ -248,7 +248,7 @@ const heavy = (seed: number, count: number, shape: Shape = 'many keys') => gener
 
 describe.each(GLOBAL_MODES)('WriteOrderer %s equals orderAll', (mode) => {
   it.each(SHAPES.map((shape, i) => [shape, 100 + i] as const))('%s, in memory (seed %i)', async (shape, seed) => {
-    const writes = generate(seed, 1000, shape);
+    const writes = generate(seed, sized(300, 1000), shape);
     const withBytes = seed % 2 === 0;
     const o = orderer({ mode, memoryBytes: LARGE_MEMORY, ...(withBytes ? { inputBytes: inputBytesOf(writes) } : {}) });
     expect(await pushAll(o, writes)).toEqual([]);
@@ -265,7 +265,7 @@ describe.each(GLOBAL_MODES)('WriteOrderer %s equals orderAll', (mode) => {
   });
 
   it.each(SHAPES.map((shape, i) => [shape, 200 + i] as const))('%s, spilled at 64 KB (seed %i)', async (shape, seed) => {
-    const writes = generate(seed, shape === 'rich items' ? 800 : 1500, shape);
+    const writes = generate(seed, shape === 'rich items' ? sized(300, 800) : sized(500, 1500), shape);
     const withBytes = seed % 2 === 1;
     const o = orderer({ mode, memoryBytes: MIN_MEMORY, ...(withBytes ? { inputBytes: inputBytesOf(writes) } : {}) });
     expect(await pushAll(o, writes)).toEqual([]);
@@ -572,7 +572,7 @@ describe('WriteOrderer window memory', () => {
   // Review finding: a held write keeps its whole slab alive, so a hot key's backlog pinned slab after
   // slab while the window counted only the encodings (500 MB held under --memory 128MB at 2.5M rows).
   it("a dominant key's backlog never makes the window hold much more than --memory; every write still comes out once, in key order", async () => {
-    const writes = generate(4242, sized(10_000, 30_000), 'one dominant key');
+    const writes = generate(4242, sized(4_000, 30_000), 'one dominant key');
     const memoryBytes = 256 * 1024;
     const o = orderer({ mode: 'window', windowRows: 1_000_000, memoryBytes });
     const out: PlannedWrite[] = [];

@@ -37,7 +37,7 @@ function throughput(
   return { perSecond: done / (endMs / 1000), peak: control.peak, maxInFlight };
 }
 
-describe('InFlightLimit (issue 12.4)', () => {
+describe('InFlightLimit', () => {
   it('2% of calls held 2.5 s: a fixed 8 in flight loses most of the clean throughput; the adaptive limit keeps most of it', () => {
     const clean = throughput(() => 8, 0);
     const fixed = throughput(() => 8, 0.02);

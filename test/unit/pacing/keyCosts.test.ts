@@ -83,7 +83,7 @@ describe('RatePacer with keysOf', () => {
   });
 });
 
-describe('RateController.reachableWcu (issue 15)', () => {
+describe('RateController.reachableWcu', () => {
   it('is the target, or with on-demand growth the initial rate until a peak is a window old', () => {
     expect(new RateController({ targetWcu: 500 }, 0).reachableWcu(0)).toBe(500);
     const grown = new RateController({ targetWcu: 32_000, growth: { initial: 3_200, factor: 2, windowMs: 60_000, cap: 32_000 } }, 0);

@@ -806,7 +806,7 @@ describe('classifyThrottle', () => {
 /* ==== findBottleneck ==== */
 
 describe('findBottleneck', () => {
-  it("seed 001's example: 5,000 WCU needed at a 1,000 limit -> 5 shards at least, 10 recommended", () => {
+  it("the hot-partition guidance's example: 5,000 WCU needed at a 1,000 limit -> 5 shards at least, 10 recommended", () => {
     // 100,000 units at 10,000 WCU/s take 10 s; the key's 50,000 in 10 s need 5,000 WCU/s.
     expect(findBottleneck({ key: 'hot', weight: 50_000 }, 100_000, 10_000, 1000)).toEqual({
       key: 'hot',

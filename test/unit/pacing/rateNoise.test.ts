@@ -115,7 +115,7 @@ function controller(options: Partial<RateControlOptions> = {}): RateController {
   return new RateController({ targetWcu: 1000, ...options }, 0);
 }
 
-describe('RateController under noise (issue 12)', () => {
+describe('RateController under noise', () => {
   // Throttles at a fixed probability, no capacity limit: the rate stays near the target.
   it.each([1, 2, 3])('a tenth of the calls throttled and 15 in 100 failed at random, seed %i: the rate stays near the target, never near the floor', (seed) => {
     const c = controller();
@@ -208,7 +208,7 @@ function busyMachine(seed: number): (sentAt: number) => number {
   return (sentAt) => (random() < 0.02 ? 2500 : Math.floor(sentAt / 3000) % 2 ? 60 : 20);
 }
 
-describe('RateController when the writers are the limit (issue 12, seen in CI)', () => {
+describe('RateController when the writers are the limit', () => {
   // Before: a probe took a delivery rate that did not rise for capacity even when the writers had not
   // sent faster, and the plain cuts that followed ran down to the floor on noise alone: over seeds 1-40,
   // half the loads kept under 0.6x (the worst 0.22x, 19 cuts standing at the end; mean 0.68x).

@@ -72,7 +72,7 @@ function expectDamaged(result: string[] | LoaderError, name: string): void {
   expect(error.message).not.toMatch(/Cannot read properties/);
 }
 
-describe('truncated and damaged compressed inputs (issue 29 item 17)', () => {
+describe('truncated and damaged compressed inputs', () => {
   it.each(Object.keys(compressed) as (keyof typeof compressed)[])('%s: the whole file reads every row', async (kind) => {
     expect(await read(compressed[kind], `whole.csv.${kind}`)).toEqual(whole);
   });

@@ -68,7 +68,7 @@ const atoms = [
   `"${'q'.repeat(3000)}`,
 ];
 
-describe('readCsv raw text and lines, against the file (attack on issue 14)', () => {
+describe('readCsv raw text and lines, against the file', () => {
   it('every record stands in the file at its line, in order, whatever the delimiter, BOM, bound, first line or chunking', async () => {
     await fc.assert(
       fc.asyncProperty(

@@ -29,7 +29,7 @@ async function drain(stream: Readable, between?: () => void): Promise<{ bytes: n
   }
 }
 
-describe('FilePin: every read of a local file checked against its identity when listed (issue 29.4)', () => {
+describe('FilePin: every read of a local file checked against its identity when listed', () => {
   const base = { dev: 1, ino: 2, size: 5_120_000, mtimeMs: 1_000, ctimeMs: 1_000 };
   it.each([
     ['nothing', base, undefined],

@@ -54,7 +54,7 @@ function hugeLine(before: string, size: number, after: string, fill = 'x') {
   return { stream, peak };
 }
 
-describe('readJsonLines: bytes that are not UTF-8 (issue 11.3)', () => {
+describe('readJsonLines: bytes that are not UTF-8', () => {
   it('keys B\\xff and B\\xfe are two INVALID_UTF8 rejects naming the attribute, not one merged key', async () => {
     const input = bytes('{"pk":"B', [0xff], '"}\n{"pk":"B', [0xfe], '"}\n{"pk":"ok"}\n');
     expect((await jsonl(input)).map(view)).toEqual([
@@ -98,7 +98,7 @@ describe('readJsonLines: bytes that are not UTF-8 (issue 11.3)', () => {
   });
 });
 
-describe('readJsonLines: lines far over any item (issue 11.10)', () => {
+describe('readJsonLines: lines far over any item', () => {
   it('a line over the bound is RECORD_TOO_LARGE with its line number; the lines around it come out', async () => {
     const input = bytes('{"pk":"a"}\n', `{"pk":"${'x'.repeat(200)}"}\n`, '{"pk":"b"}\n');
     const records = await jsonl(input, 100);
@@ -136,7 +136,7 @@ describe('readJsonLines: lines far over any item (issue 11.10)', () => {
   }, 60_000);
 });
 
-describe('readCsv: bytes that are not UTF-8 (issue 11.3)', () => {
+describe('readCsv: bytes that are not UTF-8', () => {
   it('keys B\\xff and B\\xfe are two INVALID_UTF8 rejects naming the column; the rest reads', async () => {
     const input = bytes('pk,n\nB', [0xff], ',1\nB', [0xfe], ',2\nok,3\n"x,', [0xe9], '",4\n');
     expect((await csv(input)).map(view)).toEqual([
@@ -166,7 +166,7 @@ describe('readCsv: bytes that are not UTF-8 (issue 11.3)', () => {
   });
 });
 
-describe('readCsv: mixed line endings (issue 11.4)', () => {
+describe('readCsv: mixed line endings', () => {
   const expected = (n: number, first = 2) => Array.from({ length: n }, (_, i) => [first + i, { pk: `k${i}`, n: `${i}` }]);
   const rows = (from: number, to: number, eol: string) => Array.from({ length: to - from }, (_, i) => `k${from + i},${from + i}${eol}`).join('');
 
@@ -214,7 +214,7 @@ describe('readCsv: mixed line endings (issue 11.4)', () => {
   });
 });
 
-describe('readCsv: records far over any item (issue 11.10)', () => {
+describe('readCsv: records far over any item', () => {
   it('a record over the bound is RECORD_TOO_LARGE at its line; line numbers after it stay right; at every split', async () => {
     const data = Buffer.from(`pk,n\na,1\nb,${'x'.repeat(150)}\nc,"multi\n${'y'.repeat(150)}\nline"\nd,4\n`);
     for (const chunks of everySplit(data)) {
@@ -249,7 +249,7 @@ describe('readCsv: records far over any item (issue 11.10)', () => {
   });
 });
 
-describe('readCsv: an unterminated quote (issue 11.16)', () => {
+describe('readCsv: an unterminated quote', () => {
   it('the reject says which lines the open quote swallowed', async () => {
     const records = await csv(Buffer.from('pk,n\na,1\nb,"open\nc,3\nd,4\n'));
     expect(records.map(view)).toEqual([

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { bytesToSkip, parseContentRange } from '../../../src/reading/rangedAnswer.js';
 
-describe('bytesToSkip: a GET answer checked against the offset asked and the pinned size (issue 29.6)', () => {
+describe('bytesToSkip: a GET answer checked against the offset asked and the pinned size', () => {
   const size = 1000;
   it.each([
     ['first GET, 200 with the whole object', { status: 200, contentRange: undefined, contentLength: 1000 }, 0, { skip: 0 }],

@@ -469,7 +469,7 @@ describe('openInput', () => {
   });
 });
 
-describe('readCsv: a column whose name is the __proto__ stand-in itself (issue 11.5)', () => {
+describe('readCsv: a column whose name is the __proto__ stand-in itself', () => {
   // `__proto__` goes through csv-parse as "\0__proto__"; a header that really names a column
   // "\0__proto__" was renamed to `__proto__`, and with a `__proto__` column too one of the cells was lost.
   it('keeps both names and both cells, with a header and with --columns', async () => {

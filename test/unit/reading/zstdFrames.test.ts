@@ -69,7 +69,7 @@ async function decode(input: Buffer, chunk = 64 * 1024): Promise<string | Error>
 
 const text = Array.from({ length: 300 }, (_, i) => `r${i},${i}\n`).join('');
 
-describe('zstd frames are checked as a whole (issue 29)', () => {
+describe('zstd frames are checked as a whole', () => {
   it('frames with a checksum, a content size, both or neither, and skippable frames between them, decode in order whatever the chunking', async () => {
     const input = Buffer.concat([
       skippable(Buffer.from('meta')),

@@ -598,7 +598,7 @@ describe('applyShard', () => {
     expect(applyShard({ pk: 'k', sk: new Uint8Array([1, 2, 3]) }, binary)!.written).toBe(`k#${randomShard(5, 'k', 'AQID', 1000)}`);
   });
 
-  it('--shard-base 1 numbers random and hash suffixes 1 … N (seed 004)', () => {
+  it('--shard-base 1 numbers random and hash suffixes 1 … N (as AWS numbers them in "Randomizing Across Multiple Partition Key Values")', () => {
     const options = resolve(
       [
         { kind: 'random', shards: 200 },

@@ -34,7 +34,7 @@ function rejected(value: object): RejectedRow {
   return result;
 }
 
-describe('GSI key attributes checked in planning (issue 11.2)', () => {
+describe('GSI key attributes checked in planning', () => {
   it('lists the index key attributes that are not table keys, with their types and index', () => {
     expect(indexKeyAttributes(TABLE).map((a) => [a.name, a.type, a.index, a.role])).toEqual([
       ['status', 'S', 'byStatus', 'partition'],
@@ -84,7 +84,7 @@ describe('GSI key attributes checked in planning (issue 11.2)', () => {
   });
 });
 
-describe('GSI names that are Object.prototype members (issue 11.5)', () => {
+describe('GSI names that are Object.prototype members', () => {
   it('the write cost per index counts an index named constructor or __proto__ like any other', async () => {
     const { createWriteCostModel, consumedFromResponse } = await import('../../../src/pacing/writeCost.js');
     const table = {

@@ -44,7 +44,7 @@ describe('checkJsonDepth', () => {
   });
 });
 
-describe('planner: deep rows are TOO_DEEP rejects (issue 11.9)', () => {
+describe('planner: deep rows are TOO_DEEP rejects', () => {
   const rejectedOf = (result: PlannedWrite | RejectedRow): RejectedRow => {
     if (!isRejected(result)) throw new Error('expected a reject');
     return result;

@@ -79,7 +79,7 @@ describe('deletes in the planner', () => {
   });
 });
 
-describe('sharded deletes (issue 29, item 13)', () => {
+describe('sharded deletes', () => {
   const shard = (rules: ShardRule[], over: Partial<ShardOptions> = {}) => resolveShardOptions({ rules, seed: 3, ...over }, SCHEMA, 'T');
   const put = (p: ReturnType<typeof planner>, cells: Record<string, string>) => write(p.plan(csv(cells)));
 

@@ -124,7 +124,7 @@ const { value } = fc.letrec<{ value: unknown }>((tie) => ({
 }));
 const item = fc.array(fc.tuple(name, value), { minLength: 1, maxLength: 8 }).map(record);
 
-describe('wire JSON (issue 14)', () => {
+describe('wire JSON', () => {
   fcIt.prop([text, fc.string({ unit: 'binary-ascii', maxLength: 30 })], { numRuns: sized(1250, 5000) })(
     'writes a string value and an attribute name as JSON.stringify does, plain ASCII or not',
     (value, ascii) => {

@@ -71,7 +71,7 @@ function batchOf(rows: PlannedWrite[]): { writes: PlannedWrite[]; superseded: nu
   return { writes: batcher.flush()!.writes, superseded };
 }
 
-describe('a superseded row revived when its successor is refused (issue 11.2)', () => {
+describe('a superseded row revived when its successor is refused', () => {
   it('the batcher keeps the superseded write as the predecessor of the one that replaced it', () => {
     const first = write('a', 'shipped');
     const second = write('a', '404');

@@ -4,7 +4,7 @@ import { createClient } from '../../../src/aws/client.js';
 
 const names = (stack: { identify(): string[] }) => stack.identify().map((entry) => entry.split(' ')[0]);
 
-describe('createClient (issue 14: client cost per item)', () => {
+describe('createClient (client cost per item)', () => {
   it("leaves out the SDK's logger middleware, which filters every request for a logger that logs nothing", () => {
     // The name exists on a plain client, so its absence below is the removal, not a renamed middleware.
     const plain = new DynamoDBClient({ region: 'us-east-1' });
