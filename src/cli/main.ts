@@ -22,7 +22,7 @@ import { packageVersion, writeReport } from './report.js';
 import { handleStopSignals, type StopSignal } from './signals.js';
 import { Terminal, type CliIo } from './terminal.js';
 
-/** Exit codes, documented in --help and the README (the table is in exitCodes.ts). */
+/** Exit codes, documented in --help and docs/REFERENCE.md (the table is in exitCodes.ts). */
 export { EXIT };
 export type { CliIo };
 
@@ -52,7 +52,7 @@ Examples:
   # Header-less, semicolon-separated, stop at the first bad row
   $ ddb-spread load data.csv --table T --columns pk,sk,qty --delimiter ";" --types qty:N --strict
 
-Exit codes (sysexits.h; the README has the full table):
+Exit codes (sysexits.h; docs/REFERENCE.md has the full table):
   0    every row was written (or superseded by a later row with the same key)
   2    the load finished, but some rows were rejected (see the reject file)
   75   worth retrying later: endpoint unreachable, throttled past --max-attempts, credentials not yet available

@@ -183,7 +183,7 @@ export function dryRunMode(dryRun: DryRun, ctx: Pick<ModeContext, 'client' | 'aw
 /**
  * Write units of one put by the table's GSIs, in all and per partition key it lands on (the table's key
  * by table units, each GSI key by its own, since each index has partitions of its own), computed once per write. A delete is planned at its
- * 1 unit on the table's key (see README, "Deletes").
+ * 1 unit on the table's key (see docs/REFERENCE.md, "Deletes").
  */
 function writeCostsOf(tableInfo: TableInfo): { costOf: (write: PlannedWrite) => number; keysOf?: (write: PlannedWrite) => KeyUnits[] } {
   // Without GSIs the table's units are the cost, all on the table's key (the pacer's default, without an array per write).

@@ -13,12 +13,12 @@ import type { KeySchema } from '../shared/types.js';
 import { DEFAULT_OUTAGE_TIMEOUT_MS } from '../writing/outage.js';
 import { formatFromName, INPUT_FORMATS, type InputFormat } from '../reading/inputFormat.js';
 
-/** Batches in flight by default; measured with `npm run bench` (see README, "Concurrency"). */
+/** Batches in flight by default; measured with `npm run bench` (see docs/REFERENCE.md, "Concurrency and memory"). */
 export const DEFAULT_CONCURRENCY = 8;
 export const DEFAULT_MAX_ATTEMPTS = 15;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export { DEFAULT_OUTAGE_TIMEOUT_MS };
-/** Memory the write order may hold before it goes through temporary files (see README, "Write order"). */
+/** Memory the write order may hold before it goes through temporary files (see docs/REFERENCE.md, "Write order"). */
 export const DEFAULT_MEMORY_BYTES = 128 * 1024 * 1024;
 export const MIN_MEMORY_BYTES = 64 * 1024;
 

@@ -14,7 +14,7 @@ export const MANIFEST_VERSION = 2;
  */
 export const SHARD_ALGORITHM = { name: 'ddb-spread-shard', version: 2 } as const;
 
-/** The formulas, in words a reader in another language can follow (README "Reading sharded keys back"). */
+/** The formulas, in words a reader in another language can follow (docs/SHARDING.md, "Reading sharded keys back"). */
 export const ALGORITHM_TEXT = {
   random: 'int(md5(utf8(seed + "\\0" + pk + "\\0" + sk)).hex, 16) % N + suffixBase; seed in decimal; without a sort key: seed + "\\0" + pk',
   hash: 'int(md5(utf8(value)).hex, 16) % N + suffixBase',

@@ -148,7 +148,7 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
         if (size > MAX_ITEM_BYTES) {
           throw new RowError('ITEM_TOO_LARGE', `item is ${size} bytes; DynamoDB's limit is ${MAX_ITEM_BYTES} bytes (400 KB), attribute names included`);
         }
-        // A delete is planned at 1 unit: the deleted item's size is not known here (see README, "Deletes").
+        // A delete is planned at 1 unit: the deleted item's size is not known here (see docs/REFERENCE.md, "Deletes").
         const write: PlannedWrite = { origin: record.origin, item, keyId, partitionId, size, wcu: isDelete ? 1 : writeUnits(size) };
         if (isDelete) write.op = 'delete';
         if (sharded) write.unshardedKey = sharded.original;

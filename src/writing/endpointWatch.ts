@@ -42,7 +42,7 @@ export class EndpointWatch {
   constructor(options: EndpointWatchOptions) {
     this.#o = options;
     this.#tracker = new OutageTracker(options.policy);
-    // A stop asked for lets the batches in flight finish (README, Stopping), but none waits for an outage.
+    // A stop asked for lets the batches in flight finish (docs/OPERATIONS.md, "Stopping"), but none waits for an outage.
     options.signal?.addEventListener(
       'abort',
       () => {

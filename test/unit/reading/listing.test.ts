@@ -84,7 +84,7 @@ describe('sortOut', () => {
     ...extra,
   });
 
-  it('sorts parts in UTF-8 byte order, as S3 lists keys and the README says (not UTF-16 code units)', () => {
+  it('sorts parts in UTF-8 byte order, as S3 lists keys and docs/REFERENCE.md says (not UTF-16 code units)', () => {
     // U+FF46 is EF BD A6 in UTF-8, before the astral U+1F600 (F0 9F 98 80); in UTF-16 it comes after
     // (FF46 > D83D). Found by test/adversarial/migration.test.ts: two parts writing one key ended with the
     // other part's item.

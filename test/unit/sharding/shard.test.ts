@@ -311,7 +311,7 @@ describe('randomShard: int(md5(seed NUL pk NUL sk), 16) mod N, from the seed and
     [4294967295, 'é', '🙂', 2 ** 31, 195688606],
     [7, 'k', '1.5', 200, 171],
     [12345, 'a\0b', 'c', 10, 2],
-  ])("randomShard(%d, %j, %j, %d) = %d, as the README's Python computes it", (seed, pk, sk, shards, expected) => {
+  ])('randomShard(%d, %j, %j, %d) = %d, as the Python in docs/SHARDING.md computes it', (seed, pk, sk, shards, expected) => {
     expect(randomShard(seed, pk, sk, shards)).toBe(expected);
   });
 
