@@ -80,6 +80,8 @@ export class EstimateTally {
   /** The planned order comes from statistics, not from addBatch(); for stripes, once readAs() said how. */
   readonly #fromStatistics: 'global' | 'stripes' | undefined;
   #told = false;
+  /** Told the file is streamed through the window after all: the planned order comes from addBatch(). */
+  #fromBatches = false;
   readonly #sharded: boolean;
 
   /**
@@ -106,13 +108,15 @@ export class EstimateTally {
   }
 
   /**
-   * How the load would read the file, for a planned order of `stripes`: in these stripes, or (undefined)
-   * whole in round-robin order. Once, before the first add().
+   * How the load would read the file, for a planned order of `stripes` or `auto`: in these stripes, or
+   * ('window') as it comes through the window (the dry run's own batches are the order then), or
+   * (undefined) whole in round-robin order. Once, before the first add().
    */
-  readAs(layout: StripeLayoutStats | undefined): void {
+  readAs(layout: StripeLayoutStats | 'window' | undefined): void {
     if (this.#fromStatistics !== 'stripes' || this.#told) throw new Error('EstimateTally.readAs() out of turn; this is a bug');
     this.#told = true;
-    if (layout) this.#stripes = new StripeOrderStats(layout);
+    if (layout === 'window') this.#fromBatches = true;
+    else if (layout) this.#stripes = new StripeOrderStats(layout);
     else this.#planned = { mode: 'round-robin', stats: new PlannedOrderStats() };
   }
 
@@ -169,7 +173,7 @@ export class EstimateTally {
 
   /** One batch (of slim copies from add()) in the order load() would send it. */
   addBatch(writes: readonly PlannedWrite[]): void {
-    if (this.#fromStatistics) return;
+    if (this.#fromStatistics && !this.#fromBatches) return;
     this.#simulators.planned.push(writes.map((w) => this.#indexes.simWrite(w)));
   }
 

@@ -24,7 +24,7 @@ import type { Disposer } from './disposer.js';
 import type { LoadDependencies } from './loadDependencies.js';
 import type { LoadFacts } from './loadFacts.js';
 import { saveManifest, type LoadMode, type Pacing } from './loadMode.js';
-import { loadFormatOf, readingOf } from './inputReading.js';
+import { groupedWarning, loadFormatOf, readingOf } from './inputReading.js';
 import type { OpenedCheckpoint } from './openCheckpoint.js';
 import { prepareOutputFiles, type CallerFiles } from './outputFiles.js';
 import { localListingStore, s3ListingStore, sharedListing } from './sharedListing.js';
@@ -237,6 +237,7 @@ async function stagesOf(
   const planner = createRowPlanner(plannerOptions);
   const reading = await readingOf(ready, plannerOptions, {
     opts,
+    ...(ctx.deps.notGrouped ? { notGrouped: true } : {}),
     onStripes: mode.onStripes,
     stripeBytes: ctx.deps.testSeams?.stripeBytes,
     disposer,
@@ -245,6 +246,7 @@ async function stagesOf(
   emit({ type: 'reading', order: reading.order });
   const orderer = new WriteOrderer({
     mode: reading.order,
+    ...(reading.adaptive ? { adaptive: { onGrouped: (at: PlannedWrite) => emit(groupedWarning(at, opts, input.totalBytes)) } } : {}),
     parts: reading.parts,
     windowRows: opts.windowRows,
     memoryBytes: opts.memoryBytes,

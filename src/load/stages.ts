@@ -74,7 +74,8 @@ export async function* batchesOf(records: AsyncGenerator<SourceRecord | SourceRe
           const full = batch(now);
           if (full) yield full;
         } else {
-          for (const write of await orderer.push(planned)) {
+          // The window hands writes on without a promise too, but at the rows where it looks at its keys.
+          for (const write of orderer.pushNow(planned) ?? (await orderer.push(planned))) {
             const full = batch(write);
             if (full) yield full;
           }
@@ -87,7 +88,8 @@ export async function* batchesOf(records: AsyncGenerator<SourceRecord | SourceRe
     stages.close();
   }
   if (!stop.stopping) {
-    if (isGlobalOrder(stages.order)) report.emit({ type: 'ordering', mode: stages.order, rows: orderer.held, spilled: orderer.stats.spilled });
+    // The orderer's own mode: an auto order's window may have gone over to round-robin while reading.
+    if (isGlobalOrder(orderer.mode)) report.emit({ type: 'ordering', mode: orderer.mode, rows: orderer.held, spilled: orderer.stats.spilled });
     for await (const write of orderer.drain()) {
       if (stop.stopping) break;
       const full = batch(write);
