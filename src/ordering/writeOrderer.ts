@@ -19,7 +19,6 @@ import { GroupingCheck } from './stripes/grouping.js';
 import { HeldWrites } from './heldWrites.js';
 import { forEachLine, LineWriter, readLineBlocks, TempSpace, type LineBlock } from './lineFiles.js';
 import { Chunk, CursorHeap, openCursor, type Cursor, type Run } from './runs.js';
-import { Slabs, type Slab } from './slabs.js';
 
 export interface WriteOrdererOptions {
   mode: WriteOrder;
