@@ -89,8 +89,8 @@ export class WriteOrderer {
   readonly #space = new TempSpace();
   readonly #options: WriteOrdererOptions;
   readonly #mode: OrderMode;
-  readonly #window: WindowInterleaver<WindowEntry> | undefined;
-  readonly #windowSlabs: Slabs | undefined;
+  #window: WindowInterleaver<WindowEntry> | undefined;
+  #windowSlabs: Slabs | undefined;
   /** Bytes of the encodings the window holds. */
   #windowEncoded = 0;
   /** Writes pushed so far (global orders). */
@@ -114,14 +114,34 @@ export class WriteOrderer {
     } else if (this.#mode === 'window') {
       // Small slabs: a slab lives as long as its longest-held write, and the window releases writes
       // in no simple order.
-      this.#windowSlabs = new Slabs(clamp(Math.floor(budget / 2048), 4096, 64 * 1024), false);
-      this.#window = createWindowInterleaver<WindowEntry>((e) => e.partition, { rows: options.windowRows, bytes: budget });
+      this.#newWindow();
     } else if (isGlobalOrder(this.#mode)) {
       // Large slabs (32 MiB at the default budget): allocations that large get pages of their own from
       // the system (glibc: above 32 MiB always), which go back to it at the spill. Small ones would stay
       // with the allocator and the sort that follows would need new memory on top of them.
       this.#memory = new HeldWrites(this.#mode, clamp(Math.floor(budget / 4), 4096, 64 * 1024 * 1024));
     }
+  }
+
+  #newWindow(): void {
+    const budget = this.#options.memoryBytes;
+    this.#windowSlabs = new Slabs(clamp(Math.floor(budget / 2048), 4096, 64 * 1024), false);
+    this.#window = createWindowInterleaver<WindowEntry>((e) => e.partition, { rows: this.#options.windowRows, bytes: budget });
+    this.#windowEncoded = 0;
+  }
+
+  /**
+   * A restart point (load/restartPoints.ts): every write held, in the order's order, and the order left as
+   * a new one, so nothing before the point decides anything after it (a resume starts there with a new
+   * order). Undefined in the orders that cannot restart: the global ones hold every write to the end, and
+   * stripes read the file in several places at once.
+   */
+  restart(): PlannedWrite[] | undefined {
+    if (this.#mode === 'input') return [];
+    if (!this.#window) return undefined;
+    const held = this.#window.flush().map((entry) => this.#takeWindowEntry(entry));
+    this.#newWindow();
+    return held;
   }
 
   /** Writes read but not yet handed out. */
