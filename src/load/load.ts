@@ -192,6 +192,7 @@ function batchesOfLoad(prepared: PreparedLoad, opts: NormalizedLoadOptions, repo
       // a checkpoint: a partial batch is not a batch of the load's fixed sequence, and resuming counts on it.
       sendLast: () => !report.stop.failed && !(prepared.checkpoint && report.stop.stopping),
       close: prepared.closeInput,
+      restarts: prepared.restarts,
     },
     report,
   );

@@ -50,6 +50,8 @@ export interface TestSeams {
   stripeBytes?: number;
   /** How long a Parquet worker may go without a row group before it is called stalled, at the least (parquetThread.ts). */
   parquetStallMs?: number;
+  /** Records between restart points inside a part, for a new checkpoint (load/restartPoints.ts' RESTART_EVERY_ROWS otherwise). */
+  restartRows?: number;
 }
 
 /**

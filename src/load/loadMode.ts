@@ -24,6 +24,7 @@ import type { DryRun, LoadDependencies } from './loadDependencies.js';
 import type { LoadFacts } from './loadFacts.js';
 import type { LoadStop } from './loadStop.js';
 import type { LoadTally } from './loadTally.js';
+import { RESTART_EVERY_ROWS } from './restartPoints.js';
 import { openCheckpoint, type OpenedCheckpoint } from './openCheckpoint.js';
 import type { NormalizedLoadOptions } from './options.js';
 import type { StripeLayout } from '../ordering/stripes/stripedRecords.js';
@@ -111,7 +112,10 @@ export function writingMode(ctx: ModeContext): LoadMode {
     },
     async checkpoint(keySchema, seed, inputSet) {
       if (!opts.checkpointPath) return undefined;
-      return openCheckpoint(keySchema, seed, { opts, inputSet, disposer, stop: ctx.stop, tally: ctx.tally, emit, result: ctx.result });
+      // Sharded keys go to the manifest from every batch, the skipped ones too: a resume that does not read
+      // the rows before its restart point could not add theirs, so a sharded load reads from the start.
+      const restartEveryRows = opts.shard ? 0 : (deps.testSeams?.restartRows ?? RESTART_EVERY_ROWS);
+      return openCheckpoint(keySchema, seed, { opts, inputSet, disposer, stop: ctx.stop, tally: ctx.tally, emit, result: ctx.result }, restartEveryRows);
     },
     manifest(shard) {
       if (!shard) return undefined;

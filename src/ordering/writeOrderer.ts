@@ -101,7 +101,7 @@ export class WriteOrderer {
   #mode: WriteOrder;
   #window: WindowInterleaver<PlannedWrite> | undefined;
   /** Watches the keys' runs, for a window that may go over to round-robin. */
-  readonly #runs: KeyRuns | undefined;
+  #runs: KeyRuns | undefined;
   /** Writes pushed so far (global orders). */
   #position = 0;
   /** The global order while it fits the budget. */
@@ -117,15 +117,10 @@ export class WriteOrderer {
   constructor(options: WriteOrdererOptions) {
     this.#options = options;
     this.#mode = options.mode;
-    const budget = options.memoryBytes;
     if (this.#mode === 'stripes') {
       this.#grouping = new GroupingCheck(options.parts ?? 1);
     } else if (this.#mode === 'window') {
-      const rows = options.adaptive ? Math.min(AUTO_WINDOW_ROWS, options.windowRows) : options.windowRows;
-      this.#window = createWindowInterleaver<PlannedWrite>((w) => w.partitionId, { rows, bytes: budget });
-      // Looked at before the window first overflows, so that input whose keys come in runs from its first
-      // row goes over with nothing handed out yet.
-      if (options.adaptive) this.#runs = new KeyRuns(rows - LOOK_EVERY);
+      this.#newWindow();
     } else if (isGlobalOrder(this.#mode)) {
       this.#memory = this.#heldWrites(this.#mode);
     }
@@ -157,6 +152,33 @@ export class WriteOrderer {
     this.#memory = this.#heldWrites('round-robin');
     this.#options.adaptive!.onGrouped(at);
     for (const write of held) await this.push(write);
+  }
+
+  /**
+   * A new window: the auto order's starts small and watches the keys' runs afresh. Looked at before the
+   * window first overflows, so that input whose keys come in runs from its first row goes over with
+   * nothing handed out yet.
+   */
+  #newWindow(): void {
+    const options = this.#options;
+    const rows = options.adaptive ? Math.min(AUTO_WINDOW_ROWS, options.windowRows) : options.windowRows;
+    this.#window = createWindowInterleaver<PlannedWrite>((w) => w.partitionId, { rows, bytes: options.memoryBytes });
+    if (options.adaptive) this.#runs = new KeyRuns(rows - LOOK_EVERY);
+  }
+
+  /**
+   * A restart point (load/restartPoints.ts): every write held, in the order's order, and the order left as
+   * a new one, so nothing before the point decides anything after it (a resume starts there with a new
+   * order: the auto order's window small again, its watch of the keys' runs begun afresh). Undefined in
+   * the orders that cannot restart: the global ones hold every write to the end (an auto order's window
+   * that went over to round-robin included), and stripes read the file in several places at once.
+   */
+  restart(): PlannedWrite[] | undefined {
+    if (this.#mode === 'input') return [];
+    if (!this.#window) return undefined;
+    const held = this.#window.flush();
+    this.#newWindow();
+    return held;
   }
 
   /** Writes read but not yet handed out. */
