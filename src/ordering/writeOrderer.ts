@@ -12,7 +12,7 @@ import {
   type WindowInterleaver,
   type WriteOrder,
 } from './order.js';
-import { KeyRuns, LOOK_EVERY } from './keyRuns.js';
+import { GROW_RUN, KeyRuns, LOOK_EVERY, MIN_RUN } from './keyRuns.js';
 import type { PlannedWrite } from '../shared/types.js';
 import { decodeWrite, encodeWrite, partitionEnd } from './writeCodec.js';
 import { GroupingCheck } from './stripes/grouping.js';
@@ -219,6 +219,7 @@ export class WriteOrderer {
   pushNow(write: PlannedWrite): PlannedWrite[] | undefined {
     const window = this.#window;
     if (!window || this.#runs?.due()) return undefined;
+    // Not a row at which it looks: the verdict's threshold does not matter.
     this.#runs?.add(write.partitionId, () => window.keys);
     return window.push(write, windowBytes(write));
   }
@@ -230,17 +231,18 @@ export class WriteOrderer {
       case 'stripes':
         return [this.passThrough(write)!];
       case 'window': {
-        if (this.#runs?.add(write.partitionId, () => this.#window!.keys)) {
-          const window = this.#window!;
-          if (window.rows >= this.#options.windowRows) {
+        const window = this.#window!;
+        const full = window.rows >= this.#options.windowRows;
+        if (this.#runs?.add(write.partitionId, () => window.keys, full ? MIN_RUN : GROW_RUN)) {
+          if (full) {
             await this.#goGlobal(write);
             return this.push(write);
           }
-          // Keys in runs longer than the window: a bigger window may still hold enough of them.
+          // Too few keys held, in runs: a bigger window may hold enough of them.
           window.rows = Math.min(window.rows * 4, this.#options.windowRows);
           this.#runs.restart(window.rows - window.held - LOOK_EVERY);
         }
-        return this.#window!.push(write, windowBytes(write));
+        return window.push(write, windowBytes(write));
       }
       default: {
         const position = this.#position++;

@@ -16,7 +16,7 @@ import { useLocalAws } from '../support/localAws.js';
 import { mulberry32 } from '../../tools/mulberry32.js';
 
 const KEYS: TableKeys = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } };
-const { endpoint, client, dir, newTable } = useLocalAws({ name: 'autoorder' });
+const { endpoint, client, dir, newTable } = useLocalAws({ name: 'autoorder', processCredentials: true });
 
 let n = 0;
 const run = (options: Partial<LoadOptions> & Pick<LoadOptions, 'input' | 'table'>, events: LoadEvent[], stdin?: Readable) =>
@@ -138,4 +138,3 @@ describe('the auto order', () => {
     }
   });
 });
-

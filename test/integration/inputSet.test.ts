@@ -85,7 +85,7 @@ describe('several local inputs', () => {
     expect(items.find((i) => i.sk!.N === '199')!.v!.S).toBe('j19');
   });
 
-  it('stripes (the default order) cut one plain local file, never a set of them', async () => {
+  it("stripes (the default order) cut one plain local file; a set of them streams through the auto order's window", async () => {
     const root = join(dir(), `stripes-${++folders}`);
     await mkdir(root);
     // Grouped by partition key and over 128 KB each: one alone is read in stripes.
@@ -97,7 +97,8 @@ describe('several local inputs', () => {
     expect(single).toMatchObject({ order: 'stripes', written: 3000, complete: true });
     const table = await newTable(KEYS);
     const both = await run({ input: [join(root, 'one.csv'), join(root, 'two.csv')], table });
-    expect(both).toMatchObject({ order: 'round-robin', written: 6000, complete: true });
+    // Runs of 100 rows: the window grows until it holds the 6,000 rows whole (and writes them in round-robin).
+    expect(both).toMatchObject({ order: 'window', written: 6000, complete: true });
     expect((await scanAll(client(), table)).length).toBe(6000);
   });
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { KeyRuns, LOOK_EVERY, MIN_RUN, MIN_WINDOW_KEYS } from '../../../src/ordering/keyRuns.js';
+import { GROW_RUN, KeyRuns, LOOK_EVERY, MIN_RUN, MIN_WINDOW_KEYS } from '../../../src/ordering/keyRuns.js';
 import { AUTO_WINDOW_ROWS, orderAll } from '../../../src/ordering/order.js';
 import { WriteOrderer } from '../../../src/ordering/writeOrderer.js';
 import type { PlannedWrite } from '../../../src/shared/types.js';
@@ -120,6 +120,13 @@ describe('KeyRuns', () => {
     expect(sorted(50_000, MIN_RUN).some((k) => at.add(k, () => 1))).toBe(true);
   });
 
+  it('with the growing threshold (GROW_RUN), runs of a few rows count: the window grows where a global order would not be called for', () => {
+    const grow = new KeyRuns(2048);
+    expect(sorted(50_000, GROW_RUN).some((k) => grow.add(k, () => 1, GROW_RUN))).toBe(true);
+    const mixedFew = new KeyRuns(2048);
+    expect(mixed(50_000, 3, 9).some((k) => mixedFew.add(k, () => 3, GROW_RUN))).toBe(false);
+  });
+
   it('restart() begins a new stretch', () => {
     const runs = new KeyRuns(1024);
     const keys = sorted(10_000, 5_000);
@@ -171,6 +178,15 @@ describe("WriteOrderer, the auto order's window", () => {
     // After the change, the tail's keys alternate (round-robin over 10 keys).
     const afterwards = r.out.slice(r.streamed);
     expect(longestRun(afterwards)).toBe(1);
+  });
+
+  it('a small file sorted by key, runs of 50 rows: the window grows to hold it all and writes it in round-robin', async () => {
+    const keys = sorted(2_000, 50);
+    const r = await run(keys);
+    expectComplete(r.out, keys.length);
+    expect(r.mode).toBe('window');
+    expect(r.streamed).toBe(0);
+    expect(longestRun(r.out)).toBe(1);
   });
 
   it('keys in runs a few hundred rows long: the window grows to hold enough keys and keeps streaming', async () => {
