@@ -134,9 +134,10 @@ export function rangesPerPart(sizes: readonly number[], cuttable: readonly boole
 }
 
 /**
- * Which ranges (their bytes, in order) start a stripe: the first, and each that starts past the next of
- * `maxStripes` equal shares of the bytes (rounded), so stripes are of about equal bytes and at most
- * `maxStripes`; small parts run on in one stripe. Pure.
+ * Which ranges (their bytes, in order) start a stripe: the first, and each whose middle is in a later one
+ * of `maxStripes` equal shares of the bytes than the stripe's start, so stripes are of about equal bytes
+ * and at most `maxStripes`; small parts run on in one stripe. (By the middle: ranges cut at record starts
+ * begin a little before or after a share's edge.) Pure.
  */
 export function stripeStarts(bytes: readonly number[], maxStripes: number): boolean[] {
   const total = bytes.reduce((sum, b) => sum + b, 0);
@@ -144,7 +145,7 @@ export function stripeStarts(bytes: readonly number[], maxStripes: number): bool
   let share = -1;
   let count = 0;
   return bytes.map((b) => {
-    const here = total === 0 ? 0 : Math.round((maxStripes * at) / total);
+    const here = total === 0 ? 0 : Math.floor((maxStripes * (at + b / 2)) / total);
     const starts = count === 0 || (here > share && count < maxStripes);
     if (starts) {
       share = here;
