@@ -16,7 +16,9 @@ import { DoneBatches, type BatchRange } from './doneBatches.js';
 // batches; a checkpoint of format 2 would skip other rows than the ones it recorded, so it is refused.
 // 4: a key running across whole ranges is now a stripe of its own (src/ordering/stripes/stripeKeys.ts): the stripes,
 // and so the batches, of such a file differ from format 3's.
-export const CHECKPOINT_VERSION = 4;
+// 5: a grouped set of plain parts (a folder, a glob, an S3 prefix) is now read in stripes across its parts,
+// not whole in round-robin order: its batches differ from format 4's.
+export const CHECKPOINT_VERSION = 5;
 
 /** The input as it was: a different file, or the same file changed, must not resume. */
 export interface InputIdentity {
