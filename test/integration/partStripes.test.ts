@@ -12,7 +12,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { LoadDependencies, LoadEvent } from '../../src/index.js';
 import type { PlannedWrite } from '../../src/shared/types.js';
+import { killableCli } from '../support/checkpoint.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
+import { localEnv } from '../support/env.js';
 import { useLocalAws } from '../support/localAws.js';
 import { localLoad, type LocalLoadOptions } from '../support/localLoad.js';
 import { plainItem } from '../support/plainItem.js';
@@ -185,6 +187,25 @@ describe('--order stripes over a set of parts', () => {
     await expectTable(other, parts.flat());
     await dropTable(table);
     await dropTable(other);
+  });
+
+  it('kill -9 mid-load of a folder and resume with the same command: the same stripes are replayed, every key ends at its last row', async () => {
+    const parts = sortedParts();
+    const dir = await folderOf(parts);
+    const table = await newTable();
+    // The CLI cuts with the default minimum stripe (64 KB): each part is one range, and the set is still striped.
+    const dryRun = { onPlanned: (w: PlannedWrite) => w, record: () => undefined };
+    expect((await run({ input: dir, table }, { dryRun, testSeams: {} })).order).toBe('stripes');
+    const checkpoint = path('resume.checkpoint.json');
+    const args = ['load', dir, '--table', table, '--types', 'v:N', '--checkpoint', checkpoint, '--rejects', path('resume.rejects.jsonl'), '--concurrency', '2'];
+    const cli = killableCli(args, checkpoint, { cwd: aws.dir(), env: localEnv(aws.endpoint) });
+    const killed = await cli(40);
+    expect(killed.signal).toBe('SIGKILL');
+    const resumed = await cli();
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toContain('resuming from checkpoint');
+    await expectTable(table, parts.flat());
+    await dropTable(table);
   });
 
   it('a glob of JSON Lines parts', async () => {
