@@ -5,9 +5,10 @@
  *
  *   tsx bench/data.ts out.csv 200000 [seed]
  */
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { mulberry32 as prng } from '../tools/mulberry32.js';
 
@@ -216,6 +217,42 @@ export async function generateFlightsCsv(path: string, rows: number, seed: numbe
   const perId = byShuffledId(byRank, random);
   const { hotKey, hotRows } = await writeSortedCsv(path, perId, (id) => `ORIGIN#${String(id).padStart(3, '0')}`, random);
   return { path, rows, bytes: (await stat(path)).size, hotKey, hotRows, customersWithRows: perId.filter((n) => n > 0).length };
+}
+
+/**
+ * Splits a key-sorted CSV of one line per row (as generateCsv writes it) into `parts` files in `dir`, each
+ * with the header, cut at about equal bytes and moved on to the next partition key: Spark's output of a
+ * range-partitioned, sorted write (keys ascending from part to part, no key in two parts). Returns the files.
+ */
+export async function splitSortedCsv(path: string, dir: string, parts: number): Promise<string[]> {
+  const size = (await stat(path)).size;
+  const lines = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
+  const files: string[] = [];
+  let header: string | undefined;
+  let out: WriteStream | undefined;
+  let at = 0;
+  let lastKey: string | undefined;
+  const open = async () => {
+    if (out) await new Promise<void>((done) => out!.end(done));
+    const file = join(dir, `part-${String(files.length).padStart(5, '0')}.csv`);
+    files.push(file);
+    out = createWriteStream(file);
+    out.write(`${header}\n`);
+  };
+  for await (const line of lines) {
+    if (header === undefined) {
+      header = line;
+      await open();
+      continue;
+    }
+    const key = line.slice(0, line.indexOf(','));
+    if (files.length < parts && at >= (size * files.length) / parts && key !== lastKey) await open();
+    if (!out!.write(`${line}\n`)) await new Promise<void>((drained) => out!.once('drain', () => drained()));
+    at += Buffer.byteLength(line) + 1;
+    lastKey = key;
+  }
+  await new Promise<void>((done) => out!.end(done));
+  return files;
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

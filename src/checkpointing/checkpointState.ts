@@ -17,7 +17,9 @@ import { DoneBatches, type BatchRange } from './doneBatches.js';
 // 4: a key running across whole ranges is now a stripe of its own (src/ordering/stripes/stripeKeys.ts): the stripes,
 // and so the batches, of such a file differ from format 3's.
 // 5: a load that streams its input (orders input and window) empties its order and its batcher at restart
-// points (restartPoints.ts), which changes its batches; the checkpoint records the points reached.
+// points (restartPoints.ts), which changes its batches, and the checkpoint records the points reached; the
+// default order is now auto (decided from the data: a set streams through the window, or is read in
+// stripes across its parts, where format 4 wrote it in round-robin): its batches differ from format 4's.
 export const CHECKPOINT_VERSION = 5;
 
 /**

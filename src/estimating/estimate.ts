@@ -94,6 +94,7 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
   const stripesFromStatistics = (opts.order === 'stripes' || opts.order === 'auto') && !settings.materializeOrder && opts.shard === undefined;
   /** The order a load would write in, as the dry run was told (stripes, or round-robin for a file that cannot be cut). */
   let simulatedOrder: OrderMode | undefined;
+  let ownOrder = false;
   // The dry run's own phases model the load's: start-up until 'started', the read phase until the order
   // starts handing out writes ('ordering', global orders) or the last row (streaming orders).
   let startedAt: number | undefined;
@@ -124,8 +125,10 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
     record: (writes) => tally!.addBatch(writes),
     ...(stripesFromStatistics
       ? {
-          onStripes: (layout: StripeLayout | 'window' | undefined) => {
-            simulatedOrder = layout === 'window' ? 'window' : layout ? 'stripes' : 'round-robin';
+          onStripes: (layout: StripeLayout | 'own' | undefined) => {
+            // 'own': the dry run orders the rows itself (the auto order's window, or a set read in stripes).
+            ownOrder = layout === 'own';
+            simulatedOrder = layout === 'own' ? undefined : layout ? 'stripes' : 'round-robin';
             tally!.readAs(layout);
           },
           onSkipped: (origin: RowOrigin) => tally!.skip(origin),
@@ -159,11 +162,11 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
     totals: tally.finish(),
     // The order in effect: a file that cannot be read in stripes is written in round-robin order.
     // (A global order's dry run reads in input order: the order simulated is the one asked for.)
-    // (The auto order's window is the dry run's own order: it may have gone over to round-robin.)
+    // (The dry run's own order where it ordered the rows itself: a window may have gone over to round-robin.)
     load: {
       pacing: opts.pacing,
       keyWcu: opts.keyWcu,
-      order: fromStatistics ? opts.order : simulatedOrder === 'window' ? run.order : (simulatedOrder ?? run.order),
+      order: fromStatistics ? opts.order : ownOrder ? run.order : (simulatedOrder ?? run.order),
       sharded: opts.shard !== undefined,
     },
     prices: options.prices,

@@ -109,13 +109,14 @@ export class EstimateTally {
 
   /**
    * How the load would read the file, for a planned order of `stripes` or `auto`: in these stripes, or
-   * ('window') as it comes through the window (the dry run's own batches are the order then), or
+   * ('own') in an order the dry run makes itself (the auto order's window, a set read in stripes: its
+   * batches are the order then), or
    * (undefined) whole in round-robin order. Once, before the first add().
    */
-  readAs(layout: StripeLayoutStats | 'window' | undefined): void {
+  readAs(layout: StripeLayoutStats | 'own' | undefined): void {
     if (this.#fromStatistics !== 'stripes' || this.#told) throw new Error('EstimateTally.readAs() out of turn; this is a bug');
     this.#told = true;
-    if (layout === 'window') this.#fromBatches = true;
+    if (layout === 'own') this.#fromBatches = true;
     else if (layout) this.#stripes = new StripeOrderStats(layout);
     else this.#planned = { mode: 'round-robin', stats: new PlannedOrderStats() };
   }

@@ -13,6 +13,7 @@ import type { LoadFacts } from './loadFacts.js';
 import type { LoadMode } from './loadMode.js';
 import type { NormalizedLoadOptions } from './options.js';
 import { delimiterOf, formatFromName, type InputFormat } from '../reading/inputFormat.js';
+import { planPartStripes, readPartStripes, stripeableParts, type StripePart } from '../ordering/stripes/partStripes.js';
 import { MIN_STRIPE_BYTES, planStripes, readStripes, recordGroup, stripeCount } from '../ordering/stripes/stripedRecords.js';
 
 /** How the load's input is read: its records in the order they come, the write order in effect, and how to stop. */
@@ -66,12 +67,21 @@ export async function readingOf(
   const asked = opts.order;
   if (asked !== 'stripes' && asked !== 'auto') return whole(asked);
   const notStriped = () => {
-    onStripes?.(asked === 'auto' ? 'window' : undefined);
+    onStripes?.(asked === 'auto' ? 'own' : undefined);
     if (asked === 'auto') return whole('window', true);
     return whole(onStripes ? 'input' : 'round-robin');
   };
   if (notGrouped) return notStriped();
-  // Stripes cut one plain local file; several inputs, S3, stdin, an export or deletes are read whole.
+  // A set of plain parts (local files, S3 objects) is striped across its parts. A dry run reads it so too:
+  // the estimate then takes the batches as they come ('own'), as for the window.
+  const set = await stripeableParts(inputSet, opts);
+  if (set) {
+    const striped = await partStripedReading(set, input, plannerOptions, { stripeBytes, disposer, facts });
+    if (!striped) return notStriped();
+    onStripes?.('own');
+    return striped;
+  }
+  // Stripes cut one plain local file; stdin, an export or deletes are read whole.
   const path = plainLocalFile(inputSet, opts);
   if (path === undefined || format === undefined) return notStriped();
   const syntax = format === 'csv' ? 'csv' : 'jsonl';
@@ -99,6 +109,28 @@ export async function readingOf(
     return { ...whole('stripes'), parts: 1 };
   }
   const striped = readStripes(path, file, input.totalBytes!, how, plan, inputSet.parts[0]!.part.pin);
+  disposer.defer(() => striped.close());
+  input.close();
+  facts.input = { totalBytes: input.totalBytes, bytesRead: striped.bytesRead };
+  return { records: striped.chunks, order: 'stripes', adaptive: false, parts: striped.parts, closeInput: striped.close };
+}
+
+/** A set's striped reading, or undefined when its heads show it is not grouped (partStripes.ts). */
+async function partStripedReading(
+  parts: StripePart[],
+  input: OpenedInputSet,
+  plannerOptions: RowPlannerOptions,
+  { stripeBytes, disposer, facts }: Pick<ReadingContext, 'stripeBytes' | 'disposer' | 'facts'>,
+): Promise<Reading | undefined> {
+  const { partitionKey } = plannerOptions.keySchema;
+  const plan = await planPartStripes({
+    parts,
+    probe: recordGroup(createRowPlanner({ ...plannerOptions, shard: undefined }), partitionKey),
+    ...(partitionKey.type === 'S' ? { keyColumn: partitionKey.name } : {}),
+    ...(stripeBytes !== undefined ? { minBytes: stripeBytes } : {}),
+  });
+  if (!plan) return undefined;
+  const striped = readPartStripes(plan);
   disposer.defer(() => striped.close());
   input.close();
   facts.input = { totalBytes: input.totalBytes, bytesRead: striped.bytesRead };

@@ -74,11 +74,11 @@ export interface DryRun {
   /**
    * The striped read simulated, not done (the estimate). When set and the order is `stripes` or `auto`,
    * the file is cut as a load would cut it and read whole in input order instead: told the stripes'
-   * layout; or 'window' where the auto order streams the input through its window (the dry run then
-   * orders it so itself); or undefined where the load would read the file whole in round-robin order (it
+   * layout; or 'own' where the dry run orders the rows itself as the load would (the auto order's
+   * window, a set read in stripes across its parts); or undefined where the load would read the file whole in round-robin order (it
    * is then read in input order). Called once, before the first row.
    */
-  onStripes?: (layout: StripeLayout | 'window' | undefined) => void;
+  onStripes?: (layout: StripeLayout | 'own' | undefined) => void;
   /**
    * Each row read and not written (rejected, or of another segment), in input order: it still moves its
    * stripe along in a striped read, so the estimate's simulation of that read needs its text too.

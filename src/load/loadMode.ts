@@ -53,7 +53,7 @@ export interface LoadMode {
   /** Told of each row read and not written (a dry run's, when it asks). */
   readonly onSkipped: ((origin: RowOrigin) => void) | undefined;
   /** Told how the file would be read in stripes, instead of reading it so (a dry run's, when it asks: the estimate). */
-  readonly onStripes: ((layout: StripeLayout | 'window' | undefined) => void) | undefined;
+  readonly onStripes: ((layout: StripeLayout | 'own' | undefined) => void) | undefined;
   /** Whether the load tallies write units per key (a dry run keeps its own tally). */
   readonly countKeys: boolean;
 }

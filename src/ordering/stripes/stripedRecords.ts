@@ -213,7 +213,7 @@ export function readStripes(path: string, file: string, size: number, first: Ran
  * rest by its own, each from its own bytes; without the cut (the start was not found), both read the head
  * and count its rows (take, skip).
  */
-async function cutHead(path: string, file: string, range: ByteRange, head: Head, how: RangeSyntax): Promise<void> {
+export async function cutHead(path: string, file: string, range: ByteRange, head: Head, how: RangeSyntax): Promise<void> {
   if (head.whole || head.nextLine === undefined) return;
   const offset = await recordStartAtLine(path, range, head.nextLine, how);
   if (offset === undefined) return;
@@ -241,23 +241,27 @@ async function firstRaw(path: string, file: string, range: ByteRange, how: Range
 
 /**
  * The stripes: each starts past the head of its first range and takes the heads (or whole ranges) after it
- * that share its last key. Exported for its tests.
+ * that share its last key. `partOf` names the part of a set each range is in (partStripes.ts). Exported
+ * for its tests.
  */
-export function stripesOf(ranges: ByteRange[], heads: Head[]): Stripe[] {
+export function stripesOf(ranges: ByteRange[], heads: Head[], partOf?: readonly number[]): Stripe[] {
+  const inPart = (k: number) => (partOf === undefined ? {} : { part: partOf[k]! });
   const stripes: Stripe[] = [];
   let j = 0;
   while (j < ranges.length) {
     const first = ranges[j]!;
     const cut = heads[j]!.cut;
-    const pieces: Piece[] = [cut ? { range: cut, skip: 0, take: Infinity } : { range: first, skip: heads[j]!.rows, take: Infinity }];
+    const pieces: Piece[] = [
+      cut ? { ...inPart(j), range: cut, skip: 0, take: Infinity } : { ...inPart(j), range: first, skip: heads[j]!.rows, take: Infinity },
+    ];
     let size = first.end - first.start - heads[j]!.bytes;
     let k = j + 1;
     while (k < ranges.length) {
       const head = heads[k]!;
       const range = ranges[k]!;
       const running = head.keys[0] === undefined ? {} : { running: head.keys[0] };
-      if (head.cut) pieces.push({ range: { start: range.start, end: head.cut.start, line: range.line }, skip: 0, take: Infinity, ...running });
-      else pieces.push({ range, skip: 0, take: head.whole ? Infinity : head.rows, ...running, ...(head.whole ? { whole: true as const } : {}) });
+      if (head.cut) pieces.push({ ...inPart(k), range: { start: range.start, end: head.cut.start, line: range.line }, skip: 0, take: Infinity, ...running });
+      else pieces.push({ ...inPart(k), range, skip: 0, take: head.whole ? Infinity : head.rows, ...running, ...(head.whole ? { whole: true as const } : {}) });
       size += head.whole ? range.end - range.start : head.bytes;
       if (!head.whole) break;
       k++;
@@ -271,7 +275,7 @@ export function stripesOf(ranges: ByteRange[], heads: Head[]): Stripe[] {
 }
 
 /** The header row's names, read from the start of the file. */
-async function headerOf(path: string, file: string, range: ByteRange, how: RangeSyntax): Promise<string[]> {
+export async function headerOf(path: string, file: string, range: ByteRange, how: RangeSyntax): Promise<string[]> {
   let names: string[] | undefined;
   const reader = readRange(path, file, range, how, (n) => (names = n));
   try {
@@ -360,9 +364,9 @@ export function headsAscending(heads: readonly Head[]): boolean {
 }
 
 /** The rows of one stripe, in arrays: its pieces in file order. (Exported for its tests.) */
-export async function* stripeChunks(pieces: Piece[], openRange: (range: ByteRange) => RangeReader): AsyncGenerator<SourceRecord[]> {
+export async function* stripeChunks(pieces: Piece[], openRange: (range: ByteRange, piece: Piece) => RangeReader): AsyncGenerator<SourceRecord[]> {
   for (const piece of pieces) {
-    const reader = openRange(piece.range);
+    const reader = openRange(piece.range, piece);
     try {
       let index = 0;
       const end = piece.skip + piece.take;
