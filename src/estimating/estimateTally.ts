@@ -72,6 +72,9 @@ export class EstimateTally {
   readonly #units = { table: 0, indexes: {} as Record<string, number>, total: 0 };
   readonly #indexes: IndexKeyTally;
   #inputBatch: SimWrite[] = [];
+  /** The key last counted as distinct, before and after --shard. */
+  #lastKey: string | undefined;
+  #lastWritten: string | undefined;
   #finished = false;
   /** A global order, simulated from key statistics rather than from the batches of a materialised order. */
   #planned: { mode: GlobalOrderMode; stats: PlannedOrderStats } | undefined;
@@ -131,11 +134,14 @@ export class EstimateTally {
     // partitionId is the key type letter + the value as written (any shard suffix included); unshardedKey is set only when sharded.
     const written = w.partitionId.slice(1);
     const original = w.unshardedKey ?? written;
-    this.#distinct.add(original);
+    // Counting a value again changes no distinct count: a run of one key's rows (a sorted file) hashes it once.
+    if (original !== this.#lastKey) this.#distinct.add(original);
+    this.#lastKey = original;
     // A table key's own units: GSI units land on the index's keys, counted by #indexes.
     this.#hottest.add(original, cost.table);
     if (this.#sharded) {
-      this.#distinctWritten.add(written);
+      if (written !== this.#lastWritten) this.#distinctWritten.add(written);
+      this.#lastWritten = written;
       this.#hottestWritten.add(written, cost.table);
     } else if (w.unshardedKey !== undefined) throw new Error('EstimateTally was told there is no --shard, and a write is sharded; this is a bug');
     const slimItem = this.#indexes.any ? this.#indexes.add(w.item, cost) : {};
