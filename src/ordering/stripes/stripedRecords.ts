@@ -9,6 +9,7 @@ import { cutFile, readRange, recordStartAtLine, type ByteRange, type RangeReader
 import { isRejected, type RowPlanner, type SourceRecord } from '../../typing/planRow.js';
 import { keyCellRows, UNCLEAR, type ProbedRow } from './keyCellRows.js';
 import { isolateRunningKeys } from './stripeKeys.js';
+import { GROW_RUN } from '../keyRuns.js';
 import type { Piece, Stripe } from './stripeLayout.js';
 
 /**
@@ -136,6 +137,7 @@ export async function planStripes(args: {
   keyColumn?: string;
 }): Promise<StripePlan | undefined> {
   const { path, file, size, probe } = args;
+  if (await headIsMixed(readRange(path, file, { start: 0, end: Math.min(size, MIXED_HEAD_BYTES), line: 1 }, args.how), probe)) return undefined;
   const { ranges, marks } = await cutFile(path, size, args.how, args.parts, MARKS_PER_RANGE);
   const how: RangeSyntax = {
     ...args.how,
@@ -164,6 +166,35 @@ export async function planStripes(args: {
   if (stripes.length < 2) return undefined;
   const layout = { sizes: stripes.map((s) => s.size), firstLines: stripes.map((s) => s.firstLine), firstRaws: stripes.map((s) => s.firstRaw) };
   return { stripes, how, layout };
+}
+
+/** The file's first bytes read for headIsMixed, and the rows looked at there at most. */
+const MIXED_HEAD_BYTES = 1024 * 1024;
+const MIXED_HEAD_ROWS = 2048;
+
+/**
+ * Whether the file's first rows show keys already mixed: a new partition key every few rows on average
+ * (under GROW_RUN rows a key), over at least 256 rows. Such a file is not grouped by key and needs no
+ * stripes: the window streams it. Looked at before the pass that finds where every record starts, which
+ * reads the whole file (about a second per 300 MB) only to find the file not grouped. The last row read
+ * is left out: the bytes may end inside it.
+ */
+async function headIsMixed(reader: RangeReader, probe: (record: SourceRecord) => string | undefined): Promise<boolean> {
+  const groups: (string | undefined)[] = [];
+  try {
+    for await (const record of reader.records) {
+      groups.push(probe(record));
+      if (groups.length > MIXED_HEAD_ROWS) break;
+    }
+  } finally {
+    await reader.records.return(undefined);
+    reader.close();
+  }
+  groups.pop();
+  if (groups.length < 256) return false;
+  let changes = 0;
+  for (let i = 1; i < groups.length; i++) if (groups[i] !== groups[i - 1]) changes++;
+  return changes * GROW_RUN > groups.length;
 }
 
 /**
