@@ -28,9 +28,10 @@
  *                     through the partition model at the table's capacity (~3 minutes). It runs after the
  *                     main bench by default; --skip-rate leaves it out. --rate-rows N sets its input size.
  *   --noise-only      run only the noise bench, bench/noise.ts: the same rows with default
- *                     options clean and with the issue's fault mix through the partition proxy; items/s
- *                     of both and their ratio (~2 minutes at 50k rows). It runs after the main bench by
- *                     default; --skip-noise leaves it out. --noise-rows N sets its input size.
+ *                     options clean, with the usual fault mix and with the harsher one (15%
+ *                     ThrottlingException) through the partition proxy; items/s of each and their ratios
+ *                     to clean (~4 minutes at 50k rows). It runs after the main bench by default;
+ *                     --skip-noise leaves it out. --noise-rows N sets its input size.
  *   --estimate-only   run only the estimate bench, bench/estimate.ts: predicted vs measured duration and
  *                     throttles for five inputs through the partition model, and estimate rows/s against
  *                     parse-only (~3 minutes). It runs after the main bench by default; --skip-estimate

@@ -5,9 +5,10 @@
  *
  *   tsx bench/data.ts out.csv 200000 [seed]
  */
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { mulberry32 as prng } from '../tools/mulberry32.js';
 
@@ -216,6 +217,81 @@ export async function generateFlightsCsv(path: string, rows: number, seed: numbe
   const perId = byShuffledId(byRank, random);
   const { hotKey, hotRows } = await writeSortedCsv(path, perId, (id) => `ORIGIN#${String(id).padStart(3, '0')}`, random);
   return { path, rows, bytes: (await stat(path)).size, hotKey, hotRows, customersWithRows: perId.filter((n) => n > 0).length };
+}
+
+/**
+ * Splits a key-sorted CSV of one line per row (as generateCsv writes it) into `parts` files in `dir`, each
+ * with the header, cut at about equal bytes and moved on to the next partition key: Spark's output of a
+ * range-partitioned, sorted write (keys ascending from part to part, no key in two parts). Returns the files.
+ */
+export async function splitSortedCsv(path: string, dir: string, parts: number): Promise<string[]> {
+  const size = (await stat(path)).size;
+  const lines = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
+  const files: string[] = [];
+  let header: string | undefined;
+  let out: WriteStream | undefined;
+  let at = 0;
+  let lastKey: string | undefined;
+  const open = async () => {
+    if (out) await new Promise<void>((done) => out!.end(done));
+    const file = join(dir, `part-${String(files.length).padStart(5, '0')}.csv`);
+    files.push(file);
+    out = createWriteStream(file);
+    out.write(`${header}\n`);
+  };
+  for await (const line of lines) {
+    if (header === undefined) {
+      header = line;
+      await open();
+      continue;
+    }
+    const key = line.slice(0, line.indexOf(','));
+    if (files.length < parts && at >= (size * files.length) / parts && key !== lastKey) await open();
+    if (!out!.write(`${line}\n`)) await new Promise<void>((drained) => out!.once('drain', () => drained()));
+    at += Buffer.byteLength(line) + 1;
+    lastKey = key;
+  }
+  await new Promise<void>((done) => out!.end(done));
+  return files;
+}
+
+/**
+ * A key-mixed input shaped like the real flights file (a table dump in date order): columns
+ * id,date,delay,distance,origin,destination, rows in time order, each row's origin drawn from FLIGHTS_KEYS
+ * keys with Zipf weights rank^-skew (the real file's biggest origin held 5.5%; rank^-0.6 gives ~5%), so
+ * every stretch of the file holds most keys. Key: origin (S) + id (N); delay and distance are numbers.
+ */
+export async function generateMixedFlightsCsv(path: string, rows: number, seed: number, skew = 0.6): Promise<DataFile> {
+  const random = prng(seed);
+  const weights = Array.from({ length: FLIGHTS_KEYS }, (_, i) => (i + 1) ** -skew);
+  const sum = weights.reduce((a, b) => a + b, 0);
+  const cumulative: number[] = [];
+  weights.reduce((acc, w) => (cumulative.push((acc + w) / sum), acc + w), 0);
+  const code = (i: number) => String.fromCharCode(65 + (i % 26), 65 + (Math.floor(i / 26) % 26), 65 + Math.floor(i / 676));
+  const out = createWriteStream(path);
+  const write = (text: string) => (out.write(text) ? Promise.resolve() : new Promise<void>((r) => out.once('drain', () => r())));
+  await write('id,date,delay,distance,origin,destination\n');
+  const perKey = new Array<number>(FLIGHTS_KEYS).fill(0);
+  const start = Date.UTC(2001, 0, 1);
+  let lines: string[] = [];
+  for (let id = 0; id < rows; id++) {
+    const u = random();
+    let k = 0;
+    while (cumulative[k]! < u && k < FLIGHTS_KEYS - 1) k++;
+    perKey[k]!++;
+    const date = new Date(start + Math.floor((id / rows) * 365 * 86_400_000)).toISOString();
+    const delay = Math.floor(random() * 120) - 20;
+    const distance = 50 + Math.floor(random() * 2500);
+    lines.push(`${id},${date},${delay},${distance},${code(k)},${code(Math.floor(random() * FLIGHTS_KEYS))}\n`);
+    if (lines.length === 2_000) {
+      await write(lines.join(''));
+      lines = [];
+    }
+  }
+  await write(lines.join(''));
+  await new Promise<void>((resolveEnd, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolveEnd())));
+  const hotRows = Math.max(...perKey);
+  return { path, rows, bytes: (await stat(path)).size, hotKey: code(perKey.indexOf(hotRows)), hotRows, customersWithRows: perKey.filter((n) => n > 0).length };
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

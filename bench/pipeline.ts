@@ -114,13 +114,14 @@ function benchPlanner(): RowPlanner {
     jsonFlavor: 'json',
   });
 }
-/** The orderer load() builds for --order, --window and --memory. */
+/** The orderer load() builds for --order, --window and --memory (auto: its window, which may go over to round-robin). */
 export function writeOrderer(
   mode: OrderMode,
   options: { windowRows: number; memoryBytes: number; tempDir: string; inputBytes: number | undefined },
 ): WriteOrderer {
   const { inputBytes, ...rest } = options;
-  return new WriteOrderer({ mode, ...rest, ...(inputBytes === undefined ? {} : { inputBytes }) });
+  const adaptive = mode === 'auto' ? { adaptive: { onGrouped: () => undefined } } : {};
+  return new WriteOrderer({ mode: mode === 'auto' ? 'window' : mode, ...adaptive, ...rest, ...(inputBytes === undefined ? {} : { inputBytes }) });
 }
 
 /**

@@ -1,27 +1,44 @@
 /**
- * Bench child: `estimate` of a skewed CSV or JSONL with the table described offline (no AWS), for rows/s
- * and peak RSS against bare parsing (runParseOnly.ts csv-parse / jsonl-parse) of the same file.
- *   node --import tsx bench/runEstimateOnly.ts --input f.csv
+ * Bench child: `estimate` of a CSV or JSONL with the table described offline (no AWS), for rows/s and
+ * peak RSS against bare parsing (runParseOnly.ts csv-parse / jsonl-parse) of the same file.
+ *   node --import tsx bench/runEstimateOnly.ts --input f.csv [--pk pk:S] [--sk sk:S] [--types amount:N,qty:N] [--order window]
+ * Without --order, the library default (as a user runs `estimate` with no --order).
  */
+import { parseArgs } from 'node:util';
 import { estimate } from '../dist/estimating/estimate.js';
-import { offlineTableInfo } from '../dist/estimating/offlineTable.js';
-import { childArgs, startMeasuring } from './childStats.js';
+import { parseTypeList } from '../dist/load/options.js';
+import { offlineTableInfo, parseKeyAttribute } from '../dist/estimating/offlineTable.js';
+import type { OrderMode } from '../dist/ordering/order.js';
+import { startMeasuring } from './childStats.js';
 import { tuneHeap } from '../dist/cli/heap.js';
 
 // The heap growth the CLI sets first thing (bin/ddb-spread.js, src/cli/heap.ts): measured as users run it.
 tuneHeap();
 
-const args = childArgs();
+const { values: args } = parseArgs({
+  options: {
+    input: { type: 'string' },
+    rejects: { type: 'string' },
+    pk: { type: 'string', default: 'pk:S' },
+    sk: { type: 'string', default: 'sk:S' },
+    types: { type: 'string', default: 'amount:N,qty:N' },
+    order: { type: 'string' },
+  },
+  strict: true,
+});
+if (!args.input) throw new Error('--input is required');
+
 const done = startMeasuring();
 const result = await estimate({
   input: args.input,
   table: 'estimate',
-  types: { amount: 'N', qty: 'N' },
-  rejectsPath: args.rejects,
+  types: parseTypeList(args.types),
+  rejectsPath: args.rejects ?? `${args.input}.rejects.jsonl`,
   wcu: 1000,
+  ...(args.order ? { order: args.order as OrderMode } : {}),
   tableInfo: offlineTableInfo('estimate', {
-    partitionKey: { name: 'pk', type: 'S' },
-    sortKey: { name: 'sk', type: 'S' },
+    partitionKey: parseKeyAttribute(args.pk, '--pk'),
+    sortKey: parseKeyAttribute(args.sk, '--sk'),
     billing: 'provisioned',
     tableWcu: 1000,
   }),
@@ -33,4 +50,5 @@ done(result.input.rows, {
   writeSeconds: result.time.writeSeconds,
   distinct: result.keys.distinct,
   rejected: result.input.rejected,
+  order: result.simulations.planned.order,
 });

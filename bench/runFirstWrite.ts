@@ -1,7 +1,7 @@
 /**
  * Bench child: a dry-run load() of a CSV in one --order mode, with the table described offline, timing
  * when the first batch goes to the sink (the first write of a real load) and when the last does.
- *   node bench/.children-<pid>/runFirstWrite.js --input f.csv --order stripes [--temp-dir DIR]
+ *   node bench/.children-<pid>/runFirstWrite.js --input f.csv --order stripes [--temp-dir DIR] [--s3-endpoint URL]
  * Prints one JSON line (childStats.ts) with firstWriteS, the order in effect and the order's temp bytes.
  */
 import { parseArgs } from 'node:util';
@@ -16,7 +16,13 @@ import { heapForOrder, tuneHeap } from '../dist/cli/heap.js';
 tuneHeap();
 
 const { values } = parseArgs({
-  options: { input: { type: 'string' }, order: { type: 'string' }, 'temp-dir': { type: 'string' }, rejects: { type: 'string' } },
+  options: {
+    input: { type: 'string' },
+    order: { type: 'string' },
+    'temp-dir': { type: 'string' },
+    rejects: { type: 'string' },
+    's3-endpoint': { type: 'string' },
+  },
 });
 const input = values.input!;
 const done = startMeasuring();
@@ -31,6 +37,7 @@ const result = await load(
     order: values.order as OrderMode,
     rejectsPath: values.rejects ?? `${input}.rejects.jsonl`,
     ...(values['temp-dir'] ? { tempDir: values['temp-dir'] } : {}),
+    ...(values['s3-endpoint'] ? { s3Endpoint: values['s3-endpoint'], s3PathStyle: true, region: 'us-east-1' } : {}),
   },
   {
     // As the CLI does (src/cli/main.ts): a global order gets V8's own heap growth back.

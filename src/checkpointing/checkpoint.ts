@@ -3,8 +3,11 @@ import {
   BatchProgress,
   CHECKPOINT_VERSION,
   partsRefusal,
+  restartPointsKept,
+  resumePoint,
   resumeRefusal,
   type BatchDone,
+  type RestartPoint,
   type PartIdentity,
   type CheckpointFile,
   type InputIdentity,
@@ -34,6 +37,10 @@ export class CheckpointStore {
   readonly #rejectLog: WriteRejectLog | undefined;
   /** Write rejects of the batches an earlier run did, by input line: put back when those rows are read again. */
   readonly restoredRejects: Map<string, WriteRejectEntry>;
+  /** Restart points reached and still of use (see restartPointsKept). */
+  #restarts: RestartPoint[];
+  /** The first batch that holds a row DynamoDB refused (Infinity: none): no resume starts after it. */
+  #firstRejectBatch = Infinity;
 
   private constructor(
     readonly path: string,
@@ -45,6 +52,18 @@ export class CheckpointStore {
     this.progress = new BatchProgress(file);
     this.#rejectLog = rejectLog;
     this.restoredRejects = restored;
+    this.#restarts = [...file.restarts];
+    for (const entry of restored.values()) this.#firstRejectBatch = Math.min(this.#firstRejectBatch, entry.batch);
+  }
+
+  /** Where a resume starts: the latest usable restart point before K; undefined: the input's start. */
+  get resumePoint(): RestartPoint | undefined {
+    return resumePoint(this.#restarts, this.progress.batchesDone, this.#firstRejectBatch);
+  }
+
+  /** The reader reached a restart point: recorded with the next save. */
+  reached(point: RestartPoint): void {
+    this.#restarts.push(point);
   }
 
   /** True when this run continues an earlier one (the file existed). */
@@ -70,6 +89,8 @@ export class CheckpointStore {
     hashInput: () => Promise<string>,
     options: Record<string, unknown>,
     shardSeed: number | undefined,
+    /** Rows between restart points in a part, for a new checkpoint (0: none); a resumed one keeps its own. */
+    restartEveryRows: number,
     /** A set's part `index`'s content hash (found.parts): recorded for each, and on resume for a part whose time differs. */
     hashPart?: (index: number) => Promise<string>,
   ): Promise<CheckpointStore> {
@@ -103,6 +124,8 @@ export class CheckpointStore {
         consumedWcu: 0,
         writeRejects: 0,
         writeRejectLogBytes: 0,
+        restartEveryRows,
+        restarts: [],
       };
       const store = new CheckpointStore(path, file, await WriteRejectLog.create(CheckpointStore.rejectLogPath(path)), new Map());
       // Written at once: a bad path fails before any row, and a crash in the first second leaves a file.
@@ -165,6 +188,7 @@ export class CheckpointStore {
     if (this.progress.isDone(index)) return;
     if (!this.#rejectLog) throw new Error(`checkpoint ${this.path} is finished and cannot record batches`);
     await this.#rejectLog.append(rejects);
+    for (const entry of rejects) this.#firstRejectBatch = Math.min(this.#firstRejectBatch, entry.batch);
     if (!this.progress.complete(index, batch)) return;
     const since = performance.now() - this.#lastSave;
     if (since >= SAVE_EVERY_MS) void this.save('running').catch(() => undefined);
@@ -186,6 +210,7 @@ export class CheckpointStore {
       doneAbove: this.progress.doneAbove,
       ...this.progress.totals,
       writeRejectLogBytes: this.#rejectLog?.bytes ?? this.#file.writeRejectLogBytes,
+      restarts: (this.#restarts = restartPointsKept(this.#restarts, this.progress.batchesDone, this.#firstRejectBatch)),
       ...(outcome ? { outcome } : {}),
     };
     this.#file = file;

@@ -56,6 +56,8 @@ export function parseCheckpoint(text: string, path: string): CheckpointFile {
   for (const name of ['plannedWcu', 'consumedWcu']) field(name, (v) => isNumber(v) && v >= 0, 'a number from 0');
   field('revived', (v) => v === undefined || isCount(v), 'a whole number');
   field('deleted', (v) => v === undefined || isCount(v), 'a whole number');
+  field('restartEveryRows', isCount, 'a whole number');
+  field('restarts', (v) => Array.isArray(v) && v.every(isRestartPoint), 'a list of restart points (part, row, line, batch and counters)');
   field('outcome', (v) => (v === undefined ? value['status'] !== 'complete' : isRecord(v)), 'an object (a finished checkpoint records its outcome)');
   if (isRecord(value['outcome'])) {
     const outcome = value['outcome'];
@@ -82,6 +84,14 @@ function isPart(v: unknown): boolean {
     isNumber(v['mtimeMs']) &&
     isString(v['edges']) &&
     (v['hash'] === undefined || isString(v['hash']))
+  );
+}
+
+function isRestartPoint(v: unknown): boolean {
+  return (
+    isRecord(v) &&
+    ['part', 'row', 'line', 'batch', 'rowsRead', 'otherSegments', 'superseded', 'rejected'].every((name) => isCount(v[name])) &&
+    (v['line'] as number) >= 1
   );
 }
 

@@ -16,7 +16,33 @@ import { DoneBatches, type BatchRange } from './doneBatches.js';
 // batches; a checkpoint of format 2 would skip other rows than the ones it recorded, so it is refused.
 // 4: a key running across whole ranges is now a stripe of its own (src/ordering/stripes/stripeKeys.ts): the stripes,
 // and so the batches, of such a file differ from format 3's.
-export const CHECKPOINT_VERSION = 4;
+// 5: a load that streams its input (orders input and window) empties its order and its batcher at restart
+// points (restartPoints.ts), which changes its batches, and the checkpoint records the points reached; the
+// default order is now auto (decided from the data: a set streams through the window, or is read in
+// stripes across its parts, where format 4 wrote it in round-robin): its batches differ from format 4's.
+export const CHECKPOINT_VERSION = 5;
+
+/**
+ * A restart point the reader reached: a place in the input where the order and the batcher held nothing,
+ * so the batches after it depend on nothing before it. A resume whose every batch before `batch` is done
+ * opens the input here instead of reading it from the start. The counters are those of the rows before it.
+ */
+export interface RestartPoint {
+  /** Index of the part in the input set (0 for one file). */
+  part: number;
+  /** Index, in its part, of the first record after the point (0: the part's start). */
+  row: number;
+  /** Line of that record in its part (1-based; 1 at the part's start). */
+  line: number;
+  /** The first batch after the point: every batch before it holds only rows before it. */
+  batch: number;
+  rowsRead: number;
+  otherSegments: number;
+  /** Rows replaced by a later row of their key before the point (as the batcher counted them). */
+  superseded: number;
+  /** Rows rejected before the point was reached (planning, and writing so far): a point after any is not resumed from. */
+  rejected: number;
+}
 
 /** The input as it was: a different file, or the same file changed, must not resume. */
 export interface InputIdentity {
@@ -76,6 +102,10 @@ export interface CheckpointFile {
   deleted?: number;
   /** A finished load's counters, reported again when the same command runs after it (a restarted job). */
   outcome?: LoadOutcome;
+  /** Rows between restart points within a part (0: restart points off for this load). */
+  restartEveryRows: number;
+  /** Restart points reached that a resume may still use: the latest before K, and those after it. */
+  restarts: RestartPoint[];
 }
 
 /** What a finished load reported; a rerun on its checkpoint reports it again (and exits 2 on rejects). */
@@ -209,4 +239,27 @@ export class BatchProgress {
     if (batch.deleted) this.totals.deleted = (this.totals.deleted ?? 0) + batch.deleted;
     return true;
   }
+}
+
+/**
+ * Whether a resume may start at `point`: no row before it was rejected, neither while planning (counted
+ * when the point was reached) nor by DynamoDB in a batch before it (the first batch with a write reject is
+ * `firstRejectBatch`). A resume writes the reject file anew from the rows it reads, so a point after a
+ * reject would lose that reject; such a load resumes from an earlier point, or from the start.
+ */
+function usable(point: RestartPoint, firstRejectBatch: number): boolean {
+  return point.rejected === 0 && point.batch <= firstRejectBatch;
+}
+
+/** The restart point a resume starts at: the latest usable one whose batches before it are all done (batch <= K); undefined: the start. */
+export function resumePoint(points: readonly RestartPoint[], mark: number, firstRejectBatch: number): RestartPoint | undefined {
+  let found: RestartPoint | undefined;
+  for (const point of points) if (point.batch <= mark && usable(point, firstRejectBatch) && (!found || point.batch >= found.batch)) found = point;
+  return found;
+}
+
+/** The points worth keeping: the one a resume would start at now, and those not yet behind K (K only grows). */
+export function restartPointsKept(points: readonly RestartPoint[], mark: number, firstRejectBatch: number): RestartPoint[] {
+  const now = resumePoint(points, mark, firstRejectBatch);
+  return points.filter((point) => point === now || (point.batch > mark && usable(point, firstRejectBatch)));
 }

@@ -7,8 +7,15 @@ import type { TestSeams } from '../load/loadDependencies.js';
 export function testSeamsFromEnv(env: NodeJS.ProcessEnv): { testSeams?: TestSeams } {
   const stripeBytes = numberOf(env['DDB_SPREAD_TEST_STRIPE_BYTES']);
   const parquetStallMs = numberOf(env['DDB_SPREAD_TEST_PARQUET_STALL_MS']);
-  if (stripeBytes === undefined && parquetStallMs === undefined) return {};
-  return { testSeams: { ...(stripeBytes !== undefined ? { stripeBytes } : {}), ...(parquetStallMs !== undefined ? { parquetStallMs } : {}) } };
+  const restartRows = numberOf(env['DDB_SPREAD_TEST_RESTART_ROWS']);
+  if (stripeBytes === undefined && parquetStallMs === undefined && restartRows === undefined) return {};
+  return {
+    testSeams: {
+      ...(stripeBytes !== undefined ? { stripeBytes } : {}),
+      ...(parquetStallMs !== undefined ? { parquetStallMs } : {}),
+      ...(restartRows !== undefined ? { restartRows } : {}),
+    },
+  };
 }
 
 function numberOf(text: string | undefined): number | undefined {

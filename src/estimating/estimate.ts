@@ -35,6 +35,8 @@ export interface EstimateDependencies {
   files?: CallerFiles;
   /** Sizes the tests shrink (see LoadDependencies.testSeams). */
   testSeams?: TestSeams;
+  /** See LoadDependencies.notGrouped: set by estimate() itself when it starts over. */
+  notGrouped?: boolean;
 }
 
 /**
@@ -54,16 +56,16 @@ export async function estimate(options: EstimateOptions, deps: EstimateDependenc
   try {
     return await estimateOnce(options, deps);
   } catch (error) {
-    // A file the default order found not grouped is estimated as load() would then write it.
+    // A file the default order found not grouped is estimated as load() would then write it: streamed.
     if (!restartsInRoundRobin(error, options)) throw error;
     deps.onEvent?.({
       type: 'warning',
-      message: `${(error as Error).message.split('. Nothing')[0]}; estimating it in round-robin order, as a load would write it`,
+      message: `${(error as Error).message.split('. Nothing')[0]}; estimating it as it comes through the window order, as a load would write it`,
     });
     // The first pass's reject file is the first pass's own (a dry run never writes over a file that has
     // rows): the second pass writes it anew.
     await rm(normalizeOptions(options).rejectsPath, { force: true });
-    return estimateOnce({ ...options, order: 'round-robin' }, deps);
+    return estimateOnce(options, { ...deps, notGrouped: true });
   }
 }
 
@@ -88,9 +90,11 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
   const fromStatistics = isGlobalOrder(opts.order) && !settings.materializeOrder;
   // The default order's striped read is simulated from statistics of a read from the start (stripeOrder.ts),
   // except with --shard: a key's shards are written keys the statistics of one run do not tell apart.
-  const stripesFromStatistics = opts.order === 'stripes' && !settings.materializeOrder && opts.shard === undefined;
+  // The auto order decides from the data as a load would (stripes, else its window, told by onStripes).
+  const stripesFromStatistics = (opts.order === 'stripes' || opts.order === 'auto') && !settings.materializeOrder && opts.shard === undefined;
   /** The order a load would write in, as the dry run was told (stripes, or round-robin for a file that cannot be cut). */
   let simulatedOrder: OrderMode | undefined;
+  let ownOrder = false;
   // The dry run's own phases model the load's: start-up until 'started', the read phase until the order
   // starts handing out writes ('ordering', global orders) or the last row (streaming orders).
   let startedAt: number | undefined;
@@ -121,8 +125,10 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
     record: (writes) => tally!.addBatch(writes),
     ...(stripesFromStatistics
       ? {
-          onStripes: (layout: StripeLayout | undefined) => {
-            simulatedOrder = layout ? 'stripes' : 'round-robin';
+          onStripes: (layout: StripeLayout | 'own' | undefined) => {
+            // 'own': the dry run orders the rows itself (the auto order's window, or a set read in stripes).
+            ownOrder = layout === 'own';
+            simulatedOrder = layout === 'own' ? undefined : layout ? 'stripes' : 'round-robin';
             tally!.readAs(layout);
           },
           onSkipped: (origin: RowOrigin) => tally!.skip(origin),
@@ -139,6 +145,7 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
       ...(deps.stdin ? { stdin: deps.stdin } : {}),
       ...(deps.files ? { files: deps.files } : {}),
       ...(deps.testSeams ? { testSeams: deps.testSeams } : {}),
+      ...(deps.notGrouped ? { notGrouped: true } : {}),
       dryRun,
     },
   );
@@ -155,7 +162,13 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
     totals: tally.finish(),
     // The order in effect: a file that cannot be read in stripes is written in round-robin order.
     // (A global order's dry run reads in input order: the order simulated is the one asked for.)
-    load: { pacing: opts.pacing, keyWcu: opts.keyWcu, order: fromStatistics ? opts.order : (simulatedOrder ?? run.order), sharded: opts.shard !== undefined },
+    // (The dry run's own order where it ordered the rows itself: a window may have gone over to round-robin.)
+    load: {
+      pacing: opts.pacing,
+      keyWcu: opts.keyWcu,
+      order: fromStatistics ? opts.order : ownOrder ? run.order : (simulatedOrder ?? run.order),
+      sharded: opts.shard !== undefined,
+    },
     prices: options.prices,
     phases,
   });

@@ -72,6 +72,9 @@ export class EstimateTally {
   readonly #units = { table: 0, indexes: {} as Record<string, number>, total: 0 };
   readonly #indexes: IndexKeyTally;
   #inputBatch: SimWrite[] = [];
+  /** The key last counted as distinct, before and after --shard. */
+  #lastKey: string | undefined;
+  #lastWritten: string | undefined;
   #finished = false;
   /** A global order, simulated from key statistics rather than from the batches of a materialised order. */
   #planned: { mode: GlobalOrderMode; stats: PlannedOrderStats } | undefined;
@@ -80,6 +83,8 @@ export class EstimateTally {
   /** The planned order comes from statistics, not from addBatch(); for stripes, once readAs() said how. */
   readonly #fromStatistics: 'global' | 'stripes' | undefined;
   #told = false;
+  /** Told the file is streamed through the window after all: the planned order comes from addBatch(). */
+  #fromBatches = false;
   readonly #sharded: boolean;
 
   /**
@@ -106,13 +111,16 @@ export class EstimateTally {
   }
 
   /**
-   * How the load would read the file, for a planned order of `stripes`: in these stripes, or (undefined)
-   * whole in round-robin order. Once, before the first add().
+   * How the load would read the file, for a planned order of `stripes` or `auto`: in these stripes, or
+   * ('own') in an order the dry run makes itself (the auto order's window, a set read in stripes: its
+   * batches are the order then), or
+   * (undefined) whole in round-robin order. Once, before the first add().
    */
-  readAs(layout: StripeLayoutStats | undefined): void {
+  readAs(layout: StripeLayoutStats | 'own' | undefined): void {
     if (this.#fromStatistics !== 'stripes' || this.#told) throw new Error('EstimateTally.readAs() out of turn; this is a bug');
     this.#told = true;
-    if (layout) this.#stripes = new StripeOrderStats(layout);
+    if (layout === 'own') this.#fromBatches = true;
+    else if (layout) this.#stripes = new StripeOrderStats(layout);
     else this.#planned = { mode: 'round-robin', stats: new PlannedOrderStats() };
   }
 
@@ -126,11 +134,14 @@ export class EstimateTally {
     // partitionId is the key type letter + the value as written (any shard suffix included); unshardedKey is set only when sharded.
     const written = w.partitionId.slice(1);
     const original = w.unshardedKey ?? written;
-    this.#distinct.add(original);
+    // Counting a value again changes no distinct count: a run of one key's rows (a sorted file) hashes it once.
+    if (original !== this.#lastKey) this.#distinct.add(original);
+    this.#lastKey = original;
     // A table key's own units: GSI units land on the index's keys, counted by #indexes.
     this.#hottest.add(original, cost.table);
     if (this.#sharded) {
-      this.#distinctWritten.add(written);
+      if (written !== this.#lastWritten) this.#distinctWritten.add(written);
+      this.#lastWritten = written;
       this.#hottestWritten.add(written, cost.table);
     } else if (w.unshardedKey !== undefined) throw new Error('EstimateTally was told there is no --shard, and a write is sharded; this is a bug');
     const slimItem = this.#indexes.any ? this.#indexes.add(w.item, cost) : {};
@@ -169,7 +180,7 @@ export class EstimateTally {
 
   /** One batch (of slim copies from add()) in the order load() would send it. */
   addBatch(writes: readonly PlannedWrite[]): void {
-    if (this.#fromStatistics) return;
+    if (this.#fromStatistics && !this.#fromBatches) return;
     this.#simulators.planned.push(writes.map((w) => this.#indexes.simWrite(w)));
   }
 

@@ -43,13 +43,15 @@ export class Dispatcher {
   readonly #o: DispatcherOptions;
   /** Batches under way. */
   readonly #running = new Set<Promise<void>>();
-  /** Wakes the reader waiting for a slot, when a batch finishes. */
+  /** Wakes the reader waiting for a slot, when a batch finishes or parks in a backoff. */
   #wake: (() => void) | undefined;
   /** Keys of batches not yet settled, each with the promise of the last batch holding it. */
   readonly #unsettledKeys = new Map<string, Promise<void>>();
 
   constructor(options: DispatcherOptions) {
     this.#o = options;
+    // A batch parked in a backoff lends its slot: the reader waiting at the gate takes it now, not at its next recheck.
+    options.inFlight.onLend(() => this.#wakeReader());
   }
 
   /** Sends `batch` once a slot is free (or skips it, done before the resume); resolves when it is under way. */
@@ -80,9 +82,7 @@ export class Dispatcher {
         settle();
         for (const w of writes) if (this.#unsettledKeys.get(w.keyId) === settled) this.#unsettledKeys.delete(w.keyId);
         this.#running.delete(task);
-        const wake = this.#wake;
-        this.#wake = undefined;
-        wake?.();
+        this.#wakeReader();
       });
     this.#running.add(task);
   }
@@ -95,7 +95,14 @@ export class Dispatcher {
     await this.#record(index, await this.#o.sink.write(writes));
   }
 
-  /** Resolves when a batch under way finishes, or after `ms` (a batch in flight may turn slow and raise the limit). */
+  /** Wakes the reader waiting at the gate, if it is. */
+  #wakeReader(): void {
+    const wake = this.#wake;
+    this.#wake = undefined;
+    wake?.();
+  }
+
+  /** Resolves when a batch under way finishes or lends its slot, or after `ms` (a batch in flight may turn slow and raise the limit). */
   #slotFreed(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(() => {

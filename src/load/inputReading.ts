@@ -1,4 +1,8 @@
-import type { OrderMode } from '../ordering/order.js';
+import type { WriteOrder } from '../ordering/order.js';
+import { MIN_WINDOW_KEYS } from '../ordering/keyRuns.js';
+import type { LoadEvent } from '../reporting/events.js';
+import type { PlannedWrite } from '../shared/types.js';
+import { formatBytes, formatCount } from '../shared/format.js';
 import { detectFormat } from '../reading/detectFormat.js';
 import type { InputSet } from '../reading/inputSet.js';
 import { openInput } from '../reading/openInput.js';
@@ -9,14 +13,17 @@ import type { LoadFacts } from './loadFacts.js';
 import type { LoadMode } from './loadMode.js';
 import type { NormalizedLoadOptions } from './options.js';
 import { delimiterOf, formatFromName, type InputFormat } from '../reading/inputFormat.js';
+import { planPartStripes, readPartStripes, stripeableParts, type StripePart } from '../ordering/stripes/partStripes.js';
 import { MIN_STRIPE_BYTES, planStripes, readStripes, recordGroup, stripeCount } from '../ordering/stripes/stripedRecords.js';
 
 /** How the load's input is read: its records in the order they come, the write order in effect, and how to stop. */
 export interface Reading {
   /** The input's records (a striped read's, in arrays; or the file's). */
   records: AsyncGenerator<SourceRecord | SourceRecord[]>;
-  /** The write order in effect: --order, or round-robin where a file cannot be read in stripes. */
-  order: OrderMode;
+  /** The write order in effect: --order, or what `auto` decided (stripes, else the window). */
+  order: WriteOrder;
+  /** The window may go over to round-robin if the keys turn out to come in runs (the auto order's window). */
+  adaptive: boolean;
   /** The stripes read at once (0: the input is read whole). */
   parts: number;
   /** Stops reading the input. */
@@ -25,6 +32,8 @@ export interface Reading {
 
 export interface ReadingContext {
   opts: NormalizedLoadOptions;
+  /** A striped read of this input found it not grouped: the auto order streams it without trying stripes again. */
+  notGrouped?: boolean;
   onStripes: LoadMode['onStripes'];
   /** The smallest stripe, when a test shrinks it (LoadDependencies.testSeams). */
   stripeBytes: number | undefined;
@@ -35,25 +44,44 @@ export interface ReadingContext {
 }
 
 /**
- * How the input is read: in stripes when --order is stripes (the default for a file) and the file can be
- * cut and looks grouped by partition key (src/ordering/stripes/stripedRecords.ts); otherwise whole, in round-robin
- * order for stripes, or in the order asked for. A dry run that simulates the stripes (`onStripes`, the
- * estimate) is told how the file would be read, and reads it whole in input order: where it would be read
- * in stripes, still in the order `stripes`, so that GroupingCheck proves over the whole file (as one part)
- * what the load would prove stripe by stripe.
+ * How the input is read, decided from the data for the `auto` order (the default):
+ * - in stripes where the input can be cut (a plain local file) and its heads show keys in runs
+ *   (src/ordering/stripes/stripedRecords.ts): writing starts at once, whatever the file's size;
+ * - otherwise as it comes, through the window interleaver: keys that are already mixed (a log or an
+ *   export in time order, a DynamoDB export's hash order) need no global order, and writing starts once
+ *   the window is full. If the keys turn out to come in runs longer than the window (stdin or a gzip of
+ *   a sorted file, a set of sorted parts), the window goes over to round-robin for the rest of the input
+ *   (WriteOrderer's adaptive window), without writing a key's rows out of order or reading a row twice.
+ * `--order stripes` by name reads a file that cannot be striped whole, in round-robin order; any other
+ * order is read whole, as asked. A dry run that simulates the stripes (`onStripes`, the estimate) is
+ * told how the file would be read, and reads it whole: in input order where it would be read in stripes
+ * (still in the order `stripes`, so that GroupingCheck proves over the whole file, as one part, what the
+ * load would prove stripe by stripe), and otherwise as the load would.
  */
 export async function readingOf(
   { inputSet, input, format }: { inputSet: InputSet; input: OpenedInputSet; format: InputFormat | undefined },
   plannerOptions: RowPlannerOptions,
-  { opts, onStripes, stripeBytes, disposer, facts }: ReadingContext,
+  { opts, notGrouped, onStripes, stripeBytes, disposer, facts }: ReadingContext,
 ): Promise<Reading> {
-  const whole = (order: OrderMode) => ({ records: input.records, order, parts: 0, closeInput: () => input.close() });
-  if (opts.order !== 'stripes') return whole(opts.order);
+  const whole = (order: WriteOrder, adaptive = false): Reading => ({ records: input.records, order, adaptive, parts: 0, closeInput: () => input.close() });
+  const asked = opts.order;
+  if (asked !== 'stripes' && asked !== 'auto') return whole(asked);
   const notStriped = () => {
-    onStripes?.(undefined);
+    onStripes?.(asked === 'auto' ? 'own' : undefined);
+    if (asked === 'auto') return whole('window', true);
     return whole(onStripes ? 'input' : 'round-robin');
   };
-  // Stripes cut one plain local file; several inputs, S3, stdin, an export or deletes are read whole.
+  if (notGrouped) return notStriped();
+  // A set of plain parts (local files, S3 objects) is striped across its parts. A dry run reads it so too:
+  // the estimate then takes the batches as they come ('own'), as for the window.
+  const set = await stripeableParts(inputSet, opts);
+  if (set) {
+    const striped = await partStripedReading(set, input, plannerOptions, { stripeBytes, disposer, facts });
+    if (!striped) return notStriped();
+    onStripes?.('own');
+    return striped;
+  }
+  // Stripes cut one plain local file; stdin, an export or deletes are read whole.
   const path = plainLocalFile(inputSet, opts);
   if (path === undefined || format === undefined) return notStriped();
   const syntax = format === 'csv' ? 'csv' : 'jsonl';
@@ -84,7 +112,29 @@ export async function readingOf(
   disposer.defer(() => striped.close());
   input.close();
   facts.input = { totalBytes: input.totalBytes, bytesRead: striped.bytesRead };
-  return { records: striped.chunks, order: 'stripes', parts: striped.parts, closeInput: striped.close };
+  return { records: striped.chunks, order: 'stripes', adaptive: false, parts: striped.parts, closeInput: striped.close };
+}
+
+/** A set's striped reading, or undefined when its heads show it is not grouped (partStripes.ts). */
+async function partStripedReading(
+  parts: StripePart[],
+  input: OpenedInputSet,
+  plannerOptions: RowPlannerOptions,
+  { stripeBytes, disposer, facts }: Pick<ReadingContext, 'stripeBytes' | 'disposer' | 'facts'>,
+): Promise<Reading | undefined> {
+  const { partitionKey } = plannerOptions.keySchema;
+  const plan = await planPartStripes({
+    parts,
+    probe: recordGroup(createRowPlanner({ ...plannerOptions, shard: undefined }), partitionKey),
+    ...(partitionKey.type === 'S' ? { keyColumn: partitionKey.name } : {}),
+    ...(stripeBytes !== undefined ? { minBytes: stripeBytes } : {}),
+  });
+  if (!plan) return undefined;
+  const striped = readPartStripes(plan);
+  disposer.defer(() => striped.close());
+  input.close();
+  facts.input = { totalBytes: input.totalBytes, bytesRead: striped.bytesRead };
+  return { records: striped.chunks, order: 'stripes', adaptive: false, parts: striped.parts, closeInput: striped.close };
 }
 
 /** The path of the load's one input when it is a plain local file (not an export, no deletes): what stripes can cut. */
@@ -115,3 +165,20 @@ export async function loadFormatOf(inputSet: InputSet, opts: NormalizedLoadOptio
 
 /** Formats a striped read can cut: text with one record per line (CSV's quoted line breaks included). */
 const INPUT_SYNTAX = new Set(['csv', 'jsonl', 'ddb-json']);
+
+/**
+ * What the load says when the auto order's window goes over to round-robin: where, why, what it costs
+ * (the rest is read whole before writing goes on, through temporary files past --memory) and what
+ * would avoid it. Said when it happens: for keys in runs from the first row, before the first write.
+ */
+export function groupedWarning(at: PlannedWrite, opts: Pick<NormalizedLoadOptions, 'windowRows' | 'memoryBytes'>, inputBytes: number | undefined): LoadEvent {
+  const where = `line ${at.origin.line} of ${at.origin.file}`;
+  const disk =
+    inputBytes !== undefined && inputBytes / 2 <= opts.memoryBytes
+      ? 'in memory (--memory)'
+      : `in temporary files past --memory (about half the input's size${inputBytes === undefined ? '' : `, up to ${formatBytes(inputBytes / 2)} for ${formatBytes(inputBytes)} read`}; --temp-dir chooses where)`;
+  return {
+    type: 'warning',
+    message: `partition keys come in runs longer than the window up to ${where} (the last ${formatCount(opts.windowRows)} rows held fewer than ${MIN_WINDOW_KEYS} keys): the rest of the input is written in round-robin order, read whole first and held ${disk}; rows written so far stay written. To stream it instead: give the file uncompressed (a sorted plain file is read in stripes, writing at once), or pass --order window to keep streaming (consecutive writes may then hit one partition key)`,
+  };
+}

@@ -42,13 +42,14 @@ export async function load(options: LoadOptions, deps: LoadDependencies = {}): P
   } catch (error) {
     if (!restartsInRoundRobin(error, options) || deps.dryRun) throw error;
     // Everything the striped read sent has settled, and nothing went out of order: writing every row again
-    // in round-robin order leaves the table as writing the file top to bottom would.
+    // in an order that keeps each key's rows in file order leaves the table as writing the file top to
+    // bottom would. It is streamed through the window (which goes over to round-robin where keys come in runs).
     const written = (error as LoaderError).result?.written ?? 0;
     deps.onEvent?.({
       type: 'warning',
-      message: `${(error as Error).message.split('. Nothing')[0]}; writing the whole file again from its first row in round-robin order (${written} rows written so far are written again, with the same values)`,
+      message: `${(error as Error).message.split('. Nothing')[0]}; writing the whole file again from its first row, as it comes through the window order (${written} rows written so far are written again, with the same values)`,
     });
-    return resultOf(await loadOnce({ ...options, order: 'round-robin' }, deps));
+    return resultOf(await loadOnce(options, { ...deps, notGrouped: true }));
   }
 }
 
@@ -70,8 +71,8 @@ function resultOf(outcome: DryRunOutcome): LoadResult {
 }
 
 /**
- * A striped read that found the file not grouped by partition key starts over in round-robin order, by
- * itself, when nothing pins the order: a load with a checkpoint stops instead (its checkpoint records the
+ * A striped read that found the file not grouped by partition key starts over, streamed through the
+ * window (the auto order's other choice), by itself, when nothing pins the order: a load with a checkpoint stops instead (its checkpoint records the
  * striped order, and resuming it must replay that order), as does a load that asked for stripes by name
  * and one with random:N suffixes and no --shard-seed.
  * A dry run is started over by its caller (the estimate's tally must start over too).
@@ -80,7 +81,7 @@ export function restartsInRoundRobin(error: unknown, options: LoadOptions): bool
   return (
     error instanceof LoaderError &&
     error.code === 'ORDER_NOT_GROUPED' &&
-    options.order === undefined &&
+    (options.order === undefined || options.order === 'auto') &&
     options.checkpointPath === undefined &&
     !(hasRandomRule(options.shard) && options.shardSeed === undefined)
   );
@@ -191,6 +192,7 @@ function batchesOfLoad(prepared: PreparedLoad, opts: NormalizedLoadOptions, repo
       // a checkpoint: a partial batch is not a batch of the load's fixed sequence, and resuming counts on it.
       sendLast: () => !report.stop.failed && !(prepared.checkpoint && report.stop.stopping),
       close: prepared.closeInput,
+      restarts: prepared.restarts,
     },
     report,
   );
@@ -202,7 +204,8 @@ function resultFacts(facts: LoadFacts, rejects: RejectSink, opts: NormalizedLoad
   return {
     table: opts.table,
     input: opts.input,
-    order: facts.reading?.order ?? opts.order,
+    // The order's own: an auto order's window may have gone over to round-robin on the way.
+    order: facts.reading?.orderer.mode ?? opts.order,
     elapsedMs,
     bytesRead: facts.input?.bytesRead() ?? 0,
     rejectsPath: rejects.count > 0 ? opts.rejectsPath : undefined,

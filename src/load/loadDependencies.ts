@@ -34,6 +34,11 @@ export interface LoadDependencies {
   files?: CallerFiles;
   /** Sizes the tests shrink so that small files exercise what only large ones would; users never set them. */
   testSeams?: TestSeams;
+  /**
+   * A striped read of this input found it not grouped by partition key (load() and estimate() set it when
+   * they start over): the auto order then streams it through the window without cutting it again.
+   */
+  notGrouped?: boolean;
 }
 
 /**
@@ -45,6 +50,8 @@ export interface TestSeams {
   stripeBytes?: number;
   /** How long a Parquet worker may go without a row group before it is called stalled, at the least (parquetThread.ts). */
   parquetStallMs?: number;
+  /** Records between restart points inside a part, for a new checkpoint (load/restartPoints.ts' RESTART_EVERY_ROWS otherwise). */
+  restartRows?: number;
 }
 
 /**
@@ -65,12 +72,13 @@ export interface DryRun {
   /** Each batch, in the order `load` would send it. */
   record(writes: readonly PlannedWrite[]): void;
   /**
-   * The striped read simulated, not done (the estimate). When set and the order is `stripes`, the file is
-   * cut as a load would cut it and read whole in input order instead: told the stripes' layout, or
-   * undefined where the load would read the file whole in round-robin order (it is then read in input
-   * order). Called once, before the first row.
+   * The striped read simulated, not done (the estimate). When set and the order is `stripes` or `auto`,
+   * the file is cut as a load would cut it and read whole in input order instead: told the stripes'
+   * layout; or 'own' where the dry run orders the rows itself as the load would (the auto order's
+   * window, a set read in stripes across its parts); or undefined where the load would read the file whole in round-robin order (it
+   * is then read in input order). Called once, before the first row.
    */
-  onStripes?: (layout: StripeLayout | undefined) => void;
+  onStripes?: (layout: StripeLayout | 'own' | undefined) => void;
   /**
    * Each row read and not written (rejected, or of another segment), in input order: it still moves its
    * stripe along in a striped read, so the estimate's simulation of that read needs its text too.

@@ -1,4 +1,4 @@
-import type { OrderMode } from '../ordering/order.js';
+import type { WriteOrder } from '../ordering/order.js';
 import type { WriteOrderer } from '../ordering/writeOrderer.js';
 import type { InputSet } from '../reading/inputSet.js';
 import type { OpenedInputSet } from '../reading/readInputSet.js';
@@ -23,8 +23,8 @@ export interface LoadFacts {
   manifestWritten?: string;
   /** The input as read: its bytes so far (a striped read's, when it is read in stripes). */
   input?: Pick<OpenedInputSet, 'bytesRead' | 'totalBytes'>;
-  /** The write order in effect (--order, or round-robin where a file cannot be read in stripes), and the order's state. */
-  reading?: { order: OrderMode; orderer: WriteOrderer };
+  /** The write order in effect when reading began (--order, or what auto decided), and the order's state. */
+  reading?: { order: WriteOrder; orderer: WriteOrderer };
   /** Set once the table is described and the input open: only then do counters mean anything. */
   started: boolean;
 }

@@ -24,6 +24,7 @@ import type { DryRun, LoadDependencies } from './loadDependencies.js';
 import type { LoadFacts } from './loadFacts.js';
 import type { LoadStop } from './loadStop.js';
 import type { LoadTally } from './loadTally.js';
+import { RESTART_EVERY_ROWS } from './restartPoints.js';
 import { openCheckpoint, type OpenedCheckpoint } from './openCheckpoint.js';
 import type { NormalizedLoadOptions } from './options.js';
 import type { StripeLayout } from '../ordering/stripes/stripedRecords.js';
@@ -52,7 +53,7 @@ export interface LoadMode {
   /** Told of each row read and not written (a dry run's, when it asks). */
   readonly onSkipped: ((origin: RowOrigin) => void) | undefined;
   /** Told how the file would be read in stripes, instead of reading it so (a dry run's, when it asks: the estimate). */
-  readonly onStripes: ((layout: StripeLayout | undefined) => void) | undefined;
+  readonly onStripes: ((layout: StripeLayout | 'own' | undefined) => void) | undefined;
   /** Whether the load tallies write units per key (a dry run keeps its own tally). */
   readonly countKeys: boolean;
 }
@@ -111,7 +112,10 @@ export function writingMode(ctx: ModeContext): LoadMode {
     },
     async checkpoint(keySchema, seed, inputSet) {
       if (!opts.checkpointPath) return undefined;
-      return openCheckpoint(keySchema, seed, { opts, inputSet, disposer, stop: ctx.stop, tally: ctx.tally, emit, result: ctx.result });
+      // Sharded keys go to the manifest from every batch, the skipped ones too: a resume that does not read
+      // the rows before its restart point could not add theirs, so a sharded load reads from the start.
+      const restartEveryRows = opts.shard ? 0 : (deps.testSeams?.restartRows ?? RESTART_EVERY_ROWS);
+      return openCheckpoint(keySchema, seed, { opts, inputSet, disposer, stop: ctx.stop, tally: ctx.tally, emit, result: ctx.result }, restartEveryRows);
     },
     manifest(shard) {
       if (!shard) return undefined;

@@ -113,6 +113,20 @@ export class LoadTally {
     c.revived = this.#revivedBeforeResume;
   }
 
+  /**
+   * Goes on from a restart point (after resume()): the rows before it are not read again, so their counts
+   * come from the point. Superseded rows an earlier run revived are taken off as reading them again would.
+   */
+  resumeAt(point: { rowsRead: number; otherSegments: number; superseded: number; batch: number }): void {
+    const c = this.counters;
+    c.rowsRead = point.rowsRead;
+    c.otherSegments = point.otherSegments;
+    c.batches = point.batch;
+    const taken = Math.min(point.superseded, this.#revivedBeforeResume);
+    this.#revivedBeforeResume -= taken;
+    c.superseded = point.superseded - taken;
+  }
+
   /** The counters of a checkpoint that says its load finished: its outcome, reported again. */
   restoreFinished(outcome: LoadOutcome, plannedWcu: number, consumedWcu: number): void {
     const { rejectedByReason, ...counts } = outcome;

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { CheckpointStore } from '../checkpointing/checkpoint.js';
 import { writeAffectingOptions } from './writeAffectingOptions.js';
 import { hashFile } from '../files/hashFile.js';
-import type { InputIdentity } from '../checkpointing/checkpointState.js';
+import type { InputIdentity, RestartPoint } from '../checkpointing/checkpointState.js';
 import { outlinesOf, type InputSet } from '../reading/inputSet.js';
 import { createHash } from 'node:crypto';
 import type { LoadEvent, LoadResult } from '../reporting/events.js';
@@ -20,6 +20,8 @@ export interface OpenedCheckpoint {
   store: CheckpointStore;
   /** Batches before this one were done by an earlier run of this checkpoint: they are not sent again. */
   resumeFrom: number;
+  /** The restart point the read starts at (its batches before all done), or undefined: the input's start. */
+  restartFrom: RestartPoint | undefined;
 }
 
 /** What taking the checkpoint needs of the load: its lock and close are deferred on `disposer`. */
@@ -41,7 +43,12 @@ export interface CheckpointContext {
  * closed complete only when the load finished and every row read is accounted for: a complete checkpoint
  * is never resumed, so a load whose counts do not add up (a bug) stays resumable rather than final.
  */
-export async function openCheckpoint(keySchema: KeySchema, seed: number | undefined, ctx: CheckpointContext): Promise<OpenedCheckpoint> {
+export async function openCheckpoint(
+  keySchema: KeySchema,
+  seed: number | undefined,
+  ctx: CheckpointContext,
+  restartEveryRows: number,
+): Promise<OpenedCheckpoint> {
   const { opts, tally, emit, disposer, stop } = ctx;
   const path = opts.checkpointPath!;
   if (opts.inputs.includes('-')) throw new LoaderError('INVALID_OPTION', '--checkpoint needs a file input (stdin cannot be read again to resume)');
@@ -49,7 +56,7 @@ export async function openCheckpoint(keySchema: KeySchema, seed: number | undefi
   disposer.defer(() => lock.release().catch(() => undefined));
   const { identity, hash, hashPart } = await identityOf(ctx.inputSet);
   // The key schema decides which rows are one item (superseded), so it is part of what must match.
-  const opened = await CheckpointStore.open(path, identity, hash, { ...writeAffectingOptions(opts), keySchema }, seed, hashPart);
+  const opened = await CheckpointStore.open(path, identity, hash, { ...writeAffectingOptions(opts), keySchema }, seed, restartEveryRows, hashPart);
   // Refused before it is ours to save: a finished checkpoint must stay finished.
   if (opened.file.status === 'complete') {
     const done = new LoaderError(
@@ -72,15 +79,18 @@ export async function openCheckpoint(keySchema: KeySchema, seed: number | undefi
     }
   });
   const resumeFrom = opened.progress.batchesDone;
+  const restartFrom = opened.resumed ? opened.resumePoint : undefined;
   if (opened.resumed) {
     const saved = opened.file;
     // Reading again counts those rows as superseded; they were written or rejected instead.
     tally.resume(saved);
+    // The rows before the restart point are not read again: their counts are the point's.
+    if (restartFrom) tally.resumeAt(restartFrom);
     // The reject file is written anew: rejects of the reading are found again, and those of the
     // writing in done batches are put back, from the write-reject log, as their rows are read again.
     emit({ type: 'resumed', checkpoint: path, batchesDone: resumeFrom, written: saved.written });
   }
-  return { store: opened, resumeFrom };
+  return { store: opened, resumeFrom, restartFrom };
 }
 
 /**

@@ -78,7 +78,10 @@ export interface LoadOptions {
   rejectsPath?: string;
   /** Stop the load once this many rows are rejected. @default Infinity */
   maxRejects?: number;
-  /** Write order. @default 'stripes' for files (round-robin where a file cannot be striped), 'window' for stdin */
+  /**
+   * Write order. @default 'auto': decided from the data (stripes where a file can be cut and its keys come
+   * in runs, else the window, going over to round-robin if the keys turn out to come in runs)
+   */
   order?: OrderMode;
   /** Rows held by the window order. @default 50000 */
   window?: number;
@@ -269,9 +272,9 @@ export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean }
 
   const segment = normalizeSegment(raw.segment);
 
-  const order = raw.order ?? (first === '-' ? 'window' : 'stripes');
+  const order = raw.order ?? 'auto';
   if (!ORDER_MODES.includes(order)) throw invalid('order', `one of ${ORDER_MODES.join(', ')}`, order);
-  if (raw.window !== undefined && order !== 'window') throw invalid('window', 'given only with order "window"', raw.window);
+  if (raw.window !== undefined && order !== 'window' && order !== 'auto') throw invalid('window', 'given only with order "window" or "auto"', raw.window);
   if (raw.tempDir !== undefined && (typeof raw.tempDir !== 'string' || raw.tempDir === '')) throw invalid('tempDir', 'a folder path', raw.tempDir);
 
   if (raw.s3Endpoint !== undefined && (typeof raw.s3Endpoint !== 'string' || !/^https?:\/\//.test(raw.s3Endpoint)))

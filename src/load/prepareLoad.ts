@@ -5,7 +5,7 @@ import { WriteOrderer } from '../ordering/writeOrderer.js';
 import { InFlightLimit } from '../pacing/inFlight.js';
 import { chooseRate, type RateChoice } from '../pacing/rateChoice.js';
 import { listInputs, type InputSet } from '../reading/inputSet.js';
-import { LoaderError } from '../shared/errors.js';
+import { LoaderError, bug } from '../shared/errors.js';
 import type { OwnFile } from '../reading/listing.js';
 import { readInputSet, type OpenedInputSet } from '../reading/readInputSet.js';
 import type { S3Access } from '../reading/s3Part.js';
@@ -24,7 +24,8 @@ import type { Disposer } from './disposer.js';
 import type { LoadDependencies } from './loadDependencies.js';
 import type { LoadFacts } from './loadFacts.js';
 import { saveManifest, type LoadMode, type Pacing } from './loadMode.js';
-import { loadFormatOf, readingOf } from './inputReading.js';
+import { groupedWarning, loadFormatOf, readingOf } from './inputReading.js';
+import { skipToLine, type Restarts } from './restartPoints.js';
 import type { OpenedCheckpoint } from './openCheckpoint.js';
 import { prepareOutputFiles, type CallerFiles } from './outputFiles.js';
 import { localListingStore, s3ListingStore, sharedListing } from './sharedListing.js';
@@ -61,6 +62,8 @@ export interface PreparedLoad {
   checkpoint: OpenedCheckpoint | undefined;
   /** The shard manifest the dispatcher adds each sharded key to. */
   manifest: ShardManifest | undefined;
+  /** Restart points of a streaming order with a checkpoint (load/restartPoints.ts); undefined: none. */
+  restarts: Restarts | undefined;
 }
 
 /** A dry run that asked to begin again, before any row was read, with what the table showed. */
@@ -119,6 +122,8 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
     csv: { delimiter: opts.delimiter, columns: opts.columns },
     ...(deps.signal ? { signal: deps.signal } : {}),
     ...(deps.testSeams?.parquetStallMs !== undefined ? { parquetStallMs: deps.testSeams.parquetStallMs } : {}),
+    // A resume at a restart point opens the input there: the rows before it are not read again.
+    ...(checkpoint?.restartFrom ? { from: { at: checkpoint.restartFrom, skipToLine } } : {}),
   });
   disposer.defer(() => input.close());
   facts.input = input;
@@ -128,7 +133,8 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
   announce(rate, opts.pacing ? opts.keyWcu : undefined, emit);
   emit({ type: 'started', table: opts.table, input: input.name, keySchema, totalBytes: input.totalBytes, snapshot: ctx.result });
   facts.started = true;
-  return { ...(await stagesOf(ctx, { tableInfo, inputSet, input, format, shard, pacing })), checkpoint, manifest };
+  const stages = await stagesOf(ctx, { tableInfo, inputSet, input, format, shard, pacing });
+  return { ...stages, checkpoint, manifest, restarts: restartsOf(checkpoint, stages, input) };
 }
 
 /**
@@ -219,7 +225,7 @@ async function stagesOf(
     shard: ResolvedShardOptions | undefined;
     pacing: Pacing;
   },
-): Promise<Omit<PreparedLoad, 'checkpoint' | 'manifest'>> {
+): Promise<Omit<PreparedLoad, 'checkpoint' | 'manifest' | 'restarts'>> {
   const { opts, mode, disposer, emit } = ctx;
   const { tableInfo, input, format, shard, pacing } = ready;
   const keySchema = tableInfo.keySchema;
@@ -237,6 +243,7 @@ async function stagesOf(
   const planner = createRowPlanner(plannerOptions);
   const reading = await readingOf(ready, plannerOptions, {
     opts,
+    ...(ctx.deps.notGrouped ? { notGrouped: true } : {}),
     onStripes: mode.onStripes,
     stripeBytes: ctx.deps.testSeams?.stripeBytes,
     disposer,
@@ -245,6 +252,7 @@ async function stagesOf(
   emit({ type: 'reading', order: reading.order });
   const orderer = new WriteOrderer({
     mode: reading.order,
+    ...(reading.adaptive ? { adaptive: { onGrouped: (at: PlannedWrite) => emit(groupedWarning(at, opts, input.totalBytes)) } } : {}),
     parts: reading.parts,
     windowRows: opts.windowRows,
     memoryBytes: opts.memoryBytes,
@@ -278,4 +286,21 @@ async function stagesOf(
     order: reading.order,
     closeInput: reading.closeInput,
   };
+}
+
+/**
+ * Restart points, when the load has a checkpoint that makes them (not a sharded load's) and reads its input
+ * whole in an order that can empty itself (input, window). A checkpoint with a point to resume from was
+ * made by the same options on the same input, so the order is the same; were it not, the rows before the
+ * point would be skipped unread, so that is refused.
+ */
+function restartsOf(checkpoint: OpenedCheckpoint | undefined, stages: Pick<PreparedLoad, 'orderer' | 'order'>, input: OpenedInputSet): Restarts | undefined {
+  const every = checkpoint?.store.file.restartEveryRows ?? 0;
+  const from = checkpoint?.restartFrom;
+  if (!checkpoint || every === 0 || stages.orderer.restart() === undefined) {
+    if (from) throw bug(`checkpoint ${checkpoint?.store.path} resumes at a restart point, but the ${stages.order} order makes none`);
+    return undefined;
+  }
+  const store = checkpoint.store;
+  return { every, from, position: () => input.position(), reached: (point) => store.reached(point) };
 }

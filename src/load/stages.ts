@@ -6,6 +6,7 @@ import type { PlannedWrite, RejectedRow, RowOrigin } from '../shared/types.js';
 import { isRejected, type RowPlanner, type SourceRecord } from '../typing/planRow.js';
 import type { LoadStop } from './loadStop.js';
 import type { LoadTally } from './loadTally.js';
+import { isRestartPoint, type Restarts } from './restartPoints.js';
 import { segmentOfLine, segmentOfWrite, type Segment } from './segment.js';
 
 /*
@@ -44,6 +45,8 @@ export interface Stages {
   sendLast: () => boolean;
   /** Closes the input; called however reading ends. */
   close: () => void;
+  /** Restart points (a streaming order with a checkpoint): made on the way, and the one a resume starts at. */
+  restarts?: Restarts | undefined;
 }
 
 /**
@@ -55,9 +58,17 @@ export async function* batchesOf(records: AsyncGenerator<SourceRecord | SourceRe
   const { orderer, batcher } = stages;
   const { stop } = report;
   const plan = planning(stages, report);
+  const { restarts } = stages;
+  // What a restart point records: the batches made and the rows the batcher superseded before it.
+  let batches = restarts?.from?.batch ?? 0;
+  let superseded = restarts?.from?.superseded ?? 0;
   const batch = (write: PlannedWrite): Batch | undefined => {
-    const { full, superseded } = batcher.push(write);
-    if (superseded) report.tally.superseded();
+    const { full, superseded: replaced } = batcher.push(write);
+    if (replaced) {
+      report.tally.superseded();
+      superseded++;
+    }
+    if (full) batches++;
     return full;
   };
   try {
@@ -65,6 +76,24 @@ export async function* batchesOf(records: AsyncGenerator<SourceRecord | SourceRe
     reading: for await (const entry of records) {
       for (const record of Array.isArray(entry) ? entry : [entry]) {
         if (stop.stopping) break reading;
+        if (restarts && isRestartPoint(restarts.position(), restarts.every)) {
+          // Nothing held crosses the point: the order empties, then the batcher sends its partial batch.
+          const held = orderer.restart();
+          if (held) {
+            for (const write of held) {
+              const full = batch(write);
+              if (full) yield full;
+            }
+            const last = batcher.flush();
+            if (last) {
+              batches++;
+              yield last;
+            }
+            const { part, row } = restarts.position();
+            const { rowsRead, otherSegments, rejected } = report.tally.counters;
+            restarts.reached({ part, row, line: record.origin.line, batch: batches, rowsRead, otherSegments, superseded, rejected });
+          }
+        }
         const planning = plan(record);
         // Awaited only when the row went to the reject file: an await per row costs a turn of the event loop.
         const planned = planning instanceof Promise ? await planning : planning;
@@ -74,7 +103,8 @@ export async function* batchesOf(records: AsyncGenerator<SourceRecord | SourceRe
           const full = batch(now);
           if (full) yield full;
         } else {
-          for (const write of await orderer.push(planned)) {
+          // The window hands writes on without a promise too, but at the rows where it looks at its keys.
+          for (const write of orderer.pushNow(planned) ?? (await orderer.push(planned))) {
             const full = batch(write);
             if (full) yield full;
           }
@@ -87,7 +117,8 @@ export async function* batchesOf(records: AsyncGenerator<SourceRecord | SourceRe
     stages.close();
   }
   if (!stop.stopping) {
-    if (isGlobalOrder(stages.order)) report.emit({ type: 'ordering', mode: stages.order, rows: orderer.held, spilled: orderer.stats.spilled });
+    // The orderer's own mode: an auto order's window may have gone over to round-robin while reading.
+    if (isGlobalOrder(orderer.mode)) report.emit({ type: 'ordering', mode: orderer.mode, rows: orderer.held, spilled: orderer.stats.spilled });
     for await (const write of orderer.drain()) {
       if (stop.stopping) break;
       const full = batch(write);

@@ -20,9 +20,10 @@ export function writeAffectingOptions(opts: NormalizedLoadOptions): Record<strin
     // Parquet and Ion timestamps as text or numbers; null for the default, as checkpoints before it read.
     timestamps: opts.timestamps === 'iso' ? null : opts.timestamps,
     order: opts.order,
-    window: opts.order === 'window' ? opts.windowRows : null,
-    // The window is capped by --memory as well as by rows, so for window order it decides the batches too.
-    windowMemoryBytes: opts.order === 'window' ? opts.memoryBytes : null,
+    // The window's rows and --memory (which caps it too) decide the batches of a window order, and where
+    // the auto order's window goes over to round-robin.
+    window: opts.order === 'window' || opts.order === 'auto' ? opts.windowRows : null,
+    windowMemoryBytes: opts.order === 'window' || opts.order === 'auto' ? opts.memoryBytes : null,
     shard: opts.shard
       ? {
           rules: opts.shard.rules,

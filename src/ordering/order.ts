@@ -9,14 +9,26 @@
  */
 
 /**
- * `stripes` (the default for a file) reads the file at many points at once and writes as it reads
- * (src/ordering/stripes/stripedRecords.ts); a file that cannot be read so (stdin, compressed, small, not grouped by
- * partition key) is written in round-robin order instead.
+ * `auto` (the default) decides from the data (src/load/inputReading.ts): a file that can be cut and whose
+ * keys come in runs is read in `stripes`; anything else streams through the `window`, which goes over to
+ * round-robin for the rest of the input if the keys turn out to come in runs (KeyRuns below).
+ * `stripes` reads the file at many points at once and writes as it reads (src/ordering/stripes/stripedRecords.ts);
+ * asked for by name, a file that cannot be read so (stdin, compressed, small, not grouped by partition
+ * key) is written in round-robin order instead.
  */
-export const ORDER_MODES = ['stripes', 'round-robin', 'spread', 'window', 'input'] as const;
+export const ORDER_MODES = ['auto', 'stripes', 'round-robin', 'spread', 'window', 'input'] as const;
 export type OrderMode = (typeof ORDER_MODES)[number];
+/** An order in effect: `auto` is decided before the first row, into one of these. */
+export type WriteOrder = Exclude<OrderMode, 'auto'>;
 /** Rows held by `--order window` unless `--window` says otherwise (also capped by the memory budget). */
 export const DEFAULT_WINDOW_ROWS = 50_000;
+/**
+ * Rows the auto order's window holds to begin with. Keys already mixed need only their short runs broken
+ * up, and a small window hands each write on soon (little held, and a hot key's backlog cannot pile up
+ * at the end of the load); where the keys come in longer runs the window grows, up to --window rows,
+ * before it gives up streaming (WriteOrderer).
+ */
+export const AUTO_WINDOW_ROWS = 1024;
 
 /** Modes that need the whole input before the first write. */
 export type GlobalOrderMode = 'round-robin' | 'spread';
@@ -100,7 +112,7 @@ export class KeyStats {
 export function orderAll<T>(writes: readonly T[], partitionOf: (write: T) => string, mode: OrderMode, windowRows = DEFAULT_WINDOW_ROWS): T[] {
   // Stripes order the rows by where they are in a file, which a list does not have: it is the list's order.
   if (mode === 'input' || mode === 'stripes') return [...writes];
-  if (mode === 'window') {
+  if (mode === 'window' || mode === 'auto') {
     const interleaver = createWindowInterleaver(partitionOf, { rows: windowRows });
     const out: T[] = [];
     for (const w of writes) out.push(...interleaver.push(w));
@@ -129,6 +141,8 @@ export interface WindowInterleaver<T> {
   flush(): T[];
   /** Lets the next write of the rotation leave now (undefined when empty): for a caller with limits of its own. */
   shift(): T | undefined;
+  /** Writes held at most, from now on (a window that grows). */
+  rows: number;
   /** Writes held now. */
   readonly held: number;
   /** Distinct partition keys held now. */
@@ -154,7 +168,7 @@ interface KeyQueue<T> {
  * more than one key; a sorted input whose keys each have more rows than the window cannot be helped.
  */
 export function createWindowInterleaver<T>(partitionOf: (write: T) => string, limits: WindowLimits): WindowInterleaver<T> {
-  const maxRows = limits.rows;
+  let maxRows = limits.rows;
   const maxBytes = limits.bytes ?? Infinity;
   const queues = new Map<string, KeyQueue<T>>();
   /** The key whose head write leaves next; undefined when the window is empty. */
@@ -233,6 +247,12 @@ export function createWindowInterleaver<T>(partitionOf: (write: T) => string, li
     },
     get held() {
       return held;
+    },
+    get rows() {
+      return maxRows;
+    },
+    set rows(rows: number) {
+      maxRows = rows;
     },
     get keys() {
       return queues.size;

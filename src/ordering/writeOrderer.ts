@@ -3,17 +3,30 @@ import { mkdtemp, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LoaderError } from '../shared/errors.js';
 import { fnv1a32 } from '../shared/hash.js';
-import { createWindowInterleaver, isGlobalOrder, orderPrimary, type GlobalOrderMode, type OrderMode, type WindowInterleaver } from './order.js';
+import {
+  AUTO_WINDOW_ROWS,
+  createWindowInterleaver,
+  isGlobalOrder,
+  orderPrimary,
+  type GlobalOrderMode,
+  type WindowInterleaver,
+  type WriteOrder,
+} from './order.js';
+import { GROW_RUN, KeyRuns, LOOK_EVERY, MIN_RUN } from './keyRuns.js';
 import type { PlannedWrite } from '../shared/types.js';
 import { decodeWrite, encodeWrite, partitionEnd } from './writeCodec.js';
 import { GroupingCheck } from './stripes/grouping.js';
 import { HeldWrites } from './heldWrites.js';
 import { forEachLine, LineWriter, readLineBlocks, TempSpace, type LineBlock } from './lineFiles.js';
 import { Chunk, CursorHeap, openCursor, type Cursor, type Run } from './runs.js';
-import { Slabs, type Slab } from './slabs.js';
 
 export interface WriteOrdererOptions {
-  mode: OrderMode;
+  mode: WriteOrder;
+  /**
+   * Window mode only: when the keys turn out to come in runs longer than the window (KeyRuns), the rest
+   * of the input goes to round-robin order instead; `onGrouped` is told, with the write at which it did.
+   */
+  adaptive?: { onGrouped: (at: PlannedWrite) => void };
   /** Rows held by the window mode. */
   windowRows: number;
   /** Memory the ordering may hold, in bytes; beyond it, a global order goes through temporary files. */
@@ -39,20 +52,17 @@ export interface OrdererStats {
   runs: number;
 }
 
-/** A write held by the window: its encoding in a slab, and its partition for the interleaver. */
-interface WindowEntry {
-  slab: Slab;
-  start: number;
-  end: number;
-  partition: string;
-}
-
-/** Heap bytes of a WindowEntry beyond its encoding and partition text: the object, its string header, the queue slots. */
-const WINDOW_ENTRY_BYTES = 96;
-
-/** What the window counts for a write held: its encoding's bytes, the entry and its partition text. */
-export function windowBytes(encodedBytes: number, partition: string): number {
-  return encodedBytes + WINDOW_ENTRY_BYTES + 2 * partition.length;
+/**
+ * Heap bytes the window counts for a write it holds: the objects (the write, its origin and item, a
+ * property slot and a value header per attribute), the raw text, the item's values (its DynamoDB size, at
+ * two bytes a character for text that is not one-byte) and the key strings, and the queue's slots. An
+ * estimate, on the high side, rather than a count: the window holds the writes themselves, since
+ * encoding each one to bytes and back cost more CPU than reading and planning it (measured: 2.4x the
+ * client CPU of input order on 200k flights rows). Deterministic for a given write, so where a --memory
+ * bound cuts the window depends only on the input.
+ */
+export function windowBytes(write: PlannedWrite): number {
+  return 240 + write.origin.raw.length + 2 * write.size + 2 * (write.keyId.length + write.partitionId.length);
 }
 const TAB = 0x09;
 const NEWLINE = 0x0a;
@@ -88,11 +98,10 @@ export class WriteOrderer {
   /** What the temporary files hold, by the bytes written to them and the ones unlinked. */
   readonly #space = new TempSpace();
   readonly #options: WriteOrdererOptions;
-  readonly #mode: OrderMode;
-  readonly #window: WindowInterleaver<WindowEntry> | undefined;
-  readonly #windowSlabs: Slabs | undefined;
-  /** Bytes of the encodings the window holds. */
-  #windowEncoded = 0;
+  #mode: WriteOrder;
+  #window: WindowInterleaver<PlannedWrite> | undefined;
+  /** Watches the keys' runs, for a window that may go over to round-robin. */
+  #runs: KeyRuns | undefined;
   /** Writes pushed so far (global orders). */
   #position = 0;
   /** The global order while it fits the budget. */
@@ -108,20 +117,68 @@ export class WriteOrderer {
   constructor(options: WriteOrdererOptions) {
     this.#options = options;
     this.#mode = options.mode;
-    const budget = options.memoryBytes;
     if (this.#mode === 'stripes') {
       this.#grouping = new GroupingCheck(options.parts ?? 1);
     } else if (this.#mode === 'window') {
-      // Small slabs: a slab lives as long as its longest-held write, and the window releases writes
-      // in no simple order.
-      this.#windowSlabs = new Slabs(clamp(Math.floor(budget / 2048), 4096, 64 * 1024), false);
-      this.#window = createWindowInterleaver<WindowEntry>((e) => e.partition, { rows: options.windowRows, bytes: budget });
+      this.#newWindow();
     } else if (isGlobalOrder(this.#mode)) {
-      // Large slabs (32 MiB at the default budget): allocations that large get pages of their own from
-      // the system (glibc: above 32 MiB always), which go back to it at the spill. Small ones would stay
-      // with the allocator and the sort that follows would need new memory on top of them.
-      this.#memory = new HeldWrites(this.#mode, clamp(Math.floor(budget / 4), 4096, 64 * 1024 * 1024));
+      this.#memory = this.#heldWrites(this.#mode);
     }
+  }
+
+  /** The order in effect: the mode asked for, or round-robin once an adaptive window went over to it. */
+  get mode(): WriteOrder {
+    return this.#mode;
+  }
+
+  #heldWrites(mode: GlobalOrderMode): HeldWrites {
+    // Large slabs (32 MiB at the default budget): allocations that large get pages of their own from
+    // the system (glibc: above 32 MiB always), which go back to it at the spill. Small ones would stay
+    // with the allocator and the sort that follows would need new memory on top of them.
+    return new HeldWrites(mode, clamp(Math.floor(this.#options.memoryBytes / 4), 4096, 64 * 1024 * 1024));
+  }
+
+  /**
+   * The window goes over to round-robin: what it holds moves to the global order, each key's writes in
+   * their order (the rotation hands out every key's writes oldest first), ahead of every write still to
+   * come; everything handed out so far came before them, key by key. So one key's writes keep their input
+   * order across the change, and no row is read twice.
+   */
+  async #goGlobal(at: PlannedWrite): Promise<void> {
+    const window = this.#window!;
+    const held = window.flush();
+    this.#window = undefined;
+    this.#mode = 'round-robin';
+    this.#memory = this.#heldWrites('round-robin');
+    this.#options.adaptive!.onGrouped(at);
+    for (const write of held) await this.push(write);
+  }
+
+  /**
+   * A new window: the auto order's starts small and watches the keys' runs afresh. Looked at before the
+   * window first overflows, so that input whose keys come in runs from its first row goes over with
+   * nothing handed out yet.
+   */
+  #newWindow(): void {
+    const options = this.#options;
+    const rows = options.adaptive ? Math.min(AUTO_WINDOW_ROWS, options.windowRows) : options.windowRows;
+    this.#window = createWindowInterleaver<PlannedWrite>((w) => w.partitionId, { rows, bytes: options.memoryBytes });
+    if (options.adaptive) this.#runs = new KeyRuns(rows - LOOK_EVERY);
+  }
+
+  /**
+   * A restart point (load/restartPoints.ts): every write held, in the order's order, and the order left as
+   * a new one, so nothing before the point decides anything after it (a resume starts there with a new
+   * order: the auto order's window small again, its watch of the keys' runs begun afresh). Undefined in
+   * the orders that cannot restart: the global ones hold every write to the end (an auto order's window
+   * that went over to round-robin included), and stripes read the file in several places at once.
+   */
+  restart(): PlannedWrite[] | undefined {
+    if (this.#mode === 'input') return [];
+    if (!this.#window) return undefined;
+    const held = this.#window.flush();
+    this.#newWindow();
+    return held;
   }
 
   /** Writes read but not yet handed out. */
@@ -133,7 +190,7 @@ export class WriteOrderer {
   get heldBytes(): number {
     // The slabs (every encoding held, and the free space of slabs a held write keeps alive) plus what
     // the interleaver counts beyond the encodings.
-    if (this.#window) return this.#windowSlabs!.bytes + this.#window.bytes - this.#windowEncoded;
+    if (this.#window) return this.#window.bytes;
     if (this.#memory) return this.#memory.bytes;
     return this.#buckets.reduce((sum, b) => sum + b.bufferBytes, 0);
   }
@@ -155,6 +212,18 @@ export class WriteOrderer {
     }
   }
 
+  /**
+   * The window's push without a promise, as passThrough: the writes that may go now; undefined where
+   * push() must be awaited (the other orders, and the write at which an adaptive window looks at its keys).
+   */
+  pushNow(write: PlannedWrite): PlannedWrite[] | undefined {
+    const window = this.#window;
+    if (!window || this.#runs?.due()) return undefined;
+    // Not a row at which it looks: the verdict's threshold does not matter.
+    this.#runs?.add(write.partitionId, () => window.keys);
+    return window.push(write, windowBytes(write));
+  }
+
   /** Takes the next write in input order; returns the writes that may go now, in order. */
   async push(write: PlannedWrite): Promise<PlannedWrite[]> {
     switch (this.#mode) {
@@ -162,17 +231,18 @@ export class WriteOrderer {
       case 'stripes':
         return [this.passThrough(write)!];
       case 'window': {
-        const slabs = this.#windowSlabs!;
-        this.#file ??= write.origin.file;
-        const start = slabs.add(encodeWrite(write, this.#file));
-        const entry: WindowEntry = { slab: slabs.last, start, end: slabs.last.used, partition: write.partitionId };
-        this.#windowEncoded += entry.end - start;
-        const taken = this.#window!.push(entry, windowBytes(entry.end - start, entry.partition)).map((e) => this.#takeWindowEntry(e));
-        // A held write keeps its whole slab alive, so a hot key's backlog can pin many slabs that the
-        // window's own count (encodings only) does not see: let writes go, in window order, until what
-        // the slabs hold fits the budget again. Deterministic for a given input and --memory.
-        while (this.#windowLiveBytes() > this.#options.memoryBytes && this.#window!.held > 1) taken.push(this.#takeWindowEntry(this.#window!.shift()!));
-        return taken;
+        const window = this.#window!;
+        const full = window.rows >= this.#options.windowRows;
+        if (this.#runs?.add(write.partitionId, () => window.keys, full ? MIN_RUN : GROW_RUN)) {
+          if (full) {
+            await this.#goGlobal(write);
+            return this.push(write);
+          }
+          // Too few keys held, in runs: a bigger window may hold enough of them.
+          window.rows = Math.min(window.rows * 4, this.#options.windowRows);
+          this.#runs.restart(window.rows - window.held - LOOK_EVERY);
+        }
+        return window.push(write, windowBytes(write));
       }
       default: {
         const position = this.#position++;
@@ -193,7 +263,7 @@ export class WriteOrderer {
   async *drain(): AsyncGenerator<PlannedWrite> {
     if (this.#mode === 'input' || this.#mode === 'stripes') return;
     if (this.#window) {
-      for (const entry of this.#window.flush()) yield this.#takeWindowEntry(entry);
+      yield* this.#window.flush();
       return;
     }
     const mode = this.#mode as GlobalOrderMode;
@@ -218,18 +288,6 @@ export class WriteOrderer {
       await rm(this.stats.tempPath, { recursive: true, force: true });
       this.stats.tempPath = undefined;
     }
-  }
-
-  /** What the window's writes pin: the slabs holding them (not the spare ones) and the entries' overhead. */
-  #windowLiveBytes(): number {
-    return this.#windowSlabs!.liveBytes + this.#window!.bytes - this.#windowEncoded;
-  }
-
-  #takeWindowEntry(entry: WindowEntry): PlannedWrite {
-    const write = decodeWrite(entry.slab.buffer.toString('utf8', entry.start, entry.end), this.#file);
-    this.#windowSlabs!.release(entry.slab);
-    this.#windowEncoded -= entry.end - entry.start;
-    return write;
   }
 
   /** Half the budget: a sort chunk, and the size a bucket should stay within. */

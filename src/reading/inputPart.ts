@@ -9,8 +9,9 @@ import type { PartFormat } from './inputFormat.js';
 
 /**
  * One object a load reads: a local file or an S3 object. The input set (inputSet.ts) is a list of them in
- * a fixed order, read one after another as one input. `open(fromByte)` streams the raw (still compressed)
- * bytes from a byte offset, so a reader can pick up mid-object (S3's ranged GET, a local read at an offset).
+ * a fixed order, read one after another as one input. `open(fromByte, toByte)` streams the raw (still
+ * compressed) bytes of a byte range, so a reader can pick up mid-object and a striped read can read a part
+ * in pieces (S3's ranged GET, a local read at an offset).
  */
 export interface InputPart {
   /** As shown in messages and the reject file: the path as found, or s3://bucket/key. */
@@ -23,8 +24,8 @@ export interface InputPart {
   readonly path?: string | undefined;
   /** A local file's identity when listed: every read of it is checked against it (filePin.ts). */
   readonly pin?: FilePin | undefined;
-  /** The raw bytes from `fromByte` (default 0) to the end. */
-  open(fromByte?: number): Promise<Readable>;
+  /** The raw bytes from `fromByte` (default 0) to `toByte` (exclusive; default the end), checked against the pin or ETag. */
+  open(fromByte?: number, toByte?: number): Promise<Readable>;
   /** What identifies the content for a checkpoint: cheap (size, edges or ETag). */
   outline(): Promise<PartOutline>;
   /** A strong content identity for a checkpoint: a local file's SHA-256, an S3 object's ETag. */
@@ -65,7 +66,7 @@ export async function localPart(path: string): Promise<InputPart> {
     size: info.size,
     path,
     pin,
-    open: (fromByte = 0) => Promise.resolve(pin.open(fromByte)),
+    open: (fromByte = 0, toByte?: number) => Promise.resolve(pin.open(fromByte, toByte)),
     async outline() {
       const found = (await fingerprintFile(path))!;
       await pin.check();

@@ -1,6 +1,6 @@
 import { createHash, type Hash } from 'node:crypto';
 import { PassThrough, type Readable } from 'node:stream';
-import { LoaderError } from '../shared/errors.js';
+import { LoaderError, bug } from '../shared/errors.js';
 import type { RecordFlavor, SourceRecord } from '../typing/planRow.js';
 import { delimiterOf, formatFromName, type InputFormat, type PartFormat } from './inputFormat.js';
 import { detectFormat } from './detectFormat.js';
@@ -10,6 +10,7 @@ import type { ListedPart } from './inputPart.js';
 import { decompressIfNeeded, type OpenedInput } from './openInput.js';
 import { readIon } from './readIon.js';
 import { readJsonLines } from './readJsonLines.js';
+import { readCsvChunks } from './readCsv.js';
 import { readRecords } from './readRecords.js';
 
 /** What the load reads: every part of the input set, one after another, as one stream of records. */
@@ -21,9 +22,30 @@ export interface OpenedInputSet {
   /** Bytes read so far over all parts (before decompression). */
   bytesRead(): number;
   records: AsyncGenerator<SourceRecord>;
+  /** Where the record last given is: its part, its index in the part, and whether its part can be resumed inside. */
+  position(): SetPosition;
   /** Stops reading (closes the part being read). */
   close(): void;
 }
+
+/** A record's place in the set (see OpenedInputSet.position). */
+export interface SetPosition {
+  part: number;
+  /** Index of the record in its part (0: the part's first). */
+  row: number;
+  /** The part is read line by line (CSV, JSON lines, uncounted): a resume can start inside it. */
+  withinPart: boolean;
+}
+
+/** Where a resumed read starts: a part, and in it the record at `row` whose first line is `line`. */
+export interface ResumeAt {
+  part: number;
+  row: number;
+  line: number;
+}
+
+/** The decompressed bytes of a part from the start of line `line` on, a record starting there (for `syntax`). */
+export type SkipToLine = (stream: Readable, line: number, syntax: 'csv' | 'jsonl', delimiter: string) => Promise<Readable>;
 
 export interface ReadSetOptions {
   /** --input-format: every part is read so; undefined: each by its name, else its first bytes. */
@@ -34,6 +56,8 @@ export interface ReadSetOptions {
   signal?: AbortSignal;
   /** How long a Parquet row group may take at the least (parquetThread.ts; tests shorten it). */
   parquetStallMs?: number;
+  /** A resume: start here, not at the first part's first byte; `skipToLine` finds a line inside a part. */
+  from?: { at: ResumeAt; skipToLine: SkipToLine } | undefined;
 }
 
 /**
@@ -45,8 +69,10 @@ export function recordsOfPart(
   opened: OpenedInput,
   format: PartFormat,
   csv: ReadSetOptions['csv'],
-  { signal, parquetStallMs }: Pick<ReadSetOptions, 'signal' | 'parquetStallMs'> = {},
+  { signal, parquetStallMs, firstLine }: Pick<ReadSetOptions, 'signal' | 'parquetStallMs'> & { firstLine?: number } = {},
 ): AsyncGenerator<SourceRecord> {
+  // Read from a line inside the part (a resume): its line numbers go on from there, CSV's columns given.
+  const lines = firstLine === undefined ? {} : { firstLine };
   switch (format) {
     case 'export-full':
     case 'export-incremental':
@@ -56,13 +82,15 @@ export function recordsOfPart(
       return tagged(readIon(opened.stream, opened.name), format === 'export-full-ion' ? 'ddb-export' : 'ddb-change');
     case 'ddb-json':
       // Tagged: in a set, a part found to be DynamoDB JSON by its first bytes is read so whatever the others are.
-      return tagged(readJsonLines(opened.stream, opened.name), 'ddb-json');
+      return tagged(readJsonLines(opened.stream, opened.name, lines), 'ddb-json');
+    case 'jsonl':
+      return readJsonLines(opened.stream, opened.name, lines);
     default:
       // Each part's delimiter by its own name (a.csv and b.tsv in one set), unless --delimiter says for all.
       return readRecords(
         opened,
         format,
-        { ...csv, delimiter: delimiterOf(opened.name, csv.delimiter) },
+        { ...csv, delimiter: delimiterOf(opened.name, csv.delimiter), ...lines },
         {
           ...(signal ? { signal } : {}),
           ...(parquetStallMs !== undefined ? { stallBaseMs: parquetStallMs } : {}),
@@ -93,17 +121,27 @@ function checkParquetPart(part: InputPart): void {
   );
 }
 
-/** Opens the set for reading: parts are opened one at a time, as the records reach them. */
+/** Formats read line by line, whose records a resume can find again from a line number (RecordStartScanner's syntaxes). */
+const LINE_FORMATS: ReadonlySet<PartFormat> = new Set(['csv', 'jsonl', 'ddb-json']);
+
+/**
+ * Opens the set for reading: parts are opened one at a time, as the records reach them. A resume starts
+ * at a part (the ones before are not opened), and inside it at a line: the part is read from its first
+ * byte, its bytes up to that line only scanned for where records start, never parsed.
+ */
 export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInputSet {
-  let done = 0;
+  const from = options.from?.at;
+  // Bytes of the parts a resume does not open count as read, for progress.
+  let done = set.parts.slice(0, from?.part ?? 0).reduce((sum, p) => sum + (p.part.size ?? 0), 0);
   let current: OpenedInput | undefined;
   let raw: Readable | undefined;
+  let position: SetPosition = { part: from?.part ?? 0, row: -1, withinPart: false };
   // Formats first: a part named in an unreadable way fails before any row.
   const formats = set.parts.map((p) => formatOfPart(p, options.format));
   for (const [i, listed] of set.parts.entries()) if (formats[i] === 'parquet') checkParquetPart(listed.part);
   async function* records(): AsyncGenerator<SourceRecord> {
-    for (const [i, listed] of set.parts.entries()) {
-      const { part, expected } = listed;
+    for (let i = from?.part ?? 0; i < set.parts.length; i++) {
+      const { part, expected } = set.parts[i]!;
       raw = await part.open(0);
       const opened = await openPart(part, raw, expected?.md5 !== undefined);
       current = opened;
@@ -112,8 +150,21 @@ export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInpu
         format = await detectFormat(opened);
         if (format === 'parquet') checkParquetPart(part);
       }
+      // An export's data file is checked against its record count and MD5 as a whole: read whole.
+      const withinPart = LINE_FORMATS.has(format) && expected === undefined;
+      const inside = from && i === from.part && from.row > 0 ? from : undefined;
+      let records: AsyncGenerator<SourceRecord>;
+      if (inside) {
+        if (!withinPart) throw bug(`a resume starts inside ${part.name}, which is read whole`);
+        const delimiter = delimiterOf(part.name, options.csv.delimiter);
+        const columns = format === 'csv' ? (options.csv.columns ?? (await headerOf(part, delimiter))) : undefined;
+        const rest = await options.from!.skipToLine(opened.stream, inside.line, format === 'csv' ? 'csv' : 'jsonl', delimiter);
+        records = recordsOfPart({ ...opened, stream: rest }, format, { delimiter, columns }, { ...options, firstLine: inside.line });
+      } else records = recordsOfPart(opened, format, options.csv, options);
+      let row = inside?.row ?? 0;
       let count = 0;
-      for await (const record of recordsOfPart(opened, format, options.csv, options)) {
+      for await (const record of records) {
+        position = { part: i, row: row++, withinPart };
         count++;
         yield record;
       }
@@ -127,11 +178,29 @@ export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInpu
     totalBytes: set.totalBytes,
     bytesRead: () => done + (current?.bytesRead() ?? 0),
     records: records(),
+    position: () => position,
     close: () => {
       raw?.destroy();
       current?.stream.destroy();
     },
   };
+}
+
+/** The names of a CSV part's header row, read from the part's start (a resume inside the part parses from past it). */
+async function headerOf(part: InputPart, delimiter: string): Promise<string[]> {
+  const raw = await part.open(0);
+  const opened = await openPart(part, raw, false);
+  let names: string[] | undefined;
+  const records = readCsvChunks(opened.stream, part.name, { delimiter, columns: undefined, onHeader: (found) => (names = found) });
+  try {
+    await records.next();
+  } finally {
+    await records.return(undefined);
+    raw.destroy();
+    opened.stream.destroy();
+  }
+  if (!names) throw bug(`${part.name} was read from a line inside it, but has no header row`);
+  return names;
 }
 
 /** A part's raw bytes counted (and hashed for an export's MD5), then decompressed by their magic bytes. */

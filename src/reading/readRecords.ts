@@ -1,7 +1,7 @@
 import type { SourceRecord } from '../typing/planRow.js';
 import type { InputFormat } from './inputFormat.js';
 import type { OpenedInput } from './openInput.js';
-import { readCsv } from './readCsv.js';
+import { readCsv, type CsvReadOptions } from './readCsv.js';
 import { readIon } from './readIon.js';
 import { readJsonLines } from './readJsonLines.js';
 import type { ParquetThreadOptions } from './parquetThread.js';
@@ -11,7 +11,7 @@ import { readParquetInput } from './readParquetInput.js';
 export function readRecords(
   input: OpenedInput,
   format: InputFormat,
-  csv: { delimiter: string; columns: string[] | undefined },
+  csv: Pick<CsvReadOptions, 'delimiter' | 'columns' | 'firstLine'>,
   parquet: Pick<ParquetThreadOptions, 'signal' | 'stallBaseMs'> = {},
 ): AsyncGenerator<SourceRecord> {
   switch (format) {

@@ -37,13 +37,20 @@ export interface S3Access {
   destroy(): void;
 }
 
+/**
+ * Connections to S3 at once. A striped read keeps one GET open per stripe, each body paused while the other
+ * stripes are written: with fewer sockets than stripes, a stripe's GET would wait for a socket that a paused
+ * body holds, and the read would stall for good. A striped read of S3 objects keeps its stripes below this.
+ */
+export const S3_MAX_SOCKETS = 80;
+
 /** Reads of one object after a dropped connection, with no byte gained in between, before it is an error. */
 const MAX_RESUMES = 5;
 
 export function createS3Access(options: S3Options, env: Env = process.env): S3Access {
   const region = regionFrom(options.region, env);
   const caFile = caBundleFrom(options.caBundle, env);
-  const agentOptions = { keepAlive: true, maxSockets: 8, ...(caFile === undefined ? {} : { ca: readFileText(caFile) }) };
+  const agentOptions = { keepAlive: true, maxSockets: S3_MAX_SOCKETS, ...(caFile === undefined ? {} : { ca: readFileText(caFile) }) };
   const proxied = proxyConfigured(env);
   const client = new S3Client({
     ...(region ? { region } : {}),
@@ -175,7 +182,8 @@ export function s3Part(client: S3Client, bucket: string, key: string, size: numb
     name,
     size,
     etag,
-    open: (fromByte = 0) => Promise.resolve(Readable.from(objectBytes(client, { bucket, key, name, size, etag }, fromByte), { objectMode: false })),
+    open: (fromByte = 0, toByte = size) =>
+      Promise.resolve(Readable.from(objectBytes(client, { bucket, key, name, size, etag }, fromByte, Math.min(toByte, size)), { objectMode: false })),
     outline: () => Promise.resolve({ name, size, mtimeMs: 0, edges: etag }),
     contentHash: () => Promise.resolve(etag),
   };
@@ -189,17 +197,19 @@ interface ObjectRef {
   etag: string;
 }
 
-async function* objectBytes(client: S3Client, o: ObjectRef, fromByte: number): AsyncGenerator<Buffer> {
+/**
+ * Bytes [fromByte, toByte) of the object, by GETs that ask for its pinned ETag (If-Match) and for that range
+ * (a part read whole asks for no range; a ranged GET that broke asks again from the first byte not received).
+ */
+async function* objectBytes(client: S3Client, o: ObjectRef, fromByte: number, toByte: number): AsyncGenerator<Buffer> {
   let offset = fromByte;
   let failures = 0;
-  while (offset < o.size) {
+  while (offset < toByte) {
     let body: Readable;
     // Bytes of this answer's body that were delivered already (a 200 with the whole object to a ranged GET).
     let skip: number;
     try {
-      const answer = await client.send(
-        new GetObjectCommand({ Bucket: o.bucket, Key: o.key, IfMatch: o.etag, ...(offset > 0 ? { Range: `bytes=${offset}-` } : {}) }),
-      );
+      const answer = await client.send(new GetObjectCommand({ Bucket: o.bucket, Key: o.key, IfMatch: o.etag, ...rangeHeader(offset, toByte, o.size) }));
       body = answer.Body as Readable;
       if (answer.ETag !== undefined && answer.ETag !== o.etag) {
         body.destroy();
@@ -243,9 +253,12 @@ async function* objectBytes(client: S3Client, o: ObjectRef, fromByte: number): A
             file: o.name,
           });
         }
+        // A server that sends more than the range asked (a 200 with the whole object): the rest is not this read's.
+        if (offset + chunk.length > toByte) chunk = chunk.subarray(0, toByte - offset);
         offset += chunk.length;
         failures = 0;
         yield chunk;
+        if (offset >= toByte) break;
       }
     } catch (error) {
       body.destroy();
@@ -259,9 +272,15 @@ async function* objectBytes(client: S3Client, o: ObjectRef, fromByte: number): A
       await sleep(100 * 2 ** failures);
       continue;
     }
-    if (offset < o.size && ++failures > MAX_RESUMES)
+    if (offset < toByte && ++failures > MAX_RESUMES)
       throw new LoaderError('INPUT_UNREADABLE', `${o.name} ended after ${offset} of its ${o.size} bytes, ${MAX_RESUMES} times`, { file: o.name });
   }
+}
+
+/** The Range of a GET from `offset` to `toByte` (exclusive): none for the whole object, open-ended to its end. */
+function rangeHeader(offset: number, toByte: number, size: number): { Range?: string } {
+  if (offset === 0 && toByte >= size) return {};
+  return { Range: toByte >= size ? `bytes=${offset}-` : `bytes=${offset}-${toByte - 1}` };
 }
 
 function changed(o: ObjectRef, now: string | undefined): LoaderError {

@@ -38,6 +38,7 @@ export function recordingSink(record: (writes: readonly PlannedWrite[]) => void)
 /**
  * The pacer, with the batch's slot paused except while a call is outstanding: waiting for the rate or
  * in backoff is not a slow call, and more batches waiting on the same buckets would only queue deeper.
+ * A backoff parks the batch, lending its slot (src/pacing/inFlight.ts).
  */
 function outstandingOnly(pacer: SendPacer, inFlight: InFlightLimit, slot: number, now: () => number): SendPacer {
   return {
@@ -53,8 +54,9 @@ function outstandingOnly(pacer: SendPacer, inFlight: InFlightLimit, slot: number
       return paced?.finally(() => inFlight.resume(slot, now()));
     },
     afterSend: (report) => {
-      // No answer at all (5xx, reset, timeout): its backoff lends the slot; a throttle keeps it.
-      if (report.stored.length === 0 && report.throttled.length === 0 && report.sent.length > 0) inFlight.idle(slot, now());
+      // Writes left to send again after a backoff (no answer, a throttle, UnprocessedItems): the backoff
+      // lends the slot, and the pacer, told of any throttle below, paces the resend like any send.
+      if (report.stored.length < report.sent.length) inFlight.park(slot, now());
       else inFlight.pause(slot, now());
       pacer.afterSend(report);
     },

@@ -223,7 +223,7 @@ describe('estimate of the default order (stripes) from statistics of a read from
     expect(withoutContrast(fromStats)).toEqual(withoutContrast(materialised));
   });
 
-  it('a file in no key order: estimated in round-robin as a load would write it, every figure the same', async () => {
+  it('a file in no key order: estimated streamed through the window as a load would write it, every figure the same', async () => {
     const file = join(dir, 'stripes-shuffled.csv');
     const [header, ...rows] = csv(11, 3000, true, { badRows: false })
       .trimEnd()
@@ -235,7 +235,7 @@ describe('estimate of the default order (stripes) from statistics of a read from
     }
     await writeFile(file, `${[header, ...rows].join('\n')}\n`);
     const [fromStats, materialised] = await both(file, { wcu: 1000 });
-    expect(fromStats.simulations.planned.order).toBe('round-robin');
+    expect(fromStats.simulations.planned.order).toBe('window');
     expect(figures(fromStats)).toEqual(figures(materialised));
   });
 });

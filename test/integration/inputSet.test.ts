@@ -85,10 +85,10 @@ describe('several local inputs', () => {
     expect(items.find((i) => i.sk!.N === '199')!.v!.S).toBe('j19');
   });
 
-  it('stripes (the default order) cut one plain local file, never a set of them', async () => {
+  it('stripes (the default order) cut one plain local file, and a set of them across its parts', async () => {
     const root = join(dir(), `stripes-${++folders}`);
     await mkdir(root);
-    // Grouped by partition key and over 128 KB each: one alone is read in stripes.
+    // Grouped by partition key and over 128 KB each, keys ascending from one to two: each alone, and both, are read in stripes.
     const grouped = (from: number) =>
       `pk,sk,v\n${Array.from({ length: 3000 }, (_, i) => `g${String(from + Math.floor(i / 100)).padStart(5, '0')},${from * 100 + i},${'x'.repeat(40)}`).join('\n')}\n`;
     await writeFile(join(root, 'one.csv'), grouped(0));
@@ -97,7 +97,7 @@ describe('several local inputs', () => {
     expect(single).toMatchObject({ order: 'stripes', written: 3000, complete: true });
     const table = await newTable(KEYS);
     const both = await run({ input: [join(root, 'one.csv'), join(root, 'two.csv')], table });
-    expect(both).toMatchObject({ order: 'round-robin', written: 6000, complete: true });
+    expect(both).toMatchObject({ order: 'stripes', written: 6000, complete: true });
     expect((await scanAll(client(), table)).length).toBe(6000);
   });
 

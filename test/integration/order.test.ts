@@ -431,6 +431,7 @@ describe('an order larger than --memory goes through temporary files', () => {
       input: await inputFile('spill-maxrejects.csv', lines.join('\n')),
       table,
       types: TYPES,
+      order: 'round-robin',
       memoryBytes: MEMORY,
       tempDir,
       maxRejects: 2,
@@ -483,7 +484,7 @@ describe('an order larger than --memory goes through temporary files', () => {
     const tempDir = await newDir('spill-abort-early');
     const controller = new AbortController();
     const error = await runFailing(
-      { input: await inputFile('spill-abort-early.csv', csv), table, types: TYPES, memoryBytes: MEMORY, tempDir },
+      { input: await inputFile('spill-abort-early.csv', csv), table, types: TYPES, order: 'round-robin', memoryBytes: MEMORY, tempDir },
       { signal: controller.signal, onEvent: (e) => void (e.type === 'ordering' && controller.abort()) },
     );
     expect(error.code).toBe('ABORTED');
@@ -599,6 +600,7 @@ describe('invalid order options', () => {
       input: await inputFile('tempfail.csv', csvOf(skewedRows())),
       table,
       types: TYPES,
+      order: 'round-robin',
       memoryBytes: 64 * 1024,
       tempDir: notADir,
     });

@@ -163,7 +163,7 @@ describe('--checkpoint', () => {
 
     const refused = await cli([...base, '--order', 'input'], env);
     expect(refused.code).toBe(78); // EX_CONFIG, a restart cannot fix it
-    expect(refused.stderr).toMatch(/option order differs from checkpoint .* \("stripes" then, "input" now\); resume with the same options, or delete/);
+    expect(refused.stderr).toMatch(/option order differs from checkpoint .* \("auto" then, "input" now\); resume with the same options, or delete/);
 
     // The rate is not part of what is written: a different --wcu resumes.
     const resumed = await cli([...base, '--wcu', '8000'], env);

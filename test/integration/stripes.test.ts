@@ -156,7 +156,7 @@ describe('--order stripes (the default for a file)', () => {
     await dropTable(table);
   });
 
-  it('reads a file in no key order whole, in round-robin order', async () => {
+  it('streams a file in no key order through the window (keys already mixed need no global order)', async () => {
     const rows = sortedRows();
     // A fixed shuffle: keys in no order.
     const shuffled = rows
@@ -167,9 +167,9 @@ describe('--order stripes (the default for a file)', () => {
     const table = await newTable();
     const reading: string[] = [];
     const result = await run({ input: file, table }, { onEvent: (e) => void (e.type === 'reading' ? reading.push(e.order) : undefined) });
-    expect(result.order).toBe('round-robin');
+    expect(result.order).toBe('window');
     // The order in effect is told before any row is read (the CLI sets its heap growth by it).
-    expect(reading).toEqual(['round-robin']);
+    expect(reading).toEqual(['window']);
     await expectTable(table, shuffled);
     await dropTable(table);
   });
@@ -188,7 +188,7 @@ describe('--order stripes (the default for a file)', () => {
     await dropTable(table);
   });
 
-  it('by default, starts over in round-robin order when the file turns out not grouped, and every row lands right', async () => {
+  it('by default, starts over streamed through the window when the file turns out not grouped, and every row lands right', async () => {
     const { disordered, text, lateLine } = disorderedFile();
     const file = await inputFile('disordered-default.csv', text);
     const table = await newTable();
@@ -203,10 +203,10 @@ describe('--order stripes (the default for a file)', () => {
         },
       },
     );
-    expect(result.order).toBe('round-robin');
-    expect(reading.at(-1)).toBe('round-robin');
+    expect(result.order).toBe('window');
+    expect(reading).toEqual(['stripes', 'window']);
     expect(result.rowsRead).toBe(disordered.length);
-    expect(warnings.some((w) => w.includes(`line ${lateLine} of ${file}`) && w.includes('round-robin order'))).toBe(true);
+    expect(warnings.some((w) => w.includes(`line ${lateLine} of ${file}`) && w.includes('through the window order'))).toBe(true);
     await expectTable(table, disordered);
     await dropTable(table);
   });
@@ -258,7 +258,7 @@ describe('--order stripes (the default for a file)', () => {
     expect(result.input.rows).toBe(rows.length);
   });
 
-  it('an estimate with a reject file named starts over in round-robin and writes that file anew', async () => {
+  it('an estimate with a reject file named starts over through the window and writes that file anew', async () => {
     const { disordered, lateLine } = disorderedFile();
     const bad = disordered.map((r, i) => (i === 5 ? { ...r, v: 'not-a-number' } : r));
     const file = await inputFile('disordered-estimate.csv', csv(bad));
@@ -275,8 +275,8 @@ describe('--order stripes (the default for a file)', () => {
       { onEvent: (e) => void (e.type === 'warning' ? warnings.push(e.message) : undefined) },
     );
     // The disorder is past the probe's sight: the estimate's read from the start finds it at the late row.
-    expect(result.simulations.planned.order).toBe('round-robin');
-    expect(warnings.some((w) => w.includes(`line ${lateLine} of ${file}`) && w.includes('round-robin order'))).toBe(true);
+    expect(result.simulations.planned.order).toBe('window');
+    expect(warnings.some((w) => w.includes(`line ${lateLine} of ${file}`) && w.includes('through the window order'))).toBe(true);
     expect(result.input.rows).toBe(bad.length);
     const rejects = (await readFile(rejectsPath, 'utf8')).trim().split('\n');
     expect(rejects).toHaveLength(1);

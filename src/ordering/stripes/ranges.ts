@@ -2,7 +2,6 @@ import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { PassThrough, Readable } from 'node:stream';
 import { LoaderError } from '../../shared/errors.js';
-import type { FilePin } from '../../reading/filePin.js';
 import type { SourceRecord } from '../../typing/planRow.js';
 import { eachRecord, readCsvChunks } from '../../reading/readCsv.js';
 import { readJsonLines } from '../../reading/readJsonLines.js';
@@ -149,6 +148,14 @@ async function scan(path: string, range: ByteRange, chunkBytes: number, scanner:
   }
 }
 
+/**
+ * A part's bytes [start, end) as a stream checked against the identity pinned when the part was listed: a
+ * local file's FilePin, or an S3 object read by ranged GETs that ask for its ETag.
+ */
+export interface RangeBytes {
+  open(start: number, end: number, chunkBytes: number): Readable;
+}
+
 /** A reader of one range: its records, the bytes it has read and a way to stop it. */
 export interface RangeReader {
   /** The records one by one; or `chunks`, the same in arrays (read one or the other). */
@@ -161,10 +168,11 @@ export interface RangeReader {
 /**
  * Reads the records of one range. Range 0 of a CSV file with a header reads the header (and reports it to
  * `onHeader`); every other range needs `columns`. Line numbers continue from the range's `line`. With the
- * file's pin (the rows the load writes), every chunk is checked against the file as listed before it is
- * parsed, and the range's end too: a file changed mid-load stops it, never mixes versions.
+ * part's pinned bytes (the rows the load writes: a FilePin, or an S3 object's), every chunk is checked
+ * against the part as listed before it is parsed, and the range's end too: a part changed mid-load stops
+ * it, never mixes versions. Without them, `path` is read as it is (the cut's probes).
  */
-export function readRange(path: string, file: string, range: ByteRange, how: RangeSyntax, onHeader?: (names: string[]) => void, pin?: FilePin): RangeReader {
+export function readRange(path: string, file: string, range: ByteRange, how: RangeSyntax, onHeader?: (names: string[]) => void, pin?: RangeBytes): RangeReader {
   const source: Readable =
     range.end <= range.start
       ? Readable.from([])

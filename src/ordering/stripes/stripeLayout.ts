@@ -7,6 +7,8 @@ import type { ByteRange } from './ranges.js';
 
 /** One range's part of a stripe: its records from `skip` on, `take` of them at most. */
 export interface Piece {
+  /** The part of an input set the range is in (partStripes.ts); undefined: the one file. */
+  part?: number;
   range: ByteRange;
   skip: number;
   take: number;

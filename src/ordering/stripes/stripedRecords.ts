@@ -9,6 +9,7 @@ import { cutFile, readRange, recordStartAtLine, type ByteRange, type RangeReader
 import { isRejected, type RowPlanner, type SourceRecord } from '../../typing/planRow.js';
 import { keyCellRows, UNCLEAR, type ProbedRow } from './keyCellRows.js';
 import { isolateRunningKeys } from './stripeKeys.js';
+import { GROW_RUN } from '../keyRuns.js';
 import type { Piece, Stripe } from './stripeLayout.js';
 
 /**
@@ -136,6 +137,7 @@ export async function planStripes(args: {
   keyColumn?: string;
 }): Promise<StripePlan | undefined> {
   const { path, file, size, probe } = args;
+  if (await headIsMixed(readRange(path, file, { start: 0, end: Math.min(size, MIXED_HEAD_BYTES), line: 1 }, args.how), probe)) return undefined;
   const { ranges, marks } = await cutFile(path, size, args.how, args.parts, MARKS_PER_RANGE);
   const how: RangeSyntax = {
     ...args.how,
@@ -164,6 +166,35 @@ export async function planStripes(args: {
   if (stripes.length < 2) return undefined;
   const layout = { sizes: stripes.map((s) => s.size), firstLines: stripes.map((s) => s.firstLine), firstRaws: stripes.map((s) => s.firstRaw) };
   return { stripes, how, layout };
+}
+
+/** The file's first bytes read for headIsMixed, and the rows looked at there at most. */
+const MIXED_HEAD_BYTES = 1024 * 1024;
+const MIXED_HEAD_ROWS = 2048;
+
+/**
+ * Whether the file's first rows show keys already mixed: a new partition key every few rows on average
+ * (under GROW_RUN rows a key), over at least 256 rows. Such a file is not grouped by key and needs no
+ * stripes: the window streams it. Looked at before the pass that finds where every record starts, which
+ * reads the whole file (about a second per 300 MB) only to find the file not grouped. The last row read
+ * is left out: the bytes may end inside it.
+ */
+async function headIsMixed(reader: RangeReader, probe: (record: SourceRecord) => string | undefined): Promise<boolean> {
+  const groups: (string | undefined)[] = [];
+  try {
+    for await (const record of reader.records) {
+      groups.push(probe(record));
+      if (groups.length > MIXED_HEAD_ROWS) break;
+    }
+  } finally {
+    await reader.records.return(undefined);
+    reader.close();
+  }
+  groups.pop();
+  if (groups.length < 256) return false;
+  let changes = 0;
+  for (let i = 1; i < groups.length; i++) if (groups[i] !== groups[i - 1]) changes++;
+  return changes * GROW_RUN > groups.length;
 }
 
 /**
@@ -213,7 +244,7 @@ export function readStripes(path: string, file: string, size: number, first: Ran
  * rest by its own, each from its own bytes; without the cut (the start was not found), both read the head
  * and count its rows (take, skip).
  */
-async function cutHead(path: string, file: string, range: ByteRange, head: Head, how: RangeSyntax): Promise<void> {
+export async function cutHead(path: string, file: string, range: ByteRange, head: Head, how: RangeSyntax): Promise<void> {
   if (head.whole || head.nextLine === undefined) return;
   const offset = await recordStartAtLine(path, range, head.nextLine, how);
   if (offset === undefined) return;
@@ -241,23 +272,27 @@ async function firstRaw(path: string, file: string, range: ByteRange, how: Range
 
 /**
  * The stripes: each starts past the head of its first range and takes the heads (or whole ranges) after it
- * that share its last key. Exported for its tests.
+ * that share its last key. `partOf` names the part of a set each range is in (partStripes.ts). Exported
+ * for its tests.
  */
-export function stripesOf(ranges: ByteRange[], heads: Head[]): Stripe[] {
+export function stripesOf(ranges: ByteRange[], heads: Head[], partOf?: readonly number[]): Stripe[] {
+  const inPart = (k: number) => (partOf === undefined ? {} : { part: partOf[k]! });
   const stripes: Stripe[] = [];
   let j = 0;
   while (j < ranges.length) {
     const first = ranges[j]!;
     const cut = heads[j]!.cut;
-    const pieces: Piece[] = [cut ? { range: cut, skip: 0, take: Infinity } : { range: first, skip: heads[j]!.rows, take: Infinity }];
+    const pieces: Piece[] = [
+      cut ? { ...inPart(j), range: cut, skip: 0, take: Infinity } : { ...inPart(j), range: first, skip: heads[j]!.rows, take: Infinity },
+    ];
     let size = first.end - first.start - heads[j]!.bytes;
     let k = j + 1;
     while (k < ranges.length) {
       const head = heads[k]!;
       const range = ranges[k]!;
       const running = head.keys[0] === undefined ? {} : { running: head.keys[0] };
-      if (head.cut) pieces.push({ range: { start: range.start, end: head.cut.start, line: range.line }, skip: 0, take: Infinity, ...running });
-      else pieces.push({ range, skip: 0, take: head.whole ? Infinity : head.rows, ...running, ...(head.whole ? { whole: true as const } : {}) });
+      if (head.cut) pieces.push({ ...inPart(k), range: { start: range.start, end: head.cut.start, line: range.line }, skip: 0, take: Infinity, ...running });
+      else pieces.push({ ...inPart(k), range, skip: 0, take: head.whole ? Infinity : head.rows, ...running, ...(head.whole ? { whole: true as const } : {}) });
       size += head.whole ? range.end - range.start : head.bytes;
       if (!head.whole) break;
       k++;
@@ -271,7 +306,7 @@ export function stripesOf(ranges: ByteRange[], heads: Head[]): Stripe[] {
 }
 
 /** The header row's names, read from the start of the file. */
-async function headerOf(path: string, file: string, range: ByteRange, how: RangeSyntax): Promise<string[]> {
+export async function headerOf(path: string, file: string, range: ByteRange, how: RangeSyntax): Promise<string[]> {
   let names: string[] | undefined;
   const reader = readRange(path, file, range, how, (n) => (names = n));
   try {
@@ -360,9 +395,9 @@ export function headsAscending(heads: readonly Head[]): boolean {
 }
 
 /** The rows of one stripe, in arrays: its pieces in file order. (Exported for its tests.) */
-export async function* stripeChunks(pieces: Piece[], openRange: (range: ByteRange) => RangeReader): AsyncGenerator<SourceRecord[]> {
+export async function* stripeChunks(pieces: Piece[], openRange: (range: ByteRange, piece: Piece) => RangeReader): AsyncGenerator<SourceRecord[]> {
   for (const piece of pieces) {
-    const reader = openRange(piece.range);
+    const reader = openRange(piece.range, piece);
     try {
       let index = 0;
       const end = piece.skip + piece.take;

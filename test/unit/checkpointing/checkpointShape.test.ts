@@ -22,6 +22,8 @@ const VALID = {
   consumedWcu: 100.5,
   writeRejects: 0,
   writeRejectLogBytes: 0,
+  restartEveryRows: 65536,
+  restarts: [{ part: 0, row: 65536, line: 65537, batch: 2622, rowsRead: 65536, otherSegments: 0, superseded: 12, rejected: 0 }],
 };
 
 function refusal(value: unknown): LoaderError {
@@ -76,6 +78,16 @@ describe('parseCheckpoint', () => {
       'field doneAbove',
     ],
     ['written', { written: 1.5 }, 'field written'],
+    [
+      'a restart point without its batch',
+      { restarts: [{ part: 0, row: 1, line: 2, rowsRead: 1, otherSegments: 0, superseded: 0, rejected: 0 }] },
+      'field restarts',
+    ],
+    [
+      'a restart point at line 0',
+      { restarts: [{ part: 0, row: 0, line: 0, batch: 0, rowsRead: 0, otherSegments: 0, superseded: 0, rejected: 0 }] },
+      'field restarts',
+    ],
     ['a finished checkpoint without its outcome', { status: 'complete' }, 'field outcome'],
   ])('names the bad field: %s', (_label, patch, mentions) => {
     const e = refusal({ ...VALID, ...patch });

@@ -183,6 +183,10 @@ const WRITE_AFFECTING: Array<[label: string, key: string, before: LoadOptions, a
   ['order input', 'order', BASE, { ...BASE, order: 'input' }],
   ['order window', 'order', BASE, { ...BASE, order: 'window' }],
   ['window size', 'window', { ...BASE, order: 'window' }, { ...BASE, order: 'window', window: 1000 }],
+  ['order stripes by name', 'order', BASE, { ...BASE, order: 'stripes' }],
+  // The auto order's window grows up to --window rows and is capped by --memory: both decide where it goes over.
+  ['auto window size', 'window', BASE, { ...BASE, window: 1000 }],
+  ['auto memoryBytes', 'windowMemoryBytes', BASE, { ...BASE, memoryBytes: 1024 * 1024 }],
   ['shard rules given', 'shard', BASE, SHARDED],
   ['shard count', 'shard', SHARDED, { ...BASE, shard: ['hash:8'] }],
   ['shard attribute', 'shard', SHARDED, { ...BASE, shard: ['hash:4:orderId'] }],
@@ -207,7 +211,7 @@ const NOT_WRITE_AFFECTING: Array<[label: string, before: LoadOptions, after: Loa
   ['wcu auto', { ...BASE, wcu: 500 }, { ...BASE, wcu: 'auto:50%' }],
   ['keyWcu', BASE, { ...BASE, keyWcu: 50 }],
   ['maxAttempts', BASE, { ...BASE, maxAttempts: 3 }],
-  ['memoryBytes (round-robin)', BASE, { ...BASE, memoryBytes: 1024 * 1024 }],
+  ['memoryBytes (round-robin)', { ...BASE, order: 'round-robin' }, { ...BASE, order: 'round-robin', memoryBytes: 1024 * 1024 }],
   ['memoryBytes (spread)', { ...BASE, order: 'spread' }, { ...BASE, order: 'spread', memoryBytes: 1024 * 1024 }],
   ['memoryBytes (input)', { ...BASE, order: 'input' }, { ...BASE, order: 'input', memoryBytes: 1024 * 1024 }],
   ['tempDir', BASE, { ...BASE, tempDir: '/var/tmp/ddb' }],
@@ -275,7 +279,7 @@ describe('writeAffectingOptions', () => {
     expect((r['shard'] as { keys: string[] }).keys).toEqual(['a', 'm', 'z']);
   });
 
-  it('an unsharded, unsegmented load records null for shard, segment, columns and window', () => {
+  it('an unsharded, unsegmented load records null for shard, segment and columns, and the auto order its window', () => {
     expect(recorded(BASE)).toEqual({
       table: 'orders',
       inputFormat: 'csv',
@@ -286,9 +290,9 @@ describe('writeAffectingOptions', () => {
       empty: 'omit',
       // null for the default, so a checkpoint written before --timestamps existed still resumes.
       timestamps: null,
-      order: 'stripes',
-      window: null,
-      windowMemoryBytes: null,
+      order: 'auto',
+      window: 50_000,
+      windowMemoryBytes: 128 * 1024 * 1024,
       shard: null,
       segment: null,
     });

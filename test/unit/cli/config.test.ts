@@ -218,7 +218,7 @@ describe('choices', () => {
     const path = await configFile({ table: 'T', order: 'zigzag' });
     const { error, stderr } = await failure('load', 'data.csv', '--config', path);
     expect(error).toMatchObject({ exitCode: 1, code: 'ddb-spread.invalidConfig' });
-    expect(stderr).toContain(`error: "order" in ${path} must be one of stripes, round-robin, spread, window, input; got "zigzag"`);
+    expect(stderr).toContain(`error: "order" in ${path} must be one of auto, stripes, round-robin, spread, window, input; got "zigzag"`);
   });
 });
 

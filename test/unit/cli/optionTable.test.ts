@@ -111,9 +111,9 @@ describe.each(COMMANDS)('%s', (name) => {
 });
 
 describe('help', () => {
-  it('says the default order is stripes (window for stdin)', () => {
+  it('says the default order is auto, decided from the data', () => {
     const help = squeeze(program().sub('load').helpInformation());
-    expect(help).toMatch(/--order <mode> write order: stripes .*default: stripes; window for stdin\)/);
+    expect(help).toMatch(/--order <mode> write order: auto \(decided from the data: .*\(choices: "auto", "stripes",.*default: auto\)/);
   });
 });
 

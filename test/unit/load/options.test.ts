@@ -35,7 +35,7 @@ describe('normalizeOptions: defaults', () => {
       outageTimeoutMs: 300_000,
       rejectsPath: 'data/items.csv.rejects.jsonl',
       maxRejects: Infinity,
-      order: 'stripes',
+      order: 'auto',
       windowRows: 50_000,
       memoryBytes: 128 * 1024 * 1024,
       tempDir: undefined,

@@ -198,7 +198,7 @@ function compareExact(x: ExactPlace, y: ExactPlace): number {
 
 describe('order: constants and small helpers', () => {
   it('lists the modes; round-robin and spread need the whole input', () => {
-    expect(ORDER_MODES).toEqual(['stripes', 'round-robin', 'spread', 'window', 'input']);
+    expect(ORDER_MODES).toEqual(['auto', 'stripes', 'round-robin', 'spread', 'window', 'input']);
     expect(ORDER_MODES.filter(isGlobalOrder)).toEqual(['round-robin', 'spread']);
     expect(DEFAULT_WINDOW_ROWS).toBe(50_000);
   });

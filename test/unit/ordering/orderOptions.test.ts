@@ -67,17 +67,18 @@ describe('parseByteSize', () => {
 });
 
 describe('normalizeOptions: write order', () => {
-  it('defaults: stripes for files (round-robin where a file cannot be cut), window of 50000 rows for stdin, 128 MiB, no temp folder, no sharding', () => {
+  it('defaults: auto for files and stdin (decided from the data once the input is open), window of 50000 rows, 128 MiB, no temp folder, no sharding', () => {
     expect(normalizeOptions(base)).toMatchObject({
-      order: 'stripes',
+      order: 'auto',
       windowRows: DEFAULT_WINDOW_ROWS,
       memoryBytes: DEFAULT_MEMORY_BYTES,
       tempDir: undefined,
       shard: undefined,
     });
-    expect(normalizeOptions(stdin)).toMatchObject({ order: 'window', windowRows: 50_000, memoryBytes: 128 * MiB });
-    // Asked for; whether a file can be cut is known once it is opened (prepareLoad).
-    expect(normalizeOptions({ ...base, input: 'x.jsonl.gz' }).order).toBe('stripes');
+    expect(normalizeOptions(stdin)).toMatchObject({ order: 'auto', windowRows: 50_000, memoryBytes: 128 * MiB });
+    // Whether a file can be cut, and how its keys run, is known once it is opened (prepareLoad).
+    expect(normalizeOptions({ ...base, input: 'x.jsonl.gz' }).order).toBe('auto');
+    expect(normalizeOptions({ ...base, window: 1000 })).toMatchObject({ order: 'auto', windowRows: 1000 });
     expect([DEFAULT_WINDOW_ROWS, DEFAULT_MEMORY_BYTES, MIN_MEMORY_BYTES]).toEqual([50_000, 128 * MiB, 64 * KiB]);
   });
 
@@ -100,9 +101,13 @@ describe('normalizeOptions: write order', () => {
   });
 
   it.each<[string, Partial<LoadOptions>, string]>([
-    ['an unknown order', { order: 'random' as never }, 'Expected `order` to be one of stripes, round-robin, spread, window, input, got `random` (string)'],
-    ['window with the default file order', { window: 100 }, 'Expected `window` to be given only with order "window", got `100` (number)'],
-    ['window with order spread', { order: 'spread', window: 100 }, 'Expected `window` to be given only with order "window", got `100` (number)'],
+    [
+      'an unknown order',
+      { order: 'random' as never },
+      'Expected `order` to be one of auto, stripes, round-robin, spread, window, input, got `random` (string)',
+    ],
+    ['window with order stripes', { order: 'stripes', window: 100 }, 'Expected `window` to be given only with order "window" or "auto", got `100` (number)'],
+    ['window with order spread', { order: 'spread', window: 100 }, 'Expected `window` to be given only with order "window" or "auto", got `100` (number)'],
     ['window of 1 row', { order: 'window', window: 1 }, 'Expected `window` to be an integer from 2 to 100000000, got `1` (number)'],
     ['window above the bound', { order: 'window', window: 100_000_001 }, 'Expected `window` to be an integer from 2 to 100000000, got `100000001` (number)'],
     ['fractional window', { order: 'window', window: 2.5 }, 'Expected `window` to be an integer from 2 to 100000000, got `2.5` (number)'],

@@ -1,0 +1,208 @@
+/**
+ * Resume at a restart point: a streaming load (window and input orders) with a checkpoint empties its order
+ * and its batcher every few rows and at every part, and a resume opens the input at the latest such point
+ * whose batches before it are all done. Killed with SIGKILL at several points and resumed, the table ends
+ * as a load in one go leaves it (keys whose rows straddle points, later rows superseding earlier ones), the
+ * counts add up, rejects are in the reject file once each, and a file changed between runs is refused.
+ */
+import { readFile, writeFile, mkdir } from 'node:fs/promises';
+import { gzipSync } from 'node:zlib';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { batchesDone } from '../support/checkpoint.js';
+import { runCli } from '../support/cli.js';
+import { scanAll, type TableKeys } from '../support/ddb.js';
+import { localEnv } from '../support/env.js';
+import { useLocalAws } from '../support/localAws.js';
+
+const KEYS: TableKeys = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } };
+const RESTART_ROWS = 500;
+
+const { endpoint, client, dir, newTable } = useLocalAws({ name: 'restartPoints', processCredentials: true });
+
+/** Rows of 37 keys in turn; sort keys repeat, so later rows supersede earlier ones of their key, across restart points too. */
+function csvRows(from: number, to: number, bad: (i: number) => boolean = () => false): string {
+  let text = '';
+  for (let i = from; i < to; i++) text += `k${i % 37},${bad(i) ? 'x' : (i * 7) % 3001},${i}\n`;
+  return text;
+}
+
+interface Saved {
+  status: string;
+  batchesDone: number;
+  restarts: { batch: number; part: number; row: number }[];
+}
+
+async function saved(path: string): Promise<Saved> {
+  return JSON.parse(await readFile(path, 'utf8')) as Saved;
+}
+
+/** Items of a table as comparable text, sorted. */
+async function contents(table: string): Promise<string[]> {
+  return (await scanAll(client(), table)).map((i) => `${i['pk']!.S}/${i['sk']!.N}/${i['v']!.N}`).sort();
+}
+
+/** Rejects of a reject file as file:line:code, sorted. */
+async function rejects(path: string): Promise<string[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    return [];
+  }
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { file: string; line: number; code: string })
+    .map((r) => `${r.file}:${r.line}:${r.code}`)
+    .sort();
+}
+
+/**
+ * Loads `inputs` killed at each of `kills` (batches done), then to the end; and in one go into another
+ * table. Returns both tables' contents, the final JSON result, the rejects of both, and the checkpoints seen at each kill.
+ */
+async function killedAndResumed(name: string, inputs: string[], extra: string[], kills: number[]) {
+  const env = { ...localEnv(endpoint), DDB_SPREAD_TEST_RESTART_ROWS: String(RESTART_ROWS) };
+  const table = await newTable(KEYS);
+  const checkpoint = join(dir(), `${name}.checkpoint.json`);
+  const rejectsPath = join(dir(), `${name}.rejects.jsonl`);
+  const args = [
+    'load',
+    ...inputs,
+    '--table',
+    table,
+    '--types',
+    'sk:N,v:N',
+    '--checkpoint',
+    checkpoint,
+    '--rejects',
+    rejectsPath,
+    '--json',
+    '--concurrency',
+    '4',
+    '--wcu',
+    '3000',
+    ...extra,
+  ];
+  const atKills: Saved[] = [];
+  for (const batches of kills) {
+    const run = await runCli(args, {
+      cwd: dir(),
+      env,
+      stdout: 'ignore',
+      timeoutMs: 120_000,
+      kill: { signal: 'SIGKILL', when: () => batchesDone(checkpoint) >= batches },
+    });
+    expect(run.signal ?? run.code, run.stderr).toBe('SIGKILL');
+    atKills.push(await saved(checkpoint));
+  }
+  const last = await runCli(args, { cwd: dir(), env, timeoutMs: 120_000 });
+  expect([0, 2], last.stderr).toContain(last.code);
+  const result = JSON.parse(last.stdout) as Record<string, number>;
+  const oneGo = await newTable(KEYS);
+  const oneGoRejects = join(dir(), `${name}.oneGo.rejects.jsonl`);
+  const once = await runCli(['load', ...inputs, '--table', oneGo, '--types', 'sk:N,v:N', '--rejects', oneGoRejects, '--json', ...extra], {
+    cwd: dir(),
+    env,
+    timeoutMs: 120_000,
+  });
+  expect([0, 2], once.stderr).toContain(once.code);
+  const oneGoResult = JSON.parse(once.stdout) as Record<string, number>;
+  return {
+    table: await contents(table),
+    oneGo: await contents(oneGo),
+    result,
+    oneGoResult,
+    rejects: await rejects(rejectsPath),
+    oneGoRejects: await rejects(oneGoRejects),
+    atKills,
+    final: await saved(checkpoint),
+  };
+}
+
+function expectSameLoad(run: Awaited<ReturnType<typeof killedAndResumed>>, rows: number): void {
+  expect(run.final.status).toBe('complete');
+  expect(run.table).toEqual(run.oneGo);
+  const r = run.result;
+  expect(r['rowsRead']).toBe(rows);
+  expect(r['written']! + r['superseded']! + r['rejected']! + r['otherSegments']!).toBe(rows);
+  expect(r['rejected']).toBe(run.oneGoResult['rejected']);
+  expect(r['superseded']).toBe(run.oneGoResult['superseded']);
+  // Each reject once, the same as in one go.
+  expect(run.rejects).toEqual(run.oneGoRejects);
+}
+
+describe('resume at a restart point', () => {
+  it('window order, one file, killed three times: the same table as in one go, rows read once past each point', async () => {
+    const rows = 12_000;
+    const input = join(dir(), 'window.csv');
+    await writeFile(input, `pk,sk,v\n${csvRows(0, rows)}`);
+    const run = await killedAndResumed('window', [input], ['--order', 'window', '--window', '300'], [60, 180, 330]);
+    // Each kill found restart points inside the file, past the start, that a resume starts at.
+    for (const at of run.atKills) expect(at.restarts.some((p) => p.row > 0 && p.batch <= at.batchesDone)).toBe(true);
+    expectSameLoad(run, rows);
+  }, 180_000);
+
+  it('input order over a set (plain and gzip parts), with rejects before the points and a --segment: the same as in one go', async () => {
+    const folder = join(dir(), 'set');
+    await mkdir(folder, { recursive: true });
+    const parts = 4;
+    const each = 2_500;
+    // Bad sort keys early in part 0: points after them are not resumed from (the reject file is written anew).
+    const bad = (i: number) => i % 997 === 3;
+    for (let p = 0; p < parts; p++) {
+      const text = `pk,sk,v\n${csvRows(p * each, (p + 1) * each, bad)}`;
+      if (p === 2) await writeFile(join(folder, `part-${p}.csv.gz`), gzipSync(text));
+      else await writeFile(join(folder, `part-${p}.csv`), text);
+    }
+    const run = await killedAndResumed('set', [folder], ['--order', 'input'], [50, 150, 280]);
+    expectSameLoad(run, parts * each);
+    expect(run.rejects.length).toBeGreaterThan(0);
+  }, 180_000);
+
+  it('no rejects: a set resumed at a part boundary and inside a gzip part reads on from there', async () => {
+    const folder = join(dir(), 'clean');
+    await mkdir(folder, { recursive: true });
+    const each = 2_000;
+    for (let p = 0; p < 3; p++) await writeFile(join(folder, `part-${p}.csv.gz`), gzipSync(`pk,sk,v\n${csvRows(p * each, (p + 1) * each)}`));
+    const run = await killedAndResumed('clean', [folder], ['--order', 'window', '--window', '200'], [70, 170]);
+    expect(run.atKills.at(-1)!.restarts.some((p) => p.part > 0)).toBe(true);
+    expectSameLoad(run, 3 * each);
+  }, 180_000);
+
+  it('--segment 1/2 killed and resumed: the same half as in one go', async () => {
+    const input = join(dir(), 'segment.csv');
+    await writeFile(input, `pk,sk,v\n${csvRows(0, 8_000)}`);
+    const run = await killedAndResumed('segment', [input], ['--order', 'window', '--window', '100', '--segment', '1/2'], [40, 110]);
+    expect(run.final.status).toBe('complete');
+    expect(run.table).toEqual(run.oneGo);
+    expect(run.result['otherSegments']).toBe(run.oneGoResult['otherSegments']);
+    expect(run.result['rowsRead']).toBe(8_000);
+  }, 180_000);
+
+  it('a file changed between runs is refused, whatever the restart points', async () => {
+    const input = join(dir(), 'changed.csv');
+    await writeFile(input, `pk,sk,v\n${csvRows(0, 6_000)}`);
+    const env = { ...localEnv(endpoint), DDB_SPREAD_TEST_RESTART_ROWS: String(RESTART_ROWS) };
+    const table = await newTable(KEYS);
+    const checkpoint = join(dir(), 'changed.checkpoint.json');
+    const args = ['load', input, '--table', table, '--types', 'sk:N,v:N', '--checkpoint', checkpoint, '--order', 'window', '--wcu', '2000', '--json'];
+    const run = await runCli(args, {
+      cwd: dir(),
+      env,
+      stdout: 'ignore',
+      timeoutMs: 120_000,
+      kill: { signal: 'SIGKILL', when: () => batchesDone(checkpoint) >= 60 },
+    });
+    expect(run.signal).toBe('SIGKILL');
+    expect((await saved(checkpoint)).restarts.length).toBeGreaterThan(0);
+    // Same size, one value changed in the middle.
+    const text = await readFile(input, 'utf8');
+    const at = text.indexOf('\n', text.length / 2) + 1;
+    await writeFile(input, text.slice(0, at) + (text[at] === 'k' ? 'j' : 'k') + text.slice(at + 1));
+    const refused = await runCli(args, { cwd: dir(), env, timeoutMs: 120_000 });
+    expect(refused.code).toBe(78);
+    expect(refused.stderr).toMatch(/SHA-256 differs|modified since checkpoint|64 KB, or its ETag, differ|64 KB differ/);
+  }, 120_000);
+});
