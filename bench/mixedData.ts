@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { gzipSync, constants as zlib, createGzip } from 'node:zlib';
 import { mulberry32 as prng } from '../tools/mulberry32.js';
-import { apportion, byShuffledId, FLIGHTS_KEYS, FLIGHTS_SKEW } from './data.js';
+import { apportion, byShuffledId, FLIGHTS_KEYS, FLIGHTS_SKEW, type DataFile } from './data.js';
 
 const HEADER = 'pk,sk,status,amount,qty,payload\n';
 const WORDS = 'parcel shipped warehouse express gift fragile return label note door signature priority economy pallet invoice courier'.split(' ');
@@ -102,12 +102,20 @@ export interface MixedInput {
   bytes: number;
 }
 
-/** One CSV of `rows` time-ordered rows. */
-export async function generateTimeOrderedCsv(path: string, rows: number, seed: number): Promise<MixedInput> {
+/** One CSV of `rows` time-ordered rows, with its keys' figures as data.ts gives them (for the instant-sink bench). */
+export async function generateTimeOrderedCsv(path: string, rows: number, seed: number): Promise<DataFile> {
   const out = createWriteStream(path);
-  await writeLines(out, csvOf(timeOrderedRows(rows, seed)));
+  const perKey = new Map<string, number>();
+  const counted = function* () {
+    for (const r of timeOrderedRows(rows, seed)) {
+      perKey.set(r.pk, (perKey.get(r.pk) ?? 0) + 1);
+      yield r;
+    }
+  };
+  await writeLines(out, csvOf(counted()));
   await ended(out);
-  return { path, rows, bytes: (await stat(path)).size };
+  const [hotKey, hotRows] = [...perKey].reduce((a, b) => (b[1] > a[1] ? b : a), ['', 0]);
+  return { path, rows, bytes: (await stat(path)).size, hotKey, hotRows, customersWithRows: perKey.size };
 }
 
 /** The same rows gzip-compressed (level 1: decompression costs the same at any level, and it is quicker to make). */
