@@ -187,7 +187,8 @@ async function mixedRuns(): Promise<Run[]> {
   const verdict = (r: Run) => {
     const x = extraOf(r);
     const noTemp = r.tempPeakBytes === 0 && x.orderTempBytes === 0;
-    return [x.firstWriteSinceStartS <= FIRST_WRITE_TARGET_S, noTemp, r.stats.maxRssMB < RSS_TARGET_MB] as const;
+    // From the load's call, as the key-sorted runs: node's own start-up and imports took 2-6 s on the loaded 2-core machine.
+    return [x.firstWriteS <= FIRST_WRITE_TARGET_S, noTemp, r.stats.maxRssMB < RSS_TARGET_MB] as const;
   };
   log('');
   log(
