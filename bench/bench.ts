@@ -19,7 +19,10 @@
  *                     default options and with --order spread against the minimal loop, into
  *                     bench/instantSink.ts, which answers every BatchWriteItem at once; items/s and client CPU
  *                     per item (~2 minutes at 200k rows). It runs in the main bench by default, before
- *                     DynamoDB Local starts; --skip-sink leaves it out.
+ *                     DynamoDB Local starts; --skip-sink leaves it out. Then the same on key-mixed data (the
+ *                     rows in time order, bench/mixedData.ts; target: >= 1.2x the loop's items/s, CPU per
+ *                     item <= the loop's) with --key-wcu MIXED_SINK_KEY_WCU (per-key pacing is not what is
+ *                     measured there) and with the default --key-wcu.
  *   --order-bench     then run the write-order bench, bench/order.ts (BENCH_ORDER=1): each --order mode on
  *                     a 1M-row skewed input (ordering alone) and in loads to DynamoDB Local. Off by default:
  *                     it takes ~9 more minutes on 2 cores, which would take the whole run past 10 minutes.
@@ -38,9 +41,16 @@
  *                     leaves it out. --estimate-rows N sets the speed input (default 1M; the issue's 3M:
  *                     --estimate-rows 3000000, ~4 more minutes). --skip-accuracy leaves out its accuracy part.
  *   --first-write-only run only the first-write bench, bench/firstWrite.ts: time to the first
- *                     write, peak RSS and temp disk of --order stripes against round-robin on a key-sorted
- *                     3M-row CSV (~10 minutes). It runs after the main bench by default; --skip-first-write
- *                     leaves it out; --first-write-rows N sets the input size.
+ *                     write, temp files and peak RSS of the default order on key-mixed inputs (a 3M-row
+ *                     time-ordered CSV, 16 parts, gzip, a DynamoDB export), then of the default order
+ *                     against round-robin on a key-sorted 3M-row CSV (~40 minutes on a loaded 2-core
+ *                     machine). It runs after the main bench by default; --skip-first-write leaves it out;
+ *                     then bench/firstWriteSets.ts: 16 key-sorted parts as a folder and an S3 prefix (s3rver),
+ *                     read in stripes across the parts (--first-write-sets-rows N, default 1M);
+ *                     --first-write-rows N sets the key-sorted input's size, --first-write-mixed-rows N the
+ *                     key-mixed inputs' (e.g. 200000 for a quick run), --first-write-flights FILE takes a real
+ *                     flights CSV (e.g. /work/scratch/flights-3m.csv) for the time-ordered one;
+ *                     --first-write-mixed-only runs only the key-mixed part.
  *   --order-rows N, --order-large-rows N, --order-load-rows N
  *                     passed to bench/order.ts as --rows, --large-rows, --load-rows (see there)
  *
@@ -60,7 +70,9 @@ import { DEFAULT_CONCURRENCY } from '../dist/load/options.js';
 import { FLIGHTS_FIT_SKEW, generateCsv, generateFlightsCsv, type DataFile } from './data.js';
 import { benchDir, Harness, repoRoot, type Observed } from './harness.js';
 import { cpuOf, fmtInt, median, pass, phaseTimer, table, takenOn, writeResults } from './report.js';
+import { generateTimeOrderedCsv } from './mixedData.js';
 import { sinkBench, type SinkResult } from './sink.js';
+import { DEFAULT_KEY_WCU } from '../src/pacing/rateControl.js';
 
 const benchStarted = performance.now();
 
@@ -90,6 +102,10 @@ const { values: flags } = parseArgs({
     'first-write-only': { type: 'boolean' },
     'skip-first-write': { type: 'boolean' },
     'first-write-rows': { type: 'string' },
+    'first-write-mixed-rows': { type: 'string' },
+    'first-write-sets-rows': { type: 'string' },
+    'first-write-flights': { type: 'string' },
+    'first-write-mixed-only': { type: 'boolean' },
     'skip-estimate': { type: 'boolean' },
     'estimate-rows': { type: 'string' },
     'skip-accuracy': { type: 'boolean' },
@@ -143,6 +159,13 @@ const CONCURRENCY = DEFAULT_CONCURRENCY; // the library default: the load compar
 const CHILD_TIMEOUT_MS = 10 * 60 * 1000;
 const TARGET_RATIO = 0.9;
 const TARGET_RSS_MB = 200;
+/** Items/s against the hand loop's on key-mixed data: nothing to reorder there, so ddb-spread's concurrency should tell. */
+const MIXED_SINK_TARGET_RATIO = 1.2;
+/**
+ * --key-wcu of the key-mixed sink run: far above what any key gets at the loop's rate (its biggest key,
+ * ~3.5% of the rows, needs ~1,000 WCU/s at 28,000 items/s), so that the figures are the client's, not the pacing's.
+ */
+const MIXED_SINK_KEY_WCU = 1_000_000;
 
 /* ==== phases (where the bench's own time goes) ==== */
 
@@ -248,11 +271,13 @@ async function main(): Promise<void> {
     `${ROWS.toLocaleString('en-US')} rows, sweep ${SWEEP.join('/') || '(none)'} on ${SWEEP_ROWS.toLocaleString('en-US')} rows, ${REPEATS} runs per loader; ${cores} cores; temp ${tmp}`,
   );
 
-  const { main, sinkFile, sweepFile, warmFile } = await phase('generate data', async () => ({
+  const { main, sinkFile, mixedFile, sweepFile, warmFile } = await phase('generate data', async () => ({
     // Flights-like (as 200k real flights rows): 228 keys, sorted, every one under the default --key-wcu in a proportional schedule.
     main: await generateFlightsCsv(join(tmp!, `flights-${ROWS}.csv`), ROWS, 20240601),
     // The sink bench's input: the same rows over keys that fit under --key-wcu at the loop's rate (bench/data.ts).
     sinkFile: SINK_BENCH ? await generateFlightsCsv(join(tmp!, `flights-fit-${ROWS}.csv`), ROWS, 20240601, FLIGHTS_FIT_SKEW) : undefined,
+    // The same keys and skew as `main`, in time order: consecutive rows hit different keys.
+    mixedFile: SINK_BENCH ? await generateTimeOrderedCsv(join(tmp!, `mixed-${ROWS}.csv`), ROWS, 31) : undefined,
     sweepFile: SWEEP.length && !SINK_ONLY ? await generateCsv(join(tmp!, `sweep-${SWEEP_ROWS}.csv`), SWEEP_ROWS, 20240602) : undefined,
     warmFile: await generateCsv(join(tmp!, `warm-up-${WARM_UP_ROWS}.csv`), Math.min(WARM_UP_ROWS, ROWS), 20240603),
   }));
@@ -261,20 +286,47 @@ async function main(): Promise<void> {
   // The instant sink first: no DynamoDB Local (a JVM) running beside the client, so the machine is quieter.
   let sink: SinkResult | undefined;
   let sinkHotKey: SinkResult | undefined;
+  let sinkMixed: SinkResult | undefined;
   if (SINK_BENCH) {
     sink = await phase('instant sink', () => sinkBench({ harness, file: sinkFile!, repeats: REPEATS, concurrency: CONCURRENCY, tmp: tmp!, log }));
     // The main file too: its biggest key is at --key-wcu near the loop's rate, which shows what a hot key costs.
     sinkHotKey = await phase('instant sink, hot key', () => sinkBench({ harness, file: main, repeats: REPEATS, concurrency: CONCURRENCY, tmp: tmp!, log }));
+    sinkMixed = await phase('instant sink, mixed keys', () =>
+      sinkBench({
+        harness,
+        file: mixedFile!,
+        repeats: REPEATS,
+        concurrency: CONCURRENCY,
+        tmp: tmp!,
+        log,
+        variants: [
+          { name: `ddb-spread --key-wcu ${fmtInt(MIXED_SINK_KEY_WCU)}`, args: [], keyWcu: MIXED_SINK_KEY_WCU },
+          { name: 'ddb-spread', args: [], keyWcu: DEFAULT_KEY_WCU },
+        ],
+        targetRatio: MIXED_SINK_TARGET_RATIO,
+        title: { target: 'key-mixed data, default order', data: 'in time order' },
+      }),
+    );
   }
   if (SINK_ALONE) {
     await phase('clean up', cleanup);
-    const text = ['', ...sink!.lines, '', ...sinkHotKey!.lines, '', `bench time ${((performance.now() - benchStarted) / 1000).toFixed(0)} s`].join('\n');
+    const text = [
+      '',
+      ...sink!.lines,
+      '',
+      ...sinkHotKey!.lines,
+      '',
+      ...sinkMixed!.lines,
+      '',
+      `bench time ${((performance.now() - benchStarted) / 1000).toFixed(0)} s`,
+    ].join('\n');
     process.stdout.write(`${text}\n`);
     const jsonPath = await writeResults('sink-latest.json', {
       ...takenOn(cores),
       options: { rows: ROWS, repeats: REPEATS, concurrency: CONCURRENCY },
       sink,
       sinkHotKey,
+      sinkMixed,
       report: text,
     });
     process.stdout.write(`written ${jsonPath}\n`);
@@ -354,6 +406,7 @@ async function main(): Promise<void> {
   );
   if (sink) out.push(...sink.lines, '');
   if (sinkHotKey) out.push(...sinkHotKey.lines, '');
+  if (sinkMixed) out.push(...sinkMixed.lines, '');
   out.push(`NOTE: ${cores} cores shared by the loader, DynamoDB Local (a JVM) and this script: expect ±15% noise between runs.`);
   out.push(
     `      Other processes took ${(100 * otherShare).toFixed(0)}% of the machine's CPU while children ran (load average ${loadAtStart[0]?.toFixed(1)} at start, ${loadAtEnd[0]?.toFixed(1)} at end)${otherShare > 0.1 ? ': figures are NOT reliable, rerun on a quiet machine' : ''}.`,
@@ -488,6 +541,7 @@ async function main(): Promise<void> {
     sweep: { rows: SWEEP_ROWS, runs: sweep },
     instantSink: sink,
     instantSinkHotKey: sinkHotKey,
+    instantSinkMixed: sinkMixed,
     phasesSeconds: phases,
     noise: { otherProcessesCpuShare: otherShare, loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadAtEnd },
     totalSeconds,
@@ -524,6 +578,14 @@ if (NOISE_BENCH) runBench('noise.ts', forward('noise-rows', 'rows'));
 // Estimate accuracy against real loads through the partition model, and estimate speed.
 if (ESTIMATE_BENCH) runBench('estimate.ts', [...forward('estimate-rows', 'speed-rows'), ...(flags['skip-accuracy'] ? ['--skip-accuracy'] : [])]);
 // How soon the default order writes, its memory and temp disk against round-robin's.
-if (FIRST_WRITE_BENCH) runBench('firstWrite.ts', forward('first-write-rows', 'rows'));
+if (FIRST_WRITE_BENCH)
+  runBench('firstWrite.ts', [
+    ...forward('first-write-rows', 'rows'),
+    ...forward('first-write-mixed-rows', 'mixed-rows'),
+    ...forward('first-write-flights', 'flights'),
+    ...(flags['first-write-mixed-only'] ? ['--mixed-only'] : []),
+  ]);
+// Sets of key-sorted parts (a folder, an S3 prefix) read in stripes across the parts.
+if (FIRST_WRITE_BENCH && !flags['first-write-mixed-only']) runBench('firstWriteSets.ts', forward('first-write-sets-rows', 'small-rows'));
 if (ORDER_BENCH)
   runBench('order.ts', [...forward('order-rows', 'rows'), ...forward('order-large-rows', 'large-rows'), ...forward('order-load-rows', 'load-rows')]);

@@ -15,6 +15,8 @@ export interface ChildArgs {
   rcc: boolean;
   /** ddb-spread only: its --order; the library default when absent. */
   order?: string;
+  /** ddb-spread only: its --key-wcu; the library default when absent. */
+  keyWcu?: number;
 }
 
 export function childArgs(argv: string[] = process.argv.slice(2)): ChildArgs {
@@ -28,6 +30,7 @@ export function childArgs(argv: string[] = process.argv.slice(2)): ChildArgs {
       rejects: { type: 'string' },
       rcc: { type: 'boolean', default: false },
       order: { type: 'string' },
+      'key-wcu': { type: 'string' },
     },
     strict: true,
   });
@@ -41,6 +44,7 @@ export function childArgs(argv: string[] = process.argv.slice(2)): ChildArgs {
     rejects: values.rejects ?? `${input}.rejects.jsonl`,
     rcc: values.rcc ?? false,
     ...(values.order === undefined ? {} : { order: values.order }),
+    ...(values['key-wcu'] === undefined ? {} : { keyWcu: Number(values['key-wcu']) }),
   };
 }
 

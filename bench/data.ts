@@ -40,7 +40,7 @@ function rowsPerCustomer(rows: number, random: () => number): number[] {
  * Rows per key id from rows per rank, ranks mapped to ids by a seeded shuffle: the file is sorted by key
  * id, so the heavy keys land anywhere in it.
  */
-function byShuffledId(byRank: number[], random: () => number): number[] {
+export function byShuffledId(byRank: number[], random: () => number): number[] {
   const ids = Array.from({ length: byRank.length }, (_, i) => i);
   for (let i = ids.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
@@ -150,7 +150,7 @@ export interface SkewedDataFile extends DataFile {
 }
 
 /** Integer counts proportional to `weights` that add up to `total` exactly (largest remainder). */
-function apportion(weights: number[], total: number): number[] {
+export function apportion(weights: number[], total: number): number[] {
   const sum = weights.reduce((a, b) => a + b, 0);
   const exact = weights.map((w) => (w / sum) * total);
   const counts = exact.map(Math.floor);

@@ -1,6 +1,6 @@
 /**
  * Bench child: one load with the built library (dist/), as a user of the package would call it.
- *   node --import tsx bench/runDdbSpread.ts --input f.csv --table t --endpoint http://... --concurrency 8 [--order spread]
+ *   node --import tsx bench/runDdbSpread.ts --input f.csv --table t --endpoint http://... --concurrency 8 [--order spread] [--key-wcu N]
  * bench.ts runs a plain-JS transpile of this file (no tsx loader in the measured process); by hand,
  * `node --import tsx` works too (its loader thread adds ~28 MB RSS).
  */
@@ -25,6 +25,7 @@ const result = await load({
   types: { amount: 'N', qty: 'N' },
   rejectsPath: args.rejects,
   ...(args.order === undefined ? {} : { order: args.order as LoadOptions['order'] }),
+  ...(args.keyWcu === undefined ? {} : { keyWcu: args.keyWcu }),
 });
 done(result.written, {
   rowsRead: result.rowsRead,
