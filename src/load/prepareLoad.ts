@@ -124,6 +124,8 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
     ...(deps.testSeams?.parquetStallMs !== undefined ? { parquetStallMs: deps.testSeams.parquetStallMs } : {}),
     // A resume at a restart point opens the input there: the rows before it are not read again.
     ...(checkpoint?.restartFrom ? { from: { at: checkpoint.restartFrom, skipToLine } } : {}),
+    // The auto order reads an export's data files side by side: its item collections then mix (readInputSet.ts).
+    ...(opts.order === 'auto' ? { interleaveExports: true } : {}),
   });
   disposer.defer(() => input.close());
   facts.input = input;
@@ -297,7 +299,8 @@ async function stagesOf(
 function restartsOf(checkpoint: OpenedCheckpoint | undefined, stages: Pick<PreparedLoad, 'orderer' | 'order'>, input: OpenedInputSet): Restarts | undefined {
   const every = checkpoint?.store.file.restartEveryRows ?? 0;
   const from = checkpoint?.restartFrom;
-  if (!checkpoint || every === 0 || stages.orderer.restart() === undefined) {
+  // Parts read side by side have no one place in the input to restart at.
+  if (!checkpoint || every === 0 || input.interleaved || stages.orderer.restart() === undefined) {
     if (from) throw bug(`checkpoint ${checkpoint?.store.path} resumes at a restart point, but the ${stages.order} order makes none`);
     return undefined;
   }

@@ -24,8 +24,10 @@ export interface OpenedInputSet {
   records: AsyncGenerator<SourceRecord>;
   /** Where the record last given is: its part, its index in the part, and whether its part can be resumed inside. */
   position(): SetPosition;
-  /** Stops reading (closes the part being read). */
+  /** Stops reading (closes the parts being read). */
   close(): void;
+  /** Some parts are read side by side (an export's data files): positions then make no restart points. */
+  interleaved: boolean;
 }
 
 /** A record's place in the set (see OpenedInputSet.position). */
@@ -58,6 +60,8 @@ export interface ReadSetOptions {
   parquetStallMs?: number;
   /** A resume: start here, not at the first part's first byte; `skipToLine` finds a line inside a part. */
   from?: { at: ResumeAt; skipToLine: SkipToLine } | undefined;
+  /** Read each DynamoDB export's data files side by side (exportGroups), not one after another. */
+  interleaveExports?: boolean;
 }
 
 /**
@@ -133,57 +137,119 @@ export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInpu
   const from = options.from?.at;
   // Bytes of the parts a resume does not open count as read, for progress.
   let done = set.parts.slice(0, from?.part ?? 0).reduce((sum, p) => sum + (p.part.size ?? 0), 0);
-  let current: OpenedInput | undefined;
-  let raw: Readable | undefined;
+  /** The parts open now (one at a time, or an export's data files side by side), raw and decompressed. */
+  const reading = new Set<{ raw: Readable; opened: OpenedInput }>();
   let position: SetPosition = { part: from?.part ?? 0, row: -1, withinPart: false };
   // Formats first: a part named in an unreadable way fails before any row.
   const formats = set.parts.map((p) => formatOfPart(p, options.format));
   for (const [i, listed] of set.parts.entries()) if (formats[i] === 'parquet') checkParquetPart(listed.part);
+  // A resume starts at its part: the ones before are not opened (and an interleaved read makes no restart points).
+  const groups = options.interleaveExports && !from ? exportGroups(set) : set.parts.map((_, i) => [i]).slice(from?.part ?? 0);
+  async function* partRecords(i: number): AsyncGenerator<SourceRecord> {
+    const { part, expected } = set.parts[i]!;
+    const raw = await part.open(0);
+    const opened = await openPart(part, raw, expected?.md5 !== undefined);
+    const open = { raw, opened };
+    reading.add(open);
+    let format = formats[i];
+    if (format === undefined) {
+      format = await detectFormat(opened);
+      if (format === 'parquet') checkParquetPart(part);
+    }
+    // An export's data file is checked against its record count and MD5 as a whole: read whole.
+    const withinPart = LINE_FORMATS.has(format) && expected === undefined;
+    const inside = from && i === from.part && from.row > 0 ? from : undefined;
+    let records: AsyncGenerator<SourceRecord>;
+    if (inside) {
+      if (!withinPart) throw bug(`a resume starts inside ${part.name}, which is read whole`);
+      const delimiter = delimiterOf(part.name, options.csv.delimiter);
+      const columns = format === 'csv' ? (options.csv.columns ?? (await headerOf(part, delimiter))) : undefined;
+      const rest = await options.from!.skipToLine(opened.stream, inside.line, format === 'csv' ? 'csv' : 'jsonl', delimiter);
+      records = recordsOfPart({ ...opened, stream: rest }, format, { delimiter, columns }, { ...options, firstLine: inside.line });
+    } else records = recordsOfPart(opened, format, options.csv, options);
+    let row = inside?.row ?? 0;
+    let count = 0;
+    for await (const record of records) {
+      position = { part: i, row: row++, withinPart };
+      count++;
+      yield record;
+    }
+    done += opened.bytesRead();
+    reading.delete(open);
+    if (expected) checkPart(part.name, expected, count, opened.md5?.digest('hex'));
+  }
   async function* records(): AsyncGenerator<SourceRecord> {
-    for (let i = from?.part ?? 0; i < set.parts.length; i++) {
-      const { part, expected } = set.parts[i]!;
-      raw = await part.open(0);
-      const opened = await openPart(part, raw, expected?.md5 !== undefined);
-      current = opened;
-      let format = formats[i];
-      if (format === undefined) {
-        format = await detectFormat(opened);
-        if (format === 'parquet') checkParquetPart(part);
-      }
-      // An export's data file is checked against its record count and MD5 as a whole: read whole.
-      const withinPart = LINE_FORMATS.has(format) && expected === undefined;
-      const inside = from && i === from.part && from.row > 0 ? from : undefined;
-      let records: AsyncGenerator<SourceRecord>;
-      if (inside) {
-        if (!withinPart) throw bug(`a resume starts inside ${part.name}, which is read whole`);
-        const delimiter = delimiterOf(part.name, options.csv.delimiter);
-        const columns = format === 'csv' ? (options.csv.columns ?? (await headerOf(part, delimiter))) : undefined;
-        const rest = await options.from!.skipToLine(opened.stream, inside.line, format === 'csv' ? 'csv' : 'jsonl', delimiter);
-        records = recordsOfPart({ ...opened, stream: rest }, format, { delimiter, columns }, { ...options, firstLine: inside.line });
-      } else records = recordsOfPart(opened, format, options.csv, options);
-      let row = inside?.row ?? 0;
-      let count = 0;
-      for await (const record of records) {
-        position = { part: i, row: row++, withinPart };
-        count++;
-        yield record;
-      }
-      done += opened.bytesRead();
-      current = undefined;
-      if (expected) checkPart(part.name, expected, count, opened.md5?.digest('hex'));
+    for (const group of groups) {
+      if (group.length === 1) yield* partRecords(group[0]!);
+      else yield* sideBySide(group.map((i) => () => partRecords(i)));
     }
   }
   return {
     name: set.name,
     totalBytes: set.totalBytes,
-    bytesRead: () => done + (current?.bytesRead() ?? 0),
+    bytesRead: () => done + [...reading].reduce((sum, r) => sum + r.opened.bytesRead(), 0),
     records: records(),
     position: () => position,
+    interleaved: groups.some((group) => group.length > 1),
     close: () => {
-      raw?.destroy();
-      current?.stream.destroy();
+      for (const { raw, opened } of reading) {
+        raw.destroy();
+        opened.stream.destroy();
+      }
     },
   };
+}
+
+/** Data files of one export read side by side at most (each a gunzip stream and its buffers). */
+export const EXPORT_FILES_AT_ONCE = 64;
+
+/**
+ * The parts in reading order, grouped: the data files of one DynamoDB export together (a group read side
+ * by side), every other part alone. An export writes each item collection's items together, in hash
+ * order, so a table with large collections comes out in long runs of one key, file after file; read side
+ * by side, the files' keys mix. Safe whatever the files hold: an export has each primary key once (a
+ * full export's snapshot, or an incremental export's last change of each item), so its items may be
+ * written in any order. Exports of a chain stay one after another, as the chain's order needs.
+ */
+function exportGroups(set: InputSet): number[][] {
+  const groups: number[][] = [];
+  let folder: string | undefined;
+  set.parts.forEach((listed, i) => {
+    const exported = listed.expected !== undefined && (listed.format?.startsWith('export-') ?? false);
+    const at = exported ? listed.part.name.slice(0, listed.part.name.lastIndexOf('/') + 1) : undefined;
+    if (at !== undefined && at === folder) groups.at(-1)!.push(i);
+    else groups.push([i]);
+    folder = at;
+  });
+  return groups;
+}
+
+/**
+ * The records of several sources side by side: one from each in turn, in a fixed rotation (so the order
+ * depends only on the sources, and a resume replays it), at most EXPORT_FILES_AT_ONCE open; one that ends
+ * gives its place to the next.
+ */
+async function* sideBySide(sources: (() => AsyncGenerator<SourceRecord>)[]): AsyncGenerator<SourceRecord> {
+  const waiting = [...sources];
+  const active: AsyncGenerator<SourceRecord>[] = [];
+  while (active.length < EXPORT_FILES_AT_ONCE && waiting.length > 0) active.push(waiting.shift()!());
+  try {
+    let k = 0;
+    while (active.length > 0) {
+      if (k >= active.length) k = 0;
+      const next = await active[k]!.next();
+      if (next.done) {
+        const more = waiting.shift();
+        if (more) active[k] = more();
+        else active.splice(k, 1);
+        continue;
+      }
+      yield next.value;
+      k++;
+    }
+  } finally {
+    for (const source of active) await source.return(undefined);
+  }
 }
 
 /** The names of a CSV part's header row, read from the part's start (a resume inside the part parses from past it). */

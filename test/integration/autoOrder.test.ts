@@ -14,6 +14,7 @@ import { load, type LoadEvent, type LoadOptions } from '../../src/index.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { useLocalAws } from '../support/localAws.js';
 import { mulberry32 } from '../../tools/mulberry32.js';
+import { buildExport, writeExport } from '../support/exportFixture.js';
 
 const KEYS: TableKeys = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } };
 const { endpoint, client, dir, newTable } = useLocalAws({ name: 'autoorder', processCredentials: true });
@@ -137,5 +138,24 @@ describe('the auto order', () => {
       expect(result).toMatchObject({ order, rowsRead: 20_000, complete: true });
       await expectTable(table, rows);
     }
+  });
+
+  it("a DynamoDB export of large item collections (each key's items together, file after file): its data files are read side by side and stream", async () => {
+    // 8 data files of 6 keys each, every key's 400 items together as an export's scan writes them.
+    const files = Array.from({ length: 8 }, (_, f) =>
+      Array.from({ length: 6 * 400 }, (_, i) => ({ Item: { pk: { S: `k${f}-${Math.floor(i / 400)}` }, sk: { N: String(i % 400) }, v: { S: `f${f}r${i}` } } })),
+    );
+    const root = join(dir(), 'export');
+    const folder = await writeExport(root, buildExport('exports', 'FULL_EXPORT', files));
+    const table = await newTable(KEYS);
+    const events: LoadEvent[] = [];
+    const result = await run({ input: folder, table }, events);
+    expect(result).toMatchObject({ order: 'window', rowsRead: 19_200, written: 19_200, rejected: 0, complete: true });
+    expect(warningIndex(events)).toBe(-1);
+    expect(events.some((e) => e.type === 'ordering')).toBe(false);
+    expect(readAtFirstWrite(events)).toBeLessThan(10_000);
+    const items = await scanAll(client(), table);
+    expect(items).toHaveLength(19_200);
+    expect(items.find((i) => i.pk!.S === 'k3-2' && i.sk!.N === '7')!.v!.S).toBe('f3r807');
   });
 });

@@ -199,9 +199,16 @@ export async function planPartStripes(args: {
         : part.first.columns;
     parts.push({ ...part, how: { ...part.first, columns } });
   }
+  // As for one file: stripes of at least minBytes each, two at the least. A set of small parts is read
+  // whole, through the window, where a striped read's proof (keys ascending in every stripe) would be
+  // asked of parts too small to gain from it.
+  const total = ranges.reduce((sum, r) => sum + (r.end - r.start), 0);
+  // (A test that raises minBytes only to keep parts whole still gets its stripes: the floor is MIN_STRIPE_BYTES.)
+  const stripesAtMost = Math.min(maxStripes, Math.floor(total / Math.min(minBytes, MIN_STRIPE_BYTES)));
+  if (stripesAtMost < 2) return undefined;
   const starts = stripeStarts(
     ranges.map((r) => r.end - r.start),
-    maxStripes,
+    stripesAtMost,
   );
   const probeReader = (k: number): RangeReader => {
     const part = parts[partOf[k]!]!;

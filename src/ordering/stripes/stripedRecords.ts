@@ -9,7 +9,6 @@ import { cutFile, readRange, recordStartAtLine, type ByteRange, type RangeReader
 import { isRejected, type RowPlanner, type SourceRecord } from '../../typing/planRow.js';
 import { keyCellRows, UNCLEAR, type ProbedRow } from './keyCellRows.js';
 import { isolateRunningKeys } from './stripeKeys.js';
-import { GROW_RUN } from '../keyRuns.js';
 import type { Piece, Stripe } from './stripeLayout.js';
 
 /**
@@ -173,11 +172,12 @@ const MIXED_HEAD_BYTES = 1024 * 1024;
 const MIXED_HEAD_ROWS = 2048;
 
 /**
- * Whether the file's first rows show keys already mixed: a new partition key every few rows on average
- * (under GROW_RUN rows a key), over at least 256 rows. Such a file is not grouped by key and needs no
- * stripes: the window streams it. Looked at before the pass that finds where every record starts, which
- * reads the whole file (about a second per 300 MB) only to find the file not grouped. The last row read
- * is left out: the bytes may end inside it.
+ * Whether the file's first rows show it is not sorted by partition key: a key that sorts below the one
+ * before it (as GroupingCheck compares them). Such a file cannot be read in stripes, whose proof needs the
+ * keys of every stripe ascending; found here, before the pass that finds where every record starts (it
+ * reads the whole file, about a second per 300 MB), the file streams through the window at once. A file
+ * in time order, a log or an export, shows it in its first rows. The last row read is left out: the
+ * bytes may end inside it.
  */
 async function headIsMixed(reader: RangeReader, probe: (record: SourceRecord) => string | undefined): Promise<boolean> {
   const groups: (string | undefined)[] = [];
@@ -191,10 +191,11 @@ async function headIsMixed(reader: RangeReader, probe: (record: SourceRecord) =>
     reader.close();
   }
   groups.pop();
-  if (groups.length < 256) return false;
-  let changes = 0;
-  for (let i = 1; i < groups.length; i++) if (groups[i] !== groups[i - 1]) changes++;
-  return changes * GROW_RUN > groups.length;
+  for (let i = 1; i < groups.length; i++) {
+    const [before, key] = [groups[i - 1], groups[i]];
+    if (before !== undefined && key !== undefined && compareGroups(key, before) < 0) return true;
+  }
+  return false;
 }
 
 /**
