@@ -53,7 +53,7 @@ export class GroupingCheck {
     const where = `line ${write.origin.line} of ${write.origin.file}`;
     throw new LoaderError(
       'ORDER_NOT_GROUPED',
-      `the input is not grouped by partition key: the key at ${where} ${other === part ? 'sorts before the one above it' : 'sorts among the keys of another part of the file'}, so --order stripes (the default) could write one key's rows out of order. Nothing was written out of order; load the file again with --order round-robin (start over: rows already written are written again with the same values)`,
+      `the input is not grouped by partition key: the key at ${where} ${other === part ? 'sorts before the one above it' : 'sorts among the keys of another part of the file'}, so the striped read (what the default order chose for a file that looked sorted) could write one key's rows out of order. Nothing was written out of order; load the file again with --order round-robin (start over: rows already written are written again with the same values)`,
       { file: write.origin.file, line: write.origin.line },
     );
   }
