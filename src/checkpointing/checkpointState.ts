@@ -1,5 +1,5 @@
 import { DoneBatches, type BatchRange } from './doneBatches.js';
-import type { SideBySidePosition } from '../reading/readInputSet.js';
+import type { SideBySidePosition } from '../reading/sideBySide.js';
 
 /**
  * Resume after a crash, the pure part. Reading, planning, every write order and the batcher are

@@ -1,7 +1,8 @@
 import { Readable } from 'node:stream';
 import type { RestartPoint } from '../checkpointing/checkpointState.js';
 import { RecordStartScanner } from '../ordering/stripes/recordStarts.js';
-import type { SetPosition, SideBySidePosition } from '../reading/readInputSet.js';
+import type { SetPosition } from '../reading/readInputSet.js';
+import type { SideBySidePosition } from '../reading/sideBySide.js';
 import { LoaderError } from '../shared/errors.js';
 
 /**

@@ -35,6 +35,11 @@ interface Saved {
   restarts: { batch: number; part: number; row: number }[];
 }
 
+/** A checkpoint whose restart points may lie inside files read side by side. */
+interface SavedSide extends Saved {
+  restarts: (Saved['restarts'][number] & { sideBySide?: { files: { row: number }[] } })[];
+}
+
 async function saved(path: string): Promise<Saved> {
   return JSON.parse(await readFile(path, 'utf8')) as Saved;
 }
@@ -200,7 +205,7 @@ describe('resume at a restart point', () => {
     const table = await newTable(KEYS);
     const checkpoint = join(dir(), 'exportChain.checkpoint.json');
     const args = ['load', ...folders, '--table', table, '--checkpoint', checkpoint, '--json', '--concurrency', '4', '--wcu', '3000'];
-    const atKills: (Saved & { restarts: { sideBySide?: { files: { row: number }[] } }[] })[] = [];
+    const atKills: SavedSide[] = [];
     for (const batches of [30, 75, 140]) {
       const run = await runCli(args, {
         cwd: dir(),
@@ -210,7 +215,7 @@ describe('resume at a restart point', () => {
         kill: { signal: 'SIGKILL', when: () => batchesDone(checkpoint) >= batches },
       });
       expect(run.signal ?? run.code, run.stderr).toBe('SIGKILL');
-      atKills.push((await saved(checkpoint)) as (typeof atKills)[number]);
+      atKills.push((await saved(checkpoint)) as SavedSide);
     }
     // The kills found points inside the files side by side, with files part read.
     expect(atKills.some((k) => k.restarts.some((p) => p.row > 0 && p.batch <= k.batchesDone && p.sideBySide?.files.some((f) => f.row > 0)))).toBe(true);
