@@ -10,7 +10,7 @@ import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { batchesDone } from '../support/checkpoint.js';
+import { batchesDone, killableCli } from '../support/checkpoint.js';
 import { runCli } from '../support/cli.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { localEnv } from '../support/env.js';
@@ -205,15 +205,10 @@ describe('resume at a restart point', () => {
     const table = await newTable(KEYS);
     const checkpoint = join(dir(), 'exportChain.checkpoint.json');
     const args = ['load', ...folders, '--table', table, '--checkpoint', checkpoint, '--json', '--concurrency', '4', '--wcu', '3000'];
+    const killed = killableCli(args, checkpoint, { cwd: dir(), env });
     const atKills: SavedSide[] = [];
     for (const batches of [30, 75, 140]) {
-      const run = await runCli(args, {
-        cwd: dir(),
-        env,
-        stdout: 'ignore',
-        timeoutMs: 120_000,
-        kill: { signal: 'SIGKILL', when: () => batchesDone(checkpoint) >= batches },
-      });
+      const run = await killed(batches);
       expect(run.signal ?? run.code, run.stderr).toBe('SIGKILL');
       atKills.push((await saved(checkpoint)) as SavedSide);
     }
