@@ -91,8 +91,23 @@ function isRestartPoint(v: unknown): boolean {
   return (
     isRecord(v) &&
     ['part', 'row', 'line', 'batch', 'rowsRead', 'otherSegments', 'superseded', 'rejected'].every((name) => isCount(v[name])) &&
-    (v['line'] as number) >= 1
+    (v['line'] as number) >= 1 &&
+    (v['sideBySide'] === undefined || isSideBySide(v['sideBySide'], v['part'] as number))
   );
+}
+
+/** Files read side by side: parts at or after the group's first, each once, the rotation inside the list. */
+function isSideBySide(v: unknown, first: number): boolean {
+  if (!isRecord(v) || !Array.isArray(v['files']) || !isCount(v['next']) || !isCount(v['opened'])) return false;
+  const files = v['files'] as unknown[];
+  const parts = new Set<number>();
+  for (const file of files) {
+    if (!isRecord(file) || !['part', 'row', 'line'].every((name) => isCount(file[name]))) return false;
+    const part = file['part'] as number;
+    if (part < first || parts.has(part)) return false;
+    parts.add(part);
+  }
+  return files.length > 0 && (v['next'] as number) < files.length;
 }
 
 function isRanges(v: unknown, mark: number): boolean {

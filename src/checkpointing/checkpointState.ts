@@ -1,4 +1,5 @@
 import { DoneBatches, type BatchRange } from './doneBatches.js';
+import type { SideBySidePosition } from '../reading/sideBySide.js';
 
 /**
  * Resume after a crash, the pure part. Reading, planning, every write order and the batcher are
@@ -42,6 +43,8 @@ export interface RestartPoint {
   superseded: number;
   /** Rows rejected before the point was reached (planning, and writing so far): a point after any is not resumed from. */
   rejected: number;
+  /** A point inside files read side by side (an export's data files): where each stands; `row` and `line` are then the group's and the record's. */
+  sideBySide?: SideBySidePosition;
 }
 
 /** The input as it was: a different file, or the same file changed, must not resume. */

@@ -299,11 +299,10 @@ async function stagesOf(
 function restartsOf(checkpoint: OpenedCheckpoint | undefined, stages: Pick<PreparedLoad, 'orderer' | 'order'>, input: OpenedInputSet): Restarts | undefined {
   const every = checkpoint?.store.file.restartEveryRows ?? 0;
   const from = checkpoint?.restartFrom;
-  // Parts read side by side have no one place in the input to restart at.
-  if (!checkpoint || every === 0 || input.interleaved || stages.orderer.restart() === undefined) {
+  if (!checkpoint || every === 0 || stages.orderer.restart() === undefined) {
     if (from) throw bug(`checkpoint ${checkpoint?.store.path} resumes at a restart point, but the ${stages.order} order makes none`);
     return undefined;
   }
   const store = checkpoint.store;
-  return { every, from, position: () => input.position(), reached: (point) => store.reached(point) };
+  return { every, from, position: () => input.position(), sideBySide: () => input.sideBySide(), reached: (point) => store.reached(point) };
 }

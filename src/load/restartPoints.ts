@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import type { RestartPoint } from '../checkpointing/checkpointState.js';
 import { RecordStartScanner } from '../ordering/stripes/recordStarts.js';
 import type { SetPosition } from '../reading/readInputSet.js';
+import type { SideBySidePosition } from '../reading/sideBySide.js';
 import { LoaderError } from '../shared/errors.js';
 
 /**
@@ -27,6 +28,8 @@ export interface Restarts {
   /** Where the read starts (a resume), or undefined: at the input's start. */
   from: RestartPoint | undefined;
   position: () => SetPosition;
+  /** Where files read side by side stand before the record at position(); undefined outside such a read. */
+  sideBySide: () => SideBySidePosition | undefined;
   reached: (point: RestartPoint) => void;
 }
 

@@ -91,7 +91,9 @@ export async function* batchesOf(records: AsyncGenerator<SourceRecord | SourceRe
             }
             const { part, row } = restarts.position();
             const { rowsRead, otherSegments, rejected } = report.tally.counters;
-            restarts.reached({ part, row, line: record.origin.line, batch: batches, rowsRead, otherSegments, superseded, rejected });
+            const sideBySide = restarts.sideBySide();
+            const point = { part, row, line: record.origin.line, batch: batches, rowsRead, otherSegments, superseded, rejected };
+            restarts.reached(sideBySide ? { ...point, sideBySide } : point);
           }
         }
         const planning = plan(record);

@@ -12,6 +12,8 @@ import { readIon } from './readIon.js';
 import { readJsonLines } from './readJsonLines.js';
 import { readCsvChunks } from './readCsv.js';
 import { readRecords } from './readRecords.js';
+import { SideBySide, type SideBySidePosition } from './sideBySide.js';
+import { skipLines } from './skipLines.js';
 
 /** What the load reads: every part of the input set, one after another, as one stream of records. */
 export interface OpenedInputSet {
@@ -26,24 +28,28 @@ export interface OpenedInputSet {
   position(): SetPosition;
   /** Stops reading (closes the parts being read). */
   close(): void;
-  /** Some parts are read side by side (an export's data files): positions then make no restart points. */
-  interleaved: boolean;
+  /** Where the files read side by side stand before the record last given; undefined when it came from a part read alone. */
+  sideBySide(): SideBySidePosition | undefined;
 }
 
-/** A record's place in the set (see OpenedInputSet.position). */
+/**
+ * A record's place in the set (see OpenedInputSet.position). Files read side by side (an export's data
+ * files) count as one part: the first of them, and the record's index among all their records.
+ */
 export interface SetPosition {
   part: number;
   /** Index of the record in its part (0: the part's first). */
   row: number;
-  /** The part is read line by line (CSV, JSON lines, uncounted): a resume can start inside it. */
+  /** The part is read line by line (CSV, JSON lines, uncounted; an export's files side by side): a resume can start inside it. */
   withinPart: boolean;
 }
 
-/** Where a resumed read starts: a part, and in it the record at `row` whose first line is `line`. */
+/** Where a resumed read starts: a part, and in it the record at `row` whose first line is `line` (for files side by side: `sideBySide`). */
 export interface ResumeAt {
   part: number;
   row: number;
   line: number;
+  sideBySide?: SideBySidePosition | undefined;
 }
 
 /** The decompressed bytes of a part from the start of line `line` on, a record starting there (for `syntax`). */
@@ -80,10 +86,10 @@ export function recordsOfPart(
   switch (format) {
     case 'export-full':
     case 'export-incremental':
-      return tagged(readJsonLines(opened.stream, opened.name), format === 'export-full' ? 'ddb-export' : 'ddb-change');
+      return tagged(readJsonLines(opened.stream, opened.name, lines), format === 'export-full' ? 'ddb-export' : 'ddb-change');
     case 'export-full-ion':
     case 'export-incremental-ion':
-      return tagged(readIon(opened.stream, opened.name), format === 'export-full-ion' ? 'ddb-export' : 'ddb-change');
+      return tagged(readIon(opened.stream, opened.name, lines), format === 'export-full-ion' ? 'ddb-export' : 'ddb-change');
     case 'ddb-json':
       // Tagged: in a set, a part found to be DynamoDB JSON by its first bytes is read so whatever the others are.
       return tagged(readJsonLines(opened.stream, opened.name, lines), 'ddb-json');
@@ -131,7 +137,8 @@ const LINE_FORMATS: ReadonlySet<PartFormat> = new Set(['csv', 'jsonl', 'ddb-json
 /**
  * Opens the set for reading: parts are opened one at a time, as the records reach them. A resume starts
  * at a part (the ones before are not opened), and inside it at a line: the part is read from its first
- * byte, its bytes up to that line only scanned for where records start, never parsed.
+ * byte, its bytes up to that line only scanned for where records start, never parsed. An export's data
+ * files read side by side resume each at its own line, in the same rotation.
  */
 export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInputSet {
   const from = options.from?.at;
@@ -143,9 +150,14 @@ export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInpu
   // Formats first: a part named in an unreadable way fails before any row.
   const formats = set.parts.map((p) => formatOfPart(p, options.format));
   for (const [i, listed] of set.parts.entries()) if (formats[i] === 'parquet') checkParquetPart(listed.part);
-  // A resume starts at its part: the ones before are not opened (and an interleaved read makes no restart points).
-  const groups = options.interleaveExports && !from ? exportGroups(set) : set.parts.map((_, i) => [i]).slice(from?.part ?? 0);
-  async function* partRecords(i: number): AsyncGenerator<SourceRecord> {
+  // A resume starts at its part (the first of a group read side by side): the ones before are not opened.
+  const groups = (options.interleaveExports ? exportGroups(set) : set.parts.map((_, i) => [i])).filter((group) => group[0]! >= (from?.part ?? 0));
+  if (from && groups[0]?.[0] !== from.part) throw bug(`a resume starts at part ${from.part}, which does not begin a group of parts read together`);
+  /** The read of the group of files side by side now being read, if any. */
+  let side: SideBySide | undefined;
+
+  /** A part's records, from its start or (a resume inside it) from the record `at.row` at line `at.line` (side by side: past it). */
+  async function* partRecords(i: number, at?: { row: number; line: number; byLine: boolean }): AsyncGenerator<SourceRecord> {
     const { part, expected } = set.parts[i]!;
     const raw = await part.open(0);
     const opened = await openPart(part, raw, expected?.md5 !== undefined);
@@ -156,19 +168,25 @@ export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInpu
       format = await detectFormat(opened);
       if (format === 'parquet') checkParquetPart(part);
     }
-    // An export's data file is checked against its record count and MD5 as a whole: read whole.
+    // An export's data file is checked against its record count and MD5 as a whole: read whole, or side by side.
     const withinPart = LINE_FORMATS.has(format) && expected === undefined;
-    const inside = from && i === from.part && from.row > 0 ? from : undefined;
     let records: AsyncGenerator<SourceRecord>;
-    if (inside) {
-      if (!withinPart) throw bug(`a resume starts inside ${part.name}, which is read whole`);
-      const delimiter = delimiterOf(part.name, options.csv.delimiter);
-      const columns = format === 'csv' ? (options.csv.columns ?? (await headerOf(part, delimiter))) : undefined;
-      const rest = await options.from!.skipToLine(opened.stream, inside.line, format === 'csv' ? 'csv' : 'jsonl', delimiter);
-      records = recordsOfPart({ ...opened, stream: rest }, format, { delimiter, columns }, { ...options, firstLine: inside.line });
+    if (at && at.row > 0) {
+      if (at.byLine) {
+        // A file side by side: one record a line, so it goes on past its last record's line break.
+        const rest = await skipLines(opened.stream, at.line);
+        records = recordsOfPart({ ...opened, stream: rest }, format, options.csv, { ...options, firstLine: at.line + 1 });
+      } else {
+        if (!withinPart) throw bug(`a resume starts inside ${part.name}, which is read whole`);
+        const delimiter = delimiterOf(part.name, options.csv.delimiter);
+        const columns = format === 'csv' ? (options.csv.columns ?? (await headerOf(part, delimiter))) : undefined;
+        const rest = await options.from!.skipToLine(opened.stream, at.line, format === 'csv' ? 'csv' : 'jsonl', delimiter);
+        records = recordsOfPart({ ...opened, stream: rest }, format, { delimiter, columns }, { ...options, firstLine: at.line });
+      }
     } else records = recordsOfPart(opened, format, options.csv, options);
-    let row = inside?.row ?? 0;
-    let count = 0;
+    let row = at?.row ?? 0;
+    // Records skipped count toward the manifest's: the file is checked whole.
+    let count = at?.row ?? 0;
     for await (const record of records) {
       position = { part: i, row: row++, withinPart };
       count++;
@@ -180,8 +198,24 @@ export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInpu
   }
   async function* records(): AsyncGenerator<SourceRecord> {
     for (const group of groups) {
-      if (group.length === 1) yield* partRecords(group[0]!);
-      else yield* sideBySide(group.map((i) => () => partRecords(i)));
+      const resumed = from && group[0] === from.part && from.row > 0 ? from : undefined;
+      if (group.length === 1) {
+        yield* partRecords(group[0]!, resumed ? { row: resumed.row, line: resumed.line, byLine: false } : undefined);
+        continue;
+      }
+      const at = resumed?.sideBySide;
+      if (resumed && !at) throw bug(`a resume starts inside the files read side by side from part ${resumed.part}, without their places`);
+      // Files read side by side make restart points inside them when each is read one record a line.
+      const byLine = group.every((i) => LINE_SIDE_FORMATS.has(formats[i]!));
+      // The files opened before the point and done are not opened again.
+      if (at) for (const i of group.slice(0, at.opened)) if (!at.files.some((f) => f.part === i)) done += set.parts[i]!.part.size ?? 0;
+      side = new SideBySide(group, (i, place) => partRecords(i, place ? { ...place, byLine: true } : undefined), at);
+      let row = resumed?.row ?? 0;
+      for await (const record of side.records()) {
+        position = { part: group[0]!, row: row++, withinPart: byLine };
+        yield record;
+      }
+      side = undefined;
     }
   }
   return {
@@ -190,7 +224,7 @@ export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInpu
     bytesRead: () => done + [...reading].reduce((sum, r) => sum + r.opened.bytesRead(), 0),
     records: records(),
     position: () => position,
-    interleaved: groups.some((group) => group.length > 1),
+    sideBySide: () => side?.before(),
     close: () => {
       for (const { raw, opened } of reading) {
         raw.destroy();
@@ -200,8 +234,8 @@ export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInpu
   };
 }
 
-/** Data files of one export read side by side at most (each a gunzip stream and its buffers). */
-export const EXPORT_FILES_AT_ONCE = 64;
+/** The formats of an export's data files, one record a line, that a read side by side can resume inside (skipLines). */
+const LINE_SIDE_FORMATS: ReadonlySet<PartFormat> = new Set(['export-full', 'export-incremental', 'export-full-ion', 'export-incremental-ion']);
 
 /**
  * The parts in reading order, grouped: the data files of one DynamoDB export together (a group read side
@@ -222,34 +256,6 @@ function exportGroups(set: InputSet): number[][] {
     folder = at;
   });
   return groups;
-}
-
-/**
- * The records of several sources side by side: one from each in turn, in a fixed rotation (so the order
- * depends only on the sources, and a resume replays it), at most EXPORT_FILES_AT_ONCE open; one that ends
- * gives its place to the next.
- */
-async function* sideBySide(sources: (() => AsyncGenerator<SourceRecord>)[]): AsyncGenerator<SourceRecord> {
-  const waiting = [...sources];
-  const active: AsyncGenerator<SourceRecord>[] = [];
-  while (active.length < EXPORT_FILES_AT_ONCE && waiting.length > 0) active.push(waiting.shift()!());
-  try {
-    let k = 0;
-    while (active.length > 0) {
-      if (k >= active.length) k = 0;
-      const next = await active[k]!.next();
-      if (next.done) {
-        const more = waiting.shift();
-        if (more) active[k] = more();
-        else active.splice(k, 1);
-        continue;
-      }
-      yield next.value;
-      k++;
-    }
-  } finally {
-    for (const source of active) await source.return(undefined);
-  }
 }
 
 /** The names of a CSV part's header row, read from the part's start (a resume inside the part parses from past it). */

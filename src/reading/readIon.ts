@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { SourceRecord } from '../typing/planRow.js';
-import { readJsonLines } from './readJsonLines.js';
+import { readJsonLines, type JsonLinesReadOptions } from './readJsonLines.js';
 
 /**
  * Streams text Amazon Ion as DynamoDB's ION exports write it: one value per line (`$ion_1_0
@@ -9,8 +9,8 @@ import { readJsonLines } from './readJsonLines.js';
  * with its line number. A value spread over several lines is not read as one: each line must hold a
  * whole value, as DynamoDB writes them.
  */
-export async function* readIon(stream: Readable, file: string): AsyncGenerator<SourceRecord> {
-  for await (const record of readJsonLines(stream, file)) {
+export async function* readIon(stream: Readable, file: string, options: Pick<JsonLinesReadOptions, 'firstLine'> = {}): AsyncGenerator<SourceRecord> {
+  for await (const record of readJsonLines(stream, file, options)) {
     yield record.kind === 'json' ? { kind: 'ion', origin: record.origin } : record;
   }
 }

@@ -3,17 +3,19 @@
  * and its batcher every few rows and at every part, and a resume opens the input at the latest such point
  * whose batches before it are all done. Killed with SIGKILL at several points and resumed, the table ends
  * as a load in one go leaves it (keys whose rows straddle points, later rows superseding earlier ones), the
- * counts add up, rejects are in the reject file once each, and a file changed between runs is refused.
+ * counts add up, rejects are in the reject file once each, and a file changed between runs is refused. An
+ * export chain's data files, read side by side, resume each at its own line in the same rotation.
  */
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { batchesDone } from '../support/checkpoint.js';
+import { batchesDone, killableCli } from '../support/checkpoint.js';
 import { runCli } from '../support/cli.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { localEnv } from '../support/env.js';
 import { useLocalAws } from '../support/localAws.js';
+import { chainExports, simulateChain, writeExport, type ExportLine } from '../support/exportFixture.js';
 
 const KEYS: TableKeys = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } };
 const RESTART_ROWS = 500;
@@ -31,6 +33,11 @@ interface Saved {
   status: string;
   batchesDone: number;
   restarts: { batch: number; part: number; row: number }[];
+}
+
+/** A checkpoint whose restart points may lie inside files read side by side. */
+interface SavedSide extends Saved {
+  restarts: (Saved['restarts'][number] & { sideBySide?: { files: { row: number }[] } })[];
 }
 
 async function saved(path: string): Promise<Saved> {
@@ -179,6 +186,44 @@ describe('resume at a restart point', () => {
     expect(run.table).toEqual(run.oneGo);
     expect(run.result['otherSegments']).toBe(run.oneGoResult['otherSegments']);
     expect(run.result['rowsRead']).toBe(8_000);
+  }, 180_000);
+
+  it("an export chain read side by side (files of uneven length, one empty), killed three times: each file resumes at its line, the table is the chain's", async () => {
+    const chain = simulateChain(29, { items: 3_000, windows: 2, changesPerWindow: 900, partitions: 4 });
+    // The full export's items in files of uneven length, one of them empty: files end at different turns of the rotation.
+    const items = chain.full.flat();
+    const sizes = [1_300, 0, 40, 700];
+    const full: ExportLine[][] = [];
+    let at = 0;
+    for (const size of sizes) full.push(items.slice(at, (at += size)));
+    full.push(items.slice(at));
+    const root = join(dir(), 'exportChain');
+    const folders: string[] = [];
+    for (const fixture of chainExports({ ...chain, full }, 'exports')) folders.push(await writeExport(root, fixture));
+    const rows = items.length + chain.incrementals.flat(2).length;
+    const env = { ...localEnv(endpoint), DDB_SPREAD_TEST_RESTART_ROWS: String(RESTART_ROWS) };
+    const table = await newTable(KEYS);
+    const checkpoint = join(dir(), 'exportChain.checkpoint.json');
+    const args = ['load', ...folders, '--table', table, '--checkpoint', checkpoint, '--json', '--concurrency', '4', '--wcu', '3000'];
+    const killed = killableCli(args, checkpoint, { cwd: dir(), env });
+    const atKills: SavedSide[] = [];
+    for (const batches of [30, 75, 140]) {
+      const run = await killed(batches);
+      expect(run.signal ?? run.code, run.stderr).toBe('SIGKILL');
+      atKills.push((await saved(checkpoint)) as SavedSide);
+    }
+    // The kills found points inside the files side by side, with files part read.
+    expect(atKills.some((k) => k.restarts.some((p) => p.row > 0 && p.batch <= k.batchesDone && p.sideBySide?.files.some((f) => f.row > 0)))).toBe(true);
+    const last = await runCli(args, { cwd: dir(), env, timeoutMs: 120_000 });
+    expect(last.code, last.stderr).toBe(0);
+    const result = JSON.parse(last.stdout) as Record<string, number>;
+    expect(result['rowsRead']).toBe(rows);
+    expect(result['written']! + result['superseded']! + result['rejected']!).toBe(rows);
+    expect(result['rejected']).toBe(0);
+    expect((await saved(checkpoint)).status).toBe('complete');
+    const found = (await scanAll(client(), table)).map((i) => `${i['pk']!.S}/${i['sk']!.N}/${i['v']!.S}/${i['n']!.N}`).sort();
+    const expected = [...chain.final.values()].map((i) => `${i['pk']!.S}/${i['sk']!.N}/${i['v']!.S}/${i['n']!.N}`).sort();
+    expect(found).toEqual(expected);
   }, 180_000);
 
   it('a file changed between runs is refused, whatever the restart points', async () => {

@@ -5,6 +5,9 @@ import { parseCheckpoint } from '../../../src/checkpointing/checkpointShape.js';
 import { LoaderError } from '../../../src/shared/errors.js';
 
 const PATH = 'runs/c.json';
+/** A restart point inside files read side by side from part 3 (an export's data files). */
+const SIDE_POINT = { part: 3, row: 2, line: 4, batch: 1, rowsRead: 40, otherSegments: 0, superseded: 0, rejected: 0 };
+
 const VALID = {
   version: CHECKPOINT_VERSION,
   status: 'running',
@@ -43,6 +46,19 @@ function refusal(value: unknown): LoaderError {
 describe('parseCheckpoint', () => {
   it('accepts what ddb-spread writes', () => {
     expect(parseCheckpoint(JSON.stringify(VALID), PATH)).toEqual(VALID);
+  });
+
+  it('accepts a restart point inside files read side by side', () => {
+    const sideBySide = {
+      files: [
+        { part: 5, row: 0, line: 0 },
+        { part: 3, row: 7, line: 7 },
+      ],
+      next: 1,
+      opened: 3,
+    };
+    const withSide = { ...VALID, restarts: [...VALID.restarts, { ...SIDE_POINT, sideBySide }] };
+    expect(parseCheckpoint(JSON.stringify(withSide), PATH)).toEqual(withSide);
   });
 
   it.each([
@@ -88,6 +104,36 @@ describe('parseCheckpoint', () => {
       { restarts: [{ part: 0, row: 0, line: 0, batch: 0, rowsRead: 0, otherSegments: 0, superseded: 0, rejected: 0 }] },
       'field restarts',
     ],
+    [
+      "files side by side with a part before the point's",
+      { restarts: [{ ...SIDE_POINT, sideBySide: { files: [{ part: 2, row: 1, line: 1 }], next: 0, opened: 1 } }] },
+      'field restarts',
+    ],
+    [
+      'files side by side, one listed twice',
+      {
+        restarts: [
+          {
+            ...SIDE_POINT,
+            sideBySide: {
+              files: [
+                { part: 3, row: 1, line: 1 },
+                { part: 3, row: 2, line: 2 },
+              ],
+              next: 0,
+              opened: 1,
+            },
+          },
+        ],
+      },
+      'field restarts',
+    ],
+    [
+      'files side by side, the rotation past them',
+      { restarts: [{ ...SIDE_POINT, sideBySide: { files: [{ part: 3, row: 1, line: 1 }], next: 1, opened: 1 } }] },
+      'field restarts',
+    ],
+    ['files side by side, none', { restarts: [{ ...SIDE_POINT, sideBySide: { files: [], next: 0, opened: 0 } }] }, 'field restarts'],
     ['a finished checkpoint without its outcome', { status: 'complete' }, 'field outcome'],
   ])('names the bad field: %s', (_label, patch, mentions) => {
     const e = refusal({ ...VALID, ...patch });
