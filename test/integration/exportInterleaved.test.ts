@@ -14,6 +14,8 @@ import { scanAll, type TableKeys } from '../support/ddb.js';
 import { localEnv } from '../support/env.js';
 import { buildExport, chainExports, simulateChain, writeExport, type SimulatedChain } from '../support/exportFixture.js';
 import { useLocalAws } from '../support/localAws.js';
+import { queryShards } from '../../src/index.js';
+import { hashShard } from '../../src/sharding/shard.js';
 
 const KEYS: TableKeys = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } };
 const { endpoint, client, dir, newTable } = useLocalAws({ name: 'exportInterleaved', processCredentials: true, keys: KEYS });
@@ -79,6 +81,119 @@ describe('exports read side by side', () => {
     expect(result['rowsRead']).toBe(records(chain));
     expect((result['written'] as number) + (result['superseded'] as number) + (result['rejected'] as number)).toBe(records(chain));
     expect(await tableState(table)).toEqual(oracle(chain));
+  });
+
+  it('a full export in long runs of one key (the window goes over to round-robin), killed and resumed, ends as the source table', async () => {
+    const source = simulateChain(23, { items: 3000, windows: 2, changesPerWindow: 1200, partitions: 1 });
+    // Eight partition keys, the full export's one data file sorted by them: runs of hundreds of items per key.
+    const line = (l: unknown) => JSON.parse(JSON.stringify(l).replace(/"S":"p(\d+)"/g, (_, n: string) => `"S":"p${Number(n) % 8}"`)) as Record<string, unknown>;
+    const pkOf = (l: Record<string, unknown>) => JSON.stringify(l).match(/"pk":\{"S":"(p\d+)"/)![1]!;
+    const full = source.full.map((lines) => lines.map(line).sort((a, b) => pkOf(a).localeCompare(pkOf(b))));
+    const incrementals = source.incrementals.map((parts) => parts.map((lines) => lines.map(line)));
+    const final = new Map([...source.final.values()].map((item) => line(item) as Record<string, Record<string, string>>).map((i) => [`${i['pk']!.S}/${i['sk']!.N}`, i]));
+    const chain: SimulatedChain = { ...source, full, incrementals, final };
+    const { root } = await writtenChain(chain);
+    const table = await newTable();
+    const checkpoint = join(root, 'ck.json');
+    const args = ['load', join(root, 'src'), '--table', table, '--checkpoint', checkpoint, '--json', '--window', '200', '--concurrency', '4', '--wcu', '2000'];
+    const env = localEnv(endpoint);
+    const killed = await runCli(args, {
+      cwd: root,
+      env,
+      stdout: 'ignore',
+      timeoutMs: 120_000,
+      kill: { signal: 'SIGKILL', when: () => batchesDone(checkpoint) >= 40 },
+    });
+    expect(killed.signal ?? killed.code, killed.stderr).toBe('SIGKILL');
+    const last = await runCli(args, { cwd: root, env, timeoutMs: 120_000 });
+    expect(last.code, last.stderr).toBe(0);
+    expect(last.stderr).toMatch(/round-robin/);
+    expect(JSON.parse(last.stdout)).toMatchObject({ rowsRead: records(chain), complete: true });
+    expect(await tableState(table)).toEqual(oracle(chain));
+  });
+
+  it('sharded (hash:4 on some keys) with literal keys that collide, killed and resumed: the collisions rejected, the table the source table sharded', async () => {
+    const source = simulateChain(29, { items: 2400, windows: 2, changesPerWindow: 900, partitions: 5 });
+    // Literal keys p1#0..p1#3 (what p1's items are written under) in the full export, beside p1's own items.
+    const literal = (n: number) => ({ Item: { pk: { S: `p1#${n}` }, sk: { N: String(900_000 + n) }, v: { S: 'literal' }, n: { N: '0' } } });
+    const chain = { ...source, full: source.full.map((lines, f) => (f < 4 ? [...lines.slice(0, 50), literal(f), ...lines.slice(50)] : lines)) };
+    const { root } = await writtenChain(chain);
+    const table = await newTable();
+    const checkpoint = join(root, 'ck.json');
+    const rejects = join(root, 'rejects.jsonl');
+    const manifest = join(root, 'shards.json');
+    const args = [
+      'load',
+      join(root, 'src'),
+      '--table',
+      table,
+      '--shard',
+      'hash:4',
+      '--shard-keys',
+      'p1,p2,p3',
+      '--shard-manifest',
+      manifest,
+      '--checkpoint',
+      checkpoint,
+      '--rejects',
+      rejects,
+      '--json',
+      '--concurrency',
+      '4',
+      '--wcu',
+      '2000',
+    ];
+    const env = localEnv(endpoint);
+    const killed = await runCli(args, {
+      cwd: root,
+      env,
+      stdout: 'ignore',
+      timeoutMs: 120_000,
+      kill: { signal: 'SIGKILL', when: () => batchesDone(checkpoint) >= 30 },
+    });
+    expect(killed.signal ?? killed.code, killed.stderr).toBe('SIGKILL');
+    const last = await runCli(args, { cwd: root, env, timeoutMs: 120_000 });
+    expect(last.code, last.stderr).toBe(2);
+    expect(JSON.parse(last.stdout)).toMatchObject({ rowsRead: records(chain), rejected: 4, rejectedByReason: { SHARD_KEY_COLLISION: 4 } });
+    const want = new Map<string, string>();
+    for (const [key, value] of oracle(chain)) {
+      const [pk, sk] = key.split('/') as [string, string];
+      want.set(['p1', 'p2', 'p3'].includes(pk) ? `${pk}#${hashShard(sk, 4)}/${sk}` : key, value);
+    }
+    expect(await tableState(table)).toEqual(want);
+    for (const key of ['p1', 'p2', 'p5']) {
+      const got: string[] = [];
+      for await (const item of queryShards({ table, manifest, key, endpoint, region: 'us-east-1' })) got.push(`${String(item['sk'])}|${String(item['v'])}`);
+      const expected = [...oracle(chain)].filter(([k]) => k.startsWith(`${key}/`)).map(([k, v]) => `${k.split('/')[1]}|${v.split('|')[0]}`);
+      expect(got.sort()).toEqual(expected.sort());
+    }
+  });
+
+  it("a checkpoint of an earlier ddb-spread, which read an export's data files one after another, is refused, not resumed over other rows", async () => {
+    const chain = simulateChain(31, { items: 3000, windows: 1, changesPerWindow: 600, partitions: 6 });
+    const { root } = await writtenChain(chain);
+    const table = await newTable();
+    const checkpoint = join(root, 'ck.json');
+    const args = ['load', join(root, 'src'), '--table', table, '--checkpoint', checkpoint, '--json', '--concurrency', '2', '--wcu', '1000'];
+    const env = localEnv(endpoint);
+    const killed = await runCli(args, {
+      cwd: root,
+      env,
+      stdout: 'ignore',
+      timeoutMs: 120_000,
+      kill: { signal: 'SIGKILL', when: () => batchesDone(checkpoint) >= 12 },
+    });
+    expect(killed.signal ?? killed.code, killed.stderr).toBe('SIGKILL');
+    // The checkpoint as the earlier ddb-spread wrote it: the same format, no record of how the auto order read.
+    // Resumed over side-by-side reading, its done batches would be other rows (232 items of this chain went missing).
+    const saved = JSON.parse(await readFile(checkpoint, 'utf8')) as { options: Record<string, unknown> };
+    delete saved.options['autoReading'];
+    await writeFile(checkpoint, JSON.stringify(saved));
+    const written = (await tableState(table)).size;
+    const resumed = await runCli(args, { cwd: root, env, timeoutMs: 120_000 });
+    expect(resumed.code, resumed.stderr).toBe(78);
+    expect(resumed.stderr).toMatch(/taken by an earlier ddb-spread, whose auto order read this input in other batches/);
+    expect((await tableState(table)).size).toBe(written);
   });
 
   it('more data files than are read at once, empty ones among them, load exactly', async () => {
