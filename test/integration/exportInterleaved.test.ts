@@ -57,7 +57,21 @@ describe('exports read side by side', () => {
     const table = await newTable();
     const checkpoint = join(root, 'ck.json');
     const rejects = join(root, 'rejects.jsonl');
-    const args = ['load', join(root, 'src', 'AWSDynamoDB'), '--table', table, '--checkpoint', checkpoint, '--rejects', rejects, '--json', '--concurrency', '4', '--wcu', '2000'];
+    const args = [
+      'load',
+      join(root, 'src', 'AWSDynamoDB'),
+      '--table',
+      table,
+      '--checkpoint',
+      checkpoint,
+      '--rejects',
+      rejects,
+      '--json',
+      '--concurrency',
+      '4',
+      '--wcu',
+      '2000',
+    ];
     const env = localEnv(endpoint);
     for (const batches of [20, 90]) {
       const run = await runCli(args, {
@@ -75,7 +89,10 @@ describe('exports read side by side', () => {
     const badRows = chain.full.flat().filter((l) => JSON.stringify(l).includes('"bad"')).length;
     expect(result['rejected']).toBe(badRows);
     // Each rejected row in the reject file once, with its file and line.
-    const rejected = (await readFile(rejects, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { file: string; line: number });
+    const rejected = (await readFile(rejects, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { file: string; line: number });
     expect(new Set(rejected.map((r) => `${r.file}:${r.line}`)).size).toBe(badRows);
     expect(rejected).toHaveLength(badRows);
     expect(result['rowsRead']).toBe(records(chain));
@@ -90,7 +107,9 @@ describe('exports read side by side', () => {
     const pkOf = (l: Record<string, unknown>) => JSON.stringify(l).match(/"pk":\{"S":"(p\d+)"/)![1]!;
     const full = source.full.map((lines) => lines.map(line).sort((a, b) => pkOf(a).localeCompare(pkOf(b))));
     const incrementals = source.incrementals.map((parts) => parts.map((lines) => lines.map(line)));
-    const final = new Map([...source.final.values()].map((item) => line(item) as Record<string, Record<string, string>>).map((i) => [`${i['pk']!.S}/${i['sk']!.N}`, i]));
+    const final = new Map(
+      [...source.final.values()].map((item) => line(item) as Record<string, Record<string, string>>).map((i) => [`${i['pk']!.S}/${i['sk']!.N}`, i]),
+    );
     const chain: SimulatedChain = { ...source, full, incrementals, final };
     const { root } = await writtenChain(chain);
     const table = await newTable();

@@ -273,7 +273,7 @@ describe('writeAffectingOptions', () => {
     expect(recorded({ ...BASE, shard: ['hash:4'] })['shard']).not.toHaveProperty('suffixBase');
   });
 
-  it("an auto-order checkpoint of an earlier ddb-spread, which read exports and small sets otherwise, is refused: its batches were other rows", () => {
+  it('an auto-order checkpoint of an earlier ddb-spread, which read exports and small sets otherwise, is refused: its batches were other rows', () => {
     const { autoReading: _reading, ...before } = recorded(BASE);
     expect(resumeRefusal({ version: CHECKPOINT_VERSION, input: IDENTITY, options: before }, IDENTITY, recorded(BASE), 'c.json')).toMatch(
       /^checkpoint c\.json was taken by an earlier ddb-spread, whose auto order read this input in other batches .* delete c\.json/,
