@@ -1,6 +1,9 @@
 import { delimiterOf } from '../reading/inputFormat.js';
 import type { NormalizedLoadOptions } from './options.js';
 
+/** The auto order's way of reading, as checkpoints record it (writeAffectingOptions). */
+export const AUTO_READING = 2;
+
 /**
  * The options that change what is written or how rows fall into batches; rate, concurrency and logging do not.
  * A checkpoint records them, and resumes only under the same ones (checkpointing/checkpointState.ts).
@@ -24,6 +27,10 @@ export function writeAffectingOptions(opts: NormalizedLoadOptions): Record<strin
     // the auto order's window goes over to round-robin.
     window: opts.order === 'window' || opts.order === 'auto' ? opts.windowRows : null,
     windowMemoryBytes: opts.order === 'window' || opts.order === 'auto' ? opts.memoryBytes : null,
+    // How the auto order reads what it is given decides the batches, so a change to it is a change of options.
+    // 2: an export's data files side by side, a set under two stripes' bytes whole, an unsorted head streamed.
+    // A checkpoint of the reading before (no field) would skip its done batches' numbers over other rows.
+    ...(opts.order === 'auto' ? { autoReading: AUTO_READING } : {}),
     shard: opts.shard
       ? {
           rules: opts.shard.rules,

@@ -273,6 +273,15 @@ describe('writeAffectingOptions', () => {
     expect(recorded({ ...BASE, shard: ['hash:4'] })['shard']).not.toHaveProperty('suffixBase');
   });
 
+  it('an auto-order checkpoint of an earlier ddb-spread, which read exports and small sets otherwise, is refused: its batches were other rows', () => {
+    const { autoReading: _reading, ...before } = recorded(BASE);
+    expect(resumeRefusal({ version: CHECKPOINT_VERSION, input: IDENTITY, options: before }, IDENTITY, recorded(BASE), 'c.json')).toMatch(
+      /^checkpoint c\.json was taken by an earlier ddb-spread, whose auto order read this input in other batches .* delete c\.json/,
+    );
+    // The named orders read as they did: their checkpoints record no reading and still resume.
+    expect(recorded({ ...BASE, order: 'window' })).not.toHaveProperty('autoReading');
+  });
+
   it('types and shard keys are recorded in sorted order, whatever order they came in', () => {
     const r = recorded({ ...SHARDED, types: { zeta: 'N', alpha: 'S', mid: 'BOOL' }, shardKeys: ['z', 'a', 'm'] });
     expect(Object.keys(r['types'] as object)).toEqual(['alpha', 'mid', 'zeta']);
@@ -293,6 +302,7 @@ describe('writeAffectingOptions', () => {
       order: 'auto',
       window: 50_000,
       windowMemoryBytes: 128 * 1024 * 1024,
+      autoReading: 2,
       shard: null,
       segment: null,
     });
