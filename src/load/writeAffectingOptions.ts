@@ -2,7 +2,7 @@ import { delimiterOf } from '../reading/inputFormat.js';
 import type { NormalizedLoadOptions } from './options.js';
 
 /** The auto order's way of reading, as checkpoints record it (writeAffectingOptions). */
-export const AUTO_READING = 2;
+export const AUTO_READING = 3;
 
 /**
  * The options that change what is written or how rows fall into batches; rate, concurrency and logging do not.
@@ -29,7 +29,9 @@ export function writeAffectingOptions(opts: NormalizedLoadOptions): Record<strin
     windowMemoryBytes: opts.order === 'window' || opts.order === 'auto' ? opts.memoryBytes : null,
     // How the auto order reads what it is given decides the batches, so a change to it is a change of options.
     // 2: an export's data files side by side, a set under two stripes' bytes whole, an unsorted head streamed.
-    // A checkpoint of the reading before (no field) would skip its done batches' numbers over other rows.
+    // 3: restart points inside an export's data files read side by side (the order and the batcher empty
+    // there, so the batches after the first such point differ from 2's).
+    // A checkpoint of another reading would skip its done batches' numbers over other rows.
     ...(opts.order === 'auto' ? { autoReading: AUTO_READING } : {}),
     shard: opts.shard
       ? {

@@ -278,6 +278,10 @@ describe('writeAffectingOptions', () => {
     expect(resumeRefusal({ version: CHECKPOINT_VERSION, input: IDENTITY, options: before }, IDENTITY, recorded(BASE), 'c.json')).toMatch(
       /^checkpoint c\.json was taken by an earlier ddb-spread, whose auto order read this input in other batches .* delete c\.json/,
     );
+    // A checkpoint of the reading before restart points inside an export's data files: refused too.
+    expect(resumeRefusal({ version: CHECKPOINT_VERSION, input: IDENTITY, options: { ...before, autoReading: 2 } }, IDENTITY, recorded(BASE), 'c.json')).toMatch(
+      /^checkpoint c\.json was taken by an earlier ddb-spread, whose auto order read this input in other batches \(reading 2 then, 3 now/,
+    );
     // The named orders read as they did: their checkpoints record no reading and still resume.
     expect(recorded({ ...BASE, order: 'window' })).not.toHaveProperty('autoReading');
   });
@@ -302,7 +306,7 @@ describe('writeAffectingOptions', () => {
       order: 'auto',
       window: 50_000,
       windowMemoryBytes: 128 * 1024 * 1024,
-      autoReading: 2,
+      autoReading: 3,
       shard: null,
       segment: null,
     });
