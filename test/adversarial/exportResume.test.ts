@@ -1,8 +1,8 @@
 /**
  * Adversarial: DynamoDB export chains read with their data files side by side (the auto order), killed with
  * SIGKILL at random batches and resumed by the same command, through the CLI against DynamoDB Local. The
- * chain, the number of data files (one: nothing read side by side), the window, the concurrency and the kill
- * points are drawn. Invariant: the resumed load exits 0, says complete, counts every record once (read =
+ * chain, the number of data files (one: nothing read side by side), the window, the concurrency, how often
+ * restart points fall and the kill points are drawn. Invariant: the resumed load exits 0, says complete, counts every record once (read =
  * written + superseded), and the table is exactly the source table after the last window.
  */
 import { fc, it } from '@fast-check/vitest';
@@ -32,6 +32,9 @@ const caseArb = fc.record({
   // their keys alone, whatever order the data files were read in, and hide a rotation that is not replayed.
   window: fc.constantFrom(64, 300),
   concurrency: fc.integer({ min: 1, max: 6 }),
+  // Restart points inside the data files every few records (0: only at each export's start, as with the
+  // default 65,536 on chains this small): a resume then opens each file at its own line.
+  restartRows: fc.constantFrom(0, 97, 250),
   kills: fc.uniqueArray(fc.integer({ min: 2, max: 18 }), { minLength: 1, maxLength: 2 }).map((k) => k.sort((a, b) => a - b)),
 });
 
@@ -58,7 +61,7 @@ describe('export chains read side by side, killed and resumed, adversarial', () 
         '--window',
         String(c.window),
       ];
-      const env = localEnv(endpoint);
+      const env = { ...localEnv(endpoint), ...(c.restartRows > 0 ? { DDB_SPREAD_TEST_RESTART_ROWS: String(c.restartRows) } : {}) };
       try {
         for (const kill of c.kills) {
           const run = await runCli(args, {
