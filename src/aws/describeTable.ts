@@ -4,6 +4,7 @@ import { setTimeout as sleepFor } from 'node:timers/promises';
 import { backoffDelay, isTransientCredentialFailure } from './backoff.js';
 import { tableInfoFromDescription, type TableInfo } from '../shared/tableInfo.js';
 import { errorFacts, fatalAwsError, type AwsContext } from './awsErrors.js';
+import { LoaderError } from '../shared/errors.js';
 
 /** DescribeTable calls before a credential failure that may pass (a container endpoint timing out) ends the load. */
 export const CREDENTIAL_ATTEMPTS = 5;
@@ -23,7 +24,9 @@ export async function describeTable(client: DynamoDBDocumentClient, context: Aws
       table = response.Table;
       break;
     } catch (error) {
-      if (attempt >= CREDENTIAL_ATTEMPTS || signal?.aborted || !isTransientCredentialFailure(errorFacts(error))) throw fatalAwsError(error, context);
+      // A stop asked for (SIGINT, SIGTERM) while the call waits is a stop on request, not a failing endpoint.
+      if (signal?.aborted) throw new LoaderError('ABORTED', `stopped on request while table "${context.table}" was being described, before any row was read`);
+      if (attempt >= CREDENTIAL_ATTEMPTS || !isTransientCredentialFailure(errorFacts(error))) throw fatalAwsError(error, context);
       await sleepFor(backoffDelay(attempt, Math.random, CREDENTIAL_BACKOFF), undefined, signal ? { signal } : undefined).catch(() => undefined);
     }
   }

@@ -93,11 +93,16 @@ export class CheckpointStore {
     restartEveryRows: number,
     /** A set's part `index`'s content hash (found.parts): recorded for each, and on resume for a part whose time differs. */
     hashPart?: (index: number) => Promise<string>,
+    /**
+     * The load starts over through the window after its striped read found the input not grouped (this
+     * process opened the checkpoint a moment ago and matched it): a new checkpoint replaces it, recording why.
+     */
+    notGrouped?: boolean,
   ): Promise<CheckpointStore> {
     let input = found;
     let text: string | undefined;
     try {
-      text = await readFile(path, 'utf8');
+      if (!notGrouped) text = await readFile(path, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw unwritable(path, error);
     }
@@ -126,6 +131,7 @@ export class CheckpointStore {
         writeRejectLogBytes: 0,
         restartEveryRows,
         restarts: [],
+        ...(notGrouped ? { notGrouped: true as const } : {}),
       };
       const store = new CheckpointStore(path, file, await WriteRejectLog.create(CheckpointStore.rejectLogPath(path)), new Map());
       // Written at once: a bad path fails before any row, and a crash in the first second leaves a file.

@@ -57,6 +57,7 @@ export function parseCheckpoint(text: string, path: string): CheckpointFile {
   field('revived', (v) => v === undefined || isCount(v), 'a whole number');
   field('deleted', (v) => v === undefined || isCount(v), 'a whole number');
   field('restartEveryRows', isCount, 'a whole number');
+  field('notGrouped', (v) => v === undefined || v === true, 'true when present');
   field('restarts', (v) => Array.isArray(v) && v.every(isRestartPoint), 'a list of restart points (part, row, line, batch and counters)');
   field('outcome', (v) => (v === undefined ? value['status'] !== 'complete' : isRecord(v)), 'an object (a finished checkpoint records its outcome)');
   if (isRecord(value['outcome'])) {

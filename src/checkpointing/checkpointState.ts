@@ -109,6 +109,12 @@ export interface CheckpointFile {
   restartEveryRows: number;
   /** Restart points reached that a resume may still use: the latest before K, and those after it. */
   restarts: RestartPoint[];
+  /**
+   * The auto order's striped read found the input not grouped by partition key, and the load started over
+   * through the window: a resume reads it so too (the stripes would stop it again, and their batches are
+   * not the ones recorded). Absent otherwise.
+   */
+  notGrouped?: true;
 }
 
 /** What a finished load reported; a rerun on its checkpoint reports it again (and exits 2 on rejects). */

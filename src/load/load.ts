@@ -72,9 +72,10 @@ function resultOf(outcome: DryRunOutcome): LoadResult {
 
 /**
  * A striped read that found the file not grouped by partition key starts over, streamed through the
- * window (the auto order's other choice), by itself, when nothing pins the order: a load with a checkpoint stops instead (its checkpoint records the
- * striped order, and resuming it must replay that order), as does a load that asked for stripes by name
- * and one with random:N suffixes and no --shard-seed.
+ * window (the auto order's other choice), by itself, when nothing pins the order. A load with a checkpoint
+ * starts its checkpoint over too, recording that the input is not grouped, so that a resume reads it
+ * through the window again and replays that pass's batches (openCheckpoint). A load that asked for stripes
+ * by name stops instead, as does one with random:N suffixes and no --shard-seed.
  * A dry run is started over by its caller (the estimate's tally must start over too).
  */
 export function restartsInRoundRobin(error: unknown, options: LoadOptions): boolean {
@@ -82,7 +83,6 @@ export function restartsInRoundRobin(error: unknown, options: LoadOptions): bool
     error instanceof LoaderError &&
     error.code === 'ORDER_NOT_GROUPED' &&
     (options.order === undefined || options.order === 'auto') &&
-    options.checkpointPath === undefined &&
     !(hasRandomRule(options.shard) && options.shardSeed === undefined)
   );
 }

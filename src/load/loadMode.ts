@@ -115,7 +115,13 @@ export function writingMode(ctx: ModeContext): LoadMode {
       // Sharded keys go to the manifest from every batch, the skipped ones too: a resume that does not read
       // the rows before its restart point could not add theirs, so a sharded load reads from the start.
       const restartEveryRows = opts.shard ? 0 : (deps.testSeams?.restartRows ?? RESTART_EVERY_ROWS);
-      return openCheckpoint(keySchema, seed, { opts, inputSet, disposer, stop: ctx.stop, tally: ctx.tally, emit, result: ctx.result }, restartEveryRows);
+      return openCheckpoint(
+        keySchema,
+        seed,
+        { opts, inputSet, disposer, stop: ctx.stop, tally: ctx.tally, emit, result: ctx.result },
+        restartEveryRows,
+        deps.notGrouped === true,
+      );
     },
     manifest(shard) {
       if (!shard) return undefined;

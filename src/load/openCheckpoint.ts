@@ -48,6 +48,8 @@ export async function openCheckpoint(
   seed: number | undefined,
   ctx: CheckpointContext,
   restartEveryRows: number,
+  /** The load starts over through the window (load.ts): the checkpoint starts over too, recording why. */
+  notGrouped = false,
 ): Promise<OpenedCheckpoint> {
   const { opts, tally, emit, disposer, stop } = ctx;
   const path = opts.checkpointPath!;
@@ -56,7 +58,7 @@ export async function openCheckpoint(
   disposer.defer(() => lock.release().catch(() => undefined));
   const { identity, hash, hashPart } = await identityOf(ctx.inputSet);
   // The key schema decides which rows are one item (superseded), so it is part of what must match.
-  const opened = await CheckpointStore.open(path, identity, hash, { ...writeAffectingOptions(opts), keySchema }, seed, restartEveryRows, hashPart);
+  const opened = await CheckpointStore.open(path, identity, hash, { ...writeAffectingOptions(opts), keySchema }, seed, restartEveryRows, hashPart, notGrouped);
   // Refused before it is ours to save: a finished checkpoint must stay finished.
   if (opened.file.status === 'complete') {
     const done = new LoaderError(

@@ -135,7 +135,8 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
   announce(rate, opts.pacing ? opts.keyWcu : undefined, emit);
   emit({ type: 'started', table: opts.table, input: input.name, keySchema, totalBytes: input.totalBytes, snapshot: ctx.result });
   facts.started = true;
-  const stages = await stagesOf(ctx, { tableInfo, inputSet, input, format, shard, pacing });
+  const notGrouped = checkpoint?.store.file.notGrouped === true;
+  const stages = await stagesOf(ctx, { tableInfo, inputSet, input, format, shard, pacing, notGrouped });
   return { ...stages, checkpoint, manifest, restarts: restartsOf(checkpoint, stages, input) };
 }
 
@@ -226,6 +227,8 @@ async function stagesOf(
     format: InputFormat | undefined;
     shard: ResolvedShardOptions | undefined;
     pacing: Pacing;
+    /** The checkpoint resumed records that the auto order found this input not grouped. */
+    notGrouped: boolean;
   },
 ): Promise<Omit<PreparedLoad, 'checkpoint' | 'manifest' | 'restarts'>> {
   const { opts, mode, disposer, emit } = ctx;
@@ -245,7 +248,8 @@ async function stagesOf(
   const planner = createRowPlanner(plannerOptions);
   const reading = await readingOf(ready, plannerOptions, {
     opts,
-    ...(ctx.deps.notGrouped ? { notGrouped: true } : {}),
+    // Found not grouped by this run's striped read, or by the run whose checkpoint this one resumes.
+    ...(ctx.deps.notGrouped || ready.notGrouped ? { notGrouped: true } : {}),
     onStripes: mode.onStripes,
     stripeBytes: ctx.deps.testSeams?.stripeBytes,
     disposer,

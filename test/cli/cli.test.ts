@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -175,6 +175,29 @@ describe('ddb-spread load', () => {
     expect(run.code).toBe(75); // EX_TEMPFAIL
     expect(run.stderr).toMatch(new RegExp(`ddb-spread: error: cannot reach DynamoDB at endpoint http://127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\)`));
     expect(run.stderr).not.toMatch(STACK_FRAME);
+  });
+
+  it('SIGINT while the table is being described (the endpoint holds the call): exit 130, --json says not complete, stopped on request', async () => {
+    // Accepts connections and never answers: DescribeTable waits until the signal stops it.
+    const held: Socket[] = [];
+    const server = createServer((socket) => void held.push(socket));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    try {
+      const run = await runCli(['load', sample('orders.csv'), '--table', 'Orders', '--endpoint-url', `http://127.0.0.1:${port}`, '--json'], {
+        cwd: dir(),
+        env: cliEnv(),
+        kill: { signal: 'SIGINT', when: () => held.length > 0 },
+      });
+      expect(run.code, run.stderr).toBe(130);
+      const summary = JSON.parse(run.stdout) as { complete: boolean; error?: { code: string } };
+      expect(summary.complete).toBe(false);
+      expect(summary.error?.code).toBe('ABORTED');
+    } finally {
+      for (const socket of held) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('load --help shows examples and exit codes', async () => {

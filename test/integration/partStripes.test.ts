@@ -7,12 +7,14 @@
  * a row goes out of order; a part changed during the load stops it.
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { LoadDependencies, LoadEvent } from '../../src/index.js';
 import type { PlannedWrite } from '../../src/shared/types.js';
 import { killableCli } from '../support/checkpoint.js';
+import { runCli } from '../support/cli.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { localEnv } from '../support/env.js';
 import { useLocalAws } from '../support/localAws.js';
@@ -187,6 +189,60 @@ describe('--order stripes over a set of parts', () => {
     await expectTable(other, parts.flat());
     await dropTable(table);
     await dropTable(other);
+  });
+
+  it('parts whose keys overlap, with --checkpoint: the default order still starts over through the window, and ends with the table and a complete checkpoint', async () => {
+    const parts = sortedParts().map((rows) => rows.filter((r) => r.pk !== key(399)));
+    parts[3] = keyRows(300, 450, 100_000);
+    const dir = await folderOf(parts);
+    const table = await newTable();
+    const checkpointPath = path('overlap.checkpoint.json');
+    const result = await run({ input: dir, table, checkpointPath }, { testSeams: { stripeBytes: 1 << 30 } });
+    expect(result.order).not.toBe('stripes');
+    expect(result.complete).toBe(true);
+    await expectTable(table, parts.flat());
+    const saved = JSON.parse(await readFile(checkpointPath, 'utf8')) as { status: string };
+    expect(saved.status).toBe('complete');
+    await dropTable(table);
+  });
+
+  it('parts whose keys overlap, with --checkpoint: kill -9 after the start over and the same command resumes the window, every key at its last row', async () => {
+    const parts = sortedParts().map((rows) => rows.filter((r) => r.pk !== key(399)));
+    parts[3] = keyRows(300, 450, 100_000);
+    const dir = await folderOf(parts);
+    const table = await newTable();
+    const checkpoint = path('overlap-kill.checkpoint.json');
+    const args = [
+      'load',
+      dir,
+      '--table',
+      table,
+      '--types',
+      'v:N',
+      '--checkpoint',
+      checkpoint,
+      '--rejects',
+      path('overlap-kill.rejects.jsonl'),
+      '--concurrency',
+      '2',
+    ];
+    const env = localEnv(aws.endpoint);
+    // Killed once the checkpoint of the second pass (started over, read as it comes) has batches done.
+    const secondPass = () => {
+      try {
+        const saved = JSON.parse(readFileSync(checkpoint, 'utf8')) as { notGrouped?: boolean; batchesDone: number };
+        return saved.notGrouped === true && saved.batchesDone >= 30;
+      } catch {
+        return false;
+      }
+    };
+    const killed = await runCli(args, { cwd: aws.dir(), env, stdout: 'ignore', timeoutMs: 120_000, kill: { signal: 'SIGKILL', when: secondPass } });
+    expect(killed.signal, killed.stderr).toBe('SIGKILL');
+    const resumed = await runCli(args, { cwd: aws.dir(), env, stdout: 'ignore', timeoutMs: 120_000 });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toContain('resuming from checkpoint');
+    await expectTable(table, parts.flat());
+    await dropTable(table);
   });
 
   it('kill -9 mid-load of a folder and resume with the same command: the same stripes are replayed, every key ends at its last row', async () => {
