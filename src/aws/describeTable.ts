@@ -4,6 +4,7 @@ import { setTimeout as sleepFor } from 'node:timers/promises';
 import { backoffDelay, isTransientCredentialFailure } from './backoff.js';
 import { tableInfoFromDescription, type TableInfo } from '../shared/tableInfo.js';
 import { errorFacts, fatalAwsError, type AwsContext } from './awsErrors.js';
+import { LoaderError } from '../shared/errors.js';
 
 /** DescribeTable calls before a credential failure that may pass (a container endpoint timing out) ends the load. */
 export const CREDENTIAL_ATTEMPTS = 5;
@@ -23,7 +24,14 @@ export async function describeTable(client: DynamoDBDocumentClient, context: Aws
       table = response.Table;
       break;
     } catch (error) {
-      if (attempt >= CREDENTIAL_ATTEMPTS || signal?.aborted || !isTransientCredentialFailure(errorFacts(error))) throw fatalAwsError(error, context);
+      // The load was stopped (SIGINT, SIGTERM, a caller's signal) while the call was out: a stop on request,
+      // exit 130 or 143 with nothing written, not a failure of DynamoDB.
+      if (signal?.aborted)
+        throw new LoaderError('ABORTED', `stopped on request before the load began (while describing table "${context.table}"); nothing was written`, {
+          table: context.table,
+          cause: error,
+        });
+      if (attempt >= CREDENTIAL_ATTEMPTS || !isTransientCredentialFailure(errorFacts(error))) throw fatalAwsError(error, context);
       await sleepFor(backoffDelay(attempt, Math.random, CREDENTIAL_BACKOFF), undefined, signal ? { signal } : undefined).catch(() => undefined);
     }
   }
