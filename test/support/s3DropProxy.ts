@@ -1,7 +1,7 @@
 /**
  * An HTTP proxy in front of the S3-compatible test server that drops the connection in the middle of an
- * object's body, the way a real network does: the first GET of a chosen key gets its headers
- * and the first `cutAfter` bytes, then the socket is destroyed. Every GET's Range header is recorded, so a
+ * object's body, the way a real network does: the first GET of a chosen key whose answer is longer than
+ * `cutAfter` gets its headers and the first `cutAfter` bytes, then the socket is destroyed. Every GET's Range header is recorded, so a
  * test can tell a resumed read (a ranged GET from the byte where it broke) from a read again from byte 0.
  * With `resumeAnswer`, the GETs after a drop are answered from the whole body the proxy kept of the cut GET,
  * the way a cache or a server that ignores Range does: 'whole-200' sends the whole object
@@ -46,7 +46,8 @@ export async function startS3DropProxy(
     const forward = () => {
       const out = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
-        if (!cut) return void answer.pipe(res);
+        // An answer no longer than `cutAfter` (a read of an object's first bytes) goes through whole and uses up no drop.
+        if (!cut || Number(answer.headers['content-length'] ?? Infinity) <= options.cutAfter) return void answer.pipe(res);
         drops--;
         let sent = 0;
         const chunks: Buffer[] = [];
