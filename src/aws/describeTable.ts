@@ -24,8 +24,13 @@ export async function describeTable(client: DynamoDBDocumentClient, context: Aws
       table = response.Table;
       break;
     } catch (error) {
-      // A stop asked for (SIGINT, SIGTERM) while the call waits is a stop on request, not a failing endpoint.
-      if (signal?.aborted) throw new LoaderError('ABORTED', `stopped on request while table "${context.table}" was being described, before any row was read`);
+      // The load was stopped (SIGINT, SIGTERM, a caller's signal) while the call was out: a stop on request,
+      // exit 130 or 143 with nothing written, not a failure of DynamoDB.
+      if (signal?.aborted)
+        throw new LoaderError('ABORTED', `stopped on request before the load began (while describing table "${context.table}"); nothing was written`, {
+          table: context.table,
+          cause: error,
+        });
       if (attempt >= CREDENTIAL_ATTEMPTS || !isTransientCredentialFailure(errorFacts(error))) throw fatalAwsError(error, context);
       await sleepFor(backoffDelay(attempt, Math.random, CREDENTIAL_BACKOFF), undefined, signal ? { signal } : undefined).catch(() => undefined);
     }

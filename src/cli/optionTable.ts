@@ -362,7 +362,8 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     option: 'requestTimeoutMs',
     group: 'rate',
     commands: LOAD,
-    description: 'timeout of one BatchWriteItem call; timed-out calls are retried',
+    description:
+      'timeout of one BatchWriteItem call, and of an S3 read waiting for its answer or its next byte; timed-out calls are retried, an S3 read from the byte where it stopped',
     defaultText: String(DEFAULT_REQUEST_TIMEOUT_MS),
     default: DEFAULT_REQUEST_TIMEOUT_MS,
     ...integer(INTEGER_RANGES.requestTimeoutMs),

@@ -175,7 +175,7 @@ async function listInputSet({ opts, deps, disposer, emit }: PrepareContext): Pro
     return set;
   }
   const store = opts.listing.startsWith('s3://') ? s3ListingStore(opts.listing, s3) : localListingStore(opts.listing);
-  const shared = await sharedListing(store, opts.inputs, list, { s3 });
+  const shared = await sharedListing(store, opts.inputs, opts.segment, list, { s3 });
   emit({ type: 'listing', where: opts.listing, made: shared.made, parts: shared.set.parts.length, listedAt: shared.listedAt });
   return shared.set;
 }

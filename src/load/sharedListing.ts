@@ -5,7 +5,7 @@ import { localPart, type InputPart } from '../reading/inputPart.js';
 import type { InputSet } from '../reading/inputSet.js';
 import type { ListedPart } from '../reading/inputPart.js';
 import type { PartFormat } from '../reading/inputFormat.js';
-import { inputsMismatch, listingText, parseListing, type ListingDoc, type ListingPartDoc } from '../reading/listingDoc.js';
+import { inputsMismatch, listingText, parseListing, segmentsMismatch, type ListingDoc, type ListingPartDoc } from '../reading/listingDoc.js';
 import type { S3Access } from '../reading/s3Part.js';
 import { createNewPrivateFile } from '../files/privateFiles.js';
 
@@ -41,35 +41,42 @@ export interface SharedListing {
 export async function sharedListing(
   store: ListingStore,
   inputs: readonly string[],
+  segment: { index: number; count: number } | undefined,
   list: () => Promise<InputSet>,
   parts: PartFactory,
   now: () => number = Date.now,
 ): Promise<SharedListing> {
   const existing = await store.read();
-  if (existing !== undefined) return revived(existing, store.where, inputs, parts);
+  if (existing !== undefined) return revived(existing, store.where, inputs, segment, parts);
   const set = await list();
-  const doc = await docOf(set, inputs, new Date(now()).toISOString());
+  const doc = await docOf(set, inputs, segment?.count, new Date(now()).toISOString());
   const text = listingText(doc);
   if (await store.create(text)) {
     // Read back: a store without conditional writes (an S3-compatible server that ignores If-None-Match)
     // keeps the last writer's; loading what is stored keeps every worker on one listing all the same.
     const stored = await store.read();
     if (stored === undefined || stored === text) return { set, made: true, listedAt: doc.listedAt };
-    return revived(stored, store.where, inputs, parts);
+    return revived(stored, store.where, inputs, segment, parts);
   }
   // Another worker wrote its listing first: load that one, so all load the same parts.
   const theirs = await store.read();
   if (theirs === undefined) throw new LoaderError('INPUT_UNREADABLE', `--listing ${store.where} was there a moment ago and is gone; run the load again`);
-  return revived(theirs, store.where, inputs, parts);
+  return revived(theirs, store.where, inputs, segment, parts);
 }
 
-async function revived(text: string, where: string, inputs: readonly string[], factory: PartFactory): Promise<SharedListing> {
+async function revived(
+  text: string,
+  where: string,
+  inputs: readonly string[],
+  segment: { index: number; count: number } | undefined,
+  factory: PartFactory,
+): Promise<SharedListing> {
   const doc = parseListing(text, where);
-  const mismatch = inputsMismatch(doc.inputs, inputs);
+  const mismatch = inputsMismatch(doc.inputs, inputs) ?? segmentsMismatch(doc.segments, segment);
   if (mismatch !== undefined)
     throw new LoaderError(
       'INVALID_OPTION',
-      `--listing ${where} is the listing of another load (${mismatch}); give every worker the same inputs, or another --listing for this load`,
+      `--listing ${where} is the listing of another load (${mismatch}); give every worker the same inputs and the same N of --segment i/N, or another --listing for this load`,
       { file: where },
     );
   const listed: ListedPart[] = [];
@@ -104,7 +111,7 @@ async function localAsListed(p: ListingPartDoc, where: string): Promise<InputPar
   return localPart(p.path!);
 }
 
-async function docOf(set: InputSet, inputs: readonly string[], listedAt: string): Promise<ListingDoc> {
+async function docOf(set: InputSet, inputs: readonly string[], segments: number | undefined, listedAt: string): Promise<ListingDoc> {
   const parts: ListingPartDoc[] = [];
   for (const { part, format, expected } of set.parts) {
     if (part.name === 'stdin') throw new LoaderError('INVALID_OPTION', '--listing lists files, folders, globs and S3 prefixes; stdin (-) cannot be shared');
@@ -118,7 +125,17 @@ async function docOf(set: InputSet, inputs: readonly string[], listedAt: string)
     if (expected !== undefined) doc.expected = expected;
     parts.push(doc);
   }
-  return { format: 'ddb-spread-listing', version: 1, inputs: [...inputs], listedAt, parts, exports: set.exports, notes: set.notes, skipped: set.skipped };
+  return {
+    format: 'ddb-spread-listing',
+    version: 1,
+    inputs: [...inputs],
+    ...(segments !== undefined ? { segments } : {}),
+    listedAt,
+    parts,
+    exports: set.exports,
+    notes: set.notes,
+    skipped: set.skipped,
+  };
 }
 
 /** A listing in a local file (a shared volume): created with link(), which never replaces a file that is there. */

@@ -15,6 +15,12 @@ export interface ListingDoc {
   version: 1;
   /** The arguments as given when listed: a worker with other arguments is refused. */
   inputs: string[];
+  /**
+   * N of the listing worker's `--segment i/N`, when it had one: a worker told another N is refused, as its
+   * segments would not divide the keys with the others' (some keys in no worker's segment). Absent in
+   * listings written before it was recorded, and for a load of one worker.
+   */
+  segments?: number;
   /** When it was listed (ISO), for messages. */
   listedAt: string;
   parts: ListingPartDoc[];
@@ -69,6 +75,7 @@ export function parseListing(text: string, where: string): ListingDoc {
   if (doc.version !== 1) throw bad(`version ${JSON.stringify(doc.version)}; this ddb-spread reads version 1`);
   if (!Array.isArray(doc.inputs) || !doc.inputs.every((i) => typeof i === 'string')) throw bad('"inputs" is not a list of strings');
   if (typeof doc.listedAt !== 'string') throw bad('no "listedAt"');
+  if (doc.segments !== undefined && (!Number.isSafeInteger(doc.segments) || doc.segments < 1)) throw bad('"segments" is not a count');
   if (!Array.isArray(doc.parts) || doc.parts.length === 0) throw bad('no "parts"');
   for (const [i, p] of doc.parts.entries()) {
     const part = p as Partial<ListingPartDoc> | null;
@@ -84,6 +91,15 @@ export function parseListing(text: string, where: string): ListingDoc {
   if (!Array.isArray(doc.skipped)) throw bad('no "skipped"');
   if (!Array.isArray(doc.notes)) throw bad('no "notes"');
   return doc as ListingDoc;
+}
+
+/**
+ * Why a listing made by a worker of `listed` workers cannot serve one of `count`; undefined when the counts
+ * are the same, or either is not known (an older listing, a load with no --segment).
+ */
+export function segmentsMismatch(listed: number | undefined, segment: { index: number; count: number } | undefined): string | undefined {
+  if (listed === undefined || segment === undefined || listed === segment.count) return undefined;
+  return `it was made for ${listed} workers, this worker was given --segment ${segment.index}/${segment.count}: segments of ${segment.count} and of ${listed} workers do not divide the keys between them, and keys in neither would be loaded by no worker`;
 }
 
 /** Why a listing made for `listed` cannot serve a worker given `inputs`; undefined when they are the same arguments. */

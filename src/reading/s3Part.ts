@@ -61,16 +61,19 @@ export function createS3Access(options: S3Options, env: Env = process.env): S3Ac
     maxAttempts: 3,
     requestHandler: {
       requestTimeout: options.requestTimeoutMs,
+      // Without it a GET or a listing whose answer never comes only logs a warning and waits for good.
+      throwOnRequestTimeout: true,
       connectionTimeout: Math.min(options.requestTimeoutMs, 10_000),
       httpAgent: proxied ? new EnvProxyAgent(false, env, agentOptions) : agentOptions,
       httpsAgent: proxied ? new EnvProxyAgent(true, env, agentOptions) : agentOptions,
     },
   });
+  const reads: S3Reads = { client, idleMs: options.requestTimeoutMs };
   return {
-    list: (url, exports, skipped) => listS3(client, url, exports, skipped ?? []),
+    list: (url, exports, skipped) => listS3(reads, url, exports, skipped ?? []),
     part(url, size, etag) {
       const { bucket, key } = parseS3Url(url);
-      return s3Part(client, bucket, key, size, etag);
+      return s3Part(reads, bucket, key, size, etag);
     },
     readText(url) {
       const { bucket, key } = parseS3Url(url);
@@ -92,6 +95,12 @@ export function createS3Access(options: S3Options, env: Env = process.env): S3Ac
   };
 }
 
+/** The client, and how long a GET's body may go without a byte while it is read (--request-timeout). */
+interface S3Reads {
+  client: S3Client;
+  idleMs: number;
+}
+
 /** The CA bundle: checked with a clear message by the DynamoDB client, which is built first. */
 function readFileText(path: string): string {
   return readFileSync(path, 'utf8');
@@ -103,14 +112,15 @@ export function parseS3Url(url: string): { bucket: string; key: string } {
   return { bucket: m[1]!, key: m[2]! };
 }
 
-async function listS3(client: S3Client, url: string, exports: ListedExport[], skipped: SkippedPart[]): Promise<ListedPart[]> {
+async function listS3(reads: S3Reads, url: string, exports: ListedExport[], skipped: SkippedPart[]): Promise<ListedPart[]> {
+  const { client } = reads;
   const { bucket, key } = parseS3Url(url);
   if (key !== '' && !key.endsWith('/')) {
-    const one = await headPart(client, bucket, key, true);
+    const one = await headPart(reads, bucket, key, true);
     if (one) return [{ part: one }];
   }
   const prefix = key === '' || key.endsWith('/') ? key : `${key}/`;
-  const found = await exportOfFolder(s3Folder(client, bucket, prefix));
+  const found = await exportOfFolder(s3Folder(reads, bucket, prefix));
   if (found) return partsOfExports([found], exports);
   // Keys are taken verbatim (`a//b`, `./`, `../` are parts of a key, not spelling): listing.ts decides by name.
   const objects: (FoundEntry & { key: string; size: number; etag: string })[] = [];
@@ -129,29 +139,29 @@ async function listS3(client: S3Client, url: string, exports: ListedExport[], sk
   const below = await exportsBelow(
     `s3://${bucket}/${prefix}`,
     objects.map((o) => o.relative),
-    (dir) => s3Folder(client, bucket, `${prefix}${dir}/`),
+    (dir) => s3Folder(reads, bucket, `${prefix}${dir}/`),
     isDataPath,
   );
   if (below) return partsOfExports(below, exports, url);
   const sorted = sortOut(objects);
   skipped.push(...sorted.skipped);
-  return sorted.data.map((o) => ({ part: s3Part(client, bucket, o.key, o.size, o.etag) }));
+  return sorted.data.map((o) => ({ part: s3Part(reads, bucket, o.key, o.size, o.etag) }));
 }
 
 /** A prefix (ending in "/", or empty) as export.ts reads it. */
-function s3Folder(client: S3Client, bucket: string, prefix: string): ExportFolder {
+function s3Folder(reads: S3Reads, bucket: string, prefix: string): ExportFolder {
   return {
     name: `s3://${bucket}/${prefix.replace(/\/$/, '')}`,
-    readText: (name) => getText(client, bucket, `${prefix}${name}`),
-    part: async (name) => (await headPart(client, bucket, `${prefix}${name}`, false))!,
+    readText: (name) => getText(reads.client, bucket, `${prefix}${name}`),
+    part: async (name) => (await headPart(reads, bucket, `${prefix}${name}`, false))!,
   };
 }
 
-async function headPart(client: S3Client, bucket: string, key: string, mayBeMissing: boolean): Promise<InputPart | undefined> {
+async function headPart(reads: S3Reads, bucket: string, key: string, mayBeMissing: boolean): Promise<InputPart | undefined> {
   const url = `s3://${bucket}/${key}`;
   try {
-    const head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
-    return s3Part(client, bucket, key, head.ContentLength ?? 0, head.ETag ?? '');
+    const head = await reads.client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+    return s3Part(reads, bucket, key, head.ContentLength ?? 0, head.ETag ?? '');
   } catch (error) {
     if (isMissing(error)) {
       if (mayBeMissing) return undefined;
@@ -174,16 +184,17 @@ async function getText(client: S3Client, bucket: string, key: string): Promise<s
 /**
  * One S3 object as a part. Its ETag is pinned when it is listed: every GET asks for it (If-Match) and
  * checks the answer's, so an object replaced during the load is an error, never a mix of two versions. A
- * connection dropped mid-object is picked up where it broke, with a ranged GET from the next byte.
+ * connection dropped mid-object, or silent for --request-timeout, is picked up where it broke, with a ranged
+ * GET from the next byte.
  */
-export function s3Part(client: S3Client, bucket: string, key: string, size: number, etag: string): InputPart {
+function s3Part(reads: S3Reads, bucket: string, key: string, size: number, etag: string): InputPart {
   const name = `s3://${bucket}/${key}`;
   return {
     name,
     size,
     etag,
     open: (fromByte = 0, toByte = size) =>
-      Promise.resolve(Readable.from(objectBytes(client, { bucket, key, name, size, etag }, fromByte, Math.min(toByte, size)), { objectMode: false })),
+      Promise.resolve(Readable.from(objectBytes(reads, { bucket, key, name, size, etag }, fromByte, Math.min(toByte, size)), { objectMode: false })),
     outline: () => Promise.resolve({ name, size, mtimeMs: 0, edges: etag }),
     contentHash: () => Promise.resolve(etag),
   };
@@ -201,7 +212,7 @@ interface ObjectRef {
  * Bytes [fromByte, toByte) of the object, by GETs that ask for its pinned ETag (If-Match) and for that range
  * (a part read whole asks for no range; a ranged GET that broke asks again from the first byte not received).
  */
-async function* objectBytes(client: S3Client, o: ObjectRef, fromByte: number, toByte: number): AsyncGenerator<Buffer> {
+async function* objectBytes({ client, idleMs }: S3Reads, o: ObjectRef, fromByte: number, toByte: number): AsyncGenerator<Buffer> {
   let offset = fromByte;
   let failures = 0;
   while (offset < toByte) {
@@ -238,8 +249,9 @@ async function* objectBytes(client: S3Client, o: ObjectRef, fromByte: number, to
       continue;
     }
     try {
-      for await (const read of body) {
-        let chunk = read as Buffer;
+      const reading = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+      for (let next = await nextWithin(reading, body, idleMs); !next.done; next = await nextWithin(reading, body, idleMs)) {
+        let chunk = next.value;
         if (skip > 0) {
           const dropped = Math.min(skip, chunk.length);
           skip -= dropped;
@@ -248,7 +260,6 @@ async function* objectBytes(client: S3Client, o: ObjectRef, fromByte: number, to
         }
         // More bytes than the object had when listed: another version, whatever its ETag says.
         if (offset + chunk.length > o.size) {
-          body.destroy();
           throw new LoaderError('INPUT_CHANGED', `${o.name} changed during the load: it holds more than the ${o.size} bytes it had when listed`, {
             file: o.name,
           });
@@ -261,9 +272,8 @@ async function* objectBytes(client: S3Client, o: ObjectRef, fromByte: number, to
         if (offset >= toByte) break;
       }
     } catch (error) {
-      body.destroy();
       if (error instanceof LoaderError) throw error;
-      // A dropped connection: the next GET starts at the first byte not received.
+      // A dropped or silent connection: the next GET starts at the first byte not received.
       if (++failures > MAX_RESUMES)
         throw new LoaderError('INPUT_UNREADABLE', `cannot read ${o.name}: ${(error as Error).message} (after ${MAX_RESUMES} resumed reads)`, {
           file: o.name,
@@ -271,9 +281,27 @@ async function* objectBytes(client: S3Client, o: ObjectRef, fromByte: number, to
         });
       await sleep(100 * 2 ** failures);
       continue;
+    } finally {
+      // Read to its end, given up, or no longer wanted (the reader stopped early): its socket goes.
+      body.destroy();
     }
     if (offset < toByte && ++failures > MAX_RESUMES)
       throw new LoaderError('INPUT_UNREADABLE', `${o.name} ended after ${offset} of its ${o.size} bytes, ${MAX_RESUMES} times`, { file: o.name });
+  }
+}
+
+/**
+ * The body's next chunk, or an error once `idleMs` pass without one: a connection that goes silent (a dead
+ * route, a hung server or proxy) is never closed by itself, and would hold the load for good. The clock runs
+ * only while the reader asks for bytes, so a body left paused while the other stripes are written is not
+ * timed out.
+ */
+async function nextWithin(reading: AsyncIterator<Buffer>, body: Readable, idleMs: number): Promise<IteratorResult<Buffer>> {
+  const timer = setTimeout(() => body.destroy(new Error(`no byte received for ${idleMs} ms`)), idleMs);
+  try {
+    return await reading.next();
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -158,6 +158,27 @@ describe('--listing: one listing for every worker of a load', () => {
     expect(other.stderr).toContain('listing of another load');
   });
 
+  it('a worker told another count of workers than the listing was made for is refused before any write: its segment would leave keys to no worker', async () => {
+    const s3 = s3Client();
+    const bucket = await newBucket(s3);
+    await putObjects(s3, bucket, { 'in/a.csv': partCsv('a', 300), 'in/b.csv': partCsv('b', 300) });
+    const table = await newTable(KEYS);
+    const listing = `s3://${bucket}/state/listing.json`;
+    const worker = (segment: string) =>
+      run(['load', `s3://${bucket}/in/`, '--table', table, '--types', 'sk:N', '--s3-path-style', '--segment', segment, '--listing', listing, '--json']);
+    const first = await worker('0/3');
+    expect(first.code, first.stderr).toBe(0);
+    const written = (await scanAll(client(), table)).length;
+    // Keys in segment 1 of 3 or 2 of 3 but in neither 0 of 3 nor 1 of 2 would be loaded by no worker, and both would end complete.
+    const other = await worker('1/2');
+    expect(other.code, other.stderr).toBe(EXIT.USAGE);
+    expect(other.stderr).toContain('--segment 1/2');
+    expect(other.stderr).toContain('3 workers');
+    expect((await scanAll(client(), table)).length).toBe(written);
+    const same = await worker('1/3');
+    expect(same.code, same.stderr).toBe(0);
+  });
+
   it("another worker's checkpoint, report and listing in the folder read are the load's own files, named, never rows", async () => {
     const folder = join(dir(), 'withState');
     await mkdir(folder);

@@ -137,6 +137,12 @@ describe('describeTable', () => {
     expect(error).toMatchObject({ code: 'TABLE_NOT_FOUND', table: 'no_such_table' });
   });
 
+  it('a call cut short by the load being stopped (SIGINT before the first write) is ABORTED, not an AWS error', async () => {
+    const error = await describeTable(doc, { table, endpoint }, AbortSignal.abort()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LoaderError);
+    expect(error).toMatchObject({ code: 'ABORTED' });
+  });
+
   it('describeKeySchema still returns the key schema', async () => {
     expect(await describeKeySchema(doc, { table, endpoint })).toEqual({ partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } });
   });

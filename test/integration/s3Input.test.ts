@@ -101,6 +101,25 @@ describe('S3 inputs', () => {
     expect((await scanAll(client(), table)).length).toBe(10_000);
   });
 
+  it('a GET that goes silent mid-body, or before any answer, is given up after --request-timeout and read on from the byte where it stopped', async () => {
+    const s3 = s3Client();
+    const bucket = await newBucket(s3);
+    await putObjects(s3, bucket, { 'silent.csv': csvRows(0, 2_000), 'mute.csv': csvRows(2_000, 2_000) });
+    const silent = await startS3DropProxy(s3Endpoint(), { key: 'silent.csv', cutAfter: 10_000, stall: 'body' });
+    const mute = await startS3DropProxy(s3Endpoint(), { key: 'mute.csv', cutAfter: 0, stall: 'headers' });
+    closeAfterAll(silent);
+    closeAfterAll(mute);
+    const table = await newTable(KEYS);
+    const first = await run({ input: `s3://${bucket}/silent.csv`, table, s3Endpoint: silent.url, types: { v: 'S' }, requestTimeoutMs: 1_000 });
+    expect(first).toMatchObject({ rowsRead: 2_000, written: 2_000, rejected: 0 });
+    expect(silent.ranges.length).toBe(2);
+    expect(Number(/^bytes=(\d+)-$/.exec(silent.ranges[1]!)?.[1])).toBeGreaterThanOrEqual(10_000);
+    const second = await run({ input: `s3://${bucket}/mute.csv`, table, s3Endpoint: mute.url, types: { v: 'S' }, requestTimeoutMs: 1_000 });
+    expect(second).toMatchObject({ rowsRead: 2_000, written: 2_000, rejected: 0 });
+    expect(mute.ranges).toEqual(['', '']);
+    expect((await scanAll(client(), table)).length).toBe(4_000);
+  }, 30_000);
+
   it('a resumed GET answered 200 with the whole object (Range ignored) skips the bytes already read: every row once, no header row as an item', async () => {
     const s3 = s3Client();
     const bucket = await newBucket(s3);

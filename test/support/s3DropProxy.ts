@@ -1,11 +1,13 @@
 /**
  * An HTTP proxy in front of the S3-compatible test server that drops the connection in the middle of an
- * object's body, the way a real network does: the first GET of a chosen key gets its headers
- * and the first `cutAfter` bytes, then the socket is destroyed. Every GET's Range header is recorded, so a
+ * object's body, the way a real network does: the first GET of a chosen key whose answer is longer than
+ * `cutAfter` gets its headers and the first `cutAfter` bytes, then the socket is destroyed. Every GET's Range header is recorded, so a
  * test can tell a resumed read (a ranged GET from the byte where it broke) from a read again from byte 0.
  * With `resumeAnswer`, the GETs after a drop are answered from the whole body the proxy kept of the cut GET,
  * the way a cache or a server that ignores Range does: 'whole-200' sends the whole object
  * with 200; 'whole-206' sends it with 206 and a Content-Range from byte 0 (not the byte asked for).
+ * With `stall`, the cut GETs are never closed but go silent, the way a dead route or a hung server leaves
+ * them: 'body' after the headers and the first `cutAfter` bytes, 'headers' before any answer at all.
  */
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,7 +21,14 @@ export interface S3DropProxy {
 
 export async function startS3DropProxy(
   target: string,
-  options: { key: string; cutAfter: number; drops?: number; beforeResume?: () => Promise<void>; resumeAnswer?: 'whole-200' | 'whole-206' },
+  options: {
+    key: string;
+    cutAfter: number;
+    drops?: number;
+    beforeResume?: () => Promise<void>;
+    resumeAnswer?: 'whole-200' | 'whole-206';
+    stall?: 'body' | 'headers';
+  },
 ): Promise<S3DropProxy> {
   const upstream = new URL(target);
   const ranges: string[] = [];
@@ -29,10 +38,16 @@ export async function startS3DropProxy(
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const isObjectGet = req.method === 'GET' && decodeURIComponent((req.url ?? '').split('?')[0]!).endsWith(`/${options.key}`);
     const cut = isObjectGet && drops > 0;
+    if (cut && options.stall === 'headers') {
+      drops--;
+      ranges.push(String(req.headers.range ?? ''));
+      return;
+    }
     const forward = () => {
       const out = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
-        if (!cut) return void answer.pipe(res);
+        // An answer no longer than `cutAfter` (a read of an object's first bytes) goes through whole and uses up no drop.
+        if (!cut || Number(answer.headers['content-length'] ?? Infinity) <= options.cutAfter) return void answer.pipe(res);
         drops--;
         let sent = 0;
         const chunks: Buffer[] = [];
@@ -43,7 +58,7 @@ export async function startS3DropProxy(
           const part = chunk.subarray(0, options.cutAfter - sent);
           sent += part.length;
           res.write(part);
-          if (sent >= options.cutAfter) setTimeout(() => res.socket?.destroy(), 20);
+          if (sent >= options.cutAfter && options.stall === undefined) setTimeout(() => res.socket?.destroy(), 20);
         });
       });
       out.on('error', () => res.destroy());

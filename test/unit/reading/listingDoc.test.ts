@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ownFileByContent } from '../../../src/reading/listing.js';
-import { inputsMismatch, listingText, parseListing, type ListingDoc } from '../../../src/reading/listingDoc.js';
+import { inputsMismatch, listingText, parseListing, segmentsMismatch, type ListingDoc } from '../../../src/reading/listingDoc.js';
 
 const doc: ListingDoc = {
   format: 'ddb-spread-listing',
@@ -39,6 +39,7 @@ describe('listing document', () => {
     ['an S3 part without ETag', JSON.stringify({ ...doc, parts: [{ name: 's3://b/k', size: 1 }] })],
     ['a local part without its time', JSON.stringify({ ...doc, parts: [{ name: 'a.csv', size: 1, path: 'a.csv' }] })],
     ['a negative size', JSON.stringify({ ...doc, parts: [{ name: 'a.csv', size: -1, path: 'a.csv', mtimeMs: 1 }] })],
+    ['a count of workers that is not one', JSON.stringify({ ...doc, segments: 0 })],
   ])('refuses %s, naming the file and what to do', (_why, text) => {
     expect(() => parseListing(text, 'shared/l.json')).toThrow(/--listing shared\/l\.json is not a listing ddb-spread wrote .*remove it/);
   });
@@ -47,6 +48,14 @@ describe('listing document', () => {
     expect(inputsMismatch(['a', 'b'], ['a', 'b'])).toBeUndefined();
     expect(inputsMismatch(['a', 'b'], ['b', 'a'])).toContain('"b" "a"');
     expect(inputsMismatch(['a'], ['a', 'b'])).toBeDefined();
+  });
+
+  it('a listing made by workers of one count serves only workers of that count (unknown on either side: any)', () => {
+    expect(parseListing(listingText({ ...doc, segments: 4 }), 'l.json').segments).toBe(4);
+    expect(segmentsMismatch(4, { index: 3, count: 4 })).toBeUndefined();
+    expect(segmentsMismatch(4, { index: 1, count: 2 })).toContain('--segment 1/2');
+    expect(segmentsMismatch(undefined, { index: 1, count: 2 })).toBeUndefined();
+    expect(segmentsMismatch(4, undefined)).toBeUndefined();
   });
 
   it("ddb-spread's own JSON files are known by their first bytes; a user's JSON is not", () => {
