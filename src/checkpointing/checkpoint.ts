@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import {
   BatchProgress,
   CHECKPOINT_VERSION,
@@ -133,6 +133,16 @@ export class CheckpointStore {
         restarts: [],
         ...(notGrouped ? { notGrouped: true as const } : {}),
       };
+      // The checkpoint replaced goes before its write-reject log is emptied: a crash between the two then
+      // leaves no checkpoint (the next run starts over, its writes idempotent), never one that counts write
+      // rejects its emptied log no longer holds (which a resume would refuse as damaged).
+      if (notGrouped) {
+        try {
+          await rm(path, { force: true });
+        } catch (error) {
+          throw unwritable(path, error);
+        }
+      }
       const store = new CheckpointStore(path, file, await WriteRejectLog.create(CheckpointStore.rejectLogPath(path)), new Map());
       // Written at once: a bad path fails before any row, and a crash in the first second leaves a file.
       try {
