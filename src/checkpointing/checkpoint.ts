@@ -17,6 +17,15 @@ import { parseCheckpoint } from './checkpointShape.js';
 import { LoaderError } from '../shared/errors.js';
 import { WriteRejectLog, type WriteRejectEntry } from './writeRejectLog.js';
 import { writePrivateFileAtomically } from '../files/privateFiles.js';
+import type { RejectFileState } from './rejectsBeforePoint.js';
+
+/** The reject file as a save records it: what was handed to it so far, and a wait until that is on disk. */
+export interface TrackedRejectFile {
+  /** The bytes handed to the file so far (written or being written), and their SHA-256. */
+  state(): RejectFileState;
+  /** Resolves once every byte handed to the file is written and fsynced. */
+  settle(): Promise<void>;
+}
 
 /** Saves at most this often while batches finish; every stop saves at once. */
 const SAVE_EVERY_MS = 200;
@@ -39,8 +48,10 @@ export class CheckpointStore {
   readonly restoredRejects: Map<string, WriteRejectEntry>;
   /** Restart points reached and still of use (see restartPointsKept). */
   #restarts: RestartPoint[];
-  /** The first batch that holds a row DynamoDB refused (Infinity: none): no resume starts after it. */
+  /** The first batch that holds a row DynamoDB refused (Infinity: none): without the reject file recorded, no resume starts after it. */
   #firstRejectBatch = Infinity;
+  /** The reject file this run writes, recorded with each save (see trackRejectFile). */
+  #rejectFile: TrackedRejectFile | undefined;
 
   private constructor(
     readonly path: string,
@@ -58,7 +69,20 @@ export class CheckpointStore {
 
   /** Where a resume starts: the latest usable restart point before K; undefined: the input's start. */
   get resumePoint(): RestartPoint | undefined {
-    return resumePoint(this.#restarts, this.progress.batchesDone, this.#firstRejectBatch);
+    return resumePoint(this.#restarts, this.progress.batchesDone, this.#firstRejectBatch, this.#rejectsKept);
+  }
+
+  /** Whether a resume keeps the rejects of the rows before its restart point from the reject file (so may start after rejects). */
+  get #rejectsKept(): boolean {
+    return this.#rejectFile !== undefined || this.#file.rejectsFile !== undefined;
+  }
+
+  /**
+   * The reject file of this run, from now on recorded with each save: its bytes and their hash as of the
+   * save, written and fsynced before the checkpoint is (see rejectsBeforePoint.ts).
+   */
+  trackRejectFile(file: TrackedRejectFile): void {
+    this.#rejectFile = file;
   }
 
   /** The reader reached a restart point: recorded with the next save. */
@@ -226,16 +250,21 @@ export class CheckpointStore {
       doneAbove: this.progress.doneAbove,
       ...this.progress.totals,
       writeRejectLogBytes: this.#rejectLog?.bytes ?? this.#file.writeRejectLogBytes,
-      restarts: (this.#restarts = restartPointsKept(this.#restarts, this.progress.batchesDone, this.#firstRejectBatch)),
+      restarts: (this.#restarts = restartPointsKept(this.#restarts, this.progress.batchesDone, this.#firstRejectBatch, this.#rejectsKept)),
+      // Every reject of a batch counted done here was handed to the file before the batch was (dispatcher.ts).
+      ...(this.#rejectFile ? { rejectsFile: this.#rejectFile.state() } : {}),
       ...(outcome ? { outcome } : {}),
     };
     this.#file = file;
+    const rejectFile = this.#rejectFile;
     const next = this.#saving.then(async () => {
       try {
         await this.#rejectLog?.sync();
       } catch (error) {
         throw unwritable(this.path, error);
       }
+      // The reject file's own errors are its own (REJECTS_UNWRITABLE).
+      await rejectFile?.settle();
       await writeDurably(this.path, `${JSON.stringify(file)}\n`);
     });
     this.#saving = next.catch(() => undefined);

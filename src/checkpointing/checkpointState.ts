@@ -1,5 +1,6 @@
 import { DoneBatches, type BatchRange } from './doneBatches.js';
 import type { SideBySidePosition } from '../reading/sideBySide.js';
+import type { RejectFileState } from './rejectsBeforePoint.js';
 
 /**
  * Resume after a crash, the pure part. Reading, planning, every write order and the batcher are
@@ -41,7 +42,10 @@ export interface RestartPoint {
   otherSegments: number;
   /** Rows replaced by a later row of their key before the point (as the batcher counted them). */
   superseded: number;
-  /** Rows rejected before the point was reached (planning, and writing so far): a point after any is not resumed from. */
+  /**
+   * Rows rejected before the point was reached (planning, and writing so far). A checkpoint that records its
+   * reject file (rejectsFile) resumes after rejects, keeping theirs from the file; one that does not, never.
+   */
   rejected: number;
   /** A point inside files read side by side (an export's data files): where each stands; `row` and `line` are then the group's and the record's. */
   sideBySide?: SideBySidePosition;
@@ -115,6 +119,12 @@ export interface CheckpointFile {
    * not the ones recorded). Absent otherwise.
    */
   notGrouped?: true;
+  /**
+   * The reject file as of this save (rejectsBeforePoint.ts): a resume at a restart point after rejects keeps
+   * the rejects of the rows before it from there. Absent in checkpoints of a ddb-spread before it, which
+   * resume only at points before any reject.
+   */
+  rejectsFile?: RejectFileState;
 }
 
 /** What a finished load reported; a rerun on its checkpoint reports it again (and exits 2 on rejects). */
@@ -253,24 +263,25 @@ export class BatchProgress {
 }
 
 /**
- * Whether a resume may start at `point`: no row before it was rejected, neither while planning (counted
- * when the point was reached) nor by DynamoDB in a batch before it (the first batch with a write reject is
- * `firstRejectBatch`). A resume writes the reject file anew from the rows it reads, so a point after a
- * reject would lose that reject; such a load resumes from an earlier point, or from the start.
+ * Whether a resume may start at `point`. With the reject file recorded (`rejectsKept`), always: the rejects of
+ * the rows before it are kept from the file (rejectsBeforePoint.ts). Without, only when no row before it was
+ * rejected, neither while planning (counted when the point was reached) nor by DynamoDB in a batch before it
+ * (the first batch with a write reject is `firstRejectBatch`): a resume writes the reject file anew from the
+ * rows it reads, so a point after a reject would lose that reject.
  */
-function usable(point: RestartPoint, firstRejectBatch: number): boolean {
-  return point.rejected === 0 && point.batch <= firstRejectBatch;
+function usable(point: RestartPoint, firstRejectBatch: number, rejectsKept: boolean): boolean {
+  return rejectsKept || (point.rejected === 0 && point.batch <= firstRejectBatch);
 }
 
 /** The restart point a resume starts at: the latest usable one whose batches before it are all done (batch <= K); undefined: the start. */
-export function resumePoint(points: readonly RestartPoint[], mark: number, firstRejectBatch: number): RestartPoint | undefined {
+export function resumePoint(points: readonly RestartPoint[], mark: number, firstRejectBatch: number, rejectsKept = false): RestartPoint | undefined {
   let found: RestartPoint | undefined;
-  for (const point of points) if (point.batch <= mark && usable(point, firstRejectBatch) && (!found || point.batch >= found.batch)) found = point;
+  for (const point of points) if (point.batch <= mark && usable(point, firstRejectBatch, rejectsKept) && (!found || point.batch >= found.batch)) found = point;
   return found;
 }
 
 /** The points worth keeping: the one a resume would start at now, and those not yet behind K (K only grows). */
-export function restartPointsKept(points: readonly RestartPoint[], mark: number, firstRejectBatch: number): RestartPoint[] {
-  const now = resumePoint(points, mark, firstRejectBatch);
-  return points.filter((point) => point === now || (point.batch > mark && usable(point, firstRejectBatch)));
+export function restartPointsKept(points: readonly RestartPoint[], mark: number, firstRejectBatch: number, rejectsKept = false): RestartPoint[] {
+  const now = resumePoint(points, mark, firstRejectBatch, rejectsKept);
+  return points.filter((point) => point === now || (point.batch > mark && usable(point, firstRejectBatch, rejectsKept)));
 }

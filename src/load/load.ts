@@ -117,7 +117,7 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<D
   const result = () => loadResult(tally, { ...resultFacts(facts, rejects, opts, performance.now() - startedAt, now), stopped: stop.stopping });
   const progress = progressEvents(emit, tally, facts, startedAt, now);
   const rejections = new Rejections(tally, rejects, emit, stop, opts);
-  const mode = loadModeOf({ opts, deps, client, ownsClient, aws, disposer, facts, stop, tally, emit, now, result });
+  const mode = loadModeOf({ opts, deps, client, ownsClient, aws, disposer, facts, stop, tally, rejections, emit, now, result });
   let dispatcher: Dispatcher | undefined;
   let readToEnd = false;
   let startOver: TableInfo | undefined;

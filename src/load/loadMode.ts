@@ -24,6 +24,7 @@ import type { DryRun, LoadDependencies } from './loadDependencies.js';
 import type { LoadFacts } from './loadFacts.js';
 import type { LoadStop } from './loadStop.js';
 import type { LoadTally } from './loadTally.js';
+import type { Rejections } from './rejections.js';
 import { RESTART_EVERY_ROWS } from './restartPoints.js';
 import { openCheckpoint, type OpenedCheckpoint } from './openCheckpoint.js';
 import type { NormalizedLoadOptions } from './options.js';
@@ -79,6 +80,8 @@ export interface ModeContext {
   facts: LoadFacts;
   stop: LoadStop;
   tally: LoadTally;
+  /** Where rejected rows go: a resume at a restart point puts back the rejects of the rows before it. */
+  rejections: Rejections;
   emit: (event: LoadEvent) => void;
   now: () => number;
   result: () => LoadResult;
@@ -118,7 +121,7 @@ export function writingMode(ctx: ModeContext): LoadMode {
       return openCheckpoint(
         keySchema,
         seed,
-        { opts, inputSet, disposer, stop: ctx.stop, tally: ctx.tally, emit, result: ctx.result },
+        { opts, inputSet, disposer, stop: ctx.stop, tally: ctx.tally, rejections: ctx.rejections, emit, result: ctx.result },
         restartEveryRows,
         deps.notGrouped === true,
       );

@@ -1,4 +1,7 @@
+import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { rejectsBeforePoint, type KeptRejects, type RejectFileState } from '../checkpointing/rejectsBeforePoint.js';
+import type { Rejections } from './rejections.js';
 import { CheckpointStore } from '../checkpointing/checkpoint.js';
 import { writeAffectingOptions } from './writeAffectingOptions.js';
 import { hashFile } from '../files/hashFile.js';
@@ -31,6 +34,7 @@ export interface CheckpointContext {
   disposer: Disposer;
   stop: LoadStop;
   tally: LoadTally;
+  rejections: Rejections;
   emit: (event: LoadEvent) => void;
   result: () => LoadResult;
 }
@@ -81,18 +85,50 @@ export async function openCheckpoint(
     }
   });
   const resumeFrom = opened.progress.batchesDone;
-  const restartFrom = opened.resumed ? opened.resumePoint : undefined;
+  let restartFrom = opened.resumed ? opened.resumePoint : undefined;
   if (opened.resumed) {
     const saved = opened.file;
     // Reading again counts those rows as superseded; they were written or rejected instead.
     tally.resume(saved);
+    // The reject file is written anew: rejects of the reading are found again, and those of the writing in
+    // done batches are put back, from the write-reject log, as their rows are read again. The rows before
+    // a restart point are not read again: their rejects are kept from the file as the checkpoint recorded it.
+    const kept = restartFrom ? await rejectsKept(opts.rejectsPath, saved.rejectsFile, restartFrom, ctx.inputSet) : { lines: [], codes: [] };
+    if ('refused' in kept) {
+      emit({
+        type: 'warning',
+        message: `the reject file ${opts.rejectsPath} cannot be resumed (${kept.refused}): reading the input from its start again, so that every reject is found again`,
+      });
+      restartFrom = undefined;
+    }
+    await ctx.rejections.restore('refused' in kept ? { lines: [], codes: [] } : kept);
     // The rows before the restart point are not read again: their counts are the point's.
     if (restartFrom) tally.resumeAt(restartFrom);
-    // The reject file is written anew: rejects of the reading are found again, and those of the
-    // writing in done batches are put back, from the write-reject log, as their rows are read again.
     emit({ type: 'resumed', checkpoint: path, batchesDone: resumeFrom, written: saved.written });
   }
+  opened.trackRejectFile(ctx.rejections.file);
   return { store: opened, resumeFrom, restartFrom };
+}
+
+/**
+ * The rejects of the rows before `point`, from the reject file as the checkpoint recorded it; a checkpoint
+ * that did not record it (an earlier ddb-spread's) resumes only at points before any reject, so has none.
+ */
+async function rejectsKept(
+  path: string,
+  recorded: RejectFileState | undefined,
+  point: RestartPoint,
+  set: InputSet,
+): Promise<KeptRejects | { refused: string }> {
+  if (recorded === undefined || recorded.bytes === 0) return { lines: [], codes: [] };
+  let text: Buffer;
+  try {
+    text = await readFile(path);
+  } catch (error) {
+    return { refused: (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'it is gone' : (error as Error).message };
+  }
+  const parts = new Map(set.parts.map((listed, i) => [listed.part.name, i]));
+  return rejectsBeforePoint(text, recorded, point, (file) => parts.get(file));
 }
 
 /**

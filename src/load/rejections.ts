@@ -2,6 +2,7 @@ import { LoaderError } from '../shared/errors.js';
 import type { LoadEvent } from '../reporting/events.js';
 import type { RejectSink } from '../reporting/rejectSink.js';
 import type { RejectedRow } from '../shared/types.js';
+import type { KeptRejects } from '../checkpointing/rejectsBeforePoint.js';
 import type { LoadStop } from './loadStop.js';
 import type { LoadTally } from './loadTally.js';
 
@@ -12,7 +13,7 @@ import type { LoadTally } from './loadTally.js';
 export class Rejections {
   constructor(
     private readonly tally: LoadTally,
-    private readonly file: RejectSink,
+    readonly file: RejectSink,
     private readonly emit: (event: LoadEvent) => void,
     private readonly stop: LoadStop,
     private readonly limit: { maxRejects: number; rejectsPath: string },
@@ -23,13 +24,28 @@ export class Rejections {
     this.tally.rejected(row.code);
     if (announce) this.emit({ type: 'rowRejected', row });
     await this.file.write(row);
+    this.#checkLimit(row.origin);
+  }
+
+  /**
+   * A resume at a restart point: the rejects of the rows before it, kept from the earlier run's reject file
+   * (src/checkpointing/rejectsBeforePoint.ts), go back in the file and the counters; those rows are not read again.
+   */
+  async restore(kept: KeptRejects): Promise<void> {
+    await this.file.restore(kept.lines);
+    for (const code of kept.codes) this.tally.rejected(code);
+    if (kept.codes.length > 0) this.#checkLimit(undefined);
+  }
+
+  #checkLimit(origin: { file: string; line: number } | undefined): void {
     const count = this.tally.counters.rejected;
     if (count >= this.limit.maxRejects && !this.stop.failed) {
       this.stop.fail(
-        new LoaderError('MAX_REJECTS_REACHED', `stopped after ${count} rejected rows (--max-rejects ${this.limit.maxRejects}); see ${this.limit.rejectsPath}`, {
-          file: row.origin.file,
-          line: row.origin.line,
-        }),
+        new LoaderError(
+          'MAX_REJECTS_REACHED',
+          `stopped after ${count} rejected rows (--max-rejects ${this.limit.maxRejects}); see ${this.limit.rejectsPath}`,
+          origin ? { file: origin.file, line: origin.line } : {},
+        ),
       );
     }
   }

@@ -59,8 +59,11 @@ describe('checkpoint safety', () => {
       '--no-pacing',
       '--concurrency',
       '8',
+      // Streamed, with restart points every 1,000 rows: resumes start after rejects, keeping theirs from the reject file.
+      '--order',
+      'input',
     ];
-    const env = localEnv(proxy.url);
+    const env = { ...localEnv(proxy.url), DDB_SPREAD_TEST_RESTART_ROWS: '1000' };
     // The first run answers 460 calls, so its checkpoint reaches 440 batches and it cannot finish the 600;
     // the second resumes from at most 460, answers 80 more calls (batches after the resume point, in order)
     // and is killed once its checkpoint has 60 more batches than the resume point.
@@ -73,6 +76,8 @@ describe('checkpoint safety', () => {
       const run = await cli(args, env, { signal: 'SIGKILL', when: () => batchesDone(checkpoint) >= at });
       expect(run.signal, run.stderr).toBe('SIGKILL');
       expect(batchesDone(checkpoint)).toBeLessThan(rows / 25);
+      const saved = JSON.parse(await readFile(checkpoint, 'utf8')) as { batchesDone: number; restarts: { batch: number; row: number }[] };
+      expect(saved.restarts.some((p) => p.row > 0 && p.batch <= saved.batchesDone)).toBe(true);
     }
     holdFrom = Infinity;
     const last = await cli(args, env);

@@ -32,8 +32,11 @@ function csvRows(from: number, to: number, bad: (i: number) => boolean = () => f
 interface Saved {
   status: string;
   batchesDone: number;
-  restarts: { batch: number; part: number; row: number }[];
+  restarts: { batch: number; part: number; row: number; rejected: number }[];
 }
+
+/** Whether a resume from `at` starts at a restart point with rejects before it (kept from the reject file). */
+const resumesAfterRejects = (at: Saved) => at.restarts.some((p) => p.rejected > 0 && p.batch <= at.batchesDone);
 
 /** A checkpoint whose restart points may lie inside files read side by side. */
 interface SavedSide extends Saved {
@@ -69,7 +72,14 @@ async function rejects(path: string): Promise<string[]> {
  * Loads `inputs` killed at each of `kills` (batches done), then to the end; and in one go into another
  * table. Returns both tables' contents, the final JSON result, the rejects of both, and the checkpoints seen at each kill.
  */
-async function killedAndResumed(name: string, inputs: string[], extra: string[], kills: number[]) {
+async function killedAndResumed(
+  name: string,
+  inputs: string[],
+  extra: string[],
+  kills: number[],
+  /** Runs after kill `i`, before the next run (to tamper with what the runs left behind). */
+  between?: (i: number, paths: { rejectsPath: string; checkpoint: string }) => Promise<void>,
+) {
   const env = { ...localEnv(endpoint), DDB_SPREAD_TEST_RESTART_ROWS: String(RESTART_ROWS) };
   const table = await newTable(KEYS);
   const checkpoint = join(dir(), `${name}.checkpoint.json`);
@@ -93,7 +103,8 @@ async function killedAndResumed(name: string, inputs: string[], extra: string[],
     ...extra,
   ];
   const atKills: Saved[] = [];
-  for (const batches of kills) {
+  const warnings: string[] = [];
+  for (const [i, batches] of kills.entries()) {
     const run = await runCli(args, {
       cwd: dir(),
       env,
@@ -102,9 +113,12 @@ async function killedAndResumed(name: string, inputs: string[], extra: string[],
       kill: { signal: 'SIGKILL', when: () => batchesDone(checkpoint) >= batches },
     });
     expect(run.signal ?? run.code, run.stderr).toBe('SIGKILL');
+    warnings.push(run.stderr);
     atKills.push(await saved(checkpoint));
+    await between?.(i, { rejectsPath, checkpoint });
   }
   const last = await runCli(args, { cwd: dir(), env, timeoutMs: 120_000 });
+  warnings.push(last.stderr);
   expect([0, 2], last.stderr).toContain(last.code);
   const result = JSON.parse(last.stdout) as Record<string, number>;
   const oneGo = await newTable(KEYS);
@@ -124,6 +138,7 @@ async function killedAndResumed(name: string, inputs: string[], extra: string[],
     rejects: await rejects(rejectsPath),
     oneGoRejects: await rejects(oneGoRejects),
     atKills,
+    warnings,
     final: await saved(checkpoint),
   };
 }
@@ -156,7 +171,7 @@ describe('resume at a restart point', () => {
     await mkdir(folder, { recursive: true });
     const parts = 4;
     const each = 2_500;
-    // Bad sort keys early in part 0: points after them are not resumed from (the reject file is written anew).
+    // Bad sort keys throughout: a resume starts after rejects, keeping those of the rows before its point from the reject file.
     const bad = (i: number) => i % 997 === 3;
     for (let p = 0; p < parts; p++) {
       const text = `pk,sk,v\n${csvRows(p * each, (p + 1) * each, bad)}`;
@@ -166,6 +181,27 @@ describe('resume at a restart point', () => {
     const run = await killedAndResumed('set', [folder], ['--order', 'input'], [50, 150, 280]);
     expectSameLoad(run, parts * each);
     expect(run.rejects.length).toBeGreaterThan(0);
+    expect(run.atKills.some(resumesAfterRejects)).toBe(true);
+  }, 180_000);
+
+  it('rejects throughout one file: resumes start after them, and a reject file changed between runs sends the resume back to the start', async () => {
+    const rows = 9_000;
+    const input = join(dir(), 'rejects.csv');
+    await writeFile(input, `pk,sk,v\n${csvRows(0, rows, (i) => i % 211 === 5)}`);
+    const run = await killedAndResumed('rejects', [input], ['--order', 'window', '--window', '200'], [60, 140, 230], async (i, { rejectsPath }) => {
+      if (i !== 1) return;
+      // A byte of the reject file changed: its rejects cannot be trusted to be the earlier run's.
+      const text = await readFile(rejectsPath);
+      const at = text.indexOf('"line":') + 7;
+      text[at] = text[at] === 0x39 ? 0x38 : 0x39;
+      await writeFile(rejectsPath, text);
+    });
+    expectSameLoad(run, rows);
+    expect(run.rejects.length).toBe(Math.ceil((rows - 5) / 211));
+    // The first resume started after rejects; the one after the change read from the start, and said why.
+    expect(resumesAfterRejects(run.atKills[0]!)).toBe(true);
+    expect(run.warnings[2]).toMatch(/reject file .* cannot be resumed \(its first bytes differ/);
+    expect(run.warnings[1]).not.toMatch(/cannot be resumed/);
   }, 180_000);
 
   it('no rejects: a set resumed at a part boundary and inside a gzip part reads on from there', async () => {

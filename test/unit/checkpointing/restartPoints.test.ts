@@ -27,6 +27,11 @@ describe('resumePoint', () => {
     expect(resumePoint(points, 20, 9)?.batch).toBe(9);
     expect(resumePoint(points, 20, 2)).toBeUndefined();
   });
+  it('with the reject file recorded, starts after rejects too (their rejects are kept from the file)', () => {
+    expect(resumePoint([point(4), point(9, 1), point(15, 1)], 20, Infinity, true)?.batch).toBe(15);
+    expect(resumePoint(points, 20, 7, true)?.batch).toBe(20);
+    expect(resumePoint(points, 12, 2, true)?.batch).toBe(9);
+  });
   it('takes the later of two points at one batch (an empty part between them)', () => {
     const a = point(9, 0, 1);
     const b = point(9, 0, 2);
@@ -40,6 +45,8 @@ describe('restartPointsKept', () => {
     expect(restartPointsKept(points, 12, Infinity).map((p) => p.batch)).toEqual([9, 15]);
     expect(restartPointsKept(points, 12, 14).map((p) => p.batch)).toEqual([9]);
     expect(restartPointsKept(points, 0, Infinity).map((p) => p.batch)).toEqual([4, 9, 15]);
+    // With the reject file recorded, a point after rejects is as good as any.
+    expect(restartPointsKept(points, 12, 14, true).map((p) => p.batch)).toEqual([9, 15, 20]);
   });
 });
 
