@@ -6,7 +6,7 @@
  * ideal time (write units / target), throttled items, retries, and WCU/s achieved against the target.
  * Prints figures; asserts nothing.
  *
- *   npx tsx bench/rate.ts [--rows 20000] [--modes input,window,round-robin,spread]
+ *   npx tsx bench/rate.ts [--rows 20000] [--modes auto,input,window,round-robin,spread]
  *   npm run bench -- --rate-only        (after the build that npm run bench does)
  *
  * The table: 4 partitions, 1,000 WCU/s, each partition at most 500 WCU/s with idealised adaptive
@@ -29,7 +29,8 @@ const { values: flags } = parseArgs({
   options: { rows: { type: 'string' }, modes: { type: 'string' }, seed: { type: 'string' } },
 });
 const ROWS = Number(flags.rows ?? 20_000);
-const MODES = (flags.modes ?? 'input,window,round-robin,spread').split(',') as OrderMode[];
+/** `auto`, the default order (on this sorted input: stripes), is what the target is about; the others for contrast. */
+const MODES = (flags.modes ?? 'auto,input,window,round-robin,spread').split(',') as OrderMode[];
 const SEED = Number(flags.seed ?? 7);
 const MODEL = { tableWcu: 1000, partitions: 4, partitionMaxWcu: 500, adaptiveCapacity: true, burstSeconds: 0, initialSeconds: 1 } as const;
 const KEY_WCU = MODEL.partitionMaxWcu;
@@ -116,14 +117,19 @@ function formatRow(r: Row): string {
   return `  ${r.mode.padEnd(12)} ${(r.paced ? 'paced' : 'unpaced').padEnd(8)} ${r.seconds.toFixed(1).padStart(6)} s = ${(r.seconds / r.idealSeconds).toFixed(2)}x ideal  throttled ${String(r.throttled).padStart(6)} (${pct.toFixed(2)}% of rows)  retries ${String(r.retries).padStart(5)}  ${Math.round(r.achievedWcu)} / ${MODEL.tableWcu} WCU/s  ${r.complete ? 'complete' : 'INCOMPLETE'}  bottleneck ${r.bottleneck}`;
 }
 
+/** The target is the default order's (paced at capacity): within 1.1x of the ideal time, under 1% of writes throttled. */
 export function summarize(rows: Row[]): string[] {
   const paced = rows.filter((r) => r.paced);
+  const verdict = (r: Row) =>
+    `${r.mode}, ${(r.seconds / r.idealSeconds).toFixed(2)}x ideal, ${((r.throttled / r.written) * 100).toFixed(2)}% throttled; target (<= 1.1x ideal, < 1% throttled): ${
+      r.seconds / r.idealSeconds <= 1.1 && r.throttled < 0.01 * r.written ? 'met' : 'MISSED'
+    }`;
+  const lines: string[] = [];
+  const chosen = paced.find((r) => r.mode === 'auto');
+  if (chosen) lines.push(`default order, paced: ${verdict(chosen)}`);
   const best = [...paced].sort((a, b) => a.seconds / a.idealSeconds - b.seconds / b.idealSeconds)[0];
-  if (!best) return [];
-  const ok = best.seconds / best.idealSeconds <= 1.1 && best.throttled < 0.01 * best.written;
-  return [
-    `best paced mode: ${best.mode}, ${(best.seconds / best.idealSeconds).toFixed(2)}x ideal, ${((best.throttled / best.written) * 100).toFixed(2)}% throttled; target (<= 1.1x ideal, < 1% throttled): ${ok ? 'met' : 'MISSED'}`,
-  ];
+  if (best && best !== chosen) lines.push(`best paced mode: ${verdict(best)}`);
+  return lines;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
