@@ -199,7 +199,9 @@ export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInpu
   async function* records(): AsyncGenerator<SourceRecord> {
     for (const group of groups) {
       const resumed = from && group[0] === from.part && from.row > 0 ? from : undefined;
-      if (group.length === 1) {
+      // An export's data file alone (an export of one file) is a group of one: restart points inside it as well.
+      const exported = options.interleaveExports === true && LINE_SIDE_FORMATS.has(formats[group[0]!]!) && set.parts[group[0]!]!.expected !== undefined;
+      if (group.length === 1 && !exported) {
         yield* partRecords(group[0]!, resumed ? { row: resumed.row, line: resumed.line, byLine: false } : undefined);
         continue;
       }

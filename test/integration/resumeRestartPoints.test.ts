@@ -262,6 +262,33 @@ describe('resume at a restart point', () => {
     expect(found).toEqual(expected);
   }, 180_000);
 
+  it('an export of one data file, then an incremental of one: a resume starts inside the data file, not at its start', async () => {
+    const chain = simulateChain(31, { items: 2_500, windows: 1, changesPerWindow: 700, partitions: 4 });
+    const root = join(dir(), 'exportOneFile');
+    const folders: string[] = [];
+    const oneFile = { ...chain, full: [chain.full.flat()], incrementals: chain.incrementals.map((parts) => [parts.flat()]) };
+    for (const fixture of chainExports(oneFile, 'exports')) folders.push(await writeExport(root, fixture));
+    const rows = chain.full.flat().length + chain.incrementals.flat(2).length;
+    const env = { ...localEnv(endpoint), DDB_SPREAD_TEST_RESTART_ROWS: String(RESTART_ROWS) };
+    const table = await newTable(KEYS);
+    const checkpoint = join(dir(), 'exportOneFile.checkpoint.json');
+    const args = ['load', ...folders, '--table', table, '--checkpoint', checkpoint, '--json', '--concurrency', '4', '--wcu', '3000'];
+    const killed = killableCli(args, checkpoint, { cwd: dir(), env });
+    const run = await killed(60);
+    expect(run.signal ?? run.code, run.stderr).toBe('SIGKILL');
+    const at = (await saved(checkpoint)) as SavedSide;
+    // A point inside the only data file of the full export, its batches before all done: the resume starts there.
+    expect(at.restarts.some((p) => p.part === 0 && p.row > 0 && p.batch <= at.batchesDone && p.sideBySide?.files[0]?.row === p.row)).toBe(true);
+    const last = await runCli(args, { cwd: dir(), env, timeoutMs: 120_000 });
+    expect(last.code, last.stderr).toBe(0);
+    const result = JSON.parse(last.stdout) as Record<string, number>;
+    expect(result['rowsRead']).toBe(rows);
+    expect(result['written']! + result['superseded']! + result['rejected']!).toBe(rows);
+    const found = (await scanAll(client(), table)).map((i) => `${i['pk']!.S}/${i['sk']!.N}/${i['v']!.S}/${i['n']!.N}`).sort();
+    const expected = [...chain.final.values()].map((i) => `${i['pk']!.S}/${i['sk']!.N}/${i['v']!.S}/${i['n']!.N}`).sort();
+    expect(found).toEqual(expected);
+  }, 120_000);
+
   it('a file changed between runs is refused, whatever the restart points', async () => {
     const input = join(dir(), 'changed.csv');
     await writeFile(input, `pk,sk,v\n${csvRows(0, 6_000)}`);
