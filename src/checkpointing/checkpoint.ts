@@ -122,6 +122,8 @@ export class CheckpointStore {
      * process opened the checkpoint a moment ago and matched it): a new checkpoint replaces it, recording why.
      */
     notGrouped?: boolean,
+    /** The table written, by name and identity: a checkpoint of another table of that name (deleted and created again) is refused. */
+    table?: { name: string; identity: string },
   ): Promise<CheckpointStore> {
     let input = found;
     let text: string | undefined;
@@ -156,6 +158,7 @@ export class CheckpointStore {
         restartEveryRows,
         restarts: [],
         ...(notGrouped ? { notGrouped: true as const } : {}),
+        ...(table ? { tableIdentity: table.identity } : {}),
       };
       // The checkpoint replaced goes before its write-reject log is emptied: a crash between the two then
       // leaves no checkpoint (the next run starts over, its writes idempotent), never one that counts write
@@ -190,8 +193,10 @@ export class CheckpointStore {
       if (sameOutline && saved.input.mtimeMs !== input.mtimeMs) input = { ...input, sha256: await hashInput() };
       else if (sameOutline && saved.input.sha256 !== undefined) input = { ...input, sha256: saved.input.sha256 };
     }
-    const refusal = resumeRefusal(saved, input, options, path);
+    const refusal = resumeRefusal(saved, input, options, path) ?? tableRefusal(saved, table, path);
     if (refusal) throw new LoaderError('CHECKPOINT_MISMATCH', refusal, { file: path });
+    // A checkpoint of a ddb-spread before it records the table from now on.
+    if (saved.tableIdentity === undefined && table) saved.tableIdentity = table.identity;
     // The input may have moved (a fresh download): the content matched, so the new path is recorded.
     saved.input = { ...input };
     if (saved.status === 'complete') {
@@ -311,6 +316,16 @@ async function partsChecked(
   const refusal = partsRefusal(saved.parts, parts, path);
   if (refusal) throw new LoaderError('CHECKPOINT_MISMATCH', refusal, { file: path });
   return { ...found, parts, ...(saved.sha256 === undefined ? {} : { sha256: saved.sha256 }) };
+}
+
+/**
+ * Why a checkpoint must not go on into this table: it loaded another table of the same name, since deleted
+ * and created again, so the rows it counts as written are not in this one (a finished checkpoint would say
+ * "nothing to do" over an empty table). Undefined when it is the same table, or either is unknown.
+ */
+function tableRefusal(saved: CheckpointFile, table: { name: string; identity: string } | undefined, path: string): string | undefined {
+  if (!table || saved.tableIdentity === undefined || saved.tableIdentity === table.identity) return undefined;
+  return `checkpoint ${path} loaded another table named ${table.name} (${saved.tableIdentity}; this one: ${table.identity}): the table was deleted and created again since, so the rows the checkpoint counts as written are not in it; delete ${path} (or pass another --checkpoint) to load the input into this table`;
 }
 
 async function writeDurably(path: string, text: string): Promise<void> {

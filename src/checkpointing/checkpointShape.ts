@@ -58,6 +58,7 @@ export function parseCheckpoint(text: string, path: string): CheckpointFile {
   field('deleted', (v) => v === undefined || isCount(v), 'a whole number');
   field('restartEveryRows', isCount, 'a whole number');
   field('notGrouped', (v) => v === undefined || v === true, 'true when present');
+  field('tableIdentity', (v) => v === undefined || (typeof v === 'string' && v.length > 0), 'a non-empty string');
   field('rejectsFile', (v) => v === undefined || (isRecord(v) && isCount(v['bytes']) && isHash(v['sha256'])), "the reject file's bytes and SHA-256");
   field('restarts', (v) => Array.isArray(v) && v.every(isRestartPoint), 'a list of restart points (part, row, line, batch and counters)');
   field('outcome', (v) => (v === undefined ? value['status'] !== 'complete' : isRecord(v)), 'an object (a finished checkpoint records its outcome)');

@@ -125,6 +125,8 @@ export interface CheckpointFile {
    * resume only at points before any reject.
    */
   rejectsFile?: RejectFileState;
+  /** Which table of its name the load wrote (TableInfo.identity); absent in checkpoints of a ddb-spread before it. */
+  tableIdentity?: string;
 }
 
 /** What a finished load reported; a rerun on its checkpoint reports it again (and exits 2 on rejects). */

@@ -44,7 +44,7 @@ export interface LoadMode {
   /** What a write costs and how the load is paced: a dry run's slim writes carry their total cost in `wcu`, and it is not paced. */
   pacing(table: TableInfo, rate: RateChoice): Pacing;
   /** The checkpoint of --checkpoint, taken for this run (its lock and close deferred); none for a dry run. */
-  checkpoint(keySchema: KeySchema, seed: number | undefined, inputSet: InputSet): Promise<OpenedCheckpoint | undefined>;
+  checkpoint(table: TableInfo, seed: number | undefined, inputSet: InputSet): Promise<OpenedCheckpoint | undefined>;
   /** The manifest of a sharded load's keys, saved when the load ends once it has started; none for a dry run, which writes nothing. */
   manifest(shard: ResolvedShardOptions | undefined): ShardManifest | undefined;
   /** Where batches go: DynamoDB (with a watch on the endpoint, closed when the load ends), or the dry run's recorder. */
@@ -113,15 +113,15 @@ export function writingMode(ctx: ModeContext): LoadMode {
         : undefined;
       return { costOf, capacity: new CapacityReports(costOf), ...(pacer ? { pacer } : {}) };
     },
-    async checkpoint(keySchema, seed, inputSet) {
+    async checkpoint(table, seed, inputSet) {
       if (!opts.checkpointPath) return undefined;
       // Sharded keys go to the manifest from every batch, the skipped ones too: a resume that does not read
       // the rows before its restart point could not add theirs, so a sharded load reads from the start.
       const restartEveryRows = opts.shard ? 0 : (deps.testSeams?.restartRows ?? RESTART_EVERY_ROWS);
       return openCheckpoint(
-        keySchema,
+        table.keySchema,
         seed,
-        { opts, inputSet, disposer, stop: ctx.stop, tally: ctx.tally, rejections: ctx.rejections, emit, result: ctx.result },
+        { opts, inputSet, tableIdentity: table.identity, disposer, stop: ctx.stop, tally: ctx.tally, rejections: ctx.rejections, emit, result: ctx.result },
         restartEveryRows,
         deps.notGrouped === true,
       );

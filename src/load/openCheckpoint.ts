@@ -31,6 +31,8 @@ export interface OpenedCheckpoint {
 export interface CheckpointContext {
   opts: NormalizedLoadOptions;
   inputSet: InputSet;
+  /** Which table of its name the load writes (TableInfo.identity): a checkpoint of another is refused. */
+  tableIdentity: string | undefined;
   disposer: Disposer;
   stop: LoadStop;
   tally: LoadTally;
@@ -62,7 +64,17 @@ export async function openCheckpoint(
   disposer.defer(() => lock.release().catch(() => undefined));
   const { identity, hash, hashPart } = await identityOf(ctx.inputSet);
   // The key schema decides which rows are one item (superseded), so it is part of what must match.
-  const opened = await CheckpointStore.open(path, identity, hash, { ...writeAffectingOptions(opts), keySchema }, seed, restartEveryRows, hashPart, notGrouped);
+  const opened = await CheckpointStore.open(
+    path,
+    identity,
+    hash,
+    { ...writeAffectingOptions(opts), keySchema },
+    seed,
+    restartEveryRows,
+    hashPart,
+    notGrouped,
+    ctx.tableIdentity === undefined ? undefined : { name: opts.table, identity: ctx.tableIdentity },
+  );
   // Refused before it is ours to save: a finished checkpoint must stay finished.
   if (opened.file.status === 'complete') {
     const done = new LoaderError(

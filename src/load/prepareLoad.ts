@@ -112,7 +112,7 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
   facts.rate = { reason: rate.reason, tableWcu, pacer: pacing.pacer, capacity: pacing.capacity };
   // A checkpoint pins the shard seed, so random:N suffixes come out the same when the load resumes.
   const seed = opts.shard ? (opts.shard.seed ?? randomInt(0, 0xffffffff)) : undefined;
-  const checkpoint = await mode.checkpoint(keySchema, seed, inputSet);
+  const checkpoint = await mode.checkpoint(tableInfo, seed, inputSet);
   facts.checkpoint = checkpoint;
   const shard = opts.shard ? resolveShardOptions({ ...opts.shard, seed: (checkpoint?.store.file.shardSeed ?? seed)! }, keySchema, opts.table) : undefined;
   const manifest = mode.manifest(shard);

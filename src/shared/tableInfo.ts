@@ -44,6 +44,11 @@ export interface TableInfo {
   itemCount?: number;
   sizeBytes?: number;
   gsis: IndexInfo[];
+  /**
+   * Which table of that name this is: DescribeTable's TableId, else its CreationDateTime (ISO). A table
+   * deleted and created again under the same name has another; undefined when the table is described offline.
+   */
+  identity?: string;
 }
 
 /**
@@ -72,6 +77,9 @@ export function tableInfoFromDescription(description: TableDescription, tableNam
   if (isCount(description.ItemCount)) info.itemCount = description.ItemCount;
   if (isCount(description.TableSizeBytes)) info.sizeBytes = description.TableSizeBytes;
   for (const index of description.GlobalSecondaryIndexes ?? []) info.gsis.push(indexInfo(index, attributes, billingMode, tableName));
+  const created = description.CreationDateTime;
+  if (description.TableId) info.identity = `id ${description.TableId}`;
+  else if (created instanceof Date && !Number.isNaN(created.getTime())) info.identity = `created ${created.toISOString()}`;
   return info;
 }
 

@@ -5,7 +5,8 @@
  * row contents in the checkpoint files; a malformed checkpoint is refused with a clear message.
  */
 import { readFileSync, statSync } from 'node:fs';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { batchesDone } from '../support/checkpoint.js';
@@ -227,6 +228,43 @@ describe('checkpoint safety', () => {
     const again = await cli(args('./c.csv'), env);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toMatch(/already complete|nothing to do/);
+  }, 120_000);
+
+  it('a table deleted and created again under its name is not the table the checkpoint loaded: refused (78), finished or not, never "nothing to do"', async () => {
+    const input = join(dir(), 'recreated.csv');
+    await writeGeneratedCsv(input, 300);
+    const table = await newTable(KEYS);
+    const env = localEnv(endpoint);
+    const checkpoint = join(dir(), 'recreated.checkpoint.json');
+    const args = ['load', input, '--table', table, ...TYPES, '--checkpoint', checkpoint, '--rejects', join(dir(), 'recreated.rejects.jsonl')];
+    const first = await cli(args, env);
+    expect(first.code, first.stderr).toBe(0);
+    // The same name, the same keys, empty: as a platform team's teardown and re-creation leaves it.
+    await client().send(new DeleteTableCommand({ TableName: table }));
+    await client().send(
+      new CreateTableCommand({
+        TableName: table,
+        AttributeDefinitions: [
+          { AttributeName: KEYS.partitionKey.name, AttributeType: KEYS.partitionKey.type },
+          { AttributeName: KEYS.sortKey!.name, AttributeType: KEYS.sortKey!.type },
+        ],
+        KeySchema: [
+          { AttributeName: KEYS.partitionKey.name, KeyType: 'HASH' },
+          { AttributeName: KEYS.sortKey!.name, KeyType: 'RANGE' },
+        ],
+        BillingMode: 'PAY_PER_REQUEST',
+      }),
+    );
+    const again = await cli(args, env);
+    expect(again.code, again.stderr).toBe(78);
+    expect(again.stderr).toContain(`checkpoint ${checkpoint} loaded another table named ${table}`);
+    expect(again.stderr).not.toMatch(/nothing to do/);
+    expect(await scanAll(client(), table)).toHaveLength(0);
+    // As told: without the checkpoint, the input loads into the new table.
+    await rm(checkpoint);
+    const fresh = await cli(args, env);
+    expect(fresh.code, fresh.stderr).toBe(0);
+    expect(await scanAll(client(), table)).toHaveLength(300);
   }, 120_000);
 
   it('a finished checkpoint reports its outcome again: exit 2 when the load had rejects, with the same counters', async () => {

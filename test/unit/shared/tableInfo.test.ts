@@ -17,6 +17,14 @@ const KEYS: TableDescription['KeySchema'] = [
 const KEY_SCHEMA: TableInfo['keySchema'] = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } };
 
 describe('tableInfoFromDescription', () => {
+  it('knows the table by its TableId, else its creation time: one created again under its name is another', () => {
+    const base = { TableName: 'orders', AttributeDefinitions: ATTRS, KeySchema: KEYS };
+    const created = new Date(Date.UTC(2026, 10, 27, 9, 0, 0));
+    expect(tableInfoFromDescription({ ...base, TableId: 'a1b2', CreationDateTime: created }).identity).toBe('id a1b2');
+    expect(tableInfoFromDescription({ ...base, CreationDateTime: created }).identity).toBe('created 2026-11-27T09:00:00.000Z');
+    expect(tableInfoFromDescription(base).identity).toBeUndefined();
+  });
+
   it.each<[string, TableDescription, TableInfo]>([
     [
       'provisioned, with warm throughput and two GSIs (KEYS_ONLY, INCLUDE)',
