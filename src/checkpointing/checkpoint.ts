@@ -17,7 +17,7 @@ import { parseCheckpoint } from './checkpointShape.js';
 import { LoaderError } from '../shared/errors.js';
 import { WriteRejectLog, type WriteRejectEntry } from './writeRejectLog.js';
 import { writePrivateFileAtomically } from '../files/privateFiles.js';
-import type { RejectFileState } from './rejectsBeforePoint.js';
+import type { RejectFileState } from './checkpointState.js';
 
 /** The reject file as a save records it: what was handed to it so far, and a wait until that is on disk. */
 export interface TrackedRejectFile {

@@ -1,6 +1,5 @@
 import { DoneBatches, type BatchRange } from './doneBatches.js';
 import type { SideBySidePosition } from '../reading/sideBySide.js';
-import type { RejectFileState } from './rejectsBeforePoint.js';
 
 /**
  * Resume after a crash, the pure part. Reading, planning, every write order and the batcher are
@@ -49,6 +48,17 @@ export interface RestartPoint {
   rejected: number;
   /** A point inside files read side by side (an export's data files): where each stands; `row` and `line` are then the group's and the record's. */
   sideBySide?: SideBySidePosition;
+}
+
+/**
+ * The reject file as a checkpoint records it at a save: its first `bytes` bytes and their SHA-256. Every
+ * reject of a row before a restart point the checkpoint keeps is in those bytes: planning rejects are
+ * written as their rows are read, write rejects before their batch counts as done, and the save waits for
+ * both to reach the file and fsyncs it before the checkpoint says so (rejectsBeforePoint.ts).
+ */
+export interface RejectFileState {
+  bytes: number;
+  sha256: string;
 }
 
 /** The input as it was: a different file, or the same file changed, must not resume. */

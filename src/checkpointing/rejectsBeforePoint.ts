@@ -1,16 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { RestartPoint } from './checkpointState.js';
+import type { RejectFileState, RestartPoint } from './checkpointState.js';
 
-/**
- * The reject file as a checkpoint records it at a save: its first `bytes` bytes and their SHA-256. Every
- * reject of a row before a restart point the checkpoint keeps is in those bytes: planning rejects are
- * written as their rows are read, write rejects before their batch counts as done, and the save waits for
- * both to reach the file and fsyncs it before the checkpoint says so.
- */
-export interface RejectFileState {
-  bytes: number;
-  sha256: string;
-}
+export type { RejectFileState } from './checkpointState.js';
 
 /** A reject file with nothing in it. */
 export const EMPTY_REJECT_FILE: RejectFileState = { bytes: 0, sha256: createHash('sha256').digest('hex') };
