@@ -10,6 +10,8 @@ import type { ListedPart } from './inputPart.js';
 import { decompressIfNeeded, type OpenedInput } from './openInput.js';
 import { readIon } from './readIon.js';
 import { readJsonLines } from './readJsonLines.js';
+import { readJsonDocument } from './readJsonDocument.js';
+import { jsonDocumentFormat } from './jsonDocumentFormat.js';
 import { readCsvChunks } from './readCsv.js';
 import { readRecords } from './readRecords.js';
 import { SideBySide, type SideBySidePosition } from './sideBySide.js';
@@ -95,6 +97,12 @@ export function recordsOfPart(
       return tagged(readJsonLines(opened.stream, opened.name, lines), 'ddb-json');
     case 'jsonl':
       return readJsonLines(opened.stream, opened.name, lines);
+    case 'json-array':
+      return readJsonDocument(opened.stream, opened.name, 'array');
+    case 'ddb-json-array':
+      return tagged(readJsonDocument(opened.stream, opened.name, 'array'), 'ddb-json');
+    case 'scan-output':
+      return readJsonDocument(opened.stream, opened.name, 'scan');
     default:
       // Each part's delimiter by its own name (a.csv and b.tsv in one set), unless --delimiter says for all.
       return readRecords(
@@ -168,6 +176,8 @@ export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInpu
       format = await detectFormat(opened);
       if (format === 'parquet') checkParquetPart(part);
     }
+    // A JSON document is read as one, not as lines (partHeads.ts marks the parts it can open twice; stdin is found here).
+    if (format === 'jsonl' || format === 'ddb-json') format = await jsonDocumentFormat(opened, format);
     // An export's data file is checked against its record count and MD5 as a whole: read whole, or side by side.
     const withinPart = LINE_FORMATS.has(format) && expected === undefined;
     let records: AsyncGenerator<SourceRecord>;
@@ -276,7 +286,7 @@ async function headerOf(part: InputPart, delimiter: string): Promise<string[]> {
 }
 
 /** A part's raw bytes counted (and hashed for an export's MD5), then decompressed by their magic bytes. */
-async function openPart(part: InputPart, raw: Readable, hashed: boolean): Promise<OpenedInput & { md5: Hash | undefined }> {
+export async function openPart(part: InputPart, raw: Readable, hashed: boolean): Promise<OpenedInput & { md5: Hash | undefined }> {
   let bytes = 0;
   const md5 = hashed ? createHash('md5') : undefined;
   const counted = new PassThrough({ highWaterMark: 256 * 1024 });

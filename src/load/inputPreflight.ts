@@ -1,0 +1,45 @@
+import type { InputSet } from '../reading/inputSet.js';
+import { readPartHeads } from '../reading/partHeads.js';
+import { LoaderError } from '../shared/errors.js';
+import type { TableInfo } from '../shared/tableInfo.js';
+import { checkColumns, type ColumnCheckOptions } from '../typing/headerCheck.js';
+import { indexKeyAttributes } from '../typing/indexKeys.js';
+import type { NormalizedLoadOptions } from './options.js';
+
+/**
+ * Before the first write (and in a dry run): every part's header row or first rows, checked against the
+ * table's keys and the columns options name (typing/headerCheck.ts). A mistake they already show stops the
+ * load here, before a reject file fills with one row per line: the input's fault as INPUT_HEADER (65),
+ * an option naming a column no part has as INVALID_OPTION (64). Returns the set with its JSON documents
+ * marked (reading/partHeads.ts). The same input gives the same answer, so a resumed load passes as its
+ * first run did.
+ */
+export async function preflightInput(set: InputSet, table: TableInfo, opts: NormalizedLoadOptions): Promise<InputSet> {
+  const heads = await readPartHeads(set, { format: opts.inputFormat, csv: { delimiter: opts.delimiter, columns: opts.columns } });
+  const problem = checkColumns(heads.columns, {
+    keySchema: table.keySchema,
+    indexKeys: indexKeyAttributes(table),
+    named: namedColumns(opts),
+    everyPartKnown: heads.everyPartKnown,
+  });
+  if (problem) {
+    throw new LoaderError(problem.kind === 'input' ? 'INPUT_HEADER' : 'INVALID_OPTION', problem.message, {
+      ...(problem.file === undefined ? {} : { file: problem.file }),
+      ...(problem.line === undefined ? {} : { line: problem.line }),
+      field: problem.field,
+    });
+  }
+  return heads.set;
+}
+
+/** The input columns options name, each with its option: what must be a column of some part. */
+function namedColumns(opts: NormalizedLoadOptions): ColumnCheckOptions['named'] {
+  const named: { name: string; option: string }[] = Object.keys(opts.types).map((name) => ({ name, option: '--types (or --schema)' }));
+  if (opts.deletes?.column !== undefined) named.push({ name: opts.deletes.column, option: '--operation-column' });
+  for (const rule of opts.shard?.rules ?? []) {
+    if (rule.kind !== 'random' && rule.attribute !== undefined) named.push({ name: rule.attribute, option: `--shard ${rule.kind}` });
+  }
+  // --keep-original-key names an attribute the load adds, not one it reads.
+  const added = opts.shard?.keepOriginalKey;
+  return named.filter((n) => n.name !== added);
+}
