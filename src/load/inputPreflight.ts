@@ -2,7 +2,7 @@ import type { InputSet } from '../reading/inputSet.js';
 import { readPartHeads } from '../reading/partHeads.js';
 import { LoaderError } from '../shared/errors.js';
 import type { TableInfo } from '../shared/tableInfo.js';
-import { checkColumns, type ColumnCheckOptions } from '../typing/headerCheck.js';
+import { checkColumns, type ColumnCheckOptions, type PartColumns } from '../typing/headerCheck.js';
 import { indexKeyAttributes } from '../typing/indexKeys.js';
 import type { NormalizedLoadOptions } from './options.js';
 
@@ -16,11 +16,24 @@ import type { NormalizedLoadOptions } from './options.js';
  */
 export async function preflightInput(set: InputSet, table: TableInfo, opts: NormalizedLoadOptions): Promise<InputSet> {
   const heads = await readPartHeads(set, { format: opts.inputFormat, csv: { delimiter: opts.delimiter, columns: opts.columns } });
-  const problem = checkColumns(heads.columns, {
+  throwProblem(heads.columns, heads.everyPartKnown, table, opts);
+  return heads.set;
+}
+
+/**
+ * The same check on a CSV header row as the read meets it: stdin's (which cannot be read twice, so is not
+ * read ahead), thrown before the part's first row is handed on, so before any write of it.
+ */
+export function headerChecker(table: TableInfo, opts: NormalizedLoadOptions, parts: number): (file: string, names: string[], delimiter: string) => void {
+  return (file, names, delimiter) => throwProblem([{ file, source: 'header', names, delimiter }], parts === 1, table, opts);
+}
+
+function throwProblem(columns: PartColumns[], everyPartKnown: boolean, table: TableInfo, opts: NormalizedLoadOptions): void {
+  const problem = checkColumns(columns, {
     keySchema: table.keySchema,
     indexKeys: indexKeyAttributes(table),
     named: namedColumns(opts),
-    everyPartKnown: heads.everyPartKnown,
+    everyPartKnown,
   });
   if (problem) {
     throw new LoaderError(problem.kind === 'input' ? 'INPUT_HEADER' : 'INVALID_OPTION', problem.message, {
@@ -29,7 +42,6 @@ export async function preflightInput(set: InputSet, table: TableInfo, opts: Norm
       field: problem.field,
     });
   }
-  return heads.set;
 }
 
 /** The input columns options name, each with its option: what must be a column of some part. */

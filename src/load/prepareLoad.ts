@@ -28,7 +28,7 @@ import { groupedWarning, loadFormatOf, readingOf } from './inputReading.js';
 import { skipToLine, type Restarts } from './restartPoints.js';
 import type { OpenedCheckpoint } from './openCheckpoint.js';
 import { prepareOutputFiles, type CallerFiles } from './outputFiles.js';
-import { preflightInput } from './inputPreflight.js';
+import { headerChecker, preflightInput } from './inputPreflight.js';
 import { localListingStore, s3ListingStore, sharedListing } from './sharedListing.js';
 
 /** What the stages and the dispatcher of a prepared load need. */
@@ -123,7 +123,7 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
   facts.manifest = manifest;
   const input = readInputSet(inputSet, {
     format: opts.inputFormat,
-    csv: { delimiter: opts.delimiter, columns: opts.columns },
+    csv: { delimiter: opts.delimiter, columns: opts.columns, checkHeader: headerChecker(tableInfo, opts, inputSet.parts.length) },
     ...(deps.signal ? { signal: deps.signal } : {}),
     ...(deps.testSeams?.parquetStallMs !== undefined ? { parquetStallMs: deps.testSeams.parquetStallMs } : {}),
     // A resume at a restart point opens the input there: the rows before it are not read again.

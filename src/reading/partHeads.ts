@@ -10,6 +10,7 @@ import type { InputSet } from './inputSet.js';
 import { jsonDocumentFormat } from './jsonDocumentFormat.js';
 import { readCsvChunks } from './readCsv.js';
 import { readIon } from './readIon.js';
+import { readJsonDocument } from './readJsonDocument.js';
 import { readJsonLines } from './readJsonLines.js';
 import { formatOfPart, openPart } from './readInputSet.js';
 
@@ -54,23 +55,29 @@ async function headOf(listed: ListedPart, options: PartHeadsOptions): Promise<{ 
   const named = formatOfPart(listed, options.format);
   const unchanged = { format: listed.format };
   if (listed.format !== undefined || named === 'parquet' || (part.path === undefined && part.etag === undefined)) return unchanged;
-  // --columns names every CSV part's columns: no need to open one that says it is CSV.
-  if (named === 'csv' && options.csv.columns) return { ...unchanged, columns: { file: part.name, source: 'columns', names: options.csv.columns } };
   const raw = await part.open(0);
   const opened = await openPart(part, raw, false);
   try {
     const format = named ?? (await detectFormat(opened));
     if (format === 'csv') {
-      if (options.csv.columns) return { ...unchanged, columns: { file: part.name, source: 'columns', names: options.csv.columns } };
       const delimiter = delimiterOf(part.name, options.csv.delimiter);
+      if (options.csv.columns) {
+        // --columns names every part's columns; the first row is read to see it is not a header after all.
+        const firstRow = await firstCells(opened.stream, part.name, delimiter, options.csv.columns);
+        return { ...unchanged, columns: { file: part.name, source: 'columns', names: options.csv.columns, ...(firstRow ? { firstRow } : {}) } };
+      }
       const names = await headerRow(opened.stream, part.name, delimiter);
       return names ? { ...unchanged, columns: { file: part.name, source: 'header', names, delimiter } } : unchanged;
     }
     if (format === 'ion') return { ...unchanged, columns: await rowNames(readIon(opened.stream, part.name), part.name, 'ion') };
     if (format !== 'jsonl' && format !== 'ddb-json') return unchanged;
     const shape = await jsonDocumentFormat(opened, format);
-    // A document's items are not looked at here: its format is what the read needs.
-    if (shape !== format) return { format: shape };
+    if (shape !== format) {
+      // A document's first items, as a line's: an array of items or scan output's Items.
+      const items = readJsonDocument(opened.stream, part.name, shape === 'scan-output' ? 'scan' : 'array');
+      const columns = await rowNames(items, part.name, 'jsonl');
+      return { format: shape, ...(columns ? { columns } : {}) };
+    }
     return { ...unchanged, columns: await rowNames(readJsonLines(opened.stream, part.name), part.name, format) };
   } finally {
     raw.destroy();
@@ -88,6 +95,18 @@ async function headerRow(stream: OpenedStream, file: string, delimiter: string):
     await records.return(undefined);
   }
   return names;
+}
+
+/** The first row's cells in --columns order, or undefined when the file has none or it does not parse. */
+async function firstCells(stream: OpenedStream, file: string, delimiter: string, columns: string[]): Promise<string[] | undefined> {
+  const records = readCsvChunks(stream, file, { delimiter, columns });
+  try {
+    const first = await records.next();
+    const row = first.done ? undefined : first.value[0];
+    return row?.kind === 'csv' ? columns.map((name) => row.cells[name] ?? '') : undefined;
+  } finally {
+    await records.return(undefined);
+  }
 }
 
 type OpenedStream = Parameters<typeof readCsvChunks>[0];

@@ -60,8 +60,11 @@ export type SkipToLine = (stream: Readable, line: number, syntax: 'csv' | 'jsonl
 export interface ReadSetOptions {
   /** --input-format: every part is read so; undefined: each by its name, else its first bytes. */
   format: InputFormat | undefined;
-  /** `delimiter`: --delimiter for every part; undefined: each part's by its own name (delimiterOf). */
-  csv: { delimiter: string | undefined; columns: string[] | undefined };
+  /**
+   * `delimiter`: --delimiter for every part; undefined: each part's by its own name (delimiterOf).
+   * `checkHeader`: told each CSV header row read from a part's start, before its first row is handed on.
+   */
+  csv: { delimiter: string | undefined; columns: string[] | undefined; checkHeader?: (file: string, names: string[], delimiter: string) => void };
   /** The load's abort signal: stops a read that waits on a decoder (Parquet's worker). */
   signal?: AbortSignal;
   /** How long a Parquet row group may take at the least (parquetThread.ts; tests shorten it). */
@@ -105,10 +108,17 @@ export function recordsOfPart(
       return readJsonDocument(opened.stream, opened.name, 'scan');
     default:
       // Each part's delimiter by its own name (a.csv and b.tsv in one set), unless --delimiter says for all.
+      const delimiter = delimiterOf(opened.name, csv.delimiter);
+      const check = csv.checkHeader;
       return readRecords(
         opened,
         format,
-        { ...csv, delimiter: delimiterOf(opened.name, csv.delimiter), ...lines },
+        {
+          delimiter,
+          columns: csv.columns,
+          ...lines,
+          ...(check && firstLine === undefined ? { onHeader: (names: string[]) => check(opened.name, names, delimiter) } : {}),
+        },
         {
           ...(signal ? { signal } : {}),
           ...(parquetStallMs !== undefined ? { stallBaseMs: parquetStallMs } : {}),

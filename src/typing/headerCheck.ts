@@ -22,6 +22,8 @@ export interface PartColumns {
   delimiter?: string;
   /** The header row's line (CSV). */
   line?: number;
+  /** For `columns`: the first row's cells, in order (a header row read as data shows here). */
+  firstRow?: readonly string[];
   /** For `rows`: how many rows were looked at, and the names every one of them has. */
   rows?: number;
   everyRow?: readonly string[];
@@ -71,12 +73,21 @@ function checkPart(part: PartColumns, { keySchema, indexKeys }: ColumnCheckOptio
       return problemAt(
         part,
         key.name,
-        `the first ${part.rows ?? 1} row(s) have no attribute "${key.name}" (${key.role}), but have ${quote(near)}, ${howNear(near, key.name)}: DynamoDB names are exact, so every row would be rejected; rename the attribute to "${key.name}" in the input`,
+        `${(part.rows ?? 1) === 1 ? 'the first row has' : `the first ${part.rows} rows have`} no attribute "${key.name}" (${key.role}), but ${(part.rows ?? 1) === 1 ? 'has' : 'have'} ${quote(near)}, ${howNear(near, key.name)}: DynamoDB names are exact, so every row would be rejected; rename the attribute to "${key.name}" in the input`,
       );
     }
-    return problemAt(part, key.name, missingKeyMessage(part, key, near));
+    return problemAt(part, key.name, missingKeyMessage(part, key, near, keys.some((k) => k.name !== key.name && has.has(k.name))));
   }
   if (part.source === 'rows') return undefined;
+  if (part.source === 'columns' && part.firstRow && looksLikeHeader(part.firstRow, part.names)) {
+    return {
+      kind: 'option',
+      file: part.file,
+      line: 1,
+      field: keySchema.partitionKey.name,
+      message: `${part.file}: its first row (${listed(part.firstRow)}) is a header row, but --columns reads it as data and would write it as an item; drop --columns (the header names the columns)`,
+    };
+  }
   for (const index of indexKeys) {
     if (has.has(index.name)) continue;
     const near = nearMiss(index.name, part.names);
@@ -105,13 +116,14 @@ function checkNamed(parts: readonly PartColumns[], { named, keySchema, everyPart
     return {
       kind: 'option',
       field: name,
-      message: `${option} names "${name}", which is not among ${where}${near === undefined ? ` (${listed(all)})` : `; did you mean ${quote(near)}?`} Without a fix it would do nothing: correct the name${near === undefined ? '' : ` to ${quote(near)}`}`,
+      // Left as it is, the option would silently apply to nothing (every value of the column meant stays as it was).
+      message: `${option} names "${name}", which is not among ${where}${near === undefined ? ` (${listed(all)}): correct the name` : `: did you mean ${quote(near)}?`}`,
     };
   }
   return undefined;
 }
 
-function missingKeyMessage(part: PartColumns, key: { name: string; role: string }, near: string | undefined): string {
+function missingKeyMessage(part: PartColumns, key: { name: string; role: string }, near: string | undefined, otherKeyPresent: boolean): string {
   const what = `${columnsOf(part)} no column "${key.name}" (${key.role}), so every row would be rejected`;
   if (near !== undefined) {
     const where = part.source === 'columns' ? 'in --columns' : 'in the header row';
@@ -121,7 +133,12 @@ function missingKeyMessage(part: PartColumns, key: { name: string; role: string 
   if (split !== undefined) {
     return `${what}; the header row was split on ${delimiterName(part.delimiter ?? ',')} into ${listed(part.names)}, but ${delimiterName(split)} splits it into columns that include "${key.name}": pass --delimiter ${delimiterFlag(split)}`;
   }
+  const typo = closest(key.name, part.names);
+  const where = part.source === 'columns' ? 'in --columns' : 'in the header row';
+  if (typo !== undefined) return `${what}; it has ${quote(typo)}: if that is the key, rename it to "${key.name}" ${where}`;
   if (part.source === 'columns') return `${what}; add "${key.name}" to --columns at its place in the rows`;
+  // The other key is there: the file is for another table, or lacks one key; a header that is data lacks both.
+  if (otherKeyPresent) return `${what}; the header row has ${listed(part.names)}: every item of this table needs "${key.name}", so add the column (or load into the table the file is for)`;
   return `${what}; the header row has ${listed(part.names)}. If the file has no header row, name its columns with --columns (the first row is data then)`;
 }
 
@@ -132,12 +149,19 @@ function columnsOf(part: PartColumns): string {
 
 function problemAt(part: PartColumns, field: string, message: string): ColumnProblem {
   return {
-    kind: 'input',
+    // --columns is the user's word, not the file's: its mistake is a usage error.
+    kind: part.source === 'columns' ? 'option' : 'input',
     file: part.file,
     ...(part.line === undefined ? {} : { line: part.line }),
     field,
     message: part.source === 'columns' ? message : `${part.file}${part.line === undefined ? '' : ` line ${part.line}`}: ${message}`,
   };
+}
+
+/** A first row whose every cell is its --columns name (but for case and spaces): the file's own header. */
+function looksLikeHeader(cells: readonly string[], names: readonly string[]): boolean {
+  const fold = (s: string) => s.trim().toLowerCase();
+  return cells.length === names.length && cells.every((cell, i) => fold(cell) === fold(names[i]!));
 }
 
 /** A name that differs from `wanted` only by case or by spaces around it (or both). */

@@ -57,6 +57,7 @@ describe('checkColumns: the table key in each header', () => {
 
   it('--columns that leave out the key: the fix is in --columns', () => {
     const problem = checkColumns([{ file: 'o.csv', source: 'columns', names: ['customerId', 'total'] }], options());
+    expect(problem!.kind).toBe('option');
     expect(problem!.message).toContain('--columns');
     expect(problem!.message).toContain('orderId');
   });
@@ -118,5 +119,22 @@ describe('the helpers', () => {
   it('splitByOtherDelimiter: undefined when no other delimiter splits out the key', () => {
     expect(splitByOtherDelimiter({ names: ['a;b'], delimiter: ',' }, 'pk')).toBeUndefined();
     expect(splitByOtherDelimiter({ names: ['"pk";"b"'], delimiter: ',' }, 'pk')).toBe(';');
+  });
+});
+
+describe('checkColumns: other mistakes of the same kinds', () => {
+  it('a key column spelled with an underscore: the closest name is offered', () => {
+    const problem = checkColumns([header('o.csv', ['customer_id', 'orderId'])], options());
+    expect(problem!.message).toContain('"customer_id"');
+  });
+  it('the partition key there but not the sort key: add the column (no --columns advice)', () => {
+    const problem = checkColumns([header('o.csv', ['customerId', 'total'])], options());
+    expect(problem!.message).toContain('needs "orderId"');
+    expect(problem!.message).not.toContain('--columns');
+  });
+  it('--columns over a file whose first row is its header: drop --columns', () => {
+    const part: PartColumns = { file: 'o.csv', source: 'columns', names: ['customerId', 'orderId'], firstRow: ['customerId', ' OrderId'] };
+    expect(checkColumns([part], options())).toMatchObject({ kind: 'option', line: 1 });
+    expect(checkColumns([{ ...part, firstRow: ['c1', 'o1'] }], options())).toBeUndefined();
   });
 });
