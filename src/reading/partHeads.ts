@@ -46,7 +46,9 @@ export async function readPartHeads(set: InputSet, options: PartHeadsOptions): P
   const heads = await Promise.all(set.parts.map((listed) => limit(() => headOf(listed, options))));
   const columns = heads.flatMap((h) => (h.columns ? [h.columns] : []));
   const changed = heads.some((h, i) => h.format !== set.parts[i]!.format);
-  const parts = changed ? set.parts.map((listed, i): ListedPart => (heads[i]!.format === listed.format ? listed : { ...listed, format: heads[i]!.format })) : set.parts;
+  const parts = changed
+    ? set.parts.map((listed, i): ListedPart => (heads[i]!.format === listed.format ? listed : { ...listed, format: heads[i]!.format }))
+    : set.parts;
   return { columns, everyPartKnown: columns.length === set.parts.length, set: changed ? { ...set, parts } : set };
 }
 

@@ -106,7 +106,7 @@ export function recordsOfPart(
       return tagged(readJsonDocument(opened.stream, opened.name, 'array'), 'ddb-json');
     case 'scan-output':
       return readJsonDocument(opened.stream, opened.name, 'scan');
-    default:
+    default: {
       // Each part's delimiter by its own name (a.csv and b.tsv in one set), unless --delimiter says for all.
       const delimiter = delimiterOf(opened.name, csv.delimiter);
       const check = csv.checkHeader;
@@ -124,6 +124,7 @@ export function recordsOfPart(
           ...(parquetStallMs !== undefined ? { stallBaseMs: parquetStallMs } : {}),
         },
       );
+    }
   }
 }
 

@@ -70,7 +70,12 @@ export async function* readJsonDocument(
     elementBytes = 0;
     const origin = (raw: string) => ({ file, line: elementLine, raw });
     if (size > maxBytes) {
-      return { kind: 'unparsable', origin: origin(keptRaw(bytes)), code: 'RECORD_TOO_LARGE', message: tooLargeMessage(`the item at line ${elementLine}`, size, maxBytes) };
+      return {
+        kind: 'unparsable',
+        origin: origin(keptRaw(bytes)),
+        code: 'RECORD_TOO_LARGE',
+        message: tooLargeMessage(`the item at line ${elementLine}`, size, maxBytes),
+      };
     }
     const bad = invalidUtf8At(bytes);
     const raw = bytes.toString('utf8').trimEnd();
@@ -117,8 +122,7 @@ export async function* readJsonDocument(
             phase = closed;
             depth = 1;
             inString = false;
-          }
-          else if (c !== COMMA && c !== 0x20 && c !== 0x09 && c !== 0x0d && c !== NEWLINE) {
+          } else if (c !== COMMA && c !== 0x20 && c !== 0x09 && c !== 0x0d && c !== NEWLINE) {
             phase = 'element';
             elementLine = line;
             start = i;

@@ -76,7 +76,16 @@ function checkPart(part: PartColumns, { keySchema, indexKeys }: ColumnCheckOptio
         `${(part.rows ?? 1) === 1 ? 'the first row has' : `the first ${part.rows} rows have`} no attribute "${key.name}" (${key.role}), but ${(part.rows ?? 1) === 1 ? 'has' : 'have'} ${quote(near)}, ${howNear(near, key.name)}: DynamoDB names are exact, so every row would be rejected; rename the attribute to "${key.name}" in the input`,
       );
     }
-    return problemAt(part, key.name, missingKeyMessage(part, key, near, keys.some((k) => k.name !== key.name && has.has(k.name))));
+    return problemAt(
+      part,
+      key.name,
+      missingKeyMessage(
+        part,
+        key,
+        near,
+        keys.some((k) => k.name !== key.name && has.has(k.name)),
+      ),
+    );
   }
   if (part.source === 'rows') return undefined;
   if (part.source === 'columns' && part.firstRow && looksLikeHeader(part.firstRow, part.names)) {
@@ -138,7 +147,8 @@ function missingKeyMessage(part: PartColumns, key: { name: string; role: string 
   if (typo !== undefined) return `${what}; it has ${quote(typo)}: if that is the key, rename it to "${key.name}" ${where}`;
   if (part.source === 'columns') return `${what}; add "${key.name}" to --columns at its place in the rows`;
   // The other key is there: the file is for another table, or lacks one key; a header that is data lacks both.
-  if (otherKeyPresent) return `${what}; the header row has ${listed(part.names)}: every item of this table needs "${key.name}", so add the column (or load into the table the file is for)`;
+  if (otherKeyPresent)
+    return `${what}; the header row has ${listed(part.names)}: every item of this table needs "${key.name}", so add the column (or load into the table the file is for)`;
   return `${what}; the header row has ${listed(part.names)}. If the file has no header row, name its columns with --columns (the first row is data then)`;
 }
 

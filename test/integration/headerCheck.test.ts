@@ -9,7 +9,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { estimate } from '../../src/estimating/estimate.js';
-import { LoaderError } from '../../src/index.js';
+import { type LoaderError } from '../../src/index.js';
 import { useLocalAws } from '../support/localAws.js';
 import { localLoad } from '../support/localLoad.js';
 import { expectedScan, rawScan } from '../support/rawScan.js';
@@ -98,7 +98,8 @@ describe('what is fine is not refused', () => {
   it('--segment workers of a good file load it between them; rows that lack the key one by one are rejected, the rest loaded', async () => {
     const table = await newTable();
     const input = await inputFile('orders.csv', rows(','));
-    const written = (await run({ input, table, segment: { index: 0, count: 2 } })).written + (await run({ input, table, segment: { index: 1, count: 2 } })).written;
+    const written =
+      (await run({ input, table, segment: { index: 0, count: 2 } })).written + (await run({ input, table, segment: { index: 1, count: 2 } })).written;
     expect(written).toBe(2);
     const sparse = await inputFile('sparse.jsonl', '{"orderId":"o0"}\n{"customerId":"c3","orderId":"o3"}\n');
     const result = await run({ input: sparse, table });

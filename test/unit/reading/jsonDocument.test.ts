@@ -104,7 +104,10 @@ describe('readJsonDocument', () => {
   });
 
   it('more after the document (a second array, a JSON line after scan output) is an error, never skipped', async () => {
-    await expect(all(readJsonDocument(chunked('[{"pk":"a"}]\n[{"pk":"b"}]\n', 3), 'two.json', 'array'))).rejects.toMatchObject({ code: 'INPUT_UNREADABLE', line: 2 });
+    await expect(all(readJsonDocument(chunked('[{"pk":"a"}]\n[{"pk":"b"}]\n', 3), 'two.json', 'array'))).rejects.toMatchObject({
+      code: 'INPUT_UNREADABLE',
+      line: 2,
+    });
     await expect(all(readJsonDocument(chunked(`${SCAN}{"pk":"x"}\n`, 9), 'two.json', 'scan'))).rejects.toMatchObject({ code: 'INPUT_UNREADABLE' });
   });
 

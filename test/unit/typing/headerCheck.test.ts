@@ -3,7 +3,13 @@ import { checkColumns, closest, nearMiss, splitByOtherDelimiter, type ColumnChec
 import type { KeySchema } from '../../../src/shared/types.js';
 
 const SCHEMA: KeySchema = { partitionKey: { name: 'customerId', type: 'S' }, sortKey: { name: 'orderId', type: 'S' } };
-const options = (over: Partial<ColumnCheckOptions> = {}): ColumnCheckOptions => ({ keySchema: SCHEMA, indexKeys: [], named: [], everyPartKnown: true, ...over });
+const options = (over: Partial<ColumnCheckOptions> = {}): ColumnCheckOptions => ({
+  keySchema: SCHEMA,
+  indexKeys: [],
+  named: [],
+  everyPartKnown: true,
+  ...over,
+});
 const header = (file: string, names: string[], delimiter = ','): PartColumns => ({ file, source: 'header', names, delimiter });
 
 describe('checkColumns: the table key in each header', () => {
@@ -99,9 +105,11 @@ describe('checkColumns: columns options name', () => {
     expect(checkColumns(parts, options({ named: [{ name: 'note', option: '--types' }] }))).toBeUndefined();
   });
   it('a name far from every column lists them', () => {
-    expect(checkColumns(parts, options({ named: [{ name: 'op', option: '--operation-column' }] }))!.message).toContain('"customerId", "orderId", "total", "note"');
+    expect(checkColumns(parts, options({ named: [{ name: 'op', option: '--operation-column' }] }))!.message).toContain(
+      '"customerId", "orderId", "total", "note"',
+    );
   });
-  it('not checked when some part\'s columns are unknown (stdin, Parquet, JSON)', () => {
+  it("not checked when some part's columns are unknown (stdin, Parquet, JSON)", () => {
     expect(checkColumns(parts, options({ named: [{ name: 'totl', option: '--types' }], everyPartKnown: false }))).toBeUndefined();
   });
 });
