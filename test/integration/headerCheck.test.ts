@@ -113,6 +113,31 @@ describe('what is fine is not refused', () => {
     );
   });
 
+  it('scan output stopped half way resumes from its checkpoint: every item stored once, the counts adding up', async () => {
+    const table = await newTable();
+    const items = Array.from({ length: 300 }, (_, i) => `    {"customerId": {"S": "c${i % 7}"}, "orderId": {"S": "o${i}"}, "n": {"N": "${i}"}}`);
+    const input = await inputFile('scan.json', `{\n  "Items": [\n${items.join(',\n')}\n  ],\n  "Count": 300\n}\n`);
+    const checkpointPath = path('scan.checkpoint');
+    const controller = new AbortController();
+    let written = 0;
+    const first = await run(
+      { input, table, checkpointPath, concurrency: 1, order: 'input' },
+      {
+        signal: controller.signal,
+        onEvent: (event) => {
+          if (event.type === 'progress' && event.counters.written > 0 && ++written === 1) controller.abort();
+        },
+      },
+    ).catch((error: unknown) => error);
+    expect(first).toMatchObject({ code: 'ABORTED' });
+    const second = await run({ input, table, checkpointPath, concurrency: 1, order: 'input' });
+    expect(second.resumedFromBatch).toBeGreaterThan(0);
+    expect(second.rowsRead).toBe(300);
+    expect(second.rejected).toBe(0);
+    const stored = await rawScan(endpoint, table);
+    expect(stored.length).toBe(300);
+  });
+
   it('a JSON array loads element by element; a bad element is rejected with the line it starts on', async () => {
     const table = await newTable();
     const input = await inputFile('orders.json', '[\n  {"customerId": "c1", "orderId": "o1", "total": 5},\n  {"orderId": "o2"}\n]\n');
