@@ -46,7 +46,9 @@ function throwProblem(columns: PartColumns[], everyPartKnown: boolean, table: Ta
 
 /** The input columns options name, each with its option: what must be a column of some part. */
 function namedColumns(opts: NormalizedLoadOptions): ColumnCheckOptions['named'] {
-  const named: { name: string; option: string }[] = Object.keys(opts.types).map((name) => ({ name, option: '--types (or --schema)' }));
+  // A delete list (--delete, no --operation-column) writes only keys: types for other columns (a job file's, say) do nothing and harm nothing.
+  const deletesOnly = opts.deletes?.all === true && opts.deletes.column === undefined;
+  const named: { name: string; option: string }[] = deletesOnly ? [] : Object.keys(opts.types).map((name) => ({ name, option: '--types (or --schema)' }));
   if (opts.deletes?.column !== undefined) named.push({ name: opts.deletes.column, option: '--operation-column' });
   for (const rule of opts.shard?.rules ?? []) {
     if (rule.kind !== 'random' && rule.attribute !== undefined) named.push({ name: rule.attribute, option: `--shard ${rule.kind}` });

@@ -93,6 +93,10 @@ describe('what is fine is not refused', () => {
     expect((await run({ input, table, checkpointPath })).written).toBe(2);
     await expect(run({ input, table, checkpointPath })).rejects.toMatchObject({ code: 'CHECKPOINT_COMPLETE' });
     expect((await rawScan(endpoint, table)).length).toBe(3);
+    // A delete list with the puts' --types (a shared job file): only keys are written, nothing to refuse.
+    const deletes = await inputFile('deletes.csv', 'customerId,orderId\nc9,o9\n');
+    expect(await run({ input: deletes, table, delete: true, types: { total: 'N' } })).toMatchObject({ written: 1, rejected: 0 });
+    expect((await rawScan(endpoint, table)).length).toBe(2);
   });
 
   it('--segment workers of a good file load it between them; rows that lack the key one by one are rejected, the rest loaded', async () => {
