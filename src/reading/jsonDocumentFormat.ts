@@ -11,7 +11,8 @@ import { peekFirstChunk } from './peek.js';
 export async function jsonDocumentFormat(input: OpenedInput, format: 'jsonl' | 'ddb-json'): Promise<PartFormat> {
   const { head, stream } = await peekFirstChunk(input.stream);
   input.stream = stream;
-  return documentFormatOf(head.subarray(0, 4096).toString('utf8'), format, input.name);
+  // The whole first chunk (64 KB for a file): enough to see whether the first line closes.
+  return documentFormatOf(head.toString('utf8'), format, input.name);
 }
 
 /** documentFormatOf's rule on text: the shape of `head`, as the part's format (or its refusal). */

@@ -21,8 +21,11 @@ export type JsonShape = 'lines' | 'array' | 'scan' | 'requests' | 'document';
 /** The shape of JSON text from its first bytes (a BOM and blank space before it skipped). */
 export function jsonShapeOf(head: string): JsonShape {
   const text = head.replace(/^\uFEFF/, '').trimStart();
+  if (!text.startsWith('[') && !text.startsWith('{')) return 'lines';
+  // A first line that is a whole value with more after it is JSON Lines, whatever that value is (a bad
+  // line that is an array is rejected as one row, as before; never read as a document and its items written).
+  if (closesOnFirstLineWithMore(text)) return 'lines';
   if (text.startsWith('[')) return 'array';
-  if (!text.startsWith('{')) return 'lines';
   // Items holding DynamoDB JSON (as the CLI writes them), or none: a JSON line with an "Items" list first stays a line.
   if (/^\{\s*"Items"\s*:\s*\[\s*(?:\]|\{\s*"(?:[^"\\]|\\.)*"\s*:\s*\{\s*"(?:S|N|B|BOOL|NULL|M|L|SS|NS|BS)"\s*:)/.test(text)) return 'scan';
   if (/^\{\s*"(?:[^"\\]|\\.)+"\s*:\s*\[\s*\{\s*"(?:PutRequest|DeleteRequest)"\s*:/.test(text)) return 'requests';
@@ -30,6 +33,38 @@ export function jsonShapeOf(head: string): JsonShape {
   // attribute's object or array and ends there) is a document written over several lines.
   if (/^\{[ \t]*\r?\n/.test(text) || /^\{\s*"(?:[^"\\\n]|\\.)*"\s*:\s*[[{]\s*\r?\n/.test(text)) return 'document';
   return 'lines';
+}
+
+/** Whether the value opening `text` closes on its first line and something but blank space follows that line. */
+function closesOnFirstLineWithMore(text: string): boolean {
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (c === '\\') escaped = true;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') {
+      depth--;
+      if (depth === 0) {
+        const rest = text.slice(i + 1);
+        const lineEnd = rest.indexOf('\n');
+        // The value closed on line 1: JSON Lines when another line holds something.
+        return !inLine(text, i) ? false : lineEnd !== -1 && rest.slice(lineEnd + 1).trim() !== '';
+      }
+    } else if (c === '\n') return false;
+  }
+  return false;
+}
+
+/** Whether position `at` is on the first line of `text`. */
+function inLine(text: string, at: number): boolean {
+  const end = text.indexOf('\n');
+  return end === -1 || at < end;
 }
 
 /** The refusal of a shape that is not read, naming the file, what it is and the command that converts it. */

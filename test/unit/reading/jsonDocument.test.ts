@@ -55,6 +55,13 @@ describe('jsonShapeOf', () => {
     ['{\n  "pk": "a"\n}\n', 'document'],
     ['{"Item": {\n  "pk": {"S": "a"}}}', 'document'],
     ['pk,sk\n', 'lines'],
+    // A JSON Lines file whose first line is a bad row (an array, or an object that looks like scan output) stays lines.
+    ['["k1",1]\n{"pk":"a"}\n', 'lines'],
+    ['{"Items":[{"pk":{"S":"a"}}],"Count":1}\n{"pk":"b"}\n', 'lines'],
+    ['{"Orders":[{"PutRequest":{"Item":{}}}]}\n{"pk":"b"}\n', 'lines'],
+    ['[{"pk":"a"},{"pk":"b"}]\n', 'array'],
+    ['[{"pk":"a"},\n{"pk":"b"}]\n', 'array'],
+    ['{"Items":[{"pk":{"S":"a"}}],"Count":1}\n\n', 'scan'],
   ])('%j is %s', (text, shape) => {
     expect(jsonShapeOf(text)).toBe(shape);
   });
