@@ -119,7 +119,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     defaultText: 'from the file extension, else from the first bytes',
     choices: INPUT_FORMATS,
     type: INPUT_FORMATS.map((f) => `\`${f}\``).join(' \\| '),
-    doc: '`.csv`/`.tsv` → csv, `.jsonl`/`.ndjson`/`.json` → jsonl, `.parquet`/`.pq` → parquet, `.ion` → ion (also with `.gz`, `.gzip`, `.zst`, `.zstd`, `.bz2`, `.bzip2`); otherwise the first bytes decide (`PAR1` Parquet, `$ion_1_0` Ion, `{"Item":` DynamoDB JSON, `{` JSON Lines); required for stdin',
+    doc: '`.csv`/`.tsv` → csv, `.jsonl`/`.ndjson`/`.json` → jsonl, `.parquet`/`.pq` → parquet, `.ion` → ion (also with `.gz`, `.gzip`, `.zst`, `.zstd`, `.bz2`, `.bzip2`); otherwise the first bytes decide (`PAR1` Parquet, `$ion_1_0` Ion, `{"Item":` DynamoDB JSON, `{` JSON Lines); a JSON array or `aws dynamodb scan` output is read as a document, whatever the name ([Types](#types)); required for stdin',
   },
   {
     flags: '--delimiter <char>',

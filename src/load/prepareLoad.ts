@@ -28,6 +28,7 @@ import { groupedWarning, loadFormatOf, readingOf } from './inputReading.js';
 import { skipToLine, type Restarts } from './restartPoints.js';
 import type { OpenedCheckpoint } from './openCheckpoint.js';
 import { prepareOutputFiles, type CallerFiles } from './outputFiles.js';
+import { headerChecker, preflightInput } from './inputPreflight.js';
 import { localListingStore, s3ListingStore, sharedListing } from './sharedListing.js';
 
 /** What the stages and the dispatcher of a prepared load need. */
@@ -97,13 +98,16 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
   const rejectsLock = await prepareOutputFiles(opts, !mode.writes, deps.files);
   disposer.defer(() => rejectsLock.release());
   // Listed before the table is described: a missing file, object or bad manifest costs no call.
-  const inputSet = await listInputSet(ctx);
-  facts.inputSet = inputSet;
-  for (const note of inputSet.notes) emit({ type: 'warning', message: note });
+  const listed = await listInputSet(ctx);
+  facts.inputSet = listed;
+  for (const note of listed.notes) emit({ type: 'warning', message: note });
   const { table: tableInfo, startOver } = await mode.table();
   if (startOver) return { startOver: tableInfo };
   const keySchema = tableInfo.keySchema;
   checkTypesAgainstKeys(opts.types, keySchema, opts.table);
+  // Headers and first rows against the table's keys and the columns options name, before anything is kept.
+  const inputSet = await preflightInput(listed, tableInfo, opts);
+  facts.inputSet = inputSet;
   const rate: RateChoice = opts.pacing
     ? chooseRate(opts.wcu, tableInfo)
     : { targetWcu: Infinity, reason: '--no-pacing: no rate control, only backoff of throttled writes' };
@@ -119,7 +123,7 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
   facts.manifest = manifest;
   const input = readInputSet(inputSet, {
     format: opts.inputFormat,
-    csv: { delimiter: opts.delimiter, columns: opts.columns },
+    csv: { delimiter: opts.delimiter, columns: opts.columns, checkHeader: headerChecker(tableInfo, opts, inputSet.parts.length) },
     ...(deps.signal ? { signal: deps.signal } : {}),
     ...(deps.testSeams?.parquetStallMs !== undefined ? { parquetStallMs: deps.testSeams.parquetStallMs } : {}),
     // A resume at a restart point opens the input there: the rows before it are not read again.

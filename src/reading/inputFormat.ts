@@ -9,8 +9,15 @@ export type InputFormat = (typeof INPUT_FORMATS)[number];
 /** A DynamoDB export's data files: full or incremental, DynamoDB JSON or Ion (dynamodbExport.ts). */
 export type ExportKind = 'export-full' | 'export-incremental' | 'export-full-ion' | 'export-incremental-ion';
 
-/** How a part's records are read: a line format, or a DynamoDB export's data file (dynamodbExport.ts). */
-export type PartFormat = InputFormat | ExportKind;
+/**
+ * A JSON document holding items, read element by element (readJsonDocument.ts, jsonShape.ts): an array of
+ * plain JSON items or of DynamoDB JSON items, or `aws dynamodb scan` output. Found from a JSON part's
+ * first bytes, never given by name.
+ */
+export type DocumentKind = 'json-array' | 'ddb-json-array' | 'scan-output';
+
+/** How a part's records are read: a line format, a DynamoDB export's data file (dynamodbExport.ts), or a JSON document. */
+export type PartFormat = InputFormat | ExportKind | DocumentKind;
 
 /**
  * A name without its compression suffix (.gz, .gzip, .zst, .zstd, .bz2, .bzip2), lower case: what tells the

@@ -10,6 +10,8 @@ import type { ListedPart } from './inputPart.js';
 import { decompressIfNeeded, type OpenedInput } from './openInput.js';
 import { readIon } from './readIon.js';
 import { readJsonLines } from './readJsonLines.js';
+import { readJsonDocument } from './readJsonDocument.js';
+import { jsonDocumentFormat } from './jsonDocumentFormat.js';
 import { readCsvChunks } from './readCsv.js';
 import { readRecords } from './readRecords.js';
 import { SideBySide, type SideBySidePosition } from './sideBySide.js';
@@ -58,8 +60,11 @@ export type SkipToLine = (stream: Readable, line: number, syntax: 'csv' | 'jsonl
 export interface ReadSetOptions {
   /** --input-format: every part is read so; undefined: each by its name, else its first bytes. */
   format: InputFormat | undefined;
-  /** `delimiter`: --delimiter for every part; undefined: each part's by its own name (delimiterOf). */
-  csv: { delimiter: string | undefined; columns: string[] | undefined };
+  /**
+   * `delimiter`: --delimiter for every part; undefined: each part's by its own name (delimiterOf).
+   * `checkHeader`: told each CSV header row read from a part's start, before its first row is handed on.
+   */
+  csv: { delimiter: string | undefined; columns: string[] | undefined; checkHeader?: (file: string, names: string[], delimiter: string) => void };
   /** The load's abort signal: stops a read that waits on a decoder (Parquet's worker). */
   signal?: AbortSignal;
   /** How long a Parquet row group may take at the least (parquetThread.ts; tests shorten it). */
@@ -95,17 +100,31 @@ export function recordsOfPart(
       return tagged(readJsonLines(opened.stream, opened.name, lines), 'ddb-json');
     case 'jsonl':
       return readJsonLines(opened.stream, opened.name, lines);
-    default:
+    case 'json-array':
+      return readJsonDocument(opened.stream, opened.name, 'array');
+    case 'ddb-json-array':
+      return tagged(readJsonDocument(opened.stream, opened.name, 'array'), 'ddb-json');
+    case 'scan-output':
+      return readJsonDocument(opened.stream, opened.name, 'scan');
+    default: {
       // Each part's delimiter by its own name (a.csv and b.tsv in one set), unless --delimiter says for all.
+      const delimiter = delimiterOf(opened.name, csv.delimiter);
+      const check = csv.checkHeader;
       return readRecords(
         opened,
         format,
-        { ...csv, delimiter: delimiterOf(opened.name, csv.delimiter), ...lines },
+        {
+          delimiter,
+          columns: csv.columns,
+          ...lines,
+          ...(check && firstLine === undefined ? { onHeader: (names: string[]) => check(opened.name, names, delimiter) } : {}),
+        },
         {
           ...(signal ? { signal } : {}),
           ...(parquetStallMs !== undefined ? { stallBaseMs: parquetStallMs } : {}),
         },
       );
+    }
   }
 }
 
@@ -168,6 +187,8 @@ export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInpu
       format = await detectFormat(opened);
       if (format === 'parquet') checkParquetPart(part);
     }
+    // A JSON document is read as one, not as lines (partHeads.ts marks the parts it can open twice; stdin is found here).
+    if (format === 'jsonl' || format === 'ddb-json') format = await jsonDocumentFormat(opened, format);
     // An export's data file is checked against its record count and MD5 as a whole: read whole, or side by side.
     const withinPart = LINE_FORMATS.has(format) && expected === undefined;
     let records: AsyncGenerator<SourceRecord>;
@@ -278,7 +299,7 @@ async function headerOf(part: InputPart, delimiter: string): Promise<string[]> {
 }
 
 /** A part's raw bytes counted (and hashed for an export's MD5), then decompressed by their magic bytes. */
-async function openPart(part: InputPart, raw: Readable, hashed: boolean): Promise<OpenedInput & { md5: Hash | undefined }> {
+export async function openPart(part: InputPart, raw: Readable, hashed: boolean): Promise<OpenedInput & { md5: Hash | undefined }> {
   let bytes = 0;
   const md5 = hashed ? createHash('md5') : undefined;
   const counted = new PassThrough({ highWaterMark: 256 * 1024 });

@@ -11,7 +11,7 @@ import { readParquetInput } from './readParquetInput.js';
 export function readRecords(
   input: OpenedInput,
   format: InputFormat,
-  csv: Pick<CsvReadOptions, 'delimiter' | 'columns' | 'firstLine'>,
+  csv: Pick<CsvReadOptions, 'delimiter' | 'columns' | 'firstLine' | 'onHeader'>,
   parquet: Pick<ParquetThreadOptions, 'signal' | 'stallBaseMs'> = {},
 ): AsyncGenerator<SourceRecord> {
   switch (format) {

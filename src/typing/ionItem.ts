@@ -57,6 +57,9 @@ function structValue(reader: Reader, path: string, timestamps: TimestampMode, le
   return out;
 }
 
+/** An Ion number is read as a number before --types applies: its fix is in the input. */
+const ION_NUMBER_FIX = 'write it as an Ion string ("...") to keep every digit as text';
+
 function ionValue(reader: Reader, field: string, timestamps: TimestampMode, level: number): unknown {
   const type = reader.type()!;
   if (reader.isNull()) return null;
@@ -64,10 +67,10 @@ function ionValue(reader: Reader, field: string, timestamps: TimestampMode, leve
     case IonTypes.BOOL:
       return reader.booleanValue();
     case IonTypes.INT:
-      return toNumberValue(reader.bigIntValue()!.toString(), field);
+      return toNumberValue(reader.bigIntValue()!.toString(), field, ION_NUMBER_FIX);
     case IonTypes.DECIMAL: {
       const decimal = reader.decimalValue()!;
-      return toNumberValue(`${decimal.getCoefficient().toString()}E${decimal.getExponent()}`, field);
+      return toNumberValue(`${decimal.getCoefficient().toString()}E${decimal.getExponent()}`, field, ION_NUMBER_FIX);
     }
     case IonTypes.FLOAT: {
       const value = reader.numberValue()!;

@@ -2,7 +2,7 @@ import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { parse as parseLossless } from 'lossless-json';
 import { RowError } from '../shared/errors.js';
 import { checkJsonDepth, MAX_NESTING } from './jsonDepth.js';
-import { parseDynamoNumber, plainNumberSize } from './number.js';
+import { isTooManyDigits, parseDynamoNumber, plainNumberSize } from './number.js';
 import type { Item } from '../shared/types.js';
 import { setOwn } from '../shared/ownRecord.js';
 
@@ -30,8 +30,10 @@ export function parseJsonPrecise(text: string, maxDepth = MAX_NESTING + 1): unkn
  */
 export function fromJson(value: unknown, field: string, level = 1): unknown {
   if (typeof value === 'string' || typeof value === 'boolean' || value === null) return value;
-  if (typeof value === 'number') return toNumberValue(String(value), field);
-  if (value instanceof NumberValue) return toNumberValue(value.value, field);
+  // --types names top-level attributes only: a nested number's fix is in the input.
+  const retype = level === 1 ? `--types ${field}:S` : NESTED_NUMBER_FIX;
+  if (typeof value === 'number') return toNumberValue(String(value), field, retype);
+  if (value instanceof NumberValue) return toNumberValue(value.value, field, retype);
   if (typeof value === 'object' && level > MAX_NESTING) throw tooDeep(field);
   if (Array.isArray(value)) return value.map((element, i) => fromJson(element, `${field}[${i}]`, level + 1));
   if (typeof value === 'object') {
@@ -44,23 +46,38 @@ export function fromJson(value: unknown, field: string, level = 1): unknown {
   throw new RowError('TYPE_ERROR', `unsupported JSON value in "${field}"`, field);
 }
 
-/** A top-level JSON object -> item. */
-export function itemFromJson(value: unknown): Item {
+/**
+ * A top-level JSON object -> item. An attribute `stringTypes` declares S keeps a number's text exactly as
+ * written, unchecked as a DynamoDB number: that is how a number DynamoDB cannot hold (over 38 digits) is
+ * stored, as the TYPE_ERROR's hint says.
+ */
+export function itemFromJson(value: unknown, stringTypes: Readonly<Record<string, string>> = {}): Item {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new RowError('NOT_AN_OBJECT', `each line must be a JSON object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);
   }
   const item: Item = {};
   for (const [name, element] of Object.entries(value as Record<string, unknown>)) {
-    setOwn(item, name, fromJson(element, name));
+    const asText = element instanceof NumberValue && Object.hasOwn(stringTypes, name) && stringTypes[name] === 'S';
+    setOwn(item, name, asText ? element.value : fromJson(element, name));
   }
   return item;
 }
 
-export function toNumberValue(text: string, field: string): NumberValue {
+/** What a number nested in a map or list can do instead of --types, which names top-level attributes only. */
+const NESTED_NUMBER_FIX = 'a nested number cannot be retyped with --types: quote it in the input to keep it as a string';
+
+/**
+ * Text -> a validated, canonical NumberValue. `retype` is the fix a number over DynamoDB's 38 digits is
+ * told (the --types entry that keeps it as text, or what to do where --types cannot reach).
+ */
+export function toNumberValue(text: string, field: string, retype: string = `--types ${field}:S`): NumberValue {
   // Text already in canonical form (most CSV numbers) is its own canonical text.
   if (plainNumberSize(text) !== 0) return new NumberValue(text);
   const parsed = parseDynamoNumber(text);
-  if (typeof parsed === 'string') throw new RowError('TYPE_ERROR', `"${field}" must be a number: ${parsed}`, field);
+  if (typeof parsed === 'string') {
+    const fix = !isTooManyDigits(parsed) ? '' : retype.startsWith('--types') ? ` (store it as a string with ${retype})` : `; ${retype}`;
+    throw new RowError('TYPE_ERROR', `"${field}" must be a number: ${parsed}${fix}`, field);
+  }
   return new NumberValue(parsed.text);
 }
 
@@ -194,7 +211,7 @@ export function makeSet(type: 'SS' | 'NS' | 'BS', elements: readonly string[], f
   const seen = new Map<string, unknown>();
   for (const element of elements) {
     if (type === 'NS') {
-      const n = toNumberValue(element, field);
+      const n = toNumberValue(element, field, `--types ${field}:SS`);
       seen.set(n.value, n);
     } else {
       const bytes = decodeBase64(element, field);

@@ -18,6 +18,13 @@ export interface DynamoNumber {
   exponent: number;
 }
 
+/** A parseDynamoNumber message that says the number has more digits than DynamoDB keeps (text could hold them). */
+export function isTooManyDigits(message: string): boolean {
+  return message.endsWith(TOO_MANY_DIGITS);
+}
+
+const TOO_MANY_DIGITS = 'DynamoDB keeps at most 38';
+
 /** Parses a number the way DynamoDB accepts it; returns an error message instead of throwing. */
 export function parseDynamoNumber(input: string): DynamoNumber | string {
   const text = input.trim();
@@ -38,7 +45,8 @@ export function parseDynamoNumber(input: string): DynamoNumber | string {
 
   const exponent = intPart.length - lead + exp10;
   if (digits.length > 38) {
-    return `"${clip(input)}" has ${digits.length} significant digits; DynamoDB keeps at most 38 (store it as a string with --types <column>:S)`;
+    // No fix named here: only the caller knows the attribute (and whether --types can reach it).
+    return `"${clip(input)}" has ${digits.length} significant digits; ${TOO_MANY_DIGITS}`;
   }
   // 0.d × 10^e >= 1E-130  <=>  e >= -129;   0.d × 10^e < 1E126  <=>  e <= 126
   if (exponent < -129 || exponent > 126) {

@@ -97,7 +97,7 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
         }
         // Keys take the table's types only when the user declared them; a JSON string in an N key is
         // rejected with a hint rather than guessed.
-        return coerceJsonItem(itemFromJson(value), explicitTypes);
+        return coerceJsonItem(itemFromJson(value, explicitTypes), explicitTypes);
       }
       case 'ion': {
         // itemFromIon unwraps a full export's {Item:{...}}; a change record keeps its NewImage and Keys.

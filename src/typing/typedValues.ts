@@ -45,6 +45,8 @@ export function itemFromTypedValues(row: Record<string, unknown>, options: Typed
   return item;
 }
 
+const TYPED_NUMBER_FIX = 'write the column as a string where the file is made (--types cannot change a typed column before it is read)';
+
 function typedValue(value: unknown, field: string, options: TypedValueOptions, level: number): unknown {
   if (value === null || value === undefined) return null;
   if (typeof value === 'string' || typeof value === 'boolean') return value;
@@ -52,8 +54,9 @@ function typedValue(value: unknown, field: string, options: TypedValueOptions, l
     if (!Number.isFinite(value)) throw new RowError('TYPE_ERROR', `"${field}" is ${value}, which DynamoDB cannot store as a number`, field);
     return toNumberValue(String(value), field);
   }
-  if (typeof value === 'bigint') return toNumberValue(value.toString(), field);
-  if (value instanceof NumberValue) return toNumberValue(value.value, field);
+  // A typed column's number is read as a number before --types applies: its fix is in the file.
+  if (typeof value === 'bigint') return toNumberValue(value.toString(), field, TYPED_NUMBER_FIX);
+  if (value instanceof NumberValue) return toNumberValue(value.value, field, TYPED_NUMBER_FIX);
   if (value instanceof Temporal) return temporalValue(value, options.timestamps, field);
   if (value instanceof Date) return value.toISOString();
   if (value instanceof InvalidText) {

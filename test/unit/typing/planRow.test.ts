@@ -115,6 +115,28 @@ describe('createRowPlanner: rejected rows', () => {
     expect(rejected(planner().plan(json(1, '{"pk":5,"sk":1}'))).message).toContain('--types pk:S');
   });
 
+  it('a 39-digit number names its own column in the --types hint, and that flag then stores it as a string', () => {
+    const digits = '1'.repeat(39);
+    const line = `{"pk":"a","sk":1,"total":${digits}}`;
+    const result = rejected(planner().plan(json(1, line)));
+    expect(result.field).toBe('total');
+    expect(result.message).toContain('--types total:S');
+    expect(result.message).not.toContain('<column>');
+    // What the hint says works: every digit kept, as text.
+    expect(marshalled(planned(planner({ types: { total: 'S' } }).plan(json(1, line)))).total).toEqual({ S: digits });
+  });
+
+  it('a 39-digit number inside a map is not sent to --types, which cannot name it', () => {
+    const result = rejected(planner().plan(json(1, `{"pk":"a","sk":1,"m":{"x":${'2'.repeat(39)}}}`)));
+    expect(result.message).not.toMatch(/--types \S+:S/);
+    expect(result.message).toContain('quote it');
+  });
+
+  it('a 39-digit CSV cell typed N points to S for its own column', () => {
+    const result = rejected(planner({ types: { total: 'N' } }).plan(csv(2, { pk: 'a', sk: '1', total: '9'.repeat(39) })));
+    expect(result.message).toContain('--types total:S');
+  });
+
   it('no --types hint when the user already declared the key type', () => {
     const result = rejected(planner({ types: { sk: 'N' } }).plan(json(1, '{"pk":"a","sk":true}')));
     expect(result.code).toBe('TYPE_ERROR');

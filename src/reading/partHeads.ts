@@ -1,0 +1,159 @@
+import pLimit from 'p-limit';
+import { LoaderError } from '../shared/errors.js';
+import type { PartColumns } from '../typing/headerCheck.js';
+import { itemFromIon } from '../typing/ionItem.js';
+import type { SourceRecord } from '../typing/planRow.js';
+import { detectFormat } from './detectFormat.js';
+import { delimiterOf, type InputFormat, type PartFormat } from './inputFormat.js';
+import type { ListedPart } from './inputPart.js';
+import type { InputSet } from './inputSet.js';
+import { jsonDocumentFormat } from './jsonDocumentFormat.js';
+import { readCsvChunks } from './readCsv.js';
+import { readIon } from './readIon.js';
+import { readJsonDocument } from './readJsonDocument.js';
+import { readJsonLines } from './readJsonLines.js';
+import { formatOfPart, openPart } from './readInputSet.js';
+
+/** Rows of a JSON or Ion part looked at for its attribute names. */
+const FIRST_ROWS = 20;
+
+export interface PartHeadsOptions {
+  /** --input-format. */
+  format: InputFormat | undefined;
+  csv: { delimiter: string | undefined; columns: string[] | undefined };
+}
+
+/** What the heads of a set's parts show: each part's columns, and the set with JSON documents marked as such. */
+export interface PartHeads {
+  columns: PartColumns[];
+  /** Every part's columns are in `columns` (no part skipped or empty). */
+  everyPartKnown: boolean;
+  /** The set, each part a JSON document (an array, scan output) given that format, so it is read as one. */
+  set: InputSet;
+}
+
+/**
+ * Each part's first bytes, read before the first write: a CSV part's header row (or --columns), the
+ * attribute names of a JSON or Ion part's first rows, and whether a JSON part is a document rather than
+ * lines. A part that is a request file or a pretty-printed document is refused here, naming it. Not
+ * read: stdin (it cannot be read twice; its shape is found as it is read), exports (their items carry the
+ * table's key by construction), Parquet (read by its own worker). A few parts at a time: an S3 object's
+ * first bytes are a GET each. Errors a part's header row has (a duplicate name, an open quote) are thrown
+ * here too, as the read would throw them, but before any row is written.
+ */
+export async function readPartHeads(set: InputSet, options: PartHeadsOptions): Promise<PartHeads> {
+  const limit = pLimit(8);
+  const heads = await Promise.all(set.parts.map((listed) => limit(() => headOf(listed, options))));
+  const columns = heads.flatMap((h) => (h.columns ? [h.columns] : []));
+  const changed = heads.some((h, i) => h.format !== set.parts[i]!.format);
+  const parts = changed
+    ? set.parts.map((listed, i): ListedPart => (heads[i]!.format === listed.format ? listed : { ...listed, format: heads[i]!.format }))
+    : set.parts;
+  return { columns, everyPartKnown: columns.length === set.parts.length, set: changed ? { ...set, parts } : set };
+}
+
+async function headOf(listed: ListedPart, options: PartHeadsOptions): Promise<{ columns?: PartColumns; format: PartFormat | undefined }> {
+  const { part } = listed;
+  const named = formatOfPart(listed, options.format);
+  const unchanged = { format: listed.format };
+  if (listed.format !== undefined || named === 'parquet' || (part.path === undefined && part.etag === undefined)) return unchanged;
+  const raw = await part.open(0);
+  const opened = await openPart(part, raw, false);
+  try {
+    const format = named ?? (await detectFormat(opened));
+    if (format === 'csv') {
+      const delimiter = delimiterOf(part.name, options.csv.delimiter);
+      if (options.csv.columns) {
+        // --columns names every part's columns; the first row is read to see it is not a header after all.
+        const firstRow = await firstCells(opened.stream, part.name, delimiter, options.csv.columns);
+        return { ...unchanged, columns: { file: part.name, source: 'columns', names: options.csv.columns, ...(firstRow ? { firstRow } : {}) } };
+      }
+      const names = await headerRow(opened.stream, part.name, delimiter);
+      return names ? { ...unchanged, columns: { file: part.name, source: 'header', names, delimiter } } : unchanged;
+    }
+    if (format === 'ion') return { ...unchanged, columns: await rowNames(readIon(opened.stream, part.name), part.name, 'ion') };
+    if (format !== 'jsonl' && format !== 'ddb-json') return unchanged;
+    const shape = await jsonDocumentFormat(opened, format);
+    if (shape !== format) {
+      // A document's first items, as a line's: an array of items or scan output's Items.
+      const items = readJsonDocument(opened.stream, part.name, shape === 'scan-output' ? 'scan' : 'array');
+      const columns = await rowNames(items, part.name, 'jsonl');
+      return { format: shape, ...(columns ? { columns } : {}) };
+    }
+    return { ...unchanged, columns: await rowNames(readJsonLines(opened.stream, part.name), part.name, format) };
+  } finally {
+    raw.destroy();
+    opened.stream.destroy();
+  }
+}
+
+/** The header row's names, or undefined for a file with no rows. */
+async function headerRow(stream: OpenedStream, file: string, delimiter: string): Promise<string[] | undefined> {
+  let names: string[] | undefined;
+  const records = readCsvChunks(stream, file, { delimiter, columns: undefined, onHeader: (found) => (names = found) });
+  try {
+    await records.next();
+  } finally {
+    await records.return(undefined);
+  }
+  return names;
+}
+
+/** The first row's cells in --columns order, or undefined when the file has none or it does not parse. */
+async function firstCells(stream: OpenedStream, file: string, delimiter: string, columns: string[]): Promise<string[] | undefined> {
+  const records = readCsvChunks(stream, file, { delimiter, columns });
+  try {
+    const first = await records.next();
+    const row = first.done ? undefined : first.value[0];
+    return row?.kind === 'csv' ? columns.map((name) => row.cells[name] ?? '') : undefined;
+  } finally {
+    await records.return(undefined);
+  }
+}
+
+type OpenedStream = Parameters<typeof readCsvChunks>[0];
+
+/** The attribute names of a part's first rows (the rows that parse as objects), for the key's spelling. */
+async function rowNames(records: AsyncGenerator<SourceRecord>, file: string, format: 'jsonl' | 'ddb-json' | 'ion'): Promise<PartColumns | undefined> {
+  const seen = new Set<string>();
+  let every: Set<string> | undefined;
+  let rows = 0;
+  try {
+    for await (const record of records) {
+      if (record.kind !== 'json' && record.kind !== 'ion') continue;
+      const names = namesOf(record.origin.raw, format);
+      if (names === undefined) continue;
+      rows++;
+      for (const n of names) seen.add(n);
+      every = every === undefined ? new Set(names) : new Set(names.filter((n) => every!.has(n)));
+      if (rows >= FIRST_ROWS) break;
+    }
+  } catch (error) {
+    // A read error is the read's to report, with its row; the names seen so far still count.
+    if (!(error instanceof LoaderError)) throw error;
+  } finally {
+    await records.return(undefined);
+  }
+  return rows === 0 ? undefined : { file, source: 'rows', names: [...seen], rows, everyRow: [...(every ?? [])] };
+}
+
+/** A row's top-level attribute names (an export-style {"Item":{...}} unwrapped), or undefined when it does not parse as an object. */
+function namesOf(raw: string, format: 'jsonl' | 'ddb-json' | 'ion'): string[] | undefined {
+  if (format === 'ion') {
+    try {
+      return Object.keys(itemFromIon(raw));
+    } catch {
+      return undefined;
+    }
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const names = Object.keys(value);
+  const inner = names.length === 1 && names[0] === 'Item' ? (value as { Item: unknown }).Item : undefined;
+  return typeof inner === 'object' && inner !== null && !Array.isArray(inner) ? Object.keys(inner) : names;
+}
