@@ -57,7 +57,8 @@ Exit codes (sysexits.h; docs/REFERENCE.md has the full table):
   2    the load finished, but some rows were rejected (see the reject file)
   75   worth retrying later: endpoint unreachable, throttled past --max-attempts, credentials not yet available
   64 usage, 65 bad data or --max-rejects, 66 input missing, 73 cannot write an output file,
-  77 access denied, 78 no such table or checkpoint of another load: no retry will help
+  77 access denied, 78 no such table, no credentials, an endpoint that is not DynamoDB, or a checkpoint
+  of another load: no retry will help
   1    other failures; 130 stopped by Ctrl-C (143 for SIGTERM), rows already read were written first
 
 Credentials come from the AWS SDK's default chain (environment, --profile/AWS_PROFILE, SSO, instance
