@@ -117,6 +117,15 @@ export function exitCodeForResult(counts: RejectCounts): number {
 }
 
 /**
+ * An estimate, or a load's --dry-run, that ran: 2 when rows would be rejected, as the load itself would
+ * exit, so `ddb-spread estimate ... && ddb-spread load ...` stops before a load that cannot be clean
+ * (a file whose every row is rejected exited 0); 0 otherwise.
+ */
+export function exitCodeForEstimate(rejected: number): number {
+  return rejected > 0 ? EXIT.REJECTED : EXIT.OK;
+}
+
+/**
  * A load or estimate stopped by an error: the table above, except that --max-rejects reached only by
  * RETRIES_EXHAUSTED rows is temporary too. An error that is not a LoaderError is unclassified (1).
  */
