@@ -31,6 +31,8 @@ const ACCESS_NAMES = new Set([
   'IncompleteSignatureException',
 ]);
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'ECONNRESET']);
+/** The region names of the AWS partitions (the SDK's partitions.json): aws, aws-cn, aws-us-gov, the ISO ones, EUSC. */
+const AWS_REGION_SHAPE = /^(us|eu|ap|sa|ca|me|af|il|mx|cn|eusc)(-(gov|iso|isob|isoe|isof|de))?-[a-z]+-\d+$/;
 const CREDENTIAL_PROVIDER_NAMES = new Set(['CredentialsProviderError', 'ProviderError', 'TokenProviderError']);
 /** What OpenSSL says when the other end answered a TLS hello with plain bytes (an http:// server). */
 const PLAIN_HTTP_ANSWER = /wrong version number|packet length too long|http request/i;
@@ -76,6 +78,14 @@ export function fatalAwsError(error: unknown, context: AwsContext): LoaderError 
       table,
       cause: error,
     });
+  }
+  if (facts.code === 'ENOTFOUND' && !context.endpoint && context.region !== undefined && !AWS_REGION_SHAPE.test(context.region)) {
+    // The SDK made dynamodb.<region>.amazonaws.com of a region no AWS partition has: no retry resolves it.
+    return new LoaderError(
+      'INVALID_OPTION',
+      `region ${context.region} is not an AWS region (dynamodb.${context.region}.amazonaws.com does not resolve); regions read like us-east-1: check --region, AWS_REGION, AWS_DEFAULT_REGION and the profile's region`,
+      { table, cause: error },
+    );
   }
   if (facts.code && UNREACHABLE_CODES.has(facts.code)) {
     return new LoaderError('ENDPOINT_UNREACHABLE', `cannot reach DynamoDB at ${where} (${facts.code}); check --endpoint-url, --region and your network`, {

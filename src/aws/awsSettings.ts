@@ -116,6 +116,9 @@ export function checkEndpointUrl(value: string, source: string): string {
   const example = 'such as http://localhost:8000 for DynamoDB Local or https://dynamodb.us-east-1.amazonaws.com';
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(value)?.[1];
   if (scheme === undefined) {
+    // http//host, http:/host, https:host: the scheme is there, its "://" is not.
+    const mangled = /^(https?)(?::\/?|\/\/|:\/\/\/+)([^/].*)$/i.exec(value);
+    if (mangled) throw refuse(`"${mangled[1]}" must be followed by "://"`, `write it as ${mangled[1]!.toLowerCase()}://${mangled[2]!}`);
     // host:port, or a bare host: the scheme is what is missing.
     const bare = /^[a-z0-9.-]+(:\d+)?(\/.*)?$/i.test(value) || /^\[[0-9a-f:.]+\](:\d+)?(\/.*)?$/i.test(value);
     throw bare ? refuse('the scheme is missing', `write it as http://${value} (or https://${value})`) : refuse('it is not a URL', `give one ${example}`);

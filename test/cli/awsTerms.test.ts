@@ -74,6 +74,12 @@ describe('endpoints', () => {
     expectOneSentence(variable, 64, `Invalid endpoint: ${hostPort} (AWS_ENDPOINT_URL_DYNAMODB): the scheme is missing`);
     const misspelt = await runCli(['estimate', await input(), '--table', table, '--endpoint-url', `htp://${hostPort}`], { cwd: dir(), env: keysEnv() });
     expectOneSentence(misspelt, 64, `Invalid endpoint: htp://${hostPort} (--endpoint-url): the scheme must be http or https, not htp`);
+    // The S3 client's endpoint is checked alike.
+    const s3 = await runCli(['load', 's3://bucket/orders.csv', '--table', table, '--s3-endpoint-url', 'localhost:9000'], {
+      cwd: dir(),
+      env: keysEnv({ AWS_ENDPOINT_URL_DYNAMODB: endpoint }),
+    });
+    expectOneSentence(s3, 64, 'Invalid endpoint: localhost:9000 (--s3-endpoint-url): the scheme is missing; write it as http://localhost:9000');
     expect(await scanAll(client(), table)).toHaveLength(0);
   });
 

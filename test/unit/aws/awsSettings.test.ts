@@ -33,6 +33,9 @@ describe('checkEndpointUrl: an endpoint as the AWS CLI accepts one', () => {
     ['dynamodb.eu-west-1.amazonaws.com/', 'the scheme is missing; write it as http://dynamodb.eu-west-1.amazonaws.com/'],
     ['[::1]:8000', 'the scheme is missing; write it as http://[::1]:8000'],
     ['htp://localhost:8000', 'the scheme must be http or https, not htp'],
+    ['http//localhost:8000', '"http" must be followed by "://"; write it as http://localhost:8000'],
+    ['http:/localhost:8000', '"http" must be followed by "://"; write it as http://localhost:8000'],
+    ['https:localhost:8000', '"https" must be followed by "://"; write it as https://localhost:8000'],
     ['ftp://localhost:8000', 'the scheme must be http or https, not ftp'],
     ['http://', 'it is not a URL'],
     ['http://user:secret@localhost:8000', 'it holds a user name or password'],
@@ -197,6 +200,17 @@ describe('fatalAwsError: what the endpoint or the credential chain said, in one 
     const error = fatalAwsError(answer, { table: 'Orders', endpoint: 'http://127.0.0.1:9000', endpointSource: 'AWS_ENDPOINT_URL' });
     expect(error.code).toBe('ENDPOINT_NOT_DYNAMODB');
     expect(error.message).toContain(`http://127.0.0.1:9000 (set by AWS_ENDPOINT_URL) is not a DynamoDB endpoint: it answered ${said}`);
+  });
+
+  it('a region no AWS partition has, whose endpoint does not resolve: a usage error, not "worth retrying"', () => {
+    const dns = Object.assign(new Error('getaddrinfo ENOTFOUND dynamodb.useast1.amazonaws.com'), { code: 'ENOTFOUND' });
+    const error = fatalAwsError(dns, { table: 'Orders', region: 'useast1' });
+    expect(error.code).toBe('INVALID_OPTION');
+    expect(error.message).toContain('region useast1 is not an AWS region (dynamodb.useast1.amazonaws.com does not resolve)');
+    // A real region whose name does not resolve is the network's failure: worth retrying.
+    expect(fatalAwsError(dns, { table: 'Orders', region: 'eu-west-3' }).code).toBe('ENDPOINT_UNREACHABLE');
+    expect(fatalAwsError(dns, { table: 'Orders', region: 'us-gov-west-1' }).code).toBe('ENDPOINT_UNREACHABLE');
+    expect(fatalAwsError(dns, { table: 'Orders', region: 'useast1', endpoint: 'http://ddb.local:8000' }).code).toBe('ENDPOINT_UNREACHABLE');
   });
 
   it("DynamoDB's own JSON errors and 5xx answers are not classified as another server", () => {
