@@ -16,7 +16,7 @@ import { addTableOptions, tableHelp } from './commandOptions.js';
 
 import { EXIT, exitCodeForError, exitCodeForEstimate, exitCodeForResult, exitCodeForUsage } from './exitCodes.js';
 import { startupNotices } from './runtimeNotices.js';
-import { stdinHint } from './stdinHint.js';
+import { stdinHint, terminalStdinNote } from './stdinHint.js';
 import { createEventRenderer } from './renderEvents.js';
 import { addReadCommands } from './readCommands.js';
 import { packageVersion, writeReport } from './report.js';
@@ -203,6 +203,8 @@ async function runCommand(io: CliIo, inputs: Inputs, flags: LoadFlags, command: 
   if (!flags.quiet)
     for (const notice of startupNotices(process.env, process.versions.node, flags.maxAttempts))
       terminal.note(`ddb-spread: ${notice}\n`, { type: 'warning', message: notice });
+  const typed = flags.quiet ? undefined : terminalStdinNote(inputs, io.stdin);
+  if (typed) terminal.note(`ddb-spread: ${typed}\n`, { type: 'message', message: typed });
   const onEvent = (event: LoadEvent) => {
     // A global order holds much of the input: V8's own heap growth suits it better (src/cli/heap.ts).
     if (event.type === 'reading') heapForOrder(event.order);

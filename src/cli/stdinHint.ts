@@ -24,3 +24,13 @@ function stdinIsData(stdin: unknown): boolean {
     return false;
   }
 }
+
+/**
+ * `-` read from a terminal waits for typed rows with no word: a person who meant a pipe sees a hung
+ * command. One line says what it waits for and how to end it; undefined when stdin is not a terminal.
+ */
+export function terminalStdinNote(inputs: string | string[], stdin: unknown): string | undefined {
+  const named = typeof inputs === 'string' ? inputs === '-' : inputs.includes('-');
+  if (!named || (stdin as { isTTY?: boolean } | undefined)?.isTTY !== true) return undefined;
+  return 'reading rows typed on the terminal (input -): end them with Ctrl-D; to load a file, name it, or pipe it: cat rows.csv | ddb-spread load - ...';
+}
