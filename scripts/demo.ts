@@ -8,7 +8,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { spawn } from 'node:child_process';
 import { mkdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { startDynamoDBLocal } from '../tools/dynamodbLocal.js';
+import { OWN_DYNAMODB_LOCAL, startDynamoDBLocal } from '../tools/dynamodbLocal.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const log = (message: string) => process.stderr.write(`demo: ${message}\n`);
@@ -58,4 +58,6 @@ try {
   await local.stop();
   log('DynamoDB Local stopped');
 }
+// The demo's DynamoDB Local lives only as long as the demo: say how to keep one for your own loads.
+for (const line of OWN_DYNAMODB_LOCAL) log(line);
 process.exitCode = exitCode;

@@ -22,12 +22,17 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { downloadProgress, type DownloadProgress, type ProgressOutput } from './downloadProgress.js';
 
 const execFileP = promisify(execFile);
 
 export const SIMULATOR_PACKAGE = 'amplify-dynamodb-simulator';
 export const SIMULATOR_VERSION = '2.9.30';
 export const SIMULATOR_INTEGRITY = 'sha512-xTeeRLvzEfqyd5lh3bH4c0kHvSHHmmhD5ZDsHFKAQ5g2Zl6JqlFdutaQhCLHzxEp6Ry1o7TB6niIoXuQAnSewQ==';
+/** The tarball's size: fixed by the integrity above, so the download's progress has its total. */
+export const SIMULATOR_TARBALL_BYTES = 56_573_501;
+/** How often the download's progress is looked at. */
+const PROGRESS_POLL_MS = 500;
 
 const JAR = 'DynamoDBLocal.jar';
 const LIB = 'DynamoDBLocal_lib';
@@ -42,6 +47,11 @@ export interface DynamoDBLocalOptions {
   /** Folder that holds (or will hold) `emulator/`. Default: $DDB_LOCAL_DIR or <repo>/.cache/dynamodb-local/<version>. */
   cacheDir?: string;
   log?: (msg: string) => void;
+  /**
+   * Where the download's progress goes: a line rewritten on a terminal, a line per quarter otherwise.
+   * Default: stderr whenever `log` is given; none without it.
+   */
+  progress?: ProgressOutput;
   /** startDynamoDBLocal only: how long to wait for the first ListTables answer. Default 60 s. */
   readyTimeoutMs?: number;
 }
@@ -51,6 +61,14 @@ export interface RunningDynamoDBLocal {
   port: number;
   stop(): Promise<void>;
 }
+
+/** How to keep a DynamoDB Local of your own running and load into it: the demo's last lines. */
+export const OWN_DYNAMODB_LOCAL: readonly string[] = [
+  'your own DynamoDB Local, kept running: npx tsx tools/dynamodbLocal.ts start   (prints its endpoint; Ctrl-C stops it)',
+  'then, in another shell: export AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_REGION=us-east-1',
+  '  aws dynamodb create-table --cli-input-json file://samples/orders.table.json --endpoint-url <endpoint>',
+  '  node bin/ddb-spread.js load samples/orders.csv --table Orders --types total:N,gift:BOOL,items:JSON --endpoint-url <endpoint>',
+];
 
 const thisFile = fileURLToPath(import.meta.url);
 const repoRoot = resolve(dirname(thisFile), '..');
@@ -118,8 +136,10 @@ export async function ensureDynamoDBLocal(opts: DynamoDBLocalOptions = {}): Prom
   const packDir = await mkdtemp(join(tmpdir(), 'ddb-local-pack-'));
   const extractDir = await mkdtemp(join(cacheDir, TMP_PREFIX));
   try {
-    log(`Downloading DynamoDB Local (npm pack ${spec}, ~56 MB) ...`);
+    log(`Downloading DynamoDB Local (npm pack ${spec}, ${(SIMULATOR_TARBALL_BYTES / 1024 / 1024).toFixed(1)} MB) ...`);
     const started = Date.now();
+    const output = opts.progress ?? (opts.log ? { write: (text: string) => void process.stderr.write(text), tty: process.stderr.isTTY === true } : undefined);
+    const watch = output ? await watchDownload(downloadProgress('Downloading DynamoDB Local', SIMULATOR_TARBALL_BYTES, output), started) : undefined;
     try {
       // --loglevel=error rather than --silent: quiet on success, but keeps npm's reason on failure.
       await execFileP('npm', ['pack', spec, '--pack-destination', packDir, '--loglevel=error'], {
@@ -127,7 +147,9 @@ export async function ensureDynamoDBLocal(opts: DynamoDBLocalOptions = {}): Prom
         maxBuffer: 16 * 1024 * 1024,
         timeout: 10 * 60 * 1000,
       });
+      watch?.stop(true);
     } catch (err) {
+      watch?.stop(false);
       if (errCode(err) === 'ENOENT') {
         throw new Error(
           `Cannot fetch DynamoDB Local: 'npm' is not on PATH. Install Node.js/npm, or set DDB_LOCAL_DIR ` +
@@ -201,6 +223,39 @@ export async function ensureDynamoDBLocal(opts: DynamoDBLocalOptions = {}): Prom
     await rm(extractDir, { recursive: true, force: true }).catch(() => {});
     await rm(packDir, { recursive: true, force: true }).catch(() => {});
   }
+}
+
+/**
+ * npm pack says nothing while it downloads; npm's cache (cacache) writes the tarball to its tmp folder as
+ * the bytes come, so the largest file there that is newer than the download is how far it got. A cache
+ * that already holds the tarball downloads nothing, and nothing is shown.
+ */
+async function watchDownload(progress: DownloadProgress, since: number): Promise<{ stop(finished: boolean): void }> {
+  let tmp: string;
+  try {
+    const { stdout } = await execFileP('npm', ['config', 'get', 'cache'], { timeout: 30_000 });
+    tmp = join(stdout.trim(), '_cacache', 'tmp');
+  } catch {
+    return { stop: () => progress.done() };
+  }
+  let seen = 0;
+  const poll = async () => {
+    const names = await readdir(tmp).catch(() => [] as string[]);
+    for (const name of names) {
+      const info = await stat(join(tmp, name)).catch(() => undefined);
+      if (info?.isFile() && info.mtimeMs >= since - 1000) seen = Math.max(seen, info.size);
+    }
+    progress.update(seen);
+  };
+  const timer = setInterval(() => void poll(), PROGRESS_POLL_MS);
+  return {
+    stop(finished) {
+      clearInterval(timer);
+      // Downloaded: the last poll may have missed the end (the file is moved into the cache when complete).
+      if (finished && seen > 0) progress.update(SIMULATOR_TARBALL_BYTES);
+      progress.done();
+    },
+  };
 }
 
 function assertJava(): void {
@@ -382,6 +437,7 @@ async function main(argv: string[]): Promise<void> {
     process.once('SIGTERM', shutdown);
   } else {
     process.stderr.write('usage: tsx tools/dynamodbLocal.ts fetch|start\n');
+    for (const line of OWN_DYNAMODB_LOCAL) process.stderr.write(`${line}\n`);
     process.exitCode = 2;
   }
 }

@@ -1,7 +1,7 @@
 /**
  * What the environment of a corporate network or a CI job asks of the DynamoDB client, read the way
  * curl and the AWS CLI read it: the proxy for a URL (HTTPS_PROXY / HTTP_PROXY / NO_PROXY, lower-case
- * first), the region (AWS_REGION, then AWS_DEFAULT_REGION), the CA bundle (AWS_CA_BUNDLE), and the SDK
+ * first), the CA bundle (AWS_CA_BUNDLE), and the SDK
  * retry variables ddb-spread does not use. Pure: the environment is passed in.
  */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -53,14 +53,6 @@ function splitHostPort(entry: string): { entryHost: string; entryPort: string | 
   const withPort = /^([^:]+):(\d+)$/.exec(entry);
   if (withPort) return { entryHost: withPort[1]!, entryPort: withPort[2] };
   return { entryHost: entry, entryPort: undefined };
-}
-
-/**
- * The region to pass to the SDK: --region, then AWS_REGION, then AWS_DEFAULT_REGION (which the AWS CLI
- * reads and the SDK does not); undefined leaves it to the SDK (the profile's region).
- */
-export function regionFrom(flag: string | undefined, env: Env): string | undefined {
-  return flag || variable(env, 'AWS_REGION') || variable(env, 'AWS_DEFAULT_REGION');
 }
 
 /** The CA bundle file: --ca-bundle, then AWS_CA_BUNDLE. */

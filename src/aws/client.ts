@@ -2,9 +2,11 @@ import { DynamoDBClient, type ServiceInputTypes, type ServiceOutputTypes } from 
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AbsoluteLocation, AuthScheme, FinalizeRequestHandlerOptions, FinalizeRequestMiddleware, RequestSigner } from '@smithy/types';
 import { readFileSync } from 'node:fs';
-import { caBundleFrom, proxyConfigured, regionFrom, type Env } from './awsEnv.js';
+import { caBundleFrom, proxyConfigured, type Env } from './awsEnv.js';
 import { LoaderError } from '../shared/errors.js';
 import { EnvProxyAgent } from './proxyAgent.js';
+import { checkEndpointUrl, checkRegion, DYNAMODB } from './awsSettings.js';
+import { configuredTarget, regionOrRefusal, resolveTarget } from './awsTarget.js';
 
 export interface ClientOptions {
   region?: string | undefined;
@@ -28,16 +30,22 @@ export interface ClientOptions {
  * (env, profile, SSO, instance role); `profile` selects a profile the way --profile does in the AWS CLI.
  * The SDK's own retries are off (maxAttempts 1): the batch writer retries with its own per-item budget,
  * so the two layers never multiply. What the AWS CLI reads and SDK v3 does not is honoured here:
- * AWS_DEFAULT_REGION, AWS_CA_BUNDLE, and HTTPS_PROXY / HTTP_PROXY / NO_PROXY (through EnvProxyAgent).
+ * AWS_DEFAULT_REGION, AWS_CA_BUNDLE, HTTPS_PROXY / HTTP_PROXY / NO_PROXY (through EnvProxyAgent), and the
+ * endpoint_url (and services section) of a --profile, not only of AWS_PROFILE (awsTarget.ts). Endpoints
+ * and regions are checked as the AWS CLI checks them, wherever they come from (awsSettings.ts).
  */
 export function createClient(options: ClientOptions, env: Env = process.env): DynamoDBDocumentClient {
-  const region = regionFrom(options.region, env);
+  // A bad --endpoint-url is refused at once; the environment and the profile are read at the first call
+  // (an offline estimate makes none, so a stale AWS_PROFILE does not stop it).
+  if (options.endpoint !== undefined) checkEndpointUrl(options.endpoint, DYNAMODB.flag);
+  if (options.region !== undefined) checkRegion({ value: options.region, source: '--region' });
+  const target = resolveTarget(options, DYNAMODB, env);
   const caFile = caBundleFrom(options.caBundle, env);
   const ca = caFile === undefined ? undefined : readCaBundle(caFile, options.caBundle !== undefined);
   const agentOptions = { keepAlive: true, maxSockets: options.maxSockets, ...(ca === undefined ? {} : { ca }) };
   const proxied = proxyConfigured(env);
   const base = new DynamoDBClient({
-    ...(region ? { region } : {}),
+    region: async () => regionOrRefusal(await target()),
     ...(options.profile ? { profile: options.profile } : {}),
     ...(options.endpoint ? { endpoint: options.endpoint } : {}),
     maxAttempts: options.sdkAttempts ?? 1,
@@ -56,6 +64,7 @@ export function createClient(options: ClientOptions, env: Env = process.env): Dy
   // still walks every request and answer through its schema filter for the no-op logger: 1.2 s of the
   // client's 16.5 s of CPU for 200k rows (profiled). Without it nothing is logged either way.
   base.middlewareStack.remove('loggerMiddleware');
+  configuredTarget(base, target);
   // With one attempt the SDK's retry middleware only costs: per call it acquires a retry token, draws a
   // UUID for the amz-sdk-invocation-id header and wraps the answer, then never retries. The
   // writer retries per item itself; readers that ask the SDK for more attempts keep it.

@@ -26,7 +26,7 @@ export const EXIT = {
   TEMP_FAIL: 75,
   /** EX_NOPERM: the credentials are refused. */
   NO_PERM: 77,
-  /** EX_CONFIG: the command does not fit its surroundings (no such table, a checkpoint of another load). */
+  /** EX_CONFIG: the command does not fit its surroundings (no such table, no credentials, an endpoint that is not DynamoDB, a checkpoint of another load). */
   CONFIG: 78,
   SIGINT: 130,
   SIGTERM: 143,
@@ -48,6 +48,11 @@ export const EXIT_CODE_OF: Readonly<Record<LoaderErrorCode, number>> = {
   ACCESS_DENIED: EXIT.NO_PERM,
   ENDPOINT_UNREACHABLE: EXIT.TEMP_FAIL,
   CREDENTIALS_UNAVAILABLE: EXIT.TEMP_FAIL,
+  // As the AWS CLI keeps "Unable to locate credentials" apart from a refusal: the machine lacks
+  // configuration, no retry supplies it, and nothing was denied (77 would send a person to IAM).
+  CREDENTIALS_MISSING: EXIT.CONFIG,
+  // Another server (or plain HTTP) where DynamoDB was expected: the endpoint setting is wrong, no retry helps.
+  ENDPOINT_NOT_DYNAMODB: EXIT.CONFIG,
   AWS_ERROR: EXIT.FATAL,
   REJECTS_UNWRITABLE: EXIT.CANT_CREATE,
   // Another load holds the reject file or the checkpoint: it will be free once that load ends.
@@ -109,6 +114,15 @@ function onlyRetriesExhausted(counts: RejectCounts): boolean {
 export function exitCodeForResult(counts: RejectCounts): number {
   if (counts.rejected === 0) return EXIT.OK;
   return onlyRetriesExhausted(counts) ? EXIT.TEMP_FAIL : EXIT.REJECTED;
+}
+
+/**
+ * An estimate, or a load's --dry-run, that ran: 2 when rows would be rejected, as the load itself would
+ * exit, so `ddb-spread estimate ... && ddb-spread load ...` stops before a load that cannot be clean
+ * (a file whose every row is rejected exited 0); 0 otherwise.
+ */
+export function exitCodeForEstimate(rejected: number): number {
+  return rejected > 0 ? EXIT.REJECTED : EXIT.OK;
 }
 
 /**

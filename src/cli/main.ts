@@ -14,8 +14,9 @@ import { createProgressBar } from '../reporting/progressBar.js';
 import { toEstimateOptions, toLoadOptions, type LoadFlags } from './options.js';
 import { addTableOptions, tableHelp } from './commandOptions.js';
 
-import { EXIT, exitCodeForError, exitCodeForResult, exitCodeForUsage } from './exitCodes.js';
+import { EXIT, exitCodeForError, exitCodeForEstimate, exitCodeForResult, exitCodeForUsage } from './exitCodes.js';
 import { startupNotices } from './runtimeNotices.js';
+import { stdinHint, terminalStdinNote } from './stdinHint.js';
 import { createEventRenderer } from './renderEvents.js';
 import { addReadCommands } from './readCommands.js';
 import { packageVersion, writeReport } from './report.js';
@@ -57,7 +58,8 @@ Exit codes (sysexits.h; docs/REFERENCE.md has the full table):
   2    the load finished, but some rows were rejected (see the reject file)
   75   worth retrying later: endpoint unreachable, throttled past --max-attempts, credentials not yet available
   64 usage, 65 bad data or --max-rejects, 66 input missing, 73 cannot write an output file,
-  77 access denied, 78 no such table or checkpoint of another load: no retry will help
+  77 access denied, 78 no such table, no credentials, an endpoint that is not DynamoDB, or a checkpoint
+  of another load: no retry will help
   1    other failures; 130 stopped by Ctrl-C (143 for SIGTERM), rows already read were written first
 
 Credentials come from the AWS SDK's default chain (environment, --profile/AWS_PROFILE, SSO, instance
@@ -78,8 +80,9 @@ Examples:
   # What sharding the hot key would change
   $ ddb-spread estimate orders.csv --table Orders --shard hash:8 --shard-keys cust-0007
 
-Exit codes: 0 estimated (rows may have been rejected: see the report and the reject file); could not
-estimate: the codes of load (64 usage, 66 input missing, 75 worth retrying, 77 access denied, 78 no such table, 1 other).`;
+Exit codes (load --dry-run too): 0 estimated, no row would be rejected; 2 estimated, but rows would be
+rejected, as the load would exit (see the report and the reject file); could not estimate: the codes of
+load (64 usage, 66 input missing, 75 worth retrying, 77 access denied, 78 no such table, 1 other).`;
 
 /**
  * The commander program. Output and exit handling are set on the root before any command is added,
@@ -96,7 +99,9 @@ export function buildProgram(
     program.configureOutput({ writeOut: (s) => void io.stdout.write(s), writeErr: (s) => void io.stderr.write(s) });
   }
   program
-    .description('Bulk-load CSV and JSON Lines into Amazon DynamoDB without melting a partition.')
+    .description(
+      'Bulk-load CSV, JSON Lines, Parquet, Ion and DynamoDB exports (files, folders, globs, S3, stdin) into Amazon DynamoDB without melting a partition.',
+    )
     .version(packageVersion(), '-V, --version')
     .showHelpAfterError('(add --help for usage and examples)')
     // Set before the commands are added, which copy it: defaults from the option table, printed once.
@@ -111,7 +116,9 @@ Examples:
 
   const load = program
     .command('load')
-    .description('Load CSV or JSONL files (optionally gzipped, or - for stdin), folders, S3 objects or DynamoDB exports into a DynamoDB table.')
+    .description(
+      'Load CSV, JSON Lines, Parquet or Ion files (gzip, zstd or bzip2 compressed, or - for stdin), folders, globs, S3 objects or DynamoDB exports into a DynamoDB table.',
+    )
     .argument('<file...>', INPUTS_HELP);
   attachConfigOption(addTableOptions(load, 'load').addHelpText('after', LOAD_EXAMPLES).action(oneOrMany(run)));
 
@@ -157,6 +164,14 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
     await program.parseAsync(argv);
   } catch (error) {
     const { exitCode: code, code: reason } = error as { exitCode?: unknown; code?: unknown };
+    const hint =
+      reason === 'commander.missingArgument'
+        ? stdinHint(
+            argv.slice(2).find((arg) => !arg.startsWith('-')),
+            io.stdin,
+          )
+        : undefined;
+    if (hint) io.stderr.write(hint);
     return typeof code === 'number' ? exitCodeForUsage(code, typeof reason === 'string' ? reason : undefined) : EXIT.FATAL;
   }
   return exitCode;
@@ -188,6 +203,8 @@ async function runCommand(io: CliIo, inputs: Inputs, flags: LoadFlags, command: 
   if (!flags.quiet)
     for (const notice of startupNotices(process.env, process.versions.node, flags.maxAttempts))
       terminal.note(`ddb-spread: ${notice}\n`, { type: 'warning', message: notice });
+  const typed = flags.quiet ? undefined : terminalStdinNote(inputs, io.stdin);
+  if (typed) terminal.note(`ddb-spread: ${typed}\n`, { type: 'message', message: typed });
   const onEvent = (event: LoadEvent) => {
     // A global order holds much of the input: V8's own heap growth suits it better (src/cli/heap.ts).
     if (event.type === 'reading') heapForOrder(event.order);
@@ -201,7 +218,7 @@ async function runCommand(io: CliIo, inputs: Inputs, flags: LoadFlags, command: 
       terminal.release();
       const color = 'isTTY' in io.stdout && (io.stdout as NodeJS.WriteStream).isTTY === true && !process.env['NO_COLOR'];
       io.stdout.write(flags.json ? estimateJson(result, { excerpts: flags.excerpts }) : formatEstimate(result, { color, excerpts: flags.excerpts }));
-      return EXIT.OK;
+      return exitCodeForEstimate(result.input.rejected);
     }
     const result = await load(await toLoadOptions(inputs, flags), deps);
     bar?.stop();

@@ -6,7 +6,7 @@ import type { InputFormat } from '../reading/inputFormat.js';
 import type { OrderMode } from '../ordering/order.js';
 import type { ShardRule, SuffixBase } from '../sharding/shardRule.js';
 import type { WcuSpec } from '../pacing/rateChoice.js';
-import { offlineTableInfo } from '../estimating/offlineTable.js';
+import { offlineTableInfo, UNNAMED_TABLE } from '../estimating/offlineTable.js';
 import type { IndexInfo } from '../shared/tableInfo.js';
 import type { KeyAttribute } from '../shared/types.js';
 import type { Segment } from '../load/segment.js';
@@ -97,7 +97,7 @@ export { DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS }
 
 /** Maps flags to estimate() options: load's options, plus the table from the offline flags and the prices. */
 export async function toEstimateOptions(input: string | string[], flags: LoadFlags): Promise<EstimateOptions> {
-  const options: EstimateOptions = await toLoadOptions(input, { ...flags, table: flags.table ?? 'estimate' }, true);
+  const options: EstimateOptions = await toLoadOptions(input, { ...flags, table: flags.table ?? UNNAMED_TABLE }, true);
   if (flags.partitionKey) {
     options.tableInfo = offlineTableInfo(options.table, {
       partitionKey: flags.partitionKey,

@@ -1,4 +1,5 @@
 import type { EstimateResult, HotKey, Simulation } from './estimateTypes.js';
+import { UNNAMED_TABLE } from './offlineTable.js';
 import {
   bar,
   bucketsPerColumn,
@@ -326,7 +327,7 @@ function partitionsSection(ctx: Ctx, r: EstimateResult): string[] {
     if (shown.length < sim.heat.partitions.length) {
       lines.push(
         ...wrap(
-          `the ${shown.length} hottest of ${formatCount(sim.heat.partitions.length)} partitions (by peak), in partition order`,
+          `the ${shown.length} hottest of ${formatCount(sim.heat.partitions.length, 'partition')} (by peak), in partition order`,
           ctx.width,
           indent,
           indent,
@@ -384,7 +385,7 @@ function capacitySection(ctx: Ctx, r: EstimateResult): string[] {
     const during =
       c.loadWcu === undefined
         ? []
-        : [`${formatRate(c.loadWcu)} WCU${c.partitionsAfterRaise === undefined ? '' : ` (${formatCount(c.partitionsAfterRaise)} partitions)`}`];
+        : [`${formatRate(c.loadWcu)} WCU${c.partitionsAfterRaise === undefined ? '' : ` (${formatCount(c.partitionsAfterRaise, 'partition')})`}`];
     // Partitions never merge: what each sustains once the table is set back is the lasting cost of a raise.
     const after = c.perPartitionWcuAfterLoad === undefined ? [] : [`afterwards ${formatRate(c.perPartitionWcuAfterLoad)} WCU/s per partition`];
     lines.push(...row(ctx, 'for the load', [...during, ...after].join('; ')));
@@ -414,6 +415,11 @@ function costSection(ctx: Ctx, r: EstimateResult): string[] {
   return lines;
 }
 
+/** The table in the title: its name, or, offline without --table, the flags that describe it ("into estimate" read as a table). */
+function tableTitle(ctx: Ctx, table: EstimateResult['table']): string {
+  return table.source === 'flags' && table.name === UNNAMED_TABLE ? 'a table described by --partition-key' : ctx.text(table.name);
+}
+
 /**
  * The estimate for people: short sections of aligned rows, bars for shares and a heat strip per
  * partition. Pure. Every line fits `width` columns; ANSI colour only with `color`; key values hidden
@@ -430,7 +436,7 @@ export function formatEstimate(result: EstimateResult, options: EstimateFormatOp
     text: (text) => escapeControl(redact(text)),
   };
   const sections = [
-    [...wrap(`ddb-spread estimate: ${ctx.text(result.input.file)} into ${ctx.text(result.table.name)} (nothing written)`, width, '', INDENT), ''],
+    [...wrap(`ddb-spread estimate: ${ctx.text(result.input.file)} into ${tableTitle(ctx, result.table)} (nothing written)`, width, '', INDENT), ''],
     inputSection(ctx, result),
     itemsSection(ctx, result),
     writeUnitsSection(ctx, result),

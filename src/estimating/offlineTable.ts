@@ -7,6 +7,9 @@ import type { KeyAttribute } from '../shared/types.js';
  * --partition-key id:S [--sort-key sk:N] [--billing provisioned --table-wcu 1000 --table-rcu 500]
  * [--gsi byStatus:status:S:createdAt:N:KEYS_ONLY] [--item-count 0].
  */
+/** The name an offline estimate gives the table when --table is left out; the report then says what the table is instead. */
+export const UNNAMED_TABLE = 'estimate';
+
 export interface OfflineTableFlags {
   partitionKey: KeyAttribute;
   sortKey?: KeyAttribute;

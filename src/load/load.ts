@@ -6,6 +6,7 @@ import { LoaderError, bug } from '../shared/errors.js';
 import { RejectSink } from '../reporting/rejectSink.js';
 import type { TableInfo } from '../shared/tableInfo.js';
 import { createClient } from '../aws/client.js';
+import { targetOf } from '../aws/awsTarget.js';
 import { Dispatcher } from './dispatcher.js';
 import { Disposer } from './disposer.js';
 import type { DryRun, LoadDependencies } from './loadDependencies.js';
@@ -104,11 +105,13 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<D
   const ownsClient = deps.client === undefined;
   const client = deps.client ?? createClient({ ...opts, maxSockets: Math.max(50, defaultCeiling(opts.concurrency) * 2) });
   if (ownsClient) disposer.defer(() => client.destroy());
-  // For messages only: where the client actually goes, including AWS_REGION and AWS_ENDPOINT_URL_DYNAMODB.
+  // For messages only: where the client actually goes (AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB, the profile's endpoint_url) and who said so.
+  const target = await targetOf(client);
   const aws = {
     table: opts.table,
-    region: opts.region ?? (await resolvedRegion(client)),
-    endpoint: opts.endpoint ?? process.env.AWS_ENDPOINT_URL_DYNAMODB ?? process.env.AWS_ENDPOINT_URL,
+    region: opts.region ?? target.region ?? (await resolvedRegion(client)),
+    endpoint: target.endpoint ?? opts.endpoint ?? process.env.AWS_ENDPOINT_URL_DYNAMODB ?? process.env.AWS_ENDPOINT_URL,
+    endpointSource: target.endpointSource ?? (opts.endpoint ? '--endpoint-url' : undefined),
   };
   const facts: LoadFacts = { started: false };
   const rejects = new RejectSink(opts.rejectsPath);

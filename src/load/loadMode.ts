@@ -14,6 +14,7 @@ import { ShardManifest } from '../sharding/shardManifest.js';
 import { DEFAULT_BACKOFF } from '../aws/backoff.js';
 import { dynamoSink, recordingSink, type BatchSink } from '../writing/batchSink.js';
 import { describeTable } from '../aws/describeTable.js';
+import type { AwsContext } from '../aws/awsErrors.js';
 import { withDirectBatchWrites } from '../writing/directSend.js';
 import { EndpointWatch } from '../writing/endpointWatch.js';
 import { outagePolicy } from '../writing/outage.js';
@@ -74,7 +75,7 @@ export interface ModeContext {
   client: DynamoDBDocumentClient;
   ownsClient: boolean;
   /** Where the client goes, for messages only. */
-  aws: { table: string; region: string | undefined; endpoint: string | undefined };
+  aws: AwsContext;
   disposer: Disposer;
   /** What the result reports: the manifest's path once written at the end. */
   facts: LoadFacts;

@@ -131,6 +131,9 @@ export class LoadTally {
   restoreFinished(outcome: LoadOutcome, plannedWcu: number, consumedWcu: number): void {
     const { rejectedByReason, ...counts } = outcome;
     Object.assign(this.counters, counts, { rejectedByReason: { ...rejectedByReason }, plannedWcu, consumedWcu, writtenBeforeResume: counts.written });
+    // Every unit was sent by the earlier run: this one sends none, so its average rate is 0 (the finished
+    // load's units over this rerun's milliseconds read "average 161,266 WCU/s").
+    this.plannedWcuBeforeResume = plannedWcu;
     this.inputEnded = true;
   }
 

@@ -63,11 +63,20 @@ export async function openCheckpoint(
   const lock = await FileLock.acquire({ option: '--checkpoint', path, code: 'CHECKPOINT_UNWRITABLE' });
   disposer.defer(() => lock.release().catch(() => undefined));
   const { identity, hash, hashPart } = await identityOf(ctx.inputSet);
+  // Reading every byte of a large input takes a while before the first row: said, not silent.
+  const bytes = ctx.inputSet.parts.reduce((sum, { part }) => sum + (part.path !== undefined ? (part.size ?? 0) : 0), 0);
+  const announcedHash = async () => {
+    emit({ type: 'hashing', checkpoint: path, bytes });
+    const started = performance.now();
+    const sha256 = await hash();
+    emit({ type: 'hashed', checkpoint: path, bytes, ms: performance.now() - started });
+    return sha256;
+  };
   // The key schema decides which rows are one item (superseded), so it is part of what must match.
   const opened = await CheckpointStore.open(
     path,
     identity,
-    hash,
+    announcedHash,
     { ...writeAffectingOptions(opts), keySchema },
     seed,
     restartEveryRows,

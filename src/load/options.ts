@@ -1,3 +1,4 @@
+import { checkEndpointUrl, DYNAMODB, S3 } from '../aws/awsSettings.js';
 import { LoaderError } from '../shared/errors.js';
 import { ownRecord, ownValue } from '../shared/ownRecord.js';
 import { DEFAULT_WINDOW_ROWS, ORDER_MODES, type OrderMode } from '../ordering/order.js';
@@ -277,8 +278,10 @@ export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean }
   if (raw.window !== undefined && order !== 'window' && order !== 'auto') throw invalid('window', 'given only with order "window" or "auto"', raw.window);
   if (raw.tempDir !== undefined && (typeof raw.tempDir !== 'string' || raw.tempDir === '')) throw invalid('tempDir', 'a folder path', raw.tempDir);
 
-  if (raw.s3Endpoint !== undefined && (typeof raw.s3Endpoint !== 'string' || !/^https?:\/\//.test(raw.s3Endpoint)))
-    throw invalid('s3Endpoint', 'an http:// or https:// URL', raw.s3Endpoint);
+  if (raw.s3Endpoint !== undefined && typeof raw.s3Endpoint !== 'string') throw invalid('s3Endpoint', 'an http:// or https:// URL', raw.s3Endpoint);
+  // In the AWS CLI's words (awsSettings.ts), before anything is listed or read.
+  if (raw.s3Endpoint !== undefined) checkEndpointUrl(raw.s3Endpoint, S3.flag);
+  if (raw.endpoint !== undefined) checkEndpointUrl(raw.endpoint, DYNAMODB.flag);
   return {
     input: inputs.join(' '),
     inputs,

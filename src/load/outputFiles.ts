@@ -1,10 +1,11 @@
-import { constants } from 'node:fs';
+import { constants, existsSync } from 'node:fs';
 import { access, lstat, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { FileLock, type NamedFile } from '../files/fileLock.js';
 import { LoaderError } from '../shared/errors.js';
 import type { NormalizedLoadOptions } from './options.js';
 import { defaultOutputPath, findOutputConflict, type ResolvedFile } from './outputPaths.js';
+import { hasGlob } from '../reading/glob.js';
 
 /**
  * The files a load writes (reject file, shard manifest, checkpoint, report, the order's temporary files):
@@ -98,9 +99,31 @@ export async function prepareOutputFiles(opts: NormalizedLoadOptions, dryRun: bo
     writes.push({ option: 'the write-reject log of --checkpoint', path: `${opts.checkpointPath}.write-rejects`, code: 'CHECKPOINT_UNWRITABLE' });
   writes.push(...(caller.writes ?? []));
   const inputs = opts.inputs.filter((input) => !input.startsWith('s3://')).map((path) => ({ option: 'the input', path }));
+  await checkInputsExist(inputs.map((input) => input.path));
   await checkOutputFiles([...inputs, ...(caller.reads ?? [])], writes);
   if (dryRun) await checkDryRunOutput(rejects, defaultOutputPath(opts.inputs[0]!, 'rejects', { segment: opts.segment, dryRun: true }));
   return FileLock.acquire(rejects);
+}
+
+/**
+ * A local input named by its path (not a glob, not stdin) that is not there is reported as the missing
+ * input (66) before the outputs are checked: the default reject file sits beside the input, so the first
+ * refusal was "--rejects missing-dir/file.csv.rejects.jsonl cannot be created", about a file never asked for.
+ */
+async function checkInputsExist(paths: readonly string[]): Promise<void> {
+  for (const path of paths) {
+    if (path === '-' || hasGlob(path)) continue;
+    await stat(path).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT' && error.code !== 'ENOTDIR') return;
+      throw new LoaderError('INPUT_NOT_FOUND', `input file ${path} does not exist${folderNote(path)}`, { file: path, cause: error });
+    });
+  }
+}
+
+/** Says so when the input's folder is missing too: the likelier typo. */
+function folderNote(path: string): string {
+  const folder = dirname(path);
+  return folder === '.' || existsSync(folder) ? '' : ` (nor does its folder ${folder})`;
 }
 
 /**

@@ -18,7 +18,7 @@ export interface GetShardedOptions extends ReadOptions {
  * time from their attribute), then one GetItem. Undefined when there is no such item.
  */
 export async function getSharded(options: GetShardedOptions): Promise<Item | undefined> {
-  const { client, schema, plan } = await openReadSession(options, 1);
+  const { client, context, schema, plan } = await openReadSession(options, 1);
   try {
     if (schema.sortKey && options.sort === undefined) {
       throw new LoaderError('INVALID_OPTION', `table "${options.table}" has a sort key "${schema.sortKey.name}": give its value (--sort)`, {
@@ -36,7 +36,7 @@ export async function getSharded(options: GetShardedOptions): Promise<Item | und
         options.signal ? { abortSignal: options.signal } : {},
       )
       .catch((error: unknown) => {
-        throw fatalAwsError(error, { table: options.table, region: options.region, endpoint: options.endpoint });
+        throw fatalAwsError(error, context);
       });
     const item = output.Item as Item | undefined;
     // An item of another logical key under the computed value is not this key's item (ownerCheck).

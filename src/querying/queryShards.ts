@@ -27,10 +27,9 @@ interface Cursor {
  */
 export async function* queryShards(options: QueryShardsOptions): AsyncGenerator<Item> {
   const concurrency = options.concurrency ?? 16;
-  const { client, schema, plan } = await openReadSession(options, concurrency);
+  const { client, context, schema, plan } = await openReadSession(options, concurrency);
   try {
     const limit = pLimit(concurrency);
-    const context = { table: options.table, region: options.region, endpoint: options.endpoint };
     const page = (value: string, start: Record<string, unknown> | undefined) =>
       limit(() =>
         client

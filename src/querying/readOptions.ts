@@ -7,6 +7,8 @@ import { resolveShardOptions } from '../sharding/shard.js';
 import { parseShardRule, type ShardRule, type SuffixBase } from '../sharding/shardRule.js';
 import { MANIFEST_VERSION } from '../sharding/shardManifest.js';
 import { createClient } from '../aws/client.js';
+import { targetOf } from '../aws/awsTarget.js';
+import type { AwsContext } from '../aws/awsErrors.js';
 import { describeKeySchema } from '../aws/describeKeySchema.js';
 
 /** What query and get share: the table, the logical key, the manifest, and where DynamoDB is. */
@@ -62,12 +64,24 @@ export async function readShardManifest(path: string): Promise<ShardPlan> {
 /** A read session: the client, the table's key schema, and the manifest completed with the sort key. */
 export interface ReadSession {
   client: DynamoDBDocumentClient;
+  /** Where the client goes and who said so, for the messages of failed calls. */
+  context: AwsContext;
   schema: KeySchema;
   plan: ShardPlan;
 }
 
 export async function openReadSession(options: ReadOptions, maxSockets: number): Promise<ReadSession> {
   const given = typeof options.manifest === 'string' ? await readShardManifest(options.manifest) : options.manifest;
+  // Another table's manifest lists another load's sharded keys: read with it, a key sharded here would be
+  // queried unsharded and come back empty, with exit 0.
+  if ('manifestVersion' in given && given.table !== options.table) {
+    const named = typeof options.manifest === 'string' ? `${options.manifest} is` : 'the manifest is';
+    throw new LoaderError(
+      'MANIFEST_INVALID',
+      `${named} the shard manifest of table "${given.table}", not of table "${options.table}": pass the manifest of this table's load (or --table ${given.table})`,
+      { table: options.table },
+    );
+  }
   const client = createClient({
     region: options.region,
     profile: options.profile,
@@ -79,7 +93,14 @@ export async function openReadSession(options: ReadOptions, maxSockets: number):
     sdkAttempts: 5,
   });
   try {
-    const schema = await describeKeySchema(client, { table: options.table, region: options.region, endpoint: options.endpoint }, options.signal);
+    const target = await targetOf(client);
+    const context: AwsContext = {
+      table: options.table,
+      region: options.region ?? target.region,
+      endpoint: target.endpoint ?? options.endpoint,
+      endpointSource: target.endpointSource,
+    };
+    const schema = await describeKeySchema(client, context, options.signal);
     const plan = 'manifestVersion' in given ? given : planOfRules(given, schema, options.table);
     if (schema.partitionKey.name !== plan.partitionKey) {
       throw new LoaderError(
@@ -89,7 +110,7 @@ export async function openReadSession(options: ReadOptions, maxSockets: number):
       );
     }
     // A format 1 manifest does not name the sort key: the table does.
-    return { client, schema, plan: plan.sortKey === undefined ? { ...plan, sortKey: schema.sortKey?.name ?? null } : plan };
+    return { client, context, schema, plan: plan.sortKey === undefined ? { ...plan, sortKey: schema.sortKey?.name ?? null } : plan };
   } catch (error) {
     client.destroy();
     throw error;

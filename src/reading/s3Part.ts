@@ -3,7 +3,10 @@ import { readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LoaderError } from '../shared/errors.js';
-import { caBundleFrom, proxyConfigured, regionFrom, type Env } from '../aws/awsEnv.js';
+import { caBundleFrom, proxyConfigured, type Env } from '../aws/awsEnv.js';
+import { checkEndpointUrl, checkRegion, S3 } from '../aws/awsSettings.js';
+import { configuredTarget, regionOrRefusal, resolveTarget } from '../aws/awsTarget.js';
+import { missingCredentials } from '../aws/awsErrors.js';
 import { EnvProxyAgent } from '../aws/proxyAgent.js';
 import { exportOfFolder, exportsBelow, partsOfExports, type ExportFolder, type ListedExport } from './dynamodbExport.js';
 import type { InputPart, ListedPart } from './inputPart.js';
@@ -48,12 +51,16 @@ export const S3_MAX_SOCKETS = 80;
 const MAX_RESUMES = 5;
 
 export function createS3Access(options: S3Options, env: Env = process.env): S3Access {
-  const region = regionFrom(options.region, env);
+  // The DynamoDB client's rules (awsSettings.ts): AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, then the profile's
+  // services section and endpoint_url, the same for --profile and AWS_PROFILE.
+  if (options.endpoint !== undefined) checkEndpointUrl(options.endpoint, S3.flag);
+  if (options.region !== undefined) checkRegion({ value: options.region, source: '--region' });
+  const target = resolveTarget(options, S3, env);
   const caFile = caBundleFrom(options.caBundle, env);
   const agentOptions = { keepAlive: true, maxSockets: S3_MAX_SOCKETS, ...(caFile === undefined ? {} : { ca: readFileText(caFile) }) };
   const proxied = proxyConfigured(env);
   const client = new S3Client({
-    ...(region ? { region } : {}),
+    region: async () => regionOrRefusal(await target()),
     ...(options.profile ? { profile: options.profile } : {}),
     ...(options.endpoint ? { endpoint: options.endpoint } : {}),
     ...(options.forcePathStyle ? { forcePathStyle: true } : {}),
@@ -68,6 +75,7 @@ export function createS3Access(options: S3Options, env: Env = process.env): S3Ac
       httpsAgent: proxied ? new EnvProxyAgent(true, env, agentOptions) : agentOptions,
     },
   });
+  configuredTarget(client, target);
   const reads: S3Reads = { client, idleMs: options.requestTimeoutMs };
   return {
     list: (url, exports, skipped) => listS3(reads, url, exports, skipped ?? []),
@@ -333,6 +341,10 @@ async function s3Call<T>(url: string, call: () => Promise<T>): Promise<T> {
 }
 
 function s3Error(url: string, error: unknown): LoaderError {
+  // Already in ddb-spread's words: a bad region, endpoint or profile found by the client.
+  if (error instanceof LoaderError) return error;
+  const noCredentials = missingCredentials(error);
+  if (noCredentials) return noCredentials;
   const e = error as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
   if (e.name === 'NoSuchBucket') return new LoaderError('INPUT_NOT_FOUND', `${url}: the bucket does not exist`, { file: url, cause: error });
   if (e.$metadata?.httpStatusCode === 403 || e.name === 'AccessDenied')

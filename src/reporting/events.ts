@@ -13,6 +13,12 @@ export type LoadEvent =
   | { type: 'progress'; counters: Readonly<LoadCounters>; totalBytes: number | undefined; elapsedMs: number; rate?: RateSnapshot }
   /** The target rate (undefined: none) and why; sent once, after DescribeTable. */
   | { type: 'rateChosen'; targetWcu: number | undefined; keyWcu: number | undefined; reason: string }
+  /**
+   * --checkpoint reads the whole input once to hash it (SHA-256, about 20 s per 10 GB) before the first row:
+   * `hashing` when it begins (the local bytes to read), `hashed` when it is done.
+   */
+  | { type: 'hashing'; checkpoint: string; bytes: number }
+  | { type: 'hashed'; checkpoint: string; bytes: number; ms: number }
   /** A checkpoint was found: the load goes on after the batches it records as done. */
   | { type: 'resumed'; checkpoint: string; batchesDone: number; written: number }
   /** --listing: this worker wrote the load's listing (made), or loads the one another worker wrote. */

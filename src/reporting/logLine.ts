@@ -66,7 +66,7 @@ export function progressFields(
 export function formatProgressLine(f: ProgressFields, format: 'text' | 'json', time?: string): string {
   if (format === 'json') return `${JSON.stringify({ ...(time ? { time } : {}), ...f })}\n`;
   const parts = [
-    `${formatCount(f.rowsRead)} rows read${f.percent === undefined ? '' : ` (${formatPercent(f.percent / 100)})`}`,
+    `${formatCount(f.rowsRead, 'row')} read${f.percent === undefined ? '' : ` (${formatPercent(f.percent / 100)})`}`,
     `${formatCount(f.written)} written`,
     `${formatCount(f.itemsPerSecond)} items/s`,
     `${formatCount(f.wcuPerSecond)}${f.rateWcu === undefined ? '' : ` / ${formatCount(f.rateWcu)}`} WCU/s`,

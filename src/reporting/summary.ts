@@ -37,9 +37,9 @@ export function formatSummary(result: LoadResult, stoppedBecause?: string, excer
   lines.push(`  write order   ${result.order}${result.orderTempBytes > 0 ? `, ${formatBytes(result.orderTempBytes)} through temporary files` : ''}`);
   if (result.checkpointPath)
     lines.push(
-      `  checkpoint    ${result.checkpointPath}${result.resumedFromBatch !== undefined ? `  (resumed after ${formatCount(result.resumedFromBatch)} batches done before)` : ''}`,
+      `  checkpoint    ${result.checkpointPath}${result.resumedFromBatch !== undefined ? `  (resumed after ${formatCount(result.resumedFromBatch, 'batch')} done before)` : ''}`,
     );
-  if (result.shardManifestPath) lines.push(`  shard manifest ${result.shardManifestPath}  (${formatCount(result.shardedKeys)} keys sharded)`);
+  if (result.shardManifestPath) lines.push(`  shard manifest ${result.shardManifestPath}  (${formatCount(result.shardedKeys, 'key')} sharded)`);
   if (result.rejectsPath) lines.push(`  reject file   ${result.rejectsPath}`);
   lines.push(...formatSkipped(result.skipped));
   return `${lines.join('\n')}\n`;
@@ -62,7 +62,7 @@ function formatRate(result: LoadResult, excerpts: boolean): string[] {
   const rate = result.rate;
   const lines = [
     `  rate          ${rate.targetWcu === undefined ? 'no target' : `target ${formatCount(rate.targetWcu)} WCU/s`} (${rate.reason}); average ${formatCount(rate.averageWcu)}${rate.peakWcu > 0 ? `, best second ${formatCount(rate.peakWcu)}` : ''} WCU/s`,
-    `  throttles     ${formatCount(rate.tableThrottles)} table, ${formatCount(rate.keyThrottles)} key; rate cut ${formatCount(rate.decreases)} times${rate.restores > 0 ? `, ${formatCount(rate.restores)} undone (throttles independent of the rate)` : ''}; errors ${formatCount(rate.errors)} (retried, rate kept)${rate.finalWcu !== undefined && rate.targetWcu !== undefined && rate.finalWcu < rate.targetWcu ? `, ending at ${formatCount(rate.finalWcu)} WCU/s` : ''}${Math.abs(rate.costRatio - 1) > 0.02 ? `; DynamoDB charged ${rate.costRatio.toFixed(2)}x the planned units` : ''}`,
+    `  throttles     ${formatCount(rate.tableThrottles)} table, ${formatCount(rate.keyThrottles)} key; rate cut ${formatCount(rate.decreases, 'time')}${rate.restores > 0 ? `, ${formatCount(rate.restores)} undone (throttles independent of the rate)` : ''}; errors ${formatCount(rate.errors)} (retried, rate kept)${rate.finalWcu !== undefined && rate.targetWcu !== undefined && rate.finalWcu < rate.targetWcu ? `, ending at ${formatCount(rate.finalWcu)} WCU/s` : ''}${Math.abs(rate.costRatio - 1) > 0.02 ? `; DynamoDB charged ${rate.costRatio.toFixed(2)}x the planned units` : ''}`,
   ];
   const show = (key: string) => shownKey(key, excerpts);
   if (result.hotKeys.length > 0 && result.hotKeys[0]!.share >= 0.01) {
@@ -80,7 +80,7 @@ function formatRate(result: LoadResult, excerpts: boolean): string[] {
       `  bottleneck    partition key ${show(b.key)}: ${formatCount(b.units)} WCU take ${formatDuration(b.keySeconds)} at --key-wcu ${formatCount(rate.keyWcu)}, the rest of the load ${formatDuration(b.loadSeconds)}`,
       `                shard it ${b.recommendedShards} ways (at least ${b.minShards}; twice that for headroom): --shard hash:${b.recommendedShards}${excerpts ? ` --shard-keys ${b.key}` : ''}`,
       // What the advice costs readers, and why adaptive capacity does not help above the per-partition limit.
-      `                readers then make ${b.recommendedShards} queries per key (one per suffix, merged: ddb-spread query); adaptive capacity may isolate a hot key, never above 1,000 WCU/s`,
+      `                readers then make ${formatCount(b.recommendedShards, 'query')} per key (one per suffix, merged: ddb-spread query); adaptive capacity may isolate a hot key, never above 1,000 WCU/s`,
     );
   }
   return lines;

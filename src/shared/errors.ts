@@ -17,6 +17,10 @@ export type FatalCode =
   | 'ENDPOINT_UNREACHABLE'
   /** The credential provider failed in a way that may pass (endpoint timeout, 5xx, throttled SSO refresh). */
   | 'CREDENTIALS_UNAVAILABLE'
+  /** The credential chain found no credentials (nothing was refused): none configured, or a profile that gives none. */
+  | 'CREDENTIALS_MISSING'
+  /** The endpoint answered, but not as DynamoDB: plain HTTP to https://, an untrusted certificate, another server's answer. */
+  | 'ENDPOINT_NOT_DYNAMODB'
   | 'AWS_ERROR'
   | 'REJECTS_UNWRITABLE'
   | 'MANIFEST_UNWRITABLE'

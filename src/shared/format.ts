@@ -7,9 +7,21 @@
 // ---------------------------------------------------------------------------------------------------
 // Numbers
 
-/** A count, rounded, with thousands separators: "1,234,567". */
-export function formatCount(value: number): string {
-  return Math.round(value).toLocaleString('en-US');
+/**
+ * A count, rounded, with thousands separators: "1,234,567"; with a noun, the noun in the number it
+ * needs: "1 row", "2 rows", "1 batch", "3 batches", "1 query", "0 entries". Every message that counts
+ * things says it through here, so none reads "1 partitions" or "read 1 rows".
+ */
+export function formatCount(value: number, noun?: string): string {
+  const count = Math.round(value).toLocaleString('en-US');
+  return noun === undefined ? count : `${count} ${Math.round(value) === 1 ? noun : plural(noun)}`;
+}
+
+/** English plural of a (regular) noun: batch → batches, query → queries, key → keys, row → rows. */
+export function plural(noun: string): string {
+  if (/[^aeiou]y$/.test(noun)) return `${noun.slice(0, -1)}ies`;
+  if (/(s|x|z|ch|sh)$/.test(noun)) return `${noun}es`;
+  return `${noun}s`;
 }
 
 /** Rates (WCU/s) and capacities: whole numbers stay whole, fractional ones keep one decimal ("0.4", "12.5"). */

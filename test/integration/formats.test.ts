@@ -136,7 +136,12 @@ describe('Parquet, zstd, bzip2 and Ion inputs into DynamoDB Local', () => {
       [ion, 2, 1],
       [zst, 2, 1],
     ] as const) {
-      const { stdout } = await cli(['estimate', input, '--partition-key', 'pk:S', '--types', 'n:N', '--json']);
+      // Rows that would be rejected make the estimate exit 2, as the load would.
+      const { stdout, code } = await cli(['estimate', input, '--partition-key', 'pk:S', '--types', 'n:N', '--json']).then(
+        (done) => ({ stdout: done.stdout, code: 0 }),
+        (failed: { stdout: string; code: number }) => failed,
+      );
+      expect(code, input).toBe(rejected > 0 ? 2 : 0);
       expect((JSON.parse(stdout) as EstimateResult).input, input).toMatchObject({ rows, rejected, validRows: rows - rejected });
     }
     const table = await newTable({ partitionKey: { name: 'pk', type: 'S' } });

@@ -1,6 +1,6 @@
 // Corporate networks: how the environment's proxy, region, CA bundle and retry variables are read.
 import { describe, expect, it } from 'vitest';
-import { caBundleFrom, ignoredRetryEnvNotice, proxyConfigured, proxyForUrl, regionFrom } from '../../../src/aws/awsEnv.js';
+import { caBundleFrom, ignoredRetryEnvNotice, proxyConfigured, proxyForUrl } from '../../../src/aws/awsEnv.js';
 
 const url = (u: string) => new URL(u);
 
@@ -37,14 +37,7 @@ describe('proxyForUrl', () => {
   });
 });
 
-describe('regionFrom and caBundleFrom', () => {
-  it('--region, then AWS_REGION, then AWS_DEFAULT_REGION', () => {
-    expect(regionFrom('eu-west-1', { AWS_REGION: 'us-east-1', AWS_DEFAULT_REGION: 'ap-south-1' })).toBe('eu-west-1');
-    expect(regionFrom(undefined, { AWS_REGION: 'us-east-1', AWS_DEFAULT_REGION: 'ap-south-1' })).toBe('us-east-1');
-    expect(regionFrom(undefined, { AWS_DEFAULT_REGION: 'ap-south-1' })).toBe('ap-south-1');
-    expect(regionFrom(undefined, {})).toBeUndefined();
-  });
-
+describe('caBundleFrom (the region: awsSettings.test.ts)', () => {
   it('--ca-bundle, then AWS_CA_BUNDLE', () => {
     expect(caBundleFrom('/flag.pem', { AWS_CA_BUNDLE: '/env.pem' })).toBe('/flag.pem');
     expect(caBundleFrom(undefined, { AWS_CA_BUNDLE: '/env.pem' })).toBe('/env.pem');

@@ -15,6 +15,20 @@ import {
 } from '../../../src/shared/format.js';
 
 describe('numbers', () => {
+  it('a count with its noun is singular for one, plural otherwise, irregular endings included', () => {
+    expect(formatCount(1, 'row')).toBe('1 row');
+    expect(formatCount(0, 'row')).toBe('0 rows');
+    expect(formatCount(2_500, 'row')).toBe('2,500 rows');
+    expect(formatCount(1, 'batch')).toBe('1 batch');
+    expect(formatCount(3, 'batch')).toBe('3 batches');
+    expect(formatCount(2, 'query')).toBe('2 queries');
+    expect(formatCount(2, 'key')).toBe('2 keys');
+    expect(formatCount(2, 'entry')).toBe('2 entries');
+    expect(formatCount(1, 'partition')).toBe('1 partition');
+    // Rounded first: 1.2 reads as one.
+    expect(formatCount(1.2, 'time')).toBe('1 time');
+  });
+
   it('counts are rounded and grouped by thousands', () => {
     expect(formatCount(0)).toBe('0');
     expect(formatCount(1_234_567.4)).toBe('1,234,567');
