@@ -38,13 +38,14 @@ describe('inputs and exit codes', () => {
 
   it('an estimate or a dry run where rows would be rejected exits 2, as the load would; a clean one 0', async () => {
     const table = await newTable();
-    const allBad = await csv('no-id.csv', 'orderId,total\na,1\nb,2\n');
-    const offline = await cli(['estimate', allBad, '--partition-key', 'id:S', '--json']);
+    // A header that is right (a wrong one stops before any row: 65), and no row's total a number.
+    const allBad = await csv('not-numbers.csv', 'id,total\na,x\nb,y\n');
+    const offline = await cli(['estimate', allBad, '--partition-key', 'id:S', '--types', 'total:N', '--json']);
     expect(offline.code, offline.stderr).toBe(2);
     expect(JSON.parse(offline.stdout)).toMatchObject({ input: { rows: 2, rejected: 2 } });
-    const dry = await cli(['load', allBad, '--table', table, '--dry-run', '--rejects', join(dir(), 'dry.rejects.jsonl')]);
+    const dry = await cli(['load', allBad, '--table', table, '--types', 'total:N', '--dry-run', '--rejects', join(dir(), 'dry.rejects.jsonl')]);
     expect(dry.code, dry.stderr).toBe(2);
-    const load = await cli(['load', allBad, '--table', table, '--rejects', join(dir(), 'load.rejects.jsonl')]);
+    const load = await cli(['load', allBad, '--table', table, '--types', 'total:N', '--rejects', join(dir(), 'load.rejects.jsonl')]);
     expect(load.code).toBe(dry.code);
     const clean = await csv('clean.csv', 'id,total\na,1\nb,2\n');
     expect((await cli(['estimate', clean, '--partition-key', 'id:S'])).code).toBe(0);
