@@ -160,7 +160,7 @@ describe('the order and shard flags end to end', () => {
     expect(run.code).toBe(0);
     // Next to the input, keeping its whole name, with the table's.
     const manifestPath = `${input}.${table}.shards.json`;
-    expect(summaryLine(run.stderr, 'shard manifest')).toBe(`  shard manifest ${manifestPath}  (1 keys sharded)`);
+    expect(summaryLine(run.stderr, 'shard manifest')).toBe(`  shard manifest ${manifestPath}  (1 key sharded)`);
     await expectTable(table, (r) => (r.pk === HOT ? `${HOT}#${hashShard(r.sk, 4)}` : r.pk));
     const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as ShardManifestJson;
     expect(manifest).toMatchObject({ table, partitionKey: 'pk', separator: '#', shardCounts: [4], shardedKeys: [HOT], keepOriginalKey: null, complete: true });
