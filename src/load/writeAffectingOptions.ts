@@ -2,7 +2,7 @@ import { delimiterOf } from '../reading/inputFormat.js';
 import type { NormalizedLoadOptions } from './options.js';
 
 /** The auto order's way of reading, as checkpoints record it (writeAffectingOptions). */
-export const AUTO_READING = 3;
+export const AUTO_READING = 4;
 
 /**
  * The options that change what is written or how rows fall into batches; rate, concurrency and logging do not.
@@ -31,8 +31,9 @@ export function writeAffectingOptions(opts: NormalizedLoadOptions): Record<strin
     // 2: an export's data files side by side, a set under two stripes' bytes whole, an unsorted head streamed.
     // 3: restart points inside an export's data files read side by side (the order and the batcher empty
     // there, so the batches after the first such point differ from 2's).
+    // 4: large S3 objects cut into ranges (a set's stripes, one object's too), in `stripes` as in `auto`.
     // A checkpoint of another reading would skip its done batches' numbers over other rows.
-    ...(opts.order === 'auto' ? { autoReading: AUTO_READING } : {}),
+    ...(opts.order === 'auto' || opts.order === 'stripes' ? { autoReading: AUTO_READING } : {}),
     shard: opts.shard
       ? {
           rules: opts.shard.rules,

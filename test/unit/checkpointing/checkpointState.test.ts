@@ -280,8 +280,13 @@ describe('writeAffectingOptions', () => {
     );
     // A checkpoint of the reading before restart points inside an export's data files: refused too.
     expect(resumeRefusal({ version: CHECKPOINT_VERSION, input: IDENTITY, options: { ...before, autoReading: 2 } }, IDENTITY, recorded(BASE), 'c.json')).toMatch(
-      /^checkpoint c\.json was taken by an earlier ddb-spread, whose auto order read this input in other batches \(reading 2 then, 3 now/,
+      /^checkpoint c\.json was taken by an earlier ddb-spread, whose auto order read this input in other batches \(reading 2 then, 4 now/,
     );
+    // Large S3 objects are now cut into ranges, in `--order stripes` too: its checkpoints of before are refused.
+    const { autoReading: _none, ...stripesBefore } = recorded({ ...BASE, order: 'stripes' });
+    expect(
+      resumeRefusal({ version: CHECKPOINT_VERSION, input: IDENTITY, options: stripesBefore }, IDENTITY, recorded({ ...BASE, order: 'stripes' }), 'c.json'),
+    ).toMatch(/^checkpoint c\.json was taken by an earlier ddb-spread, whose stripes order read this input in other batches/);
     // The named orders read as they did: their checkpoints record no reading and still resume.
     expect(recorded({ ...BASE, order: 'window' })).not.toHaveProperty('autoReading');
   });
@@ -306,7 +311,7 @@ describe('writeAffectingOptions', () => {
       order: 'auto',
       window: 50_000,
       windowMemoryBytes: 128 * 1024 * 1024,
-      autoReading: 3,
+      autoReading: 4,
       shard: null,
       segment: null,
     });
