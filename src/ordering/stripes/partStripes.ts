@@ -213,8 +213,11 @@ export async function planPartStripes(args: {
     ),
   );
   if (mixed.some(Boolean)) return undefined;
-  // The cut's GETs, while no stripe holds a socket yet.
+  // The objects' cuts side by side, their GETs shared out while no stripe holds a socket yet.
   const scanLimit = pLimit(S3_MAX_SOCKETS / 2);
+  const objectRanges = await Promise.all(
+    live.map((part, i) => (part.path === undefined && counts[i]! >= 2 ? cutObject(part.bytes, part.size, part.first, counts[i]!, scanLimit) : undefined)),
+  );
   const ranges: ByteRange[] = [];
   const partOf: number[] = [];
   const marks: (readonly RecordStart[])[] = [];
@@ -226,7 +229,7 @@ export async function planPartStripes(args: {
         ? { ranges: [whole], marks: [] }
         : part.path !== undefined
           ? await cutFile(part.path, part.size, part.first, counts[i]!, MARKS_PER_RANGE)
-          : { ranges: (await cutObject(part.bytes, part.size, part.first, counts[i]!, scanLimit)) ?? [whole], marks: [] };
+          : { ranges: objectRanges[i] ?? [whole], marks: [] };
     for (const range of cut.ranges) {
       ranges.push(range);
       partOf.push(i);
