@@ -1,5 +1,4 @@
 import { RecordStartScanner, type RecordStart, type RecordSyntax, type ScanState } from './recordStarts.js';
-import type { ByteRange } from './ranges.js';
 
 /**
  * Where records start in an S3 object, found by scanning its segments side by side (one ranged GET each)
@@ -15,6 +14,13 @@ import type { ByteRange } from './ranges.js';
  * summary for the state the segment before ended in gives the exact record start and line of the cut in it:
  * what one pass from the first byte would have found, never a guess. Pure.
  */
+
+/** A range of the object as cut: bytes [start, end), the line at `start` (ranges.ts's ByteRange). */
+export interface CutRange {
+  start: number;
+  end: number;
+  line: number;
+}
 
 /** The state at a file's first byte: a record starts there. */
 const FILE_START: ScanState = { quoting: false, fieldStarted: false, pendingQuote: false, pendingCr: false, atRecordStart: true };
@@ -163,7 +169,7 @@ export class SegmentScan {
  * Undefined when a segment has no pass for the state it is entered in: never the case, but a cut that is not
  * proved is never made.
  */
-export function composeCuts(starts: readonly number[], size: number, summaries: readonly SegmentSummary[]): ByteRange[] | undefined {
+export function composeCuts(starts: readonly number[], size: number, summaries: readonly SegmentSummary[]): CutRange[] | undefined {
   let state = FILE_START;
   let breaks = 0;
   const cuts: RecordStart[] = [{ offset: 0, line: 1 }];
@@ -174,7 +180,7 @@ export function composeCuts(starts: readonly number[], size: number, summaries: 
     breaks += pass.breaks;
     state = pass.exit;
   }
-  const ranges: ByteRange[] = [];
+  const ranges: CutRange[] = [];
   cuts.forEach((c, i) => {
     const end = i + 1 < cuts.length ? cuts[i + 1]!.offset : size;
     if (end > c.offset) ranges.push({ start: c.offset, end, line: c.line });
