@@ -8,6 +8,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 export const LONG_UNIT_FILES = [
   'test/unit/estimating/stripeOrder.test.ts',
   'test/unit/ordering/adaptiveWindow.test.ts',
+  'test/unit/ordering/objectCuts.test.ts',
   'test/unit/load/headByKeyCells.test.ts',
   'test/unit/ordering/order.test.ts',
   'test/unit/ordering/spillDisk.test.ts',

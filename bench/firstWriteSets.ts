@@ -2,23 +2,30 @@
  * First-write bench for sets of key-sorted parts (Spark's sorted output): a key-sorted CSV split into 16
  * parts at key boundaries, as a local folder and as an S3 prefix (s3rver on loopback), read in stripes
  * across the parts, against the same rows as one file in the same run (target: first write within 3 s,
- * no temporary files, peak RSS < 256 MB). Before stripes crossed parts, a set was read whole in
- * round-robin order first. Each run is a child process (runFirstWrite.ts), as in firstWrite.ts.
- *   npx tsx bench/firstWriteSets.ts [--small-rows 1000000]
+ * no temporary files, peak RSS < 256 MB). The same rows as an S3 prefix of 2 large objects and as one S3
+ * object show the cut inside S3 objects (ranged GETs; before it, an object was one stripe, and one object
+ * was read through the window). Each run is a child process (runFirstWrite.ts), as in firstWrite.ts, with
+ * the stripes it read. Then a resumed load of each S3 prefix: the CLI loads it into the instant sink with
+ * --checkpoint, is killed (SIGKILL) once half its batches are written, and is run again: the time from the
+ * second start to its first BatchWriteItem, its peak RSS and temporary files.
+ *   npx tsx bench/firstWriteSets.ts [--small-rows 1000000] [--no-resume]
  * Results also go to bench/results/first-write-sets-latest.json.
  */
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startS3Local } from '../tools/s3Local.js';
 import { generateSkewedCsv, splitSortedCsv } from './data.js';
-import { Harness, watchDiskUse, type Observed } from './harness.js';
+import { Harness, repoRoot, watchDiskUse, type Observed } from './harness.js';
+import { startInstantSink } from './instantSink.js';
 import { fmtInt, pass, table, takenOn, writeResults } from './report.js';
 
 const { values: flags } = parseArgs({
-  options: { 'small-rows': { type: 'string' } },
+  options: { 'small-rows': { type: 'string' }, 'no-resume': { type: 'boolean' } },
 });
 /** Parts of the sets measured. */
 const SET_PARTS = 16;
@@ -34,6 +41,91 @@ interface Run {
   inputBytes: number;
   stats: Observed;
   tempPeakBytes: number;
+}
+
+/** A resumed load: its first write after the second start, its whole time, peak RSS and temp peak. */
+interface Resumed {
+  input: string;
+  killedAtBatch: number;
+  firstWriteS: number | undefined;
+  allS: number;
+  exitCode: number | null;
+  peakRssMB: number;
+  tempPeakBytes: number;
+}
+
+/**
+ * The CLI loading `input` into the instant sink with --checkpoint, killed once `killAt` batches are written,
+ * then run again with the same command.
+ */
+async function resumedRun(input: string, label: string, s3Endpoint: string, killAt: number): Promise<Resumed> {
+  const sink = await startInstantSink();
+  const temp = join(dir, `temp-resume-${label}`);
+  await mkdir(temp, { recursive: true });
+  const checkpoint = join(dir, `resume-${label}.checkpoint.json`);
+  const args = [
+    join(repoRoot, 'bin/ddb-spread.js'),
+    'load',
+    input,
+    '--table',
+    'bench',
+    '--endpoint-url',
+    sink.endpoint,
+    '--types',
+    'amount:N,qty:N',
+    '--checkpoint',
+    checkpoint,
+    '--temp-dir',
+    temp,
+    '--rejects',
+    join(dir, `resume-${label}.rejects.jsonl`),
+    '--s3-endpoint-url',
+    s3Endpoint,
+    '--s3-path-style',
+    '--no-progress',
+  ];
+  const env = { ...process.env, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', AWS_REGION: 'us-east-1' };
+  /** Runs the CLI; `watch` is asked every 5 ms while it runs, and may kill it. Resolves with its exit code and peak RSS. */
+  const cli = (watch: (pid: number) => boolean) =>
+    new Promise<{ code: number | null; peakRssMB: number }>((resolveRun, reject) => {
+      const child = spawn(process.execPath, args, { cwd: repoRoot, env, stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      let peakKb = 0;
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const timer = setInterval(() => {
+        try {
+          peakKb = Math.max(peakKb, Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0));
+        } catch {
+          // Gone already.
+        }
+        if (watch(child.pid!)) child.kill('SIGKILL');
+      }, 5);
+      child.on('error', reject);
+      child.on('exit', (code, signal) => {
+        clearInterval(timer);
+        if (code !== 0 && signal !== 'SIGKILL') reject(new Error(`ddb-spread exited ${code}: ${stderr}`));
+        else resolveRun({ code, peakRssMB: peakKb / 1024 });
+      });
+    });
+  try {
+    await cli(() => sink.stats.batchCalls >= killAt);
+    const killedAtBatch = sink.stats.batchCalls;
+    const watchTemp = watchDiskUse(temp);
+    const t0 = performance.now();
+    let firstWriteS: number | undefined;
+    const second = await cli(() => {
+      if (firstWriteS === undefined && sink.stats.batchCalls > killedAtBatch) firstWriteS = (performance.now() - t0) / 1000;
+      return false;
+    });
+    const allS = (performance.now() - t0) / 1000;
+    const resumed = { input, killedAtBatch, firstWriteS, allS, exitCode: second.code, peakRssMB: second.peakRssMB, tempPeakBytes: await watchTemp.stop() };
+    log(
+      `  resumed ${input}: killed at batch ${killedAtBatch}, first write ${firstWriteS?.toFixed(2) ?? 'none'} s after the second start, all ${allS.toFixed(1)} s, peak RSS ${resumed.peakRssMB.toFixed(0)} MB, temp peak ${(resumed.tempPeakBytes / 1e6).toFixed(0)} MB, exit ${second.code}`,
+    );
+    return resumed;
+  } finally {
+    await sink.close();
+  }
 }
 
 async function measure(input: string, rows: number, order: string, set?: { label: string; bytes: number; args: string[] }): Promise<Run> {
@@ -52,20 +144,26 @@ async function measure(input: string, rows: number, order: string, set?: { label
   ]);
   const tempPeakBytes = await watch.stop();
   const run = { order: set ? `${order} (${set.label})` : order, rows, inputBytes: set?.bytes ?? (await stat(input)).size, stats, tempPeakBytes };
-  const x = stats.extra as { firstWriteS: number; order: string };
+  const x = stats.extra as { firstWriteS: number; order: string; stripes?: number };
   log(
-    `  ${run.order.padEnd(11)} ${fmtInt(rows).padStart(9)} rows: first write ${x.firstWriteS.toFixed(2)} s, all ${stats.seconds.toFixed(1)} s, peak RSS ${stats.maxRssMB.toFixed(0)} MB, temp peak ${(tempPeakBytes / 1e6).toFixed(0)} MB (in effect: ${x.order})`,
+    `  ${run.order.padEnd(11)} ${fmtInt(rows).padStart(9)} rows: first write ${x.firstWriteS.toFixed(2)} s, all ${stats.seconds.toFixed(1)} s, peak RSS ${stats.maxRssMB.toFixed(0)} MB, temp peak ${(tempPeakBytes / 1e6).toFixed(0)} MB (in effect: ${x.order}, ${x.stripes ?? '?'} stripes)`,
   );
   return run;
 }
 
-/** The small file as 16 sorted parts, a local folder and an S3 prefix, in stripes, against the file itself. */
-async function setRuns(small: string): Promise<Run[]> {
+/**
+ * The small file as 16 sorted parts, a local folder and an S3 prefix, and as 2 large S3 objects and one, in
+ * stripes, against the file itself; then resumed loads of the S3 prefixes.
+ */
+async function setRuns(small: string): Promise<{ runs: Run[]; resumed: Resumed[] }> {
   const folder = join(dir, 'parts');
   await mkdir(folder);
   const files = await splitSortedCsv(small, folder, SET_PARTS);
   let bytes = 0;
   for (const file of files) bytes += (await stat(file)).size;
+  const twoFolder = join(dir, 'two');
+  await mkdir(twoFolder);
+  const two = await splitSortedCsv(small, twoFolder, 2);
   const s3 = await startS3Local();
   try {
     const client = new S3Client({
@@ -76,20 +174,30 @@ async function setRuns(small: string): Promise<Run[]> {
     });
     await client.send(new CreateBucketCommand({ Bucket: 'bench' }));
     for (const file of files) await client.send(new PutObjectCommand({ Bucket: 'bench', Key: `parts/${basename(file)}`, Body: await readFile(file) }));
+    for (const file of two) await client.send(new PutObjectCommand({ Bucket: 'bench', Key: `two/${basename(file)}`, Body: await readFile(file) }));
+    await client.send(new PutObjectCommand({ Bucket: 'bench', Key: 'one/small.csv', Body: await readFile(small) }));
     client.destroy();
+    const smallBytes = (await stat(small)).size;
     const runs = [
       await measure(small, SMALL_ROWS, 'default', { label: 'one file', bytes: (await stat(small)).size, args: [] }),
       await measure(folder, SMALL_ROWS, 'default', { label: `${files.length}-part folder`, bytes, args: [] }),
       await measure('s3://bench/parts/', SMALL_ROWS, 'default', { label: `${files.length}-part S3 prefix`, bytes, args: ['--s3-endpoint', s3.endpoint] }),
+      await measure('s3://bench/two/', SMALL_ROWS, 'default', {
+        label: `${two.length}-object S3 prefix`,
+        bytes: smallBytes,
+        args: ['--s3-endpoint', s3.endpoint],
+      }),
+      await measure('s3://bench/one/small.csv', SMALL_ROWS, 'default', { label: '1 S3 object', bytes: smallBytes, args: ['--s3-endpoint', s3.endpoint] }),
     ];
     const first = (r: Run) => (r.stats.extra as { firstWriteS: number; order: string }).firstWriteS;
     log('');
     log(
       table(
-        ['input', 'order in effect', 'first write s', 'all s', 'peak RSS MB', 'temp peak MB'],
+        ['input', 'order in effect', 'stripes', 'first write s', 'all s', 'peak RSS MB', 'temp peak MB'],
         runs.map((r) => [
           r.order,
           (r.stats.extra as { order: string }).order,
+          String((r.stats.extra as { stripes?: number }).stripes ?? '?'),
           first(r).toFixed(2),
           r.stats.seconds.toFixed(1),
           r.stats.maxRssMB.toFixed(0),
@@ -102,7 +210,16 @@ async function setRuns(small: string): Promise<Run[]> {
         `${r.order}: first write ${first(r).toFixed(2)} s (${pass(first(r) <= 3)}), ${(first(r) / first(runs[0]!)).toFixed(2)}x the one file's; striped: ${pass((r.stats.extra as { order: string }).order === 'stripes')}; no temporary files: ${pass(r.tempPeakBytes === 0)}; peak RSS ${r.stats.maxRssMB.toFixed(0)} MB (${pass(r.stats.maxRssMB < 256)})`,
       );
     }
-    return runs;
+    // Killed half way through its batches (the rows over 25 a batch, about).
+    const killAt = Math.round(SMALL_ROWS / 25 / 2);
+    const resumed = flags['no-resume']
+      ? []
+      : [await resumedRun('s3://bench/parts/', 'parts', s3.endpoint, killAt), await resumedRun('s3://bench/two/', 'two', s3.endpoint, killAt)];
+    for (const r of resumed)
+      log(
+        `resumed ${r.input}: first write ${r.firstWriteS?.toFixed(2) ?? 'none'} s (${pass(r.firstWriteS !== undefined && r.firstWriteS <= 3)}); no temporary files: ${pass(r.tempPeakBytes === 0)}; peak RSS ${r.peakRssMB.toFixed(0)} MB (${pass(r.peakRssMB < 256)}); exit ${r.exitCode}`,
+      );
+    return { runs, resumed };
   } finally {
     await s3.stop();
   }
@@ -115,8 +232,8 @@ try {
   log(`first-write bench, sets of sorted parts: ${fmtInt(SMALL_ROWS)} key-sorted rows, ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)}`);
   const small = join(dir, 'small.csv');
   await generateSkewedCsv(small, SMALL_ROWS, 14);
-  const runs = await setRuns(small);
-  log(`written ${await writeResults('first-write-sets-latest.json', { ...takenOn(cpus().length), smallRows: SMALL_ROWS, runs })}`);
+  const { runs, resumed } = await setRuns(small);
+  log(`written ${await writeResults('first-write-sets-latest.json', { ...takenOn(cpus().length), smallRows: SMALL_ROWS, runs, resumed })}`);
 } catch (error) {
   process.stderr.write(`first-write bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exitCode = 1;

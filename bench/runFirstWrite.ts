@@ -6,7 +6,8 @@
  *     [--key pk:S,sk:S] [--types amount:N,qty:N]   (--types '' for an export, whose items carry their types)
  * Prints one JSON line (childStats.ts) with firstWriteS (from the load's call) and firstWriteSinceStartS
  * (from the process's start, what a user waits), the order decided at the start and the order in effect
- * at the end, the warnings (an auto window going over to round-robin says so) and the order's temp bytes.
+ * at the end, the stripes read (0: the input was read whole), the warnings (an auto window going over to
+ * round-robin says so) and the order's temp bytes.
  */
 import { parseArgs } from 'node:util';
 import { offlineTableInfo } from '../dist/estimating/offlineTable.js';
@@ -44,6 +45,8 @@ const t0 = performance.now();
 let firstWriteS: number | undefined;
 let firstWriteSinceStartS: number | undefined;
 let batches = 0;
+/** Stripes the rows came from (a striped read names each row's stripe). */
+let stripes = 0;
 let readingOrder: string | undefined;
 const warnings: string[] = [];
 const result = await load(
@@ -67,7 +70,10 @@ const result = await load(
     },
     dryRun: {
       tableInfo: offlineTableInfo('bench', { partitionKey: partitionKey!, ...(sortKey ? { sortKey } : {}), billing: 'on-demand' }),
-      onPlanned: (w: PlannedWrite) => w,
+      onPlanned: (w: PlannedWrite) => {
+        if (w.origin.part !== undefined && w.origin.part >= stripes) stripes = w.origin.part + 1;
+        return w;
+      },
       record: () => {
         firstWriteS ??= (performance.now() - t0) / 1000;
         // performance.now() counts from the process's start (its time origin): node's start-up and imports included.
@@ -81,6 +87,7 @@ done(result.rowsRead, {
   firstWriteS,
   firstWriteSinceStartS,
   batches,
+  stripes,
   readingOrder,
   order: result.order,
   orderTempBytes: result.orderTempBytes,

@@ -183,7 +183,7 @@ export function resumeRefusal(
     if (before !== now && key === 'shard' && !before.includes('"randomSuffix"') && now.includes('"randomSuffix"'))
       return `checkpoint ${path} was taken by an earlier ddb-spread, whose random:N suffixes came from the input's path and line; this one derives them from the seed and the primary key, so resuming would store rows twice: ${startOver} (load again into an empty table)`;
     if (before !== now && key === 'autoReading')
-      return `checkpoint ${path} was taken by ${before === 'null' || Number(before) < Number(now) ? 'an earlier' : 'another'} ddb-spread, whose auto order read this input in other batches (reading ${before === 'null' ? 1 : before} then, ${now} now: how an export's data files and small sets are read, and where restart points fall); resuming would skip rows it never wrote: ${startOver}, or resume with the ddb-spread that took it`;
+      return `checkpoint ${path} was taken by ${before === 'null' || Number(before) < Number(now) ? 'an earlier' : 'another'} ddb-spread, whose ${options['order'] === 'stripes' ? 'stripes' : 'auto'} order read this input in other batches (reading ${before === 'null' ? 1 : before} then, ${now} now: how an export's data files, small sets and large S3 objects are read, and where restart points fall); resuming would skip rows it never wrote: ${startOver}, or resume with the ddb-spread that took it`;
     if (before !== now) return `option ${key} differs from checkpoint ${path} (${before} then, ${now} now); resume with the same options, or ${startOver}`;
   }
   return undefined;

@@ -45,7 +45,7 @@ export interface ReadingContext {
 
 /**
  * How the input is read, decided from the data for the `auto` order (the default):
- * - in stripes where the input can be cut (a plain local file) and its heads show keys in runs
+ * - in stripes where the input can be cut (a plain local file or S3 object, a set of them) and its heads show keys in runs
  *   (src/ordering/stripes/stripedRecords.ts): writing starts at once, whatever the file's size;
  * - otherwise as it comes, through the window interleaver: keys that are already mixed (a log or an
  *   export in time order, a DynamoDB export's hash order) need no global order, and writing starts once
@@ -72,7 +72,7 @@ export async function readingOf(
     return whole(onStripes ? 'input' : 'round-robin');
   };
   if (notGrouped) return notStriped();
-  // A set of plain parts (local files, S3 objects) is striped across its parts. A dry run reads it so too:
+  // A set of plain parts (local files, S3 objects), or one S3 object, is striped across its parts. A dry run reads it so too:
   // the estimate then takes the batches as they come ('own'), as for the window.
   const set = await stripeableParts(inputSet, opts);
   if (set) {

@@ -31,9 +31,10 @@ export function writeAffectingOptions(opts: NormalizedLoadOptions): Record<strin
     // 2: an export's data files side by side, a set under two stripes' bytes whole, an unsorted head streamed.
     // 3: restart points inside an export's data files read side by side (the order and the batcher empty
     // there, so the batches after the first such point differ from 2's).
-    // 4: an export of one data file is read as a group of one, with restart points inside it as well.
+    // 4: an export of one data file is read as a group of one, with restart points inside it as well; and
+    // large S3 objects cut into ranges (a set's stripes, one object's too), in `stripes` as in `auto`.
     // A checkpoint of another reading would skip its done batches' numbers over other rows.
-    ...(opts.order === 'auto' ? { autoReading: AUTO_READING } : {}),
+    ...(opts.order === 'auto' || opts.order === 'stripes' ? { autoReading: AUTO_READING } : {}),
     shard: opts.shard
       ? {
           rules: opts.shard.rules,

@@ -83,6 +83,8 @@ describe('S3 inputs', () => {
     expect((await failure({ input: `s3://no-such-bucket-${runs}/x.csv`, table })).code).toBe('INPUT_NOT_FOUND');
   });
 
+  // These read one object as one stream (--order window) and count its GETs: by default a large sorted object
+  // is cut into ranges first (s3ObjectStripes.test.ts), and a small one has its first bytes read to see whether it can be.
   it('a connection dropped mid-object resumes with a ranged GET from the byte where it broke, not from 0', async () => {
     const s3 = s3Client();
     const bucket = await newBucket(s3);
@@ -91,7 +93,7 @@ describe('S3 inputs', () => {
     const proxy = await startS3DropProxy(s3Endpoint(), { key: 'big.csv', cutAfter: 50_000, drops: 2 });
     closeAfterAll(proxy);
     const table = await newTable(KEYS);
-    const result = await run({ input: `s3://${bucket}/big.csv`, table, s3Endpoint: proxy.url, types: { v: 'S' } });
+    const result = await run({ input: `s3://${bucket}/big.csv`, table, s3Endpoint: proxy.url, types: { v: 'S' }, order: 'window' });
     expect(result).toMatchObject({ rowsRead: 10_000, written: 10_000, rejected: 0 });
     expect(proxy.ranges.length).toBe(3);
     expect(proxy.ranges[0]).toBe('');
@@ -110,11 +112,11 @@ describe('S3 inputs', () => {
     closeAfterAll(silent);
     closeAfterAll(mute);
     const table = await newTable(KEYS);
-    const first = await run({ input: `s3://${bucket}/silent.csv`, table, s3Endpoint: silent.url, types: { v: 'S' }, requestTimeoutMs: 1_000 });
+    const first = await run({ input: `s3://${bucket}/silent.csv`, table, s3Endpoint: silent.url, types: { v: 'S' }, requestTimeoutMs: 1_000, order: 'window' });
     expect(first).toMatchObject({ rowsRead: 2_000, written: 2_000, rejected: 0 });
     expect(silent.ranges.length).toBe(2);
     expect(Number(/^bytes=(\d+)-$/.exec(silent.ranges[1]!)?.[1])).toBeGreaterThanOrEqual(10_000);
-    const second = await run({ input: `s3://${bucket}/mute.csv`, table, s3Endpoint: mute.url, types: { v: 'S' }, requestTimeoutMs: 1_000 });
+    const second = await run({ input: `s3://${bucket}/mute.csv`, table, s3Endpoint: mute.url, types: { v: 'S' }, requestTimeoutMs: 1_000, order: 'window' });
     expect(second).toMatchObject({ rowsRead: 2_000, written: 2_000, rejected: 0 });
     expect(mute.ranges).toEqual(['', '']);
     expect((await scanAll(client(), table)).length).toBe(4_000);
@@ -127,7 +129,7 @@ describe('S3 inputs', () => {
     const proxy = await startS3DropProxy(s3Endpoint(), { key: 'whole.csv', cutAfter: 9_000, drops: 1, resumeAnswer: 'whole-200' });
     closeAfterAll(proxy);
     const table = await newTable(KEYS);
-    const result = await run({ input: `s3://${bucket}/whole.csv`, table, s3Endpoint: proxy.url, types: { v: 'S' } });
+    const result = await run({ input: `s3://${bucket}/whole.csv`, table, s3Endpoint: proxy.url, types: { v: 'S' }, order: 'window' });
     expect(proxy.ranges.length).toBe(2);
     expect(proxy.ranges[1]).toMatch(/^bytes=\d+-$/);
     expect(result).toMatchObject({ rowsRead: 2_000, written: 2_000, rejected: 0 });

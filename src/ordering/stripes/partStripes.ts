@@ -7,7 +7,7 @@ import { mayBeCut } from '../../reading/magic.js';
 import { eachRecord } from '../../reading/readCsv.js';
 import { S3_MAX_SOCKETS } from '../../reading/s3Part.js';
 import type { SourceRecord } from '../../typing/planRow.js';
-import { cutFile, readRange, type ByteRange, type RangeBytes, type RangeReader, type RangeSyntax } from './ranges.js';
+import { cutFile, cutObject, readRange, type ByteRange, type RangeBytes, type RangeReader, type RangeSyntax } from './ranges.js';
 import type { RecordStart } from './recordStarts.js';
 import { isolateRunningKeys } from './stripeKeys.js';
 import type { Piece, Stripe } from './stripeLayout.js';
@@ -16,10 +16,12 @@ import {
   headByKeyCells,
   headByRows,
   headerOf,
+  headIsMixed,
   headsAscending,
   MAX_STRIPES,
   merged,
   MIN_STRIPE_BYTES,
+  MIXED_HEAD_BYTES,
   stripeChunks,
   stripesOf,
   type Head,
@@ -28,10 +30,11 @@ import {
 
 /**
  * The default order's striped read of an input set (a folder, a glob, an S3 prefix: Spark's output, each
- * part sorted by key, keys in ascending order from part to part): the parts are laid end to end in listing
- * order, as one input, and cut into stripes there. A large local part is cut into ranges where records start
- * (cutFile, as one file is); a small part, and every S3 object, is one range (finding a record start inside
- * a CSV object would mean reading it from its first byte). Ranges are then grouped into at most MAX_STRIPES
+ * part sorted by key, keys in ascending order from part to part), or of one S3 object: the parts are laid
+ * end to end in listing order, as one input, and cut into stripes there. A large part is cut into ranges
+ * where records start: a local one by one pass over its bytes (cutFile, as one file is), an S3 object by
+ * ranged GETs of its segments side by side (cutObject), which find the same record starts and lines; a
+ * small part is one range. Ranges are then grouped into at most MAX_STRIPES
  * stripes of about equal bytes: a range that starts a stripe gives the rows at its head that share the key
  * it starts in to the stripe before (as stripedRecords.ts does inside one file), so a key that runs on from
  * one part into the next stays in one stripe; a range that starts none joins the stripe before whole.
@@ -48,7 +51,7 @@ import {
 export interface StripePart {
   /** As shown in messages and rows' origins. */
   file: string;
-  /** A local part's path: cut and probed by positional reads. Undefined for an S3 object: read by ranged GETs only. */
+  /** A local part's path: cut and probed by positional reads. Undefined for an S3 object: cut and read by ranged GETs only. */
   path: string | undefined;
   size: number;
   /** The part's bytes, checked against its pin or ETag. */
@@ -72,19 +75,31 @@ export interface PartStripePlan {
 const CUTTABLE = new Set<InputFormat>(['csv', 'jsonl', 'ddb-json']);
 /** Bytes read at the start of a part to see that it is not compressed or Parquet. */
 const MAGIC_BYTES = 6;
+/**
+ * Parts of a set from which its S3 objects are each one range. Cutting an object (cutObject) reads all its
+ * bytes, by GETs side by side, before the first write, since every range must know the line it starts on:
+ * on a prefix of 16 parts of 4 MB through s3rver on a busy machine that put the first write 15 s later
+ * (16 stripes to 48), while 16 parts already give the stripes enough keys apart. A prefix of a few large
+ * objects (or one object) gets its stripes from the cut, and pays that read.
+ */
+const S3_PARTS_UNCUT = 16;
+/** S3 heads read at once while the stripes are planned (no stripe holds a socket yet). */
+const HEAD_GETS = 16;
 /** Record starts the cut marks per range (as in stripedRecords.ts). */
 const MARKS_PER_RANGE = 16;
 
 /**
  * The parts of a set as a striped read sees them, or undefined when the set cannot be read so: a single
- * input (stripedRecords.ts reads one file), deletes, an export (key-mixed, read in its own order), a part of
+ * local file (stripedRecords.ts reads it), deletes, an export (key-mixed, read in its own order), a part of
  * unknown size or format, Parquet or Ion, a compressed part, a CSV delimiter of more than one byte, stdin.
+ * One S3 object is read so (cut into ranges like a local file).
  */
 export async function stripeableParts(
   set: InputSet,
   opts: { inputFormat: InputFormat | undefined; delimiter: string | undefined; columns: string[] | undefined; deletes?: unknown },
 ): Promise<StripePart[] | undefined> {
-  if (set.parts.length < 2 || opts.deletes) return undefined;
+  const one = set.parts.length === 1 ? set.parts[0]!.part : undefined;
+  if (set.parts.length === 0 || (one !== undefined && one.etag === undefined) || opts.deletes) return undefined;
   const parts: StripePart[] = [];
   for (const listed of set.parts) {
     const { part } = listed;
@@ -123,8 +138,8 @@ async function firstBytes(bytes: RangeBytes, count: number): Promise<Buffer> {
 }
 
 /**
- * How many ranges each part is cut into: a local part of at least two minimum stripes into about its share
- * of `maxStripes` by bytes; any other part is one range. Pure.
+ * How many ranges each part is cut into: a part that can be cut, of at least two minimum stripes, into
+ * about its share of `maxStripes` by bytes; any other part is one range. Pure.
  */
 export function rangesPerPart(sizes: readonly number[], cuttable: readonly boolean[], maxStripes: number, minBytes: number): number[] {
   const total = sizes.reduce((sum, s) => sum + s, 0);
@@ -174,11 +189,34 @@ export async function planPartStripes(args: {
   if (live.length === 0) return undefined;
   // Each S3 stripe holds a GET open while the others are written (S3_MAX_SOCKETS); some sockets are left for the rest.
   const maxStripes = live.some((p) => p.path === undefined) ? Math.min(MAX_STRIPES, S3_MAX_SOCKETS - 16) : MAX_STRIPES;
+  // An S3 object is cut only in a set of few parts: its cut reads it whole once before the first write.
+  const cutS3 = live.length < S3_PARTS_UNCUT;
   const counts = rangesPerPart(
     live.map((p) => p.size),
-    live.map((p) => p.path !== undefined),
+    live.map((p) => p.path !== undefined || cutS3),
     maxStripes,
     minBytes,
+  );
+  // An S3 object's cut reads all its bytes (cutObject): an object whose first rows already show keys out of
+  // order is not worth it (a log, an export in time order), and the set streams through the window at once.
+  const headLimit = pLimit(8);
+  const mixed = await Promise.all(
+    live.map((part, i) =>
+      part.path !== undefined || counts[i]! < 2
+        ? false
+        : headLimit(async () =>
+            headIsMixed(
+              readRange(part.file, part.file, { start: 0, end: Math.min(part.size, MIXED_HEAD_BYTES), line: 1 }, part.first, undefined, part.bytes),
+              probe,
+            ),
+          ),
+    ),
+  );
+  if (mixed.some(Boolean)) return undefined;
+  // The objects' cuts side by side, their GETs shared out while no stripe holds a socket yet.
+  const scanLimit = pLimit(S3_MAX_SOCKETS / 2);
+  const objectRanges = await Promise.all(
+    live.map((part, i) => (part.path === undefined && counts[i]! >= 2 ? cutObject(part.bytes, part.size, part.first, counts[i]!, scanLimit) : undefined)),
   );
   const ranges: ByteRange[] = [];
   const partOf: number[] = [];
@@ -186,16 +224,21 @@ export async function planPartStripes(args: {
   const parts: PlannedPart[] = [];
   for (const [i, part] of live.entries()) {
     const whole = { start: 0, end: part.size, line: 1 };
-    const cut = counts[i]! >= 2 ? await cutFile(part.path!, part.size, part.first, counts[i]!, MARKS_PER_RANGE) : { ranges: [whole], marks: [] };
+    const cut =
+      counts[i]! < 2
+        ? { ranges: [whole], marks: [] }
+        : part.path !== undefined
+          ? await cutFile(part.path, part.size, part.first, counts[i]!, MARKS_PER_RANGE)
+          : { ranges: objectRanges[i] ?? [whole], marks: [] };
     for (const range of cut.ranges) {
       ranges.push(range);
       partOf.push(i);
     }
     marks.push(cut.marks);
-    // A local CSV part's ranges past its start are read with its header's columns; an S3 object is only ever read from its start.
+    // A CSV part's ranges past its start are read with its header's columns (read through its pin: an S3 object's by a GET).
     const columns =
-      part.first.syntax === 'csv' && part.path !== undefined
-        ? (part.first.columns ?? (await headerOf(part.path, part.file, whole, part.first)))
+      part.first.syntax === 'csv' && (part.path !== undefined || cut.ranges.length > 1)
+        ? (part.first.columns ?? (await headerOf(part.path ?? part.file, part.file, whole, part.first, part.path === undefined ? part.bytes : undefined)))
         : part.first.columns;
     parts.push({ ...part, how: { ...part.first, columns } });
   }
@@ -228,7 +271,9 @@ export async function planPartStripes(args: {
     return byCells ?? (await headByRows(probeReader(k), probe));
   };
   // Range 0 is read from its first row on: its head is only sampled for the verdict. A range that starts no stripe joins the one before whole.
-  const limit = pLimit(4);
+  // A local head is read from disk, a few at a time; an S3 head is a GET, mostly waiting (an object cut in
+  // 64 ranges took 3 s for its heads at 4 at a time on s3rver).
+  const limit = pLimit(parts.some((p) => p.path === undefined) ? HEAD_GETS : 4);
   const heads: Head[] = await Promise.all(
     ranges.map((_, k) =>
       k === 0

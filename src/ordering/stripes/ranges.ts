@@ -5,6 +5,7 @@ import { LoaderError } from '../../shared/errors.js';
 import type { SourceRecord } from '../../typing/planRow.js';
 import { eachRecord, readCsvChunks } from '../../reading/readCsv.js';
 import { readJsonLines } from '../../reading/readJsonLines.js';
+import { composeCuts, SegmentScan } from './objectCuts.js';
 import { RecordStartScanner, type RecordStart, type RecordSyntax } from './recordStarts.js';
 
 /** A part of a file that starts where a record starts. */
@@ -82,6 +83,43 @@ export async function cutFile(
     if (end > s.offset || i === 0) ranges.push({ start: s.offset, end: Math.max(end, s.offset), line: s.line });
   });
   return { ranges, marks: all.filter((m) => m.offset < size) };
+}
+
+/**
+ * An object read only by ranged GETs (S3) cut as cutFile cuts a file, into `count` ranges starting where
+ * records start, with their lines: its `count` segments are scanned side by side, each by its own GET
+ * through the part's pinned bytes (If-Match on its ETag), `limit` at a time (objectCuts.ts). Undefined when
+ * the cut is not proved (the object is then read whole). The last segment is read only to its first record
+ * start under every state it may be entered in.
+ */
+export async function cutObject(
+  bytes: RangeBytes,
+  size: number,
+  how: Pick<RangeSyntax, 'syntax' | 'delimiter'>,
+  count: number,
+  limit: <T>(run: () => Promise<T>) => Promise<T>,
+): Promise<ByteRange[] | undefined> {
+  const starts = Array.from({ length: count }, (_, k) => Math.floor((size * k) / count));
+  const delimiter = Buffer.from(how.delimiter, 'utf8')[0]!;
+  const summaries = await Promise.all(
+    starts.map((start, k) =>
+      limit(async () => {
+        const last = k + 1 === count;
+        const scan = new SegmentScan(how.syntax, delimiter, k === 0);
+        const stream = bytes.open(start, last ? size : starts[k + 1]!, SCAN_CHUNK);
+        try {
+          for await (const chunk of stream) {
+            scan.feed(chunk as Buffer);
+            if (last && scan.started) break;
+          }
+        } finally {
+          stream.destroy();
+        }
+        return scan.summary();
+      }),
+    ),
+  );
+  return composeCuts(starts, size, summaries);
 }
 
 /**

@@ -20,6 +20,19 @@ const QUOTE = 0x22;
 
 export type RecordSyntax = 'csv' | 'jsonl';
 
+/**
+ * What the scanner knows between two bytes: all that decides how the next byte is read. A scan that
+ * starts mid-file (one segment of an S3 object scanned apart from the others, objectCuts.ts) starts from
+ * each state it may be in there, since only the bytes before would say which.
+ */
+export interface ScanState {
+  quoting: boolean;
+  fieldStarted: boolean;
+  pendingQuote: boolean;
+  pendingCr: boolean;
+  atRecordStart: boolean;
+}
+
 /** The first record start at or after a target offset, and the line it is on (1-based). */
 export interface RecordStart {
   offset: number;
@@ -48,18 +61,51 @@ export class RecordStartScanner {
   readonly #byLine: boolean;
   /** The first bytes fed may be a UTF-8 BOM (false when the bytes start mid-file, where they are text). */
   readonly #atFileStart: boolean;
+  /** Follow the bytes past the last target, so that `state` and `breaks` hold at the end of what was fed. */
+  readonly #toEnd: boolean;
 
   /**
    * @param targets offsets, ascending; for each, the first record start at or after it is found
    * @param delimiter the CSV delimiter's byte
    * @param options.byLine the targets are 1-based line numbers of the bytes fed, not offsets
+   * @param options.from the state before the first byte fed (a record start when not given)
+   * @param options.toEnd keep following the bytes once every target is found (for `state` and `breaks`)
    */
-  constructor(syntax: RecordSyntax, targets: readonly number[], delimiter = 0x2c, options: { byLine?: boolean; atFileStart?: boolean } = {}) {
+  constructor(
+    syntax: RecordSyntax,
+    targets: readonly number[],
+    delimiter = 0x2c,
+    options: { byLine?: boolean; atFileStart?: boolean; from?: ScanState; toEnd?: boolean } = {},
+  ) {
     this.#syntax = syntax;
     this.#delimiter = delimiter;
     this.#targets = [...targets].sort((a, b) => a - b);
     this.#byLine = options.byLine ?? false;
     this.#atFileStart = options.atFileStart ?? true;
+    this.#toEnd = options.toEnd ?? false;
+    if (options.from) {
+      this.#quoting = options.from.quoting;
+      this.#fieldStarted = options.from.fieldStarted;
+      this.#pendingQuote = options.from.pendingQuote;
+      this.#pendingCr = options.from.pendingCr;
+      this.#atRecordStart = options.from.atRecordStart;
+    }
+  }
+
+  /** The state after the last byte fed (exact with `toEnd`, or while targets are left). */
+  get state(): ScanState {
+    return {
+      quoting: this.#quoting,
+      fieldStarted: this.#fieldStarted,
+      pendingQuote: this.#pendingQuote,
+      pendingCr: this.#pendingCr,
+      atRecordStart: this.#atRecordStart,
+    };
+  }
+
+  /** Line breaks in the bytes fed (exact with `toEnd`, or while targets are left). */
+  get breaks(): number {
+    return this.#breaks;
   }
 
   /** True once every target has its record start. */
@@ -74,7 +120,7 @@ export class RecordStartScanner {
 
   /** Feeds the next bytes of the file (the first call's first bytes may be a UTF-8 BOM). */
   feed(chunk: Uint8Array): void {
-    if (this.done) return;
+    if (this.done && !this.#toEnd) return;
     const i = this.#offset === 0 && this.#atFileStart && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf ? 3 : 0;
     if (this.#syntax === 'jsonl') this.#feedLines(chunk, i);
     else this.#feedCsv(chunk, i);
@@ -92,7 +138,7 @@ export class RecordStartScanner {
       this.#breaks++;
       i = lf + 1;
       if (i < chunk.length) this.#settleTargets(base + i);
-      if (this.done) return;
+      if (this.done && !this.#toEnd) return;
     }
     this.#atRecordStart = chunk.length > 0 ? chunk[chunk.length - 1] === LF : this.#atRecordStart;
   }
@@ -111,7 +157,8 @@ export class RecordStartScanner {
     let pendingCr = this.#pendingCr;
     let atStart = this.#atRecordStart;
     let breaks = this.#breaks;
-    let next = this.#targets[this.#found.length]!;
+    // Past the last target (toEnd): no record start is settled any more.
+    let next = this.#targets[this.#found.length] ?? Infinity;
     // Where the next quote and CR are (n: none left in this chunk): found once, then reused until passed.
     let nextQuote = -1;
     let nextCr = -1;
@@ -144,8 +191,8 @@ export class RecordStartScanner {
         if ((byLine ? breaks + 1 : base + i) >= next) {
           this.#breaks = breaks;
           this.#settleTargets(base + i);
-          if (this.done) return;
-          next = this.#targets[this.#found.length]!;
+          if (this.done && !this.#toEnd) return;
+          next = this.#targets[this.#found.length] ?? Infinity;
         }
       }
       if (pendingQuote) {

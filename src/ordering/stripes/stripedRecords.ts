@@ -5,7 +5,7 @@ import { StripeSchedule } from './stripeSchedule.js';
 import type { FilePin } from '../../reading/filePin.js';
 import { mayBeCut } from '../../reading/magic.js';
 import { eachRecord } from '../../reading/readCsv.js';
-import { cutFile, readRange, recordStartAtLine, type ByteRange, type RangeReader, type RangeSyntax } from './ranges.js';
+import { cutFile, readRange, recordStartAtLine, type ByteRange, type RangeBytes, type RangeReader, type RangeSyntax } from './ranges.js';
 import { isRejected, type RowPlanner, type SourceRecord } from '../../typing/planRow.js';
 import { keyCellRows, UNCLEAR, type ProbedRow } from './keyCellRows.js';
 import { isolateRunningKeys } from './stripeKeys.js';
@@ -168,7 +168,7 @@ export async function planStripes(args: {
 }
 
 /** The file's first bytes read for headIsMixed, and the rows looked at there at most. */
-const MIXED_HEAD_BYTES = 1024 * 1024;
+export const MIXED_HEAD_BYTES = 1024 * 1024;
 const MIXED_HEAD_ROWS = 2048;
 
 /**
@@ -179,7 +179,7 @@ const MIXED_HEAD_ROWS = 2048;
  * in time order, a log or an export, shows it in its first rows. The last row read is left out: the
  * bytes may end inside it.
  */
-async function headIsMixed(reader: RangeReader, probe: (record: SourceRecord) => string | undefined): Promise<boolean> {
+export async function headIsMixed(reader: RangeReader, probe: (record: SourceRecord) => string | undefined): Promise<boolean> {
   const groups: (string | undefined)[] = [];
   try {
     for await (const record of reader.records) {
@@ -307,9 +307,9 @@ export function stripesOf(ranges: ByteRange[], heads: Head[], partOf?: readonly 
 }
 
 /** The header row's names, read from the start of the file. */
-export async function headerOf(path: string, file: string, range: ByteRange, how: RangeSyntax): Promise<string[]> {
+export async function headerOf(path: string, file: string, range: ByteRange, how: RangeSyntax, pin?: RangeBytes): Promise<string[]> {
   let names: string[] | undefined;
-  const reader = readRange(path, file, range, how, (n) => (names = n));
+  const reader = readRange(path, file, range, how, (n) => (names = n), pin);
   try {
     await reader.records.next();
   } finally {

@@ -286,6 +286,11 @@ describe('writeAffectingOptions', () => {
     expect(resumeRefusal({ version: CHECKPOINT_VERSION, input: IDENTITY, options: { ...before, autoReading: 3 } }, IDENTITY, recorded(BASE), 'c.json')).toMatch(
       /in other batches \(reading 3 then, 4 now/,
     );
+    // Large S3 objects are now cut into ranges, in `--order stripes` too: its checkpoints of before are refused.
+    const { autoReading: _none, ...stripesBefore } = recorded({ ...BASE, order: 'stripes' });
+    expect(
+      resumeRefusal({ version: CHECKPOINT_VERSION, input: IDENTITY, options: stripesBefore }, IDENTITY, recorded({ ...BASE, order: 'stripes' }), 'c.json'),
+    ).toMatch(/^checkpoint c\.json was taken by an earlier ddb-spread, whose stripes order read this input in other batches/);
     // The named orders read as they did: their checkpoints record no reading and still resume.
     expect(recorded({ ...BASE, order: 'window' })).not.toHaveProperty('autoReading');
   });

@@ -125,6 +125,17 @@ describe('planPartStripes over parts', () => {
     });
   }
 
+  it('one part read by bytes only (S3) is cut inside, at record starts, every row by its own line', async () => {
+    const rows = rowsOf(keys(0, 30), 0).map((r, i) => (i % 5 === 0 ? `${r},"two\nlines"` : `${r},plain`));
+    const text = `pk,sk,v,w\r\n${rows.join('\r\n')}\r\n`;
+    const read = (await readAll(partsOf([text], true), 256))!;
+    expect(read.stripes).toBeGreaterThanOrEqual(3);
+    // Each row's first physical line is the line it is named by.
+    const lines = text.split(/\r\n|\n/);
+    expect(read.rows.length).toBe(rows.length);
+    for (const r of read.rows) expect(lines[r.line - 1]!.split(',')[0]).toBe(r.pk);
+  });
+
   it('parts whose heads do not ascend are not striped', async () => {
     expect(await readAll(partsOf([texts[2]!, texts[0]!, texts[1]!], true), 256)).toBeUndefined();
   });
