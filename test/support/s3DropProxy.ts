@@ -28,15 +28,29 @@ export async function startS3DropProxy(
     beforeResume?: () => Promise<void>;
     resumeAnswer?: 'whole-200' | 'whole-206';
     stall?: 'body' | 'headers';
+    /** GETs of the object passed on untouched and unrecorded first: a load's look at its header before the read. */
+    passFirst?: number;
   },
 ): Promise<S3DropProxy> {
   const upstream = new URL(target);
   const ranges: string[] = [];
   let drops = options.drops ?? 1;
+  let passing = options.passFirst ?? 0;
   // The cut GET's whole answer, read from upstream to its end (only the first `cutAfter` bytes go on).
   let kept: Promise<{ headers: IncomingMessage['headers']; body: Buffer }> | undefined;
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const isObjectGet = req.method === 'GET' && decodeURIComponent((req.url ?? '').split('?')[0]!).endsWith(`/${options.key}`);
+    if (isObjectGet && passing > 0) {
+      passing--;
+      const out = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      out.on('error', () => res.destroy());
+      res.on('close', () => out.destroy());
+      req.pipe(out);
+      return;
+    }
     const cut = isObjectGet && drops > 0;
     if (cut && options.stall === 'headers') {
       drops--;
