@@ -22,6 +22,8 @@ const BIN = join(ROOT, 'bin', 'ddb-spread.js');
 const ORDERS = join(ROOT, 'samples', 'orders.csv');
 const WITH_ERRORS = join(ROOT, 'samples', 'orders-with-errors.csv');
 const ORDER_TYPES = { total: 'N', gift: 'BOOL', items: 'JSON' } as const;
+/** orders-with-errors.csv has no items column: naming it in --types stops a load before its first write. */
+const WITH_ERRORS_TYPES = { total: 'N', gift: 'BOOL' } as const;
 const ORDERS_KEYS: TableKeys = { partitionKey: { name: 'customerId', type: 'S' }, sortKey: { name: 'orderId', type: 'S' } };
 const OFFLINE = ['--partition-key', 'customerId:S', '--sort-key', 'orderId:S', '--types', 'total:N,gift:BOOL,items:JSON'];
 
@@ -56,12 +58,12 @@ describe('estimate', () => {
   it('against the table: DescribeTable, nothing written, the same rejects and reject file as load', async () => {
     const table = await newTable();
     const estimateRejects = join(dir(), 'estimate.rejects.jsonl');
-    const result = await estimate({ input: WITH_ERRORS, table, endpoint, region: 'us-east-1', types: ORDER_TYPES, rejectsPath: estimateRejects });
+    const result = await estimate({ input: WITH_ERRORS, table, endpoint, region: 'us-east-1', types: WITH_ERRORS_TYPES, rejectsPath: estimateRejects });
     expect(result.table.source).toBe('describe-table');
     expect((await scanAll(client(), table)).length).toBe(0);
 
     const loadRejects = join(dir(), 'load.rejects.jsonl');
-    const loaded = await load({ input: WITH_ERRORS, table, endpoint, region: 'us-east-1', types: ORDER_TYPES, rejectsPath: loadRejects }).catch(
+    const loaded = await load({ input: WITH_ERRORS, table, endpoint, region: 'us-east-1', types: WITH_ERRORS_TYPES, rejectsPath: loadRejects }).catch(
       (e: { result?: unknown }) => e.result as never,
     );
     expect(result.input.rejected).toBe(loaded.rejected);

@@ -60,7 +60,7 @@ describe('--segment i/N', () => {
       table,
       endpoint,
       region: 'us-east-1',
-      types: { total: 'N', gift: 'BOOL', items: 'JSON' },
+      types: { total: 'N', gift: 'BOOL' },
       rejectsPath: join(dir(), 'whole.rejects.jsonl'),
     });
     expect(whole.rejected).toBeGreaterThan(0);
@@ -72,7 +72,7 @@ describe('--segment i/N', () => {
           table,
           endpoint,
           region: 'us-east-1',
-          types: { total: 'N', gift: 'BOOL', items: 'JSON' },
+          types: { total: 'N', gift: 'BOOL' },
           segment: `${i}/3`,
           totalWcu: 300,
           rejectsPath: join(dir(), `part${i}.rejects.jsonl`),
