@@ -119,8 +119,9 @@ describe('what is fine is not refused', () => {
 
   it('scan output stopped half way resumes from its checkpoint: every item stored once, the counts adding up', async () => {
     const table = await newTable();
-    const items = Array.from({ length: 300 }, (_, i) => `    {"customerId": {"S": "c${i % 7}"}, "orderId": {"S": "o${i}"}, "n": {"N": "${i}"}}`);
-    const input = await inputFile('scan.json', `{\n  "Items": [\n${items.join(',\n')}\n  ],\n  "Count": 300\n}\n`);
+    // Enough batches (120, one call at a time) that the load is still writing when the abort lands.
+    const items = Array.from({ length: 3_000 }, (_, i) => `    {"customerId": {"S": "c${i % 7}"}, "orderId": {"S": "o${i}"}, "n": {"N": "${i}"}}`);
+    const input = await inputFile('scan.json', `{\n  "Items": [\n${items.join(',\n')}\n  ],\n  "Count": 3000\n}\n`);
     const checkpointPath = path('scan.checkpoint');
     const controller = new AbortController();
     let written = 0;
@@ -136,10 +137,10 @@ describe('what is fine is not refused', () => {
     expect(first).toMatchObject({ code: 'ABORTED' });
     const second = await run({ input, table, checkpointPath, concurrency: 1, order: 'input' });
     expect(second.resumedFromBatch).toBeGreaterThan(0);
-    expect(second.rowsRead).toBe(300);
+    expect(second.rowsRead).toBe(3_000);
     expect(second.rejected).toBe(0);
     const stored = await rawScan(endpoint, table);
-    expect(stored.length).toBe(300);
+    expect(stored.length).toBe(3_000);
   });
 
   it('a JSON array loads element by element; a bad element is rejected with the line it starts on', async () => {
