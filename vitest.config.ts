@@ -26,6 +26,32 @@ export const LONG_UNIT_FILES = [
   'test/unit/writing/wireJson.test.ts',
 ];
 
+/**
+ * Integration files that run one at a time, alone on the machine: those that measure rates, durations or
+ * throttle counts (sized for the 2 cores CI has, not for sharing them), and those that load samples/ with
+ * its default reject file beside it (a second run at once would be refused with exit 75, as users' are).
+ * The other integration files run two at a time.
+ */
+export const SERIAL_INTEGRATION_FILES = [
+  'test/cli/cli.test.ts',
+  'test/cli/credentials.test.ts',
+  'test/cli/logsCli.test.ts',
+  'test/cli/rateCli.test.ts',
+  'test/cli/estimateAdvice.test.ts',
+  'test/integration/capacityReports.test.ts',
+  'test/integration/capacityReportsAttack.test.ts',
+  'test/integration/corruptParquet.test.ts',
+  'test/integration/directSend.test.ts',
+  'test/integration/estimate.test.ts',
+  'test/integration/estimatePlannedOrder.test.ts',
+  'test/integration/gsiPacing.test.ts',
+  'test/integration/load.test.ts',
+  'test/integration/partitionProxy.test.ts',
+  'test/integration/rateControl.test.ts',
+  'test/integration/rateNoise.test.ts',
+  'test/integration/segment.test.ts',
+];
+
 // The AWS SDK warns once a process, on Node < 22, that its releases after January 2027 need Node 22: in the
 // global setup, every test worker and every CLI run that was the same 8 lines dozens of times over. The
 // variable is the SDK's own switch, set here so the workers and the CLIs they spawn inherit it. Users still
@@ -81,11 +107,22 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, 'test/unit/**'],
+          exclude: [...configDefaults.exclude, 'test/unit/**', ...SERIAL_INTEGRATION_FILES],
           globalSetup: ['test/support/globalSetup.ts'],
-          // One file at a time, on any machine: several CLI tests load samples/orders.csv with its default
-          // reject file beside it (a second run at once would be refused with exit 75, as users' are), and
-          // the rate and kill tests are sized for the 2 cores CI has, not for sharing them with each other.
+          // Two files at a time: a file here spends most of its time waiting on DynamoDB Local, s3rver and
+          // the CLIs it spawns (about one core between them), so a second file fills the idle core. Each
+          // file has its own tables, folders and ports. After unit and long (group 0), before the serial files.
+          maxWorkers: CPU_BOUND_WORKERS,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration-serial',
+          include: SERIAL_INTEGRATION_FILES,
+          globalSetup: ['test/support/globalSetup.ts'],
+          // One file at a time, on any machine, after every other file: see SERIAL_INTEGRATION_FILES.
           fileParallelism: false,
         },
       },
