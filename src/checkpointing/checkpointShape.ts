@@ -95,8 +95,20 @@ function isRestartPoint(v: unknown): boolean {
     isRecord(v) &&
     ['part', 'row', 'line', 'batch', 'rowsRead', 'otherSegments', 'superseded', 'rejected'].every((name) => isCount(v[name])) &&
     (v['line'] as number) >= 1 &&
-    (v['sideBySide'] === undefined || isSideBySide(v['sideBySide'], v['part'] as number))
+    (v['sideBySide'] === undefined || isSideBySide(v['sideBySide'], v['part'] as number)) &&
+    (v['stripes'] === undefined || (Array.isArray(v['stripes']) && v['stripes'].length > 0 && v['stripes'].every(isStripeCursor)))
   );
+}
+
+/** Where a stripe stood: places [part, line], its piece (-1 before its first row) and counts. */
+function isStripeCursor(v: unknown): boolean {
+  const isPlace = (p: unknown) => Array.isArray(p) && p.length === 2 && isCount(p[0]) && isCount(p[1]);
+  if (!isRecord(v) || !isPlace(v['start']) || !isCount(v['taken']) || !isCount(v['read'])) return false;
+  const piece = v['piece'];
+  if (typeof piece !== 'number' || !Number.isInteger(piece) || piece < -1) return false;
+  if (piece >= 0 !== (v['at'] !== undefined) || (v['at'] !== undefined && !isPlace(v['at']))) return false;
+  const grouped = [v['first'], v['last']];
+  return grouped.every((p) => p === undefined) || grouped.every(isPlace);
 }
 
 /** Files read side by side: parts at or after the group's first, each once, the rotation inside the list. */

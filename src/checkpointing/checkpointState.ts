@@ -1,5 +1,6 @@
 import { DoneBatches, type BatchRange } from './doneBatches.js';
 import type { SideBySidePosition } from '../reading/sideBySide.js';
+import type { StripeCursor } from '../ordering/stripes/stripeResume.js';
 
 /**
  * Resume after a crash, the pure part. Reading, planning, every write order and the batcher are
@@ -21,7 +22,9 @@ import type { SideBySidePosition } from '../reading/sideBySide.js';
 // points (restartPoints.ts), which changes its batches, and the checkpoint records the points reached; the
 // default order is now auto (decided from the data: a set streams through the window, or is read in
 // stripes across its parts, where format 4 wrote it in round-robin): its batches differ from format 4's.
-export const CHECKPOINT_VERSION = 5;
+// 6: a striped read makes restart points too (every stripe's place recorded), emptying its batcher there, which
+// changes its batches.
+export const CHECKPOINT_VERSION = 6;
 
 /**
  * A restart point the reader reached: a place in the input where the order and the batcher held nothing,
@@ -48,6 +51,8 @@ export interface RestartPoint {
   rejected: number;
   /** A point inside files read side by side (an export's data files): where each stands; `row` and `line` are then the group's and the record's. */
   sideBySide?: SideBySidePosition;
+  /** A point of a striped read: where each stripe stood (`row` is then the rows handed on before it, `part` and `line` 0). */
+  stripes?: StripeCursor[];
 }
 
 /**

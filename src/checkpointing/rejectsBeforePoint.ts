@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { RejectFileState, RestartPoint } from './checkpointState.js';
+import { handedOnBefore } from '../ordering/stripes/stripeResume.js';
 
 export type { RejectFileState } from './checkpointState.js';
 
@@ -57,9 +58,11 @@ export function rejectsBeforePoint(
  * Whether the record at `line` of part `part` comes before the restart point. In a part read alone, the
  * point's line is the first record after it. In files read side by side (a contiguous group of parts from
  * the point's part), a file still open holds the records up to the line of its last record read; one
- * opened and finished holds none after; one not yet opened holds none before.
+ * opened and finished holds none after; one not yet opened holds none before. In a striped read, a row
+ * is before the point when its stripe had handed it on (handedOnBefore).
  */
 export function before(part: number, line: number, point: RestartPoint): boolean {
+  if (point.stripes) return handedOnBefore([part, line], point.stripes);
   if (part < point.part) return true;
   const side = point.sideBySide;
   if (!side) return part === point.part && line < point.line;

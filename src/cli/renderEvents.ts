@@ -68,8 +68,12 @@ export function createEventRenderer(
       });
     if (event.type === 'resumed')
       note(
-        `ddb-spread: resuming from checkpoint ${event.checkpoint}: ${formatCount(event.batchesDone, 'batch')} (${formatCount(event.written, 'row')}) were written before; reading the input again to continue after them\n`,
-        { type: 'resumed', checkpoint: event.checkpoint, batchesDone: event.batchesDone, written: event.written },
+        `ddb-spread: resuming from checkpoint ${event.checkpoint}: ${formatCount(event.batchesDone, 'batch')} (${formatCount(event.written, 'row')}) were written before; ${
+          event.rowsSkipped > 0
+            ? `reading on from a restart point past the first ${formatCount(event.rowsSkipped, 'row')} of the input, which are not read again`
+            : 'reading the input again from its start to continue after them'
+        }\n`,
+        { type: 'resumed', checkpoint: event.checkpoint, batchesDone: event.batchesDone, written: event.written, rowsSkipped: event.rowsSkipped },
       );
     if (event.type === 'listing')
       note(

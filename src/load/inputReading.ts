@@ -7,14 +7,28 @@ import { detectFormat } from '../reading/detectFormat.js';
 import type { InputSet } from '../reading/inputSet.js';
 import { openInput } from '../reading/openInput.js';
 import type { OpenedInputSet } from '../reading/readInputSet.js';
-import { createRowPlanner, type RowPlannerOptions, type SourceRecord } from '../typing/planRow.js';
+import { createRowPlanner, isRejected, type RowPlannerOptions, type SourceRecord } from '../typing/planRow.js';
 import type { Disposer } from './disposer.js';
 import type { LoadFacts } from './loadFacts.js';
 import type { LoadMode } from './loadMode.js';
 import type { NormalizedLoadOptions } from './options.js';
 import { delimiterOf, formatFromName, type InputFormat } from '../reading/inputFormat.js';
-import { planPartStripes, readPartStripes, stripeableParts, type StripePart } from '../ordering/stripes/partStripes.js';
-import { MIN_STRIPE_BYTES, planStripes, readStripes, recordGroup, stripeCount } from '../ordering/stripes/stripedRecords.js';
+import { planPartStripes, readPartStripes, stripeableParts, withColumns, type StripePart } from '../ordering/stripes/partStripes.js';
+import {
+  MIN_STRIPE_BYTES,
+  planStripes,
+  readStripes,
+  recordGroup,
+  stripeCount,
+  type StripedRead,
+  type StripeRestart,
+} from '../ordering/stripes/stripedRecords.js';
+import { groupOf } from '../ordering/stripes/grouping.js';
+import { readRange, type RangeReader } from '../ordering/stripes/ranges.js';
+import type { Stripe } from '../ordering/stripes/stripeLayout.js';
+import { resumeStripes, type ResumedStripe, type ResumeReading } from '../ordering/stripes/stripeResume.js';
+import type { RestartPoint } from '../checkpointing/checkpointState.js';
+import { bug } from '../shared/errors.js';
 
 /** How the load's input is read: its records in the order they come, the write order in effect, and how to stop. */
 export interface Reading {
@@ -28,6 +42,10 @@ export interface Reading {
   parts: number;
   /** Stops reading the input. */
   closeInput: () => void;
+  /** A striped read's restart points (with a checkpoint that makes them). */
+  pointAt?: StripedRead['pointAt'];
+  /** A striped read resumed at a restart point: where its stripes' grouping check stood. */
+  grouping?: ResumedStripe['grouping'][];
 }
 
 export interface ReadingContext {
@@ -41,6 +59,8 @@ export interface ReadingContext {
   disposer: Disposer;
   /** A striped read's bytes are recorded here. */
   facts: LoadFacts;
+  /** Restart points a checkpoint makes (every that many rows), and the one a resume starts from. */
+  restart?: { every: number; from: RestartPoint | undefined } | undefined;
 }
 
 /**
@@ -61,9 +81,13 @@ export interface ReadingContext {
 export async function readingOf(
   { inputSet, input, format }: { inputSet: InputSet; input: OpenedInputSet; format: InputFormat | undefined },
   plannerOptions: RowPlannerOptions,
-  { opts, notGrouped, onStripes, stripeBytes, disposer, facts }: ReadingContext,
+  ctx: ReadingContext,
 ): Promise<Reading> {
-  const whole = (order: WriteOrder, adaptive = false): Reading => ({ records: input.records, order, adaptive, parts: 0, closeInput: () => input.close() });
+  const { opts, notGrouped, onStripes, stripeBytes, disposer, facts } = ctx;
+  const whole = (order: WriteOrder, adaptive = false): Reading => {
+    if (ctx.restart?.from?.stripes) throw bug('a checkpoint resumes at a restart point of a striped read, but the input is not read in stripes now');
+    return { records: input.records, order, adaptive, parts: 0, closeInput: () => input.close() };
+  };
   const asked = opts.order;
   if (asked !== 'stripes' && asked !== 'auto') return whole(asked);
   const notStriped = () => {
@@ -76,7 +100,7 @@ export async function readingOf(
   // the estimate then takes the batches as they come ('own'), as for the window.
   const set = await stripeableParts(inputSet, opts);
   if (set) {
-    const striped = await partStripedReading(set, input, plannerOptions, { stripeBytes, disposer, facts });
+    const striped = await partStripedReading(set, input, plannerOptions, ctx);
     if (!striped) return notStriped();
     onStripes?.('own');
     return striped;
@@ -108,11 +132,69 @@ export async function readingOf(
     onStripes(plan.layout);
     return { ...whole('stripes'), parts: 1 };
   }
-  const striped = readStripes(path, file, input.totalBytes!, how, plan, inputSet.parts[0]!.part.pin);
+  const pin = inputSet.parts[0]!.part.pin;
+  const restart = await stripeRestart(ctx.restart, plan.stripes, plannerOptions, {
+    bytes: () => pin ?? path,
+    file: () => file,
+    syntax: () => how,
+    firstRecord: (_, range) => firstRecord(readRange(path, file, range, range.start === 0 ? how : plan.how, undefined, pin)),
+  });
+  const striped = readStripes(path, file, input.totalBytes!, how, plan, pin, restart?.restart);
   disposer.defer(() => striped.close());
   input.close();
   facts.input = { totalBytes: input.totalBytes, bytesRead: striped.bytesRead };
-  return { records: striped.chunks, order: 'stripes', adaptive: false, parts: striped.parts, closeInput: striped.close };
+  return stripedReading(striped, restart?.grouping);
+}
+
+/** The Reading of a striped read. */
+function stripedReading(striped: StripedRead, grouping: ResumedStripe['grouping'][] | undefined): Reading {
+  return {
+    records: striped.chunks,
+    order: 'stripes',
+    adaptive: false,
+    parts: striped.parts,
+    closeInput: striped.close,
+    ...(striped.pointAt ? { pointAt: striped.pointAt } : {}),
+    ...(grouping ? { grouping } : {}),
+  };
+}
+
+/**
+ * A striped read's restart points, with a checkpoint that makes them: from a resumed point, its stripes
+ * reopened where they stood (resumeStripes), keys read again with the planner (no shard suffix: a sharded
+ * load makes no restart points).
+ */
+async function stripeRestart(
+  restart: ReadingContext['restart'],
+  stripes: readonly Stripe[],
+  plannerOptions: RowPlannerOptions,
+  reading: Omit<ResumeReading, 'keyOf'>,
+): Promise<{ restart: StripeRestart; grouping?: ResumedStripe['grouping'][] } | undefined> {
+  if (!restart || restart.every <= 0) return undefined;
+  const from = restart.from;
+  if (!from) return { restart: { every: restart.every } };
+  if (!from.stripes) throw bug('a checkpoint resumes at a restart point of a read from the start, but the input is read in stripes now');
+  const planner = createRowPlanner({ ...plannerOptions, shard: undefined });
+  const keyOf = (record: SourceRecord) => {
+    const planned = planner.plan(record);
+    return isRejected(planned) ? undefined : groupOf(planned);
+  };
+  const resumed = await resumeStripes(stripes, from.stripes, { ...reading, keyOf });
+  return {
+    restart: { every: restart.every, from: { row: from.row, cursors: from.stripes, pieces: resumed.map((r) => r.pieces) } },
+    grouping: resumed.map((r) => r.grouping),
+  };
+}
+
+/** The first record a range reader gives, or undefined when it gives none. */
+async function firstRecord(reader: RangeReader): Promise<SourceRecord | undefined> {
+  try {
+    const first = await reader.records.next();
+    return first.done ? undefined : first.value;
+  } finally {
+    await reader.records.return(undefined);
+    reader.close();
+  }
 }
 
 /** A set's striped reading, or undefined when its heads show it is not grouped (partStripes.ts). */
@@ -120,8 +202,9 @@ async function partStripedReading(
   parts: StripePart[],
   input: OpenedInputSet,
   plannerOptions: RowPlannerOptions,
-  { stripeBytes, disposer, facts }: Pick<ReadingContext, 'stripeBytes' | 'disposer' | 'facts'>,
+  ctx: ReadingContext,
 ): Promise<Reading | undefined> {
+  const { stripeBytes, disposer, facts } = ctx;
   const { partitionKey } = plannerOptions.keySchema;
   const plan = await planPartStripes({
     parts,
@@ -130,11 +213,26 @@ async function partStripedReading(
     ...(stripeBytes !== undefined ? { minBytes: stripeBytes } : {}),
   });
   if (!plan) return undefined;
-  const striped = readPartStripes(plan);
+  // A resumed stripe reads its part from a byte past the part's start: a CSV part's columns are needed.
+  const from = ctx.restart?.from?.stripes;
+  if (from)
+    await withColumns(
+      plan,
+      from.flatMap((cursor) => (cursor.at ? [cursor.at[0]] : [])),
+    );
+  const part = (i: number) => plan.parts[i]!;
+  const restart = await stripeRestart(ctx.restart, plan.stripes, plannerOptions, {
+    bytes: (i) => part(i).bytes,
+    file: (i) => part(i).file,
+    syntax: (i) => part(i).how,
+    firstRecord: (i, range) =>
+      firstRecord(readRange(part(i).path ?? part(i).file, part(i).file, range, range.start === 0 ? part(i).first : part(i).how, undefined, part(i).bytes)),
+  });
+  const striped = readPartStripes(plan, restart?.restart);
   disposer.defer(() => striped.close());
   input.close();
   facts.input = { totalBytes: input.totalBytes, bytesRead: striped.bytesRead };
-  return { records: striped.chunks, order: 'stripes', adaptive: false, parts: striped.parts, closeInput: striped.close };
+  return stripedReading(striped, restart?.grouping);
 }
 
 /** The path of the load's one input when it is a plain local file (not an export, no deletes): what stripes can cut. */

@@ -125,7 +125,7 @@ export async function openCheckpoint(
     await ctx.rejections.restore('refused' in kept ? { lines: [], codes: [] } : kept);
     // The rows before the restart point are not read again: their counts are the point's.
     if (restartFrom) tally.resumeAt(restartFrom);
-    emit({ type: 'resumed', checkpoint: path, batchesDone: resumeFrom, written: saved.written });
+    emit({ type: 'resumed', checkpoint: path, batchesDone: resumeFrom, written: saved.written, rowsSkipped: restartFrom?.rowsRead ?? 0 });
   }
   opened.trackRejectFile(ctx.rejections.file);
   return { store: opened, resumeFrom, restartFrom };

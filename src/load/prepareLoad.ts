@@ -24,8 +24,9 @@ import type { Disposer } from './disposer.js';
 import type { LoadDependencies } from './loadDependencies.js';
 import type { LoadFacts } from './loadFacts.js';
 import { saveManifest, type LoadMode, type Pacing } from './loadMode.js';
-import { groupedWarning, loadFormatOf, readingOf } from './inputReading.js';
-import { skipToLine, type Restarts } from './restartPoints.js';
+import { groupedWarning, loadFormatOf, readingOf, type ReadingContext } from './inputReading.js';
+import type { StripedRead } from '../ordering/stripes/stripedRecords.js';
+import { skipToLine, stripedPoints, wholeInputPoints, type Restarts } from './restartPoints.js';
 import type { OpenedCheckpoint } from './openCheckpoint.js';
 import { prepareOutputFiles, type CallerFiles } from './outputFiles.js';
 import { headerChecker, preflightInput } from './inputPreflight.js';
@@ -65,6 +66,8 @@ export interface PreparedLoad {
   manifest: ShardManifest | undefined;
   /** Restart points of a streaming order with a checkpoint (load/restartPoints.ts); undefined: none. */
   restarts: Restarts | undefined;
+  /** A striped read's restart points (StripedRead.pointAt), when it makes them. */
+  stripePointAt?: StripedRead['pointAt'];
 }
 
 /** A dry run that asked to begin again, before any row was read, with what the table showed. */
@@ -126,8 +129,9 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
     csv: { delimiter: opts.delimiter, columns: opts.columns, checkHeader: headerChecker(tableInfo, opts, inputSet.parts.length) },
     ...(deps.signal ? { signal: deps.signal } : {}),
     ...(deps.testSeams?.parquetStallMs !== undefined ? { parquetStallMs: deps.testSeams.parquetStallMs } : {}),
-    // A resume at a restart point opens the input there: the rows before it are not read again.
-    ...(checkpoint?.restartFrom ? { from: { at: checkpoint.restartFrom, skipToLine } } : {}),
+    // A resume at a restart point opens the input there: the rows before it are not read again. (A striped
+    // read's point reopens its stripes instead: readingOf.)
+    ...(checkpoint?.restartFrom && !checkpoint.restartFrom.stripes ? { from: { at: checkpoint.restartFrom, skipToLine } } : {}),
     // The auto order reads an export's data files side by side: its item collections then mix (readInputSet.ts).
     ...(opts.order === 'auto' ? { interleaveExports: true } : {}),
   });
@@ -140,7 +144,9 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
   emit({ type: 'started', table: opts.table, input: input.name, keySchema, totalBytes: input.totalBytes, snapshot: ctx.result });
   facts.started = true;
   const notGrouped = checkpoint?.store.file.notGrouped === true;
-  const stages = await stagesOf(ctx, { tableInfo, inputSet, input, format, shard, pacing, notGrouped });
+  const restart =
+    checkpoint && checkpoint.store.file.restartEveryRows > 0 ? { every: checkpoint.store.file.restartEveryRows, from: checkpoint.restartFrom } : undefined;
+  const stages = await stagesOf(ctx, { tableInfo, inputSet, input, format, shard, pacing, notGrouped, restart });
   return { ...stages, checkpoint, manifest, restarts: restartsOf(checkpoint, stages, input) };
 }
 
@@ -233,6 +239,8 @@ async function stagesOf(
     pacing: Pacing;
     /** The checkpoint resumed records that the auto order found this input not grouped. */
     notGrouped: boolean;
+    /** Restart points the checkpoint makes, and the one it resumes from. */
+    restart: ReadingContext['restart'];
   },
 ): Promise<Omit<PreparedLoad, 'checkpoint' | 'manifest' | 'restarts'>> {
   const { opts, mode, disposer, emit } = ctx;
@@ -258,12 +266,14 @@ async function stagesOf(
     stripeBytes: ctx.deps.testSeams?.stripeBytes,
     disposer,
     facts: ctx.facts,
+    restart: ready.restart,
   });
   emit({ type: 'reading', order: reading.order });
   const orderer = new WriteOrderer({
     mode: reading.order,
     ...(reading.adaptive ? { adaptive: { onGrouped: (at: PlannedWrite) => emit(groupedWarning(at, opts, input.totalBytes)) } } : {}),
     parts: reading.parts,
+    ...(reading.grouping ? { grouping: reading.grouping } : {}),
     windowRows: opts.windowRows,
     memoryBytes: opts.memoryBytes,
     tempDir: opts.tempDir ?? tmpdir(),
@@ -295,6 +305,7 @@ async function stagesOf(
     records: reading.records,
     order: reading.order,
     closeInput: reading.closeInput,
+    ...(reading.pointAt ? { stripePointAt: reading.pointAt } : {}),
   };
 }
 
@@ -304,13 +315,35 @@ async function stagesOf(
  * made by the same options on the same input, so the order is the same; were it not, the rows before the
  * point would be skipped unread, so that is refused.
  */
-function restartsOf(checkpoint: OpenedCheckpoint | undefined, stages: Pick<PreparedLoad, 'orderer' | 'order'>, input: OpenedInputSet): Restarts | undefined {
+function restartsOf(
+  checkpoint: OpenedCheckpoint | undefined,
+  stages: Pick<PreparedLoad, 'orderer' | 'order' | 'stripePointAt'>,
+  input: OpenedInputSet,
+): Restarts | undefined {
   const every = checkpoint?.store.file.restartEveryRows ?? 0;
   const from = checkpoint?.restartFrom;
-  if (!checkpoint || every === 0 || stages.orderer.restart() === undefined) {
+  const striped = stages.stripePointAt;
+  if (!checkpoint || every === 0 || stages.orderer.restart() === undefined || (stages.order === 'stripes' && !striped)) {
     if (from) throw bug(`checkpoint ${checkpoint?.store.path} resumes at a restart point, but the ${stages.order} order makes none`);
     return undefined;
   }
+  if (from && (from.stripes !== undefined) !== (striped !== undefined)) {
+    throw bug(
+      `checkpoint ${checkpoint.store.path} resumes at a restart point of ${from.stripes ? 'a striped read' : 'a read from the start'}, but the input is read ${striped ? 'in stripes' : 'from its start'}`,
+    );
+  }
   const store = checkpoint.store;
-  return { every, from, position: () => input.position(), sideBySide: () => input.sideBySide(), reached: (point) => store.reached(point) };
+  const { orderer } = stages;
+  return {
+    every,
+    from,
+    pointBefore: striped
+      ? stripedPoints(striped, () => orderer.groupingPlaces())
+      : wholeInputPoints(
+          every,
+          () => input.position(),
+          () => input.sideBySide(),
+        ),
+    reached: (point) => store.reached(point),
+  };
 }

@@ -4,6 +4,9 @@ import { RecordStartScanner } from '../ordering/stripes/recordStarts.js';
 import type { SetPosition } from '../reading/readInputSet.js';
 import type { SideBySidePosition } from '../reading/sideBySide.js';
 import { LoaderError } from '../shared/errors.js';
+import type { StripedRead } from '../ordering/stripes/stripedRecords.js';
+import type { WriteOrderer } from '../ordering/writeOrderer.js';
+import type { SourceRecord } from '../typing/planRow.js';
 
 /**
  * Restart points: where a load that streams its input (orders input and window) with a checkpoint empties
@@ -22,15 +25,46 @@ export function isRestartPoint(at: SetPosition, every: number): boolean {
   return at.withinPart && every > 0 && at.row % every === 0;
 }
 
+/** Where a restart point is: what the stages add to it are the batches and the counters before it. */
+export type PointPlace = Pick<RestartPoint, 'part' | 'row' | 'line' | 'sideBySide' | 'stripes'>;
+
 /** What the stages need to make restart points and resume at one. */
 export interface Restarts {
   every: number;
   /** Where the read starts (a resume), or undefined: at the input's start. */
   from: RestartPoint | undefined;
-  position: () => SetPosition;
-  /** Where files read side by side stand before the record at position(); undefined outside such a read. */
-  sideBySide: () => SideBySidePosition | undefined;
+  /** The point before the `index`th record of `entry` (one record, or an array of a striped read), or undefined: none there. */
+  pointBefore: (entry: SourceRecord | SourceRecord[], index: number) => PointPlace | undefined;
   reached: (point: RestartPoint) => void;
+}
+
+/**
+ * Restart points of an input read whole (orders input and window): at fixed records of the input
+ * (isRestartPoint), where `position` and `sideBySide` say the reader stands before each record.
+ */
+export function wholeInputPoints(every: number, position: () => SetPosition, sideBySide: () => SideBySidePosition | undefined): Restarts['pointBefore'] {
+  return (entry, index) => {
+    const at = position();
+    if (!isRestartPoint(at, every)) return undefined;
+    const record = Array.isArray(entry) ? entry[index]! : entry;
+    const side = sideBySide();
+    return { part: at.part, row: at.row, line: record.origin.line, ...(side ? { sideBySide: side } : {}) };
+  };
+}
+
+/**
+ * Restart points of a striped read: before the arrays the merge starts after a point (every `every` rows
+ * handed on), with every stripe's place and where its grouping check stands.
+ */
+export function stripedPoints(
+  pointAt: NonNullable<StripedRead['pointAt']>,
+  groupingPlaces: () => ReturnType<WriteOrderer['groupingPlaces']>,
+): Restarts['pointBefore'] {
+  return (entry, index) => {
+    if (index !== 0 || !Array.isArray(entry) || entry.length === 0) return undefined;
+    const point = pointAt(entry, groupingPlaces());
+    return point ? { part: 0, row: point.row, line: entry[0]!.origin.line, stripes: point.cursors } : undefined;
+  };
 }
 
 /**

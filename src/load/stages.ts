@@ -6,7 +6,7 @@ import type { PlannedWrite, RejectedRow, RowOrigin } from '../shared/types.js';
 import { isRejected, type RowPlanner, type SourceRecord } from '../typing/planRow.js';
 import type { LoadStop } from './loadStop.js';
 import type { LoadTally } from './loadTally.js';
-import { isRestartPoint, type Restarts } from './restartPoints.js';
+import type { Restarts } from './restartPoints.js';
 import { segmentOfLine, segmentOfWrite, type Segment } from './segment.js';
 
 /*
@@ -74,9 +74,13 @@ export async function* batchesOf(records: AsyncGenerator<SourceRecord | SourceRe
   try {
     // Records come one by one or in arrays (a striped read's): one await per array, not per row.
     reading: for await (const entry of records) {
-      for (const record of Array.isArray(entry) ? entry : [entry]) {
+      const many = Array.isArray(entry);
+      const count = many ? entry.length : 1;
+      for (let index = 0; index < count; index++) {
+        const record = many ? entry[index]! : entry;
         if (stop.stopping) break reading;
-        if (restarts && isRestartPoint(restarts.position(), restarts.every)) {
+        const place = restarts?.pointBefore(entry, index);
+        if (place) {
           // Nothing held crosses the point: the order empties, then the batcher sends its partial batch.
           const held = orderer.restart();
           if (held) {
@@ -89,11 +93,8 @@ export async function* batchesOf(records: AsyncGenerator<SourceRecord | SourceRe
               batches++;
               yield last;
             }
-            const { part, row } = restarts.position();
             const { rowsRead, otherSegments, rejected } = report.tally.counters;
-            const sideBySide = restarts.sideBySide();
-            const point = { part, row, line: record.origin.line, batch: batches, rowsRead, otherSegments, superseded, rejected };
-            restarts.reached(sideBySide ? { ...point, sideBySide } : point);
+            restarts!.reached({ ...place, batch: batches, rowsRead, otherSegments, superseded, rejected });
           }
         }
         const planning = plan(record);

@@ -15,7 +15,7 @@ import {
 import { GROW_RUN, KeyRuns, LOOK_EVERY, MIN_RUN } from './keyRuns.js';
 import type { PlannedWrite } from '../shared/types.js';
 import { decodeWrite, encodeWrite, partitionEnd } from './writeCodec.js';
-import { GroupingCheck } from './stripes/grouping.js';
+import { GroupingCheck, type GroupedRow, type RowPlace } from './stripes/grouping.js';
 import { HeldWrites } from './heldWrites.js';
 import { forEachLine, LineWriter, readLineBlocks, TempSpace, type LineBlock } from './lineFiles.js';
 import { Chunk, CursorHeap, openCursor, type Cursor, type Run } from './runs.js';
@@ -37,6 +37,8 @@ export interface WriteOrdererOptions {
   inputBytes?: number;
   /** Stripes of a striped read (mode `stripes`), whose grouping is checked write by write. */
   parts?: number;
+  /** A striped read resumed at a restart point: where each stripe's grouping check stood (GroupingCheck.restore). */
+  grouping?: readonly ({ first: GroupedRow; last: GroupedRow } | undefined)[];
 }
 
 export interface OrdererStats {
@@ -119,6 +121,7 @@ export class WriteOrderer {
     this.#mode = options.mode;
     if (this.#mode === 'stripes') {
       this.#grouping = new GroupingCheck(options.parts ?? 1);
+      if (options.grouping) this.#grouping.restore(options.grouping);
     } else if (this.#mode === 'window') {
       this.#newWindow();
     } else if (isGlobalOrder(this.#mode)) {
@@ -171,14 +174,20 @@ export class WriteOrderer {
    * a new one, so nothing before the point decides anything after it (a resume starts there with a new
    * order: the auto order's window small again, its watch of the keys' runs begun afresh). Undefined in
    * the orders that cannot restart: the global ones hold every write to the end (an auto order's window
-   * that went over to round-robin included), and stripes read the file in several places at once.
+   * that went over to round-robin included). Stripes hold nothing; their grouping check goes on across the
+   * point (a resume restores it: groupingPlaces).
    */
   restart(): PlannedWrite[] | undefined {
-    if (this.#mode === 'input') return [];
+    if (this.#mode === 'input' || this.#mode === 'stripes') return [];
     if (!this.#window) return undefined;
     const held = this.#window.flush();
     this.#newWindow();
     return held;
+  }
+
+  /** Where each stripe's grouping check stands (a striped read's restart point records it); empty in the other orders. */
+  groupingPlaces(): { first: RowPlace | undefined; last: RowPlace | undefined }[] {
+    return this.#grouping?.places() ?? [];
   }
 
   /** Writes read but not yet handed out. */

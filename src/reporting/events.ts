@@ -20,7 +20,8 @@ export type LoadEvent =
   | { type: 'hashing'; checkpoint: string; bytes: number }
   | { type: 'hashed'; checkpoint: string; bytes: number; ms: number }
   /** A checkpoint was found: the load goes on after the batches it records as done. */
-  | { type: 'resumed'; checkpoint: string; batchesDone: number; written: number }
+  /** rowsSkipped: rows before the restart point the read starts at, not read again (0: the input is read from its start). */
+  | { type: 'resumed'; checkpoint: string; batchesDone: number; written: number; rowsSkipped: number }
   /** --listing: this worker wrote the load's listing (made), or loads the one another worker wrote. */
   | { type: 'listing'; where: string; made: boolean; parts: number; listedAt: string }
   /** Rate control cut the rate of the load or of one partition key after a throttle. */

@@ -79,8 +79,9 @@ async function killedAndResumed(
   kills: number[],
   /** Runs after kill `i`, before the next run (to tamper with what the runs left behind). */
   between?: (i: number, paths: { rejectsPath: string; checkpoint: string }) => Promise<void>,
+  moreEnv: Record<string, string> = {},
 ) {
-  const env = { ...localEnv(endpoint), DDB_SPREAD_TEST_RESTART_ROWS: String(RESTART_ROWS) };
+  const env = { ...localEnv(endpoint), DDB_SPREAD_TEST_RESTART_ROWS: String(RESTART_ROWS), ...moreEnv };
   const table = await newTable(KEYS);
   const checkpoint = join(dir(), `${name}.checkpoint.json`);
   const rejectsPath = join(dir(), `${name}.rejects.jsonl`);
@@ -123,11 +124,16 @@ async function killedAndResumed(
   const result = JSON.parse(last.stdout) as Record<string, number>;
   const oneGo = await newTable(KEYS);
   const oneGoRejects = join(dir(), `${name}.oneGo.rejects.jsonl`);
-  const once = await runCli(['load', ...inputs, '--table', oneGo, '--types', 'sk:N,v:N', '--rejects', oneGoRejects, '--json', ...extra], {
-    cwd: dir(),
-    env,
-    timeoutMs: 120_000,
-  });
+  // With a checkpoint of its own, so that it makes the same restart points, and so the same batches, as the runs killed.
+  const oneGoCheckpoint = join(dir(), `${name}.oneGo.checkpoint.json`);
+  const once = await runCli(
+    ['load', ...inputs, '--table', oneGo, '--types', 'sk:N,v:N', '--rejects', oneGoRejects, '--checkpoint', oneGoCheckpoint, '--json', ...extra],
+    {
+      cwd: dir(),
+      env,
+      timeoutMs: 120_000,
+    },
+  );
   expect([0, 2], once.stderr).toContain(once.code);
   const oneGoResult = JSON.parse(once.stdout) as Record<string, number>;
   return {
@@ -213,6 +219,46 @@ describe('resume at a restart point', () => {
     expect(run.atKills.at(-1)!.restarts.some((p) => p.part > 0)).toBe(true);
     expectSameLoad(run, 3 * each);
   }, 180_000);
+
+  it('stripes: a key-sorted file and a folder of sorted parts, with rejects, killed three times: each stripe resumes where it stood', async () => {
+    // Keys in order, 12 rows each, a bad sort key now and then; a row that repeats its key's previous sort key supersedes it.
+    const sorted = (from: number, to: number) => {
+      let text = '';
+      for (let i = from; i < to; i++)
+        text += `k${String(Math.floor(i / 12)).padStart(5, '0')},${i % 211 === 7 ? 'x' : i % 97 === 3 ? (i - 1) % 12 : i % 12},${i}\n`;
+      return text;
+    };
+    const rows = 6_000;
+    const file = join(dir(), 'sorted.csv');
+    await writeFile(file, `pk,sk,v\n${sorted(0, rows)}`);
+    const folder = join(dir(), 'sortedParts');
+    await mkdir(folder, { recursive: true });
+    for (let p = 0; p < 3; p++) await writeFile(join(folder, `part-${p}.csv`), `pk,sk,v\n${sorted(p * 2_000, (p + 1) * 2_000)}`);
+    for (const input of [file, folder]) {
+      const run = await killedAndResumed(
+        `stripes-${input === file ? 'file' : 'set'}`,
+        [input],
+        ['--order', 'auto'],
+        input === file ? [30, 90, 150] : [50, 130],
+        undefined,
+        {
+          DDB_SPREAD_TEST_STRIPE_BYTES: '4096',
+        },
+      );
+      // Each kill found points of the striped read that a resume starts at, past rejects.
+      for (const at of run.atKills)
+        expect(
+          (at.restarts as { stripes?: unknown[]; batch: number }[]).some((p) => p.stripes && p.batch <= at.batchesDone),
+          input,
+        ).toBe(true);
+      expect(run.atKills.some(resumesAfterRejects), input).toBe(true);
+      // Every resume read on from a point: the rows before it were not read again.
+      for (const said of run.warnings.slice(1)) expect(said, input).toMatch(/reading on from a restart point past the first [\d,]+ rows/);
+      expect(run.result['order'], input).toBe('stripes');
+      expectSameLoad(run, rows);
+      expect(run.rejects.length, input).toBe(Math.ceil((rows - 7) / 211));
+    }
+  }, 240_000);
 
   it('--segment 1/2 killed and resumed: the same half as in one go', async () => {
     const input = join(dir(), 'segment.csv');

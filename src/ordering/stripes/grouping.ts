@@ -16,23 +16,58 @@ import { parseDynamoNumber } from '../../typing/number.js';
  * The key is the partition key before any shard suffix: the suffixed keys of one row's key all come from
  * the part that holds that key.
  */
+/** A row's place: its file and line (the origin of a write). */
+export interface RowPlace {
+  file: string;
+  line: number;
+}
+
+/** A row's partition key as GroupingCheck compares it (groupOf), and where the row is. */
+export interface GroupedRow {
+  key: string;
+  at: RowPlace;
+}
+
 export class GroupingCheck {
   /** Per part: its first key and the key of its latest write (undefined until the part's first write). */
   readonly #first: (string | undefined)[];
   readonly #last: (string | undefined)[];
+  /** Where those writes' rows are (a restart point records it; a resume reads their keys there again). */
+  readonly #firstAt: (RowPlace | undefined)[];
+  readonly #lastAt: (RowPlace | undefined)[];
 
   constructor(parts: number) {
     this.#first = new Array<string | undefined>(parts).fill(undefined);
     this.#last = new Array<string | undefined>(parts).fill(undefined);
+    this.#firstAt = new Array<RowPlace | undefined>(parts).fill(undefined);
+    this.#lastAt = new Array<RowPlace | undefined>(parts).fill(undefined);
+  }
+
+  /** Per part: where its first and its latest write checked are (undefined before its first). */
+  places(): { first: RowPlace | undefined; last: RowPlace | undefined }[] {
+    return this.#first.map((_, k) => ({ first: this.#firstAt[k], last: this.#lastAt[k] }));
+  }
+
+  /** Goes on from a restart point: each part's first and latest keys checked before it, and where they are. */
+  restore(parts: readonly ({ first: GroupedRow; last: GroupedRow } | undefined)[]): void {
+    parts.forEach((part, k) => {
+      if (!part) return;
+      this.#first[k] = part.first.key;
+      this.#firstAt[k] = part.first.at;
+      this.#last[k] = part.last.key;
+      this.#lastAt[k] = part.last.at;
+    });
   }
 
   /** Checks a write of `part`; throws ORDER_NOT_GROUPED when the file is not grouped as the cut assumed. */
   check(write: PlannedWrite, part: number): void {
     const key = groupOf(write);
     const last = this.#last[part];
+    // The place of a key's first row stands for its run: a resume reads the key there.
     if (last === key) return;
     if (last === undefined) {
       this.#first[part] = key;
+      this.#firstAt[part] = write.origin;
       const before = this.#neighbour(part, -1);
       if (before !== undefined && compareGroups(this.#last[before]!, key) >= 0) this.#fail(write, part, before);
     } else if (compareGroups(last, key) >= 0) {
@@ -41,6 +76,7 @@ export class GroupingCheck {
     const after = this.#neighbour(part, 1);
     if (after !== undefined && compareGroups(key, this.#first[after]!) >= 0) this.#fail(write, part, after);
     this.#last[part] = key;
+    this.#lastAt[part] = write.origin;
   }
 
   /** The nearest part before (-1) or after (1) `part` that has begun. */

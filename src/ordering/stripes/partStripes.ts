@@ -19,11 +19,11 @@ import {
   headIsMixed,
   headsAscending,
   MAX_STRIPES,
-  merged,
   MIN_STRIPE_BYTES,
   MIXED_HEAD_BYTES,
-  stripeChunks,
+  stripedChunks,
   stripesOf,
+  type StripeRestart,
   type Head,
   type StripedRead,
 } from './stripedRecords.js';
@@ -294,7 +294,14 @@ export async function planPartStripes(args: {
   const stripes: Stripe[] = [];
   for (const stripe of stripesOf(ranges, heads, partOf)) stripes.push(...(await isolateInPart(stripe, parts, marks, probe, keyColumn)));
   // One stripe would be input order held to a proof it does not need.
-  return stripes.length < 2 ? undefined : { stripes, parts };
+  if (stripes.length < 2) return undefined;
+  // Pieces name their part by its index in the set (empty parts included), as rows' places do everywhere else.
+  const setIndex = args.parts.flatMap((p, i) => (p.size > 0 ? [i] : []));
+  const planned = new Map(parts.map((p, i) => [setIndex[i]!, p]));
+  return {
+    stripes: stripes.map((stripe) => ({ ...stripe, pieces: stripe.pieces.map((piece) => ({ ...piece, part: setIndex[piece.part!]! })) })),
+    parts: args.parts.map((part, i) => planned.get(i) ?? { ...part, how: part.first }),
+  };
 }
 
 /** A stripe within one local part, with a key running across whole ranges made a stripe of its own (stripeKeys.ts); any other stripe as it is. */
@@ -322,8 +329,30 @@ async function isolateInPart(
   return split.map((s) => ({ ...s, pieces: s.pieces.map((piece): Piece => ({ ...piece, part: p })) }));
 }
 
+/**
+ * Reads the header row of each CSV part named that the plan left without its columns (an S3 object read
+ * as one range never needed them), so its records can be read from a byte past its start: where a resume
+ * reopens a stripe.
+ */
+export async function withColumns(plan: PartStripePlan, partIndexes: Iterable<number>): Promise<void> {
+  await Promise.all(
+    [...new Set(partIndexes)].map(async (i) => {
+      const part = plan.parts[i]!;
+      if (part.how.syntax !== 'csv' || part.how.columns !== undefined) return;
+      const columns = await headerOf(
+        part.path ?? part.file,
+        part.file,
+        { start: 0, end: part.size, line: 1 },
+        part.first,
+        part.path === undefined ? part.bytes : undefined,
+      );
+      plan.parts[i] = { ...part, how: { ...part.how, columns } };
+    }),
+  );
+}
+
 /** Opens the reading of a set's planned stripes: each piece by its part's pinned bytes. */
-export function readPartStripes(plan: PartStripePlan): StripedRead {
+export function readPartStripes(plan: PartStripePlan, restart?: StripeRestart): StripedRead {
   const { stripes, parts } = plan;
   const total = parts.reduce((sum, p) => sum + p.size, 0);
   const open = new Set<RangeReader>();
@@ -341,14 +370,13 @@ export function readPartStripes(plan: PartStripePlan): StripedRead {
       },
     };
   };
-  const chunks = merged(
-    stripes.map((s) => stripeChunks(s.pieces, openRange)),
-    stripes.map((s) => s.size),
-  );
+  const partIndex = new Map(parts.map((p, i) => [p.file, i]));
+  const { chunks, pointAt } = stripedChunks(stripes, openRange, restart, (file) => partIndex.get(file) ?? -1);
   return {
     chunks,
     records: eachRecord(chunks),
     parts: stripes.length,
+    ...(pointAt ? { pointAt } : {}),
     // A head counted in rows is read twice (and each reader reads a little ahead): progress stops at the set's size.
     bytesRead: () =>
       Math.min(

@@ -14,16 +14,25 @@ export class StripeSchedule {
   /** Stripes still open, as a binary min-heap by (share read, index). */
   readonly #heap: number[] = [];
 
-  /** @param sizes each stripe's bytes (a stripe of 0 bytes is read first, once) */
-  constructor(sizes: readonly number[]) {
+  /**
+   * @param sizes each stripe's bytes (a stripe of 0 bytes is read first, once)
+   * @param read each stripe's bytes given so far, for a read resumed at a restart point (reads()'s values then):
+   * the schedule goes on as it would have. A stripe that had ended is ended again at its turn, with no row.
+   */
+  constructor(sizes: readonly number[], read?: readonly number[]) {
     this.#sizes = sizes.map((s) => Math.max(1, s));
-    this.#read = sizes.map(() => 0);
+    this.#read = sizes.map((_, k) => read?.[k] ?? 0);
     for (let k = 0; k < sizes.length; k++) this.#push(k);
   }
 
   /** The stripe to read next, or undefined when every stripe has ended. */
   next(): number | undefined {
     return this.#heap[0];
+  }
+
+  /** Each stripe's bytes given so far (ended ones included). */
+  reads(): number[] {
+    return [...this.#read];
   }
 
   /** The stripe `next()` named gave a row of `bytes` bytes. */

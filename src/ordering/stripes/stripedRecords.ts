@@ -1,6 +1,6 @@
 import { open } from 'node:fs/promises';
 import pLimit from 'p-limit';
-import { compareGroups, groupOf } from './grouping.js';
+import { compareGroups, groupOf, type RowPlace } from './grouping.js';
 import { StripeSchedule } from './stripeSchedule.js';
 import type { FilePin } from '../../reading/filePin.js';
 import { mayBeCut } from '../../reading/magic.js';
@@ -10,6 +10,7 @@ import { isRejected, type RowPlanner, type SourceRecord } from '../../typing/pla
 import { keyCellRows, UNCLEAR, type ProbedRow } from './keyCellRows.js';
 import { isolateRunningKeys } from './stripeKeys.js';
 import type { Piece, Stripe } from './stripeLayout.js';
+import { stripeStart, type SetPlace, type StripeCursor } from './stripeResume.js';
 
 /**
  * The default write order's reading (`--order stripes`): one file read at up to MAX_STRIPES points at once,
@@ -42,6 +43,71 @@ export interface StripedRead {
   parts: number;
   bytesRead(): number;
   close(): void;
+  /**
+   * With restart points (StripeRestart): the point before the array `entry` of `chunks`, if one is there,
+   * with each stripe's cursor; `grouping` says where each stripe's grouping check stands (GroupingCheck.places).
+   */
+  pointAt?(entry: SourceRecord[], grouping: readonly { first: RowPlace | undefined; last: RowPlace | undefined }[]): StripesPoint | undefined;
+}
+
+/** A restart point of a striped read: the rows handed on before it, and where each stripe stood. */
+export interface StripesPoint {
+  row: number;
+  cursors: StripeCursor[];
+}
+
+/** Restart points of a striped read: made every `every` rows; `from`, the one a resume starts at, with its stripes reopened (resumeStripes). */
+export interface StripeRestart {
+  every: number;
+  from?: StripesPoint & { pieces: Piece[][] };
+}
+
+/**
+ * The merge's record of restart points, and the stripes' chunks read from a resumed point's pieces. `partOf`
+ * names the part of the set a file is (0 for one file).
+ */
+export function stripedChunks(
+  stripes: readonly Stripe[],
+  openRange: (range: ByteRange, piece: Piece) => RangeReader,
+  restart: StripeRestart | undefined,
+  partOf: (file: string) => number,
+): Pick<StripedRead, 'chunks' | 'pointAt'> {
+  const sizes = stripes.map((s) => s.size);
+  if (!restart)
+    return {
+      chunks: merged(
+        stripes.map((s) => stripeChunks(s.pieces, openRange)),
+        sizes,
+      ),
+    };
+  const reading = stripes.map(() => ({ piece: 0 }));
+  const pieces = restart.from?.pieces ?? stripes.map((s) => s.pieces);
+  const from = restart.from;
+  const track: MergeTrack = {
+    every: restart.every,
+    stripes,
+    reading,
+    ...(from ? { from: { row: from.row, cursors: from.cursors } } : {}),
+    points: new WeakMap(),
+  };
+  const place = (row: RowPlace | undefined): SetPlace | undefined => (row ? [partOf(row.file), row.line] : undefined);
+  return {
+    chunks: merged(
+      pieces.map((p, k) => stripeChunks(p, openRange, reading[k])),
+      sizes,
+      track,
+    ),
+    pointAt: (entry, grouping) => {
+      const point = track.points.get(entry);
+      if (!point) return undefined;
+      const cursors = point.cursors.map((cursor, k) => {
+        const first = place(grouping[k]?.first);
+        const last = place(grouping[k]?.last);
+        return { ...cursor, ...(first && last ? { first, last } : {}) };
+      });
+      return { row: point.row, cursors };
+    },
+  };
 }
 
 /**
@@ -211,7 +277,15 @@ export async function openStripedRead(args: Parameters<typeof planStripes>[0]): 
  * Opens the reading of planned stripes. `first` reads range 0 (its header row, unless --columns names the
  * columns). With the file's pin, every range's bytes are checked against the file as listed.
  */
-export function readStripes(path: string, file: string, size: number, first: RangeSyntax, plan: StripePlan, pin?: FilePin): StripedRead {
+export function readStripes(
+  path: string,
+  file: string,
+  size: number,
+  first: RangeSyntax,
+  plan: StripePlan,
+  pin?: FilePin,
+  restart?: StripeRestart,
+): StripedRead {
   const { stripes, how } = plan;
   const readers: RangeReader[] = [];
   const openRange = (range: ByteRange) => {
@@ -220,14 +294,12 @@ export function readStripes(path: string, file: string, size: number, first: Ran
     readers.push(reader);
     return reader;
   };
-  const chunks = merged(
-    stripes.map((s) => stripeChunks(s.pieces, openRange)),
-    stripes.map((s) => s.size),
-  );
+  const { chunks, pointAt } = stripedChunks(stripes, openRange, restart, () => 0);
   return {
     chunks,
     records: eachRecord(chunks),
     parts: stripes.length,
+    ...(pointAt ? { pointAt } : {}),
     // A head not cut at its offset is read twice (and each reader reads a little ahead): progress stops at the file's size.
     bytesRead: () =>
       Math.min(
@@ -395,9 +467,17 @@ export function headsAscending(heads: readonly Head[]): boolean {
   return true;
 }
 
-/** The rows of one stripe, in arrays: its pieces in file order. (Exported for its tests.) */
-export async function* stripeChunks(pieces: Piece[], openRange: (range: ByteRange, piece: Piece) => RangeReader): AsyncGenerator<SourceRecord[]> {
-  for (const piece of pieces) {
+/**
+ * The rows of one stripe, in arrays: its pieces in file order. `cursor.piece` is set to the index of the piece
+ * each array comes from before it is handed on (a restart point's record of where the stripe stands).
+ * (Exported for its tests.)
+ */
+export async function* stripeChunks(
+  pieces: Piece[],
+  openRange: (range: ByteRange, piece: Piece) => RangeReader,
+  cursor?: { piece: number },
+): AsyncGenerator<SourceRecord[]> {
+  for (const [p, piece] of pieces.entries()) {
     const reader = openRange(piece.range, piece);
     try {
       let index = 0;
@@ -406,6 +486,7 @@ export async function* stripeChunks(pieces: Piece[], openRange: (range: ByteRang
         const from = Math.max(0, piece.skip - index);
         const to = Math.min(records.length, end - index);
         index += records.length;
+        if (cursor) cursor.piece = p;
         if (to > from) yield from === 0 && to === records.length ? records : records.slice(from, to);
         if (index >= end) break;
       }
@@ -419,14 +500,48 @@ export async function* stripeChunks(pieces: Piece[], openRange: (range: ByteRang
 const MERGED_CHUNK = 16;
 
 /**
+ * What a merge records for restart points (stripeResume.ts): every `every` rows handed on, where each
+ * stripe stands, kept for the array that starts after the point (`points`). A resumed read starts from the
+ * cursors of its point (`from`), each stripe's pieces reopened past its last row (piecesAfter).
+ */
+export interface MergeTrack {
+  /** Rows between points (counted from the input's start). */
+  every: number;
+  /** Each stripe's pieces as planned: the parts and the starts of the cursors. */
+  stripes: readonly Stripe[];
+  /** Set by each stripe's stripeChunks: the piece (of the pieces it reads) its last array came from. */
+  reading: { piece: number }[];
+  /** The point the read resumes from: its row count and cursors; undefined for a read from the start. */
+  from?: { row: number; cursors: readonly StripeCursor[] };
+  /** The cursors at each point, by the array handed on first after it. */
+  points: WeakMap<SourceRecord[], { row: number; cursors: StripeCursor[] }>;
+}
+
+/**
  * The stripes' rows merged by the schedule, each marked with its stripe, in arrays: a stripe's next array
  * is awaited only when the rows in hand of that stripe are used up, so the row order is the schedule's
  * alone, whatever the sizes of the arrays. (Exported for its tests.)
  */
-export async function* merged(stripes: AsyncGenerator<SourceRecord[]>[], sizes: number[]): AsyncGenerator<SourceRecord[]> {
-  const schedule = new StripeSchedule(sizes);
+export async function* merged(stripes: AsyncGenerator<SourceRecord[]>[], sizes: number[], track?: MergeTrack): AsyncGenerator<SourceRecord[]> {
+  const from = track?.from;
+  const schedule = new StripeSchedule(
+    sizes,
+    from?.cursors.map((c) => c.read),
+  );
   const held: SourceRecord[][] = stripes.map(() => []);
   const taken: number[] = stripes.map(() => 0);
+  // Where each stripe stands, in its planned pieces (a resumed stripe reads from its cursor's piece on).
+  const base = stripes.map((_, k) => Math.max(0, from?.cursors[k]?.piece ?? 0));
+  const piece = stripes.map((_, k) => from?.cursors[k]?.piece ?? -1);
+  const inPiece = stripes.map((_, k) => from?.cursors[k]?.taken ?? 0);
+  const at: (SetPlace | undefined)[] = stripes.map((_, k) => from?.cursors[k]?.at);
+  let row = from?.row ?? 0;
+  const cursors = (): StripeCursor[] =>
+    track!.stripes.map((stripe, k) => {
+      const read = schedule.reads()[k]!;
+      const place = at[k];
+      return { start: stripeStart(stripe), piece: piece[k]!, taken: inPiece[k]!, read, ...(place ? { at: place } : {}) };
+    });
   let out: SourceRecord[] = [];
   try {
     for (let k = schedule.next(); k !== undefined; k = schedule.next()) {
@@ -438,12 +553,30 @@ export async function* merged(stripes: AsyncGenerator<SourceRecord[]>[], sizes: 
         }
         held[k] = next.value;
         taken[k] = 0;
+        if (track) {
+          const p = base[k]! + track.reading[k]!.piece;
+          if (p !== piece[k]) {
+            piece[k] = p;
+            inPiece[k] = 0;
+          }
+        }
         if (next.value.length === 0) continue;
       }
       const record = held[k]![taken[k]!++]!;
       record.origin.part = k;
       schedule.advance(k, record.origin.raw.length + 1);
       out.push(record);
+      if (track) {
+        inPiece[k]!++;
+        at[k] = [track.stripes[k]!.pieces[piece[k]!]?.part ?? 0, record.origin.line];
+        if (++row % track.every === 0) {
+          // A point: the array ends here, and the next one starts after it.
+          yield out;
+          out = [];
+          track.points.set(out, { row, cursors: cursors() });
+          continue;
+        }
+      }
       if (out.length >= MERGED_CHUNK) {
         yield out;
         out = [];

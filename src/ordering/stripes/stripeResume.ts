@@ -1,0 +1,212 @@
+import { createReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
+import pLimit from 'p-limit';
+import { bug, LoaderError } from '../../shared/errors.js';
+import type { SourceRecord } from '../../typing/planRow.js';
+import type { GroupedRow } from './grouping.js';
+import type { ByteRange, RangeBytes, RangeSyntax } from './ranges.js';
+import { RecordStartScanner } from './recordStarts.js';
+import type { Piece, Stripe } from './stripeLayout.js';
+
+/**
+ * Restart points of a striped read (src/ordering/stripes/stripedRecords.ts): where each stripe stood when
+ * the merge had handed on a given number of rows, so that a resume reads every stripe on from there
+ * instead of the input from its start. The merge's order is a function of the file and of each stripe's
+ * bytes given so far (StripeSchedule), so a read reopened with those counts, each stripe at the row after
+ * its last one given, hands on exactly the rows the first run would have handed on after the point.
+ *
+ * A place in a set is [part, line]: the part's index in the set and the line a record starts on in it.
+ * Stripes lie end to end in that order (each starts past the head of its first range), so a row's stripe
+ * is the last one starting at or before it: what a resume needs to know which rejects were the points'.
+ * Only numbers are kept, no row's contents: the keys the grouping check needs are read again from the
+ * input at the places recorded.
+ */
+
+export type SetPlace = [part: number, line: number];
+
+/** Where one stripe stood at a restart point. */
+export interface StripeCursor {
+  /** Its first row's place (line 0 for the first stripe: the start of the input). */
+  start: SetPlace;
+  /** The piece its last row handed on came from, and how many of that piece's rows were handed on; -1 and 0: none yet. */
+  piece: number;
+  taken: number;
+  /** The last row handed on; absent when none. */
+  at?: SetPlace;
+  /** Bytes the schedule counted for it. */
+  read: number;
+  /** The first and the latest rows the grouping check passed (it compares their partition keys); absent before the first. */
+  first?: SetPlace;
+  last?: SetPlace;
+}
+
+/** Stripe `k`'s first row's place. */
+export function stripeStart(stripe: Stripe): SetPlace {
+  return [stripe.pieces[0]?.part ?? 0, stripe.firstLine];
+}
+
+function compare(a: SetPlace, b: SetPlace): number {
+  return a[0] - b[0] || a[1] - b[1];
+}
+
+/**
+ * Whether the row at `place` was handed on before the point: it lies in the stripe that starts last at or
+ * before it, at or before that stripe's last row handed on.
+ */
+export function handedOnBefore(place: SetPlace, cursors: readonly StripeCursor[]): boolean {
+  let stripe: StripeCursor | undefined;
+  for (const cursor of cursors) {
+    if (compare(cursor.start, place) <= 0) stripe = cursor;
+    else break;
+  }
+  return stripe?.at !== undefined && compare(place, stripe.at) <= 0;
+}
+
+/**
+ * The pieces a resumed stripe reads: from the row after its last one handed on (the piece read from that
+ * row's start, `offset`, the row itself skipped), then the pieces after; all of them when none was handed on.
+ */
+export function piecesAfter(pieces: readonly Piece[], cursor: StripeCursor, offset: number): Piece[] {
+  if (cursor.piece < 0) return [...pieces];
+  const piece = pieces[cursor.piece];
+  if (piece === undefined || cursor.at === undefined) throw new Error(`a stripe's cursor names piece ${cursor.piece} of ${pieces.length}`);
+  const range: ByteRange = { start: offset, end: piece.range.end, line: cursor.at[1] };
+  const rest: Piece = { ...piece, range, skip: 1, take: piece.take === Infinity ? Infinity : piece.take - cursor.taken };
+  return [rest, ...pieces.slice(cursor.piece + 1)];
+}
+
+/** The piece of `stripe` a row at `place` is in: the last one starting at or before it. */
+export function pieceAt(stripe: Stripe, place: SetPlace): number {
+  let found = -1;
+  stripe.pieces.forEach((piece, j) => {
+    if (compare([piece.part ?? 0, piece.range.line], place) <= 0) found = j;
+  });
+  if (found < 0) throw new Error(`no piece of the stripe starting at line ${stripe.firstLine} holds line ${place[1]} of part ${place[0]}`);
+  return found;
+}
+
+/** How a resume reads a part's bytes: its pinned bytes (a FilePin, an S3 object's), or a local path. */
+export type PartBytes = RangeBytes | string;
+
+function open(bytes: PartBytes, range: ByteRange, chunk: number): Readable {
+  return typeof bytes === 'string'
+    ? createReadStream(bytes, { start: range.start, end: range.end - 1, highWaterMark: chunk })
+    : bytes.open(range.start, range.end, chunk);
+}
+
+const SCAN_CHUNK = 256 * 1024;
+
+/**
+ * Where each of `lines` starts in `range` (each the line a record starts on, at or after the range's
+ * start, which is a record start): RecordStartScanner follows the quoting from the range's start, as the
+ * cut of the range did, over the bytes up to the last line; no row is parsed. A line where no record starts
+ * means the input is not the one the checkpoint read: an error, never a guess.
+ */
+export async function offsetsOfLines(
+  bytes: PartBytes,
+  file: string,
+  range: ByteRange,
+  lines: readonly number[],
+  how: Pick<RangeSyntax, 'syntax' | 'delimiter'>,
+): Promise<Map<number, number>> {
+  const found = new Map<number, number>();
+  const targets = [...new Set(lines)].sort((a, b) => a - b);
+  for (const line of targets) if (line <= range.line) found.set(line, range.start);
+  const after = targets.filter((line) => line > range.line).map((line) => line - range.line + 1);
+  if (after.length > 0) {
+    const scanner = new RecordStartScanner(how.syntax, after, Buffer.from(how.delimiter, 'utf8')[0], { byLine: true, atFileStart: range.start === 0 });
+    const stream = open(bytes, range, SCAN_CHUNK);
+    try {
+      for await (const chunk of stream as AsyncIterable<Buffer>) {
+        scanner.feed(chunk);
+        if (scanner.done) break;
+      }
+    } finally {
+      stream.destroy();
+    }
+    scanner.end();
+    // One start a target, in order: the first record start on or after its line, which must be on the line itself.
+    scanner.starts.forEach((start, i) => {
+      if (start.line === after[i] && start.offset < range.end - range.start) found.set(start.line + range.line - 1, range.start + start.offset);
+    });
+  }
+  const missing = targets.find((line) => !found.has(line));
+  if (missing !== undefined) {
+    throw new LoaderError('INPUT_CHANGED', `cannot resume inside ${file}: no record starts at line ${missing}, where the checkpoint says one did`, { file });
+  }
+  return found;
+}
+
+/** How a resume reads the parts of a striped read. */
+export interface ResumeReading {
+  /** A part's bytes (pinned where the load pins them) and name. */
+  bytes(part: number): PartBytes;
+  file(part: number): string;
+  /** How a part's records are told apart (its syntax and delimiter). */
+  syntax(part: number): Pick<RangeSyntax, 'syntax' | 'delimiter'>;
+  /** The first record of a range of a part (read as the striped read reads it: a header row at byte 0). */
+  firstRecord(part: number, range: ByteRange): Promise<SourceRecord | undefined>;
+  /** The partition key GroupingCheck compares for a record (groupOf of its write), or undefined when it has none. */
+  keyOf(record: SourceRecord): string | undefined;
+}
+
+/** A stripe reopened at a restart point: its pieces from the row after its last, and its grouping check's rows. */
+export interface ResumedStripe {
+  pieces: Piece[];
+  grouping: { first: GroupedRow; last: GroupedRow } | undefined;
+}
+
+/** Stripes read a few at a time while a resume finds where they stood: each mostly waits on its bytes. */
+const RESUME_AT_ONCE = 8;
+
+/**
+ * Reopens planned stripes at a restart point: for each, where its last row handed on starts (its pieces
+ * then read on from the row after), and the partition keys of the first and latest rows its grouping check
+ * passed, read again at their places. The plan is the one the point was recorded with (the cut is a function
+ * of the input, which the checkpoint's identity pins): a plan that differs is refused.
+ */
+export async function resumeStripes(stripes: readonly Stripe[], cursors: readonly StripeCursor[], reading: ResumeReading): Promise<ResumedStripe[]> {
+  const differs = stripes.length !== cursors.length || stripes.some((stripe, k) => compare(stripeStart(stripe), cursors[k]!.start) !== 0);
+  if (differs)
+    throw bug(`the input was cut into other stripes than those the checkpoint's restart point recorded (${stripes.length} against ${cursors.length})`);
+  const limit = pLimit(RESUME_AT_ONCE);
+  return Promise.all(stripes.map((stripe, k) => limit(() => resumeStripe(stripe, cursors[k]!, reading))));
+}
+
+async function resumeStripe(stripe: Stripe, cursor: StripeCursor, reading: ResumeReading): Promise<ResumedStripe> {
+  if (cursor.at === undefined) return { pieces: [...stripe.pieces], grouping: undefined };
+  const places = [cursor.at, ...(cursor.first && cursor.last ? [cursor.first, cursor.last] : [])];
+  // The lines to find, piece by piece: one pass over each piece's bytes finds all of its.
+  const wanted = new Map<number, number[]>();
+  const pieceOf = places.map((place) => pieceAt(stripe, place));
+  places.forEach((place, i) => wanted.set(pieceOf[i]!, [...(wanted.get(pieceOf[i]!) ?? []), place[1]]));
+  const offsets = new Map<number, Map<number, number>>();
+  for (const [j, lines] of wanted) {
+    const piece = stripe.pieces[j]!;
+    const part = piece.part ?? 0;
+    offsets.set(j, await offsetsOfLines(reading.bytes(part), reading.file(part), piece.range, lines, reading.syntax(part)));
+  }
+  const offsetOf = (i: number) => offsets.get(pieceOf[i]!)!.get(places[i]![1])!;
+  if (pieceOf[0] !== cursor.piece) throw bug(`a stripe's last row (line ${cursor.at[1]}) is not in the piece its cursor names`);
+  const pieces = piecesAfter(stripe.pieces, cursor, offsetOf(0));
+  if (!cursor.first || !cursor.last) return { pieces, grouping: undefined };
+  const rowAt = async (i: number): Promise<GroupedRow> => {
+    const piece = stripe.pieces[pieceOf[i]!]!;
+    const part = piece.part ?? 0;
+    const line = places[i]![1];
+    const record = await reading.firstRecord(part, { start: offsetOf(i), end: piece.range.end, line });
+    const key = record && record.origin.line === line ? reading.keyOf(record) : undefined;
+    if (key === undefined) {
+      throw new LoaderError(
+        'INPUT_CHANGED',
+        `cannot resume inside ${reading.file(part)}: the row at line ${line} has no partition key now, where the checkpoint says it had one`,
+        {
+          file: reading.file(part),
+          line,
+        },
+      );
+    }
+    return { key, at: { file: reading.file(part), line } };
+  };
+  return { pieces, grouping: { first: await rowAt(1), last: await rowAt(2) } };
+}
