@@ -52,6 +52,10 @@ export class CheckpointStore {
   #firstRejectBatch = Infinity;
   /** The reject file this run writes, recorded with each save (see trackRejectFile). */
   #rejectFile: TrackedRejectFile | undefined;
+  /** A sharded load's manifest, saved before a save that makes a later restart point usable (see trackManifest). */
+  #saveManifest: (() => Promise<void>) | undefined;
+  /** The batches whose keys the manifest file holds: Infinity for a load that is not sharded. */
+  #manifestCovers: number;
 
   private constructor(
     readonly path: string,
@@ -65,11 +69,26 @@ export class CheckpointStore {
     this.restoredRejects = restored;
     this.#restarts = [...file.restarts];
     for (const entry of restored.values()) this.#firstRejectBatch = Math.min(this.#firstRejectBatch, entry.batch);
+    this.#manifestCovers = file.shardSeed !== undefined ? (file.manifestBatches ?? 0) : Infinity;
   }
 
-  /** Where a resume starts: the latest usable restart point before K; undefined: the input's start. */
+  /** Where a resume starts: the latest usable restart point before K (and, sharded, before the manifest's batches); undefined: the input's start. */
   get resumePoint(): RestartPoint | undefined {
-    return resumePoint(this.#restarts, this.progress.batchesDone, this.#firstRejectBatch, this.#rejectsKept);
+    return resumePoint(this.#restarts, this.#usableMark, this.#firstRejectBatch, this.#rejectsKept);
+  }
+
+  /** The batches before which a restart point may be resumed at: done, and (sharded) with their keys in the manifest file. */
+  get #usableMark(): number {
+    return Math.min(this.progress.batchesDone, this.#manifestCovers);
+  }
+
+  /**
+   * A sharded load's manifest, from now on saved (by `save`) before a checkpoint save that would make a
+   * later restart point usable: the file then holds the keys of every batch done, and the checkpoint
+   * records how many (manifestBatches). Once per restart point at most, however often the checkpoint is saved.
+   */
+  trackManifest(save: () => Promise<void>): void {
+    this.#saveManifest = save;
   }
 
   /** Whether a resume keeps the rejects of the rows before its restart point from the reject file (so may start after rejects). */
@@ -246,6 +265,14 @@ export class CheckpointStore {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#lastSave = performance.now();
+    // A later restart point became usable: the manifest is saved first, with the keys of every batch done.
+    const saveManifest = this.#saveManifest;
+    const done = this.progress.batchesDone;
+    const manifestDue =
+      saveManifest !== undefined &&
+      done > this.#manifestCovers &&
+      (status !== 'running' || (resumePoint(this.#restarts, done, this.#firstRejectBatch, this.#rejectsKept)?.batch ?? 0) > this.#manifestCovers);
+    if (manifestDue) this.#manifestCovers = done;
     // The state as of now; the log's bytes include every reject of the batches it counts (appended first).
     const file: CheckpointFile = {
       ...this.#file,
@@ -255,7 +282,8 @@ export class CheckpointStore {
       doneAbove: this.progress.doneAbove,
       ...this.progress.totals,
       writeRejectLogBytes: this.#rejectLog?.bytes ?? this.#file.writeRejectLogBytes,
-      restarts: (this.#restarts = restartPointsKept(this.#restarts, this.progress.batchesDone, this.#firstRejectBatch, this.#rejectsKept)),
+      restarts: (this.#restarts = restartPointsKept(this.#restarts, this.#usableMark, this.#firstRejectBatch, this.#rejectsKept)),
+      ...(Number.isFinite(this.#manifestCovers) ? { manifestBatches: this.#manifestCovers } : {}),
       // Every reject of a batch counted done here was handed to the file before the batch was (dispatcher.ts).
       ...(this.#rejectFile ? { rejectsFile: this.#rejectFile.state() } : {}),
       ...(outcome ? { outcome } : {}),
@@ -268,8 +296,9 @@ export class CheckpointStore {
       } catch (error) {
         throw unwritable(this.path, error);
       }
-      // The reject file's own errors are its own (REJECTS_UNWRITABLE).
+      // The reject file's own errors are its own (REJECTS_UNWRITABLE), and the manifest's (MANIFEST_UNWRITABLE).
       await rejectFile?.settle();
+      if (manifestDue) await saveManifest();
       await writeDurably(this.path, `${JSON.stringify(file)}\n`);
     });
     this.#saving = next.catch(() => undefined);

@@ -57,6 +57,7 @@ export function parseCheckpoint(text: string, path: string): CheckpointFile {
   field('revived', (v) => v === undefined || isCount(v), 'a whole number');
   field('deleted', (v) => v === undefined || isCount(v), 'a whole number');
   field('restartEveryRows', isCount, 'a whole number');
+  field('manifestBatches', (v) => v === undefined || isCount(v), 'a whole number');
   field('notGrouped', (v) => v === undefined || v === true, 'true when present');
   field('tableIdentity', (v) => v === undefined || (typeof v === 'string' && v.length > 0), 'a non-empty string');
   field('rejectsFile', (v) => v === undefined || (isRecord(v) && isCount(v['bytes']) && isHash(v['sha256'])), "the reject file's bytes and SHA-256");

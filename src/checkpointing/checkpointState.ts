@@ -106,6 +106,11 @@ export interface CheckpointFile {
   options: Record<string, unknown>;
   /** Seed of random:N shard suffixes, so a resumed load picks the same suffixes. */
   shardSeed: number | undefined;
+  /**
+   * A sharded load: the batches whose sharded keys the shard manifest file holds (saved before this file). A
+   * resume starts only at a restart point before them, and takes the keys of the rows before it from there.
+   */
+  manifestBatches?: number;
   /** K: every batch before it is done. */
   batchesDone: number;
   /** Batches done above K, as sorted, disjoint ranges [from, to). */

@@ -116,9 +116,9 @@ export function writingMode(ctx: ModeContext): LoadMode {
     },
     async checkpoint(table, seed, inputSet) {
       if (!opts.checkpointPath) return undefined;
-      // Sharded keys go to the manifest from every batch, the skipped ones too: a resume that does not read
-      // the rows before its restart point could not add theirs, so a sharded load reads from the start.
-      const restartEveryRows = opts.shard ? 0 : (deps.testSeams?.restartRows ?? RESTART_EVERY_ROWS);
+      // A sharded load's keys of the rows before a restart point come from its manifest, saved with the
+      // checkpoint (CheckpointStore.trackManifest), since a resume there does not read those rows again.
+      const restartEveryRows = deps.testSeams?.restartRows ?? RESTART_EVERY_ROWS;
       return openCheckpoint(
         table.keySchema,
         seed,

@@ -17,6 +17,7 @@ import type { LoadStop } from './loadStop.js';
 import type { NormalizedLoadOptions } from './options.js';
 import type { LoadTally } from './loadTally.js';
 import { FileLock } from '../files/fileLock.js';
+import { parseShardManifest, type ShardPlan } from '../sharding/readManifest.js';
 
 /** The checkpoint this run holds, and the batch it resumes from. */
 export interface OpenedCheckpoint {
@@ -25,6 +26,8 @@ export interface OpenedCheckpoint {
   resumeFrom: number;
   /** The restart point the read starts at (its batches before all done), or undefined: the input's start. */
   restartFrom: RestartPoint | undefined;
+  /** A sharded load resumed at a restart point: the manifest the earlier run saved, with the keys of the rows before it. */
+  manifestKept?: ShardPlan;
 }
 
 /** What taking the checkpoint needs of the load: its lock and close are deferred on `disposer`. */
@@ -107,6 +110,7 @@ export async function openCheckpoint(
   });
   const resumeFrom = opened.progress.batchesDone;
   let restartFrom = opened.resumed ? opened.resumePoint : undefined;
+  let manifestPlan: ShardPlan | undefined;
   if (opened.resumed) {
     const saved = opened.file;
     // Reading again counts those rows as superseded; they were written or rejected instead.
@@ -114,6 +118,15 @@ export async function openCheckpoint(
     // The reject file is written anew: rejects of the reading are found again, and those of the writing in
     // done batches are put back, from the write-reject log, as their rows are read again. The rows before
     // a restart point are not read again: their rejects are kept from the file as the checkpoint recorded it.
+    // A sharded load's keys of the rows before the point come from the manifest the earlier run saved.
+    const manifest = restartFrom && opts.shard ? await manifestKept(opts.shard.manifestPath, opts.table, saved.shardSeed) : undefined;
+    if (manifest && 'refused' in manifest) {
+      emit({
+        type: 'warning',
+        message: `the shard manifest ${opts.shard!.manifestPath} cannot be resumed (${manifest.refused}): reading the input from its start again, so that every sharded key is listed again`,
+      });
+      restartFrom = undefined;
+    } else if (manifest) manifestPlan = manifest;
     const kept = restartFrom ? await rejectsKept(opts.rejectsPath, saved.rejectsFile, restartFrom, ctx.inputSet) : { lines: [], codes: [] };
     if ('refused' in kept) {
       emit({
@@ -128,7 +141,23 @@ export async function openCheckpoint(
     emit({ type: 'resumed', checkpoint: path, batchesDone: resumeFrom, written: saved.written, rowsSkipped: restartFrom?.rowsRead ?? 0 });
   }
   opened.trackRejectFile(ctx.rejections.file);
-  return { store: opened, resumeFrom, restartFrom };
+  return { store: opened, resumeFrom, restartFrom, ...(restartFrom && manifestPlan ? { manifestKept: manifestPlan } : {}) };
+}
+
+/**
+ * The shard manifest an earlier run of this load saved, when it is this load's (its table and seed): the
+ * keys of the rows before a restart point, which a resume there does not read again. Why not, otherwise.
+ */
+async function manifestKept(path: string, table: string, seed: number | undefined): Promise<ShardPlan | { refused: string }> {
+  let plan: ShardPlan;
+  try {
+    plan = parseShardManifest(await readFile(path, 'utf8'), path);
+  } catch (error) {
+    return { refused: (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'it is gone' : (error as Error).message };
+  }
+  if (plan.table !== table) return { refused: `it is table ${plan.table}'s` };
+  if (plan.seed !== seed) return { refused: "its seed is not the checkpoint's" };
+  return plan;
 }
 
 /**

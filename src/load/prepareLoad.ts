@@ -124,6 +124,14 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
   const shard = opts.shard ? resolveShardOptions({ ...opts.shard, seed: (checkpoint?.store.file.shardSeed ?? seed)! }, keySchema, opts.table) : undefined;
   const manifest = mode.manifest(shard);
   facts.manifest = manifest;
+  if (manifest && checkpoint) {
+    // A resume at a restart point goes on from the keys the earlier run listed before it; from now on the
+    // manifest is saved with the checkpoint whenever a later point becomes usable.
+    if (checkpoint.manifestKept) manifest.restore(checkpoint.manifestKept);
+    checkpoint.store.trackManifest(async () => {
+      await saveManifest(opts.shard!.manifestPath, manifest);
+    });
+  }
   const input = readInputSet(inputSet, {
     format: opts.inputFormat,
     csv: { delimiter: opts.delimiter, columns: opts.columns, checkHeader: headerChecker(tableInfo, opts, inputSet.parts.length) },

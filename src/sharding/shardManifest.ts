@@ -87,6 +87,15 @@ export class ShardManifest {
     this.#values++;
   }
 
+  /**
+   * Goes on from the manifest an earlier run of this load saved (a resume at a restart point does not read
+   * the rows before it again, so their keys come from there).
+   */
+  restore(saved: { keys: ReadonlyMap<string, readonly string[]>; complete: boolean }): void {
+    for (const [original, written] of saved.keys) for (const value of written) this.add(original, value);
+    if (!saved.complete) this.#complete = false;
+  }
+
   /** Sharded keys seen so far. */
   get keyCount(): number {
     return this.#keys.size;

@@ -6,7 +6,7 @@
  * counts add up, rejects are in the reject file once each, and a file changed between runs is refused. An
  * export chain's data files, read side by side, resume each at its own line in the same rotation.
  */
-import { readFile, writeFile, mkdir } from 'node:fs/promises';
+import { readFile, writeFile, mkdir, rm } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -259,6 +259,50 @@ describe('resume at a restart point', () => {
       expect(run.rejects.length, input).toBe(Math.ceil((rows - 7) / 211));
     }
   }, 240_000);
+
+  it('a sharded load killed twice resumes at restart points: its manifest lists every sharded key, those of the rows before the points too', async () => {
+    const rows = 6_000;
+    // Keys in runs of 50 rows: the keys of the first runs appear only before the points a resume starts at.
+    let text = 'pk,sk,v\n';
+    for (let i = 0; i < rows; i++) text += `k${Math.floor(i / 50)},${i % 50},${i}\n`;
+    const input = join(dir(), 'sharded.csv');
+    await writeFile(input, text);
+    const table = await newTable(KEYS);
+    const checkpoint = join(dir(), 'sharded.checkpoint.json');
+    const manifest = join(dir(), 'sharded.shards.json');
+    const args = ['load', input, '--table', table, '--types', 'sk:N,v:N', '--checkpoint', checkpoint, '--json', '--concurrency', '4', '--wcu', '3000'];
+    args.push('--order', 'window', '--window', '300', '--shard', 'random:4', '--shard-seed', '7', '--shard-manifest', manifest);
+    const env = { ...localEnv(endpoint), DDB_SPREAD_TEST_RESTART_ROWS: String(RESTART_ROWS) };
+    const killed = killableCli(args, checkpoint, { cwd: dir(), env });
+    const said: string[] = [];
+    for (const batches of [60, 160]) {
+      const run = await killed(batches);
+      expect(run.signal ?? run.code, run.stderr).toBe('SIGKILL');
+      said.push(run.stderr);
+    }
+    // The first resume read on from a point past rows whose keys only the saved manifest held.
+    expect(said[1]).toMatch(/reading on from a restart point past the first [\d,]+ rows/);
+    // A manifest removed since cannot give those keys: the next resume says so and reads from the start.
+    await rm(manifest);
+    const last = await runCli(args, { cwd: dir(), env, timeoutMs: 120_000 });
+    expect(last.code, last.stderr).toBe(0);
+    expect(last.stderr).toMatch(/shard manifest .* cannot be resumed \(it is gone\): reading the input from its start again/);
+    expect(last.stderr).toMatch(/reading the input again from its start/);
+    const items = await scanAll(client(), table);
+    expect(items.length).toBe(rows);
+    // The manifest lists, for every key, exactly the sharded keys its items are under.
+    const written = new Map<string, Set<string>>();
+    for (const item of items) {
+      const pk = item['pk']!.S!;
+      const original = pk.slice(0, pk.lastIndexOf('#'));
+      written.set(original, (written.get(original) ?? new Set()).add(pk));
+    }
+    const listed = JSON.parse(await readFile(manifest, 'utf8')) as { keys: Record<string, string[]>; complete: boolean };
+    expect(listed.complete).toBe(true);
+    expect(Object.keys(listed.keys).sort()).toEqual([...written.keys()].sort());
+    for (const [original, values] of written)
+      expect(listed.keys[original], original).toEqual([...values].sort((a, b) => a.localeCompare(b, 'en', { numeric: true })));
+  }, 180_000);
 
   it('--segment 1/2 killed and resumed: the same half as in one go', async () => {
     const input = join(dir(), 'segment.csv');
