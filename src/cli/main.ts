@@ -19,7 +19,7 @@ import { startupNotices } from './runtimeNotices.js';
 import { stdinHint, terminalStdinNote } from './stdinHint.js';
 import { createEventRenderer } from './renderEvents.js';
 import { addReadCommands } from './readCommands.js';
-import { packageVersion, writeReport } from './report.js';
+import { packageVersion, wantsReport, writeReport } from './report.js';
 import { handleStopSignals, type StopSignal } from './signals.js';
 import { Terminal, type CliIo } from './terminal.js';
 
@@ -223,7 +223,7 @@ async function runCommand(io: CliIo, inputs: Inputs, flags: LoadFlags, command: 
     const result = await load(await toLoadOptions(inputs, flags), deps);
     bar?.stop();
     terminal.release();
-    if (flags.report) await writeReport(flags.report, input, result, startedAt, undefined, flags.excerpts);
+    if (wantsReport(flags)) await writeReport(flags, input, result, startedAt, undefined, flags.excerpts);
     terminal.summary(result, { json: flags.json === true, excerpts: flags.excerpts });
     return exitCodeForResult(result);
   } catch (error) {
@@ -258,8 +258,8 @@ function quitAfterStopTimeout(
       message: `stopped on ${name}; batches still in flight after ${flags.stopTimeout} s (--stop-timeout) are counted as not written`,
     };
     terminal.summary(current, { json: flags.json === true, excerpts: flags.excerpts, failure });
-    if (flags.report) {
-      void writeReport(flags.report, input, current, startedAt, failure, flags.excerpts)
+    if (wantsReport(flags)) {
+      void writeReport(flags, input, current, startedAt, failure, flags.excerpts)
         .catch((e: Error) => terminal.say(`ddb-spread: error: ${e.message}\n`))
         .finally(() => process.exit(exitCode));
       return;
@@ -290,8 +290,8 @@ async function reportFailure(
   }
   if (loaderError?.result) {
     const failure = { code: loaderError.code, message: loaderError.message };
-    if (flags.report && !estimating)
-      await writeReport(flags.report, input, loaderError.result, startedAt, failure, flags.excerpts).catch((e: Error) =>
+    if (wantsReport(flags) && !estimating)
+      await writeReport(flags, input, loaderError.result, startedAt, failure, flags.excerpts).catch((e: Error) =>
         terminal.say(`ddb-spread: error: ${e.message}\n`),
       );
     terminal.summary(loaderError.result, { json, excerpts: flags.excerpts, failure });
@@ -318,5 +318,9 @@ function callerFiles(flags: LoadFlags, estimating: boolean): CallerFiles {
   const reads = (['schema', 'shardKeysFile', 'config'] as const).flatMap((name) =>
     flags[name] ? [{ option: `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`, path: flags[name] }] : [],
   );
-  return { reads, writes: flags.report && !estimating ? [{ option: '--report', path: flags.report, code: 'REPORT_UNWRITABLE' as const }] : [] };
+  const reports = [
+    { option: '--report', path: flags.report },
+    { option: '--html-report', path: flags.htmlReport },
+  ].flatMap(({ option, path }) => (path !== undefined && !estimating ? [{ option, path, code: 'REPORT_UNWRITABLE' as const }] : []));
+  return { reads, writes: reports };
 }

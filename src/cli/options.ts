@@ -75,6 +75,7 @@ export interface LoadFlags {
   listing?: string;
   stopTimeout: number;
   report?: string;
+  htmlReport?: string;
   segment?: Segment;
   totalWcu?: number;
   partitionKey?: KeyAttribute;

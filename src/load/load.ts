@@ -119,7 +119,7 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<D
   const tally = new LoadTally();
   const stop = new LoadStop(deps.signal);
   // The load's course for the report; a dry run's has no time to speak of.
-  const timeline = deps.dryRun ? undefined : new TimelineRecorder();
+  const timeline = deps.dryRun ? undefined : new TimelineRecorder({ bucketMs: deps.testSeams?.timelineBucketMs });
   const result = () =>
     loadResult(tally, {
       ...resultFacts(facts, rejects, opts, performance.now() - startedAt, now),

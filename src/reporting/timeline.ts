@@ -7,7 +7,7 @@ import { HeavyHitters } from '../shared/heavyHitters.js';
  * difference since the previous sample, so the buckets always add up to the counters.
  *
  * Memory is bounded whatever the load's length: when `maxBuckets` buckets are closed, neighbours are
- * merged pairwise and the interval doubles (a 10-hour load at 5 s, 240 buckets, ends at 160 s a bucket).
+ * merged pairwise and the interval doubles (a 10-hour load at 2 s, 240 buckets, ends at 256 s a bucket).
  */
 export interface TimelineBucket {
   /** Start of the bucket, ms after the load began writing. */
@@ -58,7 +58,7 @@ export interface TimelineCounts {
 type Counted = keyof TimelineCounts;
 const COUNTED: readonly Counted[] = ['written', 'rejected', 'plannedWcu', 'consumedWcu', 'throttledItems', 'tableThrottles', 'keyThrottles', 'errors'];
 
-export const DEFAULT_BUCKET_MS = 5000;
+export const DEFAULT_BUCKET_MS = 2000;
 export const DEFAULT_MAX_BUCKETS = 240;
 /** Keys kept per bucket in the report. */
 const KEYS_PER_BUCKET = 3;
@@ -92,7 +92,7 @@ export class TimelineRecorder {
   readonly #pending = new Map<string, number>();
   #before: Timeline['before'] = { written: 0, plannedWcu: 0, consumedWcu: 0 };
 
-  constructor(options: { bucketMs?: number; maxBuckets?: number } = {}) {
+  constructor(options: { bucketMs?: number | undefined; maxBuckets?: number | undefined } = {}) {
     const bucketMs = options.bucketMs ?? DEFAULT_BUCKET_MS;
     const maxBuckets = options.maxBuckets ?? DEFAULT_MAX_BUCKETS;
     if (!(bucketMs > 0)) throw new RangeError(`Expected \`bucketMs\` to be a number above 0, got \`${bucketMs}\``);
