@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { columnMeans, sparkline } from '../../../src/reporting/charts.js';
-import { formatSummary } from '../../../src/reporting/summary.js';
+import { htmlReport } from '../../../src/reporting/htmlReport.js';
+import { formatSummary, reportTimeline } from '../../../src/reporting/summary.js';
 import { TimelineRecorder, bucketWcu, type TimelineCounts } from '../../../src/reporting/timeline.js';
 import type { LoadResult } from '../../../src/reporting/result.js';
 
@@ -168,3 +169,42 @@ function formatSummaryCourse(partial: Pick<LoadResult, 'timeline'>, width: numbe
     .split('\n')
     .find((l) => l.startsWith('  course'))!;
 }
+
+describe('the timeline in the report files', () => {
+  const timeline = {
+    bucketMs: 2000,
+    before: { written: 0, plannedWcu: 0, consumedWcu: 0 },
+    buckets: [
+      {
+        startMs: 0,
+        ms: 2000.4,
+        written: 3,
+        rejected: 0,
+        plannedWcu: 3,
+        consumedWcu: 2.96,
+        throttledItems: 0,
+        tableThrottles: 0,
+        keyThrottles: 0,
+        errors: 0,
+        rateWcu: 299.99,
+        keys: [{ key: '</script><script>alert(1)</script>', units: 3 }],
+      },
+    ],
+  };
+
+  it('--no-excerpts hides the key values of every bucket; units are rounded as the summary rounds them', () => {
+    const hidden = reportTimeline(timeline, false);
+    expect(hidden.buckets[0]).toMatchObject({ ms: 2000, consumedWcu: 3, rateWcu: 300, keys: [{ key: '(hidden)', units: 3 }] });
+    expect(JSON.stringify(hidden)).not.toContain('script');
+  });
+
+  it('the HTML page embeds the report as data no value can end: a key holding </script> stays inside it', () => {
+    const report = { table: 'T', timeline: reportTimeline(timeline) };
+    const page = htmlReport(report);
+    expect(page).not.toContain('</script><script>alert');
+    const data = /<script type="application\/json" id="report-data">(.*?)<\/script>/s.exec(page)![1]!;
+    expect(JSON.parse(data)).toEqual(report);
+    // Only the page's own script may run, by its hash; nothing may be fetched.
+    expect(page).toMatch(/default-src 'none'; script-src 'sha256-[A-Za-z0-9+/]+=*'/);
+  });
+});
