@@ -639,6 +639,15 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
       'write the same report as one self-contained HTML page to open in a browser (charts of the rate, throttles, rows and hottest keys; rejects by reason; the plan beside what happened; no network), atomically',
     type: 'path',
   },
+  {
+    flags: '--compare-estimate <file>',
+    key: 'compareEstimate',
+    group: 'output',
+    commands: ['load'],
+    description:
+      'an `estimate --json` output: --report and --html-report set its predictions (duration, write units, rate, throttled requests, rejected rows) beside what the load did',
+    type: 'path',
+  },
   { flags: '--json', key: 'json', group: 'output', commands: LOAD, description: 'print the summary as one JSON object on stdout', type: 'flag' },
   {
     flags: '--no-progress',

@@ -76,6 +76,7 @@ export interface LoadFlags {
   stopTimeout: number;
   report?: string;
   htmlReport?: string;
+  compareEstimate?: string;
   segment?: Segment;
   totalWcu?: number;
   partitionKey?: KeyAttribute;

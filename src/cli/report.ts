@@ -5,12 +5,30 @@ import { writeJsonAtomically, writePrivateFileAtomically } from '../files/privat
 import { htmlReport } from '../reporting/htmlReport.js';
 import { reportTimeline, summaryJson } from '../reporting/summary.js';
 import { LoaderError } from '../shared/errors.js';
+import { parseEstimateJson, type EstimateBeside } from '../reporting/estimateBeside.js';
+import { readFile } from 'node:fs/promises';
 import type { Failure } from './terminal.js';
 
-/** Where the report goes: --report (JSON) and --html-report (the same report as a page). */
+/** Where the report goes: --report (JSON) and --html-report (the same report as a page); --compare-estimate's predictions, read before the load. */
 export interface ReportPaths {
   report?: string | undefined;
   htmlReport?: string | undefined;
+  estimate?: EstimateBeside | undefined;
+}
+
+/** --compare-estimate: read and checked before the load, so a wrong file stops it before its first write. */
+export async function readEstimateBeside(path: string): Promise<EstimateBeside> {
+  const text = await readFile(path, 'utf8').catch((cause: NodeJS.ErrnoException) => {
+    throw new LoaderError(
+      'INPUT_NOT_FOUND',
+      `--compare-estimate ${path} cannot be read (${cause.code === 'ENOENT' ? 'no such file' : cause.message}); give the file \`ddb-spread estimate --json\` wrote`,
+      {
+        file: path,
+        cause,
+      },
+    );
+  });
+  return parseEstimateJson(text, path);
 }
 
 /**
@@ -27,6 +45,7 @@ export async function writeReport(paths: ReportPaths, input: string, result: Loa
     ...summary,
     inputFingerprint: (await fingerprintFile(input).catch(() => undefined)) ?? null,
     ...(result.timeline ? { timeline: reportTimeline(result.timeline, excerpts) } : {}),
+    ...(paths.estimate ? { estimate: paths.estimate } : {}),
   };
   if (paths.report) await writeJsonAtomically(paths.report, report, '--report');
   if (paths.htmlReport) {

@@ -108,6 +108,16 @@ export const PAGE_SCRIPT = String.raw`
   } else {
     planRow('Rate (WCU/s)', null, NaN, 'rate.averageWcu', rate.averageWcu, (rate.reason || 'no target') + '; no target, so no planned duration');
   }
+  // The estimate's predictions (--compare-estimate), beside what the load did.
+  var est = report.estimate;
+  if (est) {
+    var of = 'estimate of ' + est.input + (est.table ? ' into ' + est.table : '');
+    planRow('Estimated duration (s)', 'estimate.seconds', est.seconds, null, seconds(report.elapsedMs), of + ': start-up, reading and writing, as the load measures it');
+    planRow('Estimated write units', 'estimate.writeUnits', est.writeUnits, 'plannedWcu', report.plannedWcu, 'every valid row once, table and indexes');
+    planRow('Estimated rate (WCU/s)', 'estimate.rateWcu', est.rateWcu, 'rate.averageWcu', rate.averageWcu, 'the rate the estimate worked at, against the average reached');
+    planRow('Estimated throttled requests', 'estimate.throttledItems', est.throttledItems, 'throttledItems', report.throttledItems, "the planned order's simulation against the table's partitions");
+    planRow('Estimated rejected rows', 'estimate.rejected', est.rejected, 'rejected', report.rejected, 'of ' + est.rows.toLocaleString('en-US') + ' rows in the estimate, ' + report.rowsRead.toLocaleString('en-US') + ' read by the load');
+  }
   if (report.bottleneck) {
     planRow('Hottest key (s)', 'bottleneck.keySeconds', report.bottleneck.keySeconds, 'bottleneck.loadSeconds', report.bottleneck.loadSeconds,
       'the bottleneck key at --key-wcu ' + rate.keyWcu + ', against the rest of the load: shard it ' + report.bottleneck.recommendedShards + ' ways');

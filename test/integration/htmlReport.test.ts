@@ -67,6 +67,28 @@ describe('--html-report', () => {
     const input = await inputCsv();
     const reportPath = join(dir(), 'load.json');
     const htmlPath = join(dir(), 'load.html');
+    // The estimate of the same load, offline, set beside what happened.
+    const estimatePath = join(dir(), 'estimate.json');
+    const estimate = await runCli(
+      [
+        'estimate',
+        input.path,
+        '--partition-key',
+        'pk:S',
+        '--sort-key',
+        'sk:N',
+        '--types',
+        'sk:N',
+        '--wcu',
+        '300',
+        '--json',
+        '--rejects',
+        join(dir(), 'e.jsonl'),
+      ],
+      { cwd: dir(), env: localEnv(proxy.url), stdout: 'pipe' },
+    );
+    expect(estimate.code, estimate.stderr).toBe(2); // rows would be rejected
+    await writeFile(estimatePath, estimate.stdout);
     const run = await runCli(
       [
         'load',
@@ -81,6 +103,8 @@ describe('--html-report', () => {
         reportPath,
         '--html-report',
         htmlPath,
+        '--compare-estimate',
+        estimatePath,
         '--rejects',
         join(dir(), 'r.jsonl'),
       ],
@@ -92,7 +116,7 @@ describe('--html-report', () => {
     expect(run.stderr).toMatch(/^ {2}course {8}[ ▁▂▃▄▅▆▇█]+ {2}\(top [\d,]+ WCU\/s; [^)]+ each\)$/m);
 
     const report = JSON.parse(await readFile(reportPath, 'utf8')) as Report;
-    expect(report).toMatchObject({ rowsRead: input.rows, rejected: 4, rejectedByReason: { MISSING_KEY: 4 } });
+    expect(report).toMatchObject({ rowsRead: input.rows, rejected: 4, rejectedByReason: { MISSING_KEY: 4 }, estimate: { rows: input.rows, rejected: 4 } });
     expect(report.timeline.buckets.length).toBeGreaterThanOrEqual(3);
     expect(report.rate.keyThrottles + report.rate.tableThrottles).toBeGreaterThan(0);
     expect(report.rate.errors).toBeGreaterThan(0);
@@ -131,7 +155,17 @@ describe('--html-report', () => {
         else expect(text, figure).toBe(want);
       }
       expect(shown.map((s) => s.figure)).toEqual(
-        expect.arrayContaining(['written', 'rejected', 'rate.keyThrottles', 'rate.errors', 'rejectedByReason.MISSING_KEY', 'hotKeys.0.key']),
+        expect.arrayContaining([
+          'written',
+          'rejected',
+          'rate.keyThrottles',
+          'rate.errors',
+          'rejectedByReason.MISSING_KEY',
+          'hotKeys.0.key',
+          'estimate.seconds',
+          'estimate.writeUnits',
+          'estimate.throttledItems',
+        ]),
       );
       // The hostile key is shown as text, never made into an element.
       expect(await page.evaluate("document.getElementById('injected') === null && document.querySelectorAll('main b').length === 0")).toBe(true);
