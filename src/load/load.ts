@@ -13,7 +13,7 @@ import type { DryRun, LoadDependencies } from './loadDependencies.js';
 import type { LoadFacts } from './loadFacts.js';
 import { loadModeOf } from './loadMode.js';
 import { displayKey, loadResult } from './loadResult.js';
-import { TimelineRecorder, type TimelineCounts } from '../reporting/timeline.js';
+import { TimelineRecorder, type Timeline, type TimelineCounts } from '../reporting/timeline.js';
 import { LoadStop } from './loadStop.js';
 import { LoadTally } from './loadTally.js';
 import { normalizeOptions, type LoadOptions, type NormalizedLoadOptions } from './options.js';
@@ -124,7 +124,7 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<D
     loadResult(tally, {
       ...resultFacts(facts, rejects, opts, performance.now() - startedAt, now),
       stopped: stop.stopping,
-      timeline: timeline?.begun ? timeline.timeline() : undefined,
+      timeline: timeline?.begun ? sampledTimeline(timeline, tally, facts, startedAt, now) : undefined,
     });
   const progress = progressEvents(emit, tally, facts, startedAt, now, timeline);
   const rejections = new Rejections(tally, rejects, emit, stop, opts);
@@ -255,6 +255,16 @@ function timelineCounts(tally: LoadTally, facts: LoadFacts, now: () => number, s
     keyThrottles: snapshot?.keyThrottles ?? 0,
     errors: snapshot?.errors ?? 0,
   };
+}
+
+/**
+ * The timeline with a sample taken now: a result asked for between progress events (the summary of a
+ * load quit by --stop-timeout) then has buckets that add up to its counters.
+ */
+function sampledTimeline(timeline: TimelineRecorder, tally: LoadTally, facts: LoadFacts, startedAt: number, now: () => number): Timeline {
+  const rate = facts.rate?.pacer?.controller.snapshot(now());
+  timeline.sample(performance.now() - startedAt, timelineCounts(tally, facts, now, rate), rate?.currentWcu);
+  return timeline.timeline();
 }
 
 /** Progress events, at most one per PROGRESS_INTERVAL_MS unless forced; each a sample of the timeline. */
