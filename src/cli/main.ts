@@ -19,7 +19,7 @@ import { startupNotices } from './runtimeNotices.js';
 import { stdinHint, terminalStdinNote } from './stdinHint.js';
 import { createEventRenderer } from './renderEvents.js';
 import { addReadCommands } from './readCommands.js';
-import { packageVersion, writeReport } from './report.js';
+import { packageVersion, readEstimateBeside, wantsReport, writeReport, type ReportPaths } from './report.js';
 import { handleStopSignals, type StopSignal } from './signals.js';
 import { Terminal, type CliIo } from './terminal.js';
 
@@ -187,6 +187,8 @@ async function runCommand(io: CliIo, inputs: Inputs, flags: LoadFlags, command: 
   const tty = 'isTTY' in io.stderr && io.stderr.isTTY === true;
   const bar = flags.progress && tty && !flags.quiet && !flags.json ? createProgressBar(io.stderr as NodeJS.WriteStream) : undefined;
   const renderer = createEventRenderer(terminal, flags, estimating, bar);
+  // --compare-estimate is read before the load, once known good.
+  let reports: ReportPaths = { report: flags.report, htmlReport: flags.htmlReport };
   const signals = handleStopSignals(
     flags.stopTimeout,
     (name) => {
@@ -198,7 +200,7 @@ async function runCommand(io: CliIo, inputs: Inputs, flags: LoadFlags, command: 
       );
       controller.abort(new Error(name));
     },
-    (name, code) => quitAfterStopTimeout(terminal, input, flags, estimating ? undefined : renderer.snapshot(), startedAt, name, code),
+    (name, code) => quitAfterStopTimeout(terminal, input, flags, reports, estimating ? undefined : renderer.snapshot(), startedAt, name, code),
   );
   if (!flags.quiet)
     for (const notice of startupNotices(process.env, process.versions.node, flags.maxAttempts))
@@ -220,16 +222,17 @@ async function runCommand(io: CliIo, inputs: Inputs, flags: LoadFlags, command: 
       io.stdout.write(flags.json ? estimateJson(result, { excerpts: flags.excerpts }) : formatEstimate(result, { color, excerpts: flags.excerpts }));
       return exitCodeForEstimate(result.input.rejected);
     }
+    if (flags.compareEstimate) reports = { ...reports, estimate: await readEstimateBeside(flags.compareEstimate) };
     const result = await load(await toLoadOptions(inputs, flags), deps);
     bar?.stop();
     terminal.release();
-    if (flags.report) await writeReport(flags.report, input, result, startedAt, undefined, flags.excerpts);
+    if (wantsReport(reports)) await writeReport(reports, input, result, startedAt, undefined, flags.excerpts);
     terminal.summary(result, { json: flags.json === true, excerpts: flags.excerpts });
     return exitCodeForResult(result);
   } catch (error) {
     bar?.stop();
     terminal.release();
-    return await reportFailure(terminal, io, input, flags, estimating, startedAt, error, signals.exitCode);
+    return await reportFailure(terminal, io, input, flags, reports, estimating, startedAt, error, signals.exitCode);
   } finally {
     signals.dispose();
   }
@@ -244,6 +247,7 @@ function quitAfterStopTimeout(
   terminal: Terminal,
   input: string,
   flags: LoadFlags,
+  reports: ReportPaths,
   current: LoadResult | undefined,
   startedAt: Date,
   name: StopSignal,
@@ -258,8 +262,8 @@ function quitAfterStopTimeout(
       message: `stopped on ${name}; batches still in flight after ${flags.stopTimeout} s (--stop-timeout) are counted as not written`,
     };
     terminal.summary(current, { json: flags.json === true, excerpts: flags.excerpts, failure });
-    if (flags.report) {
-      void writeReport(flags.report, input, current, startedAt, failure, flags.excerpts)
+    if (wantsReport(reports)) {
+      void writeReport(reports, input, current, startedAt, failure, flags.excerpts)
         .catch((e: Error) => terminal.say(`ddb-spread: error: ${e.message}\n`))
         .finally(() => process.exit(exitCode));
       return;
@@ -274,6 +278,7 @@ async function reportFailure(
   io: CliIo,
   input: string,
   flags: LoadFlags,
+  reports: ReportPaths,
   estimating: boolean,
   startedAt: Date,
   error: unknown,
@@ -290,8 +295,8 @@ async function reportFailure(
   }
   if (loaderError?.result) {
     const failure = { code: loaderError.code, message: loaderError.message };
-    if (flags.report && !estimating)
-      await writeReport(flags.report, input, loaderError.result, startedAt, failure, flags.excerpts).catch((e: Error) =>
+    if (wantsReport(reports) && !estimating)
+      await writeReport(reports, input, loaderError.result, startedAt, failure, flags.excerpts).catch((e: Error) =>
         terminal.say(`ddb-spread: error: ${e.message}\n`),
       );
     terminal.summary(loaderError.result, { json, excerpts: flags.excerpts, failure });
@@ -315,8 +320,12 @@ async function reportFailure(
 
 /** The files the CLI reads besides the input, and the report it writes: load() checks them with its own outputs, so no output overwrites an input. */
 function callerFiles(flags: LoadFlags, estimating: boolean): CallerFiles {
-  const reads = (['schema', 'shardKeysFile', 'config'] as const).flatMap((name) =>
+  const reads = (['schema', 'shardKeysFile', 'config', 'compareEstimate'] as const).flatMap((name) =>
     flags[name] ? [{ option: `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`, path: flags[name] }] : [],
   );
-  return { reads, writes: flags.report && !estimating ? [{ option: '--report', path: flags.report, code: 'REPORT_UNWRITABLE' as const }] : [] };
+  const reports = [
+    { option: '--report', path: flags.report },
+    { option: '--html-report', path: flags.htmlReport },
+  ].flatMap(({ option, path }) => (path !== undefined && !estimating ? [{ option, path, code: 'REPORT_UNWRITABLE' as const }] : []));
+  return { reads, writes: reports };
 }

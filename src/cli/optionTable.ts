@@ -626,7 +626,26 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     key: 'report',
     group: 'output',
     commands: LOAD,
-    description: 'write the final summary as a JSON file (counters, rate, rejects by reason, input fingerprint, version, timings), atomically',
+    description:
+      "write the final summary as a JSON file (counters, rate, rejects by reason, input fingerprint, version, timings, and the load's course, a bucket every few seconds: timeline), atomically",
+    type: 'path',
+  },
+  {
+    flags: '--html-report <path>',
+    key: 'htmlReport',
+    group: 'output',
+    commands: LOAD,
+    description:
+      'write the same report as one self-contained HTML page to open in a browser (charts of the rate, throttles, rows and hottest keys; rejects by reason; the plan beside what happened; no network), atomically',
+    type: 'path',
+  },
+  {
+    flags: '--compare-estimate <file>',
+    key: 'compareEstimate',
+    group: 'output',
+    commands: ['load'],
+    description:
+      'an `estimate --json` output: --report and --html-report set its predictions (duration, write units, rate, throttled requests, rejected rows) beside what the load did',
     type: 'path',
   },
   { flags: '--json', key: 'json', group: 'output', commands: LOAD, description: 'print the summary as one JSON object on stdout', type: 'flag' },

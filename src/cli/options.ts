@@ -75,6 +75,8 @@ export interface LoadFlags {
   listing?: string;
   stopTimeout: number;
   report?: string;
+  htmlReport?: string;
+  compareEstimate?: string;
   segment?: Segment;
   totalWcu?: number;
   partitionKey?: KeyAttribute;

@@ -67,6 +67,12 @@ export class Terminal {
           : summaryJson(result, failure, excerpts),
       );
     else if (this.#jsonLog) this.note('', { type: 'summary', ...(JSON.parse(summaryJson(result, failure, excerpts)) as object), ...extra });
-    else this.say(formatSummary(result, failure?.message, excerpts));
+    else this.say(formatSummary(result, failure?.message, excerpts, terminalWidth(this.#io.stderr)));
   }
+}
+
+/** The terminal's columns when stderr is one, else 80 (a log or a pipe). */
+function terminalWidth(stream: CliIo['stderr']): number {
+  const columns = 'columns' in stream ? stream.columns : undefined;
+  return typeof columns === 'number' && columns > 0 ? columns : 80;
 }

@@ -8,12 +8,14 @@ export function testSeamsFromEnv(env: NodeJS.ProcessEnv): { testSeams?: TestSeam
   const stripeBytes = numberOf(env['DDB_SPREAD_TEST_STRIPE_BYTES']);
   const parquetStallMs = numberOf(env['DDB_SPREAD_TEST_PARQUET_STALL_MS']);
   const restartRows = numberOf(env['DDB_SPREAD_TEST_RESTART_ROWS']);
-  if (stripeBytes === undefined && parquetStallMs === undefined && restartRows === undefined) return {};
+  const timelineBucketMs = numberOf(env['DDB_SPREAD_TEST_TIMELINE_BUCKET_MS']);
+  if (stripeBytes === undefined && parquetStallMs === undefined && restartRows === undefined && timelineBucketMs === undefined) return {};
   return {
     testSeams: {
       ...(stripeBytes !== undefined ? { stripeBytes } : {}),
       ...(parquetStallMs !== undefined ? { parquetStallMs } : {}),
       ...(restartRows !== undefined ? { restartRows } : {}),
+      ...(timelineBucketMs !== undefined ? { timelineBucketMs } : {}),
     },
   };
 }

@@ -12,7 +12,8 @@ import { Disposer } from './disposer.js';
 import type { DryRun, LoadDependencies } from './loadDependencies.js';
 import type { LoadFacts } from './loadFacts.js';
 import { loadModeOf } from './loadMode.js';
-import { loadResult } from './loadResult.js';
+import { displayKey, loadResult } from './loadResult.js';
+import { TimelineRecorder, type Timeline, type TimelineCounts } from '../reporting/timeline.js';
 import { LoadStop } from './loadStop.js';
 import { LoadTally } from './loadTally.js';
 import { normalizeOptions, type LoadOptions, type NormalizedLoadOptions } from './options.js';
@@ -117,8 +118,15 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<D
   const rejects = new RejectSink(opts.rejectsPath);
   const tally = new LoadTally();
   const stop = new LoadStop(deps.signal);
-  const result = () => loadResult(tally, { ...resultFacts(facts, rejects, opts, performance.now() - startedAt, now), stopped: stop.stopping });
-  const progress = progressEvents(emit, tally, facts, startedAt, now);
+  // The load's course for the report; a dry run's has no time to speak of.
+  const timeline = deps.dryRun ? undefined : new TimelineRecorder({ bucketMs: deps.testSeams?.timelineBucketMs });
+  const result = () =>
+    loadResult(tally, {
+      ...resultFacts(facts, rejects, opts, performance.now() - startedAt, now),
+      stopped: stop.stopping,
+      timeline: timeline?.begun ? sampledTimeline(timeline, tally, facts, startedAt, now) : undefined,
+    });
+  const progress = progressEvents(emit, tally, facts, startedAt, now, timeline);
   const rejections = new Rejections(tally, rejects, emit, stop, opts);
   const mode = loadModeOf({ opts, deps, client, ownsClient, aws, disposer, facts, stop, tally, rejections, emit, now, result });
   let dispatcher: Dispatcher | undefined;
@@ -139,6 +147,11 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<D
         }
       });
       const { checkpoint, manifest } = prepared;
+      if (timeline) {
+        // From here on: a resumed load's earlier writes are counted already, and kept apart.
+        timeline.begin(performance.now() - startedAt, timelineCounts(tally, facts, now));
+        tally.onKeyUnits = (partitionId, units) => timeline.key(displayKey(partitionId), units);
+      }
       dispatcher = new Dispatcher({
         concurrency: opts.concurrency,
         namedParts: prepared.namedParts,
@@ -229,8 +242,40 @@ function resultFacts(facts: LoadFacts, rejects: RejectSink, opts: NormalizedLoad
   };
 }
 
-/** Progress events, at most one per PROGRESS_INTERVAL_MS unless forced. */
-function progressEvents(emit: (event: LoadEvent) => void, tally: LoadTally, facts: LoadFacts, startedAt: number, now: () => number): (force?: boolean) => void {
+/** The cumulative counts the timeline samples: the tally's and the rate controller's. */
+function timelineCounts(tally: LoadTally, facts: LoadFacts, now: () => number, snapshot = facts.rate?.pacer?.controller.snapshot(now())): TimelineCounts {
+  const c = tally.counters;
+  return {
+    written: c.written,
+    rejected: c.rejected,
+    plannedWcu: c.plannedWcu,
+    consumedWcu: c.consumedWcu,
+    throttledItems: c.throttledItems,
+    tableThrottles: snapshot?.tableThrottles ?? 0,
+    keyThrottles: snapshot?.keyThrottles ?? 0,
+    errors: snapshot?.errors ?? 0,
+  };
+}
+
+/**
+ * The timeline with a sample taken now: a result asked for between progress events (the summary of a
+ * load quit by --stop-timeout) then has buckets that add up to its counters.
+ */
+function sampledTimeline(timeline: TimelineRecorder, tally: LoadTally, facts: LoadFacts, startedAt: number, now: () => number): Timeline {
+  const rate = facts.rate?.pacer?.controller.snapshot(now());
+  timeline.sample(performance.now() - startedAt, timelineCounts(tally, facts, now, rate), rate?.currentWcu);
+  return timeline.timeline();
+}
+
+/** Progress events, at most one per PROGRESS_INTERVAL_MS unless forced; each a sample of the timeline. */
+function progressEvents(
+  emit: (event: LoadEvent) => void,
+  tally: LoadTally,
+  facts: LoadFacts,
+  startedAt: number,
+  now: () => number,
+  timeline: TimelineRecorder | undefined,
+): (force?: boolean) => void {
   let last = 0;
   return (force = false) => {
     const t = performance.now();
@@ -238,6 +283,7 @@ function progressEvents(emit: (event: LoadEvent) => void, tally: LoadTally, fact
     last = t;
     tally.counters.bytesRead = facts.input?.bytesRead() ?? 0;
     const rate = facts.rate?.pacer?.controller.snapshot(now());
+    timeline?.sample(t - startedAt, timelineCounts(tally, facts, now, rate), rate?.currentWcu);
     emit({ type: 'progress', counters: tally.counters, totalBytes: facts.input?.totalBytes, elapsedMs: t - startedAt, ...(rate ? { rate } : {}) });
   };
 }

@@ -52,6 +52,8 @@ export interface TestSeams {
   parquetStallMs?: number;
   /** Records between restart points inside a part, for a new checkpoint (load/restartPoints.ts' RESTART_EVERY_ROWS otherwise). */
   restartRows?: number;
+  /** The timeline's first bucket interval, in ms (reporting/timeline.ts' DEFAULT_BUCKET_MS otherwise): a short load still has a course. */
+  timelineBucketMs?: number;
 }
 
 /**

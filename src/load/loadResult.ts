@@ -4,6 +4,7 @@ import type { LoadResult, RateSummary } from '../reporting/result.js';
 import type { LoadTally } from './loadTally.js';
 import type { CapacityReportsSummary } from '../pacing/capacityReports.js';
 import type { SkippedPart } from '../reading/listing.js';
+import type { Timeline } from '../reporting/timeline.js';
 
 /** What the result says besides the counters, as the load's parts know it at the moment it is asked. */
 export interface ResultFacts {
@@ -36,6 +37,8 @@ export interface ResultFacts {
   skipped?: readonly SkippedPart[] | undefined;
   /** The load failed or was asked to stop: it is not complete, whatever the counts. */
   stopped?: boolean;
+  /** The load's course, when it was recorded. */
+  timeline?: Timeline | undefined;
 }
 
 /** The result of a load from its tally and the facts of its parts. Pure. */
@@ -63,6 +66,7 @@ export function loadResult(tally: LoadTally, facts: ResultFacts): LoadResult {
     checkpointPath: facts.checkpointPath,
     resumedFromBatch: facts.resumedFromBatch,
     capacityReports: facts.capacityReports,
+    ...(facts.timeline ? { timeline: facts.timeline } : {}),
     skipped: [...(facts.skipped ?? [])],
     notWritten: counters.rowsRead - counters.written - counters.superseded - counters.rejected - counters.otherSegments,
     // Every row of the input (read to its end, not stopped) written or superseded (or another segment's).
@@ -106,6 +110,6 @@ function bottleneckOf(tally: LoadTally, facts: ResultFacts): LoadResult['bottlen
 }
 
 /** A partition identity (type letter + value) as the user wrote the key. */
-function displayKey(partitionId: string): string {
+export function displayKey(partitionId: string): string {
   return partitionId.slice(1);
 }

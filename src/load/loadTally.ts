@@ -40,6 +40,8 @@ export class LoadTally {
   readonly keyUnits = createHotKeySketch();
   /** Write units an earlier run of the checkpoint wrote (not this run's pace). */
   plannedWcuBeforeResume = 0;
+  /** Told each written row's partition key and units as they are booked (the load's timeline), when set. */
+  onKeyUnits: ((partitionId: string, units: number) => void) | undefined;
   /**
    * The input was read to its end and every batch settled, with no stop on the way (set by load(); a
    * finished checkpoint's outcome restores it). Without it nothing is complete, whatever the counts
@@ -92,7 +94,10 @@ export class LoadTally {
       batchWcu += cost;
       c.plannedWcu += cost;
       // A key's own units: GSI units land on the index's keys, not on the table's.
-      if (countKeys) this.keyUnits.add(w.partitionId, w.wcu);
+      if (countKeys) {
+        this.keyUnits.add(w.partitionId, w.wcu);
+        this.onKeyUnits?.(w.partitionId, w.wcu);
+      }
     }
     c.consumedWcu += outcome.consumedWcu;
     c.retries += outcome.retries;

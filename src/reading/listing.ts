@@ -97,11 +97,13 @@ export function ownFileByContent(head: string): string | undefined {
   if (/^\{"version":\d+,"status":"[a-z]+","createdAt":"/.test(head)) return 'a checkpoint written by ddb-spread (of another load or worker)';
   if (/^\{\s*"reportVersion":\s*\d+,\s*"ddbSpreadVersion":/.test(head)) return 'a --report written by ddb-spread';
   if (/^\{\s*"format":\s*"ddb-spread-listing"/.test(head)) return 'a --listing written by ddb-spread';
+  if (/^<!doctype html>\s*<html[^>]*>\s*<head>\s*<meta charset="utf-8">\s*<meta name="generator" content="ddb-spread --html-report">/i.test(head))
+    return 'an --html-report written by ddb-spread';
   return undefined;
 }
 
-/** Entries whose content is worth a look for ownFileByContent: the files ddb-spread writes as JSON. */
-export const mayBeOwnByContent = (name: string): boolean => /\.json$/i.test(name);
+/** Entries whose content is worth a look for ownFileByContent: the files ddb-spread writes as JSON, and its HTML report. */
+export const mayBeOwnByContent = (name: string): boolean => /\.(json|html?)$/i.test(name);
 
 /** A file a load writes: the option that names it and its path (resolved the same way as the entries). */
 export interface OwnFile {

@@ -192,3 +192,37 @@ export function heatStrip(values: readonly number[], perColumn: number, columns:
     .join('')
     .replace(/!+/g, (run) => over(run));
 }
+
+/** Eight heights of a sparkline, lowest first. */
+export const SPARK_LEVELS = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'] as const;
+
+/**
+ * `values` in at most `width` columns: whole groups of equal count (the last may be shorter), each
+ * column their mean, so the line's area stays the values' sum over time.
+ */
+export function columnMeans(values: readonly number[], width: number): number[] {
+  const perColumn = bucketsPerColumn(values.length, width);
+  const columns: number[] = [];
+  for (let i = 0; i < values.length; i += perColumn) {
+    const group = values.slice(i, i + perColumn);
+    columns.push(group.reduce((sum, v) => sum + Math.max(0, v), 0) / group.length);
+  }
+  return columns;
+}
+
+/**
+ * A sparkline of `values` in at most `width` columns (columnMeans), each column one of eight heights of
+ * the highest. Zero is a space, not the lowest block: a stall in the load shows as a gap.
+ */
+export function sparkline(values: readonly number[], width: number): string {
+  if (values.length === 0 || width <= 0) return '';
+  const columns = columnMeans(values, width);
+  const top = Math.max(...columns);
+  return columns
+    .map((v) => {
+      if (!(v > 0) || !(top > 0)) return ' ';
+      const level = Math.min(SPARK_LEVELS.length - 1, Math.max(0, Math.ceil((v / top) * SPARK_LEVELS.length) - 1));
+      return SPARK_LEVELS[level];
+    })
+    .join('');
+}

@@ -76,6 +76,11 @@ export interface LoadResult extends LoadCounters {
   complete: boolean;
   /** This run's BatchWriteItem calls, those that asked for ConsumedCapacity and were answered, and the units counted as planned; undefined for a dry run. */
   capacityReports: import('../pacing/capacityReports.js').CapacityReportsSummary | undefined;
+  /**
+   * The load's course, a few seconds a bucket: units written and charged, the rate in force, throttles,
+   * errors, rows and the hottest keys of each (src/reporting/timeline.ts). Absent for a dry run.
+   */
+  timeline?: import('./timeline.js').Timeline;
 }
 
 export interface RateSummary {

@@ -1,4 +1,6 @@
 import type { LoadResult } from './result.js';
+import { bucketWcu, type Timeline } from './timeline.js';
+import { bucketsPerColumn, columnMeans, sparkline } from './charts.js';
 
 import { formatBytes, formatCount, formatDuration, formatPercent, HIDDEN, shownKey } from '../shared/format.js';
 
@@ -6,7 +8,7 @@ import { formatBytes, formatCount, formatDuration, formatPercent, HIDDEN, shownK
  * The end-of-load summary for people (stderr). Pure: a string from the result. Partition key values are
  * shown (hot keys, bottleneck) unless `excerpts` is false (--no-excerpts).
  */
-export function formatSummary(result: LoadResult, stoppedBecause?: string, excerpts = true): string {
+export function formatSummary(result: LoadResult, stoppedBecause?: string, excerpts = true, width = 80): string {
   const seconds = result.elapsedMs / 1000;
   const lines = [
     stoppedBecause
@@ -34,6 +36,8 @@ export function formatSummary(result: LoadResult, stoppedBecause?: string, excer
     `  elapsed       ${formatDuration(seconds)}, ${formatCount(result.itemsPerSecond)} items/s`,
   );
   lines.push(...formatRate(result, excerpts));
+  const course = formatCourse(result.timeline, width);
+  if (course) lines.push(course);
   lines.push(`  write order   ${result.order}${result.orderTempBytes > 0 ? `, ${formatBytes(result.orderTempBytes)} through temporary files` : ''}`);
   if (result.checkpointPath)
     lines.push(
@@ -43,6 +47,34 @@ export function formatSummary(result: LoadResult, stoppedBecause?: string, excer
   if (result.rejectsPath) lines.push(`  reject file   ${result.rejectsPath}`);
   lines.push(...formatSkipped(result.skipped));
   return `${lines.join('\n')}\n`;
+}
+
+const COURSE_LABEL = '  course        ';
+
+/**
+ * The load's course as a sparkline of WCU/s, fitted to the terminal's width: a load that ran at its rate
+ * is a flat line, one that was cut or stalled shows where. Nothing for a load shorter than two buckets.
+ */
+function formatCourse(timeline: Timeline | undefined, width: number): string | undefined {
+  if (!timeline || timeline.buckets.length < 2) return undefined;
+  const rates = timeline.buckets.map(bucketWcu);
+  const line = (room: number) => {
+    const columns = Math.max(6, room);
+    const seconds = (bucketsPerColumn(rates.length, columns) * timeline.bucketMs) / 1000;
+    return { spark: sparkline(rates, columns), note: courseNote(Math.max(...columnMeans(rates, columns)), seconds) };
+  };
+  // The note takes its room first; it may grow once when columns widen (5.0 s to 10.0 s a column).
+  let fitted = line(width - COURSE_LABEL.length - 2 - courseNote(Math.max(...rates), timeline.bucketMs / 1000).length);
+  for (let i = 0; i < 2; i++) {
+    const again = line(width - COURSE_LABEL.length - 2 - fitted.note.length);
+    if (again.spark === fitted.spark) break;
+    fitted = again;
+  }
+  return `${COURSE_LABEL}${fitted.spark}  ${fitted.note}`;
+}
+
+function courseNote(topWcu: number, columnSeconds: number): string {
+  return `(top ${formatCount(topWcu)} WCU/s; ${formatDuration(columnSeconds)} each)`;
 }
 
 /** Shown by name in the text summary; the rest are counted here and named in --json and --report. */
@@ -91,9 +123,12 @@ function formatReasons(byReason: Record<string, number>): string {
   return entries.length === 0 ? '' : `  (${entries.map(([code, count]) => `${code} ${formatCount(count)}`).join(', ')})`;
 }
 
-/** The summary for machines (--json on stdout): the result object with stable field names. */
+/**
+ * The summary for machines (--json on stdout): the result object with stable field names. The timeline
+ * is left to the --report file (`reportTimeline`): a few hundred buckets are not a line for a script.
+ */
 export function summaryJson(result: LoadResult, error?: { code: string; message: string }, excerpts = true): string {
-  const { elapsedMs, itemsPerSecond, consumedWcu, ...rest } = result;
+  const { elapsedMs, itemsPerSecond, consumedWcu, timeline: _timeline, ...rest } = result;
   // Partition key values can be customer data: --no-excerpts keeps them out of every output.
   if (!excerpts) {
     rest.hotKeys = rest.hotKeys.map((k) => ({ ...k, key: HIDDEN }));
@@ -106,6 +141,22 @@ export function summaryJson(result: LoadResult, error?: { code: string; message:
     itemsPerSecond: Math.round(itemsPerSecond),
     ...(error ? { error } : {}),
   })}\n`;
+}
+
+/** The timeline as the report holds it: units rounded as the summary's, key values hidden under --no-excerpts. */
+export function reportTimeline(timeline: Timeline, excerpts = true): Timeline {
+  const round = (units: number) => Math.round(units * 10) / 10;
+  return {
+    ...timeline,
+    buckets: timeline.buckets.map((b) => ({
+      ...b,
+      ms: Math.round(b.ms),
+      consumedWcu: round(b.consumedWcu),
+      plannedWcu: round(b.plannedWcu),
+      rateWcu: b.rateWcu === null ? null : round(b.rateWcu),
+      keys: b.keys.map((k) => ({ key: excerpts ? k.key : HIDDEN, units: round(k.units) })),
+    })),
+  };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ownFileByContent } from '../../../src/reading/listing.js';
+import { mayBeOwnByContent, ownFileByContent } from '../../../src/reading/listing.js';
+import { htmlReport } from '../../../src/reporting/htmlReport.js';
 import { inputsMismatch, listingText, parseListing, segmentsMismatch, type ListingDoc } from '../../../src/reading/listingDoc.js';
 
 const doc: ListingDoc = {
@@ -64,5 +65,11 @@ describe('listing document', () => {
     expect(ownFileByContent('{\n  "reportVersion": 1,\n  "ddbSpreadVersion": "0.1.0"')).toContain('--report');
     expect(ownFileByContent('{"version":4,"status":"shipped","items":[]}')).toBeUndefined();
     expect(ownFileByContent('{"pk":"a","format":"ddb-spread-listing"}')).toBeUndefined();
+  });
+
+  it('an --html-report is known by its first bytes (a folder of data may hold the page of an earlier load); other HTML is not', () => {
+    expect(mayBeOwnByContent('report.html')).toBe(true);
+    expect(ownFileByContent(htmlReport({ table: 'T' }).slice(0, 256))).toContain('--html-report');
+    expect(ownFileByContent('<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>pk,sk</title>')).toBeUndefined();
   });
 });
