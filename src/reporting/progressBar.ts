@@ -37,6 +37,7 @@ export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): 
       {
         gauge,
         globalOrder: facts.globalOrder,
+        rowsRead: c.rowsRead,
         written: c.written,
         elapsedS: last.elapsedMs / 1000,
         wcu: formatWcu(last.rate),
@@ -75,7 +76,8 @@ export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): 
       } else if (event.type === 'progress' && started) {
         last = event;
         gauge = nextGauge(gauge, { counters: event.counters, totalBytes: event.totalBytes, elapsedMs: event.elapsedMs }, facts);
-        if (performance.now() - drawnAt >= REDRAW_MS) draw();
+        // The last figures are drawn whatever the time: a load that ends between redraws ends at 100%.
+        if (performance.now() - drawnAt >= REDRAW_MS || gauge.percent === 100) draw();
       }
     },
     stop() {

@@ -29,7 +29,7 @@ export interface GaugeReading {
   elapsedMs: number;
 }
 
-/** The figures the progress line shows, and what the next reading is smoothed against. */
+/** The figures the progress line shows, and what the next reading is weighed against. */
 export interface Gauge {
   phase: ProgressPhase;
   /** Rows settled: written, superseded, rejected or another segment's. */
@@ -41,19 +41,19 @@ export interface Gauge {
   percent: number | undefined;
   /** Share of the input's bytes read, 0..1 (the reading phase's own measure), when the size is known. */
   readShare: number | undefined;
-  /** Seconds left, smoothed; undefined until there is a write rate to tell it from. Always finite. */
+  /** Seconds left at the recent rate; undefined until there is a rate to tell it from. Always finite. */
   etaS: number | undefined;
-  /** Rows settled per second by this run, smoothed over the last few seconds. */
+  /** Rows settled per second by this run over the last few seconds of writing. */
   rowsPerSecond: number;
-  /** When the rate was last sampled, and this run's settled rows then. */
-  sampledMs: number;
-  sampledDone: number;
+  /** This run's settled rows at recent readings while writing (the rate's window). */
+  samples: ReadonlyArray<{ ms: number; done: number }>;
 }
 
-/** Seconds the write rate and the ETA are smoothed over: long enough to ride out a throttled second. */
-const SMOOTHING_S = 5;
-/** A rate is sampled at most this often; closer readings add noise, not information. */
-const SAMPLE_MS = 500;
+/**
+ * Seconds of writing the rate is measured over: long enough to ride out a throttled second, short enough
+ * to follow the rate control's ramp up.
+ */
+const RATE_WINDOW_MS = 5000;
 /** Below 100% until the very end: a projection can be short by the rows still in read buffers. */
 const MAX_UNFINISHED = 99.9;
 
@@ -69,54 +69,29 @@ export function phaseOf(reading: GaugeReading, facts: PhaseFacts): ProgressPhase
 
 /**
  * The next figures from the previous ones and a new reading. Pure: time comes from the reading.
- * The percent is rows settled against the rows the input holds (its bytes read stand for the rows still
- * unread), so it follows the writes, not how far ahead the reader has pulled; the ETA is the rows left at
- * this run's recent rate (rows an earlier run of the checkpoint wrote take none of this run's time).
+ * The percent is rows settled against the rows the input holds, so it follows the writes, not how far
+ * ahead the reader has pulled; the ETA is the rows left at this run's rate over the last few seconds
+ * (rows an earlier run of the checkpoint wrote are skipped, and take none of this run's time).
  */
 export function nextGauge(previous: Gauge | undefined, reading: GaugeReading, facts: PhaseFacts): Gauge {
   const c = reading.counters;
   const phase = phaseOf(reading, facts);
   const done = c.written + c.superseded + c.rejected + c.otherSegments;
   const readShare = reading.totalBytes && reading.totalBytes > 0 ? clamp(c.bytesRead / reading.totalBytes, 0, 1) : facts.inputRead ? 1 : undefined;
-  const total = facts.inputRead
-    ? c.rowsRead
-    : readShare !== undefined && readShare > 0 && c.rowsRead > 0
-      ? Math.max(c.rowsRead, c.rowsRead / readShare)
-      : undefined;
+  const total = facts.inputRead ? c.rowsRead : projectedTotal(previous, c.rowsRead, readShare);
   const finished = facts.inputRead && done >= c.rowsRead;
   const raw = finished ? 100 : total !== undefined && total > 0 ? Math.min(MAX_UNFINISHED, (done / total) * 100) : undefined;
   const percent = raw === undefined ? previous?.percent : Math.max(raw, previous?.percent ?? 0);
 
-  // This run's rate: rows skipped on a resume are counted written at once and cost no time.
   const runDone = done - c.writtenBeforeResume;
-  let rowsPerSecond = previous?.rowsPerSecond ?? 0;
-  let sampledMs = previous?.sampledMs ?? reading.elapsedMs;
-  let sampledDone = previous?.sampledDone ?? runDone;
-  let etaS = previous?.etaS;
-  const dtS = (reading.elapsedMs - sampledMs) / 1000;
-  if (previous === undefined || phase !== 'writing') {
-    // Not writing yet (or skipping): the clock for the rate starts when the writes do.
-    sampledMs = reading.elapsedMs;
-    sampledDone = runDone;
-  } else if (dtS * 1000 >= SAMPLE_MS) {
-    const instant = Math.max(0, runDone - sampledDone) / dtS;
-    // The first sample is taken as it is; later ones are blended in over SMOOTHING_S.
-    const weight = previous.rowsPerSecond > 0 ? Math.min(1, dtS / SMOOTHING_S) : 1;
-    rowsPerSecond = rowsPerSecond + weight * (instant - rowsPerSecond);
-    sampledMs = reading.elapsedMs;
-    sampledDone = runDone;
-    const left = total === undefined ? undefined : Math.max(0, total - done);
-    const rawEta = left !== undefined && rowsPerSecond > 0 ? left / rowsPerSecond : undefined;
-    if (rawEta === undefined || !Number.isFinite(rawEta)) etaS = undefined;
-    else if (etaS === undefined) etaS = rawEta;
-    else {
-      // The ETA counts down by the time that passed, and moves toward the new figure over SMOOTHING_S:
-      // one slow or fast second does not make it jump.
-      const counted = Math.max(0, etaS - dtS);
-      etaS = counted + Math.min(1, dtS / SMOOTHING_S) * (rawEta - counted);
-    }
-  }
-  if (finished) etaS = 0;
+  // The rate's window starts when the writes do: reading, planning and skipping what is done take no write time.
+  const samples = phase === 'writing' ? [...(previous?.phase === 'writing' ? previous.samples : []), { ms: reading.elapsedMs, done: runDone }] : [];
+  while (samples.length > 2 && samples[1]!.ms <= reading.elapsedMs - RATE_WINDOW_MS) samples.shift();
+  const first = samples[0];
+  const spanS = first ? (reading.elapsedMs - first.ms) / 1000 : 0;
+  const rowsPerSecond = first && spanS > 0 ? Math.max(0, runDone - first.done) / spanS : 0;
+  const left = total === undefined ? undefined : Math.max(0, total - done);
+  const eta = finished ? 0 : left !== undefined && rowsPerSecond > 0 ? left / rowsPerSecond : undefined;
   return {
     phase,
     done,
@@ -124,11 +99,22 @@ export function nextGauge(previous: Gauge | undefined, reading: GaugeReading, fa
     totalExact: facts.inputRead,
     percent,
     readShare,
-    etaS: etaS !== undefined && Number.isFinite(etaS) ? Math.max(0, etaS) : undefined,
+    etaS: eta !== undefined && Number.isFinite(eta) ? eta : undefined,
     rowsPerSecond,
-    sampledMs,
-    sampledDone,
+    samples,
   };
+}
+
+/**
+ * Rows the input holds, projected from the share of its bytes pulled: short by the rows of bytes still in
+ * read buffers (a striped read pulls several ranges ahead), which matters only while little is read; the
+ * percent never goes back, so an early overshoot is waited out. Once every byte is pulled and rows still
+ * come out of the buffers, no projection holds: the last one, or the rows read if more, until the input
+ * is read to its end (a file pulled whole at once has none until then).
+ */
+function projectedTotal(before: Gauge | undefined, rowsRead: number, share: number | undefined): number | undefined {
+  if (share !== undefined && share > 0 && share < 1 && rowsRead > 0) return Math.max(rowsRead, rowsRead / share);
+  return before?.total === undefined ? undefined : Math.max(rowsRead, before.total);
 }
 
 function clamp(value: number, low: number, high: number): number {

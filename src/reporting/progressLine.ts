@@ -6,6 +6,7 @@ export interface LineFields {
   gauge: Gauge;
   /** Whether the write order reads the whole input before its first write (the reading phase then shows how far). */
   globalOrder: boolean;
+  rowsRead: number;
   written: number;
   elapsedS: number;
   /** The write rate as "812 / 1,000 WCU/s". */
@@ -26,6 +27,8 @@ interface Segment {
 
 /** Never dropped: throttles, errors and rejects are what a person watching must not miss. */
 const KEPT = Infinity;
+/** Fields below this priority are the line's tail: shown in order while they fit. */
+const TAIL = 50;
 const BAR_MIN = 10;
 const BAR_MAX = 30;
 
@@ -56,10 +59,17 @@ export function progressLine(f: LineFields, width: number): string {
   const shown = new Set<Segment>();
   const length = (barWidth: number) => [...shown].reduce((n, s) => n + s.before.length + (s === bar ? barWidth + 2 : s.text.length), 0);
   // The most important fields first, each taken if it still fits (with the narrowest bar): a long field
-  // left out does not keep a shorter, less important one out too. The kept ones are taken whatever the width.
+  // left out does not keep a shorter, more useful one out. The tail (elapsed, retries, zero counts) stops
+  // at the first that does not fit, so that it does not flicker as figures change length. The kept ones
+  // are taken whatever the width.
+  let tailFull = false;
   for (const segment of [...segments].filter((s) => s.priority >= 0).sort((a, b) => b.priority - a.priority)) {
+    if (tailFull && segment.priority < TAIL) continue;
     shown.add(segment);
-    if (segment.priority < KEPT && segment.priority !== 100 && length(BAR_MIN) > columns) shown.delete(segment);
+    if (segment.priority < KEPT && segment.priority !== 100 && length(BAR_MIN) > columns) {
+      shown.delete(segment);
+      if (segment.priority < TAIL) tailFull = true;
+    }
   }
   if (shown.has(bar)) bar.text = drawBar(g.percent ?? 0, Math.min(BAR_MAX, BAR_MIN + columns - length(BAR_MIN)));
   const line = segments
@@ -76,7 +86,9 @@ function counted(what: string, count: number): Segment {
 
 function phaseText(f: LineFields): string {
   const g = f.gauge;
-  if (g.phase === 'reading' && f.globalOrder && g.readShare !== undefined) return `reading ${formatPercent(g.readShare)} of the input`;
+  // A global order writes nothing before the whole input is read: how far the reading is, is its progress.
+  if (g.phase === 'reading' && f.globalOrder)
+    return `reading (${formatCount(f.rowsRead, 'row')}${g.readShare === undefined ? '' : `, ${formatPercent(g.readShare)} of the input's bytes`})`;
   if (g.phase === 'planning') return 'planning the write order';
   if (g.phase === 'resuming') return 'resuming: skipping rows already written';
   return g.phase;

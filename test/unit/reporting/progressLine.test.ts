@@ -11,13 +11,25 @@ import { progressLine, type LineFields } from '../../../src/reporting/progressLi
 const STREAMED: PhaseFacts = { globalOrder: false, inputRead: false, resumeBatches: 0 };
 const MB = 1024 * 1024;
 
-function reading(at: number, c: Partial<GaugeReading['counters']>, totalBytes: number | undefined = 100 * MB): GaugeReading {
+function reading(at: number, c: Partial<GaugeReading['counters']>, totalBytes: number | 'stdin' = 100 * MB): GaugeReading {
   const counters = { rowsRead: 0, written: 0, superseded: 0, rejected: 0, otherSegments: 0, writtenBeforeResume: 0, batches: 0, bytesRead: 0, ...c };
-  return { counters, totalBytes, elapsedMs: at * 1000 };
+  return { counters, totalBytes: totalBytes === 'stdin' ? undefined : totalBytes, elapsedMs: at * 1000 };
 }
 
 function fields(gauge: Gauge, more: Partial<LineFields> = {}): LineFields {
-  return { gauge, globalOrder: false, written: gauge.done, elapsedS: 10, wcu: '812 / 1,000 WCU/s', throttled: 0, errors: 0, rejected: 0, retries: 0, ...more };
+  return {
+    gauge,
+    globalOrder: false,
+    rowsRead: 0,
+    written: gauge.done,
+    elapsedS: 10,
+    wcu: '812 / 1,000 WCU/s',
+    throttled: 0,
+    errors: 0,
+    rejected: 0,
+    retries: 0,
+    ...more,
+  };
 }
 
 /** Feeds readings one by one, as the progress events come. */
@@ -31,6 +43,7 @@ describe('progress gauge', () => {
   it('the percent is rows settled of the rows the input holds, not the share of its bytes pulled', () => {
     // The issue's load: 62% of the bytes pulled at 2 s, a tenth of the rows written.
     const [g] = run([reading(2, { rowsRead: 62_000, bytesRead: 62 * MB, written: 10_000, batches: 400 })]);
+    expect(g!.totalExact).toBe(false);
     expect(g!.total).toBeCloseTo(100_000);
     expect(g!.totalExact).toBe(false);
     expect(g!.percent).toBeCloseTo(10);
@@ -41,10 +54,11 @@ describe('progress gauge', () => {
     const readings = [0, 1, 2, 3, 4, 5].map((s) => reading(s, { rowsRead: 50_000, bytesRead: 50 * MB, written: s * 1_000, batches: 1 + s * 40 }));
     const gauges = run(readings);
     expect(gauges[0]!.etaS).toBeUndefined();
+    expect(gauges[0]!.total).toBe(100_000);
     expect(progressLine(fields(gauges[0]!), 200)).toContain('ETA --');
-    // 95,000 rows left at 1,000 rows/s.
+    // Half the bytes pulled: 100,000 rows; 95,000 left at 1,000 rows/s.
     expect(gauges[5]!.etaS).toBeCloseTo(95, 0);
-    // A second with no write: the raw figure would be "never"; the ETA moves a fifth of the way, finite.
+    // A second with no write: the rate over the last 5 s falls by a fifth, the ETA stays finite and near.
     const stalled = nextGauge(gauges[5], reading(6, { rowsRead: 50_000, bytesRead: 50 * MB, written: 5_000, batches: 201 }), STREAMED);
     expect(stalled.etaS).toBeDefined();
     expect(Number.isFinite(stalled.etaS)).toBe(true);
@@ -53,9 +67,11 @@ describe('progress gauge', () => {
 
   it('names each phase: a global order reads, then plans, then writes; a resume skips what is done', () => {
     const global = (inputRead: boolean): PhaseFacts => ({ globalOrder: true, inputRead, resumeBatches: 0 });
-    const read = nextGauge(undefined, reading(1, { rowsRead: 40_000, bytesRead: 40 * MB }), global(false));
+    const read = nextGauge(undefined, reading(1, { rowsRead: 50_000, bytesRead: 50 * MB }), global(false));
     expect(read.phase).toBe('reading');
-    expect(progressLine(fields(read, { globalOrder: true }), 200)).toMatch(/^reading 40\.0% of the input \[░+\] 0% \| written 0 of ~100,000 rows/);
+    expect(progressLine(fields(read, { globalOrder: true, rowsRead: 50_000 }), 200)).toMatch(
+      /^reading \(50,000 rows, 50\.0% of the input's bytes\) \[░+\] 0% \| written 0 of ~100,000 rows/,
+    );
     const planned = nextGauge(read, reading(2, { rowsRead: 100_000, bytesRead: 100 * MB }), global(true));
     expect(planned.phase).toBe('planning');
     expect(progressLine(fields(planned, { globalOrder: true }), 200)).toMatch(/^planning the write order .* written 0 of 100,000 rows/);
@@ -76,11 +92,19 @@ describe('progress gauge', () => {
   });
 
   it('stdin (size unknown): no percent until every row is read, then exact', () => {
-    const streaming = nextGauge(undefined, reading(1, { rowsRead: 5_000, written: 2_000, batches: 80 }, undefined), STREAMED);
+    const streaming = nextGauge(undefined, reading(1, { rowsRead: 5_000, written: 2_000, batches: 80 }, 'stdin'), STREAMED);
     expect(streaming.percent).toBeUndefined();
     expect(progressLine(fields(streaming), 200)).toMatch(/^writing \| written 2,000 rows \| ETA --/);
-    const ended = nextGauge(streaming, reading(2, { rowsRead: 5_000, written: 5_000, batches: 200 }, undefined), { ...STREAMED, inputRead: true });
+    const ended = nextGauge(streaming, reading(2, { rowsRead: 5_000, written: 5_000, batches: 200 }, 'stdin'), { ...STREAMED, inputRead: true });
     expect(ended.percent).toBe(100);
+  });
+
+  it('a file pulled whole at once: no projection while its rows still come out of the buffers, then exact', () => {
+    const pulled = nextGauge(undefined, reading(0.2, { rowsRead: 900, bytesRead: MB, written: 500, batches: 20 }, MB), STREAMED);
+    expect(pulled.total).toBeUndefined();
+    expect(pulled.percent).toBeUndefined();
+    const read = nextGauge(pulled, reading(0.4, { rowsRead: 3_000, bytesRead: MB, written: 1_500, batches: 60 }, MB), { ...STREAMED, inputRead: true });
+    expect(read).toMatchObject({ total: 3_000, totalExact: true, percent: 50 });
   });
 
   it('over any run of readings: percent in 0..100, never lower, 100 only once every row of the whole input is settled; ETA finite', () => {
@@ -102,7 +126,7 @@ describe('progress gauge', () => {
           bytes = inputRead ? totalBytes : Math.min(totalBytes, bytes + s.bytes);
           at += s.seconds;
           const c = { rowsRead, written: done, bytesRead: bytes, batches: Math.ceil(done / 25) };
-          const g = nextGauge(previous, reading(at, c, knownSize ? totalBytes : undefined), { ...STREAMED, inputRead });
+          const g = nextGauge(previous, reading(at, c, knownSize ? totalBytes : 'stdin'), { ...STREAMED, inputRead });
           if (g.percent !== undefined) {
             expect(g.percent).toBeGreaterThanOrEqual(0);
             expect(g.percent).toBeLessThanOrEqual(100);
