@@ -106,15 +106,17 @@ export function nextGauge(previous: Gauge | undefined, reading: GaugeReading, fa
 }
 
 /**
- * Rows the input holds, projected from the share of its bytes pulled: short by the rows of bytes still in
- * read buffers (a striped read pulls several ranges ahead), which matters only while little is read; the
- * percent never goes back, so an early overshoot is waited out. Once every byte is pulled and rows still
- * come out of the buffers, no projection holds: the last one, or the rows read if more, until the input
- * is read to its end (a file pulled whole at once has none until then).
+ * Rows the input holds, projected from the share of its bytes handed to the parser. A chunk handed over
+ * counts all its bytes before its rows are read, so the projection falls short right after each chunk
+ * and is right just before the next: the highest projection so far is the best, and rows only add up,
+ * so it never goes down. Once every byte is handed over and rows still come out of the last chunks, no
+ * projection holds: the last one (or the rows read, if more) stands until the input is read to its end,
+ * and a file handed over whole at once has none until then.
  */
 function projectedTotal(before: Gauge | undefined, rowsRead: number, share: number | undefined): number | undefined {
-  if (share !== undefined && share > 0 && share < 1 && rowsRead > 0) return Math.max(rowsRead, rowsRead / share);
-  return before?.total === undefined ? undefined : Math.max(rowsRead, before.total);
+  const projection = share !== undefined && share > 0 && share < 1 && rowsRead > 0 ? rowsRead / share : undefined;
+  if (projection === undefined && before?.total === undefined) return undefined;
+  return Math.max(rowsRead, before?.total ?? 0, projection ?? 0);
 }
 
 function clamp(value: number, low: number, high: number): number {

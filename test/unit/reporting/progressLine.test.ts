@@ -99,6 +99,25 @@ describe('progress gauge', () => {
     expect(ended.percent).toBe(100);
   });
 
+  it('bytes handed over a chunk at a time: the projection keeps its highest, so the percent does not run ahead of the rows', () => {
+    // 10 chunks of 1 MB, 1,000 rows each; a chunk's bytes are counted before its rows are read.
+    const readings = Array.from({ length: 36 }, (_, i) => {
+      const rowsRead = i * 250;
+      return reading(
+        i * 0.2,
+        { rowsRead, bytesRead: Math.min(10, Math.floor(rowsRead / 1000) + 1) * MB, written: Math.max(0, rowsRead - 500), batches: i },
+        10 * MB,
+      );
+    });
+    const gauges = run(readings);
+    for (const [i, g] of gauges.entries()) {
+      if (i > 0 && gauges[i - 1]!.total !== undefined) expect(g.total).toBeGreaterThanOrEqual(gauges[i - 1]!.total!);
+      // Past the third chunk the projection is within a tenth of the truth, and the percent within 10 points of it.
+      if (i >= 12) expect(g.total).toBeGreaterThanOrEqual(9_000);
+      if (i >= 12) expect(g.percent! - (g.done / 10_000) * 100).toBeLessThan(10);
+    }
+  });
+
   it('a file pulled whole at once: no projection while its rows still come out of the buffers, then exact', () => {
     const pulled = nextGauge(undefined, reading(0.2, { rowsRead: 900, bytesRead: MB, written: 500, batches: 20 }, MB), STREAMED);
     expect(pulled.total).toBeUndefined();
