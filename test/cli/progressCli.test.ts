@@ -1,7 +1,7 @@
 /**
- * The progress line of a real load, drawn in a pseudo-terminal (util-linux `script`) 100 columns wide:
- * each phase named, the percent never lower than before and 100 only at the end, every line within the
- * terminal's width.
+ * The progress line of a real load, drawn in a pseudo-terminal (util-linux `script`) 100 columns wide,
+ * and 60 at times: each phase named, the percent never lower than before and 100 only at the end, every line
+ * within the terminal's width.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -12,13 +12,24 @@ import { useLocalAws } from '../support/localAws.js';
 
 const aws = useLocalAws({ name: 'progress-cli', keys: { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } } });
 
-/** Runs the CLI with its stdin, stdout and stderr on a terminal of `columns` columns; returns what the terminal got. */
-async function inTerminal(args: string[], columns: number): Promise<{ code: number | null; screen: string }> {
+const NARROW = '<<narrow>>';
+const WIDE = '<<wide>>';
+
+/**
+ * Runs the CLI on a terminal of 100 columns (stdin, stdout and stderr) that is narrowed to 60 and widened
+ * again every 1.2 s while it runs (SIGWINCH each time); returns what the terminal got. Marks in the
+ * transcript bound where it is surely narrow: from 0.3 s after narrowing (the load has had the signal)
+ * until it is widened again.
+ */
+async function inResizedTerminal(args: string[]): Promise<{ code: number | null; screen: string }> {
   const quoted = [process.execPath, BIN, ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
-  const run = await runProcess('script', ['-qec', `stty cols ${columns} rows 40; exec ${quoted}`, '/dev/null'], {
-    cwd: aws.dir(),
-    env: localEnv(aws.endpoint),
-  });
+  const resize = (cols: number) => `stty cols ${cols}; kill -WINCH $p 2>/dev/null`;
+  const script = [
+    `stty cols 100 rows 40; ${quoted} & p=$!`,
+    `while kill -0 $p 2>/dev/null; do sleep 0.3; ${resize(60)}; sleep 0.3; printf '\\n${NARROW}\\n'; sleep 0.6; printf '\\n${WIDE}\\n'; ${resize(100)}; done`,
+    'wait $p',
+  ].join('; ');
+  const run = await runProcess('script', ['-qec', script, '/dev/null'], { cwd: aws.dir(), env: localEnv(aws.endpoint) });
   return { code: run.code, screen: run.stdout };
 }
 
@@ -31,17 +42,27 @@ function frames(screen: string): string[] {
 }
 
 describe('progress line in a terminal', () => {
-  it('a global order: reading, then writing; percent of rows written never falls, 100 only at the end; fits 100 columns', async () => {
+  it('a global order: reading, then writing; percent never falls, 100 only once all is written; fits the terminal, resized too', async () => {
     const rows = ['pk,sk'];
     for (let i = 0; i < 3000; i++) rows.push(`k${i % 40},${i}`);
     const input = join(aws.dir(), 'rows.csv');
     await writeFile(input, `${rows.join('\n')}\n`);
     const table = await aws.newTable();
-    const { code, screen } = await inTerminal(['load', input, '--table', table, '--types', 'sk:N', '--order', 'round-robin', '--wcu', '1500'], 100);
+    // At 1,000 WCU/s the writing alone takes 3 s: the terminal is resized while the load runs.
+    const args = ['load', input, '--table', table, '--types', 'sk:N', '--order', 'round-robin', '--wcu', '1000'];
+    const { code, screen } = await inResizedTerminal(args);
     expect(code, screen).toBe(0);
     const lines = frames(screen);
     expect(lines.length, screen).toBeGreaterThan(3);
     for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(99);
+    // Between a narrow mark and the next wide one, every line fits 60 columns; and lines were drawn both ways.
+    const narrowed = screen
+      .split(NARROW)
+      .slice(1)
+      .flatMap((after) => frames(after.split(WIDE)[0]!));
+    expect(narrowed.length, screen).toBeGreaterThan(0);
+    for (const line of narrowed) expect(line.length, line).toBeLessThanOrEqual(59);
+    expect(lines.some((l) => l.length > 59)).toBe(true);
     expect(lines[0]).toMatch(/^reading /);
     expect(
       lines.some((l) => /^writing \[[█░]+\] \d+% \| written [\d,]+ of 3,000 rows \| ETA /.test(l)),
@@ -50,7 +71,7 @@ describe('progress line in a terminal', () => {
     const percents = lines.map((l) => Number(/ (\d+)% \|/.exec(l)?.[1] ?? NaN)).filter((p) => !Number.isNaN(p));
     for (let i = 1; i < percents.length; i++) expect(percents[i], percents.join(' ')).toBeGreaterThanOrEqual(percents[i - 1]!);
     expect(percents.at(-1)).toBe(100);
-    expect(percents.indexOf(100)).toBe(percents.length - 1 - [...percents].reverse().findIndex((p) => p !== 100) + 1);
+    for (const line of lines.filter((l) => / 100% /.test(l))) expect(line).toContain('written 3,000 of 3,000 rows');
     expect(screen).toContain('load into');
   });
 });
