@@ -23,15 +23,20 @@ const DEFAULT_COLUMNS = 80;
  * progressGauge.ts, laid out by progressLine.ts). The line is fitted to the terminal's width and drawn
  * again when the terminal is resized. It subscribes to load events; the loader knows nothing about it.
  */
-export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): { onEvent(event: LoadEvent): void; stop(): void } {
+export function createProgressBar(
+  stream: NodeJS.WriteStream = process.stderr,
+  now: () => number = () => performance.now(),
+): { onEvent(event: LoadEvent): void; stop(): void } {
   const facts: PhaseFacts = { globalOrder: false, inputRead: false, resumeBatches: 0 };
   let gauge: Gauge | undefined;
   let last: Extract<LoadEvent, { type: 'progress' }> | undefined;
   let drawnAt = -Infinity;
   let started = false;
+  /** Batches the checkpoint found done, from its 'resumed' event until the 'started' that follows it. */
+  let resumed: number | undefined;
   const draw = () => {
     if (!started || !last || !gauge) return;
-    drawnAt = performance.now();
+    drawnAt = now();
     const c = last.counters;
     const line = progressLine(
       {
@@ -56,9 +61,11 @@ export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): 
   return {
     onEvent(event) {
       if (event.type === 'started') {
-        // A load that starts over (a file found not grouped, written again through the window) starts its counters over.
+        // A load that starts over (a file found not grouped, written again through the window) starts its
+        // counters over; a checkpoint says what it resumes before the load starts.
         gauge = undefined;
-        Object.assign(facts, { globalOrder: false, inputRead: false, resumeBatches: 0 });
+        Object.assign(facts, { globalOrder: false, inputRead: false, resumeBatches: resumed ?? 0 });
+        resumed = undefined;
         if (started) return;
         started = true;
         stream.write('\u001b[?25l'); // cursor hidden while the line is redrawn
@@ -72,12 +79,12 @@ export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): 
       } else if (event.type === 'inputRead') {
         facts.inputRead = true;
       } else if (event.type === 'resumed') {
-        facts.resumeBatches = event.batchesDone;
+        resumed = event.batchesDone;
       } else if (event.type === 'progress' && started) {
         last = event;
         gauge = nextGauge(gauge, { counters: event.counters, totalBytes: event.totalBytes, elapsedMs: event.elapsedMs }, facts);
         // The last figures are drawn whatever the time: a load that ends between redraws ends at 100%.
-        if (performance.now() - drawnAt >= REDRAW_MS || gauge.percent === 100) draw();
+        if (now() - drawnAt >= REDRAW_MS || gauge.percent === 100) draw();
       }
     },
     stop() {
