@@ -126,10 +126,13 @@ describe('rate control from the CLI', () => {
     expect(summary.rate.targetWcu).toBeUndefined();
     expect(summary.bottleneck, JSON.stringify(summary.rate)).toMatchObject({ key: 'hot', units: 900 });
 
-    // The estimate (no --wcu either) names the same key.
     const estimate = await cli(['estimate', input, '--table', table, '--types', 'sk:N', '--key-wcu', '300', '--json'], { env });
     expect(estimate.code, estimate.stderr).toBe(0);
-    expect(JSON.parse(estimate.stdout)).toMatchObject({ time: { bottleneck: { kind: 'key', key: 'hot' } } });
+    // The estimate names the same key with the same advice: both weigh it against what the table takes at once.
+    expect(JSON.parse(estimate.stdout)).toMatchObject({
+      time: { bottleneck: { kind: 'key', key: 'hot' } },
+      shardAdvice: [{ key: 'hot', minShards: summary.bottleneck!.minShards, recommendedShards: summary.bottleneck!.recommendedShards }],
+    });
   });
 
   it.each([
