@@ -100,7 +100,7 @@ describe('rate control from the CLI', () => {
     expect(summary.bottleneck).toMatchObject({ key: 'cust-0007', units: 120, minShards: 2, recommendedShards: 4 });
   });
 
-  it("no --wcu: a hot key held to its partition's limit is named the bottleneck in the summary, --json and the estimate", async () => {
+  it("no --wcu: a hot key held to its partition's limit is named the bottleneck in the summary, the JSON report and the estimate", async () => {
     // The load scaled down: one key of 900 rows among 900 others, through a proxy that gives each
     // partition 300 WCU/s (--key-wcu 300 to match, as 1,000 matches DynamoDB). The key sets the load's time
     // (3 s), and drags the rate reached down to its own; the rest would take under a second.
