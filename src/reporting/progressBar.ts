@@ -18,6 +18,19 @@ const REDRAW_MS = 200;
 const DEFAULT_COLUMNS = 80;
 
 /**
+ * The terminal's width now: asked of the terminal at each draw, since `columns` is refreshed only when
+ * the event loop gets to SIGWINCH, which a busy reader may hold off for a while.
+ */
+function widthOf(stream: NodeJS.WriteStream): number {
+  try {
+    const columns = typeof stream.getWindowSize === 'function' ? stream.getWindowSize()[0] : stream.columns;
+    return columns > 0 ? columns : DEFAULT_COLUMNS;
+  } catch {
+    return stream.columns > 0 ? stream.columns : DEFAULT_COLUMNS;
+  }
+}
+
+/**
  * Draws load progress on one terminal line (stderr only), rewritten in place: the phase, the percent of
  * rows settled, the rows written of those the input holds, the ETA and the rate (figures from
  * progressGauge.ts, laid out by progressLine.ts). The line is fitted to the terminal's width and drawn
@@ -52,7 +65,7 @@ export function createProgressBar(
         retries: c.retries,
       },
       // One column short of the edge: a line that fills the last column wraps on some terminals.
-      (stream.columns || DEFAULT_COLUMNS) - 1,
+      widthOf(stream) - 1,
     );
     // Back to the line's start, the line, then clear what a longer line drawn before left behind.
     stream.write(`\r${line}\u001b[K`);

@@ -30,7 +30,7 @@ const KEPT = Infinity;
 /** Fields below this priority are the line's tail: shown in order while they fit. */
 const TAIL = 50;
 const BAR_MIN = 10;
-const BAR_MAX = 30;
+const BAR_MAX = 20;
 
 /**
  * The progress line, at most `width` columns: the phase, a bar, the percent of work done, rows written of
@@ -59,19 +59,26 @@ export function progressLine(f: LineFields, width: number): string {
   const shown = new Set<Segment>();
   const length = (barWidth: number) => [...shown].reduce((n, s) => n + s.before.length + (s === bar ? barWidth + 2 : s.text.length), 0);
   // The most important fields first, each taken if it still fits (with the narrowest bar): a long field
-  // left out does not keep a shorter, more useful one out. The tail (elapsed, retries, zero counts) stops
-  // at the first that does not fit, so that it does not flicker as figures change length. The kept ones
-  // are taken whatever the width.
-  let tailFull = false;
-  for (const segment of [...segments].filter((s) => s.priority >= 0).sort((a, b) => b.priority - a.priority)) {
-    if (tailFull && segment.priority < TAIL) continue;
+  // left out does not keep a shorter, more useful one out. The kept ones are taken whatever the width.
+  let barWidth = BAR_MIN;
+  const fits = () => length(barWidth) <= columns;
+  const ranked = [...segments].filter((s) => s.priority >= 0).sort((a, b) => b.priority - a.priority);
+  for (const segment of ranked.filter((s) => s.priority >= TAIL)) {
     shown.add(segment);
-    if (segment.priority < KEPT && segment.priority !== 100 && length(BAR_MIN) > columns) {
+    if (segment.priority < KEPT && segment.priority !== 100 && !fits()) shown.delete(segment);
+  }
+  // The bar takes the room the main fields leave (up to BAR_MAX), so the tail's changing lengths do not
+  // make it jump; the tail (elapsed, retries, zero counts) then goes in order while it fits, and stops at
+  // the first that does not, so that it does not flicker as figures change length.
+  if (shown.has(bar)) barWidth = Math.max(BAR_MIN, Math.min(BAR_MAX, BAR_MIN + columns - length(BAR_MIN)));
+  for (const segment of ranked.filter((s) => s.priority < TAIL)) {
+    shown.add(segment);
+    if (!fits()) {
       shown.delete(segment);
-      if (segment.priority < TAIL) tailFull = true;
+      break;
     }
   }
-  if (shown.has(bar)) bar.text = drawBar(g.percent ?? 0, Math.min(BAR_MAX, BAR_MIN + columns - length(BAR_MIN)));
+  if (shown.has(bar)) bar.text = drawBar(g.percent ?? 0, barWidth);
   const line = segments
     .filter((s) => shown.has(s))
     .map((s) => s.before + s.text)

@@ -17,16 +17,16 @@ const WIDE = '<<wide>>';
 
 /**
  * Runs the CLI on a terminal of 100 columns (stdin, stdout and stderr) that is narrowed to 60 and widened
- * again every 1.2 s while it runs (SIGWINCH each time); returns what the terminal got. Marks in the
- * transcript bound where it is surely narrow: from 0.3 s after narrowing (the load has had the signal)
- * until it is widened again.
+ * again every 1.9 s while it runs (SIGWINCH each time); returns what the terminal got. Marks in the
+ * transcript bound where it is narrow: from a second after narrowing (a line measured just before, then
+ * held up on a busy machine, has been written by then) until it is widened again.
  */
 async function inResizedTerminal(args: string[]): Promise<{ code: number | null; screen: string }> {
   const quoted = [process.execPath, BIN, ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
   const resize = (cols: number) => `stty cols ${cols}; kill -WINCH $p 2>/dev/null`;
   const script = [
     `stty cols 100 rows 40; ${quoted} & p=$!`,
-    `while kill -0 $p 2>/dev/null; do sleep 0.3; ${resize(60)}; sleep 0.3; printf '\\n${NARROW}\\n'; sleep 0.6; printf '\\n${WIDE}\\n'; ${resize(100)}; done`,
+    `while kill -0 $p 2>/dev/null; do sleep 0.3; ${resize(60)}; sleep 1; printf '\\n${NARROW}\\n'; sleep 0.6; printf '\\n${WIDE}\\n'; ${resize(100)}; done`,
     'wait $p',
   ].join('; ');
   const run = await runProcess('script', ['-qec', script, '/dev/null'], { cwd: aws.dir(), env: localEnv(aws.endpoint) });
