@@ -231,6 +231,7 @@ function resultFacts(facts: LoadFacts, rejects: RejectSink, opts: NormalizedLoad
     rate: controller?.snapshot(now()),
     // The rate the load could reach: growth-limited on on-demand, at most a provisioned table's WCU.
     targetWcu: controller ? Math.min(controller.reachableWcu(now()), facts.rate?.tableWcu ?? Infinity) : Infinity,
+    nowWcu: facts.rate?.nowWcu,
     rateReason: facts.rate?.reason ?? '',
     keyWcu: opts.keyWcu,
     pacing: opts.pacing,

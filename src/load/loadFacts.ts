@@ -16,7 +16,7 @@ export interface LoadFacts {
   /** The inputs listed (files, folders, globs, S3, exports), before any is opened. */
   inputSet?: InputSet;
   /** The rate chosen and why; a provisioned table's WCU, the most a load reaches whatever --wcu asks. */
-  rate?: { reason: string; tableWcu: number; pacer: RatePacer | undefined; capacity: CapacityReports | undefined };
+  rate?: { reason: string; tableWcu: number; nowWcu: number; pacer: RatePacer | undefined; capacity: CapacityReports | undefined };
   checkpoint?: OpenedCheckpoint;
   manifest?: ShardManifest;
   /** Where the manifest was written at the end, once it was. */

@@ -25,6 +25,11 @@ export interface ResultFacts {
    * provisioned table's WCU; Infinity without a target.
    */
   targetWcu: number;
+  /**
+   * What the table takes at once (provisioned WCU, an on-demand table's warm throughput, 4,000 when new):
+   * without a target, the rate a hot key's time is weighed against. Undefined when not known.
+   */
+  nowWcu?: number | undefined;
   rateReason: string;
   keyWcu: number;
   pacing: boolean;
@@ -103,10 +108,20 @@ function bottleneckOf(tally: LoadTally, facts: ResultFacts): LoadResult['bottlen
   // Every unit of the load (GSIs included) at the load's rate; a key's own units at --key-wcu.
   const units = tally.counters.plannedWcu - tally.plannedWcuBeforeResume;
   const target = facts.targetWcu;
-  // Without a target, the rate the load reached stands in for it.
-  const loadWcu = Number.isFinite(target) ? target : facts.elapsedMs > 0 ? (units * 1000) / facts.elapsedMs : 0;
+  const loadWcu = Number.isFinite(target) ? target : untargetedWcu(units, facts);
   const found = facts.pacing ? findBottleneck(heaviest, units, loadWcu, facts.keyWcu) : undefined;
   return found ? { ...found, key: displayKey(found.key) } : undefined;
+}
+
+/**
+ * The rate a load without a target could go at: what the table takes at once (as the estimate assumes),
+ * or the best second it reached, or its average, whichever is most. Not the average alone: a hot key held
+ * to its own limit stretches the load and drags the average down to its own rate, so the key that set
+ * the load's time would never look slower than the load.
+ */
+function untargetedWcu(units: number, facts: ResultFacts): number {
+  const average = facts.elapsedMs > 0 ? (units * 1000) / facts.elapsedMs : 0;
+  return Math.max(average, facts.rate?.peakWcu ?? 0, facts.nowWcu ?? 0);
 }
 
 /** A partition identity (type letter + value) as the user wrote the key. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WriteOrderer } from '../ordering/writeOrderer.js';
 import { InFlightLimit } from '../pacing/inFlight.js';
-import { chooseRate, type RateChoice } from '../pacing/rateChoice.js';
+import { chooseRate, nowCapacity, type RateChoice } from '../pacing/rateChoice.js';
 import { listInputs, type InputSet } from '../reading/inputSet.js';
 import { LoaderError, bug } from '../shared/errors.js';
 import type { OwnFile } from '../reading/listing.js';
@@ -116,7 +116,7 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
     : { targetWcu: Infinity, reason: '--no-pacing: no rate control, only backoff of throttled writes' };
   const pacing = mode.pacing(tableInfo, rate);
   const tableWcu = tableInfo.billingMode === 'PROVISIONED' && tableInfo.provisionedWcu !== undefined ? tableInfo.provisionedWcu : Infinity;
-  facts.rate = { reason: rate.reason, tableWcu, pacer: pacing.pacer, capacity: pacing.capacity };
+  facts.rate = { reason: rate.reason, tableWcu, nowWcu: nowCapacity(tableInfo), pacer: pacing.pacer, capacity: pacing.capacity };
   // A checkpoint pins the shard seed, so random:N suffixes come out the same when the load resumes.
   const seed = opts.shard ? (opts.shard.seed ?? randomInt(0, 0xffffffff)) : undefined;
   const checkpoint = await mode.checkpoint(tableInfo, seed, inputSet);

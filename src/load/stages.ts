@@ -120,6 +120,7 @@ export async function* batchesOf(records: AsyncGenerator<SourceRecord | SourceRe
     stages.close();
   }
   if (!stop.stopping) {
+    report.emit({ type: 'inputRead', rows: report.tally.counters.rowsRead });
     // The orderer's own mode: an auto order's window may have gone over to round-robin while reading.
     if (isGlobalOrder(orderer.mode)) report.emit({ type: 'ordering', mode: orderer.mode, rows: orderer.held, spilled: orderer.stats.spilled });
     for await (const write of orderer.drain()) {

@@ -14,6 +14,15 @@ export const ON_DEMAND_TABLE_QUOTA_WCU = 40_000;
 /** "throttling can still occur if the throughput exceeds twice the previous peak within the same 30 minutes" */
 const ON_DEMAND_GROWTH = { factor: 2, windowMs: 30 * 60_000 };
 
+/**
+ * What the table takes now: provisioned WCU, or an on-demand table's warm throughput (4,000 when new).
+ * The estimate works at it without --wcu, and a load without a target is judged against it.
+ */
+export function nowCapacity(info: Pick<TableInfo, 'billingMode' | 'provisionedWcu' | 'warmWriteUnits'>): number {
+  if (info.billingMode === 'PROVISIONED' && info.provisionedWcu) return info.provisionedWcu;
+  return info.warmWriteUnits ?? NEW_ON_DEMAND_WCU;
+}
+
 /** Parses --wcu: a number of write units per second, "auto" or "auto:P%". */
 export function parseWcuSpec(text: string): WcuSpec {
   const value = text.trim();

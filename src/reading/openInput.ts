@@ -14,7 +14,7 @@ export interface OpenedInput {
   name: string;
   /** Size of the file on disk (compressed size for .gz), when known, for progress. */
   totalBytes: number | undefined;
-  /** Bytes read from the file or stdin so far (before decompression), for progress. */
+  /** Bytes of the file or stdin (before decompression) handed to the parser so far, for progress. */
   bytesRead(): number;
   /** The path given ("-" for stdin): a reader that needs random access (Parquet) opens it again. */
   path: string;
@@ -62,7 +62,15 @@ export async function openInput(path: string, stdin: Readable = process.stdin): 
   source.pipe(counted);
 
   const { stream, compression } = await decompressIfNeeded(counted);
-  return { stream, name, totalBytes, bytesRead: () => bytes, path, compression };
+  return { stream, name, totalBytes, bytesRead: () => bytes - buffered(counted), path, compression };
+}
+
+/**
+ * Bytes read from the source but still waiting in `counted`'s buffers (up to 512 KB): not yet handed to
+ * the parser, so not yet behind any row read. Progress weighs the rows read against the bytes behind them.
+ */
+export function buffered(counted: PassThrough): number {
+  return counted.writableLength + counted.readableLength;
 }
 
 /** The stream decompressed when its first bytes are gzip's, zstd's or bzip2's magic (each part of an input set too). */

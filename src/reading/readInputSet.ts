@@ -7,7 +7,7 @@ import { detectFormat } from './detectFormat.js';
 import type { InputPart } from './inputPart.js';
 import type { InputSet } from './inputSet.js';
 import type { ListedPart } from './inputPart.js';
-import { decompressIfNeeded, type OpenedInput } from './openInput.js';
+import { buffered, decompressIfNeeded, type OpenedInput } from './openInput.js';
 import { readIon } from './readIon.js';
 import { readJsonLines } from './readJsonLines.js';
 import { readJsonDocument } from './readJsonDocument.js';
@@ -317,7 +317,16 @@ export async function openPart(part: InputPart, raw: Readable, hashed: boolean):
   raw.pipe(counted);
   const { stream, compression } = await decompressIfNeeded(counted);
   // readParquetInput replaces bytesRead with its positional reads' count.
-  return { stream, name: part.name, totalBytes: part.size, bytesRead: () => bytes, path: part.path ?? part.name, compression, md5, pin: part.pin };
+  return {
+    stream,
+    name: part.name,
+    totalBytes: part.size,
+    bytesRead: () => bytes - buffered(counted),
+    path: part.path ?? part.name,
+    compression,
+    md5,
+    pin: part.pin,
+  };
 }
 
 /** An export data file holds what its manifest says: its count of items, and its MD5 when given. */

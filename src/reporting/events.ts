@@ -31,6 +31,8 @@ export type LoadEvent =
   | { type: 'warning'; message: string }
   /** Reading starts, in the write order in effect: --order, or round-robin where the input cannot be read in stripes. */
   | { type: 'reading'; order: OrderMode }
+  /** Every row of the input is read (`rows` of them, final): the load knows how many there are to write. */
+  | { type: 'inputRead'; rows: number }
   /** All rows are read; a global order (round-robin, spread) starts handing them out. */
   | { type: 'ordering'; mode: OrderMode; rows: number; spilled: boolean }
   /** The endpoint cannot be reached: sends wait for it (up to --outage-timeout); then it answers again. */

@@ -1,7 +1,9 @@
-import cliProgress from 'cli-progress';
 import type { RateSnapshot } from '../pacing/rateControl.js';
+import { isGlobalOrder } from '../ordering/order.js';
 import type { LoadEvent } from './events.js';
 import { formatCount } from '../shared/format.js';
+import { nextGauge, type Gauge, type PhaseFacts } from './progressGauge.js';
+import { progressLine } from './progressLine.js';
 
 /** "812 / 1,000 WCU/s": achieved against the rate in force (the target, or less after throttles). */
 export function formatWcu(rate: RateSnapshot | undefined): string {
@@ -10,54 +12,99 @@ export function formatWcu(rate: RateSnapshot | undefined): string {
   return rate.currentWcu === undefined ? `${achieved} WCU/s` : `${achieved} / ${formatCount(rate.currentWcu)} WCU/s`;
 }
 
+/** Redraws at most this often: a terminal needs no more, and the load must not pay for it. */
+const REDRAW_MS = 200;
+/** Width assumed when the stream does not say (not a terminal, or one that reports no size). */
+const DEFAULT_COLUMNS = 80;
+
 /**
- * Draws load progress on a TTY with cli-progress (stderr only). It subscribes to load events; the loader
- * knows nothing about it. Redraws are throttled by cli-progress (fps), so it cannot slow the load.
+ * The terminal's width now: asked of the terminal at each draw, since `columns` is refreshed only when
+ * the event loop gets to SIGWINCH, which a busy reader may hold off for a while.
  */
-export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): { onEvent(event: LoadEvent): void; stop(): void } {
-  const bar = new cliProgress.SingleBar(
-    {
-      stream,
-      fps: 5,
-      hideCursor: true,
-      clearOnComplete: true,
-      // Fits 100 columns with a 20-character bar; cli-progress cuts what a narrower terminal cannot show.
-      format:
-        ' {bar} {percentage}% | {duration_formatted}, ETA {eta_formatted} | {written}/{rows} written | {wcu} | throttled {throttled} | errors {errors} | retries {retries} | rejected {rejected}',
-      barsize: 20,
-      // ETA from the share of the input read; cli-progress averages it over the last updates.
-      etaBuffer: 50,
-    },
-    cliProgress.Presets.shades_classic,
-  );
+function widthOf(stream: NodeJS.WriteStream): number {
+  try {
+    const columns = typeof stream.getWindowSize === 'function' ? stream.getWindowSize()[0] : stream.columns;
+    return columns > 0 ? columns : DEFAULT_COLUMNS;
+  } catch {
+    return stream.columns > 0 ? stream.columns : DEFAULT_COLUMNS;
+  }
+}
+
+/**
+ * Draws load progress on one terminal line (stderr only), rewritten in place: the phase, the percent of
+ * rows settled, the rows written of those the input holds, the ETA and the rate (figures from
+ * progressGauge.ts, laid out by progressLine.ts). The line is fitted to the terminal's width and drawn
+ * again when the terminal is resized. It subscribes to load events; the loader knows nothing about it.
+ */
+export function createProgressBar(
+  stream: NodeJS.WriteStream = process.stderr,
+  now: () => number = () => performance.now(),
+): { onEvent(event: LoadEvent): void; stop(): void } {
+  const facts: PhaseFacts = { globalOrder: false, inputRead: false, resumeBatches: 0 };
+  let gauge: Gauge | undefined;
+  let last: Extract<LoadEvent, { type: 'progress' }> | undefined;
+  let drawnAt = -Infinity;
   let started = false;
-  let byRows = false;
+  /** Batches the checkpoint found done, from its 'resumed' event until the 'started' that follows it. */
+  let resumed: number | undefined;
+  const draw = () => {
+    if (!started || !last || !gauge) return;
+    drawnAt = now();
+    const c = last.counters;
+    const line = progressLine(
+      {
+        gauge,
+        globalOrder: facts.globalOrder,
+        rowsRead: c.rowsRead,
+        written: c.written,
+        elapsedS: last.elapsedMs / 1000,
+        wcu: formatWcu(last.rate),
+        throttled: c.throttledItems,
+        errors: last.rate?.errors ?? 0,
+        rejected: c.rejected,
+        retries: c.retries,
+      },
+      // One column short of the edge: a line that fills the last column wraps on some terminals.
+      widthOf(stream) - 1,
+    );
+    // Back to the line's start, the line, then clear what a longer line drawn before left behind.
+    stream.write(`\r${line}\u001b[K`);
+  };
+  const onResize = () => draw();
   return {
     onEvent(event) {
       if (event.type === 'started') {
-        bar.start(event.totalBytes ?? 1, 0, { rows: 0, written: 0, rejected: 0, wcu: '0 WCU/s', throttled: 0, errors: 0, retries: 0 });
+        // A load that starts over (a file found not grouped, written again through the window) starts its
+        // counters over; a checkpoint says what it resumes before the load starts.
+        gauge = undefined;
+        Object.assign(facts, { globalOrder: false, inputRead: false, resumeBatches: resumed ?? 0 });
+        resumed = undefined;
+        if (started) return;
         started = true;
-      } else if (event.type === 'ordering' && started) {
-        // Round-robin and spread write after the whole input is read: from here the bar counts rows.
-        byRows = true;
-        bar.setTotal(event.rows);
+        stream.write('\u001b[?25l'); // cursor hidden while the line is redrawn
+        stream.on('resize', onResize);
+      } else if (event.type === 'reading') {
+        facts.globalOrder = isGlobalOrder(event.order);
+      } else if (event.type === 'ordering') {
+        // The auto order's window may have gone over to round-robin: from here on it held every row.
+        facts.globalOrder = true;
+        facts.inputRead = true;
+      } else if (event.type === 'inputRead') {
+        facts.inputRead = true;
+      } else if (event.type === 'resumed') {
+        resumed = event.batchesDone;
       } else if (event.type === 'progress' && started) {
-        const c = event.counters;
-        const value = byRows ? c.written + c.superseded + c.rejected + c.otherSegments : event.totalBytes ? Math.min(c.bytesRead, event.totalBytes) : 0;
-        bar.update(value, {
-          rows: formatCount(c.rowsRead),
-          written: formatCount(c.written),
-          rejected: formatCount(c.rejected),
-          wcu: formatWcu(event.rate),
-          throttled: formatCount(c.throttledItems),
-          errors: formatCount(event.rate?.errors ?? 0),
-          retries: c.retries,
-        });
+        last = event;
+        gauge = nextGauge(gauge, { counters: event.counters, totalBytes: event.totalBytes, elapsedMs: event.elapsedMs }, facts);
+        // The last figures are drawn whatever the time: a load that ends between redraws ends at 100%.
+        if (now() - drawnAt >= REDRAW_MS || gauge.percent === 100) draw();
       }
     },
     stop() {
-      if (started) bar.stop();
+      if (!started) return;
       started = false;
+      stream.off('resize', onResize);
+      stream.write('\r\u001b[K\u001b[?25h');
     },
   };
 }

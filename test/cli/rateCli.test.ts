@@ -9,9 +9,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { LoadResult } from '../../src/index.js';
+import { readFile, writeFile } from 'node:fs/promises';
 import { scanAll } from '../support/ddb.js';
+import { localEnv } from '../support/env.js';
 import { localCli } from '../support/localCli.js';
 import { useLocalAws } from '../support/localAws.js';
+import { startPartitionProxy } from '../support/partitionProxy.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ORDERS = join(ROOT, 'samples', 'orders.csv');
@@ -19,7 +22,7 @@ const TYPES = ['--types', 'total:N,gift:BOOL,items:JSON'];
 const KEYS = { partitionKey: { name: 'customerId', type: 'S' as const }, sortKey: { name: 'orderId', type: 'S' as const } };
 
 const aws = useLocalAws({ name: 'rate-cli' });
-const { client, dir, newTable, trackTable } = aws;
+const { client, dir, newTable, trackTable, closeAfterAll } = aws;
 
 /** Runs `node bin/ddb-spread.js ...args` in the temp dir; a run that hangs is killed after 45 s (code null). */
 const cli = localCli(aws);
@@ -95,6 +98,41 @@ describe('rate control from the CLI', () => {
     expect(summary.rate).toMatchObject({ targetWcu: 200, keyWcu: 60, reason: '--wcu 200', tableThrottles: 0, keyThrottles: 0, decreases: 0 });
     expect(summary.hotKeys[0]).toMatchObject({ key: 'cust-0007', units: 120 });
     expect(summary.bottleneck).toMatchObject({ key: 'cust-0007', units: 120, minShards: 2, recommendedShards: 4 });
+  });
+
+  it("no --wcu: a hot key held to its partition's limit is named the bottleneck in the summary, the JSON report and the estimate", async () => {
+    // The issue's load scaled down: one key of 900 rows among 900 others, through a proxy that gives each
+    // partition 300 WCU/s (--key-wcu 300 to match, as 1,000 matches DynamoDB). The key sets the load's time
+    // (3 s), and drags the rate reached down to its own; the rest would take under a second.
+    const rows = ['pk,sk'];
+    for (let i = 0; i < 900; i++) rows.push(`hot,${i}`, `k${i % 150},${i}`);
+    const input = join(dir(), 'hot.csv');
+    await writeFile(input, `${rows.join('\n')}\n`);
+    const proxy = closeAfterAll(
+      await startPartitionProxy(aws.endpoint, {
+        model: { tableWcu: 100_000, partitions: 16, partitionMaxWcu: 300, adaptiveCapacity: true, burstSeconds: 0, initialSeconds: 1 },
+        partitionKeyName: 'pk',
+      }),
+    );
+    const table = await newTable({ partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } });
+    const env = localEnv(proxy.url);
+    const report = join(dir(), 'hot.report.json');
+    const { code, stderr } = await cli(['load', input, '--table', table, '--types', 'sk:N', '--key-wcu', '300', '--report', report], { env });
+    expect(code, stderr).toBe(0);
+    expect(stderr).toMatch(/bottleneck {4}partition key "hot": 900 WCU take 3\.0 s at --key-wcu 300, the rest of the load 0\.\d s/);
+    expect(stderr).toMatch(/--shard hash:\d+ --shard-keys hot/);
+    const summary = JSON.parse(await readFile(report, 'utf8')) as LoadResult;
+    expect(summary.written).toBe(1800);
+    expect(summary.rate.targetWcu).toBeUndefined();
+    expect(summary.bottleneck, JSON.stringify(summary.rate)).toMatchObject({ key: 'hot', units: 900 });
+
+    const estimate = await cli(['estimate', input, '--table', table, '--types', 'sk:N', '--key-wcu', '300', '--json'], { env });
+    expect(estimate.code, estimate.stderr).toBe(0);
+    // The estimate names the same key with the same advice: both weigh it against what the table takes at once.
+    expect(JSON.parse(estimate.stdout)).toMatchObject({
+      time: { bottleneck: { kind: 'key', key: 'hot' } },
+      shardAdvice: [{ key: 'hot', minShards: summary.bottleneck!.minShards, recommendedShards: summary.bottleneck!.recommendedShards }],
+    });
   });
 
   it.each([

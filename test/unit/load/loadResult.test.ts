@@ -55,4 +55,22 @@ describe('loadResult', () => {
     // At 8,000 WCU/s ATL needs 1,600 WCU/s: 2 shards, 4 advised.
     expect(loadResult(tally(), facts(8_000, 8_000, 5_000)).bottleneck).toMatchObject({ key: 'ATL', units: 8_000, minShards: 2, recommendedShards: 4 });
   });
+
+  it('without a target, a hot key that stretched the load is weighed against what the table takes, not the average it dragged down', () => {
+    // ATL's 8,000 units at 1,000 WCU/s took the whole 8 s: the average (40,000 units in 8 s = 5,000) and
+    // the best second both stand at the pace the key allowed, and 40,000 units at 5,000 WCU/s also take 8 s.
+    const untargeted = (nowWcu: number | undefined): ResultFacts => ({ ...facts(Infinity, 5_000, 8_000), nowWcu });
+    expect(loadResult(tally(), untargeted(undefined)).bottleneck).toBeUndefined();
+    // An on-demand table takes 40,000 WCU/s at once (its warm throughput): the rest needs 1 s, ATL 8 s.
+    expect(loadResult(tally(), untargeted(40_000)).bottleneck).toMatchObject({
+      key: 'ATL',
+      keySeconds: 8,
+      loadSeconds: 1,
+      minShards: 8,
+      recommendedShards: 16,
+    });
+    // The best second counts when it beat what the table was known to take.
+    const faster = { ...facts(Infinity, 10_000, 8_000), nowWcu: 4_000 };
+    expect(loadResult(tally(), faster).bottleneck).toMatchObject({ key: 'ATL', loadSeconds: 4, minShards: 2 });
+  });
 });
