@@ -49,7 +49,7 @@ describe('progress bar', () => {
     const terminal = new FakeTerminal();
     let clock = 0;
     const bar = createProgressBar(terminal as unknown as NodeJS.WriteStream, () => clock);
-    bar.onEvent({ type: 'resumed', checkpoint: 'c.json', batchesDone: 40, written: 1000 });
+    bar.onEvent({ type: 'resumed', checkpoint: 'c.json', batchesDone: 40, written: 1000, rowsSkipped: 0 });
     bar.onEvent(started);
     bar.onEvent(progress({ rowsRead: 500, bytesRead: 250, written: 500, writtenBeforeResume: 500, batches: 20 }, 100));
     expect(terminal.lines().at(-1)).toMatch(/^resuming: skipping rows already written /);
