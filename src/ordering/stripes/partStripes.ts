@@ -21,6 +21,7 @@ import {
   MAX_STRIPES,
   MIN_STRIPE_BYTES,
   MIXED_HEAD_BYTES,
+  bytesBefore,
   stripedChunks,
   stripesOf,
   type StripeRestart,
@@ -372,6 +373,7 @@ export function readPartStripes(plan: PartStripePlan, restart?: StripeRestart): 
   };
   const partIndex = new Map(parts.map((p, i) => [p.file, i]));
   const { chunks, pointAt } = stripedChunks(stripes, openRange, restart, (file) => partIndex.get(file) ?? -1);
+  const before = bytesBefore(restart);
   return {
     chunks,
     records: eachRecord(chunks),
@@ -381,7 +383,7 @@ export function readPartStripes(plan: PartStripePlan, restart?: StripeRestart): 
     bytesRead: () =>
       Math.min(
         total,
-        [...open].reduce((sum, r) => sum + r.bytesRead(), closedBytes),
+        [...open].reduce((sum, r) => sum + r.bytesRead(), closedBytes + before),
       ),
     close: () => {
       for (const r of [...open]) {

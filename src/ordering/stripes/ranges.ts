@@ -5,6 +5,7 @@ import { LoaderError } from '../../shared/errors.js';
 import type { SourceRecord } from '../../typing/planRow.js';
 import { eachRecord, readCsvChunks } from '../../reading/readCsv.js';
 import { readJsonLines } from '../../reading/readJsonLines.js';
+import { buffered } from '../../reading/openInput.js';
 import { composeCuts, SegmentScan } from './objectCuts.js';
 import { RecordStartScanner, type RecordStart, type RecordSyntax } from './recordStarts.js';
 
@@ -240,7 +241,8 @@ export function readRange(path: string, file: string, range: ByteRange, how: Ran
   return {
     chunks,
     records: eachRecord(chunks),
-    bytesRead: () => bytes,
+    // Bytes still waiting in the pipe are behind no row yet (progress weighs rows read against bytes read).
+    bytesRead: () => bytes - buffered(stream),
     close: () => {
       source.destroy();
       stream.destroy();

@@ -62,6 +62,11 @@ export interface StripeRestart {
   from?: StripesPoint & { pieces: Piece[][] };
 }
 
+/** The bytes of the rows a resumed read handed on before its point (the schedule's count of them): read, for progress. */
+export function bytesBefore(restart: StripeRestart | undefined): number {
+  return restart?.from?.cursors.reduce((sum, c) => sum + c.read, 0) ?? 0;
+}
+
 /**
  * The merge's record of restart points, and the stripes' chunks read from a resumed point's pieces. `partOf`
  * names the part of the set a file is (0 for one file).
@@ -295,6 +300,7 @@ export function readStripes(
     return reader;
   };
   const { chunks, pointAt } = stripedChunks(stripes, openRange, restart, () => 0);
+  const before = bytesBefore(restart);
   return {
     chunks,
     records: eachRecord(chunks),
@@ -304,7 +310,7 @@ export function readStripes(
     bytesRead: () =>
       Math.min(
         size,
-        readers.reduce((sum, r) => sum + r.bytesRead(), 0),
+        readers.reduce((sum, r) => sum + r.bytesRead(), before),
       ),
     close: () => {
       for (const r of readers) r.close();
