@@ -12,6 +12,7 @@ export const LONG_UNIT_FILES = [
   'test/unit/load/headByKeyCells.test.ts',
   'test/unit/ordering/order.test.ts',
   'test/unit/ordering/spillDisk.test.ts',
+  'test/unit/ordering/stripeResume.test.ts',
   'test/unit/ordering/writeOrderer.test.ts',
   'test/unit/reading/corruptCompressed.test.ts',
   'test/unit/reading/csvRawTextAttack.test.ts',
