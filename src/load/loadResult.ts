@@ -110,13 +110,14 @@ function bottleneckOf(tally: LoadTally, facts: ResultFacts): LoadResult['bottlen
   const target = facts.targetWcu;
   const loadWcu = Number.isFinite(target) ? target : untargetedWcu(units, facts);
   const found = facts.pacing ? findBottleneck(heaviest, units, loadWcu, facts.keyWcu) : undefined;
-  // A key that held the load back by less than that is not worth sharding (the sample of 256 orders named
-  // its hot key for 0.06 s, with advice to shard it 4 ways).
-  if (!found || found.keySeconds - found.loadSeconds < MIN_BOTTLENECK_SECONDS) return undefined;
+  // Without a target the load is weighed against what the table could take, which almost any hot key of a
+  // small load exceeds: a key that held it back by less than that is not worth sharding (the sample of 256
+  // orders named its hot key for 0.06 s, with advice to shard it 4 ways). With --wcu, the rate asked for.
+  if (!found || (!Number.isFinite(target) && found.keySeconds - found.loadSeconds < MIN_BOTTLENECK_SECONDS)) return undefined;
   return { ...found, key: displayKey(found.key) };
 }
 
-/** Seconds a hot key must add to a load's time to be named as its bottleneck. */
+/** Seconds a hot key must add to the time of a load without --wcu to be named as its bottleneck. */
 export const MIN_BOTTLENECK_SECONDS = 1;
 
 /**
