@@ -56,6 +56,8 @@ export class CheckpointStore {
   #saveManifest: (() => Promise<void>) | undefined;
   /** The batches whose keys the manifest file holds: Infinity for a load that is not sharded. */
   #manifestCovers: number;
+  /** A manifest save is under way (one at a time). */
+  #manifestPending = false;
 
   private constructor(
     readonly path: string,
@@ -270,11 +272,13 @@ export class CheckpointStore {
     const done = this.progress.batchesDone;
     const manifestDue =
       saveManifest !== undefined &&
+      !this.#manifestPending &&
       done > this.#manifestCovers &&
       (status !== 'running' || (resumePoint(this.#restarts, done, this.#firstRejectBatch, this.#rejectsKept)?.batch ?? 0) > this.#manifestCovers);
-    if (manifestDue) this.#manifestCovers = done;
+    // The manifest's batches count only once it is saved: a save that fails (a full disk) leaves them as they were.
+    if (manifestDue) this.#manifestPending = true;
     // The state as of now; the log's bytes include every reject of the batches it counts (appended first).
-    const file: CheckpointFile = {
+    let file: CheckpointFile = {
       ...this.#file,
       status,
       updatedAt: new Date().toISOString(),
@@ -298,7 +302,16 @@ export class CheckpointStore {
       }
       // The reject file's own errors are its own (REJECTS_UNWRITABLE), and the manifest's (MANIFEST_UNWRITABLE).
       await rejectFile?.settle();
-      if (manifestDue) await saveManifest();
+      if (manifestDue) {
+        try {
+          await saveManifest();
+          // Every batch before `done` had booked its keys when this save began; keys are only ever added.
+          this.#manifestCovers = Math.max(this.#manifestCovers, done);
+          file = { ...file, manifestBatches: this.#manifestCovers };
+        } finally {
+          this.#manifestPending = false;
+        }
+      }
       await writeDurably(this.path, `${JSON.stringify(file)}\n`);
     });
     this.#saving = next.catch(() => undefined);
