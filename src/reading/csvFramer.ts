@@ -9,6 +9,8 @@ export interface OversizedRecord {
   innerBreaks: number;
   /** The record's first bytes, for the reject file. */
   raw: string;
+  /** Bytes of the input it stood for, its line break included, less those of the placeholder put out in its place. */
+  shift: number;
 }
 
 export interface CsvFramer {
@@ -18,6 +20,8 @@ export interface CsvFramer {
   placeholder: string;
   /** Oversized records in input order; the reader takes each off when its placeholder comes out of csv-parse. */
   oversized: OversizedRecord[];
+  /** Bytes of a BOM left out at the start (0 or 3): known once the first bytes are put out. */
+  readonly bomBytes: number;
 }
 
 const CR = 13;
@@ -84,8 +88,9 @@ export function frameCsv(input: AsyncIterable<Buffer>, delimiter: string, maxByt
       if (!skipping && size > maxBytes) startSkipping(buf.subarray(start, breakAt));
       if (skipping) {
         flushPassed();
-        oversized.push({ bytes: size, innerBreaks, raw: keptRaw(kept) });
-        out.push(Buffer.from(breakLength > 0 ? `${placeholder}\n` : placeholder));
+        const stand = Buffer.from(breakLength > 0 ? `${placeholder}\n` : placeholder);
+        oversized.push({ bytes: size, innerBreaks, raw: keptRaw(kept), shift: size + breakLength - stand.length });
+        out.push(stand);
         skipping = false;
         kept = EMPTY;
       } else {
@@ -188,6 +193,13 @@ export function frameCsv(input: AsyncIterable<Buffer>, delimiter: string, maxByt
     return true;
   }
 
+  let bomBytes = 0;
+  const withoutBom = (head: Buffer): Buffer => {
+    if (head[0] !== 0xef || head[1] !== 0xbb || head[2] !== 0xbf) return head;
+    bomBytes = 3;
+    return head.subarray(3);
+  };
+
   async function* output(): AsyncGenerator<Buffer> {
     let head: Buffer = EMPTY;
     // Only a file's first bytes can be a BOM: a stream that starts mid-file (a stripe) keeps them as text.
@@ -198,13 +210,20 @@ export function frameCsv(input: AsyncIterable<Buffer>, delimiter: string, maxByt
         head = head.length > 0 ? Buffer.concat([head, chunk]) : chunk;
         if (head.length < 3) continue;
         bomChecked = true;
-        bytes = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? head.subarray(3) : head;
+        bytes = withoutBom(head);
       }
       yield* scan(bytes, false);
     }
-    if (!bomChecked && head.length > 0) yield* scan(head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? head.subarray(3) : head, false);
+    if (!bomChecked && head.length > 0) yield* scan(withoutBom(head), false);
     yield* scan(EMPTY, true);
   }
 
-  return { output: output(), placeholder, oversized };
+  return {
+    output: output(),
+    placeholder,
+    oversized,
+    get bomBytes() {
+      return bomBytes;
+    },
+  };
 }

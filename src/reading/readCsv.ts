@@ -14,7 +14,7 @@ import { MAX_RECORD_BYTES, tooLargeMessage } from './recordLimits.js';
  * text still holds the exact bytes; they are decoded as UTF-8 here, strictly. (`encoding: null` would
  * give bytes, but csv-parse's errors then fail to build.)
  */
-type ParsedRecord = { record: Record<string, string>; raw: string };
+type ParsedRecord = { record: Record<string, string>; raw: string; at: number };
 
 export interface CsvReadOptions {
   /** Field delimiter. @default "," */
@@ -29,6 +29,11 @@ export interface CsvReadOptions {
   onHeader?: (names: string[]) => void;
   /** Bytes parsed at a time: the records of one parse wait, undecoded, until taken. @default PARSE_SLICE */
   parseSlice?: number;
+  /**
+   * The offset in its file of the stream's first byte: each record's origin then says where it starts
+   * (`offset`, past the blank lines before it), for a striped read's restart points. Absent: no offsets.
+   */
+  firstByte?: number;
 }
 
 /**
@@ -65,7 +70,7 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
   if (!Number.isInteger(parseSlice) || parseSlice < 1) throw new Error(`readCsv: parseSlice must be a whole number of bytes, at least 1 (got ${parseSlice})`);
   // What csv-parse hands back, in input order: records, and the bad records it skips (on_skip is called
   // in the same pass, between the records around them).
-  const parsed: (ParsedRecord | { skipped: CsvError; raw: string })[] = [];
+  const parsed: (ParsedRecord | { skipped: CsvError; raw: string; at: number })[] = [];
   // Each record's raw text is cut from the bytes fed to csv-parse by its count of bytes read at the record's
   // end (`info.bytes`, set before a record or a record's error is handed on), instead of csv-parse's
   // `raw` option, which appends every byte to a buffer of its own: ~20% of csv-parse's time.
@@ -104,7 +109,10 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
           });
         }
         // A record's error is raised at its end, save an unclosed quote, raised at the end of the input.
-        if (error) parsed.push({ skipped: error, raw: fed.cut(error.code === 'CSV_QUOTE_NOT_CLOSED' ? fed.end : parser.info.bytes) });
+        if (error) {
+          const at = fed.from;
+          parsed.push({ skipped: error, raw: fed.cut(error.code === 'CSV_QUOTE_NOT_CLOSED' ? fed.end : parser.info.bytes), at });
+        }
       },
     }),
   );
@@ -118,7 +126,12 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
   // its figures made for every record costs ~15% of the parse, and its line count drifts after quoted
   // CRLF; only its byte count is read, above). With a header row, set past it when it is read.
   let nextLine = options.firstLine ?? 1;
-  const recordOf = (entry: ParsedRecord | { skipped: CsvError; raw: string }): SourceRecord => {
+  // A record's offset in the file: the bytes fed to csv-parse before it, those the framer left out before it
+  // (a BOM, and each oversized record's bytes less its placeholder's) and the stream's own start.
+  const firstByte = options.firstByte;
+  let shifted = 0;
+  const offsetOf = (at: number, lead: number) => firstByte! + framer.bomBytes + shifted + at + lead;
+  const recordOf = (entry: ParsedRecord | { skipped: CsvError; raw: string; at: number }): SourceRecord => {
     const latin1 = entry.raw;
     // ASCII text reads the same in latin1 and UTF-8: most records need no second decoding.
     const ascii = !NON_ASCII.test(latin1);
@@ -131,16 +144,18 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
     if (framer.oversized.length > 0 && body.startsWith(framer.placeholder)) {
       const big = framer.oversized.shift()!;
       nextLine = line + big.innerBreaks + 1;
+      const origin = firstByte === undefined ? { file, line, raw: big.raw } : { file, line, raw: big.raw, offset: offsetOf(entry.at, lead) };
+      shifted += big.shift;
       return {
         kind: 'unparsable',
-        origin: { file, line, raw: big.raw },
+        origin,
         code: 'RECORD_TOO_LARGE',
         message: `${tooLargeMessage(`the record at ${span(line, big.innerBreaks)}`, big.bytes, maxBytes)}${big.innerBreaks > 0 ? '; a quote left open makes a record run on: look for it at its first line' : ''}`,
       };
     }
     const innerBreaks = countBreaks(body) - (endsWithBreak(raw) ? 1 : 0);
     nextLine = line + innerBreaks + 1;
-    const origin = { file, line, raw: trimBreak(body) };
+    const origin = firstByte === undefined ? { file, line, raw: trimBreak(body) } : { file, line, raw: trimBreak(body), offset: offsetOf(entry.at, lead) };
     if ('skipped' in entry) {
       const swallowed =
         innerBreaks > 0 ? `; this record spans ${span(line, innerBreaks)}: if that is more than you meant, a quote is left open at line ${line}` : '';
@@ -155,7 +170,10 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
       ? decodeCells(entry, rawBytes, origin)
       : { kind: 'csv', origin, cells: Object.hasOwn(entry.record, PROTO_STANDIN) ? ownCells(entry.record) : entry.record };
   };
-  const push = (record: Record<string, string>) => void parsed.push({ record, raw: fed.cut(parser.info.bytes) });
+  const push = (record: Record<string, string>) => {
+    const at = fed.from;
+    parsed.push({ record, raw: fed.cut(parser.info.bytes), at });
+  };
   /** The records parsed so far, in arrays of DRAINED_CHUNK, each decoded as it is handed on. */
   function* drain(): Generator<SourceRecord[]> {
     for (let from = 0; from < parsed.length; from += DRAINED_CHUNK) {

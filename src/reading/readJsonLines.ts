@@ -10,6 +10,8 @@ export interface JsonLinesReadOptions {
   maxRecordBytes?: number;
   /** Line number of the stream's first byte, when it starts inside a file (a stripe). @default 1 */
   firstLine?: number;
+  /** The offset in its file of the stream's first byte: each record's origin then says where its line starts (`offset`). */
+  firstByte?: number;
 }
 
 /**
@@ -30,8 +32,12 @@ export async function* readJsonLines(stream: Readable, file: string, options: Js
   let lineBytes = 0;
   let skipping = false;
   let line = (options.firstLine ?? 1) - 1;
+  /** Where the current line starts in the file, when the caller asked for offsets (firstByte). */
+  let lineStart = options.firstByte;
   const finish = (): SourceRecord | undefined => {
     line++;
+    const offset = lineStart;
+    if (lineStart !== undefined) lineStart += lineBytes + 1;
     const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts, held);
     const record = skipping
       ? {
@@ -45,6 +51,7 @@ export async function* readJsonLines(stream: Readable, file: string, options: Js
     held = 0;
     lineBytes = 0;
     skipping = false;
+    if (record && offset !== undefined) record.origin.offset = offset;
     return record;
   };
   try {

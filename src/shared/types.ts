@@ -25,6 +25,8 @@ export interface RowOrigin {
   raw: string;
   /** The stripe of a striped read the row came from (src/ordering/stripes/stripedRecords.ts); absent otherwise. */
   part?: number;
+  /** Where the row's first line starts in its file, in bytes: set by a striped read's readers (its restart points). */
+  offset?: number;
 }
 
 /** A row that passed validation and is ready to be written. */

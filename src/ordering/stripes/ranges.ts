@@ -230,10 +230,11 @@ export function readRange(path: string, file: string, range: ByteRange, how: Ran
   source.pipe(stream);
   const chunks =
     how.syntax === 'jsonl'
-      ? inArrays(readJsonLines(stream, file, { firstLine: range.line }))
+      ? inArrays(readJsonLines(stream, file, { firstLine: range.line, firstByte: range.start }))
       : readCsvChunks(stream, file, {
           delimiter: how.delimiter,
           columns: how.columns,
+          firstByte: range.start,
           ...(how.columns ? { firstLine: range.line } : {}),
           ...(onHeader ? { onHeader } : {}),
           parseSlice: STRIPE_PARSE_SLICE,

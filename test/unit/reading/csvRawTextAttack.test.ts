@@ -3,7 +3,7 @@
  * hostile files, in any chunking, against the file itself. Every record's raw text must stand in
  * the file at the start of the line it names, the records in file order and never overlapping; the header
  * row's own line breaks (a quoted name holding one, blank lines before it) count; a header whose quote is
- * never closed is the header's error, not a record's.
+ * never closed is the header's error, not a record's. Each record's byte offset is where it starts in the file.
  */
 import fc from 'fast-check';
 import { Readable } from 'node:stream';
@@ -80,7 +80,8 @@ describe('readCsv raw text and lines, against the file', () => {
         fc.constantFrom(undefined, 6, 12, 1000, 5000),
         fc.array(fc.oneof(fc.integer({ min: 1, max: 7 }), fc.integer({ min: 8000, max: 30000 })), { maxLength: 40 }),
         fc.constantFrom(1, 5),
-        async (parts, delimiter, header, bom, pre, maxRecordBytes, cuts, firstLine) => {
+        fc.constantFrom(0, 7),
+        async (parts, delimiter, header, bom, pre, maxRecordBytes, cuts, firstLine, firstByte) => {
           const atStart = header || firstLine === 1;
           const data = Buffer.from((bom && atStart ? BOM : '') + (header ? `${pre}h1,h2\n` : pre.replace(/"h\n0",/, '')) + parts.join(''), 'utf8');
           const options = {
@@ -88,6 +89,7 @@ describe('readCsv raw text and lines, against the file', () => {
             columns: header ? undefined : ['c1', 'c2'],
             ...(maxRecordBytes ? { maxRecordBytes } : {}),
             ...(header ? {} : { firstLine }),
+            firstByte,
           };
           let records: SourceRecord[];
           try {
@@ -100,6 +102,7 @@ describe('readCsv raw text and lines, against the file', () => {
           }
           const whole = data.toString('utf8');
           const file = atStart && whole.startsWith(BOM) ? whole.slice(1) : whole;
+          const bomBytes = file === whole ? 0 : 3;
           const lineStarts = [0];
           for (const m of file.matchAll(/\r\n|\n|\r/g)) lineStarts.push(m.index + m[0].length);
           const base = header ? 1 : firstLine;
@@ -114,6 +117,8 @@ describe('readCsv raw text and lines, against the file', () => {
             expect(start, where).toBeDefined();
             expect(start!, where).toBeGreaterThanOrEqual(from);
             expect(file.startsWith(raw, start), where).toBe(true);
+            // Where the record starts in the file's bytes (a striped read's restart point records it).
+            expect(r.origin.offset, where).toBe(firstByte + bomBytes + Buffer.byteLength(file.slice(0, start)));
             const tooLarge = r.kind === 'unparsable' && r.code === 'RECORD_TOO_LARGE';
             from = start! + (tooLarge ? 1 : raw.length);
             minLine = r.origin.line + (tooLarge ? 1 : breaksOf(raw) + 1);

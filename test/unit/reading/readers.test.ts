@@ -367,6 +367,24 @@ describe('readJsonLines', () => {
     ]);
   });
 
+  it('with firstByte, each record says where its line starts in the file, a BOM, CRLF, blank and oversized lines before it', async () => {
+    const lines = ['\uFEFF{"a":1}\r', '', '{"s":"日本"}', `{"big":"${'x'.repeat(300)}"}`, '\r', '{"a":2}', '{"a":3}'];
+    const text = lines.join('\n');
+    const bytes = Buffer.from(text, 'utf8');
+    const starts = [0];
+    for (let i = 0; i < bytes.length; i++) if (bytes[i] === 10) starts.push(i + 1);
+    for (const size of [1, 3, 1000]) {
+      const chunks: Buffer[] = [];
+      for (let at = 0; at < bytes.length; at += size) chunks.push(bytes.subarray(at, at + size));
+      for (const firstByte of [0, 500]) {
+        const records = await collect(readJsonLines(Readable.from(chunks), 'in.jsonl', { firstByte, maxRecordBytes: 100 }));
+        expect(records.map((r) => [r.origin.line, r.origin.offset])).toEqual([1, 3, 4, 6, 7].map((line) => [line, firstByte + starts[line - 1]!]));
+      }
+    }
+    // Without firstByte, no offsets.
+    expect((await jsonlOf(['{"a":1}\n'])).map((r) => r.origin.offset)).toEqual([undefined]);
+  });
+
   it('a stream error -> INPUT_UNREADABLE naming the file', async () => {
     const broken = new Readable({
       read() {
