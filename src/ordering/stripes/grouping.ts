@@ -20,6 +20,8 @@ import { parseDynamoNumber } from '../../typing/number.js';
 export interface RowPlace {
   file: string;
   line: number;
+  /** Where its line starts in the file, in bytes, when the reader said (RowOrigin.offset). */
+  offset?: number;
 }
 
 /** A row's partition key as GroupingCheck compares it (groupOf), and where the row is. */

@@ -19,10 +19,13 @@ import type { Piece, Stripe } from './stripeLayout.js';
  * Stripes lie end to end in that order (each starts past the head of its first range), so a row's stripe
  * is the last one starting at or before it: what a resume needs to know which rejects were the points'.
  * Only numbers are kept, no row's contents: the keys the grouping check needs are read again from the
- * input at the places recorded.
+ * input at the places recorded. A place also keeps the byte its row starts at, so that a resume opens each
+ * stripe there at once instead of following the quoting through the piece's bytes up to it (half the input,
+ * read again, for a load stopped half way); checkpoints that have no offsets are still found by that scan.
  */
 
-export type SetPlace = [part: number, line: number];
+/** A row's place: the part, its line and, where the reader said it (RowOrigin.offset), the byte its line starts at. */
+export type SetPlace = [part: number, line: number, offset?: number];
 
 /** Where one stripe stood at a restart point. */
 export interface StripeCursor {
@@ -176,26 +179,36 @@ export async function resumeStripes(stripes: readonly Stripe[], cursors: readonl
 async function resumeStripe(stripe: Stripe, cursor: StripeCursor, reading: ResumeReading): Promise<ResumedStripe> {
   if (cursor.at === undefined) return { pieces: [...stripe.pieces], grouping: undefined };
   const places = [cursor.at, ...(cursor.first && cursor.last ? [cursor.first, cursor.last] : [])];
-  // The lines to find, piece by piece: one pass over each piece's bytes finds all of its.
-  const wanted = new Map<number, number[]>();
   const pieceOf = places.map((place) => pieceAt(stripe, place));
-  places.forEach((place, i) => wanted.set(pieceOf[i]!, [...(wanted.get(pieceOf[i]!) ?? []), place[1]]));
+  // The lines whose offsets the checkpoint does not hold, piece by piece: one pass over each piece's bytes finds all of its.
+  const wanted = new Map<number, number[]>();
+  places.forEach((place, i) => {
+    if (place[2] === undefined) wanted.set(pieceOf[i]!, [...(wanted.get(pieceOf[i]!) ?? []), place[1]]);
+  });
   const offsets = new Map<number, Map<number, number>>();
   for (const [j, lines] of wanted) {
     const piece = stripe.pieces[j]!;
     const part = piece.part ?? 0;
     offsets.set(j, await offsetsOfLines(reading.bytes(part), reading.file(part), piece.range, lines, reading.syntax(part)));
   }
-  const offsetOf = (i: number) => offsets.get(pieceOf[i]!)!.get(places[i]![1])!;
+  const offsetOf = (i: number) => places[i]![2] ?? offsets.get(pieceOf[i]!)!.get(places[i]![1])!;
   if (pieceOf[0] !== cursor.piece) throw bug(`a stripe's last row (line ${cursor.at[1]}) is not in the piece its cursor names`);
+  // The record at each place, read once however many places name it: the grouping check's keys, and the
+  // proof that a recorded offset is where its line starts.
+  const records = new Map<number, Promise<SourceRecord | undefined>>();
+  const recordAt = (i: number) => {
+    const offset = offsetOf(i);
+    if (!records.has(offset)) records.set(offset, placedRecord(stripe.pieces[pieceOf[i]!]!, places[i]!, offset, reading));
+    return records.get(offset)!;
+  };
+  // The last row handed on is read only to prove its recorded offset (a scanned one is proved by the scan).
+  const proved = cursor.at[2] === undefined ? undefined : recordAt(0);
   const pieces = piecesAfter(stripe.pieces, cursor, offsetOf(0));
-  if (!cursor.first || !cursor.last) return { pieces, grouping: undefined };
   const rowAt = async (i: number): Promise<GroupedRow> => {
-    const piece = stripe.pieces[pieceOf[i]!]!;
-    const part = piece.part ?? 0;
+    const part = stripe.pieces[pieceOf[i]!]!.part ?? 0;
     const line = places[i]![1];
-    const record = await reading.firstRecord(part, { start: offsetOf(i), end: piece.range.end, line });
-    const key = record && record.origin.line === line ? reading.keyOf(record) : undefined;
+    const record = await recordAt(i);
+    const key = record ? reading.keyOf(record) : undefined;
     if (key === undefined) {
       throw new LoaderError(
         'INPUT_CHANGED',
@@ -206,7 +219,27 @@ async function resumeStripe(stripe: Stripe, cursor: StripeCursor, reading: Resum
         },
       );
     }
-    return { key, at: { file: reading.file(part), line } };
+    return { key, at: { file: reading.file(part), line, offset: offsetOf(i) } };
   };
-  return { pieces, grouping: { first: await rowAt(1), last: await rowAt(2) } };
+  const grouping = cursor.first && cursor.last ? { first: await rowAt(1), last: await rowAt(2) } : undefined;
+  await proved;
+  return { pieces, grouping };
+}
+
+/**
+ * The record on line `place[1]` of a piece, starting at `offset`. A recorded offset past the piece's start
+ * is read from the byte before it, one line earlier: a line break there is an empty line, and the record
+ * comes out on its own line; any other byte makes the first record start a line early, and the offset is
+ * refused as not this input's (never read from). Undefined when the range holds no record.
+ */
+async function placedRecord(piece: Piece, place: SetPlace, offset: number, reading: ResumeReading): Promise<SourceRecord | undefined> {
+  const [part, line] = place;
+  const early = place[2] !== undefined && offset > piece.range.start ? 1 : 0;
+  const record = await reading.firstRecord(part, { start: offset - early, end: piece.range.end, line: line - early });
+  if (record !== undefined && record.origin.line === line) return record;
+  throw new LoaderError(
+    'INPUT_CHANGED',
+    `cannot resume inside ${reading.file(part)}: no record starts at line ${line} (byte ${offset}), where the checkpoint says one does`,
+    { file: reading.file(part), line },
+  );
 }

@@ -95,7 +95,8 @@ export function stripedChunks(
     ...(from ? { from: { row: from.row, cursors: from.cursors } } : {}),
     points: new WeakMap(),
   };
-  const place = (row: RowPlace | undefined): SetPlace | undefined => (row ? [partOf(row.file), row.line] : undefined);
+  const place = (row: RowPlace | undefined): SetPlace | undefined =>
+    row ? (row.offset === undefined ? [partOf(row.file), row.line] : [partOf(row.file), row.line, row.offset]) : undefined;
   return {
     chunks: merged(
       pieces.map((p, k) => stripeChunks(p, openRange, reading[k])),
@@ -574,7 +575,9 @@ export async function* merged(stripes: AsyncGenerator<SourceRecord[]>[], sizes: 
       out.push(record);
       if (track) {
         inPiece[k]!++;
-        at[k] = [track.stripes[k]!.pieces[piece[k]!]?.part ?? 0, record.origin.line];
+        const { line, offset } = record.origin;
+        const part = track.stripes[k]!.pieces[piece[k]!]?.part ?? 0;
+        at[k] = offset === undefined ? [part, line] : [part, line, offset];
         if (++row % track.every === 0) {
           // A point: the array ends here, and the next one starts after it.
           yield out;
