@@ -18,6 +18,7 @@ import { LoaderError } from '../shared/errors.js';
 import { WriteRejectLog, type WriteRejectEntry } from './writeRejectLog.js';
 import { writePrivateFileAtomically } from '../files/privateFiles.js';
 import type { RejectFileState } from './checkpointState.js';
+import type { StripePlanRecord } from '../ordering/stripes/stripeLayout.js';
 
 /** The reject file as a save records it: what was handed to it so far, and a wait until that is on disk. */
 export interface TrackedRejectFile {
@@ -104,6 +105,11 @@ export class CheckpointStore {
    */
   trackRejectFile(file: TrackedRejectFile): void {
     this.#rejectFile = file;
+  }
+
+  /** The stripes a striped read is planned in: recorded with the next save (a resume reads by them). */
+  keepStripePlan(plan: StripePlanRecord): void {
+    this.#file = { ...this.#file, stripePlan: plan };
   }
 
   /** The reader reached a restart point: recorded with the next save. */

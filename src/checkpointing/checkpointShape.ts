@@ -62,6 +62,7 @@ export function parseCheckpoint(text: string, path: string): CheckpointFile {
   field('tableIdentity', (v) => v === undefined || (typeof v === 'string' && v.length > 0), 'a non-empty string');
   field('rejectsFile', (v) => v === undefined || (isRecord(v) && isCount(v['bytes']) && isHash(v['sha256'])), "the reject file's bytes and SHA-256");
   field('restarts', (v) => Array.isArray(v) && v.every(isRestartPoint), 'a list of restart points (part, row, line, batch and counters)');
+  field('stripePlan', (v) => v === undefined || isStripePlan(v), "a striped read's stripes (pieces of byte ranges)");
   field('outcome', (v) => (v === undefined ? value['status'] !== 'complete' : isRecord(v)), 'an object (a finished checkpoint records its outcome)');
   if (isRecord(value['outcome'])) {
     const outcome = value['outcome'];
@@ -101,9 +102,25 @@ function isRestartPoint(v: unknown): boolean {
   );
 }
 
-/** Where a stripe stood: places [part, line], its piece (-1 before its first row) and counts. */
+/** A striped read's plan (StripePlanRecord): two stripes or more, each of pieces of byte ranges. */
+function isStripePlan(v: unknown): boolean {
+  if (!isRecord(v) || !Array.isArray(v['stripes']) || v['stripes'].length < 2) return false;
+  const isPiece = (p: unknown) =>
+    isRecord(p) &&
+    ['start', 'end', 'line', 'skip'].every((name) => isCount(p[name])) &&
+    (p['start'] as number) <= (p['end'] as number) &&
+    (p['take'] === null || isCount(p['take'])) &&
+    (p['part'] === undefined || isCount(p['part'])) &&
+    (p['whole'] === undefined || p['whole'] === true);
+  return v['stripes'].every(
+    (s: unknown) =>
+      isRecord(s) && isCount(s['firstLine']) && isCount(s['size']) && Array.isArray(s['pieces']) && s['pieces'].length > 0 && s['pieces'].every(isPiece),
+  );
+}
+
+/** Where a stripe stood: places [part, line] or [part, line, offset], its piece (-1 before its first row) and counts. */
 function isStripeCursor(v: unknown): boolean {
-  const isPlace = (p: unknown) => Array.isArray(p) && p.length === 2 && isCount(p[0]) && isCount(p[1]);
+  const isPlace = (p: unknown) => Array.isArray(p) && (p.length === 2 || (p.length === 3 && isCount(p[2]))) && isCount(p[0]) && isCount(p[1]);
   if (!isRecord(v) || !isPlace(v['start']) || !isCount(v['taken']) || !isCount(v['read'])) return false;
   const piece = v['piece'];
   if (typeof piece !== 'number' || !Number.isInteger(piece) || piece < -1) return false;

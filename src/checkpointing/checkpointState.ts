@@ -1,5 +1,6 @@
 import { DoneBatches, type BatchRange } from './doneBatches.js';
 import type { SideBySidePosition } from '../reading/sideBySide.js';
+import type { StripePlanRecord } from '../ordering/stripes/stripeLayout.js';
 import type { StripeCursor } from '../ordering/stripes/stripeResume.js';
 
 /**
@@ -133,6 +134,8 @@ export interface CheckpointFile {
   restartEveryRows: number;
   /** Restart points reached that a resume may still use: the latest before K, and those after it. */
   restarts: RestartPoint[];
+  /** The stripes a striped read was planned in (numbers only): a resume reads by them instead of cutting the input again. Absent otherwise. */
+  stripePlan?: StripePlanRecord;
   /**
    * The auto order's striped read found the input not grouped by partition key, and the load started over
    * through the window: a resume reads it so too (the stripes would stop it again, and their batches are

@@ -13,8 +13,9 @@ import type { LoadFacts } from './loadFacts.js';
 import type { LoadMode } from './loadMode.js';
 import type { NormalizedLoadOptions } from './options.js';
 import { delimiterOf, formatFromName, type InputFormat } from '../reading/inputFormat.js';
-import { planPartStripes, readPartStripes, stripeableParts, withColumns, type StripePart } from '../ordering/stripes/partStripes.js';
+import { planPartStripes, readPartStripes, stripeableParts, withColumns, type PartStripePlan, type StripePart } from '../ordering/stripes/partStripes.js';
 import {
+  headerOf,
   MIN_STRIPE_BYTES,
   planStripes,
   readStripes,
@@ -25,10 +26,10 @@ import {
 } from '../ordering/stripes/stripedRecords.js';
 import { groupOf } from '../ordering/stripes/grouping.js';
 import { readRange, type RangeReader } from '../ordering/stripes/ranges.js';
-import type { Stripe } from '../ordering/stripes/stripeLayout.js';
+import { planRecord, stripesOfRecord, type Stripe, type StripePlanRecord } from '../ordering/stripes/stripeLayout.js';
 import { resumeStripes, type ResumedStripe, type ResumeReading } from '../ordering/stripes/stripeResume.js';
 import type { RestartPoint } from '../checkpointing/checkpointState.js';
-import { bug } from '../shared/errors.js';
+import { bug, LoaderError } from '../shared/errors.js';
 
 /** How the load's input is read: its records in the order they come, the write order in effect, and how to stop. */
 export interface Reading {
@@ -59,8 +60,11 @@ export interface ReadingContext {
   disposer: Disposer;
   /** A striped read's bytes are recorded here. */
   facts: LoadFacts;
-  /** Restart points a checkpoint makes (every that many rows), and the one a resume starts from. */
-  restart?: { every: number; from: RestartPoint | undefined } | undefined;
+  /**
+   * Restart points a checkpoint makes (every that many rows), and the one a resume starts from; the stripes
+   * the checkpoint's load was planned in (`plan`), and where a new plan is kept (`keepPlan`).
+   */
+  restart?: { every: number; from: RestartPoint | undefined; plan?: StripePlanRecord | undefined; keepPlan?: (plan: StripePlanRecord) => void } | undefined;
 }
 
 /**
@@ -98,7 +102,7 @@ export async function readingOf(
   if (notGrouped) return notStriped();
   // A set of plain parts (local files, S3 objects), or one S3 object, is striped across its parts. A dry run reads it so too:
   // the estimate then takes the batches as they come ('own'), as for the window.
-  const set = await stripeableParts(inputSet, opts);
+  const set = await stripeableParts(inputSet, opts, ctx.restart?.plan !== undefined && !onStripes);
   if (set) {
     const striped = await partStripedReading(set, input, plannerOptions, ctx);
     if (!striped) return notStriped();
@@ -113,9 +117,18 @@ export async function readingOf(
   const how = { syntax, delimiter: delimiterOf(file, opts.delimiter), columns: opts.columns } as const;
   // The tests cut small files into many stripes; users never need to.
   const minBytes = stripeBytes ?? MIN_STRIPE_BYTES;
-  const parts = INPUT_SYNTAX.has(format) ? await stripeCount(path, input.totalBytes, how, minBytes) : 0;
-  const plan =
-    parts >= 2
+  const stored = onStripes ? undefined : storedStripes(ctx.restart, [input.totalBytes ?? 0]);
+  const parts = stored || !INPUT_SYNTAX.has(format) ? 0 : await stripeCount(path, input.totalBytes, how, minBytes);
+  const plan = stored
+    ? {
+        stripes: stored,
+        how: {
+          ...how,
+          columns: syntax === 'csv' ? (how.columns ?? (await headerOf(path, file, { start: 0, end: input.totalBytes!, line: 1 }, how))) : undefined,
+        },
+        layout: { sizes: stored.map((s) => s.size), firstLines: stored.map((s) => s.firstLine), firstRaws: stored.map(() => undefined) },
+      }
+    : parts >= 2
       ? await planStripes({
           path,
           file,
@@ -132,6 +145,7 @@ export async function readingOf(
     onStripes(plan.layout);
     return { ...whole('stripes'), parts: 1 };
   }
+  if (!stored) ctx.restart?.keepPlan?.(planRecord(plan.stripes));
   const pin = inputSet.parts[0]!.part.pin;
   const restart = await stripeRestart(ctx.restart, plan.stripes, plannerOptions, {
     bytes: () => pin ?? path,
@@ -206,13 +220,22 @@ async function partStripedReading(
 ): Promise<Reading | undefined> {
   const { stripeBytes, disposer, facts } = ctx;
   const { partitionKey } = plannerOptions.keySchema;
-  const plan = await planPartStripes({
-    parts,
-    probe: recordGroup(createRowPlanner({ ...plannerOptions, shard: undefined }), partitionKey),
-    ...(partitionKey.type === 'S' ? { keyColumn: partitionKey.name } : {}),
-    ...(stripeBytes !== undefined ? { minBytes: stripeBytes } : {}),
-  });
+  const stored = ctx.onStripes
+    ? undefined
+    : storedStripes(
+        ctx.restart,
+        parts.map((p) => p.size),
+      );
+  const plan = stored
+    ? await storedPartPlan(stored, parts)
+    : await planPartStripes({
+        parts,
+        probe: recordGroup(createRowPlanner({ ...plannerOptions, shard: undefined }), partitionKey),
+        ...(partitionKey.type === 'S' ? { keyColumn: partitionKey.name } : {}),
+        ...(stripeBytes !== undefined ? { minBytes: stripeBytes } : {}),
+      });
   if (!plan) return undefined;
+  if (!stored && !ctx.onStripes) ctx.restart?.keepPlan?.(planRecord(plan.stripes));
   // A resumed stripe reads its part from a byte past the part's start: a CSV part's columns are needed.
   const from = ctx.restart?.from?.stripes;
   if (from)
@@ -233,6 +256,29 @@ async function partStripedReading(
   input.close();
   facts.input = { totalBytes: input.totalBytes, bytesRead: striped.bytesRead };
   return stripedReading(striped, restart?.grouping);
+}
+
+/**
+ * The stripes the checkpoint's load was planned in, for a resume to read by (StripePlanRecord); undefined
+ * without them (a new load, or a checkpoint of a ddb-spread before they were kept: the input is cut again).
+ * A plan whose pieces lie outside the input's parts is not this input's: the checkpoint is refused.
+ */
+function storedStripes(restart: ReadingContext['restart'], sizes: readonly number[]): Stripe[] | undefined {
+  if (!restart?.plan) return undefined;
+  const stripes = stripesOfRecord(restart.plan, sizes);
+  if (!stripes)
+    throw new LoaderError('CHECKPOINT_INVALID', "the checkpoint's stripes lie outside the input's parts: it is not this input's; delete it to start over");
+  return stripes;
+}
+
+/** A set's plan from the stripes a checkpoint kept: each CSV part read from a byte past its start gets its header's columns. */
+async function storedPartPlan(stripes: Stripe[], parts: StripePart[]): Promise<PartStripePlan> {
+  const plan: PartStripePlan = { stripes, parts: parts.map((part) => ({ ...part, how: part.first })) };
+  await withColumns(
+    plan,
+    stripes.flatMap((stripe) => stripe.pieces.flatMap((piece) => (piece.range.start > 0 ? [piece.part!] : []))),
+  );
+  return plan;
 }
 
 /** The path of the load's one input when it is a plain local file (not an export, no deletes): what stripes can cut. */

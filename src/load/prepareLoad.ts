@@ -16,6 +16,7 @@ import { resolveShardOptions, type ResolvedShardOptions } from '../sharding/shar
 import type { ShardManifest } from '../sharding/shardManifest.js';
 import { createRowPlanner, type RowPlanner, type RowPlannerOptions, type SourceRecord } from '../typing/planRow.js';
 import type { OrderMode } from '../ordering/order.js';
+import type { StripePlanRecord } from '../ordering/stripes/stripeLayout.js';
 import { indexKeyAttributes } from '../typing/indexKeys.js';
 import { checkTypesAgainstKeys, type NormalizedLoadOptions } from './options.js';
 import type { InputFormat } from '../reading/inputFormat.js';
@@ -152,8 +153,16 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
   emit({ type: 'started', table: opts.table, input: input.name, keySchema, totalBytes: input.totalBytes, snapshot: ctx.result });
   facts.started = true;
   const notGrouped = checkpoint?.store.file.notGrouped === true;
+  const store = checkpoint?.store;
   const restart =
-    checkpoint && checkpoint.store.file.restartEveryRows > 0 ? { every: checkpoint.store.file.restartEveryRows, from: checkpoint.restartFrom } : undefined;
+    store && store.file.restartEveryRows > 0
+      ? {
+          every: store.file.restartEveryRows,
+          from: checkpoint.restartFrom,
+          plan: store.file.stripePlan,
+          keepPlan: (plan: StripePlanRecord) => store.keepStripePlan(plan),
+        }
+      : undefined;
   const stages = await stagesOf(ctx, { tableInfo, inputSet, input, format, shard, pacing, notGrouped, restart });
   return { ...stages, checkpoint, manifest, restarts: restartsOf(checkpoint, stages, input) };
 }

@@ -7,6 +7,7 @@
  * seam (16 KB) so that objects of ~200 KB are cut.
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { readFile } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LoadDependencies } from '../../src/index.js';
@@ -189,7 +190,13 @@ describe('large S3 objects read in stripes', () => {
     const cli = killableCli(args, checkpoint, { cwd: aws.dir(), env });
     const killed = await cli(40);
     expect(killed.signal, `${killed.code} ${killed.stderr}`).toBe('SIGKILL');
-    const resumed = await cli();
+    // The checkpoint keeps the stripes the load was planned in (numbers only), and the resume reads by them:
+    // it does not read the object again to cut it. Stripes of another size now would cut it otherwise, which
+    // a resume that cut again would refuse (its restart point's stripes would not be the plan's).
+    const kept = JSON.parse(await readFile(checkpoint, 'utf8')) as { stripePlan?: { stripes: unknown[] }; restarts: { stripes?: unknown[] }[] };
+    expect(kept.stripePlan?.stripes.length).toBeGreaterThan(2);
+    expect(kept.restarts.some((point) => point.stripes?.length === kept.stripePlan?.stripes.length)).toBe(true);
+    const resumed = await killableCli(args, checkpoint, { cwd: aws.dir(), env: { ...env, DDB_SPREAD_TEST_STRIPE_BYTES: String(3 * STRIPE_BYTES) } })();
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stderr).toMatch(/resuming from checkpoint .*reading on from a restart point past the first [\d,]+ rows/);
     await expectTable(table, rows);

@@ -98,6 +98,8 @@ const MARKS_PER_RANGE = 16;
 export async function stripeableParts(
   set: InputSet,
   opts: { inputFormat: InputFormat | undefined; delimiter: string | undefined; columns: string[] | undefined; deletes?: unknown },
+  /** The parts were striped before (a checkpoint's plan, of this very input): their first bytes are not read again. */
+  striped = false,
 ): Promise<StripePart[] | undefined> {
   const one = set.parts.length === 1 ? set.parts[0]!.part : undefined;
   if (set.parts.length === 0 || (one !== undefined && one.etag === undefined) || opts.deletes) return undefined;
@@ -112,6 +114,7 @@ export async function stripeableParts(
     const syntax = format === 'csv' ? 'csv' : 'jsonl';
     parts.push({ file: part.name, path: part.path, size: part.size, bytes: pinnedBytes(part), first: { syntax, delimiter, columns: opts.columns } });
   }
+  if (striped) return parts;
   // A few at a time: an S3 object's first bytes are a GET each.
   const limit = pLimit(8);
   const plain = await Promise.all(parts.map((p) => limit(() => (p.size === 0 ? true : firstBytes(p.bytes, Math.min(MAGIC_BYTES, p.size)).then(mayBeCut)))));

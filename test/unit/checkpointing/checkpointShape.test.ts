@@ -61,6 +61,33 @@ describe('parseCheckpoint', () => {
     expect(parseCheckpoint(JSON.stringify(withSide), PATH)).toEqual(withSide);
   });
 
+  it("accepts a striped read's plan and places with byte offsets", () => {
+    const piece = { part: 1, start: 0, end: 900, line: 1, skip: 0, take: null };
+    const stripePlan = {
+      stripes: [
+        { firstLine: 0, size: 900, pieces: [piece] },
+        { firstLine: 7, size: 100, pieces: [{ ...piece, start: 900, end: 1000, line: 7, take: 3, whole: true }] },
+      ],
+    };
+    const stripes = [{ start: [0, 0], piece: 0, taken: 2, at: [1, 5, 412], read: 400, first: [1, 2], last: [1, 4, 300] }];
+    const withPlan = { ...VALID, stripePlan, restarts: [{ ...SIDE_POINT, part: 0, row: 7, line: 1, stripes }] };
+    expect(parseCheckpoint(JSON.stringify(withPlan), PATH)).toEqual(withPlan);
+  });
+
+  it.each([
+    ['one stripe', { stripes: [{ firstLine: 0, size: 1, pieces: [{ start: 0, end: 1, line: 1, skip: 0, take: null }] }] }],
+    [
+      'a piece ending before it starts',
+      { stripes: [0, 1].map(() => ({ firstLine: 0, size: 1, pieces: [{ start: 5, end: 1, line: 1, skip: 0, take: null }] })) },
+    ],
+    ['a stripe of no pieces', { stripes: [0, 1].map(() => ({ firstLine: 0, size: 1, pieces: [] })) }],
+    ['a take that is not a count', { stripes: [0, 1].map(() => ({ firstLine: 0, size: 1, pieces: [{ start: 0, end: 1, line: 1, skip: 0, take: -1 }] })) }],
+  ])("refuses a striped read's plan with %s", (_label, stripePlan) => {
+    const e = refusal({ ...VALID, stripePlan });
+    expect(e.code).toBe('CHECKPOINT_INVALID');
+    expect(e.message).toContain('field stripePlan');
+  });
+
   it.each([
     ['null', 'null', 'found null'],
     ['an array', '[]', 'an array'],
