@@ -50,7 +50,7 @@ export interface TestSeams {
   stripeBytes?: number;
   /** How long a Parquet worker may go without a row group before it is called stalled, at the least (parquetThread.ts). */
   parquetStallMs?: number;
-  /** Records between restart points inside a part, for a new checkpoint (load/restartPoints.ts' RESTART_EVERY_ROWS otherwise). */
+  /** Records between restart points inside a part, for a new checkpoint (load/restartPoints.ts' restartSpacing otherwise). */
   restartRows?: number;
   /** The timeline's first bucket interval, in ms (reporting/timeline.ts' DEFAULT_BUCKET_MS otherwise): a short load still has a course. */
   timelineBucketMs?: number;

@@ -26,7 +26,7 @@ import type { LoadFacts } from './loadFacts.js';
 import type { LoadStop } from './loadStop.js';
 import type { LoadTally } from './loadTally.js';
 import type { Rejections } from './rejections.js';
-import { RESTART_EVERY_ROWS } from './restartPoints.js';
+import { restartSpacing } from './restartPoints.js';
 import { openCheckpoint, type OpenedCheckpoint } from './openCheckpoint.js';
 import type { NormalizedLoadOptions } from './options.js';
 import type { StripeLayout } from '../ordering/stripes/stripedRecords.js';
@@ -118,7 +118,7 @@ export function writingMode(ctx: ModeContext): LoadMode {
       if (!opts.checkpointPath) return undefined;
       // A sharded load's keys of the rows before a restart point come from its manifest, saved with the
       // checkpoint (CheckpointStore.trackManifest), since a resume there does not read those rows again.
-      const restartEveryRows = deps.testSeams?.restartRows ?? RESTART_EVERY_ROWS;
+      const restartEveryRows = deps.testSeams?.restartRows ?? restartSpacing(opts.order, opts.windowRows);
       return openCheckpoint(
         table.keySchema,
         seed,

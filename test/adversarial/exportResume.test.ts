@@ -33,7 +33,7 @@ const caseArb = fc.record({
   window: fc.constantFrom(64, 300),
   concurrency: fc.integer({ min: 1, max: 6 }),
   // Restart points inside the data files every few records (0: only at each export's start, as with the
-  // default 65,536 on chains this small): a resume then opens each file at its own line.
+  // default 16,384 on chains this small): a resume then opens each file at its own line.
   restartRows: fc.constantFrom(0, 97, 250),
   kills: fc.uniqueArray(fc.integer({ min: 2, max: 18 }), { minLength: 1, maxLength: 2 }).map((k) => k.sort((a, b) => a - b)),
 });
