@@ -1,8 +1,9 @@
 /**
  * Shared by the bench's child processes: argument parsing and the one JSON line a child prints at the end.
  * CPU is measured as the delta around the timed section (module loading and client start-up excluded);
- * peak RSS is the whole child process's, from process.resourceUsage() (maxRSS is in KB).
+ * peak RSS is the whole child process's own (peakRssMB).
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
 export interface ChildArgs {
@@ -62,6 +63,23 @@ export interface ChildStats {
   extra?: Record<string, unknown>;
 }
 
+/**
+ * This process's own peak RSS in MB: VmHWM of /proc/self/status where there is one (Linux). Not
+ * process.resourceUsage().maxRSS there: Linux carries the larger of the parent's RSS at the fork and the
+ * child's own over the exec, so a child of the bench, which holds the input it generated and uploaded,
+ * read the bench's 322 MB whatever it used itself (a child that used 159 MB). maxRSS elsewhere.
+ */
+export function peakRssMB(): number {
+  let text: string | undefined;
+  try {
+    text = readFileSync('/proc/self/status', 'utf8');
+  } catch {
+    // Not Linux.
+  }
+  const kb = text === undefined ? undefined : /^VmHWM:\s+(\d+) kB/m.exec(text)?.[1];
+  return (kb === undefined ? process.resourceUsage().maxRSS : Number(kb)) / 1024;
+}
+
 /** Starts the clock; call the returned function when the work is done to print the JSON line. */
 export function startMeasuring(): (items: number, extra?: Record<string, unknown>) => ChildStats {
   const before = process.resourceUsage();
@@ -75,7 +93,7 @@ export function startMeasuring(): (items: number, extra?: Record<string, unknown
       seconds,
       cpuUserS: (after.userCPUTime - before.userCPUTime) / 1e6,
       cpuSysS: (after.systemCPUTime - before.systemCPUTime) / 1e6,
-      maxRssMB: after.maxRSS / 1024,
+      maxRssMB: peakRssMB(),
       rssBeforeMB,
       processCpuS: (after.userCPUTime + after.systemCPUTime) / 1e6,
       ...(extra ? { extra } : {}),
