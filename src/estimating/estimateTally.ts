@@ -9,8 +9,14 @@ import { StripeOrderStats, type StripeLayoutStats } from './stripeOrder.js';
 import type { GlobalOrderMode } from '../ordering/order.js';
 import { MAX_BATCH_REQUESTS } from '../batching/batch.js';
 import type { WriteCostModel } from '../pacing/writeCost.js';
-import type { PlannedWrite, RowOrigin } from '../shared/types.js';
+import type { Item, PlannedWrite, RowOrigin } from '../shared/types.js';
 import { ownValue, setOwn } from '../shared/ownRecord.js';
+
+/**
+ * The item of every slim copy on a table without GSIs, which carries nothing in it: one object for all,
+ * frozen so that code writing to it fails loudly instead of writing to every write at once.
+ */
+const NO_ITEM: Item = Object.freeze({}) as Item;
 
 /** What the tally needs of a simulation: batches in, an outcome at the end (a LoadSimulator, or a fake in tests). */
 export type Simulator = Pick<LoadSimulator, 'push' | 'finish'>;
@@ -127,9 +133,14 @@ export class EstimateTally {
   /** One planned write, in input order: counts it and returns the slim copy the write order carries instead. */
   add(w: PlannedWrite): PlannedWrite {
     const cost = this.#cost(w.item, w.size);
+    const gsis = this.#indexes.any;
     this.#units.table += cost.table;
     this.#units.total += cost.total;
-    for (const [name, n] of Object.entries(cost.indexes)) setOwn(this.#units.indexes, name, (ownValue(this.#units.indexes, name) ?? 0) + n);
+    // Walked in place, not through Object.entries: without GSIs the cost names no index, and no array is made per row for it.
+    const indexUnits = cost.indexes;
+    for (const name in indexUnits) {
+      if (Object.hasOwn(indexUnits, name)) setOwn(this.#units.indexes, name, (ownValue(this.#units.indexes, name) ?? 0) + indexUnits[name]!);
+    }
     this.#sizes.add(w.size);
     // partitionId is the key type letter + the value as written (any shard suffix included); unshardedKey is set only when sharded.
     const written = w.partitionId.slice(1);
@@ -144,8 +155,9 @@ export class EstimateTally {
       this.#lastWritten = written;
       this.#hottestWritten.add(written, cost.table);
     } else if (w.unshardedKey !== undefined) throw new Error('EstimateTally was told there is no --shard, and a write is sharded; this is a bug');
-    const slimItem = this.#indexes.any ? this.#indexes.add(w.item, cost) : {};
-    this.#inputBatch.push(this.#indexes.simWrite({ item: slimItem, partitionId: w.partitionId, wcu: cost.total }));
+    const slimItem = gsis ? this.#indexes.add(w.item, cost) : NO_ITEM;
+    // Without GSIs the simulation's write is the key as written and the write's units (simWrite's answer for a slim item without `t`).
+    this.#inputBatch.push(gsis ? this.#indexes.simWrite({ item: slimItem, partitionId: w.partitionId, wcu: cost.total }) : { key: written, units: cost.total });
     // Only without GSIs (see the constructor): a write's units are then its table key's.
     this.#planned?.stats.add(written, cost.total);
     this.#stripes?.add(written, cost.total, w.origin.line, w.origin.raw.length + 1, w.origin.raw, w.keyId);
@@ -181,7 +193,8 @@ export class EstimateTally {
   /** One batch (of slim copies from add()) in the order load() would send it. */
   addBatch(writes: readonly PlannedWrite[]): void {
     if (this.#fromStatistics && !this.#fromBatches) return;
-    this.#simulators.planned.push(writes.map((w) => this.#indexes.simWrite(w)));
+    const indexes = this.#indexes;
+    this.#simulators.planned.push(indexes.any ? writes.map((w) => indexes.simWrite(w)) : writes.map((w) => ({ key: w.partitionId.slice(1), units: w.wcu })));
   }
 
   /** Sends the input order's last partial batch, runs both simulations to their end, and returns the counts. Once. */

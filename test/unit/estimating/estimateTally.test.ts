@@ -114,6 +114,11 @@ describe('EstimateTally.add returns the slim copy the write order carries', () =
     const slim = t.add(original);
     expect(slim).toEqual({ origin: { file: 'in.csv', line: 2, raw: '' }, item: {}, keyId: 'Sa', partitionId: 'Sa', size: 0, wcu: 4 });
     expect(original.item).toEqual({ customerId: 'a', status: 'open' });
+    // One empty item for every slim copy of a table without GSIs: frozen, so a write to it throws instead of reaching every write.
+    expect(t.add(write('b', 10)).item).toBe(slim.item);
+    expect(() => {
+      slim.item['x'] = 1;
+    }).toThrow(TypeError);
   });
 
   it('keeps the key before sharding', () => {
