@@ -97,6 +97,7 @@ function isRestartPoint(v: unknown): boolean {
     isRecord(v) &&
     ['part', 'row', 'line', 'batch', 'rowsRead', 'otherSegments', 'superseded', 'rejected'].every((name) => isCount(v[name])) &&
     (v['line'] as number) >= 1 &&
+    (v['offset'] === undefined || isCount(v['offset'])) &&
     (v['sideBySide'] === undefined || isSideBySide(v['sideBySide'], v['part'] as number)) &&
     (v['stripes'] === undefined || (Array.isArray(v['stripes']) && v['stripes'].length > 0 && v['stripes'].every(isStripeCursor)))
   );

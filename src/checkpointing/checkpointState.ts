@@ -39,6 +39,8 @@ export interface RestartPoint {
   row: number;
   /** Line of that record in its part (1-based; 1 at the part's start). */
   line: number;
+  /** Where that line starts in the part, in bytes, for a plain part read alone: a resume opens the part there. Absent otherwise. */
+  offset?: number;
   /** The first batch after the point: every batch before it holds only rows before it. */
   batch: number;
   rowsRead: number;

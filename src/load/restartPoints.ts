@@ -39,7 +39,7 @@ export function isRestartPoint(at: SetPosition, every: number): boolean {
 }
 
 /** Where a restart point is: what the stages add to it are the batches and the counters before it. */
-export type PointPlace = Pick<RestartPoint, 'part' | 'row' | 'line' | 'sideBySide' | 'stripes'>;
+export type PointPlace = Pick<RestartPoint, 'part' | 'row' | 'line' | 'offset' | 'sideBySide' | 'stripes'>;
 
 /** What the stages need to make restart points and resume at one. */
 export interface Restarts {
@@ -61,7 +61,10 @@ export function wholeInputPoints(every: number, position: () => SetPosition, sid
     if (!isRestartPoint(at, every)) return undefined;
     const record = Array.isArray(entry) ? entry[index]! : entry;
     const side = sideBySide();
-    return { part: at.part, row: at.row, line: record.origin.line, ...(side ? { sideBySide: side } : {}) };
+    // (At a part's start, row 0, the part is read from its start: no offset.)
+    const offset = at.row > 0 ? record.origin.offset : undefined;
+    // A plain part's reader gives each record's byte offset: a resume opens the part there, reading nothing before.
+    return { part: at.part, row: at.row, line: record.origin.line, ...(side ? { sideBySide: side } : offset !== undefined ? { offset } : {}) };
   };
 }
 

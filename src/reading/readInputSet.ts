@@ -51,6 +51,8 @@ export interface ResumeAt {
   part: number;
   row: number;
   line: number;
+  /** Where that record's line starts in the part, in bytes: the part is opened there (a plain part only). */
+  offset?: number | undefined;
   sideBySide?: SideBySidePosition | undefined;
 }
 
@@ -84,10 +86,19 @@ export function recordsOfPart(
   opened: OpenedInput,
   format: PartFormat,
   csv: ReadSetOptions['csv'],
-  { signal, parquetStallMs, firstLine }: Pick<ReadSetOptions, 'signal' | 'parquetStallMs'> & { firstLine?: number } = {},
+  {
+    signal,
+    parquetStallMs,
+    firstLine,
+    firstByte,
+  }: Pick<ReadSetOptions, 'signal' | 'parquetStallMs'> & {
+    firstLine?: number;
+    /** The stream is the part's own bytes from this offset (not decompressed): each record then says where it starts (RowOrigin.offset). */
+    firstByte?: number;
+  } = {},
 ): AsyncGenerator<SourceRecord> {
   // Read from a line inside the part (a resume): its line numbers go on from there, CSV's columns given.
-  const lines = firstLine === undefined ? {} : { firstLine };
+  const lines = { ...(firstLine === undefined ? {} : { firstLine }), ...(firstByte === undefined ? {} : { firstByte }) };
   switch (format) {
     case 'export-full':
     case 'export-incremental':
@@ -176,8 +187,23 @@ export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInpu
   let side: SideBySide | undefined;
 
   /** A part's records, from its start or (a resume inside it) from the record `at.row` at line `at.line` (side by side: past it). */
-  async function* partRecords(i: number, at?: { row: number; line: number; byLine: boolean }): AsyncGenerator<SourceRecord> {
+  async function* partRecords(i: number, at?: { row: number; line: number; offset?: number | undefined; byLine: boolean }): AsyncGenerator<SourceRecord> {
     const { part, expected } = set.parts[i]!;
+    const named = formats[i];
+    // A resume at a record's byte offset opens the part there (it was read plain, by its name's format, by the run that recorded it).
+    if (
+      at &&
+      at.row > 0 &&
+      !at.byLine &&
+      at.offset !== undefined &&
+      at.offset > 0 &&
+      named !== undefined &&
+      LINE_FORMATS.has(named) &&
+      expected === undefined
+    ) {
+      yield* partFromOffset(i, named, { row: at.row, line: at.line, offset: at.offset });
+      return;
+    }
     const raw = await part.open(0);
     const opened = await openPart(part, raw, expected?.md5 !== undefined);
     const open = { raw, opened };
@@ -204,7 +230,11 @@ export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInpu
         const rest = await options.from!.skipToLine(opened.stream, at.line, format === 'csv' ? 'csv' : 'jsonl', delimiter);
         records = recordsOfPart({ ...opened, stream: rest }, format, { delimiter, columns }, { ...options, firstLine: at.line });
       }
-    } else records = recordsOfPart(opened, format, options.csv, options);
+    } else {
+      // A plain part whose format its name gives: each record's byte offset is kept, so a restart point inside it records where it is.
+      const plain = named !== undefined && withinPart && opened.compression === undefined;
+      records = recordsOfPart(opened, format, options.csv, { ...options, ...(plain ? { firstByte: 0 } : {}) });
+    }
     let row = at?.row ?? 0;
     // Records skipped count toward the manifest's: the file is checked whole.
     let count = at?.row ?? 0;
@@ -217,13 +247,46 @@ export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInpu
     reading.delete(open);
     if (expected) checkPart(part.name, expected, count, opened.md5?.digest('hex'));
   }
+  /**
+   * A plain part from a restart point's byte offset on, not from its start: nothing before it is read. It
+   * is opened a byte early, a line early: the byte before a record's line is a line break, which reads as
+   * an empty line, and the record comes out on its own line; any other byte means the offset is not this
+   * part's, and the resume stops there, before any row of it is handed on.
+   */
+  async function* partFromOffset(i: number, format: PartFormat, at: { row: number; line: number; offset: number }): AsyncGenerator<SourceRecord> {
+    const { part } = set.parts[i]!;
+    const delimiter = delimiterOf(part.name, options.csv.delimiter);
+    const columns = format === 'csv' ? (options.csv.columns ?? (await headerOf(part, delimiter))) : undefined;
+    const start = at.offset - 1;
+    const raw = await part.open(start);
+    const opened = plainPart(part, raw, start);
+    const open = { raw, opened };
+    reading.add(open);
+    const records = recordsOfPart(opened, format, { delimiter, columns }, { ...options, firstLine: at.line - 1, firstByte: start });
+    let row = at.row;
+    let first = true;
+    for await (const record of records) {
+      if (first && record.origin.line !== at.line) {
+        throw new LoaderError(
+          'INPUT_CHANGED',
+          `cannot resume inside ${part.name}: no record starts at line ${at.line} (byte ${at.offset}), where the checkpoint says one does`,
+          { file: part.name, line: at.line },
+        );
+      }
+      first = false;
+      position = { part: i, row: row++, withinPart: true };
+      yield record;
+    }
+    done += opened.bytesRead();
+    reading.delete(open);
+  }
   async function* records(): AsyncGenerator<SourceRecord> {
     for (const group of groups) {
       const resumed = from && group[0] === from.part && from.row > 0 ? from : undefined;
       // An export's data file alone (an export of one file) is a group of one: restart points inside it as well.
       const exported = options.interleaveExports === true && LINE_SIDE_FORMATS.has(formats[group[0]!]!) && set.parts[group[0]!]!.expected !== undefined;
       if (group.length === 1 && !exported) {
-        yield* partRecords(group[0]!, resumed ? { row: resumed.row, line: resumed.line, byLine: false } : undefined);
+        yield* partRecords(group[0]!, resumed ? { row: resumed.row, line: resumed.line, offset: resumed.offset, byLine: false } : undefined);
         continue;
       }
       const at = resumed?.sideBySide;
@@ -299,6 +362,31 @@ async function headerOf(part: InputPart, delimiter: string): Promise<string[]> {
 }
 
 /** A part's raw bytes counted (and hashed for an export's MD5), then decompressed by their magic bytes. */
+/** A part's own bytes from `start` on, read as they are (a plain part resumed at an offset): its bytes before count as read. */
+function plainPart(part: InputPart, raw: Readable, start: number): OpenedInput {
+  let bytes = start;
+  const counted = new PassThrough({ highWaterMark: 256 * 1024 });
+  raw.on('data', (chunk: Buffer) => {
+    bytes += chunk.length;
+  });
+  raw.on('error', (error) =>
+    counted.destroy(
+      error instanceof LoaderError
+        ? error
+        : new LoaderError('INPUT_UNREADABLE', `cannot read ${part.name}: ${error.message}`, { file: part.name, cause: error }),
+    ),
+  );
+  raw.pipe(counted);
+  return {
+    stream: counted,
+    name: part.name,
+    totalBytes: part.size,
+    bytesRead: () => bytes - buffered(counted),
+    path: part.path ?? part.name,
+    compression: undefined,
+  };
+}
+
 export async function openPart(part: InputPart, raw: Readable, hashed: boolean): Promise<OpenedInput & { md5: Hash | undefined }> {
   let bytes = 0;
   const md5 = hashed ? createHash('md5') : undefined;

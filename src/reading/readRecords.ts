@@ -11,7 +11,7 @@ import { readParquetInput } from './readParquetInput.js';
 export function readRecords(
   input: OpenedInput,
   format: InputFormat,
-  csv: Pick<CsvReadOptions, 'delimiter' | 'columns' | 'firstLine' | 'onHeader'>,
+  csv: Pick<CsvReadOptions, 'delimiter' | 'columns' | 'firstLine' | 'onHeader' | 'firstByte'>,
   parquet: Pick<ParquetThreadOptions, 'signal' | 'stallBaseMs'> = {},
 ): AsyncGenerator<SourceRecord> {
   switch (format) {

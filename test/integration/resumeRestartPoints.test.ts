@@ -32,7 +32,7 @@ function csvRows(from: number, to: number, bad: (i: number) => boolean = () => f
 interface Saved {
   status: string;
   batchesDone: number;
-  restarts: { batch: number; part: number; row: number; rejected: number }[];
+  restarts: { batch: number; part: number; row: number; line: number; offset?: number; rejected: number }[];
 }
 
 /** Whether a resume from `at` starts at a restart point with rejects before it (kept from the reject file). */
@@ -165,10 +165,18 @@ describe('resume at a restart point', () => {
   it('window order, one file, killed three times: the same table as in one go, rows read once past each point', async () => {
     const rows = 12_000;
     const input = join(dir(), 'window.csv');
-    await writeFile(input, `pk,sk,v\n${csvRows(0, rows)}`);
+    const text = `pk,sk,v\n${csvRows(0, rows)}`;
+    await writeFile(input, text);
     const run = await killedAndResumed('window', [input], ['--order', 'window', '--window', '300'], [60, 180, 330]);
-    // Each kill found restart points inside the file, past the start, that a resume starts at.
-    for (const at of run.atKills) expect(at.restarts.some((p) => p.row > 0 && p.batch <= at.batchesDone)).toBe(true);
+    // Each kill found restart points inside the file, past the start, that a resume starts at, each with
+    // the byte its line starts at: the resume opens the file there.
+    const lineStarts = [0];
+    for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) lineStarts.push(at + 1);
+    for (const at of run.atKills) {
+      const inside = at.restarts.filter((p) => p.row > 0);
+      expect(inside.some((p) => p.batch <= at.batchesDone)).toBe(true);
+      for (const p of inside) expect(p.offset, `line ${p.line}`).toBe(lineStarts[p.line - 1]);
+    }
     expectSameLoad(run, rows);
   }, 180_000);
 
