@@ -8,7 +8,7 @@
  * a CSV without a header row (--columns) that starts with a BOM. A checkpoint whose plan or offsets were
  * edited, or a resume with other --columns, is refused, never read by the old plan.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { batchesDone } from '../support/checkpoint.js';
@@ -138,7 +138,7 @@ describe('a striped read killed and resumed at its restart points', () => {
     const rows = 5_000;
     const input = join(dir(), 'hostile.csv');
     await writeFile(input, `${BOM}pk,sk,v,note\r\n${hostileCsv(0, rows, 260)}`);
-    const run = await killedAndResumed('hostile', [input], [], [40, 100, 150]);
+    const run = await killedAndResumed('hostile', [input], [], [40, 110]);
     expectSameLoad(run, rows);
     expect(run.rejects.some((r) => r.endsWith(':RECORD_TOO_LARGE'))).toBe(true);
     expect(run.atKills.some((at) => at.restarts.some((p) => p.rejected > 1 && p.batch <= at.batchesDone))).toBe(true);
@@ -165,5 +165,88 @@ describe('a striped read killed and resumed at its restart points', () => {
     await writeFile(input, text);
     const run = await killedAndResumed('jsonl', [input], [], [40, 100]);
     expectSameLoad(run, rows);
+  }, 120_000);
+});
+
+describe('a striped read resumed from a checkpoint it must not trust', () => {
+  it('a folder of sorted parts with a header-only part and an empty part, killed twice: the same as in one go', async () => {
+    const folder = join(dir(), 'parts');
+    await mkdir(folder, { recursive: true });
+    const each = 1_500;
+    for (let p = 0; p < 3; p++) await writeFile(join(folder, `part-${p}.csv`), `pk,sk,v,note\n${hostileCsv(p * each, (p + 1) * each)}`);
+    await writeFile(join(folder, 'part-1a.csv'), 'pk,sk,v,note\r\n');
+    await writeFile(join(folder, 'part-1b.csv'), '');
+    const run = await killedAndResumed('parts', [folder], [], [40, 100]);
+    expectSameLoad(run, 3 * each);
+  }, 120_000);
+
+  it('a resume with other --columns or --delimiter is refused as another load, before it reads by the old plan', async () => {
+    const input = join(dir(), 'columns.csv');
+    await writeFile(input, hostileCsv(0, 3_000));
+    const table = await newTable(KEYS);
+    const checkpoint = join(dir(), 'columns.checkpoint.json');
+    const args = loadArgs('columns', [input], table, ['--columns', 'pk,sk,v,note']);
+    const run = await runCli(args, {
+      cwd: dir(),
+      env: env(),
+      stdout: 'ignore',
+      timeoutMs: 120_000,
+      kill: { signal: 'SIGKILL', when: () => batchesDone(checkpoint) >= 30 },
+    });
+    expect(run.signal, run.stderr).toBe('SIGKILL');
+    const before = await contents(table);
+    for (const other of [
+      ['--columns', 'pk,sk,v,other'],
+      ['--columns', 'pk,sk,v,note', '--delimiter', ';'],
+    ]) {
+      const refused = await runCli(loadArgs('columns', [input], table, other), { cwd: dir(), env: env(), timeoutMs: 120_000 });
+      expect(refused.code, refused.stderr).toBe(78);
+      expect(refused.stderr).toMatch(/checkpoint .*(columns|delimiter)/);
+    }
+    expect(await contents(table)).toEqual(before);
+    await dropTable(table);
+  }, 120_000);
+
+  it('a checkpoint whose recorded offset was moved into a row is refused, and writes nothing wrong', async () => {
+    const rows = 3_000;
+    const input = join(dir(), 'edited.csv');
+    const text = `pk,sk,v,note\n${hostileCsv(0, rows)}`;
+    await writeFile(input, text);
+    const table = await newTable(KEYS);
+    const checkpoint = join(dir(), 'edited.checkpoint.json');
+    const args = loadArgs('edited', [input], table, []);
+    const run = await runCli(args, {
+      cwd: dir(),
+      env: env(),
+      stdout: 'ignore',
+      timeoutMs: 120_000,
+      kill: { signal: 'SIGKILL', when: () => batchesDone(checkpoint) >= 40 },
+    });
+    expect(run.signal, run.stderr).toBe('SIGKILL');
+    const saved = await readFile(checkpoint, 'utf8');
+    // Every row of the input as an item (the table may hold a row a later one supersedes).
+    const value = (i: number) => (note(i).startsWith('"') ? note(i).slice(1, -1).replace(/""/g, '"') : note(i));
+    const inputItems = new Set(Array.from({ length: rows }, (_, i) => `${key(i)}/${sk(i)}/${i}/${value(i)}`));
+    const edits: [string, (c: Saved) => void][] = [
+      // A stripe's last row's offset moved one byte into it.
+      [
+        'offset inside a row',
+        (c) =>
+          void c.restarts
+            .filter((p) => p.batch <= c.batchesDone)
+            .at(-1)!
+            .stripes!.find((s) => s.at?.[2] !== undefined)!.at![2]!++,
+      ],
+    ];
+    for (const [what, edit] of edits) {
+      const file = JSON.parse(saved) as Saved;
+      edit(file);
+      await writeFile(checkpoint, JSON.stringify(file));
+      const resumed = await runCli(args, { cwd: dir(), env: env(), timeoutMs: 120_000 });
+      expect([0, 2], `${what}: ${resumed.stderr}`).not.toContain(resumed.code);
+      // Whatever it wrote is a row of the input, whole.
+      for (const item of await contents(table)) expect(inputItems.has(item), `${what}: ${item}`).toBe(true);
+    }
+    await dropTable(table);
   }, 120_000);
 });
