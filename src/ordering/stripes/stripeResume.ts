@@ -230,13 +230,20 @@ async function resumeStripe(stripe: Stripe, cursor: StripeCursor, reading: Resum
  * The record on line `place[1]` of a piece, starting at `offset`. A recorded offset past the piece's start
  * is read from the byte before it, one line earlier: a line break there is an empty line, and the record
  * comes out on its own line; any other byte makes the first record start a line early, and the offset is
- * refused as not this input's (never read from). Undefined when the range holds no record.
+ * refused as not this input's (never read from). A record on a part's first line starts past its byte 0
+ * only after a BOM (a file without a header row): the byte before is the BOM's, so it is read from the
+ * part's start, as the first stripe reads it. Either way the record must come out at the offset recorded.
+ * Undefined when the range holds no record.
  */
 async function placedRecord(piece: Piece, place: SetPlace, offset: number, reading: ResumeReading): Promise<SourceRecord | undefined> {
   const [part, line] = place;
-  const early = place[2] !== undefined && offset > piece.range.start ? 1 : 0;
-  const record = await reading.firstRecord(part, { start: offset - early, end: piece.range.end, line: line - early });
-  if (record !== undefined && record.origin.line === line) return record;
+  const recorded = place[2] !== undefined;
+  const fromStart = recorded && line === 1;
+  const early = recorded && !fromStart && offset > piece.range.start ? 1 : 0;
+  const range = fromStart ? { start: piece.range.start, end: piece.range.end, line: 1 } : { start: offset - early, end: piece.range.end, line: line - early };
+  const record = await reading.firstRecord(part, range);
+  const at = record?.origin.offset;
+  if (record !== undefined && record.origin.line === line && (!recorded || at === undefined || at === offset)) return record;
   throw new LoaderError(
     'INPUT_CHANGED',
     `cannot resume inside ${reading.file(part)}: no record starts at line ${line} (byte ${offset}), where the checkpoint says one does`,
