@@ -8,7 +8,7 @@
  * the stripes it read. Then a resumed load of each S3 prefix: the CLI loads it into the instant sink with
  * --checkpoint, is killed (SIGKILL) once half its batches are written, and is run again: the time from the
  * second start to its first BatchWriteItem, its peak RSS and temporary files.
- *   npx tsx bench/firstWriteSets.ts [--small-rows 1000000] [--no-resume]
+ *   npx tsx bench/firstWriteSets.ts [--small-rows 1000000] [--no-resume | --resume-only]
  * Results also go to bench/results/first-write-sets-latest.json.
  */
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -25,7 +25,7 @@ import { startInstantSink } from './instantSink.js';
 import { fmtInt, pass, table, takenOn, writeResults } from './report.js';
 
 const { values: flags } = parseArgs({
-  options: { 'small-rows': { type: 'string' }, 'no-resume': { type: 'boolean' } },
+  options: { 'small-rows': { type: 'string' }, 'no-resume': { type: 'boolean' }, 'resume-only': { type: 'boolean' } },
 });
 /** Parts of the sets measured. */
 const SET_PARTS = 16;
@@ -178,33 +178,36 @@ async function setRuns(small: string): Promise<{ runs: Run[]; resumed: Resumed[]
     await client.send(new PutObjectCommand({ Bucket: 'bench', Key: 'one/small.csv', Body: await readFile(small) }));
     client.destroy();
     const smallBytes = (await stat(small)).size;
-    const runs = [
-      await measure(small, SMALL_ROWS, 'default', { label: 'one file', bytes: (await stat(small)).size, args: [] }),
-      await measure(folder, SMALL_ROWS, 'default', { label: `${files.length}-part folder`, bytes, args: [] }),
-      await measure('s3://bench/parts/', SMALL_ROWS, 'default', { label: `${files.length}-part S3 prefix`, bytes, args: ['--s3-endpoint', s3.endpoint] }),
-      await measure('s3://bench/two/', SMALL_ROWS, 'default', {
-        label: `${two.length}-object S3 prefix`,
-        bytes: smallBytes,
-        args: ['--s3-endpoint', s3.endpoint],
-      }),
-      await measure('s3://bench/one/small.csv', SMALL_ROWS, 'default', { label: '1 S3 object', bytes: smallBytes, args: ['--s3-endpoint', s3.endpoint] }),
-    ];
+    const runs = flags['resume-only']
+      ? []
+      : [
+          await measure(small, SMALL_ROWS, 'default', { label: 'one file', bytes: (await stat(small)).size, args: [] }),
+          await measure(folder, SMALL_ROWS, 'default', { label: `${files.length}-part folder`, bytes, args: [] }),
+          await measure('s3://bench/parts/', SMALL_ROWS, 'default', { label: `${files.length}-part S3 prefix`, bytes, args: ['--s3-endpoint', s3.endpoint] }),
+          await measure('s3://bench/two/', SMALL_ROWS, 'default', {
+            label: `${two.length}-object S3 prefix`,
+            bytes: smallBytes,
+            args: ['--s3-endpoint', s3.endpoint],
+          }),
+          await measure('s3://bench/one/small.csv', SMALL_ROWS, 'default', { label: '1 S3 object', bytes: smallBytes, args: ['--s3-endpoint', s3.endpoint] }),
+        ];
     const first = (r: Run) => (r.stats.extra as { firstWriteS: number; order: string }).firstWriteS;
-    log('');
-    log(
-      table(
-        ['input', 'order in effect', 'stripes', 'first write s', 'all s', 'peak RSS MB', 'temp peak MB'],
-        runs.map((r) => [
-          r.order,
-          (r.stats.extra as { order: string }).order,
-          String((r.stats.extra as { stripes?: number }).stripes ?? '?'),
-          first(r).toFixed(2),
-          r.stats.seconds.toFixed(1),
-          r.stats.maxRssMB.toFixed(0),
-          (r.tempPeakBytes / 1e6).toFixed(0),
-        ]),
-      ),
-    );
+    if (runs.length > 0) log('');
+    if (runs.length > 0)
+      log(
+        table(
+          ['input', 'order in effect', 'stripes', 'first write s', 'all s', 'peak RSS MB', 'temp peak MB'],
+          runs.map((r) => [
+            r.order,
+            (r.stats.extra as { order: string }).order,
+            String((r.stats.extra as { stripes?: number }).stripes ?? '?'),
+            first(r).toFixed(2),
+            r.stats.seconds.toFixed(1),
+            r.stats.maxRssMB.toFixed(0),
+            (r.tempPeakBytes / 1e6).toFixed(0),
+          ]),
+        ),
+      );
     // The one file too: its RSS is a target as much as the sets'.
     for (const [i, r] of runs.entries()) {
       const against = i === 0 ? '' : `, ${(first(r) / first(runs[0]!)).toFixed(2)}x the one file's`;

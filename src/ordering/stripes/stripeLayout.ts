@@ -16,6 +16,11 @@ export interface Piece {
   running?: string;
   /** The whole range: its head ran past MAX_HEAD_ROWS rows of `running`, or to its end. */
   whole?: true;
+  /**
+   * A resumed piece opened a byte before a recorded offset (stripeResume.ts piecesAfter): its first record
+   * must be the one on `line` at `offset`, or the offset is not this input's and the read stops.
+   */
+  expect?: { line: number; offset: number };
 }
 
 /**

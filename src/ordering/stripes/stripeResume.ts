@@ -68,13 +68,23 @@ export function handedOnBefore(place: SetPlace, cursors: readonly StripeCursor[]
 /**
  * The pieces a resumed stripe reads: from the row after its last one handed on (the piece read from that
  * row's start, `offset`, the row itself skipped), then the pieces after; all of them when none was handed on.
+ * An offset the checkpoint recorded (rather than one found by scanning) is opened a byte early, a line
+ * early, and the piece's reader checks that its first record is that row (Piece.expect, placedRecord's proof).
  */
 export function piecesAfter(pieces: readonly Piece[], cursor: StripeCursor, offset: number): Piece[] {
   if (cursor.piece < 0) return [...pieces];
   const piece = pieces[cursor.piece];
   if (piece === undefined || cursor.at === undefined) throw new Error(`a stripe's cursor names piece ${cursor.piece} of ${pieces.length}`);
-  const range: ByteRange = { start: offset, end: piece.range.end, line: cursor.at[1] };
-  const rest: Piece = { ...piece, range, skip: 1, take: piece.take === Infinity ? Infinity : piece.take - cursor.taken };
+  const line = cursor.at[1];
+  const early = cursor.at[2] !== undefined && line > 1 && offset > piece.range.start;
+  const range: ByteRange = early ? { start: offset - 1, end: piece.range.end, line: line - 1 } : { start: offset, end: piece.range.end, line };
+  const rest: Piece = {
+    ...piece,
+    range,
+    skip: 1,
+    take: piece.take === Infinity ? Infinity : piece.take - cursor.taken,
+    ...(early ? { expect: { line, offset } } : {}),
+  };
   return [rest, ...pieces.slice(cursor.piece + 1)];
 }
 
@@ -140,6 +150,9 @@ export async function offsetsOfLines(
   return found;
 }
 
+/** Bytes a resume reads first for the record at a place (most records are far shorter). */
+const PLACED_BYTES = 64 * 1024;
+
 /** How a resume reads the parts of a striped read. */
 export interface ResumeReading {
   /** A part's bytes (pinned where the load pins them) and name. */
@@ -151,6 +164,8 @@ export interface ResumeReading {
   firstRecord(part: number, range: ByteRange): Promise<SourceRecord | undefined>;
   /** The partition key GroupingCheck compares for a record (groupOf of its write), or undefined when it has none. */
   keyOf(record: SourceRecord): string | undefined;
+  /** Bytes read first for the record at a place (tests shrink it). @default PLACED_BYTES */
+  placedBytes?: number;
 }
 
 /** A stripe reopened at a restart point: its pieces from the row after its last, and its grouping check's rows. */
@@ -201,8 +216,7 @@ async function resumeStripe(stripe: Stripe, cursor: StripeCursor, reading: Resum
     if (!records.has(offset)) records.set(offset, placedRecord(stripe.pieces[pieceOf[i]!]!, places[i]!, offset, reading));
     return records.get(offset)!;
   };
-  // The last row handed on is read only to prove its recorded offset (a scanned one is proved by the scan).
-  const proved = cursor.at[2] === undefined ? undefined : recordAt(0);
+  // (The last row handed on is proved by its stripe's own read: piecesAfter.)
   const pieces = piecesAfter(stripe.pieces, cursor, offsetOf(0));
   const rowAt = async (i: number): Promise<GroupedRow> => {
     const part = stripe.pieces[pieceOf[i]!]!.part ?? 0;
@@ -222,7 +236,6 @@ async function resumeStripe(stripe: Stripe, cursor: StripeCursor, reading: Resum
     return { key, at: { file: reading.file(part), line, offset: offsetOf(i) } };
   };
   const grouping = cursor.first && cursor.last ? { first: await rowAt(1), last: await rowAt(2) } : undefined;
-  await proved;
   return { pieces, grouping };
 }
 
@@ -241,7 +254,12 @@ async function placedRecord(piece: Piece, place: SetPlace, offset: number, readi
   const fromStart = recorded && line === 1;
   const early = recorded && !fromStart && offset > piece.range.start ? 1 : 0;
   const range = fromStart ? { start: piece.range.start, end: piece.range.end, line: 1 } : { start: offset - early, end: piece.range.end, line: line - early };
-  const record = await reading.firstRecord(part, range);
+  // The first bytes only, most often: a GET read to its end keeps its connection, one cut short does not.
+  // A record not whole in them (its line break not in them) is read again from the whole range.
+  const bounded = { ...range, end: Math.min(range.end, range.start + (reading.placedBytes ?? PLACED_BYTES)) };
+  let record = await reading.firstRecord(part, bounded);
+  const whole = record?.origin.offset !== undefined && record.origin.offset + Buffer.byteLength(record.origin.raw, 'utf8') < bounded.end;
+  if (bounded.end < range.end && !whole) record = await reading.firstRecord(part, range);
   const at = record?.origin.offset;
   if (record !== undefined && record.origin.line === line && (!recorded || at === undefined || at === offset)) return record;
   throw new LoaderError(

@@ -11,6 +11,7 @@ import { keyCellRows, UNCLEAR, type ProbedRow } from './keyCellRows.js';
 import { isolateRunningKeys } from './stripeKeys.js';
 import type { Piece, Stripe } from './stripeLayout.js';
 import { stripeStart, type SetPlace, type StripeCursor } from './stripeResume.js';
+import { LoaderError } from '../../shared/errors.js';
 
 /**
  * The default write order's reading (`--order stripes`): one file read at up to MAX_STRIPES points at once,
@@ -490,6 +491,7 @@ export async function* stripeChunks(
       let index = 0;
       const end = piece.skip + piece.take;
       for await (const records of reader.chunks) {
+        if (index === 0 && piece.expect) expectFirst(records[0], piece.expect, reader);
         const from = Math.max(0, piece.skip - index);
         const to = Math.min(records.length, end - index);
         index += records.length;
@@ -501,6 +503,18 @@ export async function* stripeChunks(
       reader.close();
     }
   }
+}
+
+/** A resumed piece's first record: the row its restart point recorded, on its line at its offset (Piece.expect). */
+function expectFirst(record: SourceRecord | undefined, expect: NonNullable<Piece['expect']>, reader: RangeReader): void {
+  if (record && record.origin.line === expect.line && record.origin.offset === expect.offset) return;
+  reader.close();
+  const file = record?.origin.file;
+  throw new LoaderError(
+    'INPUT_CHANGED',
+    `cannot resume inside ${file ?? 'the input'}: no record starts at line ${expect.line} (byte ${expect.offset}), where the checkpoint says one does`,
+    { ...(file === undefined ? {} : { file }), line: expect.line },
+  );
 }
 
 /** Rows the merge hands on at a time: one await per this many rows, not per row (small, as DRAINED_CHUNK in readCsv.ts). */
