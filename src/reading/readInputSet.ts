@@ -266,7 +266,7 @@ export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInpu
     let row = at.row;
     let first = true;
     for await (const record of records) {
-      if (first && record.origin.line !== at.line) {
+      if (first && (record.origin.line !== at.line || record.origin.offset !== at.offset)) {
         throw new LoaderError(
           'INPUT_CHANGED',
           `cannot resume inside ${part.name}: no record starts at line ${at.line} (byte ${at.offset}), where the checkpoint says one does`,
@@ -361,7 +361,6 @@ async function headerOf(part: InputPart, delimiter: string): Promise<string[]> {
   return names;
 }
 
-/** A part's raw bytes counted (and hashed for an export's MD5), then decompressed by their magic bytes. */
 /** A part's own bytes from `start` on, read as they are (a plain part resumed at an offset): its bytes before count as read. */
 function plainPart(part: InputPart, raw: Readable, start: number): OpenedInput {
   let bytes = start;
@@ -387,6 +386,7 @@ function plainPart(part: InputPart, raw: Readable, start: number): OpenedInput {
   };
 }
 
+/** A part's raw bytes counted (and hashed for an export's MD5), then decompressed by their magic bytes. */
 export async function openPart(part: InputPart, raw: Readable, hashed: boolean): Promise<OpenedInput & { md5: Hash | undefined }> {
   let bytes = 0;
   const md5 = hashed ? createHash('md5') : undefined;
