@@ -27,7 +27,7 @@ import {
 import { groupOf } from '../ordering/stripes/grouping.js';
 import { readRange, type RangeReader } from '../ordering/stripes/ranges.js';
 import { planRecord, stripesOfRecord, type Stripe, type StripePlanRecord } from '../ordering/stripes/stripeLayout.js';
-import { resumeStripes, type ResumedStripe, type ResumeReading } from '../ordering/stripes/stripeResume.js';
+import { placedParts, resumeStripes, type ResumedStripe, type ResumeReading } from '../ordering/stripes/stripeResume.js';
 import type { RestartPoint } from '../checkpointing/checkpointState.js';
 import { bug, LoaderError } from '../shared/errors.js';
 
@@ -238,11 +238,7 @@ async function partStripedReading(
   if (!stored && !ctx.onStripes) ctx.restart?.keepPlan?.(planRecord(plan.stripes));
   // A resumed stripe reads its part from a byte past the part's start: a CSV part's columns are needed.
   const from = ctx.restart?.from?.stripes;
-  if (from)
-    await withColumns(
-      plan,
-      from.flatMap((cursor) => (cursor.at ? [cursor.at[0]] : [])),
-    );
+  if (from) await withColumns(plan, placedParts(from));
   const part = (i: number) => plan.parts[i]!;
   const restart = await stripeRestart(ctx.restart, plan.stripes, plannerOptions, {
     bytes: (i) => part(i).bytes,

@@ -150,6 +150,15 @@ export async function offsetsOfLines(
   return found;
 }
 
+/**
+ * The parts a resume reads from a byte past their start (each place a cursor names: its last row, its
+ * grouping check's first and latest rows), whose CSV columns it needs (partStripes.ts withColumns). A
+ * grouping row can lie in another part than the last row: a key running across parts.
+ */
+export function placedParts(cursors: readonly StripeCursor[]): number[] {
+  return cursors.flatMap((c) => [c.at, c.first, c.last].flatMap((place) => (place ? [place[0]] : [])));
+}
+
 /** Bytes a resume reads first for the record at a place (most records are far shorter). */
 const PLACED_BYTES = 64 * 1024;
 
@@ -255,10 +264,12 @@ async function placedRecord(piece: Piece, place: SetPlace, offset: number, readi
   const early = recorded && !fromStart && offset > piece.range.start ? 1 : 0;
   const range = fromStart ? { start: piece.range.start, end: piece.range.end, line: 1 } : { start: offset - early, end: piece.range.end, line: line - early };
   // The first bytes only, most often: a GET read to its end keeps its connection, one cut short does not.
-  // A record not whole in them (its line break not in them) is read again from the whole range.
+  // A record is whole in them when its line break and a byte after it are in them: a record cut just after
+  // a CR (a CRLF's, or one inside quotes) reads as one ending there, its CR trimmed, so the byte after the
+  // break is what tells. Any other record is read again from the whole range.
   const bounded = { ...range, end: Math.min(range.end, range.start + (reading.placedBytes ?? PLACED_BYTES)) };
   let record = await reading.firstRecord(part, bounded);
-  const whole = record?.origin.offset !== undefined && record.origin.offset + Buffer.byteLength(record.origin.raw, 'utf8') < bounded.end;
+  const whole = record?.origin.offset !== undefined && record.origin.offset + Buffer.byteLength(record.origin.raw, 'utf8') + 1 < bounded.end;
   if (bounded.end < range.end && !whole) record = await reading.firstRecord(part, range);
   const at = record?.origin.offset;
   if (record !== undefined && record.origin.line === line && (!recorded || at === undefined || at === offset)) return record;
