@@ -547,6 +547,16 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     type: 'file or `s3://bucket/key`',
   },
   {
+    flags: '--parts-disjoint',
+    key: 'partsDisjoint',
+    option: 'partsDisjoint',
+    group: 'job',
+    commands: LOAD,
+    description:
+      'with --segment and --listing over several parts: no primary key is in two parts, so each worker reads only its share of the parts (dealt by size) instead of every part; one DynamoDB export is divided so without it',
+    type: 'flag',
+  },
+  {
     flags: '--total-wcu <rate>',
     key: 'totalWcu',
     option: 'totalWcu',

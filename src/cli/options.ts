@@ -73,6 +73,7 @@ export interface LoadFlags {
   logFormat: 'text' | 'json';
   checkpoint?: string;
   listing?: string;
+  partsDisjoint?: boolean;
   stopTimeout: number;
   report?: string;
   htmlReport?: string;
@@ -224,6 +225,7 @@ export async function toLoadOptions(input: string | string[], flags: LoadFlags, 
   if (flags.segment) options.segment = flags.segment;
   if (flags.checkpoint && !estimating && !flags.dryRun) options.checkpointPath = flags.checkpoint;
   if (flags.listing) options.listing = flags.listing;
+  if (flags.partsDisjoint) options.partsDisjoint = true;
   if (flags.totalWcu !== undefined) options.totalWcu = flags.totalWcu;
   if (flags.region) options.region = flags.region;
   if (flags.profile) options.profile = flags.profile;

@@ -2,6 +2,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createBatcher } from '../batching/batch.js';
 import { defaultCeiling } from '../pacing/inFlight.js';
 import type { LoadEvent, LoadResult } from '../reporting/events.js';
+import type { DivisionSummary } from '../reporting/result.js';
 import { LoaderError, bug } from '../shared/errors.js';
 import { RejectSink } from '../reporting/rejectSink.js';
 import type { TableInfo } from '../shared/tableInfo.js';
@@ -198,7 +199,7 @@ function batchesOfLoad(prepared: PreparedLoad, opts: NormalizedLoadOptions, repo
     {
       file: input.name,
       planner: prepared.planner,
-      segment: opts.segment,
+      segment: prepared.segment,
       onPlanned: prepared.onPlanned,
       onSkipped: prepared.onSkipped,
       orderer: prepared.orderer,
@@ -212,6 +213,13 @@ function batchesOfLoad(prepared: PreparedLoad, opts: NormalizedLoadOptions, repo
     },
     report,
   );
+}
+
+/** How the workers divide the load, for the result: this worker's share when by part, every part when by key. */
+function divisionSummary({ division, share, inputSet }: LoadFacts): DivisionSummary | undefined {
+  if (!division) return undefined;
+  if (share) return { by: share.by, why: share.why, parts: share.parts.length, bytes: share.bytes, otherParts: share.otherParts, otherBytes: share.otherBytes };
+  return { by: division.by, why: division.why, parts: inputSet?.parts.length ?? 0, bytes: inputSet?.totalBytes ?? 0, otherParts: 0, otherBytes: 0 };
 }
 
 /** What the result needs from the load's parts, read when it is asked for. */
@@ -233,9 +241,10 @@ function resultFacts(facts: LoadFacts, rejects: RejectSink, opts: NormalizedLoad
     targetWcu: controller ? Math.min(controller.reachableWcu(now()), facts.rate?.tableWcu ?? Infinity) : Infinity,
     nowWcu: facts.rate?.nowWcu,
     rateReason: facts.rate?.reason ?? '',
-    keyWcu: opts.keyWcu,
+    keyWcu: facts.keyWcu ?? opts.keyWcu,
     pacing: opts.pacing,
     segment: opts.segment ? `${opts.segment.index}/${opts.segment.count}` : undefined,
+    division: divisionSummary(facts),
     checkpointPath: facts.checkpoint ? opts.checkpointPath : undefined,
     resumedFromBatch: facts.checkpoint?.store.resumed ? facts.checkpoint.resumeFrom : undefined,
     capacityReports: facts.rate?.capacity?.summary(),

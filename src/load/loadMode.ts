@@ -43,7 +43,8 @@ export interface LoadMode {
   /** The table: DescribeTable, or the dry run's own description. `startOver` when the dry run asks to begin again with it. */
   table(): Promise<{ table: TableInfo; startOver: boolean }>;
   /** What a write costs and how the load is paced: a dry run's slim writes carry their total cost in `wcu`, and it is not paced. */
-  pacing(table: TableInfo, rate: RateChoice): Pacing;
+  /** `keyWcu`: each partition key's rate in this worker. */
+  pacing(table: TableInfo, rate: RateChoice, keyWcu: number): Pacing;
   /** The checkpoint of --checkpoint, taken for this run (its lock and close deferred); none for a dry run. */
   checkpoint(table: TableInfo, seed: number | undefined, inputSet: InputSet): Promise<OpenedCheckpoint | undefined>;
   /** The manifest of a sharded load's keys, saved when the load ends once it has started; none for a dry run, which writes nothing. */
@@ -101,11 +102,11 @@ export function writingMode(ctx: ModeContext): LoadMode {
     async table() {
       return { table: await describeTable(ctx.client, ctx.aws, deps.signal), startOver: false };
     },
-    pacing(table, rate) {
+    pacing(table, rate, keyWcu) {
       const { costOf, keysOf } = writeCostsOf(table);
       const pacer = opts.pacing
         ? new RatePacer({
-            controller: new RateController({ targetWcu: rate.targetWcu, keyWcu: opts.keyWcu, ...(rate.growth ? { growth: rate.growth } : {}) }, now()),
+            controller: new RateController({ targetWcu: rate.targetWcu, keyWcu, ...(rate.growth ? { growth: rate.growth } : {}) }, now()),
             costOf,
             ...(keysOf ? { keysOf } : {}),
             now,

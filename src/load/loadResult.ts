@@ -1,6 +1,6 @@
 import { findBottleneck, type RateSnapshot } from '../pacing/rateControl.js';
 import type { OrderMode } from '../ordering/order.js';
-import type { LoadResult, RateSummary } from '../reporting/result.js';
+import type { DivisionSummary, LoadResult, RateSummary } from '../reporting/result.js';
 import type { LoadTally } from './loadTally.js';
 import type { CapacityReportsSummary } from '../pacing/capacityReports.js';
 import type { SkippedPart } from '../reading/listing.js';
@@ -34,6 +34,7 @@ export interface ResultFacts {
   keyWcu: number;
   pacing: boolean;
   segment: string | undefined;
+  division?: DivisionSummary | undefined;
   checkpointPath: string | undefined;
   resumedFromBatch: number | undefined;
   /** This run's calls that asked for ConsumedCapacity; undefined for a dry run. */
@@ -68,6 +69,7 @@ export function loadResult(tally: LoadTally, facts: ResultFacts): LoadResult {
     elapsedMs,
     itemsPerSecond: elapsedMs > 0 ? ((counters.written - counters.writtenBeforeResume) * 1000) / elapsedMs : 0,
     segment: facts.segment,
+    ...(facts.division ? { division: facts.division } : {}),
     checkpointPath: facts.checkpointPath,
     resumedFromBatch: facts.resumedFromBatch,
     capacityReports: facts.capacityReports,

@@ -132,6 +132,12 @@ export interface LoadOptions {
    * `segment` over a folder, glob or S3 prefix, whose parts could change between two workers' listings.
    */
   listing?: string;
+  /**
+   * With `segment` over several parts: no primary key is in two parts (each part holds its own items), so
+   * the workers divide the parts between them and each reads only its share, instead of every worker
+   * reading everything. A key in two parts is then written by two workers in no set order.
+   */
+  partsDisjoint?: boolean;
   region?: string;
   profile?: string;
   endpoint?: string;
@@ -197,6 +203,7 @@ export interface NormalizedLoadOptions {
   segment: Segment | undefined;
   checkpointPath: string | undefined;
   listing: string | undefined;
+  partsDisjoint: boolean;
   region: string | undefined;
   profile: string | undefined;
   endpoint: string | undefined;
@@ -308,6 +315,7 @@ export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean }
     segment,
     checkpointPath: normalizeCheckpoint(raw),
     listing: normalizeListing(raw),
+    partsDisjoint: normalizePartsDisjoint(raw),
     keyWcu: positive('keyWcu', raw.keyWcu, DEFAULT_KEY_WCU),
     pacing: normalizePacing(raw),
     region: raw.region,
@@ -335,6 +343,19 @@ function normalizeCheckpoint(raw: LoadOptions): string | undefined {
   if (raw.input === '-' || (Array.isArray(raw.input) && raw.input.includes('-')))
     throw invalid('checkpointPath', 'used with a file input (stdin cannot be read again to resume); save the input to a file first', raw.checkpointPath);
   return raw.checkpointPath;
+}
+
+function normalizePartsDisjoint(raw: LoadOptions): boolean {
+  if (raw.partsDisjoint === undefined || raw.partsDisjoint === false) return false;
+  if (raw.partsDisjoint !== true) throw invalid('partsDisjoint', 'true or false', raw.partsDisjoint);
+  // The division of the parts is the listing's: workers that listed apart could deal different parts.
+  if (raw.segment === undefined || raw.listing === undefined)
+    throw invalid(
+      'partsDisjoint',
+      'given with `segment` and `listing` (--segment i/N --listing <shared file>): the workers divide the parts of the listing they share',
+      true,
+    );
+  return true;
 }
 
 function normalizeListing(raw: LoadOptions): string | undefined {

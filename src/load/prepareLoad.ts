@@ -32,6 +32,8 @@ import type { OpenedCheckpoint } from './openCheckpoint.js';
 import { prepareOutputFiles, type CallerFiles } from './outputFiles.js';
 import { headerChecker, preflightInput } from './inputPreflight.js';
 import { localListingStore, s3ListingStore, sharedListing } from './sharedListing.js';
+import type { Segment } from './segment.js';
+import { divisionOf, shareOf, type Division, type DivisionBy } from './shares.js';
 
 /** What the stages and the dispatcher of a prepared load need. */
 export interface PreparedLoad {
@@ -51,6 +53,8 @@ export interface PreparedLoad {
   inFlight: InFlightLimit;
   /** What goes on to the order for each planned write (a dry run's slimmer copy). */
   onPlanned: (write: PlannedWrite) => PlannedWrite;
+  /** Rows of partition keys outside it are another worker's (--segment divided by keys); undefined: every row read is this worker's. */
+  segment: Segment | undefined;
   /** Told of each row read and not written (a dry run's, when it asks). */
   onSkipped: ((origin: RowOrigin) => void) | undefined;
   /** Whether the load tallies write units per key (a dry run keeps its own tally). */
@@ -102,7 +106,12 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
   const rejectsLock = await prepareOutputFiles(opts, !mode.writes, deps.files);
   disposer.defer(() => rejectsLock.release());
   // Listed before the table is described: a missing file, object or bad manifest costs no call.
-  const listed = await listInputSet(ctx);
+  const { set: everything, division } = await listInputSet(ctx);
+  facts.division = division;
+  // Divided by part: this worker reads only its share, as a load of those parts alone would.
+  const share = division?.by === 'parts' ? shareOf(everything.parts, opts.segment!, division) : undefined;
+  facts.share = share;
+  const listed = share ? { ...everything, parts: share.parts, totalBytes: share.bytes } : everything;
   facts.inputSet = listed;
   for (const note of listed.notes) emit({ type: 'warning', message: note });
   const { table: tableInfo, startOver } = await mode.table();
@@ -115,7 +124,11 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
   const rate: RateChoice = opts.pacing
     ? chooseRate(opts.wcu, tableInfo)
     : { targetWcu: Infinity, reason: '--no-pacing: no rate control, only backoff of throttled writes' };
-  const pacing = mode.pacing(tableInfo, rate);
+  // A partition key may be in every worker's share of the parts: each keeps 1/N of --key-wcu, so together
+  // they stay within it.
+  const keyWcu = share ? opts.keyWcu / opts.segment!.count : opts.keyWcu;
+  facts.keyWcu = keyWcu;
+  const pacing = mode.pacing(tableInfo, rate, keyWcu);
   const tableWcu = tableInfo.billingMode === 'PROVISIONED' && tableInfo.provisionedWcu !== undefined ? tableInfo.provisionedWcu : Infinity;
   facts.rate = { reason: rate.reason, tableWcu, nowWcu: nowCapacity(tableInfo), pacer: pacing.pacer, capacity: pacing.capacity };
   // A checkpoint pins the shard seed, so random:N suffixes come out the same when the load resumes.
@@ -149,7 +162,7 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
   const format = await loadFormatOf(inputSet, opts);
   // Written now as well as at the end: a bad path fails before any row, and a crash leaves a manifest.
   if (manifest) await saveManifest(opts.shard!.manifestPath, manifest);
-  announce(rate, opts.pacing ? opts.keyWcu : undefined, emit);
+  announce(rate, opts.pacing ? keyWcu : undefined, emit);
   emit({ type: 'started', table: opts.table, input: input.name, keySchema, totalBytes: input.totalBytes, snapshot: ctx.result });
   facts.started = true;
   const notGrouped = checkpoint?.store.file.notGrouped === true;
@@ -164,14 +177,14 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
         }
       : undefined;
   const stages = await stagesOf(ctx, { tableInfo, inputSet, input, format, shard, pacing, notGrouped, restart });
-  return { ...stages, checkpoint, manifest, restarts: restartsOf(checkpoint, stages, input) };
+  return { ...stages, segment: share ? undefined : opts.segment, checkpoint, manifest, restarts: restartsOf(checkpoint, stages, input) };
 }
 
 /**
  * The inputs, listed (or, with --listing, the listing every worker shares). An S3 client is made only
  * when an input is in S3, and destroyed when the load ends.
  */
-async function listInputSet({ opts, deps, disposer, emit }: PrepareContext): Promise<InputSet> {
+async function listInputSet({ opts, deps, disposer, emit }: PrepareContext): Promise<{ set: InputSet; division: Division | undefined }> {
   let s3Access: S3Access | undefined;
   const s3 = async () => {
     const { createS3Access } = await import('../reading/s3Part.js');
@@ -196,15 +209,39 @@ async function listInputSet({ opts, deps, disposer, emit }: PrepareContext): Pro
       outputs: outputPathsOf(opts, deps.files),
       allowBrokenExportChain: opts.allowBrokenExportChain,
     });
+  const divide = (set: InputSet) => divisionOf(set, opts);
   if (opts.listing === undefined) {
     const set = await list();
     refuseUnsharedListing(set, opts);
-    return set;
+    // Dividing by part needs a listing (options.ts asks for one with --parts-disjoint, and an export is listed).
+    const division = divide(set);
+    if (division?.by === 'parts') throw bug('parts divided without a shared listing');
+    return { set, division };
   }
   const store = opts.listing.startsWith('s3://') ? s3ListingStore(opts.listing, s3) : localListingStore(opts.listing);
-  const shared = await sharedListing(store, opts.inputs, opts.segment, list, { s3 });
+  const shared = await sharedListing(store, opts.inputs, opts.segment, list, { s3 }, Date.now, (set) => divide(set)?.by);
   emit({ type: 'listing', where: opts.listing, made: shared.made, parts: shared.set.parts.length, listedAt: shared.listedAt });
-  return shared.set;
+  return { set: shared.set, division: agreedDivision(divide(shared.set), shared.division, opts.listing) };
+}
+
+/**
+ * The division every worker of the load keeps: the listing's. A worker that would divide otherwise (another
+ * --parts-disjoint than the worker that listed) is refused, since a part's rows could then be loaded by no
+ * worker; a listing that records no division (an earlier ddb-spread's, whose workers each read every part,
+ * or a load of one worker's) is divided by keys, as its other workers do.
+ */
+function agreedDivision(own: Division | undefined, recorded: DivisionBy | undefined, where: string): Division | undefined {
+  if (own === undefined || recorded === own.by) return own;
+  if (recorded === undefined)
+    return {
+      by: 'keys',
+      why: `--listing ${where} records no division of the parts (an earlier ddb-spread wrote it): every worker reads every part and writes the keys of its segment`,
+    };
+  throw new LoaderError(
+    'INVALID_OPTION',
+    `--listing ${where} divides the work by ${recorded === 'parts' ? 'part (each worker reads its share of the parts)' : 'key (every worker reads every part)'}, and this worker would divide it by ${own.by === 'parts' ? 'part' : 'key'} (${own.why}); give every worker of the load the same options (--parts-disjoint on all or none), or another --listing for another load`,
+    { file: where },
+  );
 }
 
 /**
@@ -259,7 +296,7 @@ async function stagesOf(
     /** Restart points the checkpoint makes, and the one it resumes from. */
     restart: ReadingContext['restart'];
   },
-): Promise<Omit<PreparedLoad, 'checkpoint' | 'manifest' | 'restarts'>> {
+): Promise<Omit<PreparedLoad, 'checkpoint' | 'manifest' | 'restarts' | 'segment'>> {
   const { opts, mode, disposer, emit } = ctx;
   const { tableInfo, input, format, shard, pacing } = ready;
   const keySchema = tableInfo.keySchema;

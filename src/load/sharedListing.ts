@@ -33,6 +33,8 @@ export interface PartFactory {
 
 export interface SharedListing {
   set: InputSet;
+  /** How the listing says the workers divide the work; undefined when it does not say (see ListingDoc.division). */
+  division: 'parts' | 'keys' | undefined;
   /** True when this worker listed the input and wrote the listing. */
   made: boolean;
   listedAt: string;
@@ -45,17 +47,19 @@ export async function sharedListing(
   list: () => Promise<InputSet>,
   parts: PartFactory,
   now: () => number = Date.now,
+  /** How the workers will divide the listed set, recorded in a listing this worker writes. */
+  divide: (set: InputSet) => 'parts' | 'keys' | undefined = () => undefined,
 ): Promise<SharedListing> {
   const existing = await store.read();
   if (existing !== undefined) return revived(existing, store.where, inputs, segment, parts);
   const set = await list();
-  const doc = await docOf(set, inputs, segment?.count, new Date(now()).toISOString());
+  const doc = await docOf(set, inputs, segment?.count, new Date(now()).toISOString(), divide(set));
   const text = listingText(doc);
   if (await store.create(text)) {
     // Read back: a store without conditional writes (an S3-compatible server that ignores If-None-Match)
     // keeps the last writer's; loading what is stored keeps every worker on one listing all the same.
     const stored = await store.read();
-    if (stored === undefined || stored === text) return { set, made: true, listedAt: doc.listedAt };
+    if (stored === undefined || stored === text) return { set, made: true, listedAt: doc.listedAt, division: doc.division };
     return revived(stored, store.where, inputs, segment, parts);
   }
   // Another worker wrote its listing first: load that one, so all load the same parts.
@@ -93,6 +97,7 @@ async function revived(
     set: { parts: listed, name: doc.inputs.join(' '), exports: doc.exports, totalBytes, notes: doc.notes, skipped: doc.skipped, listed: true },
     made: false,
     listedAt: doc.listedAt,
+    division: doc.division,
   };
 }
 
@@ -111,7 +116,13 @@ async function localAsListed(p: ListingPartDoc, where: string): Promise<InputPar
   return localPart(p.path!);
 }
 
-async function docOf(set: InputSet, inputs: readonly string[], segments: number | undefined, listedAt: string): Promise<ListingDoc> {
+async function docOf(
+  set: InputSet,
+  inputs: readonly string[],
+  segments: number | undefined,
+  listedAt: string,
+  division: 'parts' | 'keys' | undefined,
+): Promise<ListingDoc> {
   const parts: ListingPartDoc[] = [];
   for (const { part, format, expected } of set.parts) {
     if (part.name === 'stdin') throw new LoaderError('INVALID_OPTION', '--listing lists files, folders, globs and S3 prefixes; stdin (-) cannot be shared');
@@ -130,6 +141,7 @@ async function docOf(set: InputSet, inputs: readonly string[], segments: number 
     version: 1,
     inputs: [...inputs],
     ...(segments !== undefined ? { segments } : {}),
+    ...(division !== undefined ? { division } : {}),
     listedAt,
     parts,
     exports: set.exports,

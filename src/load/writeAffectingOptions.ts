@@ -49,6 +49,8 @@ export function writeAffectingOptions(opts: NormalizedLoadOptions): Record<strin
         }
       : null,
     segment: opts.segment ? `${opts.segment.index}/${opts.segment.count}` : null,
+    // Only when given: a checkpoint of a worker that read every part looks as before.
+    ...(opts.partsDisjoint ? { partsDisjoint: true } : {}),
   };
 }
 

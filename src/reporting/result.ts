@@ -32,6 +32,22 @@ export interface LoadCounters {
   writtenBeforeResume: number;
 }
 
+/**
+ * How the workers of a load divide it: by part (this worker read only `parts` of the listing's parts, the
+ * others read the rest) or by key (this worker read every part and wrote the keys of its segment).
+ */
+export interface DivisionSummary {
+  by: 'parts' | 'keys';
+  /** Why the parts could or could not be divided. */
+  why: string;
+  /** The parts and bytes this worker reads. */
+  parts: number;
+  bytes: number;
+  /** The parts and bytes only the other workers read (0 when divided by key). */
+  otherParts: number;
+  otherBytes: number;
+}
+
 export interface LoadResult extends LoadCounters {
   table: string;
   input: string;
@@ -59,6 +75,8 @@ export interface LoadResult extends LoadCounters {
   resumedFromBatch: number | undefined;
   /** This worker's segment ("i/N"), when loading one segment of N. */
   segment: string | undefined;
+  /** With a segment of N > 1: how the workers divide the work, and this worker's share of the parts. */
+  division?: DivisionSummary | undefined;
   /**
    * Entries of the folders, globs and prefixes given that were not read, each named with why (hidden,
    * a marker, a checksum, the load's own file, a broken link...): no part is left out unnamed.

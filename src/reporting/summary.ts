@@ -23,8 +23,15 @@ export function formatSummary(result: LoadResult, stoppedBecause?: string, excer
     lines.push(
       `  revived       ${formatCount(result.revived)}  (superseded rows written in place of a later row of their key that DynamoDB refused; in written or rejected above)`,
     );
-  if (result.segment)
+  const division = result.division;
+  if (division?.by === 'parts')
+    lines.push(
+      `  share         ${formatCount(division.parts)} of ${formatCount(division.parts + division.otherParts)} parts, ${formatBytes(division.bytes)} of ${formatBytes(division.bytes + division.otherBytes)}  (worker ${result.segment}; the other workers read the rest: ${division.why})`,
+    );
+  else if (result.segment) {
     lines.push(`  other segments ${formatCount(result.otherSegments)}  (this worker loads segment ${result.segment}; other workers load these rows)`);
+    if (division) lines.push(`  division      by key: ${division.why}`);
+  }
   if (stoppedBecause) {
     const unaccounted = result.rowsRead - result.written - result.superseded - result.rejected - result.otherSegments;
     if (unaccounted > 0)

@@ -191,6 +191,7 @@ const SAMPLES: Record<string, unknown> = {
   checkpoint: 'c.json',
   segment: { index: 0, count: 2 },
   listing: 'listing.json',
+  partsDisjoint: true,
   totalWcu: 10,
   maxRejects: 3,
   strict: true,

@@ -48,6 +48,7 @@ describe('normalizeOptions: defaults', () => {
       endpoint: undefined,
       s3PathStyle: false,
       allowBrokenExportChain: false,
+      partsDisjoint: false,
     });
     expect([DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT_MS]).toEqual([8, 15, 30_000]);
   });

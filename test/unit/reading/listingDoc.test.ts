@@ -41,6 +41,7 @@ describe('listing document', () => {
     ['a local part without its time', JSON.stringify({ ...doc, parts: [{ name: 'a.csv', size: 1, path: 'a.csv' }] })],
     ['a negative size', JSON.stringify({ ...doc, parts: [{ name: 'a.csv', size: -1, path: 'a.csv', mtimeMs: 1 }] })],
     ['a count of workers that is not one', JSON.stringify({ ...doc, segments: 0 })],
+    ['a division that is neither by part nor by key', JSON.stringify({ ...doc, division: 'rows' })],
   ])('refuses %s, naming the file and what to do', (_why, text) => {
     expect(() => parseListing(text, 'shared/l.json')).toThrow(/--listing shared\/l\.json is not a listing ddb-spread wrote .*remove it/);
   });
@@ -53,6 +54,7 @@ describe('listing document', () => {
 
   it('a listing made by workers of one count serves only workers of that count (unknown on either side: any)', () => {
     expect(parseListing(listingText({ ...doc, segments: 4 }), 'l.json').segments).toBe(4);
+    expect(parseListing(listingText({ ...doc, segments: 4, division: 'parts' }), 'l.json').division).toBe('parts');
     expect(segmentsMismatch(4, { index: 3, count: 4 })).toBeUndefined();
     expect(segmentsMismatch(4, { index: 1, count: 2 })).toContain('--segment 1/2');
     expect(segmentsMismatch(undefined, { index: 1, count: 2 })).toBeUndefined();

@@ -1,0 +1,94 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { dealParts, divisionOf, shareOf } from '../../../src/load/shares.js';
+import type { ListedPart } from '../../../src/reading/inputPart.js';
+import type { ListedExport } from '../../../src/reading/dynamodbExport.js';
+
+const part = (name: string, size: number, format?: ListedPart['format']): ListedPart => ({
+  part: {
+    name,
+    size,
+    open: () => Promise.reject(new Error('not read')),
+    outline: () => Promise.reject(new Error('no')),
+    contentHash: () => Promise.reject(new Error('no')),
+  },
+  ...(format ? { format } : {}),
+});
+const exported = (name: string) => ({ name, items: 1, parts: 1 }) as unknown as ListedExport;
+const seg = (index: number, count: number) => ({ index, count });
+
+describe('dealParts', () => {
+  it('gives every part to exactly one worker, none empty when parts >= workers, loads within one part of each other', () => {
+    fc.assert(
+      fc.property(fc.array(fc.nat(1_000_000), { minLength: 1, maxLength: 60 }), fc.integer({ min: 1, max: 16 }), (sizes, workers) => {
+        const owner = dealParts(sizes, workers);
+        expect(owner).toHaveLength(sizes.length);
+        for (const w of owner) expect(w >= 0 && w < workers).toBe(true);
+        const load = new Array<number>(workers).fill(0);
+        const count = new Array<number>(workers).fill(0);
+        owner.forEach((w, i) => {
+          load[w]! += sizes[i]!;
+          count[w]!++;
+        });
+        if (sizes.length >= workers) for (const c of count) expect(c).toBeGreaterThan(0);
+        // Longest-first to the least loaded: the spread is at most the largest part.
+        expect(Math.max(...load) - Math.min(...load)).toBeLessThanOrEqual(Math.max(...sizes));
+        // The same deal every time: every worker computes it on its own.
+        expect(dealParts(sizes, workers)).toEqual(owner);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('parts of equal size, even of size 0, go round the workers', () => {
+    expect(dealParts([0, 0, 0, 0], 2)).toEqual([0, 1, 0, 1]);
+    expect(dealParts([5, 5, 5, 5, 5, 5], 3)).toEqual([0, 1, 2, 0, 1, 2]);
+  });
+});
+
+describe('shareOf', () => {
+  it("the workers' shares are the parts, each once, in listing order", () => {
+    const parts = Array.from({ length: 16 }, (_, i) => part(`p${i}`, 1000 + ((i * 7919) % 5000)));
+    const division = { by: 'parts' as const, why: 'test' };
+    const shares = [0, 1, 2, 3].map((i) => shareOf(parts, seg(i, 4), division));
+    const names = shares.flatMap((s) => s.parts.map((p) => p.part.name));
+    expect(names.sort()).toEqual(parts.map((p) => p.part.name).sort());
+    const total = parts.reduce((n, p) => n + p.part.size!, 0);
+    for (const s of shares) {
+      expect(s.bytes + s.otherBytes).toBe(total);
+      expect(s.parts.length + s.otherParts).toBe(16);
+      const order = s.parts.map((p) => parts.indexOf(p));
+      expect(order).toEqual([...order].sort((a, b) => a - b));
+    }
+  });
+});
+
+describe('divisionOf', () => {
+  const csvParts = [part('a.csv', 10), part('b.csv', 10), part('c.csv', 10), part('d.csv', 10)];
+  it('no division for one worker', () => {
+    expect(divisionOf({ parts: csvParts, exports: [] }, { segment: undefined, partsDisjoint: false })).toBeUndefined();
+    expect(divisionOf({ parts: csvParts, exports: [] }, { segment: seg(0, 1), partsDisjoint: true })).toBeUndefined();
+  });
+  it('by part for one export, full or incremental, and for parts the user says are disjoint', () => {
+    const full = ['d0', 'd1', 'd2'].map((n) => part(n, 5, 'export-full'));
+    expect(divisionOf({ parts: full, exports: [exported('e1')] }, { segment: seg(1, 3), partsDisjoint: false })?.by).toBe('parts');
+    const incremental = ['d0', 'd1'].map((n) => part(n, 5, 'export-incremental-ion'));
+    expect(divisionOf({ parts: incremental, exports: [exported('e2')] }, { segment: seg(0, 2), partsDisjoint: false })?.by).toBe('parts');
+    expect(divisionOf({ parts: csvParts, exports: [] }, { segment: seg(0, 4), partsDisjoint: true })).toMatchObject({
+      by: 'parts',
+      why: expect.stringContaining('--parts-disjoint'),
+    });
+  });
+  it('by key for an export chain, a set of unknown parts (naming the flag), and fewer parts than workers', () => {
+    const chain = [part('d0', 5, 'export-full'), part('d1', 5, 'export-incremental')];
+    expect(divisionOf({ parts: chain, exports: [exported('e1'), exported('e2')] }, { segment: seg(0, 2), partsDisjoint: false })).toMatchObject({
+      by: 'keys',
+      why: expect.stringContaining('chain order'),
+    });
+    expect(divisionOf({ parts: csvParts, exports: [] }, { segment: seg(0, 4), partsDisjoint: false })).toMatchObject({
+      by: 'keys',
+      why: expect.stringContaining('--parts-disjoint'),
+    });
+    expect(divisionOf({ parts: csvParts, exports: [] }, { segment: seg(0, 5), partsDisjoint: true })?.by).toBe('keys');
+  });
+});
