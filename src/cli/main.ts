@@ -1,3 +1,4 @@
+import { addStatusCommand } from './statusCommand.js';
 import { Command } from 'commander';
 import { LoaderError } from '../shared/errors.js';
 import { load } from '../load/load.js';
@@ -158,6 +159,9 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
     (input, flags) => run(input, flags, 'estimate'),
   );
   addReadCommands(program, io, (code) => {
+    exitCode = code;
+  });
+  addStatusCommand(program, io, (code) => {
     exitCode = code;
   });
   try {

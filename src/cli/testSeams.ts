@@ -9,13 +9,15 @@ export function testSeamsFromEnv(env: NodeJS.ProcessEnv): { testSeams?: TestSeam
   const parquetStallMs = numberOf(env['DDB_SPREAD_TEST_PARQUET_STALL_MS']);
   const restartRows = numberOf(env['DDB_SPREAD_TEST_RESTART_ROWS']);
   const timelineBucketMs = numberOf(env['DDB_SPREAD_TEST_TIMELINE_BUCKET_MS']);
-  if (stripeBytes === undefined && parquetStallMs === undefined && restartRows === undefined && timelineBucketMs === undefined) return {};
+  const heartbeatMs = numberOf(env['DDB_SPREAD_TEST_HEARTBEAT_MS']);
+  if ([stripeBytes, parquetStallMs, restartRows, timelineBucketMs, heartbeatMs].every((v) => v === undefined)) return {};
   return {
     testSeams: {
       ...(stripeBytes !== undefined ? { stripeBytes } : {}),
       ...(parquetStallMs !== undefined ? { parquetStallMs } : {}),
       ...(restartRows !== undefined ? { restartRows } : {}),
       ...(timelineBucketMs !== undefined ? { timelineBucketMs } : {}),
+      ...(heartbeatMs !== undefined ? { heartbeatMs } : {}),
     },
   };
 }

@@ -134,7 +134,12 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<D
   let readToEnd = false;
   let startOver: TableInfo | undefined;
   try {
-    const prepared = await prepareLoad({ opts, deps, mode, disposer, facts, emit, result });
+    // Read by the worker's last word (workerBoard.ts), once the load has settled.
+    const ending = () => ({
+      state: readToEnd && !stop.stopping ? ('finished' as const) : ('stopped' as const),
+      code: stop.error?.code ?? (stop.aborted ? 'ABORTED' : undefined),
+    });
+    const prepared = await prepareLoad({ opts, deps, mode, disposer, facts, emit, result, ending });
     if ('startOver' in prepared) {
       startOver = prepared.startOver;
     } else {

@@ -54,6 +54,8 @@ export interface TestSeams {
   restartRows?: number;
   /** The timeline's first bucket interval, in ms (reporting/timeline.ts' DEFAULT_BUCKET_MS otherwise): a short load still has a course. */
   timelineBucketMs?: number;
+  /** How often a worker writes its state beside the listing (load/workerBoard.ts' HEARTBEAT_MS otherwise). */
+  heartbeatMs?: number;
 }
 
 /**

@@ -34,6 +34,7 @@ import { headerChecker, preflightInput } from './inputPreflight.js';
 import { localListingStore, s3ListingStore, sharedListing } from './sharedListing.js';
 import type { Segment } from './segment.js';
 import { divisionOf, shareOf, type Division, type DivisionBy } from './shares.js';
+import { localWorkerStore, s3WorkerStore, WorkerBoard, workerDocPath } from './workerBoard.js';
 
 /** What the stages and the dispatcher of a prepared load need. */
 export interface PreparedLoad {
@@ -91,6 +92,8 @@ export interface PrepareContext {
   emit: (event: LoadEvent) => void;
   /** The result so far, for the 'started' event. */
   result: () => LoadResult;
+  /** How the load ended, once it has (read when everything is settled): for the worker's state (workerBoard.ts). */
+  ending: () => { state: 'finished' | 'stopped'; code?: string | undefined };
 }
 
 /**
@@ -106,7 +109,9 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
   const rejectsLock = await prepareOutputFiles(opts, !mode.writes, deps.files);
   disposer.defer(() => rejectsLock.release());
   // Listed before the table is described: a missing file, object or bad manifest costs no call.
-  const { set: everything, division } = await listInputSet(ctx);
+  const { set: everything, division, s3, listedAt } = await listInputSet(ctx);
+  if (mode.writes && opts.segment && opts.listing !== undefined && listedAt !== undefined)
+    await startWorkerBoard(ctx, opts.segment, opts.listing, listedAt, s3);
   facts.division = division;
   // Divided by part: this worker reads only its share, as a load of those parts alone would.
   const share = division?.by === 'parts' ? shareOf(everything.parts, opts.segment!, division) : undefined;
@@ -184,7 +189,28 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
  * The inputs, listed (or, with --listing, the listing every worker shares). An S3 client is made only
  * when an input is in S3, and destroyed when the load ends.
  */
-async function listInputSet({ opts, deps, disposer, emit }: PrepareContext): Promise<{ set: InputSet; division: Division | undefined }> {
+/**
+ * This worker's state beside the shared listing, for `ddb-spread status`: written now, on a timer, and
+ * when the load ends. Its last word is deferred here, after the listing's S3 client (released after it)
+ * and before the reject file and checkpoint are closed (released before it), so it tells their outcome.
+ */
+async function startWorkerBoard(ctx: PrepareContext, segment: Segment, listing: string, listedAt: string, s3: () => Promise<S3Access>): Promise<void> {
+  const path = workerDocPath(listing, segment);
+  const store = path.startsWith('s3://') ? s3WorkerStore(path, s3) : localWorkerStore(path);
+  const board = new WorkerBoard(store, segment, listedAt, ctx.result, (message) => ctx.emit({ type: 'warning', message }));
+  ctx.disposer.defer(async () => {
+    const { state, code } = ctx.ending();
+    await board.end(state, code);
+  });
+  await board.start(ctx.deps.testSeams?.heartbeatMs);
+}
+
+async function listInputSet({
+  opts,
+  deps,
+  disposer,
+  emit,
+}: PrepareContext): Promise<{ set: InputSet; division: Division | undefined; s3: () => Promise<S3Access>; listedAt?: string }> {
   let s3Access: S3Access | undefined;
   const s3 = async () => {
     const { createS3Access } = await import('../reading/s3Part.js');
@@ -216,12 +242,12 @@ async function listInputSet({ opts, deps, disposer, emit }: PrepareContext): Pro
     // Dividing by part needs a listing (options.ts asks for one with --parts-disjoint, and an export is listed).
     const division = divide(set);
     if (division?.by === 'parts') throw bug('parts divided without a shared listing');
-    return { set, division };
+    return { set, division, s3 };
   }
   const store = opts.listing.startsWith('s3://') ? s3ListingStore(opts.listing, s3) : localListingStore(opts.listing);
   const shared = await sharedListing(store, opts.inputs, opts.segment, list, { s3 }, Date.now, (set) => divide(set)?.by);
   emit({ type: 'listing', where: opts.listing, made: shared.made, parts: shared.set.parts.length, listedAt: shared.listedAt });
-  return { set: shared.set, division: agreedDivision(divide(shared.set), shared.division, opts.listing) };
+  return { set: shared.set, division: agreedDivision(divide(shared.set), shared.division, opts.listing), s3, listedAt: shared.listedAt };
 }
 
 /**
@@ -260,7 +286,12 @@ function refuseUnsharedListing(set: InputSet, opts: PreparedLoadOptions): void {
 /** The load's own files (their locks and temporary files too): never read as input, named as skipped in a folder given as input. */
 function outputPathsOf(opts: PreparedLoadOptions, caller: CallerFiles | undefined): OwnFile[] {
   const paths: OwnFile[] = [{ option: '--rejects', path: opts.rejectsPath }];
-  if (opts.listing !== undefined && !opts.listing.startsWith('s3://')) paths.push({ option: '--listing', path: opts.listing });
+  if (opts.listing !== undefined && !opts.listing.startsWith('s3://'))
+    paths.push(
+      { option: '--listing', path: opts.listing },
+      // Every worker's state beside it (workerBoard.ts' workerDocPath), this worker's and the others'.
+      { option: "the workers' states beside --listing", path: `${opts.listing}.worker-`, rest: /^\d+-of-\d+\.json(\.\d+(\.[0-9a-f]+)?\.tmp)?$/ },
+    );
   if (opts.shard) paths.push({ option: '--shard-manifest', path: opts.shard.manifestPath });
   if (opts.checkpointPath)
     paths.push(

@@ -97,6 +97,7 @@ export function ownFileByContent(head: string): string | undefined {
   if (/^\{"version":\d+,"status":"[a-z]+","createdAt":"/.test(head)) return 'a checkpoint written by ddb-spread (of another load or worker)';
   if (/^\{\s*"reportVersion":\s*\d+,\s*"ddbSpreadVersion":/.test(head)) return 'a --report written by ddb-spread';
   if (/^\{\s*"format":\s*"ddb-spread-listing"/.test(head)) return 'a --listing written by ddb-spread';
+  if (/^\{\s*"format":\s*"ddb-spread-worker"/.test(head)) return "a worker's state written by ddb-spread beside its --listing";
   if (/^<!doctype html>\s*<html[^>]*>\s*<head>\s*<meta charset="utf-8">\s*<meta name="generator" content="ddb-spread --html-report">/i.test(head))
     return 'an --html-report written by ddb-spread';
   return undefined;
@@ -111,6 +112,8 @@ export interface OwnFile {
   path: string;
   /** `path` is a name prefix: the order's temporary folders `<--temp-dir>/ddb-spread-XXXXXX`. */
   prefix?: boolean | undefined;
+  /** `path` is a name prefix, and this what follows it (the workers' states beside a listing, and their temporary files). */
+  rest?: RegExp | undefined;
 }
 
 /**
@@ -120,6 +123,10 @@ export interface OwnFile {
  */
 export function ownFileOf(path: string, own: readonly OwnFile[]): string | undefined {
   for (const file of own) {
+    if (file.rest) {
+      if (path.startsWith(file.path) && file.rest.test(path.slice(file.path.length))) return `a file of ${file.option}`;
+      continue;
+    }
     if (file.prefix) {
       // mkdtemp's six characters.
       if (path.startsWith(file.path) && /^[A-Za-z0-9]{6}$/.test(path.slice(file.path.length))) return `a temporary folder of ${file.option}`;

@@ -92,5 +92,5 @@ export async function locationOf(path: string): Promise<string> {
 
 /** The load's own files resolved as walkLocal resolves entries, so a spelling or a link cannot hide one. */
 export async function resolveOwnFiles(files: readonly OwnFile[]): Promise<OwnFile[]> {
-  return Promise.all(files.map(async (f) => ({ option: `${f.option} ${f.path}`, path: await locationOf(f.path), prefix: f.prefix })));
+  return Promise.all(files.map(async (f) => ({ option: `${f.option} ${f.path}`, path: await locationOf(f.path), prefix: f.prefix, rest: f.rest })));
 }

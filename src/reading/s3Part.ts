@@ -37,6 +37,8 @@ export interface S3Access {
   readText(url: string): Promise<string | undefined>;
   /** Puts `text` unless the object exists (If-None-Match: *); false when it did. */
   createText(url: string, text: string): Promise<boolean>;
+  /** Puts `text`, replacing what is there (a worker's state, which only that worker writes). */
+  putText(url: string, text: string): Promise<void>;
   destroy(): void;
 }
 
@@ -96,6 +98,14 @@ export function createS3Access(options: S3Options, env: Env = process.env): S3Ac
         const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
         // 412: another worker's listing is there; 409: a conditional write racing another one.
         if (e.$metadata?.httpStatusCode === 412 || e.$metadata?.httpStatusCode === 409 || e.name === 'PreconditionFailed') return false;
+        throw s3Error(url, error);
+      }
+    },
+    async putText(url, text) {
+      const { bucket, key } = parseS3Url(url);
+      try {
+        await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: text, ContentType: 'application/json' }));
+      } catch (error) {
         throw s3Error(url, error);
       }
     },

@@ -81,6 +81,11 @@ describe('--listing: one listing for every worker of a load', () => {
     const items = await scanAll(client(), table);
     expect(items.length).toBe(6000);
     expect([...keysOf(items as never)].some((k) => k.startsWith('p3-'))).toBe(false);
+    // Each worker left its state in S3 beside the listing: one answer for the four (divided by key, so
+    // each row is counted once, by the worker of its segment).
+    const status = await run(['status', listing, '--s3-path-style', '--json']);
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ complete: true, rows: 6000, written: 6000 });
   });
 
   it('four workers started at once on a folder: one writes the listing, all load its parts, every row once', async () => {

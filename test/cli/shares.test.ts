@@ -67,6 +67,15 @@ describe('--segment over parts that can be divided: each worker reads its share'
     expect((await scanAll(client(), table)).length).toBe(items);
     const doc = JSON.parse(await readFile(listing, 'utf8')) as { division?: string };
     expect(doc.division).toBe('parts');
+    // One answer for the whole load, from the state each worker left beside the listing (private: 0600).
+    expect((await stat(`${listing}.worker-2-of-4.json`)).mode & 0o777).toBe(0o600);
+    const status = await run(['status', listing, '--json']);
+    expect(status.code, status.stderr).toBe(EXIT.OK);
+    const answer = JSON.parse(status.stdout) as { complete: boolean; rows: number; written: number; workers: Array<{ state: string }> };
+    expect(answer).toMatchObject({ complete: true, rows: items, written: items });
+    expect(answer.workers.map((w) => w.state)).toEqual(['finished', 'finished', 'finished', 'finished']);
+    const text = await run(['status', listing]);
+    expect(text.stdout).toMatch(/4 workers\): COMPLETE/);
   });
 
   it('--parts-disjoint: a killed worker resumes reading only its share; rejects are reported once; every row loaded', async () => {
@@ -130,6 +139,13 @@ describe('--segment over parts that can be divided: each worker reads its share'
     const loaded = keysOf(await scanAll(client(), table));
     expect(loaded.length).toBe(rows - 1);
     expect(new Set(loaded).size).toBe(rows - 1);
+    // The whole load: finished with the one rejected row, in the one reject file named (exit 2).
+    const status = await run(['status', listing, '--json']);
+    expect(status.code, status.stderr).toBe(EXIT.REJECTED);
+    const answer = JSON.parse(status.stdout) as { finished: boolean; complete: boolean; rows: number; rejected: number; rejectFiles: Array<{ path: string }> };
+    expect(answer).toMatchObject({ finished: true, complete: false, rows, rejected: 1 });
+    expect(answer.rejectFiles).toHaveLength(1);
+    expect(answer.rejectFiles[0]!.path).toMatch(/dis\d\.rejects\.jsonl$/);
   });
 
   it('a worker that would divide otherwise than the listing says is refused before any write, naming the flag', async () => {
@@ -159,6 +175,11 @@ describe('--segment over parts that can be divided: each worker reads its share'
     expect(second.code).toBe(EXIT.USAGE);
     expect(second.stderr).toContain('--parts-disjoint');
     expect((await scanAll(client(), table)).length).toBe(before);
+    // Worker 1 never started its load: the load is not complete (75), and status names it.
+    const status = await run(['status', listing]);
+    expect(status.code).toBe(EXIT.TEMP_FAIL);
+    expect(status.stdout).toMatch(/NOT COMPLETE/);
+    expect(status.stdout).toMatch(/worker 1\/2 +not started/);
     // Without a listing to divide by, the flag is refused.
     const alone = await run(['load', folder, '--table', table, '--types', 'sk:N', '--segment', '0/2', '--parts-disjoint']);
     expect(alone.code).toBe(EXIT.USAGE);

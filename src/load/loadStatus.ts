@@ -1,0 +1,98 @@
+import { LoaderError } from '../shared/errors.js';
+import { HEARTBEAT_MS, WORKER_FORMAT, type WorkerDoc } from './workerBoard.js';
+
+/**
+ * One answer for a load run by N workers (`ddb-spread status <listing>`): from the listing they share and
+ * each worker's state beside it (workerBoard.ts), whether the load as a whole is complete, with its totals,
+ * its rate and every worker's rejects. Pure.
+ *
+ * Complete means every worker read its share to the end and wrote or superseded every row of it; finished
+ * with rejects, that every worker read its share to the end and every row is in the table or in a reject
+ * file. Anything else is not complete yet: a worker not started, running, stopped (a signal, a failure), or
+ * silent (no word for SILENT_AFTER_MS while it said it was running: killed, or its machine lost), each
+ * named with what to do.
+ */
+export type WorkerState = 'not started' | 'running' | 'silent' | 'finished' | 'stopped';
+
+export interface WorkerStatus {
+  segment: string;
+  state: WorkerState;
+  /** Its document, when it has written one. */
+  doc: WorkerDoc | undefined;
+  /** Since its last word, in ms. */
+  quietMs: number | undefined;
+}
+
+export interface LoadStatus {
+  workers: WorkerStatus[];
+  /** Every worker finished, and every row is written or superseded. */
+  complete: boolean;
+  /** Every worker finished: every row is in the table or in a reject file. */
+  finished: boolean;
+  /** Rows of the input read so far: each counted by the one worker whose row it is. */
+  rows: number;
+  written: number;
+  superseded: number;
+  rejected: number;
+  notWritten: number;
+  rejectedByReason: Record<string, number>;
+  /** Write units per second of the workers running now, each its own run's average. */
+  wcu: number;
+  /** Reject files with rows in them, by worker. */
+  rejectFiles: Array<{ segment: string; path: string; rejected: number }>;
+}
+
+/** A worker is silent after this long without a word while it said it was running. */
+export const SILENT_AFTER_MS = 3 * HEARTBEAT_MS;
+
+export function loadStatus(count: number, docs: ReadonlyArray<WorkerDoc | undefined>, now: number, listedAt?: string): LoadStatus {
+  const workers: WorkerStatus[] = [];
+  for (let i = 0; i < count; i++) {
+    // A document of an earlier load that used the same listing path is not this load's.
+    const doc = docs[i] !== undefined && (listedAt === undefined || docs[i]!.listedAt === listedAt) ? docs[i] : undefined;
+    const quietMs = doc ? Math.max(0, now - Date.parse(doc.updatedAt)) : undefined;
+    let state: WorkerState = 'not started';
+    if (doc) state = doc.state === 'running' && quietMs! > SILENT_AFTER_MS ? 'silent' : doc.state;
+    workers.push({ segment: `${i}/${count}`, state, doc, quietMs });
+  }
+  const sum = (field: 'written' | 'superseded' | 'rejected' | 'notWritten') => workers.reduce((n, w) => n + (w.doc?.[field] ?? 0), 0);
+  const rejectedByReason: Record<string, number> = {};
+  for (const w of workers)
+    for (const [reason, n] of Object.entries(w.doc?.rejectedByReason ?? {})) rejectedByReason[reason] = (rejectedByReason[reason] ?? 0) + n;
+  const finished = workers.every((w) => w.state === 'finished');
+  return {
+    workers,
+    finished,
+    complete: finished && workers.every((w) => w.doc!.complete),
+    rows: workers.reduce((n, w) => n + (w.doc ? w.doc.rowsRead - w.doc.otherSegments : 0), 0),
+    written: sum('written'),
+    superseded: sum('superseded'),
+    rejected: sum('rejected'),
+    notWritten: sum('notWritten'),
+    rejectedByReason,
+    wcu: workers.reduce((n, w) => n + (w.state === 'running' ? w.doc!.wcu : 0), 0),
+    rejectFiles: workers.flatMap((w) =>
+      w.doc?.rejectsPath && w.doc.rejected > 0 ? [{ segment: w.segment, path: w.doc.rejectsPath, rejected: w.doc.rejected }] : [],
+    ),
+  };
+}
+
+/** A worker's document as written by workerBoard.ts, checked as far as status relies on it. */
+export function parseWorkerDoc(text: string, where: string, segment: string): WorkerDoc {
+  const bad = (why: string) =>
+    new LoaderError('INPUT_UNREADABLE', `${where} is not a worker state ddb-spread wrote (${why}); remove it and run that worker again`, { file: where });
+  let doc: Partial<WorkerDoc> | null;
+  try {
+    doc = JSON.parse(text) as Partial<WorkerDoc> | null;
+  } catch {
+    throw bad('not JSON');
+  }
+  if (typeof doc !== 'object' || doc === null || doc.format !== WORKER_FORMAT || doc.version !== 1) throw bad(`no "format": "${WORKER_FORMAT}", version 1`);
+  if (doc.segment !== segment) throw bad(`it is worker ${String(doc.segment)}'s, not ${segment}'s`);
+  if (doc.state !== 'running' && doc.state !== 'finished' && doc.state !== 'stopped') throw bad('no "state"');
+  if (typeof doc.updatedAt !== 'string' || Number.isNaN(Date.parse(doc.updatedAt))) throw bad('no "updatedAt"');
+  for (const field of ['rowsRead', 'written', 'superseded', 'rejected', 'otherSegments', 'notWritten', 'wcu'] as const)
+    if (typeof doc[field] !== 'number') throw bad(`no "${field}"`);
+  if (typeof doc.complete !== 'boolean') throw bad('no "complete"');
+  return doc as WorkerDoc;
+}

@@ -1,0 +1,178 @@
+import { readFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { writePrivateFileAtomically } from '../files/privateFiles.js';
+import type { S3Access } from '../reading/s3Part.js';
+import type { DivisionSummary, LoadResult } from '../reporting/result.js';
+import { LoaderError } from '../shared/errors.js';
+import type { Segment } from './segment.js';
+
+/**
+ * Where each worker of a load (--segment i/N with --listing) says how it is doing, beside the listing they
+ * share (a file on the shared volume, or an object under the same S3 prefix): one small JSON document per
+ * worker, written when it starts, every HEARTBEAT_MS while it runs, and when it ends. `ddb-spread status`
+ * reads them to say whether the load as a whole is complete (load/loadStatus.ts). Counts, states and
+ * paths only: no row content, no key, no error message (those can quote the input).
+ */
+export interface WorkerDoc {
+  format: typeof WORKER_FORMAT;
+  version: 1;
+  /** "i/N". */
+  segment: string;
+  /** When the listing this worker loads was made: tells this load's documents from an earlier load's at the same path. */
+  listedAt: string;
+  /** running: heard from every HEARTBEAT_MS; finished: read its input to the end; stopped: asked to stop (a signal) or failed. */
+  state: 'running' | 'finished' | 'stopped';
+  table: string;
+  host: string;
+  pid: number;
+  startedAt: string;
+  updatedAt: string;
+  rowsRead: number;
+  written: number;
+  superseded: number;
+  rejected: number;
+  otherSegments: number;
+  notWritten: number;
+  rejectedByReason: Record<string, number>;
+  /** The worker's own verdict: every row of its share written or superseded. */
+  complete: boolean;
+  /** Average write units per second of this run. */
+  wcu: number;
+  /** Batches an earlier run of its checkpoint had done, when this run resumed it. */
+  resumedFromBatch?: number | undefined;
+  rejectsPath?: string | undefined;
+  checkpointPath?: string | undefined;
+  division?: DivisionSummary | undefined;
+  /** Why a stopped worker stopped: the error's code (ddb-spread's, or the signal), never its message. */
+  stopCode?: string | undefined;
+}
+
+export const WORKER_FORMAT = 'ddb-spread-worker';
+/** How often a running worker writes its document: status calls a worker silent after a few of these. */
+export const HEARTBEAT_MS = 10_000;
+
+/** Where worker `segment` of the load sharing `listing` writes its document. */
+export function workerDocPath(listing: string, segment: Segment): string {
+  return `${listing}.worker-${segment.index}-of-${segment.count}.json`;
+}
+
+export interface WorkerDocStore {
+  where: string;
+  read(): Promise<string | undefined>;
+  write(text: string): Promise<void>;
+}
+
+export function localWorkerStore(path: string): WorkerDocStore {
+  return {
+    where: path,
+    read: () =>
+      readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return undefined;
+        throw new LoaderError('INPUT_UNREADABLE', `cannot read ${path}: ${error.message}`, { file: path, cause: error });
+      }),
+    // Replaced whole: status never reads half a document.
+    write: (text) => writePrivateFileAtomically(path, text),
+  };
+}
+
+export function s3WorkerStore(url: string, s3: () => Promise<S3Access>): WorkerDocStore {
+  return {
+    where: url,
+    read: async () => (await s3()).readText(url),
+    write: async (text) => (await s3()).putText(url, text),
+  };
+}
+
+/** A worker's document from its result so far. Pure. */
+export function workerDoc(
+  result: LoadResult,
+  how: { segment: string; listedAt: string; state: WorkerDoc['state']; startedAt: string; now: string; stopCode?: string | undefined },
+): WorkerDoc {
+  return {
+    format: WORKER_FORMAT,
+    version: 1,
+    segment: how.segment,
+    listedAt: how.listedAt,
+    state: how.state,
+    table: result.table,
+    host: hostname(),
+    pid: process.pid,
+    startedAt: how.startedAt,
+    updatedAt: how.now,
+    rowsRead: result.rowsRead,
+    written: result.written,
+    superseded: result.superseded,
+    rejected: result.rejected,
+    otherSegments: result.otherSegments,
+    notWritten: result.notWritten,
+    rejectedByReason: { ...result.rejectedByReason },
+    complete: result.complete,
+    wcu: result.rate.averageWcu,
+    resumedFromBatch: result.resumedFromBatch,
+    rejectsPath: result.rejectsPath,
+    checkpointPath: result.checkpointPath,
+    division: result.division,
+    ...(how.stopCode !== undefined ? { stopCode: how.stopCode } : {}),
+  };
+}
+
+/**
+ * A worker's document kept up to date: written at start, on a timer, and at the end. A write that fails
+ * (a full volume, S3 unreachable for a moment) is reported once and retried at the next beat; it never
+ * stops the load, whose rows and checkpoint do not depend on it.
+ */
+export class WorkerBoard {
+  readonly #store: WorkerDocStore;
+  readonly #segment: string;
+  readonly #listedAt: string;
+  readonly #result: () => LoadResult;
+  readonly #warn: (message: string) => void;
+  readonly #startedAt = new Date().toISOString();
+  #timer: NodeJS.Timeout | undefined;
+  #writing: Promise<void> = Promise.resolve();
+  #warned = false;
+
+  constructor(store: WorkerDocStore, segment: Segment, listedAt: string, result: () => LoadResult, warn: (message: string) => void) {
+    this.#store = store;
+    this.#segment = `${segment.index}/${segment.count}`;
+    this.#listedAt = listedAt;
+    this.#result = result;
+    this.#warn = warn;
+  }
+
+  start(heartbeatMs = HEARTBEAT_MS): Promise<void> {
+    this.#timer = setInterval(() => void this.#post('running'), heartbeatMs);
+    this.#timer.unref();
+    return this.#post('running');
+  }
+
+  /** The last word: finished, or stopped with why. Waits for the write. */
+  async end(state: 'finished' | 'stopped', stopCode?: string): Promise<void> {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.#post(state, stopCode);
+  }
+
+  /** Writes one at a time, in order: a slow beat never lands after the last word. */
+  #post(state: WorkerDoc['state'], stopCode?: string): Promise<void> {
+    const doc = workerDoc(this.#result(), {
+      segment: this.#segment,
+      listedAt: this.#listedAt,
+      state,
+      startedAt: this.#startedAt,
+      now: new Date().toISOString(),
+      stopCode,
+    });
+    const text = `${JSON.stringify(doc, null, 2)}\n`;
+    this.#writing = this.#writing.then(() =>
+      this.#store.write(text).catch((error: unknown) => {
+        if (this.#warned) return;
+        this.#warned = true;
+        this.#warn(
+          `cannot write this worker's state to ${this.#store.where} (${(error as Error).message}); ddb-spread status will not see it until a later write succeeds`,
+        );
+      }),
+    );
+    return this.#writing;
+  }
+}

@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import { loadStatus, parseWorkerDoc, SILENT_AFTER_MS } from '../../../src/load/loadStatus.js';
+import { statusExitCode } from '../../../src/cli/statusCommand.js';
+import { WORKER_FORMAT, type WorkerDoc } from '../../../src/load/workerBoard.js';
+
+const NOW = Date.parse('2026-11-27T12:00:00.000Z');
+const LISTED = '2026-11-27T11:00:00.000Z';
+
+function doc(segment: string, over: Partial<WorkerDoc> = {}): WorkerDoc {
+  return {
+    format: WORKER_FORMAT,
+    version: 1,
+    segment,
+    listedAt: LISTED,
+    state: 'finished',
+    table: 'T',
+    host: 'h',
+    pid: 1,
+    startedAt: LISTED,
+    updatedAt: new Date(NOW - 1000).toISOString(),
+    rowsRead: 100,
+    written: 100,
+    superseded: 0,
+    rejected: 0,
+    otherSegments: 0,
+    notWritten: 0,
+    rejectedByReason: {},
+    complete: true,
+    wcu: 50,
+    ...over,
+  };
+}
+
+describe('loadStatus', () => {
+  it('complete only when every worker finished its share and wrote every row', () => {
+    const all = loadStatus(3, [doc('0/3'), doc('1/3'), doc('2/3')], NOW, LISTED);
+    expect(all).toMatchObject({ complete: true, finished: true, rows: 300, written: 300 });
+    expect(statusExitCode(all)).toBe(0);
+  });
+
+  it('a worker with rejects: finished, not complete, its reject file named, reasons summed; exit 2', () => {
+    const s = loadStatus(
+      2,
+      [doc('0/2'), doc('1/2', { written: 98, rejected: 2, complete: false, rejectsPath: '/s/w1.rejects.jsonl', rejectedByReason: { TYPE_ERROR: 2 } })],
+      NOW,
+      LISTED,
+    );
+    expect(s).toMatchObject({ complete: false, finished: true, rejected: 2, rejectedByReason: { TYPE_ERROR: 2 } });
+    expect(s.rejectFiles).toEqual([{ segment: '1/2', path: '/s/w1.rejects.jsonl', rejected: 2 }]);
+    expect(statusExitCode(s)).toBe(2);
+  });
+
+  it('rows divided by key are counted once: each worker counts the rows of its own segment', () => {
+    const s = loadStatus(
+      2,
+      [doc('0/2', { rowsRead: 100, written: 40, otherSegments: 60 }), doc('1/2', { rowsRead: 100, written: 60, otherSegments: 40 })],
+      NOW,
+      LISTED,
+    );
+    expect(s.rows).toBe(100);
+  });
+
+  it('not started, running, silent and stopped workers: not complete, 75; the rate counts the running ones only', () => {
+    const s = loadStatus(
+      4,
+      [
+        undefined,
+        doc('1/4', { state: 'running', complete: false, updatedAt: new Date(NOW - 5000).toISOString(), wcu: 300 }),
+        doc('2/4', { state: 'running', complete: false, updatedAt: new Date(NOW - SILENT_AFTER_MS - 1).toISOString(), wcu: 700 }),
+        doc('3/4', { state: 'stopped', complete: false, stopCode: 'ABORTED' }),
+      ],
+      NOW,
+      LISTED,
+    );
+    expect(s.workers.map((w) => w.state)).toEqual(['not started', 'running', 'silent', 'stopped']);
+    expect(s).toMatchObject({ complete: false, finished: false, wcu: 300 });
+    expect(statusExitCode(s)).toBe(75);
+  });
+
+  it('a worker stopped on what no retry fixes gives its permanent code', () => {
+    const s = loadStatus(2, [doc('0/2'), doc('1/2', { state: 'stopped', complete: false, stopCode: 'INPUT_CHANGED' })], NOW, LISTED);
+    expect(statusExitCode(s)).toBe(66);
+  });
+
+  it("a document of an earlier load at the same path (another listing's time) is not this load's", () => {
+    const s = loadStatus(1, [doc('0/1', { listedAt: '2026-01-01T00:00:00.000Z' })], NOW, LISTED);
+    expect(s.workers[0]!.state).toBe('not started');
+    expect(s.complete).toBe(false);
+  });
+
+  it('parseWorkerDoc refuses what ddb-spread did not write, or another worker’s', () => {
+    expect(parseWorkerDoc(JSON.stringify(doc('0/2')), 'w.json', '0/2').segment).toBe('0/2');
+    expect(() => parseWorkerDoc('{', 'w.json', '0/2')).toThrow(/w\.json is not a worker state/);
+    expect(() => parseWorkerDoc(JSON.stringify(doc('1/2')), 'w.json', '0/2')).toThrow(/worker 1\/2's/);
+    expect(() => parseWorkerDoc(JSON.stringify({ ...doc('0/2'), written: 'x' }), 'w.json', '0/2')).toThrow(/"written"/);
+  });
+});
