@@ -4,9 +4,10 @@
  * one worker (`--segment 0/1`, the same flags) over the same input. Prints figures; asserts nothing.
  *
  * 1. Reading and CPU, into the instant sink (bench/instantSink.ts: the table answers at once, so what is
- *    measured is the workers' own work): a full DynamoDB export of 16 data files in an S3 prefix (s3rver)
- *    and 16 CSV parts of key-mixed rows in a folder given --parts-disjoint (no primary key is in two
- *    parts; where the CLI does not know the flag yet, it says so and runs without it). Bytes read by all
+ *    measured is the workers' own work): a full DynamoDB export of 16 data files in an S3 prefix (s3rver),
+ *    16 CSV parts of key-mixed rows in a folder given --parts-disjoint (no primary key is in two parts;
+ *    where the CLI does not know the flag yet, it says so and runs without it), and one large key-sorted
+ *    CSV (bench/data.ts's skewed file, as a sorted database dump would be). Bytes read by all
  *    workers together against the input (the export: against what one worker reads, its data files being
  *    gzip), their CPU together against one worker's, wall time. Targets: bytes <= 1.05x, CPU <= 1.15x.
  * 2. One shared budget through the partition model (test/support/partitionProxy.ts in front of DynamoDB
@@ -32,6 +33,7 @@ import { startPartitionProxy } from '../test/support/partitionProxy.js';
 import { startS3Local } from '../tools/s3Local.js';
 import { Harness, repoRoot, withDynamoDBLocal } from './harness.js';
 import { startInstantSink } from './instantSink.js';
+import { generateSkewedCsv } from './data.js';
 import { generateExport, generateTimeOrderedParts } from './mixedData.js';
 import { fmtInt, median, pass, table, takenOn, writeResults } from './report.js';
 import { createBenchTable, dropBenchTable } from './tables.js';
@@ -330,13 +332,14 @@ async function startupCpu(): Promise<number> {
   }
 }
 
-/** Part 1: the export in S3 and the CSV parts in a folder, one worker against WORKERS. */
+/** Part 1: the export in S3, the CSV parts in a folder and the one sorted CSV, one worker against WORKERS. */
 async function readingBench(startupS: number): Promise<Reading[]> {
   const csv = await generateTimeOrderedParts(join(dir, 'parts'), ROWS, PARTS, SEED);
   const exported = await generateExport(join(dir, 'export'), ROWS, PARTS, SEED);
   const dataBytes = await folderBytes(join(exported.path, 'data'));
+  const sorted = await generateSkewedCsv(join(dir, 'sorted.csv'), ROWS, SEED);
   log(
-    `inputs: ${fmtInt(ROWS)} key-mixed rows as ${PARTS} CSV parts (${(csv.bytes / 1e6).toFixed(2)} MB) and as a full DynamoDB export of ${PARTS} data files (${(dataBytes / 1e6).toFixed(2)} MB gzip)`,
+    `inputs: ${fmtInt(ROWS)} key-mixed rows as ${PARTS} CSV parts (${(csv.bytes / 1e6).toFixed(2)} MB) and as a full DynamoDB export of ${PARTS} data files (${(dataBytes / 1e6).toFixed(2)} MB gzip); ${fmtInt(ROWS)} key-sorted rows in one CSV (${(sorted.bytes / 1e6).toFixed(2)} MB)`,
   );
   const s3 = await startS3Local();
   try {
@@ -368,6 +371,7 @@ async function readingBench(startupS: number): Promise<Reading[]> {
         CSV_TYPES,
         startupS,
       ),
+      await readingRuns('one key-sorted CSV', { path: sorted.path, bytes: sorted.bytes, rows: ROWS, reference: 'input', disjoint: false }, CSV_TYPES, startupS),
     ];
   } finally {
     await s3.stop();
@@ -507,13 +511,17 @@ function report(reading: Reading[], shared: Shared[], startupS: number): string[
 try {
   dir = await harness.makeTempDir('ddb-spread-scale-out-');
   harness.cleanupOnSignals();
-  log(`scale-out bench: ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)}`);
+  const loadAtStart = loadavg()[0]!;
+  log(`scale-out bench: ${cpus().length} cores, load average ${loadAtStart.toFixed(1)}`);
   const t0 = performance.now();
   const startupS = await startupCpu();
   const reading = await readingBench(startupS);
   const partsDisjoint = reading.find((r) => r.partsDisjoint !== undefined)?.partsDisjoint ?? false;
   const shared = flags['skip-rate'] ? [] : await sharedBudgetBench(partsDisjoint);
   const lines = report(reading, shared, startupS);
+  // N workers on few cores: the machine's other work moves their CPU seconds and wall time alike.
+  if (loadAtStart > cpus().length * 0.5)
+    lines.push('', `CAUTION: load average ${loadAtStart.toFixed(1)} on ${cpus().length} cores at the start: other work was running, figures are noisy`);
   lines.push('', `scale-out bench time ${((performance.now() - t0) / 1000).toFixed(0)} s`);
   log(lines.join('\n'));
   const strip = (run: Run) => ({ ...run, workers: run.workers.map(({ stderr: _stderr, ...w }) => w) });
