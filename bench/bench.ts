@@ -51,6 +51,12 @@
  *                     key-mixed inputs' (e.g. 200000 for a quick run), --first-write-flights FILE takes a real
  *                     flights CSV (e.g. /work/scratch/flights-3m.csv) for the time-ordered one;
  *                     --first-write-mixed-only runs only the key-mixed part.
+ *   --scale-out-only  run only the scale-out bench, bench/scaleOut.ts: 4 workers against 1, each a CLI process
+ *                     started at once with --segment i/N --listing --total-wcu: bytes read and CPU over a
+ *                     DynamoDB export in S3 (s3rver) and 16 CSV parts into the instant sink, then one shared
+ *                     --total-wcu through the partition model (~3 minutes on 2 cores). Off in the default run
+ *                     (it would take it ~3 minutes longer); --scale-out adds it. --scale-out-rows N sets
+ *                     the reading input's size (default 96000).
  *   --order-rows N, --order-large-rows N, --order-load-rows N
  *                     passed to bench/order.ts as --rows, --large-rows, --load-rows (see there)
  *
@@ -109,6 +115,9 @@ const { values: flags } = parseArgs({
     'skip-estimate': { type: 'boolean' },
     'estimate-rows': { type: 'string' },
     'skip-accuracy': { type: 'boolean' },
+    'scale-out-only': { type: 'boolean' },
+    'scale-out': { type: 'boolean' },
+    'scale-out-rows': { type: 'string' },
   },
   strict: true,
 });
@@ -140,9 +149,10 @@ const RATE_ONLY = flags['rate-only'] ?? false;
 const ORDER_ONLY = flags['order-only'] ?? false;
 const NOISE_ONLY = flags['noise-only'] ?? false;
 const SINK_ONLY = flags['sink-only'] ?? false;
+const SCALE_OUT_ONLY = flags['scale-out-only'] ?? false;
 const SINK_BENCH = SINK_ONLY || !(flags['skip-sink'] ?? false);
 /** The main bench (parse, loads, sweep) is left out by --order-only and --rate-only. */
-const SKIP_MAIN = ORDER_ONLY || RATE_ONLY || ESTIMATE_ONLY || NOISE_ONLY || FIRST_WRITE_ONLY;
+const SKIP_MAIN = ORDER_ONLY || RATE_ONLY || ESTIMATE_ONLY || NOISE_ONLY || FIRST_WRITE_ONLY || SCALE_OUT_ONLY;
 /** --sink-only runs the main bench's data generation and instant-sink phase, and nothing after it. */
 const SINK_ALONE = SINK_ONLY && !SKIP_MAIN;
 const FIRST_WRITE_BENCH = FIRST_WRITE_ONLY || (!SKIP_MAIN && !SINK_ONLY && !(flags['skip-first-write'] ?? false));
@@ -150,6 +160,7 @@ const NOISE_BENCH = NOISE_ONLY || (!SKIP_MAIN && !SINK_ONLY && !(flags['skip-noi
 const ORDER_BENCH = !RATE_ONLY && !ESTIMATE_ONLY && (ORDER_ONLY || (flags['order-bench'] ?? process.env['BENCH_ORDER'] === '1'));
 const RATE_BENCH = RATE_ONLY || (!SKIP_MAIN && !SINK_ONLY && !(flags['skip-rate'] ?? false));
 const ESTIMATE_BENCH = ESTIMATE_ONLY || (!SKIP_MAIN && !SINK_ONLY && !(flags['skip-estimate'] ?? false));
+const SCALE_OUT_BENCH = SCALE_OUT_ONLY || (!SKIP_MAIN && !SINK_ONLY && (flags['scale-out'] ?? false));
 /**
  * DynamoDB Local is a JVM and keeps getting faster for its first ~150k items (JIT): its CPU per 50k items
  * went 25 s -> 17 s -> 11 s. 30k rows of warm-up were not enough (the first measured load ran ~25% slower).
@@ -587,5 +598,7 @@ if (FIRST_WRITE_BENCH)
   ]);
 // Sets of key-sorted parts (a folder, an S3 prefix) read in stripes across the parts.
 if (FIRST_WRITE_BENCH && !flags['first-write-mixed-only']) runBench('firstWriteSets.ts', forward('first-write-sets-rows', 'small-rows'));
+// N workers of one load (--segment) against one: bytes read, CPU, and one shared --total-wcu.
+if (SCALE_OUT_BENCH) runBench('scaleOut.ts', forward('scale-out-rows', 'rows'));
 if (ORDER_BENCH)
   runBench('order.ts', [...forward('order-rows', 'rows'), ...forward('order-large-rows', 'large-rows'), ...forward('order-load-rows', 'load-rows')]);
