@@ -107,22 +107,52 @@ function onlyRetriesExhausted(counts: RejectCounts): boolean {
   return counts.rejected > 0 && (counts.rejectedByReason['RETRIES_EXHAUSTED'] ?? 0) === counts.rejected;
 }
 
+/** What --accept-rejects needs to know of a finished load besides its rejects (a LoadResult has them). */
+export interface FinishedCounts extends RejectCounts {
+  /** Rows read and neither written, superseded, rejected nor another segment's; unknown counts as some. */
+  notWritten?: number | undefined;
+  /** The reject file, named when rejected rows went there. */
+  rejectsPath?: string | undefined;
+}
+
+/** How a job wants a finished load's rejects counted. */
+export interface ExitRules {
+  /**
+   * --accept-rejects: rows rejected into the reject file are the job's answer, not its failure, so a
+   * Kubernetes Job or an AWS Batch job that ends with them succeeds (a person reads the reject file).
+   */
+  acceptRejects?: boolean | undefined;
+}
+
 /**
  * A load that finished: 0 without rejects; 75 when the only rejects are RETRIES_EXHAUSTED (a later
- * run stores them); otherwise 2 (rows a person must look at in the reject file).
+ * run stores them); otherwise 2 (rows a person must look at in the reject file), or under
+ * --accept-rejects 0 when every row read is accounted for and the rejected ones are in the reject file.
  */
-export function exitCodeForResult(counts: RejectCounts): number {
+export function exitCodeForResult(counts: FinishedCounts, rules: ExitRules = {}): number {
   if (counts.rejected === 0) return EXIT.OK;
-  return onlyRetriesExhausted(counts) ? EXIT.TEMP_FAIL : EXIT.REJECTED;
+  if (onlyRetriesExhausted(counts)) return EXIT.TEMP_FAIL;
+  if (rules.acceptRejects === true && rejectsAllReported(counts)) {
+    // The bad rows are accepted; rows only throttled are not bad, and a run again stores them (no
+    // checkpoint skips their batches), so the job is worth retrying, as without the bad rows.
+    const throttled = counts.rejectedByReason['RETRIES_EXHAUSTED'] ?? 0;
+    return throttled > 0 && counts.checkpointPath === undefined ? EXIT.TEMP_FAIL : EXIT.OK;
+  }
+  return EXIT.REJECTED;
+}
+
+/** Every row read is in the table, superseded, another segment's, or in the named reject file. */
+function rejectsAllReported(counts: FinishedCounts): boolean {
+  return counts.notWritten === 0 && counts.rejectsPath !== undefined;
 }
 
 /**
  * An estimate, or a load's --dry-run, that ran: 2 when rows would be rejected, as the load itself would
  * exit, so `ddb-spread estimate ... && ddb-spread load ...` stops before a load that cannot be clean
- * (a file whose every row is rejected exited 0); 0 otherwise.
+ * (a file whose every row is rejected exited 0); 0 otherwise, and under --accept-rejects, as that load would.
  */
-export function exitCodeForEstimate(rejected: number): number {
-  return rejected > 0 ? EXIT.REJECTED : EXIT.OK;
+export function exitCodeForEstimate(rejected: number, rules: ExitRules = {}): number {
+  return rejected > 0 && rules.acceptRejects !== true ? EXIT.REJECTED : EXIT.OK;
 }
 
 /**

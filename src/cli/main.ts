@@ -224,7 +224,7 @@ async function runCommand(io: CliIo, inputs: Inputs, flags: LoadFlags, command: 
       terminal.release();
       const color = 'isTTY' in io.stdout && (io.stdout as NodeJS.WriteStream).isTTY === true && !process.env['NO_COLOR'];
       io.stdout.write(flags.json ? estimateJson(result, { excerpts: flags.excerpts }) : formatEstimate(result, { color, excerpts: flags.excerpts }));
-      return exitCodeForEstimate(result.input.rejected);
+      return exitCodeForEstimate(result.input.rejected, { acceptRejects: flags.acceptRejects });
     }
     if (flags.compareEstimate) reports = { ...reports, estimate: await readEstimateBeside(flags.compareEstimate) };
     const result = await load(await toLoadOptions(inputs, flags), deps);
@@ -232,7 +232,7 @@ async function runCommand(io: CliIo, inputs: Inputs, flags: LoadFlags, command: 
     terminal.release();
     if (wantsReport(reports)) await writeReport(reports, input, result, startedAt, undefined, flags.excerpts);
     terminal.summary(result, { json: flags.json === true, excerpts: flags.excerpts });
-    return exitCodeForResult(result);
+    return exitCodeForResult(result, { acceptRejects: flags.acceptRejects });
   } catch (error) {
     bar?.stop();
     terminal.release();
@@ -295,7 +295,7 @@ async function reportFailure(
     const again = loaderError.result;
     terminal.note(`ddb-spread: ${loaderError.message}\n`, { type: 'alreadyComplete', message: loaderError.message });
     terminal.summary(again, { json, excerpts: flags.excerpts, alreadyComplete: true });
-    return again.rejected > 0 ? EXIT.REJECTED : EXIT.OK;
+    return exitCodeForResult({ ...again, checkpointPath: flags.checkpoint }, { acceptRejects: flags.acceptRejects });
   }
   if (loaderError?.result) {
     const failure = { code: loaderError.code, message: loaderError.message };

@@ -609,6 +609,16 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     description: 'stop at the first rejected row (same as --max-rejects 1)',
     type: 'flag',
   },
+  {
+    flags: '--accept-rejects',
+    key: 'acceptRejects',
+    group: 'job',
+    commands: ['load'],
+    description:
+      'exit 0, not 2, when the load finished with rejected rows, every one in the reject file (a Job then succeeds); --max-rejects reached, a stop, a failure and 75 keep their codes',
+    type: 'flag',
+    doc: 'Exit 0, not 2, when the load finished with its rejected rows in the reject file, so a Job succeeds; --max-rejects, stops, failures and 75 keep their codes, see [Rejected rows and exit codes](#rejected-rows-and-exit-codes)',
+  },
 
   {
     flags: '--config <file>',

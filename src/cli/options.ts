@@ -46,6 +46,8 @@ export interface LoadFlags {
   rejects?: string;
   maxRejects?: number;
   strict?: boolean;
+  /** --accept-rejects: a load that finished with its rejected rows in the reject file exits 0, not 2. */
+  acceptRejects?: boolean;
   json?: boolean;
   progress: boolean;
   quiet?: boolean;

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { rejectsBeforePoint, type KeptRejects, type RejectFileState } from '../checkpointing/rejectsBeforePoint.js';
 import type { Rejections } from './rejections.js';
@@ -96,7 +96,7 @@ export async function openCheckpoint(
     );
     // Its outcome again, so a restarted job that ended with rejects does not now exit 0.
     tally.restoreFinished(opened.file.outcome!, opened.file.plannedWcu, opened.file.consumedWcu);
-    done.result = ctx.result();
+    done.result = await withRejectsFile(ctx.result(), opts.rejectsPath);
     throw done;
   }
   disposer.defer(async () => {
@@ -226,4 +226,15 @@ async function identityOf(set: InputSet): Promise<{ identity: InputIdentity; has
     return all.digest('hex');
   };
   return { identity, hash, hashPart };
+}
+
+/**
+ * A finished load's outcome told again names the reject file its run wrote, when it is still there: the
+ * rejected rows are reported in it (the summary points at it, and --accept-rejects counts on it). One
+ * deleted since is not named, and the rows it held are then reported nowhere.
+ */
+async function withRejectsFile(again: LoadResult, rejectsPath: string): Promise<LoadResult> {
+  if (again.rejected === 0) return again;
+  const file = await stat(rejectsPath).catch(() => undefined);
+  return file?.isFile() === true && file.size > 0 ? { ...again, rejectsPath } : again;
 }

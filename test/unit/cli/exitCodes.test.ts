@@ -2,7 +2,16 @@
 // failures worth retrying 75 (EX_TEMPFAIL), so a scheduler can tell them apart.
 import { describe, expect, it } from 'vitest';
 import type { LoaderErrorCode } from '../../../src/shared/errors.js';
-import { EXIT, EXIT_CODE_OF, PERMANENT_EXIT_CODES, exitCodeForError, exitCodeForResult, exitCodeForUsage } from '../../../src/cli/exitCodes.js';
+import {
+  EXIT,
+  EXIT_CODE_OF,
+  PERMANENT_EXIT_CODES,
+  exitCodeForError,
+  exitCodeForEstimate,
+  exitCodeForResult,
+  exitCodeForUsage,
+  type FinishedCounts,
+} from '../../../src/cli/exitCodes.js';
 
 describe('exit code of a LoaderError', () => {
   it.each<[LoaderErrorCode, number]>([
@@ -86,5 +95,52 @@ describe('rows only throttled past --max-attempts, with a checkpoint', () => {
   });
   it('--max-rejects reached by them keeps its permanent code', () => {
     expect(exitCodeForError('MAX_REJECTS_REACHED', throttledOnly)).toBe(65);
+  });
+});
+
+describe('--accept-rejects: a finished load whose rejected rows are all in the reject file exits 0', () => {
+  const accept = { acceptRejects: true };
+  const finished = (over: Partial<FinishedCounts>): FinishedCounts => ({
+    rejected: 2,
+    rejectedByReason: { TYPE_ERROR: 2 },
+    notWritten: 0,
+    rejectsPath: 'orders.rejects.jsonl',
+    ...over,
+  });
+  it.each<[string, Partial<FinishedCounts>, number, number]>([
+    ['bad rows in the reject file', {}, 2, 0],
+    ['bad rows, with a checkpoint', { checkpointPath: 'job.json' }, 2, 0],
+    ['no rejects', { rejected: 0, rejectedByReason: {}, rejectsPath: undefined }, 0, 0],
+    ['a row neither stored nor rejected: never 0', { notWritten: 1 }, 2, 2],
+    ['counts not known: never 0', { notWritten: undefined }, 2, 2],
+    ['no reject file named (a finished checkpoint whose file was deleted)', { rejectsPath: undefined }, 2, 2],
+    ['only throttled, no checkpoint: a retry stores them', { rejectedByReason: { RETRIES_EXHAUSTED: 2 } }, 75, 75],
+    [
+      'throttled beside bad rows, no checkpoint: the bad rows are accepted, the retry stores the rest',
+      { rejected: 3, rejectedByReason: { RETRIES_EXHAUSTED: 2, TYPE_ERROR: 1 } },
+      2,
+      75,
+    ],
+    [
+      'only throttled, with a checkpoint: a retry cannot store them; they are in the reject file',
+      { rejectedByReason: { RETRIES_EXHAUSTED: 2 }, checkpointPath: 'job.json' },
+      2,
+      0,
+    ],
+  ])('%s: %i without, %i with', (_name, over, without, withFlag) => {
+    expect(exitCodeForResult(finished(over))).toBe(without);
+    expect(exitCodeForResult(finished(over), accept)).toBe(withFlag);
+  });
+
+  it('a stopped or failed load keeps its code: the flag only reaches a load that finished', () => {
+    const counts = finished({});
+    expect(exitCodeForError('MAX_REJECTS_REACHED', counts)).toBe(EXIT.DATA);
+    expect(exitCodeForError('ABORTED', counts)).toBe(EXIT.FATAL);
+  });
+
+  it('a dry run exits as the load would', () => {
+    expect(exitCodeForEstimate(3)).toBe(EXIT.REJECTED);
+    expect(exitCodeForEstimate(3, accept)).toBe(EXIT.OK);
+    expect(exitCodeForEstimate(0, accept)).toBe(EXIT.OK);
   });
 });
