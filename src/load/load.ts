@@ -139,7 +139,7 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<D
       state: readToEnd && !stop.stopping ? ('finished' as const) : ('stopped' as const),
       code: stop.error?.code ?? (stop.aborted ? 'ABORTED' : undefined),
     });
-    const prepared = await prepareLoad({ opts, deps, mode, disposer, facts, emit, result, ending });
+    const prepared = await prepareLoad({ opts, deps, mode, disposer, facts, emit, result, ending, now });
     if ('startOver' in prepared) {
       startOver = prepared.startOver;
     } else {

@@ -204,6 +204,8 @@ export interface NormalizedLoadOptions {
   checkpointPath: string | undefined;
   listing: string | undefined;
   partsDisjoint: boolean;
+  /** --total-wcu: the budget of all the workers together (`wcu` holds this worker's first share of it). */
+  totalWcu: number | undefined;
   region: string | undefined;
   profile: string | undefined;
   endpoint: string | undefined;
@@ -312,6 +314,7 @@ export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean }
     tempDir: raw.tempDir,
     shard: normalizeShard(raw, segment),
     wcu: normalizeTotalWcu(raw) ?? normalizeWcu(raw.wcu),
+    totalWcu: raw.totalWcu,
     segment,
     checkpointPath: normalizeCheckpoint(raw),
     listing: normalizeListing(raw),

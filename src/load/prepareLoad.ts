@@ -34,7 +34,8 @@ import { headerChecker, preflightInput } from './inputPreflight.js';
 import { localListingStore, s3ListingStore, sharedListing } from './sharedListing.js';
 import type { Segment } from './segment.js';
 import { divisionOf, shareOf, type Division, type DivisionBy } from './shares.js';
-import { localWorkerStore, s3WorkerStore, WorkerBoard, workerDocPath } from './workerBoard.js';
+import { HEARTBEAT_MS, localWorkerStore, RATE_BEAT_MS, s3WorkerStore, WorkerBoard, workerDocPath } from './workerBoard.js';
+import { shareTheRate } from './rateSharing.js';
 
 /** What the stages and the dispatcher of a prepared load need. */
 export interface PreparedLoad {
@@ -94,6 +95,8 @@ export interface PrepareContext {
   result: () => LoadResult;
   /** How the load ended, once it has (read when everything is settled): for the worker's state (workerBoard.ts). */
   ending: () => { state: 'finished' | 'stopped'; code?: string | undefined };
+  /** The rate controller's clock (monotonic ms). */
+  now: () => number;
 }
 
 /**
@@ -110,8 +113,10 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
   disposer.defer(() => rejectsLock.release());
   // Listed before the table is described: a missing file, object or bad manifest costs no call.
   const { set: everything, division, s3, listedAt } = await listInputSet(ctx);
-  if (mode.writes && opts.segment && opts.listing !== undefined && listedAt !== undefined)
-    await startWorkerBoard(ctx, opts.segment, opts.listing, listedAt, s3);
+  const board =
+    mode.writes && opts.segment && opts.listing !== undefined && listedAt !== undefined
+      ? await startWorkerBoard(ctx, opts.segment, opts.listing, listedAt, s3)
+      : undefined;
   facts.division = division;
   // Divided by part: this worker reads only its share, as a load of those parts alone would.
   const share = division?.by === 'parts' ? shareOf(everything.parts, opts.segment!, division) : undefined;
@@ -134,6 +139,17 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
   const keyWcu = share ? opts.keyWcu / opts.segment!.count : opts.keyWcu;
   facts.keyWcu = keyWcu;
   const pacing = mode.pacing(tableInfo, rate, keyWcu);
+  // One budget for every worker (--total-wcu): this worker's part of it, handed on as workers start and finish.
+  if (board && opts.totalWcu !== undefined && pacing.pacer && listedAt !== undefined)
+    await shareTheRate(board, {
+      total: opts.totalWcu,
+      controller: pacing.pacer.controller,
+      now: ctx.now,
+      segment: opts.segment!,
+      listing: opts.listing!,
+      listedAt,
+      s3,
+    });
   const tableWcu = tableInfo.billingMode === 'PROVISIONED' && tableInfo.provisionedWcu !== undefined ? tableInfo.provisionedWcu : Infinity;
   facts.rate = { reason: rate.reason, tableWcu, nowWcu: nowCapacity(tableInfo), pacer: pacing.pacer, capacity: pacing.capacity };
   // A checkpoint pins the shard seed, so random:N suffixes come out the same when the load resumes.
@@ -194,7 +210,7 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
  * when the load ends. Its last word is deferred here, after the listing's S3 client (released after it)
  * and before the reject file and checkpoint are closed (released before it), so it tells their outcome.
  */
-async function startWorkerBoard(ctx: PrepareContext, segment: Segment, listing: string, listedAt: string, s3: () => Promise<S3Access>): Promise<void> {
+async function startWorkerBoard(ctx: PrepareContext, segment: Segment, listing: string, listedAt: string, s3: () => Promise<S3Access>): Promise<WorkerBoard> {
   const path = workerDocPath(listing, segment);
   const store = path.startsWith('s3://') ? s3WorkerStore(path, s3) : localWorkerStore(path);
   const board = new WorkerBoard(store, segment, listedAt, ctx.result, (message) => ctx.emit({ type: 'warning', message }));
@@ -202,7 +218,9 @@ async function startWorkerBoard(ctx: PrepareContext, segment: Segment, listing: 
     const { state, code } = ctx.ending();
     await board.end(state, code);
   });
-  await board.start(ctx.deps.testSeams?.heartbeatMs);
+  // A shared budget is handed on at every beat: often enough that a part a finished worker frees is soon taken up.
+  await board.start(ctx.deps.testSeams?.heartbeatMs ?? (ctx.opts.totalWcu !== undefined ? RATE_BEAT_MS : HEARTBEAT_MS));
+  return board;
 }
 
 async function listInputSet({

@@ -38,6 +38,9 @@ export interface WorkerDoc {
   complete: boolean;
   /** Average write units per second of this run. */
   wcu: number;
+  /** With a shared budget (--total-wcu): this worker's target now, and what it stored over its last seconds (sharedRate.ts). */
+  targetWcu?: number | undefined;
+  achievedWcu?: number | undefined;
   /** Batches an earlier run of its checkpoint had done, when this run resumed it. */
   resumedFromBatch?: number | undefined;
   rejectsPath?: string | undefined;
@@ -50,6 +53,8 @@ export interface WorkerDoc {
 export const WORKER_FORMAT = 'ddb-spread-worker';
 /** How often a running worker writes its document: status calls a worker silent after a few of these. */
 export const HEARTBEAT_MS = 10_000;
+/** How often when the workers share one budget: a part a finished worker frees is taken up within this. */
+export const RATE_BEAT_MS = 2_000;
 
 /** Where worker `segment` of the load sharing `listing` writes its document. */
 export function workerDocPath(listing: string, segment: Segment): string {
@@ -86,7 +91,15 @@ export function s3WorkerStore(url: string, s3: () => Promise<S3Access>): WorkerD
 /** A worker's document from its result so far. Pure. */
 export function workerDoc(
   result: LoadResult,
-  how: { segment: string; listedAt: string; state: WorkerDoc['state']; startedAt: string; now: string; stopCode?: string | undefined },
+  how: {
+    segment: string;
+    listedAt: string;
+    state: WorkerDoc['state'];
+    startedAt: string;
+    now: string;
+    stopCode?: string | undefined;
+    rate?: { targetWcu: number; achievedWcu: number } | undefined;
+  },
 ): WorkerDoc {
   return {
     format: WORKER_FORMAT,
@@ -113,6 +126,7 @@ export function workerDoc(
     checkpointPath: result.checkpointPath,
     division: result.division,
     ...(how.stopCode !== undefined ? { stopCode: how.stopCode } : {}),
+    ...(how.rate ? how.rate : {}),
   };
 }
 
@@ -131,6 +145,9 @@ export class WorkerBoard {
   #timer: NodeJS.Timeout | undefined;
   #writing: Promise<void> = Promise.resolve();
   #warned = false;
+  /** Set by a shared budget (rateSharing.ts): what the document says of the rate, and what each beat does after writing it. */
+  rate: (() => { targetWcu: number; achievedWcu: number } | undefined) | undefined;
+  onBeat: (() => Promise<void>) | undefined;
 
   constructor(store: WorkerDocStore, segment: Segment, listedAt: string, result: () => LoadResult, warn: (message: string) => void) {
     this.#store = store;
@@ -141,9 +158,20 @@ export class WorkerBoard {
   }
 
   start(heartbeatMs = HEARTBEAT_MS): Promise<void> {
-    this.#timer = setInterval(() => void this.#post('running'), heartbeatMs);
+    this.#timer = setInterval(() => void this.#beat(), heartbeatMs);
     this.#timer.unref();
     return this.#post('running');
+  }
+
+  /** Writes the running state now, between beats. */
+  refresh(): Promise<void> {
+    return this.#post('running');
+  }
+
+  async #beat(): Promise<void> {
+    await this.#post('running');
+    // Only while running: the last word may already be written.
+    if (this.#timer !== undefined) await this.onBeat?.();
   }
 
   /** The last word: finished, or stopped with why. Waits for the write. */
@@ -162,6 +190,7 @@ export class WorkerBoard {
       startedAt: this.#startedAt,
       now: new Date().toISOString(),
       stopCode,
+      rate: this.rate?.(),
     });
     const text = `${JSON.stringify(doc, null, 2)}\n`;
     this.#writing = this.#writing.then(() =>

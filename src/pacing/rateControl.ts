@@ -177,7 +177,7 @@ interface KeyState {
 }
 
 export class RateController {
-  readonly #target: number;
+  #target: number;
   readonly #keyWcu: number;
   readonly #growth: RateControlOptions['growth'];
   readonly #decrease: number;
@@ -247,6 +247,23 @@ export class RateController {
   /** The load's target rate (Infinity when none). */
   get targetWcu(): number {
     return this.#target;
+  }
+
+  /**
+   * A new target: this worker's share of a budget several workers divide, which changes as they start and
+   * finish (load/sharedRate.ts). Lower, the rate drops to it at once. Higher, the rate goes up to it at
+   * once unless the table throttled within the quiet period: the share was being used by a worker that
+   * finished, so the table took it a moment ago; after a throttle it grows back as after any cut.
+   */
+  setTarget(now: number, wcu: number): void {
+    this.#adapt(now);
+    this.#target = wcu;
+    const ceiling = this.#ceiling(now);
+    const quiet = now >= this.#lastTableThrottle + this.#quietMs && this.#probe === undefined;
+    if (this.#current > ceiling || (quiet && this.#current < ceiling)) {
+      this.#current = ceiling;
+      this.#table.setRate(now, ceiling);
+    }
   }
 
   /**

@@ -186,3 +186,68 @@ describe('--segment over parts that can be divided: each worker reads its share'
     expect(alone.stderr).toContain('--listing');
   });
 });
+
+describe('--total-wcu shared by the workers running', () => {
+  it('a worker that finishes hands its part on; the targets published never add up to more than the budget', async () => {
+    const folder = join(dir(), 'budget');
+    await mkdir(folder);
+    // Worker shares by size: one small part (done early), two large ones.
+    const sizes: Record<string, number> = { a: 1200, b: 1200, c: 150 };
+    for (const [name, n] of Object.entries(sizes)) await writeFile(join(folder, `${name}.csv`), partCsv(name, n));
+    const table = await newTable(KEYS);
+    const listing = join(dir(), 'budget.listing.json');
+    const budget = 600;
+    const beat = { ...env(), DDB_SPREAD_TEST_HEARTBEAT_MS: '250' };
+    const worker = (i: number) =>
+      runCli(
+        [
+          'load',
+          folder,
+          '--table',
+          table,
+          '--types',
+          'sk:N',
+          '--segment',
+          `${i}/3`,
+          '--listing',
+          listing,
+          '--parts-disjoint',
+          '--total-wcu',
+          String(budget),
+          '--json',
+          '--rejects',
+          join(dir(), `b${i}.jsonl`),
+        ],
+        { cwd: dir(), env: beat },
+      );
+    // Sample every worker's published target while they run.
+    const sums: number[] = [];
+    let highest = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const docs = await Promise.all(
+          [0, 1, 2].map((i) =>
+            readFile(`${listing}.worker-${i}-of-3.json`, 'utf8')
+              .then((t) => JSON.parse(t) as { state: string; targetWcu?: number })
+              .catch(() => undefined),
+          ),
+        );
+        const running = docs.filter((d) => d?.state === 'running' && d.targetWcu !== undefined);
+        sums.push(running.reduce((n, d) => n + d!.targetWcu!, 0));
+        for (const d of running) highest = Math.max(highest, d!.targetWcu!);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    const runs = await Promise.all([0, 1, 2].map(worker));
+    sampling = false;
+    await sampler;
+    for (const r of runs) expect(r.code, r.stderr).toBe(EXIT.OK);
+    expect((await scanAll(client(), table)).length).toBe(1200 + 1200 + 150);
+    expect(sums.length).toBeGreaterThan(5);
+    // Within the budget (each worker keeps at least 2% of it, the only way over).
+    for (const s of sums) expect(s).toBeLessThanOrEqual(budget * 1.06 + 1e-6);
+    // The small share's worker finished first and its part went to the other two: more than a third each.
+    expect(highest).toBeGreaterThan(budget / 3 + 50);
+  });
+});

@@ -851,3 +851,21 @@ describe('findBottleneck', () => {
     expect(findBottleneck(heaviest, total, loadWcu, keyWcu)).toBeUndefined();
   });
 });
+
+describe('RateController: a target shared with other workers (setTarget)', () => {
+  it('lower: at once; higher while quiet: at once (a finished worker freed it); higher after a throttle: grown into', () => {
+    const controller = new RateController({ targetWcu: 200 }, 0);
+    controller.setTarget(1000, 100);
+    expect(controller.snapshot(1000)).toMatchObject({ targetWcu: 100, currentWcu: 100 });
+    controller.setTarget(5000, 300);
+    expect(controller.snapshot(5000)).toMatchObject({ targetWcu: 300, currentWcu: 300 });
+    // A throttle cuts the rate; a larger share right after it is not taken at once.
+    controller.record(6000, tableThrottle);
+    const cut = controller.snapshot(6000).currentWcu!;
+    expect(cut).toBeLessThan(300);
+    controller.setTarget(6100, 600);
+    expect(controller.snapshot(6100).currentWcu).toBeCloseTo(cut, 6);
+    // It grows back towards the new target after the quiet period, never past it.
+    expect(controller.snapshot(60_000).currentWcu).toBe(600);
+  });
+});

@@ -1,0 +1,65 @@
+import type { RateController } from '../pacing/rateControl.js';
+import type { S3Access } from '../reading/s3Part.js';
+import type { Segment } from './segment.js';
+import { parseWorkerDoc, SILENT_AFTER_MS } from './loadStatus.js';
+import { nextTarget } from './sharedRate.js';
+import { localWorkerStore, s3WorkerStore, workerDocPath, type WorkerBoard, type WorkerDoc } from './workerBoard.js';
+
+export interface RateSharing {
+  /** --total-wcu: the budget of every worker together. */
+  total: number;
+  controller: RateController;
+  /** The controller's clock. */
+  now: () => number;
+  segment: Segment;
+  listing: string;
+  listedAt: string;
+  s3: () => Promise<S3Access>;
+}
+
+/**
+ * Makes this worker's target its part of the shared budget (sharedRate.ts), from the other workers' states
+ * beside the listing: now, before its first write (it joins with what the others leave free), and at every
+ * beat of its board after it writes its own. A state that cannot be read counts as a worker not running:
+ * its part goes to the others only once it has been silent as long as status waits (SILENT_AFTER_MS).
+ */
+export async function shareTheRate(board: WorkerBoard, sharing: RateSharing): Promise<void> {
+  const { controller, now, segment, listing, listedAt, total } = sharing;
+  const peers = Array.from({ length: segment.count }, (_, index) => index)
+    .filter((index) => index !== segment.index)
+    .map((index) => {
+      const path = workerDocPath(listing, { index, count: segment.count });
+      return { store: path.startsWith('s3://') ? s3WorkerStore(path, sharing.s3) : localWorkerStore(path), segment: `${index}/${segment.count}` };
+    });
+  // Undefined while joining: nothing of the budget is this worker's until it has seen the others.
+  let mine: number | undefined;
+  board.rate = () => (mine === undefined ? undefined : { targetWcu: mine, achievedWcu: controller.snapshot(now()).achievedWcu });
+  const adjust = async () => {
+    const docs = await Promise.all(peers.map((p) => readPeer(p.store, p.segment)));
+    const wall = Date.now();
+    const live = docs.filter(
+      (d): d is WorkerDoc => d !== undefined && d.listedAt === listedAt && d.state === 'running' && wall - Date.parse(d.updatedAt) <= SILENT_AFTER_MS,
+    );
+    // A worker still joining has published no target yet: it may take up to one part of N.
+    mine = nextTarget(
+      total,
+      mine,
+      live.map((d) => d.targetWcu ?? total / segment.count),
+      segment.count,
+    );
+    if (Math.abs(mine - controller.targetWcu) > 0.01) controller.setTarget(now(), mine);
+  };
+  await adjust();
+  board.onBeat = adjust;
+  // Published at once, so the others make room at their next beat.
+  await board.refresh();
+}
+
+async function readPeer(store: { read(): Promise<string | undefined>; where: string }, segment: string): Promise<WorkerDoc | undefined> {
+  try {
+    const text = await store.read();
+    return text === undefined ? undefined : parseWorkerDoc(text, store.where, segment);
+  } catch {
+    return undefined;
+  }
+}
