@@ -562,7 +562,8 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     option: 'totalWcu',
     group: 'job',
     commands: LOAD,
-    description: 'with --segment: the rate of all N workers together (each takes 1/N), instead of --wcu for this worker',
+    description:
+      "with --segment: the rate of all N workers together, shared by those running (1/N each while all run; a finished worker's part goes to the others when they share a --listing), instead of --wcu for this worker",
     parse: parseRateOption,
     type: '≥ 1',
   },

@@ -18,7 +18,7 @@ import { TimelineRecorder, type Timeline, type TimelineCounts } from '../reporti
 import { LoadStop } from './loadStop.js';
 import { LoadTally } from './loadTally.js';
 import { normalizeOptions, type LoadOptions, type NormalizedLoadOptions } from './options.js';
-import { prepareLoad, type PreparedLoad } from './prepareLoad.js';
+import { prepareLoad, type PreparedLoad, type PrepareContext } from './prepareLoad.js';
 import { Rejections } from './rejections.js';
 import { batchesOf, type StageReport } from './stages.js';
 
@@ -135,10 +135,14 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<D
   let startOver: TableInfo | undefined;
   try {
     // Read by the worker's last word (workerBoard.ts), once the load has settled.
-    const ending = () => ({
-      state: readToEnd && !stop.stopping ? ('finished' as const) : ('stopped' as const),
-      code: stop.error?.code ?? (stop.aborted ? 'ABORTED' : undefined),
-    });
+    const ending = (): ReturnType<PrepareContext['ending']> => {
+      // A finished checkpoint run again (a recreated Job's worker) tells the outcome it recorded.
+      if (stop.error?.code === 'CHECKPOINT_COMPLETE') {
+        const again = result();
+        return { state: 'finished', complete: again.rejected === 0 && again.notWritten === 0 };
+      }
+      return { state: readToEnd && !stop.stopping ? 'finished' : 'stopped', code: stop.error?.code ?? (stop.aborted ? 'ABORTED' : undefined) };
+    };
     const prepared = await prepareLoad({ opts, deps, mode, disposer, facts, emit, result, ending, now });
     if ('startOver' in prepared) {
       startOver = prepared.startOver;

@@ -94,7 +94,7 @@ export interface PrepareContext {
   /** The result so far, for the 'started' event. */
   result: () => LoadResult;
   /** How the load ended, once it has (read when everything is settled): for the worker's state (workerBoard.ts). */
-  ending: () => { state: 'finished' | 'stopped'; code?: string | undefined };
+  ending: () => { state: 'finished' | 'stopped'; code?: string | undefined; complete?: boolean | undefined };
   /** The rate controller's clock (monotonic ms). */
   now: () => number;
 }
@@ -215,8 +215,8 @@ async function startWorkerBoard(ctx: PrepareContext, segment: Segment, listing: 
   const store = path.startsWith('s3://') ? s3WorkerStore(path, s3) : localWorkerStore(path);
   const board = new WorkerBoard(store, segment, listedAt, ctx.result, (message) => ctx.emit({ type: 'warning', message }));
   ctx.disposer.defer(async () => {
-    const { state, code } = ctx.ending();
-    await board.end(state, code);
+    const { state, code, complete } = ctx.ending();
+    await board.end(state, code, complete);
   });
   // A shared budget is handed on at every beat: often enough that a part a finished worker frees is soon taken up.
   await board.start(ctx.deps.testSeams?.heartbeatMs ?? (ctx.opts.totalWcu !== undefined ? RATE_BEAT_MS : HEARTBEAT_MS));

@@ -99,6 +99,8 @@ export function workerDoc(
     now: string;
     stopCode?: string | undefined;
     rate?: { targetWcu: number; achievedWcu: number } | undefined;
+    /** The verdict when the result's own does not tell it (a finished checkpoint run again). */
+    complete?: boolean | undefined;
   },
 ): WorkerDoc {
   return {
@@ -119,7 +121,7 @@ export function workerDoc(
     otherSegments: result.otherSegments,
     notWritten: result.notWritten,
     rejectedByReason: { ...result.rejectedByReason },
-    complete: result.complete,
+    complete: how.complete ?? result.complete,
     wcu: result.rate.averageWcu,
     resumedFromBatch: result.resumedFromBatch,
     rejectsPath: result.rejectsPath,
@@ -175,14 +177,14 @@ export class WorkerBoard {
   }
 
   /** The last word: finished, or stopped with why. Waits for the write. */
-  async end(state: 'finished' | 'stopped', stopCode?: string): Promise<void> {
+  async end(state: 'finished' | 'stopped', stopCode?: string, complete?: boolean): Promise<void> {
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = undefined;
-    await this.#post(state, stopCode);
+    await this.#post(state, stopCode, complete);
   }
 
   /** Writes one at a time, in order: a slow beat never lands after the last word. */
-  #post(state: WorkerDoc['state'], stopCode?: string): Promise<void> {
+  #post(state: WorkerDoc['state'], stopCode?: string, complete?: boolean): Promise<void> {
     const doc = workerDoc(this.#result(), {
       segment: this.#segment,
       listedAt: this.#listedAt,
@@ -191,6 +193,7 @@ export class WorkerBoard {
       now: new Date().toISOString(),
       stopCode,
       rate: this.rate?.(),
+      complete,
     });
     const text = `${JSON.stringify(doc, null, 2)}\n`;
     this.#writing = this.#writing.then(() =>

@@ -146,6 +146,12 @@ describe('--segment over parts that can be divided: each worker reads its share'
     expect(answer).toMatchObject({ finished: true, complete: false, rows, rejected: 1 });
     expect(answer.rejectFiles).toHaveLength(1);
     expect(answer.rejectFiles[0]!.path).toMatch(/dis\d\.rejects\.jsonl$/);
+    // A worker started again on its finished checkpoint (a recreated Job) tells the same outcome.
+    const again2 = await run([...args(2), '--json']);
+    expect([EXIT.OK, EXIT.REJECTED], again2.stderr).toContain(again2.code);
+    const after = await run(['status', listing, '--json']);
+    expect(after.code, after.stdout).toBe(EXIT.REJECTED);
+    expect(JSON.parse(after.stdout)).toMatchObject({ finished: true, rows, rejected: 1 });
   });
 
   it('a worker that would divide otherwise than the listing says is refused before any write, naming the flag', async () => {
