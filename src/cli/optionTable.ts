@@ -563,9 +563,9 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     group: 'job',
     commands: LOAD,
     description:
-      "with --segment: the rate of all N workers together, shared by those running (1/N each while all run; a finished worker's part goes to the others when they share a --listing), instead of --wcu for this worker",
-    parse: parseRateOption,
-    type: '≥ 1',
+      "with --segment: the rate of all N workers together, a number or auto / auto:P% of the table (--wcu auto with --segment means the same), shared by those running (1/N each while all run; a finished worker's part goes to the others when they share a --listing), instead of --wcu for this worker",
+    parse: parseWcuOption,
+    type: '≥ 1, `auto`, `auto:P%`',
   },
   {
     flags: '--stop-timeout <seconds>',

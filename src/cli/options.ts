@@ -81,7 +81,7 @@ export interface LoadFlags {
   htmlReport?: string;
   compareEstimate?: string;
   segment?: Segment;
-  totalWcu?: number;
+  totalWcu?: WcuSpec;
   partitionKey?: KeyAttribute;
   sortKey?: KeyAttribute;
   billing?: 'provisioned' | 'on-demand';

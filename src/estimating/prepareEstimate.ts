@@ -5,7 +5,7 @@ import { nowCapacity } from './tableCapacity.js';
 import { IndexKeyTally } from './indexKeyTally.js';
 import type { Growth } from './reachableRate.js';
 import type { NormalizedLoadOptions } from '../load/options.js';
-import { chooseRate, type RateChoice } from '../pacing/rateChoice.js';
+import { chooseWorkerRate, type RateChoice } from '../pacing/rateChoice.js';
 import { formatCount } from '../shared/format.js';
 import { createWriteCostModel, type WriteCostModel } from '../pacing/writeCost.js';
 import type { TableInfo } from '../shared/tableInfo.js';
@@ -67,7 +67,7 @@ export interface PreparedEstimate {
 }
 
 /** The load options the estimate's rate and simulations follow. */
-export type EstimateLoadSettings = Pick<NormalizedLoadOptions, 'pacing' | 'wcu' | 'keyWcu' | 'concurrency' | 'maxAttempts'>;
+export type EstimateLoadSettings = Pick<NormalizedLoadOptions, 'pacing' | 'wcu' | 'totalWcu' | 'segment' | 'keyWcu' | 'concurrency' | 'maxAttempts'>;
 
 /**
  * Pure setup from the table's description: the write cost model, the rate `load` would choose, and two
@@ -75,7 +75,11 @@ export type EstimateLoadSettings = Pick<NormalizedLoadOptions, 'pacing' | 'wcu' 
  * contrast, the input order unpaced (as other loaders write).
  */
 export function prepareEstimate(table: TableInfo, opts: EstimateLoadSettings, settings: SimulationSettings = {}): PreparedEstimate {
-  const rate = reachableChoice(table, opts.pacing ? chooseRate(opts.wcu, table) : undefined, settings.newTable === true);
+  const rate = reachableChoice(
+    table,
+    opts.pacing ? chooseWorkerRate(opts.wcu, opts.totalWcu, opts.segment?.count ?? 1, table) : undefined,
+    settings.newTable === true,
+  );
   const model: PartitionModelOptions = {
     tableWcu: rate.capacity,
     ...(table.provisionedRcu ? { tableRcu: table.provisionedRcu } : {}),

@@ -119,8 +119,11 @@ export interface LoadOptions {
   pacing?: boolean;
   /** Load only the partition keys of segment i of N ("i/N", 0-based): one of N workers over the same file. */
   segment?: string | Segment;
-  /** With segment: the rate of all N workers together; each takes totalWcu / N. Instead of wcu. */
-  totalWcu?: number;
+  /**
+   * With segment: the rate of all N workers together, a number or "auto"/"auto:P%" of the table; shared by the
+   * workers running when they share a listing, else totalWcu / N each. Instead of wcu.
+   */
+  totalWcu?: number | string | WcuSpec;
   /**
    * A checkpoint file: saved while the load runs and at every stop; running the same load again with it
    * resumes where it stopped (after a crash, kill -9 or a lost machine). A file input only.
@@ -204,8 +207,11 @@ export interface NormalizedLoadOptions {
   checkpointPath: string | undefined;
   listing: string | undefined;
   partsDisjoint: boolean;
-  /** --total-wcu: the budget of all the workers together (`wcu` holds this worker's first share of it). */
-  totalWcu: number | undefined;
+  /**
+   * --total-wcu: the budget of all the workers together (`wcu` is then undefined); also --wcu auto given to
+   * one of several workers, which means the table's rate for all of them, not for each.
+   */
+  totalWcu: WcuSpec | undefined;
   region: string | undefined;
   profile: string | undefined;
   endpoint: string | undefined;
@@ -313,8 +319,7 @@ export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean }
     memoryBytes: integer('memoryBytes', raw.memoryBytes, DEFAULT_MEMORY_BYTES, ...INTEGER_RANGES.memoryBytes),
     tempDir: raw.tempDir,
     shard: normalizeShard(raw, segment),
-    wcu: normalizeTotalWcu(raw) ?? normalizeWcu(raw.wcu),
-    totalWcu: raw.totalWcu,
+    ...normalizeRates(raw),
     segment,
     checkpointPath: normalizeCheckpoint(raw),
     listing: normalizeListing(raw),
@@ -377,15 +382,21 @@ function normalizeSegment(value: LoadOptions['segment']): Segment | undefined {
   throw invalid('segment', 'i/N with 0 <= i < N', JSON.stringify(value));
 }
 
-/** --total-wcu T over N segments: this worker's target is T / N. */
-function normalizeTotalWcu(raw: LoadOptions): WcuSpec | undefined {
-  if (raw.totalWcu === undefined) return undefined;
-  const total = positive('totalWcu', raw.totalWcu, 1);
-  if (raw.segment === undefined) throw invalid('totalWcu', 'given together with `segment` (--segment i/N); without segments use --wcu', total);
+/**
+ * This worker's --wcu, or the budget of all the workers of the load: --total-wcu, and --wcu auto given to
+ * one of several workers (the table's rate is the whole load's: each worker taking all of it would ask N
+ * times the table).
+ */
+function normalizeRates(raw: LoadOptions): { wcu: WcuSpec | undefined; totalWcu: WcuSpec | undefined } {
+  const wcu = normalizeWcu(raw.wcu);
+  const workers = normalizeSegment(raw.segment)?.count;
+  if (raw.totalWcu === undefined)
+    return wcu?.kind === 'auto' && workers !== undefined && workers > 1 ? { wcu: undefined, totalWcu: wcu } : { wcu, totalWcu: undefined };
+  const total = normalizeWcu(raw.totalWcu, 'totalWcu');
+  if (raw.segment === undefined) throw invalid('totalWcu', 'given together with `segment` (--segment i/N); without segments use --wcu', String(raw.totalWcu));
   if (raw.wcu !== undefined)
     throw invalid('wcu', 'left out when `totalWcu` is given (--total-wcu is the rate of all workers, --wcu of this one)', String(raw.wcu));
-  const segment = normalizeSegment(raw.segment)!;
-  return { kind: 'fixed', wcu: total / segment.count };
+  return { wcu: undefined, totalWcu: total };
 }
 
 function normalizePacing(raw: LoadOptions): boolean {
@@ -397,13 +408,13 @@ function normalizePacing(raw: LoadOptions): boolean {
   return pacing;
 }
 
-function normalizeWcu(value: LoadOptions['wcu']): WcuSpec | undefined {
+function normalizeWcu(value: LoadOptions['wcu'], name = 'wcu'): WcuSpec | undefined {
   if (value === undefined) return undefined;
-  if (typeof value === 'number') return { kind: 'fixed', wcu: positive('wcu', value, 1) };
+  if (typeof value === 'number') return { kind: 'fixed', wcu: positive(name, value, 1) };
   if (typeof value === 'string') return parseWcuSpec(value);
-  if (value.kind === 'fixed') return { kind: 'fixed', wcu: positive('wcu', value.wcu, 1) };
+  if (value.kind === 'fixed') return { kind: 'fixed', wcu: positive(name, value.wcu, 1) };
   if (value.kind === 'auto' && value.percent > 0 && value.percent <= 100) return value;
-  throw invalid('wcu', 'a number of write units per second, "auto" or "auto:P%"', JSON.stringify(value));
+  throw invalid(name, 'a number of write units per second, "auto" or "auto:P%"', JSON.stringify(value));
 }
 
 function positive(name: string, value: unknown, fallback: number): number {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WriteOrderer } from '../ordering/writeOrderer.js';
 import { InFlightLimit } from '../pacing/inFlight.js';
-import { chooseRate, nowCapacity, type RateChoice } from '../pacing/rateChoice.js';
+import { chooseWorkerRate, nowCapacity, type RateChoice } from '../pacing/rateChoice.js';
 import { listInputs, type InputSet } from '../reading/inputSet.js';
 import { LoaderError, bug } from '../shared/errors.js';
 import type { OwnFile } from '../reading/listing.js';
@@ -132,7 +132,7 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
   const inputSet = await preflightInput(listed, tableInfo, opts);
   facts.inputSet = inputSet;
   const rate: RateChoice = opts.pacing
-    ? chooseRate(opts.wcu, tableInfo)
+    ? chooseWorkerRate(opts.wcu, opts.totalWcu, opts.segment?.count ?? 1, tableInfo)
     : { targetWcu: Infinity, reason: '--no-pacing: no rate control, only backoff of throttled writes' };
   // A partition key may be in every worker's share of the parts: each keeps 1/N of --key-wcu, so together
   // they stay within it.
@@ -140,9 +140,9 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
   facts.keyWcu = keyWcu;
   const pacing = mode.pacing(tableInfo, rate, keyWcu);
   // One budget for every worker (--total-wcu): this worker's part of it, handed on as workers start and finish.
-  if (board && opts.totalWcu !== undefined && pacing.pacer && listedAt !== undefined)
+  if (board && rate.wholeWcu !== undefined && pacing.pacer && listedAt !== undefined)
     await shareTheRate(board, {
-      total: opts.totalWcu,
+      total: rate.wholeWcu,
       controller: pacing.pacer.controller,
       now: ctx.now,
       segment: opts.segment!,

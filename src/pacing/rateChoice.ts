@@ -47,6 +47,28 @@ export interface RateChoice {
   reason: string;
   /** A caution worth printing (a fixed rate above what the table is provisioned for). */
   warning?: string;
+  /** One worker's part of a budget several share (--total-wcu): the budget of all of them, WCU/s. */
+  wholeWcu?: number;
+}
+
+/**
+ * The rate of one worker of `workers` (--segment i/N): its own --wcu, or its part of the budget of them
+ * all (`total`: --total-wcu, or --wcu auto, which is the table's rate for the whole load). The budget is
+ * chosen, and warned about, as the whole load's, then divided: 1/N of the target, and of an on-demand
+ * table's growth (its warm start and cap), to begin with; load/sharedRate.ts hands parts on from there.
+ */
+export function chooseWorkerRate(own: WcuSpec | undefined, total: WcuSpec | undefined, workers: number, table: Parameters<typeof chooseRate>[1]): RateChoice {
+  if (total === undefined) return chooseRate(own, table);
+  const whole = chooseRate(total, table, '--total-wcu');
+  const part = whole.targetWcu / workers;
+  const growth = whole.growth ? { ...whole.growth, initial: whole.growth.initial / workers, cap: whole.growth.cap / workers } : undefined;
+  return {
+    targetWcu: part,
+    ...(growth ? { growth } : {}),
+    reason: `${whole.reason}, for all ${workers} workers together: ${formatCount(part)} WCU/s each while all run`,
+    ...(whole.warning ? { warning: whole.warning } : {}),
+    wholeWcu: whole.targetWcu,
+  };
 }
 
 /**
@@ -56,19 +78,21 @@ export interface RateChoice {
 export function chooseRate(
   spec: WcuSpec | undefined,
   table: Pick<TableInfo, 'billingMode' | 'provisionedWcu' | 'warmWriteUnits' | 'onDemandMaxWriteUnits' | 'gsis'>,
+  /** The option named in the reason and warnings. */
+  flag = '--wcu',
 ): RateChoice {
   if (!spec) return { targetWcu: Infinity, reason: 'no --wcu: as fast as the table takes it, slowing down on throttles' };
   const gsiNote = table.gsis.length > 0 ? ` (the budget includes the writes to ${table.gsis.length} GSI${table.gsis.length > 1 ? 's' : ''})` : '';
   if (spec.kind === 'fixed') {
     const provisioned = table.billingMode === 'PROVISIONED' ? table.provisionedWcu : undefined;
-    const choice: RateChoice = { targetWcu: spec.wcu, reason: `--wcu ${formatCount(spec.wcu)}${gsiNote}` };
+    const choice: RateChoice = { targetWcu: spec.wcu, reason: `${flag} ${formatCount(spec.wcu)}${gsiNote}` };
     if (provisioned !== undefined && provisioned > 0 && spec.wcu > provisioned) {
-      choice.warning = `--wcu ${formatCount(spec.wcu)} is above the table's provisioned ${formatCount(provisioned)} WCU; expect throttling once burst capacity is spent`;
+      choice.warning = `${flag} ${formatCount(spec.wcu)} is above the table's provisioned ${formatCount(provisioned)} WCU; expect throttling once burst capacity is spent`;
     } else if (table.billingMode === 'PAY_PER_REQUEST') {
       // An on-demand table takes its warm throughput at once, and twice its previous peak every 30 minutes.
       const warm = table.warmWriteUnits !== undefined && table.warmWriteUnits > 0 ? table.warmWriteUnits : NEW_ON_DEMAND_WCU;
       if (spec.wcu > warm) {
-        choice.warning = `--wcu ${formatCount(spec.wcu)} is above the ${formatCount(warm)} WCU/s the on-demand table takes at once (${table.warmWriteUnits ? 'its warm throughput' : 'a new table'}); DynamoDB takes up to twice the previous peak every 30 minutes, so expect throttling until it has grown (--wcu auto grows with it)`;
+        choice.warning = `${flag} ${formatCount(spec.wcu)} is above the ${formatCount(warm)} WCU/s the on-demand table takes at once (${table.warmWriteUnits ? 'its warm throughput' : 'a new table'}); DynamoDB takes up to twice the previous peak every 30 minutes, so expect throttling until it has grown (${flag} auto grows with it)`;
       }
     }
     return choice;
@@ -78,7 +102,7 @@ export function chooseRate(
     const target = Math.max(1, table.provisionedWcu * share);
     return {
       targetWcu: target,
-      reason: `--wcu auto: ${spec.percent}% of the table's provisioned ${formatCount(table.provisionedWcu)} WCU = ${formatCount(target)} WCU/s${gsiNote}`,
+      reason: `${flag} auto: ${spec.percent}% of the table's provisioned ${formatCount(table.provisionedWcu)} WCU = ${formatCount(target)} WCU/s${gsiNote}`,
     };
   }
   const warm = table.warmWriteUnits !== undefined && table.warmWriteUnits > 0 ? table.warmWriteUnits : undefined;
@@ -91,6 +115,6 @@ export function chooseRate(
   return {
     targetWcu: cap * share,
     growth: { initial: start, factor: ON_DEMAND_GROWTH.factor, windowMs: ON_DEMAND_GROWTH.windowMs, cap: cap * share },
-    reason: `--wcu auto: on-demand table; starting at ${spec.percent}% of ${from} = ${formatCount(start)} WCU/s, never above twice the peak reached 30 minutes earlier, up to ${spec.percent}% of ${formatCount(cap)}${table.onDemandMaxWriteUnits ? " (the table's MaxWriteRequestUnits)" : ' (the default table quota)'}${gsiNote}`,
+    reason: `${flag} auto: on-demand table; starting at ${spec.percent}% of ${from} = ${formatCount(start)} WCU/s, never above twice the peak reached 30 minutes earlier, up to ${spec.percent}% of ${formatCount(cap)}${table.onDemandMaxWriteUnits ? " (the table's MaxWriteRequestUnits)" : ' (the default table quota)'}${gsiNote}`,
   };
 }

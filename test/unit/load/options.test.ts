@@ -227,6 +227,15 @@ describe('normalizeOptions: rate options', () => {
     expect(normalizeOptions({ ...base, wcu }).wcu).toEqual(expected);
   });
 
+  it('--total-wcu is the budget of all the workers, a number or auto; --wcu auto given to one of several workers means the same', () => {
+    expect(normalizeOptions({ ...base, segment: '1/4', totalWcu: 8000 })).toMatchObject({ wcu: undefined, totalWcu: { kind: 'fixed', wcu: 8000 } });
+    expect(normalizeOptions({ ...base, segment: '1/4', totalWcu: 'auto:60%' })).toMatchObject({ wcu: undefined, totalWcu: { kind: 'auto', percent: 60 } });
+    expect(normalizeOptions({ ...base, segment: '1/4', wcu: 'auto' })).toMatchObject({ wcu: undefined, totalWcu: { kind: 'auto', percent: 80 } });
+    // One worker, or a fixed --wcu: this worker's own.
+    expect(normalizeOptions({ ...base, segment: '0/1', wcu: 'auto' })).toMatchObject({ wcu: { kind: 'auto', percent: 80 }, totalWcu: undefined });
+    expect(normalizeOptions({ ...base, segment: '1/4', wcu: 300 })).toMatchObject({ wcu: { kind: 'fixed', wcu: 300 }, totalWcu: undefined });
+  });
+
   it('keyWcu and pacing are kept', () => {
     expect(normalizeOptions({ ...base, keyWcu: 250.5 })).toMatchObject({ keyWcu: 250.5, pacing: true });
     expect(normalizeOptions({ ...base, pacing: false })).toMatchObject({ pacing: false, wcu: undefined });

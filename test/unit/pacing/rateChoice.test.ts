@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { chooseRate, DEFAULT_AUTO_PERCENT, NEW_ON_DEMAND_WCU, ON_DEMAND_TABLE_QUOTA_WCU, parseWcuSpec, type WcuSpec } from '../../../src/pacing/rateChoice.js';
+import {
+  chooseRate,
+  chooseWorkerRate,
+  DEFAULT_AUTO_PERCENT,
+  NEW_ON_DEMAND_WCU,
+  ON_DEMAND_TABLE_QUOTA_WCU,
+  parseWcuSpec,
+  type WcuSpec,
+} from '../../../src/pacing/rateChoice.js';
 import type { IndexInfo, TableInfo } from '../../../src/shared/tableInfo.js';
 import { loaderErrorOf } from '../../support/thrown.js';
 
@@ -183,5 +191,30 @@ describe('chooseRate', () => {
     }
     // Without --wcu there is no budget to explain.
     expect(chooseRate(undefined, provisioned(1000, { gsis })).reason).not.toContain('GSI');
+  });
+});
+
+describe('chooseWorkerRate: the budget of all the workers of a load', () => {
+  it('--total-wcu 40,000 over 16 workers on a new on-demand table warns for the whole load, as --wcu 40,000 does', () => {
+    const choice = chooseWorkerRate(undefined, { kind: 'fixed', wcu: 40_000 }, 16, onDemand());
+    expect(choice.targetWcu).toBe(2500);
+    expect(choice.wholeWcu).toBe(40_000);
+    expect(choice.warning).toMatch(/--total-wcu 40,000 is above the 4,000 WCU\/s the on-demand table takes at once/);
+    expect(choice.reason).toMatch(/for all 16 workers together: 2,500 WCU\/s each/);
+  });
+
+  it('auto is the table for the whole load: 4 workers of a 4,000 WCU table take 800 each, not 3,200', () => {
+    const choice = chooseWorkerRate(undefined, { kind: 'auto', percent: 80 }, 4, provisioned(4000));
+    expect(choice).toMatchObject({ targetWcu: 800, wholeWcu: 3200 });
+  });
+
+  it("on demand, each worker's growth is its part of the table's: warm start and cap divided", () => {
+    const whole = chooseRate({ kind: 'auto', percent: 80 }, onDemand());
+    const part = chooseWorkerRate(undefined, { kind: 'auto', percent: 80 }, 4, onDemand());
+    expect(part.growth).toEqual({ ...whole.growth!, initial: whole.growth!.initial / 4, cap: whole.growth!.cap / 4 });
+  });
+
+  it("a worker's own --wcu is its own", () => {
+    expect(chooseWorkerRate({ kind: 'fixed', wcu: 300 }, undefined, 4, provisioned(4000))).toMatchObject({ targetWcu: 300 });
   });
 });
