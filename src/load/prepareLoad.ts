@@ -34,7 +34,7 @@ import { headerChecker, preflightInput } from './inputPreflight.js';
 import { localListingStore, s3ListingStore, sharedListing } from './sharedListing.js';
 import type { Segment } from './segment.js';
 import { divisionOf, shareOf, type Division, type DivisionBy } from './shares.js';
-import { HEARTBEAT_MS, localWorkerStore, RATE_BEAT_MS, s3WorkerStore, WorkerBoard, workerDocPath } from './workerBoard.js';
+import { HEARTBEAT_MS, localWorkerStore, rateBeatMs, s3WorkerStore, WorkerBoard, workerDocPath } from './workerBoard.js';
 import { shareTheRate } from './rateSharing.js';
 
 /** What the stages and the dispatcher of a prepared load need. */
@@ -219,7 +219,7 @@ async function startWorkerBoard(ctx: PrepareContext, segment: Segment, listing: 
     await board.end(state, code, complete);
   });
   // A shared budget is handed on at every beat: often enough that a part a finished worker frees is soon taken up.
-  await board.start(ctx.deps.testSeams?.heartbeatMs ?? (ctx.opts.totalWcu !== undefined ? RATE_BEAT_MS : HEARTBEAT_MS));
+  await board.start(ctx.deps.testSeams?.heartbeatMs ?? (ctx.opts.totalWcu !== undefined ? rateBeatMs(segment.count) : HEARTBEAT_MS));
   return board;
 }
 

@@ -34,8 +34,17 @@ export async function shareTheRate(board: WorkerBoard, sharing: RateSharing): Pr
   // Undefined while joining: nothing of the budget is this worker's until it has seen the others.
   let mine: number | undefined;
   board.rate = () => (mine === undefined ? undefined : { targetWcu: mine, achievedWcu: controller.snapshot(now()).achievedWcu });
+  // A peer's last document read: a read that fails (S3 unreachable for a moment) keeps it, rather than
+  // counting the peer as gone and taking its part while it may still be writing.
+  const known = new Map<string, WorkerDoc | undefined>();
   const adjust = async () => {
-    const docs = await Promise.all(peers.map((p) => readPeer(p.store, p.segment)));
+    const docs = await Promise.all(
+      peers.map(async (p) => {
+        const read = await readPeer(p.store, p.segment);
+        if (read !== 'unreadable') known.set(p.segment, read);
+        return known.get(p.segment);
+      }),
+    );
     const wall = Date.now();
     const live = docs.filter(
       (d): d is WorkerDoc => d !== undefined && d.listedAt === listedAt && d.state === 'running' && wall - Date.parse(d.updatedAt) <= SILENT_AFTER_MS,
@@ -55,11 +64,12 @@ export async function shareTheRate(board: WorkerBoard, sharing: RateSharing): Pr
   await board.refresh();
 }
 
-async function readPeer(store: { read(): Promise<string | undefined>; where: string }, segment: string): Promise<WorkerDoc | undefined> {
+/** A peer's document; undefined when it has none yet (not started); 'unreadable' when it could not be read. */
+async function readPeer(store: { read(): Promise<string | undefined>; where: string }, segment: string): Promise<WorkerDoc | undefined | 'unreadable'> {
   try {
     const text = await store.read();
     return text === undefined ? undefined : parseWorkerDoc(text, store.where, segment);
   } catch {
-    return undefined;
+    return 'unreadable';
   }
 }

@@ -56,6 +56,15 @@ export const HEARTBEAT_MS = 10_000;
 /** How often when the workers share one budget: a part a finished worker frees is taken up within this. */
 export const RATE_BEAT_MS = 2_000;
 
+/**
+ * A worker's beat when N share a budget: RATE_BEAT_MS, longer past 20 workers, since each beat reads the
+ * N-1 others' documents (N² reads a beat in all: 100 workers every 10 s are 1,000 GETs a second, within
+ * the 5,500 a second one S3 prefix serves), up to HEARTBEAT_MS, which status's silence is counted in.
+ */
+export function rateBeatMs(workers: number): number {
+  return Math.min(HEARTBEAT_MS, RATE_BEAT_MS * Math.max(1, workers / 20));
+}
+
 /** Where worker `segment` of the load sharing `listing` writes its document. */
 export function workerDocPath(listing: string, segment: Segment): string {
   return `${listing}.worker-${segment.index}-of-${segment.count}.json`;

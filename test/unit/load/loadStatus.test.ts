@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadStatus, parseWorkerDoc, SILENT_AFTER_MS } from '../../../src/load/loadStatus.js';
 import { statusExitCode } from '../../../src/cli/statusCommand.js';
-import { WORKER_FORMAT, type WorkerDoc } from '../../../src/load/workerBoard.js';
+import { HEARTBEAT_MS, rateBeatMs, WORKER_FORMAT, type WorkerDoc } from '../../../src/load/workerBoard.js';
 
 const NOW = Date.parse('2026-11-27T12:00:00.000Z');
 const LISTED = '2026-11-27T11:00:00.000Z';
@@ -93,5 +93,14 @@ describe('loadStatus', () => {
     expect(() => parseWorkerDoc('{', 'w.json', '0/2')).toThrow(/w\.json is not a worker state/);
     expect(() => parseWorkerDoc(JSON.stringify(doc('1/2')), 'w.json', '0/2')).toThrow(/worker 1\/2's/);
     expect(() => parseWorkerDoc(JSON.stringify({ ...doc('0/2'), written: 'x' }), 'w.json', '0/2')).toThrow(/"written"/);
+  });
+});
+
+describe('rateBeatMs', () => {
+  it('2 s up to 20 workers, longer past them, never longer than the heartbeat status counts silence in', () => {
+    expect(rateBeatMs(4)).toBe(2000);
+    expect(rateBeatMs(40)).toBe(4000);
+    expect(rateBeatMs(1000)).toBe(HEARTBEAT_MS);
+    expect(3 * HEARTBEAT_MS).toBe(SILENT_AFTER_MS);
   });
 });
