@@ -202,10 +202,6 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
 }
 
 /**
- * The inputs, listed (or, with --listing, the listing every worker shares). An S3 client is made only
- * when an input is in S3, and destroyed when the load ends.
- */
-/**
  * This worker's state beside the shared listing, for `ddb-spread status`: written now, on a timer, and
  * when the load ends. Its last word is deferred here, after the listing's S3 client (released after it)
  * and before the reject file and checkpoint are closed (released before it), so it tells their outcome.
@@ -223,6 +219,10 @@ async function startWorkerBoard(ctx: PrepareContext, segment: Segment, listing: 
   return board;
 }
 
+/**
+ * The inputs, listed (or, with --listing, the listing every worker shares), and how the workers divide them.
+ * An S3 client is made only when an input is in S3, and destroyed when the load ends.
+ */
 async function listInputSet({
   opts,
   deps,
