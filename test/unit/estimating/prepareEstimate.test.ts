@@ -7,7 +7,7 @@ import type { TableInfo } from '../../../src/shared/tableInfo.js';
 const KEY = { partitionKey: { name: 'id', type: 'S' } } as const;
 const ON_DEMAND = offlineTableInfo('orders', KEY);
 const PROVISIONED = offlineTableInfo('orders', { ...KEY, billing: 'provisioned', tableWcu: 300, tableRcu: 100 });
-const OPTS: EstimateLoadSettings = { pacing: true, wcu: undefined, keyWcu: 1000, concurrency: 8, maxAttempts: 15 };
+const OPTS: EstimateLoadSettings = { pacing: true, wcu: undefined, totalWcu: undefined, segment: undefined, keyWcu: 1000, concurrency: 8, maxAttempts: 15 };
 
 describe('prepareEstimate: the rate', () => {
   it('a fixed --wcu is the target and the assumed rate within what the table takes', () => {
