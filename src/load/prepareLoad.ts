@@ -149,6 +149,7 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
       listing: opts.listing!,
       listedAt,
       s3,
+      beatMs: board.beatMs,
     });
   const tableWcu = tableInfo.billingMode === 'PROVISIONED' && tableInfo.provisionedWcu !== undefined ? tableInfo.provisionedWcu : Infinity;
   facts.rate = { reason: rate.reason, tableWcu, nowWcu: nowCapacity(tableInfo), pacer: pacing.pacer, capacity: pacing.capacity };

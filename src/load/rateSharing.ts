@@ -15,7 +15,12 @@ export interface RateSharing {
   listing: string;
   listedAt: string;
   s3: () => Promise<S3Access>;
+  /** The board's beat: how soon the others see this worker and make room. */
+  beatMs: number;
 }
+
+/** Beats a worker that joined with no room waits for the others to make it, before it writes at all. */
+const JOIN_BEATS = 5;
 
 /**
  * Makes this worker's target its part of the shared budget (sharedRate.ts), from the other workers' states
@@ -33,6 +38,8 @@ export async function shareTheRate(board: WorkerBoard, sharing: RateSharing): Pr
     });
   // Undefined while joining: nothing of the budget is this worker's until it has seen the others.
   let mine: number | undefined;
+  // An equal part among the live workers at the last beat: what this worker is owed.
+  let owed = total / segment.count;
   board.rate = () => (mine === undefined ? undefined : { targetWcu: mine, achievedWcu: controller.snapshot(now()).achievedWcu });
   // A peer's last document read: a read that fails (S3 unreachable for a moment) keeps it, rather than
   // counting the peer as gone and taking its part while it may still be writing.
@@ -49,6 +56,7 @@ export async function shareTheRate(board: WorkerBoard, sharing: RateSharing): Pr
     const live = docs.filter(
       (d): d is WorkerDoc => d !== undefined && d.listedAt === listedAt && d.state === 'running' && wall - Date.parse(d.updatedAt) <= SILENT_AFTER_MS,
     );
+    owed = total / (live.length + 1);
     // A worker still joining has published no target yet: it may take up to one part of N.
     mine = nextTarget(
       total,
@@ -62,6 +70,14 @@ export async function shareTheRate(board: WorkerBoard, sharing: RateSharing): Pr
   board.onBeat = adjust;
   // Published at once, so the others make room at their next beat.
   await board.refresh();
+  // Joined with no room (the others took the part of a worker that had not started, or of this one before a
+  // restart): wait a few beats for them to give it back rather than write at the least part, whose waits
+  // (a batch of 25 units at 2% of a part: seconds each) would be reserved before the room came.
+  for (let beat = 0; beat < JOIN_BEATS && mine! < 0.9 * Math.min(owed, total / segment.count); beat++) {
+    await new Promise((resolve) => setTimeout(resolve, sharing.beatMs));
+    await adjust();
+    await board.refresh();
+  }
 }
 
 /** A peer's document; undefined when it has none yet (not started); 'unreadable' when it could not be read. */

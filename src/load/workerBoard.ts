@@ -168,7 +168,11 @@ export class WorkerBoard {
     this.#warn = warn;
   }
 
+  /** The interval of its beats, once started. */
+  beatMs = HEARTBEAT_MS;
+
   start(heartbeatMs = HEARTBEAT_MS): Promise<void> {
+    this.beatMs = heartbeatMs;
     this.#timer = setInterval(() => void this.#beat(), heartbeatMs);
     this.#timer.unref();
     return this.#post('running');

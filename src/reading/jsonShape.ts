@@ -25,7 +25,8 @@ export function jsonShapeOf(head: string): JsonShape {
   // A first line that is a whole value with more after it is JSON Lines, whatever that value is (a bad
   // line that is an array is rejected as one row, as before; never read as a document and its items written).
   if (closesOnFirstLineWithMore(text)) return 'lines';
-  if (text.startsWith('[')) return 'array';
+  // An array of items holds objects: one that opens with anything else (`["a",0]`) is a bad line, one row.
+  if (text.startsWith('[')) return /^\[\s*(?:\{|\]|$)/.test(text) ? 'array' : 'lines';
   // Items holding DynamoDB JSON (as the CLI writes them), or none: a JSON line with an "Items" list first stays a line.
   if (/^\{\s*"Items"\s*:\s*\[\s*(?:\]|\{\s*"(?:[^"\\]|\\.)*"\s*:\s*\{\s*"(?:S|N|B|BOOL|NULL|M|L|SS|NS|BS)"\s*:)/.test(text)) return 'scan';
   if (/^\{\s*"(?:[^"\\]|\\.)+"\s*:\s*\[\s*\{\s*"(?:PutRequest|DeleteRequest)"\s*:/.test(text)) return 'requests';

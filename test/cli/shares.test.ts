@@ -231,21 +231,36 @@ describe('--total-wcu shared by the workers running', () => {
     let highest = 0;
     let sampling = true;
     const sampler = (async () => {
+      const read = () => Promise.all([0, 1, 2].map((i) => readFile(`${listing}.worker-${i}-of-3.json`, 'utf8').catch(() => '')));
       while (sampling) {
-        const docs = await Promise.all(
-          [0, 1, 2].map((i) =>
-            readFile(`${listing}.worker-${i}-of-3.json`, 'utf8')
-              .then((t) => JSON.parse(t) as { state: string; targetWcu?: number })
-              .catch(() => undefined),
-          ),
-        );
+        // A snapshot of the three documents only when none changed while they were read: the workers write
+        // at different moments, and a document read before its worker lowered its part and another read
+        // after its worker took that room would add up to parts never published together.
+        const texts = await read();
+        const again = await read();
+        if (texts.some((t, i) => t !== again[i])) continue;
+        const docs = texts.map((t) => (t ? (JSON.parse(t) as { state: string; targetWcu?: number }) : undefined));
         const running = docs.filter((d) => d?.state === 'running' && d.targetWcu !== undefined);
         sums.push(running.reduce((n, d) => n + d!.targetWcu!, 0));
         for (const d of running) highest = Math.max(highest, d!.targetWcu!);
         await new Promise((r) => setTimeout(r, 100));
       }
     })();
-    const runs = await Promise.all([0, 1, 2].map(worker));
+    // The small share's worker starts late, once the other two have taken its part between them: it must
+    // get its part back within a few beats, not write at the least part (2% of a third: minutes for its rows).
+    const late = async () => {
+      for (let i = 0; i < 200; i++) {
+        const docs = await Promise.all([0, 1].map((w) => readFile(`${listing}.worker-${w}-of-3.json`, 'utf8').catch(() => '')));
+        if (docs.every((t) => t.includes('"targetWcu": 300'))) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const started = Date.now();
+      const run = await worker(2);
+      return { ...run, took: Date.now() - started };
+    };
+    const [first, second, third] = await Promise.all([worker(0), worker(1), late()]);
+    const runs = [first, second, third];
+    expect(third.took, 'the late worker waited out waits reserved at its least part').toBeLessThan(15_000);
     sampling = false;
     await sampler;
     for (const r of runs) expect(r.code, r.stderr).toBe(EXIT.OK);

@@ -62,6 +62,11 @@ describe('jsonShapeOf', () => {
     ['[{"pk":"a"},{"pk":"b"}]\n', 'array'],
     ['[{"pk":"a"},\n{"pk":"b"}]\n', 'array'],
     ['{"Items":[{"pk":{"S":"a"}}],"Count":1}\n\n', 'scan'],
+    // An array that does not open with an item is a bad line, one row, even alone in its file.
+    ['["a",0]', 'lines'],
+    ['[[1]]\n', 'lines'],
+    ['[]', 'array'],
+    ['[\n  {"pk":"a"}\n]\n', 'array'],
   ])('%j is %s', (text, shape) => {
     expect(jsonShapeOf(text)).toBe(shape);
   });
