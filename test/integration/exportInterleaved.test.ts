@@ -151,7 +151,15 @@ describe('exports read side by side', () => {
     const saved = JSON.parse(await readFile(checkpoint, 'utf8')) as { options: Record<string, unknown> };
     delete saved.options['autoReading'];
     await writeFile(checkpoint, JSON.stringify(saved));
-    const written = (await tableState(table)).size;
+    // Counted once the killed load's calls in flight have landed (DynamoDB Local still applies a
+    // BatchWriteItem whose caller was killed mid-call), so the refused resume is not blamed for them.
+    let written = (await tableState(table)).size;
+    for (let i = 0; i < 40; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      const now = (await tableState(table)).size;
+      if (now === written) break;
+      written = now;
+    }
     const resumed = await runCli(args, { cwd: root, env, timeoutMs: 120_000 });
     expect(resumed.code, resumed.stderr).toBe(78);
     expect(resumed.stderr).toMatch(/taken by an earlier ddb-spread, whose auto order read this input in other batches/);
