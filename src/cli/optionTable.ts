@@ -553,7 +553,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     group: 'job',
     commands: LOAD,
     description:
-      'with --segment and --listing over several parts: no primary key is in two parts, so each worker reads only its share of the parts (dealt by size) instead of every part; one DynamoDB export is divided so without it',
+      'with --segment and --listing over several parts (or estimate --workers): no primary key is in two parts, so each worker reads only its share of the parts (dealt by size) instead of every part; one DynamoDB export is divided so without it',
     type: 'flag',
   },
   {
@@ -563,9 +563,18 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     group: 'job',
     commands: LOAD,
     description:
-      "with --segment: the rate of all N workers together, a number or auto / auto:P% of the table (--wcu auto with --segment means the same), shared by those running (1/N each while all run; a finished worker's part goes to the others when they share a --listing), instead of --wcu for this worker",
+      "with --segment (or estimate --workers): the rate of all N workers together, a number or auto / auto:P% of the table (--wcu auto with --segment means the same), shared by those running (1/N each while all run; a finished worker's part goes to the others when they share a --listing), instead of --wcu for this worker",
     parse: parseWcuOption,
     type: '≥ 1, `auto`, `auto:P%`',
+  },
+  {
+    flags: '--workers <n>',
+    key: 'workers',
+    group: 'job',
+    commands: ['estimate'],
+    description:
+      'estimate the whole load as n workers would run it (--segment 0/n … n-1/n): how they divide the parts, the bytes they read together, and the time and cost at the rate of all of them (--total-wcu, or n times --wcu)',
+    ...integer([1, 10_000]),
   },
   {
     flags: '--stop-timeout <seconds>',

@@ -90,6 +90,7 @@ export interface LoadFlags {
   gsi?: IndexInfo[];
   itemCount?: number;
   newTable?: boolean;
+  workers?: number;
   priceWriteRequest?: number;
   priceWcuHour?: number;
 }
@@ -132,6 +133,7 @@ export async function toEstimateOptions(input: string | string[], flags: LoadFla
     if (flags.table === undefined)
       throw new LoaderError('INVALID_OPTION', 'estimate needs --table (read with DescribeTable) or --partition-key name:TYPE to describe the table offline');
   }
+  if (flags.workers !== undefined) options.workers = flags.workers;
   if (flags.priceWriteRequest !== undefined || flags.priceWcuHour !== undefined) {
     options.prices = {
       ...(flags.priceWriteRequest !== undefined ? { onDemandPerMillionWrites: flags.priceWriteRequest } : {}),

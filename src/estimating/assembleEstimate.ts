@@ -1,7 +1,18 @@
 import { planCapacity } from './capacityPlan.js';
 import { estimateCost } from './costEstimate.js';
 import type { EstimateTotals } from './estimateTally.js';
-import type { CapacityPlan, EstimateInput, EstimateResult, EstimateTable, EstimateTime, HotKey, ShardAdvice, Simulation } from './estimateTypes.js';
+import type {
+  CapacityPlan,
+  EstimateInput,
+  EstimateResult,
+  EstimateTable,
+  EstimateTime,
+  EstimateWorkers,
+  HotKey,
+  ShardAdvice,
+  Simulation,
+} from './estimateTypes.js';
+import type { WorkersPlan } from './workersPlan.js';
 import type { HeavyHitters } from '../shared/heavyHitters.js';
 import { partitionCount } from './partitionModel.js';
 import type { EstimateRateChoice } from './prepareEstimate.js';
@@ -39,6 +50,8 @@ export interface EstimateParts {
   phases?: EstimatePhases | undefined;
   /** Unit prices the user gave, if any. */
   prices?: Partial<EstimateResult['cost']['prices']> | undefined;
+  /** --workers N: how they would divide the load (the rate in `rate` is already all of theirs). */
+  workers?: WorkersPlan | undefined;
 }
 
 /** The estimate's result from what was counted and simulated: pure, no I/O. */
@@ -52,7 +65,10 @@ export function assembleEstimate(parts: EstimateParts): EstimateResult {
   // The write phase is the planned order's simulation, paced at the reachable rate (prepareEstimate).
   const writeSeconds = totals.planned.seconds;
   const simulatedRate = writeSeconds > 0 ? totalWcu / writeSeconds : assumedWcu;
-  const phases = parts.phases ?? { startupSeconds: 0, readSeconds: 0 };
+  const measured = parts.phases ?? { startupSeconds: 0, readSeconds: 0 };
+  // N workers read side by side, each its share (every byte, divided by key): the slowest reads the largest.
+  // Each starts up as this pass did.
+  const phases = parts.workers ? { ...measured, readSeconds: measured.readSeconds * parts.workers.readShare } : measured;
   const estimatedSeconds = loadSeconds(load.order, phases, writeSeconds);
   const capacity = capacityOf(
     table,
@@ -106,7 +122,13 @@ export function assembleEstimate(parts: EstimateParts): EstimateResult {
       // A price the user gave is labelled as theirs, not with the defaults' region and date.
       ...(parts.prices ? { prices: { region: 'as given', date: 'as given', ...parts.prices } } : {}),
     }),
+    ...(parts.workers ? { workers: workersOf(parts.workers, phases.readSeconds) } : {}),
   };
+}
+
+function workersOf(plan: WorkersPlan, readSeconds: number): EstimateWorkers {
+  const { count, by, why, inputBytes, largestShareBytes, bytesReadByAll } = plan;
+  return { count, by, why, inputBytes, largestShareBytes, bytesReadByAll, readSeconds };
 }
 
 /**

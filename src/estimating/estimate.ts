@@ -3,7 +3,10 @@ import { EstimateTally } from './estimateTally.js';
 import type { EstimateResult } from './estimateTypes.js';
 import { DEFAULT_LATENCY_MS, prepareEstimate, type PreparedEstimate, type SimulationSettings } from './prepareEstimate.js';
 import { dryRunLoad, restartsInRoundRobin, type DryRun } from '../load/load.js';
-import { normalizeOptions, type LoadOptions } from '../load/options.js';
+import { normalizeOptions, normalizeRates, type LoadOptions } from '../load/options.js';
+import { LoaderError } from '../shared/errors.js';
+import type { InputSet } from '../reading/inputSet.js';
+import { planWorkers, type WorkersPlan } from './workersPlan.js';
 import type { CallerFiles } from '../load/outputFiles.js';
 import type { TestSeams } from '../load/loadDependencies.js';
 import { isGlobalOrder, type GlobalOrderMode, type OrderMode } from '../ordering/order.js';
@@ -25,6 +28,11 @@ export interface EstimateOptions extends LoadOptions {
   simulation?: SimulationSettings;
   /** The table is created for the load at --wcu (offline --new-table; AWS's bulk-load example). */
   newTable?: boolean;
+  /**
+   * Estimate the whole load as this many workers would run it (--segment 0/N … N-1/N): their division of
+   * the parts, what they read together, and the rate of all of them (--total-wcu, or N times --wcu).
+   */
+  workers?: number;
 }
 
 export interface EstimateDependencies {
@@ -64,7 +72,7 @@ export async function estimate(options: EstimateOptions, deps: EstimateDependenc
     });
     // The first pass's reject file is the first pass's own (a dry run never writes over a file that has
     // rows): the second pass writes it anew.
-    await rm(normalizeOptions(options).rejectsPath, { force: true });
+    await rm(normalizeOptions(wholeLoadOf(options)?.load ?? options).rejectsPath, { force: true });
     return estimateOnce(options, { ...deps, notGrouped: true });
   }
 }
@@ -77,7 +85,8 @@ interface Restart {
 
 async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies, restart?: Restart): Promise<EstimateResult> {
   const calledAt = restart?.calledAt ?? performance.now();
-  const opts = normalizeOptions(options);
+  const whole = wholeLoadOf(options);
+  const opts = normalizeOptions(whole?.load ?? options);
   // A global order is simulated from per-key statistics (plannedOrder.ts), except on a table with GSIs:
   // the statistics hold a table key's writes and units, not the GSI keys each write lands on (they vary
   // row by row, so carrying them would be unbounded), and the GSIs' partitions are what the
@@ -107,12 +116,16 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
   // The setup needs the table, which load() knows only after DescribeTable (or the offline flags).
   let prepared: PreparedEstimate | undefined;
   let tally: EstimateTally | undefined;
+  let workersPlan: WorkersPlan | undefined;
   const dryRun: DryRun = {
     ...(table ? { tableInfo: table } : {}),
     onTable: (table) => {
       // Key statistics cannot carry each write's GSI keys: start over with the order materialised.
       if ((fromStatistics || stripesFromStatistics) && table.gsis.length > 0) return 'start over';
-      prepared = prepareEstimate(table, opts, { ...settings, ...(options.newTable ? { newTable: true } : {}) });
+      prepared = prepareEstimate(table, whole ? { ...opts, ...whole.rates, workers: whole.workers } : opts, {
+        ...settings,
+        ...(options.newTable ? { newTable: true } : {}),
+      });
       const plannedOrder = fromStatistics ? { mode: opts.order as GlobalOrderMode } : stripesFromStatistics ? { mode: 'stripes' as const } : undefined;
       tally = new EstimateTally(prepared.costModel, prepared.simulators, {
         indexes: prepared.indexes,
@@ -121,6 +134,7 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
       });
       return undefined;
     },
+    ...(whole ? { onListed: (set: InputSet) => (workersPlan = planWorkers(set, whole.workers, whole.partsDisjoint)) } : {}),
     onPlanned: (w) => tally!.add(w),
     record: (writes) => tally!.addBatch(writes),
     ...(stripesFromStatistics
@@ -138,7 +152,7 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
   // The dry run itself is unpaced: the pacing the estimate reports is simulated (prepareEstimate). A
   // global order is simulated from key statistics (plannedOrder.ts), so the dry run reads in input order.
   const outcome = await dryRunLoad(
-    { ...options, pacing: false, wcu: undefined, keyWcu: undefined, ...(fromStatistics ? { order: 'input' as const } : {}) },
+    { ...(whole?.load ?? options), pacing: false, wcu: undefined, keyWcu: undefined, ...(fromStatistics ? { order: 'input' as const } : {}) },
     {
       ...(deps.signal ? { signal: deps.signal } : {}),
       onEvent,
@@ -171,8 +185,36 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
     },
     prices: options.prices,
     phases,
+    workers: workersPlan,
   });
 }
+
+/** --workers N, checked: the load the estimate's pass reads (the whole input, as one process) and the rates of all N. */
+interface WholeLoad {
+  workers: number;
+  load: LoadOptions;
+  rates: ReturnType<typeof normalizeRates>;
+  partsDisjoint: boolean;
+}
+
+function wholeLoadOf(options: EstimateOptions): WholeLoad | undefined {
+  const { workers } = options;
+  if (workers === undefined) return undefined;
+  if (!Number.isInteger(workers) || workers < 1 || workers > MAX_WORKERS)
+    throw new LoaderError('INVALID_OPTION', `--workers takes a whole number of workers from 1 to ${MAX_WORKERS}, got ${String(workers)}`);
+  if (options.segment !== undefined)
+    throw new LoaderError('INVALID_OPTION', '--workers estimates the whole load of N workers, --segment i/N the share of one of them: give one of the two');
+  if (options.partsDisjoint !== undefined && typeof options.partsDisjoint !== 'boolean')
+    throw new LoaderError('INVALID_OPTION', `--parts-disjoint is true or false, got ${String(options.partsDisjoint)}`);
+  // The rates as N workers take them (--wcu auto given to several is the whole load's), without a segment
+  // for the pass itself, which reads every row once.
+  const rates = normalizeRates({ wcu: options.wcu, totalWcu: options.totalWcu, segment: { index: 0, count: workers } });
+  const { totalWcu: _total, partsDisjoint: _disjoint, workers: _workers, ...load } = options;
+  return { workers, load, rates, partsDisjoint: options.partsDisjoint === true };
+}
+
+/** Far more than a Kubernetes Indexed Job's completions or an AWS Batch array's 10,000 children need. */
+const MAX_WORKERS = 10_000;
 
 /**
  * Seconds of start-up and of the read phase. Offline (the table from flags) the load's DescribeTable

@@ -283,6 +283,27 @@ function timeSection(ctx: Ctx, r: EstimateResult): string[] {
   ];
 }
 
+/** --workers N: how they divide the load and what they read; the time above is already the whole load's. */
+function workersSection(ctx: Ctx, r: EstimateResult): string[] {
+  const w = r.workers;
+  if (!w) return [];
+  const ratio = w.inputBytes > 0 ? ` (${(w.bytesReadByAll / w.inputBytes).toFixed(2)}x the input)` : '';
+  return [
+    heading(ctx, `Workers (${formatCount(w.count)}, --segment 0/${w.count} … ${w.count - 1}/${w.count})`),
+    ...row(ctx, 'division', `by ${w.by === 'parts' ? 'part' : 'key'}: ${ctx.text(w.why)}`),
+    ...row(
+      ctx,
+      'reading',
+      `${formatBytes(w.bytesReadByAll)} read by all of them together${ratio}; the largest share ${formatBytes(w.largestShareBytes)}, read in ${formatDuration(w.readSeconds)} on cores of its own`,
+    ),
+    ...row(
+      ctx,
+      'each worker',
+      `--segment i/${w.count} with the same --listing <shared file or s3:// key>${r.rate.targetWcu === undefined ? '' : ` and --total-wcu ${formatRate(r.rate.targetWcu)}`}; \`ddb-spread status <listing>\` answers for all of them`,
+    ),
+  ];
+}
+
 /** The highest value, without spreading a long array into arguments (a long simulation has many buckets). */
 const peakOf = (values: readonly number[]) => values.reduce((max, v) => (v > max ? v : max), 0);
 
@@ -443,6 +464,7 @@ export function formatEstimate(result: EstimateResult, options: EstimateFormatOp
     tableSection(ctx, result),
     keysSection(ctx, result),
     timeSection(ctx, result),
+    workersSection(ctx, result),
     partitionsSection(ctx, result),
     shardSection(ctx, result),
     capacitySection(ctx, result),
@@ -603,6 +625,17 @@ export function estimateJson(result: EstimateResult, options: { excerpts?: boole
       provisionedUsd: round(r.cost.provisionedUsd, USD),
       importFromS3: orNull(r.cost.importFromS3),
     },
+    workers: r.workers
+      ? {
+          count: r.workers.count,
+          by: r.workers.by,
+          why: redact(r.workers.why),
+          inputBytes: r.workers.inputBytes,
+          largestShareBytes: r.workers.largestShareBytes,
+          bytesReadByAll: r.workers.bytesReadByAll,
+          readSeconds: round(r.workers.readSeconds, SECONDS),
+        }
+      : null,
   };
   return `${JSON.stringify(json)}\n`;
 }

@@ -22,6 +22,25 @@ export interface EstimateResult {
   shardAdvice: ShardAdvice[];
   capacity: CapacityPlan;
   cost: CostEstimate;
+  /**
+   * With --workers N: the whole load as N workers would run it (--segment 0/N … N-1/N): how they divide it,
+   * what they read together, and the rate of all of them; the time, rate and cost above are the whole load's.
+   */
+  workers?: EstimateWorkers;
+}
+
+export interface EstimateWorkers {
+  count: number;
+  /** By part (each worker reads its share of the parts) or by key (every worker reads every part). */
+  by: 'parts' | 'keys';
+  why: string;
+  inputBytes: number;
+  /** The bytes the worker with the most reads. */
+  largestShareBytes: number;
+  /** The bytes all the workers read together. */
+  bytesReadByAll: number;
+  /** The read phase of the slowest worker, each worker on cores of its own (seconds); the estimate's own pass read everything. */
+  readSeconds: number;
 }
 
 export interface EstimateInput {

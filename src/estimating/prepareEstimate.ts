@@ -5,7 +5,7 @@ import { nowCapacity } from './tableCapacity.js';
 import { IndexKeyTally } from './indexKeyTally.js';
 import type { Growth } from './reachableRate.js';
 import type { NormalizedLoadOptions } from '../load/options.js';
-import { chooseWorkerRate, type RateChoice } from '../pacing/rateChoice.js';
+import { chooseWholeRate, chooseWorkerRate, type RateChoice } from '../pacing/rateChoice.js';
 import { formatCount } from '../shared/format.js';
 import { createWriteCostModel, type WriteCostModel } from '../pacing/writeCost.js';
 import type { TableInfo } from '../shared/tableInfo.js';
@@ -67,7 +67,10 @@ export interface PreparedEstimate {
 }
 
 /** The load options the estimate's rate and simulations follow. */
-export type EstimateLoadSettings = Pick<NormalizedLoadOptions, 'pacing' | 'wcu' | 'totalWcu' | 'segment' | 'keyWcu' | 'concurrency' | 'maxAttempts'>;
+export type EstimateLoadSettings = Pick<NormalizedLoadOptions, 'pacing' | 'wcu' | 'totalWcu' | 'segment' | 'keyWcu' | 'concurrency' | 'maxAttempts'> & {
+  /** --workers N: the whole load of N workers, at the rate of all of them (chooseWholeRate). */
+  workers?: number | undefined;
+};
 
 /**
  * Pure setup from the table's description: the write cost model, the rate `load` would choose, and two
@@ -77,7 +80,11 @@ export type EstimateLoadSettings = Pick<NormalizedLoadOptions, 'pacing' | 'wcu' 
 export function prepareEstimate(table: TableInfo, opts: EstimateLoadSettings, settings: SimulationSettings = {}): PreparedEstimate {
   const rate = reachableChoice(
     table,
-    opts.pacing ? chooseWorkerRate(opts.wcu, opts.totalWcu, opts.segment?.count ?? 1, table) : undefined,
+    !opts.pacing
+      ? undefined
+      : opts.workers !== undefined
+        ? chooseWholeRate(opts.wcu, opts.totalWcu, opts.workers, table)
+        : chooseWorkerRate(opts.wcu, opts.totalWcu, opts.segment?.count ?? 1, table),
     settings.newTable === true,
   );
   const model: PartitionModelOptions = {
@@ -150,7 +157,7 @@ function reachableChoice(table: TableInfo, choice: RateChoice | undefined, newTa
       };
     }
     if (Number.isFinite(target) && target > now) {
-      const warning = `${choice.warning ?? `--wcu ${formatCount(target)} is above the table's provisioned ${formatCount(now)} WCU`}; the estimate works at the table's ${formatCount(now)} WCU/s`;
+      const warning = `${choice.warning ?? `${choice.label ?? `--wcu ${formatCount(target)}`} is above the table's provisioned ${formatCount(now)} WCU`}; the estimate works at the table's ${formatCount(now)} WCU/s`;
       return { ...base, simulatedWcu: now, capacity: now, warning, newTable: false };
     }
     return { ...base, simulatedWcu: target, capacity: now, newTable: false };
@@ -158,7 +165,7 @@ function reachableChoice(table: TableInfo, choice: RateChoice | undefined, newTa
   if (choice.growth) return { ...base, simulatedWcu: target, capacity: now, growth: choice.growth, newTable: false };
   if (Number.isFinite(target) && target > now) {
     const growth: Growth = { initial: now, factor: 2, windowMs: 30 * 60_000, cap: target };
-    const warning = `--wcu ${formatCount(target)} is above what the on-demand table takes at once (${formatCount(now)} WCU/s${table.warmWriteUnits ? ', its warm throughput' : ', a new table'}); DynamoDB takes twice the previous peak every 30 minutes, so the estimate grows from ${formatCount(now)}`;
+    const warning = `${choice.label ?? `--wcu ${formatCount(target)}`} is above what the on-demand table takes at once (${formatCount(now)} WCU/s${table.warmWriteUnits ? ', its warm throughput' : ', a new table'}); DynamoDB takes twice the previous peak every 30 minutes, so the estimate grows from ${formatCount(now)}`;
     return { ...base, simulatedWcu: target, capacity: now, growth, warning, newTable: false };
   }
   return { ...base, simulatedWcu: target, capacity: Number.isFinite(target) ? Math.max(now, target) : now, newTable: false };

@@ -5,6 +5,7 @@ import type { TableInfo } from '../shared/tableInfo.js';
 import type { PlannedWrite, RowOrigin } from '../shared/types.js';
 import type { CallerFiles } from './outputFiles.js';
 import type { StripeLayout } from '../ordering/stripes/stripedRecords.js';
+import type { InputSet } from '../reading/inputSet.js';
 
 /** What load() needs from its environment; each has a real default and can be replaced in tests. */
 export interface LoadDependencies {
@@ -88,4 +89,6 @@ export interface DryRun {
    * stripe along in a striped read, so the estimate's simulation of that read needs its text too.
    */
   onSkipped?: (origin: RowOrigin) => void;
+  /** The inputs as listed, before any is read: the whole load's parts (the estimate's division between workers). */
+  onListed?: (set: InputSet) => void;
 }

@@ -387,7 +387,7 @@ function normalizeSegment(value: LoadOptions['segment']): Segment | undefined {
  * one of several workers (the table's rate is the whole load's: each worker taking all of it would ask N
  * times the table).
  */
-function normalizeRates(raw: LoadOptions): { wcu: WcuSpec | undefined; totalWcu: WcuSpec | undefined } {
+export function normalizeRates(raw: Pick<LoadOptions, 'wcu' | 'totalWcu' | 'segment'>): { wcu: WcuSpec | undefined; totalWcu: WcuSpec | undefined } {
   const wcu = normalizeWcu(raw.wcu);
   const workers = normalizeSegment(raw.segment)?.count;
   if (raw.totalWcu === undefined)

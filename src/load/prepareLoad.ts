@@ -118,6 +118,7 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
       ? await startWorkerBoard(ctx, opts.segment, opts.listing, listedAt, s3)
       : undefined;
   facts.division = division;
+  deps.dryRun?.onListed?.(everything);
   // Divided by part: this worker reads only its share, as a load of those parts alone would.
   const share = division?.by === 'parts' ? shareOf(everything.parts, opts.segment!, division) : undefined;
   facts.share = share;

@@ -49,6 +49,8 @@ export interface RateChoice {
   warning?: string;
   /** One worker's part of a budget several share (--total-wcu): the budget of all of them, WCU/s. */
   wholeWcu?: number;
+  /** A fixed rate as the user gave it, for other warnings about it ("--total-wcu 40,000"). */
+  label?: string;
 }
 
 /**
@@ -72,6 +74,22 @@ export function chooseWorkerRate(own: WcuSpec | undefined, total: WcuSpec | unde
 }
 
 /**
+ * The rate of all `workers` workers of a load together, as the table feels it (the whole load's estimate):
+ * --total-wcu, else each worker's own fixed --wcu, `workers` times over; --wcu auto given to several
+ * workers is the whole load's already (options.ts makes it --total-wcu). Chosen and warned about as one
+ * rate, as chooseWorkerRate chooses the budget before dividing it.
+ */
+export function chooseWholeRate(own: WcuSpec | undefined, total: WcuSpec | undefined, workers: number, table: Parameters<typeof chooseRate>[1]): RateChoice {
+  if (total !== undefined) {
+    const whole = chooseRate(total, table, '--total-wcu');
+    return { ...whole, reason: workers > 1 ? `${whole.reason}, for all ${workers} workers together` : whole.reason, wholeWcu: whole.targetWcu };
+  }
+  if (own?.kind !== 'fixed' || workers < 2) return chooseRate(own, table);
+  const whole = chooseRate({ kind: 'fixed', wcu: own.wcu * workers }, table, `${workers} workers at --wcu ${formatCount(own.wcu)} each:`);
+  return { ...whole, wholeWcu: whole.targetWcu };
+}
+
+/**
  * The target rate from --wcu and the table's description. The budget covers every write unit the load
  * causes, GSIs included, so on a provisioned table with GSIs `auto` is conservative for the base table.
  */
@@ -85,14 +103,15 @@ export function chooseRate(
   const gsiNote = table.gsis.length > 0 ? ` (the budget includes the writes to ${table.gsis.length} GSI${table.gsis.length > 1 ? 's' : ''})` : '';
   if (spec.kind === 'fixed') {
     const provisioned = table.billingMode === 'PROVISIONED' ? table.provisionedWcu : undefined;
-    const choice: RateChoice = { targetWcu: spec.wcu, reason: `${flag} ${formatCount(spec.wcu)}${gsiNote}` };
+    const label = `${flag} ${formatCount(spec.wcu)}`;
+    const choice: RateChoice = { targetWcu: spec.wcu, reason: `${label}${gsiNote}`, label };
     if (provisioned !== undefined && provisioned > 0 && spec.wcu > provisioned) {
-      choice.warning = `${flag} ${formatCount(spec.wcu)} is above the table's provisioned ${formatCount(provisioned)} WCU; expect throttling once burst capacity is spent`;
+      choice.warning = `${label} is above the table's provisioned ${formatCount(provisioned)} WCU; expect throttling once burst capacity is spent`;
     } else if (table.billingMode === 'PAY_PER_REQUEST') {
       // An on-demand table takes its warm throughput at once, and twice its previous peak every 30 minutes.
       const warm = table.warmWriteUnits !== undefined && table.warmWriteUnits > 0 ? table.warmWriteUnits : NEW_ON_DEMAND_WCU;
       if (spec.wcu > warm) {
-        choice.warning = `${flag} ${formatCount(spec.wcu)} is above the ${formatCount(warm)} WCU/s the on-demand table takes at once (${table.warmWriteUnits ? 'its warm throughput' : 'a new table'}); DynamoDB takes up to twice the previous peak every 30 minutes, so expect throttling until it has grown (${flag} auto grows with it)`;
+        choice.warning = `${label} is above the ${formatCount(warm)} WCU/s the on-demand table takes at once (${table.warmWriteUnits ? 'its warm throughput' : 'a new table'}); DynamoDB takes up to twice the previous peak every 30 minutes, so expect throttling until it has grown (${flag} auto grows with it)`;
       }
     }
     return choice;

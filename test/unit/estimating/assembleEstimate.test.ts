@@ -117,6 +117,19 @@ describe('assembleEstimate', () => {
     expect(assembleEstimate(parts()).time).toMatchObject({ estimatedSeconds: 5, startupSeconds: 0, readSeconds: 0 });
   });
 
+  it('N workers read side by side: the read phase is the largest share of it, the writing the same whole load', () => {
+    const phases = { startupSeconds: 0.5, readSeconds: 8 };
+    const plan = { count: 4, by: 'parts' as const, why: 'test', inputBytes: 1000, largestShareBytes: 300, bytesReadByAll: 1000, readShare: 0.3 };
+    const divided = assembleEstimate(parts({ phases, workers: plan }));
+    // A global order reads before it writes: 0.5 + 8 x 0.3 + 5.
+    expect(divided.time).toMatchObject({ readSeconds: 2.4, writeSeconds: 5, estimatedSeconds: 7.9 });
+    expect(divided.workers).toEqual({ count: 4, by: 'parts', why: 'test', inputBytes: 1000, largestShareBytes: 300, bytesReadByAll: 1000, readSeconds: 2.4 });
+    // Divided by key, every worker reads everything: no faster to read than one process.
+    const byKey = assembleEstimate(parts({ phases, workers: { ...plan, by: 'keys', largestShareBytes: 1000, bytesReadByAll: 4000, readShare: 1 } }));
+    expect(byKey.time).toMatchObject({ readSeconds: 8, estimatedSeconds: 13.5 });
+    expect(assembleEstimate(parts({ phases })).workers).toBeUndefined();
+  });
+
   it('a key slower at --key-wcu than the whole load is the bottleneck, with the flags that shard it', () => {
     const result = assembleEstimate(parts());
     expect(result.time.bottleneck).toEqual({ kind: 'key', key: 'hot', units: 600, seconds: 10 });

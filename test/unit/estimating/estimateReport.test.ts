@@ -516,7 +516,7 @@ describe('estimateJson', () => {
   });
 
   it.each<[string, string[]]>([
-    ['', ['version', 'input', 'items', 'writeUnits', 'table', 'keys', 'rate', 'time', 'simulations', 'shardAdvice', 'capacity', 'cost']],
+    ['', ['version', 'input', 'items', 'writeUnits', 'table', 'keys', 'rate', 'time', 'simulations', 'shardAdvice', 'capacity', 'cost', 'workers']],
     ['input', ['file', 'bytes', 'rows', 'validRows', 'superseded', 'rejected', 'rejectedByReason', 'rejectsPath']],
     ['items', ['totalBytes', 'averageBytes', 'maxBytes', 'histogram']],
     ['writeUnits', ['table', 'indexes', 'total']],
@@ -593,5 +593,32 @@ describe('docs/ESTIMATE.md', () => {
     expect(example).toBe(text());
     // Under 62: the shard advice's read cost and adaptive capacity took two lines.
     expect(linesOf(text()).length).toBeLessThan(62);
+  });
+});
+
+describe('the whole load of --workers N', () => {
+  const workers = {
+    count: 4,
+    by: 'parts' as const,
+    why: 'one DynamoDB export (01): each item is in one of its data files',
+    inputBytes: 8_000_000,
+    largestShareBytes: 2_100_000,
+    bytesReadByAll: 8_000_000,
+    readSeconds: 3.25,
+  };
+
+  it('is null in the JSON without --workers, and its fields in order with it', () => {
+    expect((JSON.parse(estimateJson(fixture())) as Record<string, unknown>)['workers']).toBeNull();
+    const parsed = JSON.parse(estimateJson({ ...fixture(), workers })) as { workers: Record<string, unknown> };
+    expect(Object.keys(parsed.workers)).toEqual(['count', 'by', 'why', 'inputBytes', 'largestShareBytes', 'bytesReadByAll', 'readSeconds']);
+    expect(parsed.workers['readSeconds']).toBe(3.3);
+  });
+
+  it('the text names the division, what all the workers read and how to run them', () => {
+    const text = formatEstimate({ ...fixture(), workers }, { color: false, excerpts: true, width: 200 });
+    expect(text).toMatch(/^Workers \(4, --segment 0\/4 … 3\/4\)$/m);
+    expect(text).toMatch(/division\s+by part: one DynamoDB export/);
+    expect(text).toMatch(/read by all of them together \(1\.00x the input\); the largest share 2\.0 MB/);
+    expect(formatEstimate(fixture(), { color: false, excerpts: true, width: 200 })).not.toMatch(/^Workers/m);
   });
 });

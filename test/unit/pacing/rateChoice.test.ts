@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   chooseRate,
+  chooseWholeRate,
   chooseWorkerRate,
   DEFAULT_AUTO_PERCENT,
   NEW_ON_DEMAND_WCU,
@@ -216,5 +217,28 @@ describe('chooseWorkerRate: the budget of all the workers of a load', () => {
 
   it("a worker's own --wcu is its own", () => {
     expect(chooseWorkerRate({ kind: 'fixed', wcu: 300 }, undefined, 4, provisioned(4000))).toMatchObject({ targetWcu: 300 });
+  });
+});
+
+describe('chooseWholeRate: the rate the table feels from all the workers of a load', () => {
+  it('--total-wcu is the whole rate, warned about as one', () => {
+    const choice = chooseWholeRate(undefined, { kind: 'fixed', wcu: 40_000 }, 16, onDemand());
+    expect(choice).toMatchObject({ targetWcu: 40_000, wholeWcu: 40_000 });
+    expect(choice.warning).toMatch(/--total-wcu 40,000 is above the 4,000 WCU\/s/);
+    expect(choice.reason).toMatch(/for all 16 workers together/);
+  });
+
+  it("each worker's own fixed --wcu counts N times, and is warned about as the sum", () => {
+    const choice = chooseWholeRate({ kind: 'fixed', wcu: 1500 }, undefined, 4, provisioned(4000));
+    expect(choice).toMatchObject({ targetWcu: 6000, wholeWcu: 6000 });
+    expect(choice.reason).toMatch(/4 workers at --wcu 1,500 each: 6,000/);
+    expect(choice.warning).toMatch(/above the table's provisioned 4,000 WCU/);
+    // One worker's own rate alone would not have warned.
+    expect(chooseRate({ kind: 'fixed', wcu: 1500 }, provisioned(4000)).warning).toBeUndefined();
+  });
+
+  it('auto for the whole load is the table once, not once a worker; no rate is no rate', () => {
+    expect(chooseWholeRate(undefined, { kind: 'auto', percent: 80 }, 4, provisioned(4000))).toMatchObject({ targetWcu: 3200 });
+    expect(chooseWholeRate(undefined, undefined, 4, provisioned(4000)).targetWcu).toBe(Infinity);
   });
 });

@@ -1,0 +1,47 @@
+import { dealParts, divisionOf, type DivisionBy } from '../load/shares.js';
+import type { InputSet } from '../reading/inputSet.js';
+
+/**
+ * How N workers (`--segment 0/N` … `N-1/N`) would divide the whole load the estimate reads, pure: the same
+ * rule and the same deal as load/shares.ts, so the estimate names the division every worker of the load
+ * will take, and the bytes the largest share reads. The estimate reads the input once, as one process; the
+ * workers' read phase is then scaled by the share each one reads (its own bytes divided by part, every byte
+ * divided by key).
+ */
+export interface WorkersPlan {
+  count: number;
+  by: DivisionBy;
+  /** Why the parts can or cannot be divided (load/shares.ts's words). */
+  why: string;
+  /** The bytes of the listing: the input. */
+  inputBytes: number;
+  /** The bytes the worker with the most reads: its share of the parts, or every byte when divided by key. */
+  largestShareBytes: number;
+  /** The bytes all the workers read together: the input once when divided by part, N times by key. */
+  bytesReadByAll: number;
+  /** The largest share against the input: what scales one process's read phase to the slowest worker's. */
+  readShare: number;
+}
+
+export function planWorkers(set: Pick<InputSet, 'parts' | 'exports'>, workers: number, partsDisjoint: boolean): WorkersPlan {
+  const sizes = set.parts.map((p) => p.part.size ?? 0);
+  const inputBytes = sizes.reduce((a, b) => a + b, 0);
+  // One worker divides nothing: it reads every part, once.
+  const division = divisionOf(set, { segment: { index: 0, count: workers }, partsDisjoint }) ?? { by: 'parts', why: 'one worker reads every part' };
+  if (division.by === 'keys')
+    return { count: workers, by: 'keys', why: division.why, inputBytes, largestShareBytes: inputBytes, bytesReadByAll: inputBytes * workers, readShare: 1 };
+  const owner = dealParts(sizes, workers);
+  const shares = new Array<number>(workers).fill(0);
+  owner.forEach((w, i) => (shares[w]! += sizes[i]!));
+  const largest = Math.max(...shares);
+  return {
+    count: workers,
+    by: 'parts',
+    why: division.why,
+    inputBytes,
+    largestShareBytes: largest,
+    bytesReadByAll: inputBytes,
+    // Parts of unknown size (stdin cannot be divided: one part) count as the whole.
+    readShare: inputBytes > 0 ? largest / inputBytes : 1,
+  };
+}

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { planWorkers } from '../../../src/estimating/workersPlan.js';
+import { dealParts } from '../../../src/load/shares.js';
+import type { ListedExport } from '../../../src/reading/dynamodbExport.js';
+import type { ListedPart } from '../../../src/reading/inputPart.js';
+
+const part = (name: string, size: number, format?: ListedPart['format']): ListedPart => ({
+  part: {
+    name,
+    size,
+    open: () => Promise.reject(new Error('not read')),
+    outline: () => Promise.reject(new Error('no')),
+    contentHash: () => Promise.reject(new Error('no')),
+  },
+  ...(format ? { format } : {}),
+});
+const exported = (name: string) => ({ name, items: 1, parts: 1 }) as unknown as ListedExport;
+
+describe('planWorkers: how N workers would divide the whole load', () => {
+  const sizes = [900, 500, 400, 300, 300, 200, 100, 100];
+  const total = sizes.reduce((a, b) => a + b, 0);
+
+  it('one export is divided by data file: the input read once, the slowest worker reads the largest share of the deal', () => {
+    const set = { parts: sizes.map((s, i) => part(`data/${i}.json.gz`, s, 'export-json')), exports: [exported('AWSDynamoDB/01')] };
+    const plan = planWorkers(set, 3, false);
+    const shares = [0, 0, 0];
+    dealParts(sizes, 3).forEach((w, i) => (shares[w]! += sizes[i]!));
+    expect(plan).toMatchObject({ count: 3, by: 'parts', inputBytes: total, bytesReadByAll: total, largestShareBytes: Math.max(...shares) });
+    expect(plan.readShare).toBeCloseTo(Math.max(...shares) / total, 10);
+    expect(plan.readShare).toBeLessThan(1);
+    expect(plan.why).toMatch(/one DynamoDB export/);
+  });
+
+  it('CSV parts of unknown content are divided by key: every worker reads every byte', () => {
+    const set = { parts: sizes.map((s, i) => part(`p${i}.csv`, s)), exports: [] };
+    const plan = planWorkers(set, 4, false);
+    expect(plan).toMatchObject({ by: 'keys', largestShareBytes: total, bytesReadByAll: 4 * total, readShare: 1 });
+    expect(plan.why).toMatch(/--parts-disjoint/);
+    // Vouched for: divided by part.
+    expect(planWorkers(set, 4, true)).toMatchObject({ by: 'parts', bytesReadByAll: total });
+  });
+
+  it('one worker reads every part once', () => {
+    const set = { parts: sizes.map((s, i) => part(`p${i}.csv`, s)), exports: [] };
+    expect(planWorkers(set, 1, false)).toMatchObject({ count: 1, largestShareBytes: total, bytesReadByAll: total, readShare: 1 });
+  });
+
+  it('fewer parts than workers are divided by key', () => {
+    expect(planWorkers({ parts: [part('big.csv', 5000)], exports: [] }, 4, true)).toMatchObject({ by: 'keys', bytesReadByAll: 20_000 });
+  });
+});
