@@ -21,7 +21,7 @@ describe('planWorkers: how N workers would divide the whole load', () => {
   const total = sizes.reduce((a, b) => a + b, 0);
 
   it('one export is divided by data file: the input read once, the slowest worker reads the largest share of the deal', () => {
-    const set = { parts: sizes.map((s, i) => part(`data/${i}.json.gz`, s, 'export-json')), exports: [exported('AWSDynamoDB/01')] };
+    const set = { parts: sizes.map((s, i) => part(`data/${i}.json.gz`, s, 'export-full')), exports: [exported('AWSDynamoDB/01')] };
     const plan = planWorkers(set, 3, false);
     const shares = [0, 0, 0];
     dealParts(sizes, 3).forEach((w, i) => (shares[w]! += sizes[i]!));
