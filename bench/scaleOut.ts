@@ -19,12 +19,12 @@
  * A worker's CPU is its whole process's user + system time (start-up included: a platform pays it for
  * each worker), written at its exit by a module preloaded with `node --import`; its peak RSS likewise.
  *
- *   npx tsx bench/scaleOut.ts [--rows 96000] [--parts 16] [--workers 4] [--rate-rows 24000] [--budget 800] [--skip-rate]
+ *   npx tsx bench/scaleOut.ts [--rows 96000] [--parts 16] [--workers 4] [--rate-rows 24000] [--budget 800] [--skip-rate] [--skip-reading]
  *   npm run bench -- --scale-out-only
  * Results also go to bench/results/scale-out-latest.json.
  */
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { join, relative } from 'node:path';
@@ -46,6 +46,7 @@ const { values: flags } = parseArgs({
     'rate-rows': { type: 'string' },
     budget: { type: 'string' },
     'skip-rate': { type: 'boolean' },
+    'skip-reading': { type: 'boolean' },
   },
   strict: true,
 });
@@ -392,6 +393,43 @@ interface Shared {
   firstWriteSecond: number;
   /** (Wall time - firstWriteSecond) / ideal time: the pace once writing, start-up left out. */
   ratioFromFirstWrite: number;
+  /** What `estimate --workers n` predicted for the run, seconds (offline, the modelled table described by flags). */
+  predictedS: number | undefined;
+}
+
+/**
+ * `estimate <input> --workers n --total-wcu <budget>` of the run's input, offline, the table as the proxy
+ * models it (provisioned at MODEL.tableWcu): the whole load's predicted seconds, or undefined if it failed.
+ */
+async function predictWhole(input: string, n: number, partsDisjoint: boolean): Promise<number | undefined> {
+  const args = [
+    join(repoRoot, 'bin/ddb-spread.js'),
+    'estimate',
+    input,
+    '--partition-key',
+    'pk:S',
+    '--sort-key',
+    'sk:S',
+    '--billing',
+    'provisioned',
+    '--table-wcu',
+    String(MODEL.tableWcu),
+    ...CSV_TYPES,
+    '--workers',
+    String(n),
+    '--total-wcu',
+    String(BUDGET),
+    ...(partsDisjoint ? ['--parts-disjoint'] : []),
+    '--rejects',
+    join(dir, `estimate${n}.rejects.jsonl`),
+    '--json',
+  ];
+  const run = spawnSync(process.execPath, args, { cwd: dir, env: ENV, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (run.status !== 0) {
+    log(`    estimate --workers ${n} failed (${run.status}): ${run.stderr.trim().split('\n').pop() ?? ''}`);
+    return undefined;
+  }
+  return (JSON.parse(run.stdout) as { time: { estimatedSeconds: number } }).time.estimatedSeconds;
 }
 
 /** Part 2: the CSV parts at one --total-wcu through the partition model, one worker against WORKERS. */
@@ -408,6 +446,7 @@ async function sharedBudgetBench(partsDisjoint: boolean): Promise<Shared[]> {
       const proxy = await startPartitionProxy(endpoint, { model: MODEL, partitionKeyName: 'pk' });
       try {
         const args = ['--table', name, '--endpoint-url', proxy.url, ...CSV_TYPES, ...(partsDisjoint ? ['--parts-disjoint'] : [])];
+        const predictedS = await predictWhole(csv.path, n, partsDisjoint);
         const run = await runWorkers(`shared budget ${BUDGET} WCU/s`, n, csv.path, args, BUDGET);
         const planned = run.workers.reduce((a, w) => a + w.result!.plannedWcu, 0);
         const perSecond = (proxy.stats().tables[name]?.perSecond ?? []).map((s) => s.acceptedWcu.reduce((a, b) => a + b, 0));
@@ -425,9 +464,10 @@ async function sharedBudgetBench(partsDisjoint: boolean): Promise<Shared[]> {
           perSecond,
           firstWriteSecond,
           ratioFromFirstWrite: (run.wallS - firstWriteSecond) / idealS,
+          predictedS,
         };
         log(
-          `    ${n} worker${n === 1 ? '' : 's'}: ${run.wallS.toFixed(1)} s = ${shared.ratio.toFixed(2)}x the ideal ${idealS.toFixed(1)} s; highest ${WINDOW_S} s window ${shared.peakWindowWcu?.toFixed(0) ?? '-'} WCU/s`,
+          `    ${n} worker${n === 1 ? '' : 's'}: ${run.wallS.toFixed(1)} s = ${shared.ratio.toFixed(2)}x the ideal ${idealS.toFixed(1)} s; highest ${WINDOW_S} s window ${shared.peakWindowWcu?.toFixed(0) ?? '-'} WCU/s; estimate --workers ${n} predicted ${predictedS?.toFixed(1) ?? '-'} s`,
         );
         out.push(shared);
       } finally {
@@ -481,7 +521,18 @@ function report(reading: Reading[], shared: Shared[], startupS: number): string[
     lines.push('', `Shared budget: --total-wcu ${BUDGET} through the partition model (table modelled at ${MODEL.tableWcu} WCU/s so that overshoot shows)`);
     lines.push(
       table(
-        ['workers', 'wall s', 'ideal s', 'wall / ideal', 'first write s', 'from it / ideal', `peak ${WINDOW_S} s WCU/s`, 'peak / budget'],
+        [
+          'workers',
+          'wall s',
+          'ideal s',
+          'wall / ideal',
+          'first write s',
+          'from it / ideal',
+          `peak ${WINDOW_S} s WCU/s`,
+          'peak / budget',
+          'estimate s',
+          'estimate / wall',
+        ],
         shared.map((s) => [
           String(s.workers),
           s.run.wallS.toFixed(1),
@@ -491,6 +542,8 @@ function report(reading: Reading[], shared: Shared[], startupS: number): string[
           `${s.ratioFromFirstWrite.toFixed(2)}x`,
           s.peakWindowWcu?.toFixed(0) ?? '-',
           s.peakWindowWcu === undefined ? '-' : `${(s.peakWindowWcu / BUDGET).toFixed(2)}x`,
+          s.predictedS?.toFixed(1) ?? '-',
+          s.predictedS === undefined ? '-' : `${(s.predictedS / s.run.wallS).toFixed(2)}x`,
         ]),
       ),
     );
@@ -515,8 +568,9 @@ try {
   log(`scale-out bench: ${cpus().length} cores, load average ${loadAtStart.toFixed(1)}`);
   const t0 = performance.now();
   const startupS = await startupCpu();
-  const reading = await readingBench(startupS);
-  const partsDisjoint = reading.find((r) => r.partsDisjoint !== undefined)?.partsDisjoint ?? false;
+  const reading = flags['skip-reading'] ? [] : await readingBench(startupS);
+  // The reading part finds out whether the build takes --parts-disjoint; without it, this build does.
+  const partsDisjoint = flags['skip-reading'] ? true : (reading.find((r) => r.partsDisjoint !== undefined)?.partsDisjoint ?? false);
   const shared = flags['skip-rate'] ? [] : await sharedBudgetBench(partsDisjoint);
   const lines = report(reading, shared, startupS);
   // N workers on few cores: the machine's other work moves their CPU seconds and wall time alike.
