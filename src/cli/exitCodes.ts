@@ -67,6 +67,8 @@ export const EXIT_CODE_OF: Readonly<Record<LoaderErrorCode, number>> = {
   CHECKPOINT_COMPLETE: EXIT.OK,
   MAX_REJECTS_REACHED: EXIT.DATA,
   ORDER_NOT_GROUPED: EXIT.DATA,
+  // Two workers were given one --segment: the Job's configuration, which no retry changes.
+  WORKER_DUPLICATED: EXIT.CONFIG,
   ABORTED: EXIT.FATAL,
   BUG: EXIT.SOFTWARE,
   // Row codes are not thrown as a whole load's failure; listed so the table stays exhaustive.

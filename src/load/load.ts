@@ -143,7 +143,8 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<D
       }
       return { state: readToEnd && !stop.stopping ? 'finished' : 'stopped', code: stop.error?.code ?? (stop.aborted ? 'ABORTED' : undefined) };
     };
-    const prepared = await prepareLoad({ opts, deps, mode, disposer, facts, emit, result, ending, now });
+    const fail = (error: LoaderError) => stop.fail(error);
+    const prepared = await prepareLoad({ opts, deps, mode, disposer, facts, emit, result, ending, now, fail });
     if ('startOver' in prepared) {
       startOver = prepared.startOver;
     } else {

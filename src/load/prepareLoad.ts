@@ -97,6 +97,8 @@ export interface PrepareContext {
   ending: () => { state: 'finished' | 'stopped'; code?: string | undefined; complete?: boolean | undefined };
   /** The rate controller's clock (monotonic ms). */
   now: () => number;
+  /** Stops the load with this error, from outside its stages (the worker's state found another writer). */
+  fail: (error: LoaderError) => void;
 }
 
 /**
@@ -212,6 +214,14 @@ async function startWorkerBoard(ctx: PrepareContext, segment: Segment, listing: 
   const path = workerDocPath(listing, segment);
   const store = path.startsWith('s3://') ? s3WorkerStore(path, s3) : localWorkerStore(path);
   const board = new WorkerBoard(store, segment, listedAt, ctx.result, (message) => ctx.emit({ type: 'warning', message }));
+  // Two processes loading one share write its rows twice, and a key's rows may land out of order between them.
+  board.onDuplicate = (other) =>
+    ctx.fail(
+      new LoaderError(
+        'WORKER_DUPLICATED',
+        `another process (host ${other.host}, pid ${other.pid}, started ${other.startedAt}) is also worker --segment ${segment.index}/${segment.count} of the load sharing --listing ${listing}: both wrote ${path}. Each index must run once: give the workers indexes 0 to ${segment.count - 1}, one each. Both workers stop; rows of this share may have been written by both, a key's rows possibly out of order, so once one worker has the index, load this share again from its start (without its checkpoint) to leave each key as the input's last row has it`,
+      ),
+    );
   ctx.disposer.defer(async () => {
     const { state, code, complete } = ctx.ending();
     await board.end(state, code, complete);

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { writePrivateFileAtomically } from '../files/privateFiles.js';
 import type { S3Access } from '../reading/s3Part.js';
@@ -48,6 +49,8 @@ export interface WorkerDoc {
   division?: DivisionSummary | undefined;
   /** Why a stopped worker stopped: the error's code (ddb-spread's, or the signal), never its message. */
   stopCode?: string | undefined;
+  /** Random, one per process: a document written by another process tells a second worker given the same --segment. */
+  runId?: string | undefined;
 }
 
 export const WORKER_FORMAT = 'ddb-spread-worker';
@@ -110,6 +113,7 @@ export function workerDoc(
     rate?: { targetWcu: number; achievedWcu: number } | undefined;
     /** The verdict when the result's own does not tell it (a finished checkpoint run again). */
     complete?: boolean | undefined;
+    runId?: string | undefined;
   },
 ): WorkerDoc {
   return {
@@ -138,7 +142,28 @@ export function workerDoc(
     division: result.division,
     ...(how.stopCode !== undefined ? { stopCode: how.stopCode } : {}),
     ...(how.rate ? how.rate : {}),
+    ...(how.runId !== undefined ? { runId: how.runId } : {}),
   };
+}
+
+/**
+ * The document another process wrote in this worker's place since this one last wrote it, if any: a second
+ * worker given the same --segment (two Jobs of one load, an index given twice, a pod its replacement runs
+ * beside). Only once this worker has written its own: each write replaces the document whole (a local
+ * rename, an S3 PUT, read after write in both), so another process's document read after that was written
+ * after it, whatever the two machines' clocks say; a worker killed before this one started (a restart, the
+ * usual case) left a document this one's first write replaced. Pure.
+ */
+export function otherWriter(seen: string | undefined, me: { runId: string; listedAt: string; lastWrite: string | undefined }): WorkerDoc | undefined {
+  if (seen === undefined || me.lastWrite === undefined) return undefined;
+  let doc: Partial<WorkerDoc>;
+  try {
+    doc = JSON.parse(seen) as Partial<WorkerDoc>;
+  } catch {
+    return undefined;
+  }
+  if (typeof doc !== 'object' || doc === null || doc.format !== WORKER_FORMAT || doc.listedAt !== me.listedAt) return undefined;
+  return typeof doc.runId === 'string' && doc.runId !== me.runId ? (doc as WorkerDoc) : undefined;
 }
 
 /**
@@ -156,6 +181,12 @@ export class WorkerBoard {
   #timer: NodeJS.Timeout | undefined;
   #writing: Promise<void> = Promise.resolve();
   #warned = false;
+  readonly #runId = randomBytes(8).toString('hex');
+  /** When this worker's document was last written (its updatedAt), once a write has succeeded. */
+  #lastWrite: string | undefined;
+  #duplicated = false;
+  /** Told once when another process writes this worker's document: a second worker with the same --segment. */
+  onDuplicate: ((other: WorkerDoc) => void) | undefined;
   /** Set by a shared budget (rateSharing.ts): what the document says of the rate, and what each beat does after writing it. */
   rate: (() => { targetWcu: number; achievedWcu: number } | undefined) | undefined;
   onBeat: (() => Promise<void>) | undefined;
@@ -184,9 +215,21 @@ export class WorkerBoard {
   }
 
   async #beat(): Promise<void> {
+    await this.#checkOthers();
     await this.#post('running');
     // Only while running: the last word may already be written.
     if (this.#timer !== undefined) await this.onBeat?.();
+  }
+
+  /** Reads the document before writing it again: a write by another process since this one's says two workers share one --segment. */
+  async #checkOthers(): Promise<void> {
+    if (this.#duplicated || this.onDuplicate === undefined) return;
+    // A read that fails is no evidence: the write after it reports its own trouble.
+    const seen = await this.#store.read().catch(() => undefined);
+    const other = otherWriter(seen, { runId: this.#runId, listedAt: this.#listedAt, lastWrite: this.#lastWrite });
+    if (!other) return;
+    this.#duplicated = true;
+    this.onDuplicate(other);
   }
 
   /** The last word: finished, or stopped with why. Waits for the write. */
@@ -198,25 +241,32 @@ export class WorkerBoard {
 
   /** Writes one at a time, in order: a slow beat never lands after the last word. */
   #post(state: WorkerDoc['state'], stopCode?: string, complete?: boolean): Promise<void> {
+    const now = new Date().toISOString();
     const doc = workerDoc(this.#result(), {
       segment: this.#segment,
       listedAt: this.#listedAt,
       state,
       startedAt: this.#startedAt,
-      now: new Date().toISOString(),
+      now,
       stopCode,
       rate: this.rate?.(),
       complete,
+      runId: this.#runId,
     });
     const text = `${JSON.stringify(doc, null, 2)}\n`;
     this.#writing = this.#writing.then(() =>
-      this.#store.write(text).catch((error: unknown) => {
-        if (this.#warned) return;
-        this.#warned = true;
-        this.#warn(
-          `cannot write this worker's state to ${this.#store.where} (${(error as Error).message}); ddb-spread status will not see it until a later write succeeds`,
-        );
-      }),
+      this.#store.write(text).then(
+        () => {
+          this.#lastWrite = now;
+        },
+        (error: unknown) => {
+          if (this.#warned) return;
+          this.#warned = true;
+          this.#warn(
+            `cannot write this worker's state to ${this.#store.where} (${(error as Error).message}); ddb-spread status will not see it until a later write succeeds`,
+          );
+        },
+      ),
     );
     return this.#writing;
   }

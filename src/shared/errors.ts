@@ -39,6 +39,8 @@ export type FatalCode =
   | 'MAX_REJECTS_REACHED'
   /** A striped read found the input not grouped by partition key (load() then reads it again in round-robin order). */
   | 'ORDER_NOT_GROUPED'
+  /** Another process writes the same worker's state: two workers were given one --segment i/N. */
+  | 'WORKER_DUPLICATED'
   | 'ABORTED'
   | 'BUG';
 
