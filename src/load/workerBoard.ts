@@ -48,6 +48,12 @@ export interface WorkerDoc {
   division?: DivisionSummary | undefined;
   /** Why a stopped worker stopped: the error's code (ddb-spread's, or the signal), never its message. */
   stopCode?: string | undefined;
+  /**
+   * An export chain divided by part (shares.ts): how many exports, from the chain's first, this worker has
+   * settled (every row it read of them written, superseded or rejected, and its checkpoint saved). The
+   * other workers wait for it before they start the next (exportBarrier.ts). A finished worker settled all.
+   */
+  settledExports?: number | undefined;
 }
 
 export const WORKER_FORMAT = 'ddb-spread-worker';
@@ -110,6 +116,7 @@ export function workerDoc(
     rate?: { targetWcu: number; achievedWcu: number } | undefined;
     /** The verdict when the result's own does not tell it (a finished checkpoint run again). */
     complete?: boolean | undefined;
+    settledExports?: number | undefined;
   },
 ): WorkerDoc {
   return {
@@ -138,6 +145,7 @@ export function workerDoc(
     division: result.division,
     ...(how.stopCode !== undefined ? { stopCode: how.stopCode } : {}),
     ...(how.rate ? how.rate : {}),
+    ...(how.settledExports !== undefined ? { settledExports: how.settledExports } : {}),
   };
 }
 
@@ -159,6 +167,8 @@ export class WorkerBoard {
   /** Set by a shared budget (rateSharing.ts): what the document says of the rate, and what each beat does after writing it. */
   rate: (() => { targetWcu: number; achievedWcu: number } | undefined) | undefined;
   onBeat: (() => Promise<void>) | undefined;
+  /** Set by an export chain's barrier (exportBarrier.ts): the exports this worker has settled. */
+  settledExports: number | undefined;
 
   constructor(store: WorkerDocStore, segment: Segment, listedAt: string, result: () => LoadResult, warn: (message: string) => void) {
     this.#store = store;
@@ -207,6 +217,7 @@ export class WorkerBoard {
       stopCode,
       rate: this.rate?.(),
       complete,
+      settledExports: this.settledExports,
     });
     const text = `${JSON.stringify(doc, null, 2)}\n`;
     this.#writing = this.#writing.then(() =>

@@ -1,0 +1,148 @@
+/**
+ * An export chain (a full export, then incrementals) divided by part between `--segment` workers: each
+ * worker reads its share of each export, and none starts an export before every worker has written the
+ * one before it (load/exportBarrier.ts). The oracle is the simulated source table: an item whose full
+ * record is in one worker's part and whose incremental record (an update, a delete) is in another's must
+ * end as the last export says. Each worker is a real process, against DynamoDB Local.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { EXIT } from '../../src/cli/exitCodes.js';
+import type { LoadResult } from '../../src/index.js';
+import { killableCli } from '../support/checkpoint.js';
+import { assertCliBuilt, runCli, type ProcessRun } from '../support/cli.js';
+import { scanAll } from '../support/ddb.js';
+import { localEnv } from '../support/env.js';
+import { chainExports, simulateChain, writeExport, type SimulatedChain } from '../support/exportFixture.js';
+import { useLocalAws } from '../support/localAws.js';
+
+const KEYS = { partitionKey: { name: 'pk', type: 'S' as const }, sortKey: { name: 'sk', type: 'N' as const } };
+const { endpoint, client, dir, newTable } = useLocalAws({ name: 'chainshares' });
+
+beforeAll(assertCliBuilt);
+
+// A short beat: the barrier reads the other workers' documents at it. Restart points every 100 rows, so a
+// killed worker resumes past what it had written (in a later export than the first, when it got there).
+const env = () => ({ ...localEnv(endpoint), DDB_SPREAD_TEST_HEARTBEAT_MS: '100', DDB_SPREAD_TEST_RESTART_ROWS: '100' });
+const resultOf = (r: ProcessRun) => JSON.parse(r.stdout) as LoadResult;
+
+type State = Map<string, string>;
+const stateOf = (items: Iterable<Record<string, { S?: string; N?: string } | undefined>>): State => {
+  const state: State = new Map();
+  for (const item of items) state.set(`${item.pk!.S}/${item.sk!.N}`, `${item.v?.S}|${item.n?.N}`);
+  return state;
+};
+
+/** The chain's three exports written under `<dir>/<name>/src/AWSDynamoDB/`; the folder given to the workers. */
+async function writeChain(name: string, chain: SimulatedChain): Promise<string> {
+  for (const fixture of chainExports(chain, 'src')) await writeExport(join(dir(), name), fixture);
+  return join(dir(), name, 'src', 'AWSDynamoDB');
+}
+
+/** Keys whose records are in different workers' parts in two exports: what the barrier is for. */
+function crossedKeys(chain: SimulatedChain, workers: number): number {
+  // simulateChain deals each export's records to its partitions in turn; the workers get whole partitions.
+  const partitionsOf = (lines: unknown[][]) => {
+    const at = new Map<string, number>();
+    lines.forEach((part, p) =>
+      part.forEach((line) => {
+        const l = line as { Item?: Record<string, { S?: string; N?: string }>; Keys?: Record<string, { S?: string; N?: string }> };
+        const key = l.Item ?? l.Keys!;
+        at.set(`${key['pk']!.S}/${key['sk']!.N}`, p);
+      }),
+    );
+    return at;
+  };
+  const full = partitionsOf(chain.full);
+  const first = partitionsOf(chain.incrementals[0]!);
+  return [...first].filter(([key, p]) => full.has(key) && full.get(key)! % workers !== p % workers).length;
+}
+
+describe('--segment over an export chain: divided by part, export by export, with a barrier between exports', () => {
+  it('a chain of 3 exports, 4 workers (one with no part of each export): the table ends as the source table; status follows the barrier', async () => {
+    const chain = simulateChain(41, { items: 500, windows: 2, changesPerWindow: 260, partitions: 3 });
+    expect(crossedKeys(chain, 4)).toBeGreaterThan(20);
+    const folder = await writeChain('four', chain);
+    const table = await newTable(KEYS);
+    const listing = join(dir(), 'four.listing.json');
+    const worker = (i: number) =>
+      runCli(
+        [
+          'load',
+          folder,
+          '--table',
+          table,
+          '--segment',
+          `${i}/4`,
+          '--listing',
+          listing,
+          '--checkpoint',
+          join(dir(), `four${i}.checkpoint.json`),
+          '--rejects',
+          join(dir(), `four${i}.rejects.jsonl`),
+          '--json',
+        ],
+        { cwd: dir(), env: env() },
+      );
+    const runs = await Promise.all([0, 1, 2, 3].map(worker));
+    for (const r of runs) expect(r.code, r.stderr).toBe(EXIT.OK);
+    const results = runs.map(resultOf);
+    for (const r of results) {
+      expect(r.division).toMatchObject({ by: 'chain' });
+      expect(r.division!.why).toMatch(/an export chain of 3 exports, each divided by data file/);
+      expect(r.otherSegments).toBe(0);
+    }
+    // 9 data files dealt export by export: 2 or 3 each, and each worker reads only its own.
+    expect(results.map((r) => r.division!.parts).sort()).toEqual([2, 2, 2, 3]);
+    expect(results.reduce((n, r) => n + r.rowsRead, 0)).toBe(chain.full.flat().length + chain.incrementals.flat(2).length);
+    expect(stateOf(await scanAll(client(), table))).toEqual(stateOf(chain.final.values()));
+    // Someone waited at a barrier (4 workers, 2 boundaries, started together): said so, naming whom.
+    expect(runs.map((r) => r.stderr).join('\n')).toMatch(/waiting for workers? \d\/4.* to write export 1 of 3 \(.+\) before reading export 2 of 3/);
+    const doc = JSON.parse(await readFile(listing, 'utf8')) as { division?: string };
+    expect(doc.division).toBe('chain');
+    const status = await runCli(['status', listing, '--json'], { cwd: dir(), env: env() });
+    expect(status.code, status.stderr).toBe(EXIT.OK);
+    expect(JSON.parse(status.stdout)).toMatchObject({ complete: true });
+  });
+
+  it('a worker killed (SIGKILL) mid-chain and started again: the others wait for it, none writes an export early; the table ends as the source table', async () => {
+    const chain = simulateChain(43, { items: 600, windows: 2, changesPerWindow: 300, partitions: 2 });
+    expect(crossedKeys(chain, 2)).toBeGreaterThan(20);
+    const folder = await writeChain('killed', chain);
+    const table = await newTable(KEYS);
+    const listing = join(dir(), 'killed.listing.json');
+    const args = (i: number) => [
+      'load',
+      folder,
+      '--table',
+      table,
+      '--segment',
+      `${i}/2`,
+      '--listing',
+      listing,
+      '--checkpoint',
+      join(dir(), `killed${i}.checkpoint.json`),
+      '--rejects',
+      join(dir(), `killed${i}.rejects.jsonl`),
+      '--json',
+    ];
+    // Worker 1 is paced slowly and killed mid-way; worker 0 runs at full speed and waits for it.
+    const slow = killableCli([...args(1), '--wcu', '100'], join(dir(), 'killed1.checkpoint.json'), { cwd: dir(), env: env() });
+    const other = runCli(args(0), { cwd: dir(), env: env(), timeoutMs: 120_000 });
+    const killed = await slow(6);
+    expect(killed.signal).toBe('SIGKILL');
+    const resumed = await runCli(args(1), { cwd: dir(), env: env(), timeoutMs: 120_000 });
+    const first = await other;
+    for (const r of [first, resumed]) expect(r.code, r.stderr).toBe(EXIT.OK);
+    expect(resultOf(resumed).resumedFromBatch).toBeGreaterThan(0);
+    expect(first.stderr).toMatch(/waiting for worker 1\/2 to write/);
+    expect(stateOf(await scanAll(client(), table))).toEqual(stateOf(chain.final.values()));
+    // Run again on its finished checkpoint (a recreated Job's worker): it says it has settled every export.
+    const again = await runCli(args(0), { cwd: dir(), env: env() });
+    expect(again.code, again.stderr).toBe(EXIT.OK);
+    const doc = JSON.parse(await readFile(`${listing}.worker-0-of-2.json`, 'utf8')) as { state: string };
+    expect(doc.state).toBe('finished');
+    expect(stateOf(await scanAll(client(), table))).toEqual(stateOf(chain.final.values()));
+  });
+});
