@@ -439,7 +439,11 @@ async function stagesOf(
   emit({ type: 'reading', order: reading.order });
   const orderer = new WriteOrderer({
     mode: reading.order,
-    ...(reading.adaptive ? { adaptive: { onGrouped: (at: PlannedWrite) => emit(groupedWarning(at, opts, input.totalBytes)) } } : {}),
+    // Not in a chain divided by part: a window gone over to round-robin holds every write to the end, and
+    // could not empty itself at the barrier between exports.
+    ...(reading.adaptive && ctx.facts.division?.by !== 'chain'
+      ? { adaptive: { onGrouped: (at: PlannedWrite) => emit(groupedWarning(at, opts, input.totalBytes)) } }
+      : {}),
     parts: reading.parts,
     ...(reading.grouping ? { grouping: reading.grouping } : {}),
     windowRows: opts.windowRows,

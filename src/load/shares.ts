@@ -144,18 +144,26 @@ export function exportSpans(set: Pick<InputSet, 'parts' | 'exports'>): ExportSpa
   return first === set.parts.length && set.exports.length > 0 ? spans : undefined;
 }
 
-/** A chain's parts dealt export by export: every worker gets a share of each export (empty when it has fewer parts than workers). */
+/**
+ * A chain's parts dealt export by export: each export's parts by size, as dealParts does, first to the
+ * workers with the fewest parts so far. Every worker then has a part when the chain has as many parts as
+ * workers (an export of fewer files than workers goes to those that have none yet), and a chain of
+ * one-file incrementals is spread over the workers rather than all on worker 0.
+ */
 function dealChain(parts: readonly ListedPart[], spans: readonly ExportSpan[], workers: number): number[] {
   const owner: number[] = [];
-  // Each export's deal starts at another worker: a chain of one-file incrementals is then spread over the
-  // workers rather than all on worker 0.
-  spans.forEach(({ first, count }, e) => {
+  const count = new Array<number>(workers).fill(0);
+  for (const { first, count: n } of spans) {
+    const byFewest = Array.from({ length: workers }, (_, w) => w).sort((a, b) => count[a]! - count[b]! || a - b);
     for (const w of dealParts(
-      parts.slice(first, first + count).map((p) => p.part.size ?? 0),
+      parts.slice(first, first + n).map((p) => p.part.size ?? 0),
       workers,
-    ))
-      owner.push((w + e) % workers);
-  });
+    )) {
+      const to = byFewest[w]!;
+      owner.push(to);
+      count[to]!++;
+    }
+  }
   return owner;
 }
 

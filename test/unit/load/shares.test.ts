@@ -132,9 +132,27 @@ describe('an export chain divided by part', () => {
     }
     // Each export by itself is dealt to the least loaded: FULL's 4 files over 3 workers, none without one.
     for (const s of shares) expect(s.exportOfPart!.filter((e) => e === 0).length).toBeGreaterThan(0);
-    // The one-file exports do not all go to worker 0: each export's deal starts one worker on.
+    // The one-file exports do not all go to worker 0: each export goes first to the workers with the fewest parts.
     const ownerOf = (name: string) => shares.findIndex((s) => s.parts.some((p) => p.part.name === name));
-    expect(ownerOf('incr2/d0')).toBe(2);
-    expect(new Set([ownerOf('incr1/d0'), ownerOf('incr1/d1')])).toEqual(new Set([1, 2]));
+    expect(ownerOf('full/d0')).toBe(0);
+    expect(new Set([ownerOf('incr1/d0'), ownerOf('incr1/d1')])).toEqual(new Set([0, 1]));
+    expect(ownerOf('incr2/d0')).toBe(0);
+  });
+
+  it('every part once, and no worker without a part when the chain has as many parts as workers', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(fc.nat(1000), { minLength: 1, maxLength: 6 }), { minLength: 2, maxLength: 6 }),
+        fc.integer({ min: 2, max: 8 }),
+        (exports, workers) => {
+          const chainParts = exports.flatMap((sizes, e) => sizes.map((size, i) => part(`e${e}/d${i}`, size, 'export-incremental')));
+          const spans = exportSpans({ parts: chainParts, exports: exports.map((sizes, e) => exported(`e${e}`, sizes.length)) })!;
+          const shares = Array.from({ length: workers }, (_, w) => shareOf(chainParts, seg(w, workers), { by: 'chain', why: '' }, spans));
+          expect(shares.flatMap((s) => s.parts.map((p) => p.part.name)).sort()).toEqual(chainParts.map((p) => p.part.name).sort());
+          if (chainParts.length >= workers) for (const s of shares) expect(s.parts.length).toBeGreaterThan(0);
+        },
+      ),
+      { numRuns: 100 },
+    );
   });
 });
