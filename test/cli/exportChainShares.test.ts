@@ -127,16 +127,24 @@ describe('--segment over an export chain: divided by part, export by export, wit
       join(dir(), `killed${i}.rejects.jsonl`),
       '--json',
     ];
-    // Worker 1 is paced slowly and killed mid-way; worker 0 runs at full speed and waits for it.
+    // Worker 1 is paced slowly and killed past the first barrier, inside export 2 (its share of the full
+    // export is one of its 2 data files, 300 rows: 12 batches); worker 0 runs at full speed and waits for it.
     const slow = killableCli([...args(1), '--wcu', '100'], join(dir(), 'killed1.checkpoint.json'), { cwd: dir(), env: env() });
     const other = runCli(args(0), { cwd: dir(), env: env(), timeoutMs: 120_000 });
-    const killed = await slow(6);
+    const killed = await slow(14);
     expect(killed.signal).toBe('SIGKILL');
+    // Silent now: worker 0 waits for it rather than go on to the next export.
+    const silent = JSON.parse(await readFile(`${listing}.worker-1-of-2.json`, 'utf8')) as { state: string; settledExports: number };
+    expect(silent).toMatchObject({ state: 'running', settledExports: 1 });
     const resumed = await runCli(args(1), { cwd: dir(), env: env(), timeoutMs: 120_000 });
     const first = await other;
     for (const r of [first, resumed]) expect(r.code, r.stderr).toBe(EXIT.OK);
     expect(resultOf(resumed).resumedFromBatch).toBeGreaterThan(0);
-    expect(first.stderr).toMatch(/waiting for worker 1\/2 to write/);
+    // It resumed inside export 2, from a restart point past the barrier: it did not wait for export 1 again.
+    const skipped = /reading on from a restart point past the first ([\d,]+) rows/.exec(resumed.stderr);
+    expect(Number(skipped?.[1]?.replace(/,/g, ''))).toBeGreaterThanOrEqual(300);
+    expect(resumed.stderr).not.toMatch(/before reading export 2 of 3/);
+    expect(first.stderr).toMatch(/waiting for worker 1\/2 to write exports 1 to 2 of the chain before reading export 3 of 3/);
     expect(stateOf(await scanAll(client(), table))).toEqual(stateOf(chain.final.values()));
     // Run again on its finished checkpoint (a recreated Job's worker): it says it has settled every export.
     const again = await runCli(args(0), { cwd: dir(), env: env() });
