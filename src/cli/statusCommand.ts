@@ -109,7 +109,10 @@ function workerLine(w: WorkerStatus): string {
       ? `; its share ${formatCount(doc.division.parts)} parts, ${formatBytes(doc.division.bytes)}`
       : '';
   // A chain's worker: how far it has got (one waiting at the barrier between exports is running).
-  const chain = doc.settledExports !== undefined && w.state === 'running' ? `; exports written: the first ${formatCount(doc.settledExports)}` : '';
+  const chain =
+    doc.settledExports !== undefined && w.state === 'running'
+      ? `; exports written: the first ${formatCount(doc.settledExports)}${doc.barrier ? `; waiting for ${doc.barrier.waitingFor.length === 1 ? 'worker' : 'workers'} ${doc.barrier.waitingFor.join(', ')} to write them before export ${doc.barrier.next + 1}` : ''}`
+      : '';
   const heard = formatDuration((w.quietMs ?? 0) / 1000);
   switch (w.state) {
     case 'finished':

@@ -86,8 +86,8 @@ export interface BarrierOptions {
   beatMs: number;
   /** Writes this worker's document saying it settled the exports before `next`. */
   publish: (settled: number) => Promise<void>;
-  /** Told once each time the workers waited for change. */
-  onWait: (message: string) => void;
+  /** Told once each time the workers waited for change, and with undefined once it waits no more. */
+  onWait: (message: string | undefined, waiting?: { next: number; waitingFor: string[] }) => void;
   /** The load is stopping: wait no longer. */
   stopping: () => boolean;
   signal?: AbortSignal | undefined;
@@ -120,14 +120,23 @@ export class ExportBarrier {
     await this.#o.publish(next);
     const pollMs = Math.min(this.#o.beatMs, rateBeatMs(this.#o.segment.count));
     let said = '';
+    try {
+      await this.#wait(next, pollMs, (message, waitingFor) => {
+        if (message !== said) this.#o.onWait(message, { next, waitingFor });
+        said = message;
+      });
+    } finally {
+      if (said !== '') this.#o.onWait(undefined);
+    }
+  }
+
+  async #wait(next: number, pollMs: number, waiting: (message: string, waitingFor: string[]) => void): Promise<void> {
     for (;;) {
       const verdict = barrierVerdict(await this.#read(), this.#o.listedAt, next);
       if (verdict.go) return;
       if ('stopped' in verdict) throw this.#peerStopped(next, verdict.stopped);
       if (this.#o.stopping()) return;
-      const message = this.#waitMessage(next, verdict.waitingFor);
-      if (message !== said) this.#o.onWait(message);
-      said = message;
+      waiting(this.#waitMessage(next, verdict.waitingFor), verdict.waitingFor);
       try {
         await sleep(pollMs, undefined, this.#o.signal ? { signal: this.#o.signal } : {});
       } catch {

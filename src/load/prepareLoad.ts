@@ -271,7 +271,11 @@ async function chainReading(
       board.settledExports = settled;
       await board.refresh();
     },
-    onWait: (message) => ctx.emit({ type: 'warning', message }),
+    onWait: (message, waiting) => {
+      // Said in the document too, for status, at the next beat.
+      board.barrier = waiting;
+      if (message !== undefined) ctx.emit({ type: 'warning', message });
+    },
     stopping: () => ctx.stopping(),
     signal: ctx.deps.signal,
   });
@@ -339,8 +343,15 @@ const DIVIDED: Record<DivisionBy, string> = {
   keys: 'key (every worker reads every part)',
 };
 
-function agreedDivision(own: Division | undefined, recorded: DivisionBy | undefined, where: string): Division | undefined {
+export function agreedDivision(own: Division | undefined, recorded: DivisionBy | undefined, where: string): Division | undefined {
   if (own === undefined || recorded === own.by) return own;
+  // A chain the listing divides by key (its worker had no --checkpoint, or an earlier ddb-spread listed it,
+  // whose workers may be running still) stays so: by key every worker keeps the chain order on its own.
+  if (recorded === 'keys' && own.by === 'chain')
+    return {
+      by: 'keys',
+      why: `--listing ${where} divides this export chain by key (the worker that listed it had no --checkpoint, or an earlier ddb-spread listed it): every worker reads every export and writes the keys of its segment`,
+    };
   if (recorded === undefined)
     return {
       by: 'keys',

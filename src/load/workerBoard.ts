@@ -54,6 +54,8 @@ export interface WorkerDoc {
    * other workers wait for it before they start the next (exportBarrier.ts). A finished worker settled all.
    */
   settledExports?: number | undefined;
+  /** Waiting at that barrier: the export (0-based) it waits to start, and the workers it waits for. */
+  barrier?: { next: number; waitingFor: string[] } | undefined;
 }
 
 export const WORKER_FORMAT = 'ddb-spread-worker';
@@ -117,6 +119,7 @@ export function workerDoc(
     /** The verdict when the result's own does not tell it (a finished checkpoint run again). */
     complete?: boolean | undefined;
     settledExports?: number | undefined;
+    barrier?: WorkerDoc['barrier'];
   },
 ): WorkerDoc {
   return {
@@ -146,6 +149,7 @@ export function workerDoc(
     ...(how.stopCode !== undefined ? { stopCode: how.stopCode } : {}),
     ...(how.rate ? how.rate : {}),
     ...(how.settledExports !== undefined ? { settledExports: how.settledExports } : {}),
+    ...(how.barrier !== undefined && how.state === 'running' ? { barrier: how.barrier } : {}),
   };
 }
 
@@ -169,6 +173,7 @@ export class WorkerBoard {
   onBeat: (() => Promise<void>) | undefined;
   /** Set by an export chain's barrier (exportBarrier.ts): the exports this worker has settled. */
   settledExports: number | undefined;
+  barrier: WorkerDoc['barrier'];
 
   constructor(store: WorkerDocStore, segment: Segment, listedAt: string, result: () => LoadResult, warn: (message: string) => void) {
     this.#store = store;
@@ -218,6 +223,7 @@ export class WorkerBoard {
       rate: this.rate?.(),
       complete,
       settledExports: this.settledExports,
+      barrier: this.barrier,
     });
     const text = `${JSON.stringify(doc, null, 2)}\n`;
     this.#writing = this.#writing.then(() =>

@@ -136,6 +136,12 @@ describe('--segment over an export chain: divided by part, export by export, wit
     // Silent now: worker 0 waits for it rather than go on to the next export.
     const silent = JSON.parse(await readFile(`${listing}.worker-1-of-2.json`, 'utf8')) as { state: string; settledExports: number };
     expect(silent).toMatchObject({ state: 'running', settledExports: 1 });
+    // Worker 0 comes to the next barrier and waits there, running: status says so, naming whom it waits for.
+    const docOf0 = async () => JSON.parse(await readFile(`${listing}.worker-0-of-2.json`, 'utf8')) as { barrier?: { next: number; waitingFor: string[] } };
+    for (let i = 0; i < 300 && (await docOf0()).barrier === undefined; i++) await new Promise((r) => setTimeout(r, 100));
+    expect((await docOf0()).barrier).toEqual({ next: 2, waitingFor: ['1/2'] });
+    const status = await runCli(['status', listing], { cwd: dir(), env: env() });
+    expect(status.stdout).toMatch(/worker 0\/2 +running .*exports written: the first 2; waiting for worker 1\/2 to write them before export 3/);
     const resumed = await runCli(args(1), { cwd: dir(), env: env(), timeoutMs: 120_000 });
     const first = await other;
     for (const r of [first, resumed]) expect(r.code, r.stderr).toBe(EXIT.OK);

@@ -106,7 +106,11 @@ describe('ExportBarrier over the documents beside a listing', () => {
       publish: async (n) => {
         published.push(n);
       },
-      onWait: (message) => said.push(message),
+      onWait: (message, waiting) => {
+        said.push(message ?? 'done');
+        // What the document says for status: the same workers.
+        if (waiting) for (const w of waiting.waitingFor) expect(message).toContain(w);
+      },
       stopping,
     });
   const put = (listing: string, index: number, over: Partial<WorkerDoc>) =>
@@ -129,6 +133,9 @@ describe('ExportBarrier over the documents beside a listing', () => {
     await put(listing, 2, { state: 'finished' });
     await crossing;
     expect(published).toEqual([1]);
+    // Once past, it says it waits no more (the document's barrier is cleared).
+    expect(said).toHaveLength(3);
+    expect(said[2]).toBe('done');
   });
 
   it('stops with PEER_STOPPED (a retry later works) when a peer stopped on what no retry fixes; returns when the load stops', async () => {

@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { agreedDivision } from '../../../src/load/prepareLoad.js';
 import { dealParts, divisionOf, exportSpans, shareOf } from '../../../src/load/shares.js';
+import { LoaderError } from '../../../src/shared/errors.js';
 import type { ListedPart } from '../../../src/reading/inputPart.js';
 import type { ListedExport } from '../../../src/reading/dynamodbExport.js';
 
@@ -154,5 +156,27 @@ describe('an export chain divided by part', () => {
       ),
       { numRuns: 100 },
     );
+  });
+});
+
+describe("agreedDivision: every worker keeps the listing's division", () => {
+  const chain = { by: 'chain' as const, why: 'an export chain of 2 exports, each divided by data file; ...' };
+  it('a chain the listing divides by key, or records no division for (an earlier ddb-spread), stays divided by key', () => {
+    expect(agreedDivision(chain, 'chain', 'l.json')).toBe(chain);
+    expect(agreedDivision(chain, 'keys', 'l.json')).toMatchObject({ by: 'keys', why: expect.stringContaining('no --checkpoint') });
+    expect(agreedDivision(chain, undefined, 'l.json')?.by).toBe('keys');
+  });
+  it('a worker that would read every export by key where the listing divides the chain by part is refused, naming --checkpoint', () => {
+    const keys = { by: 'keys' as const, why: 'an export chain of 2 exports: ... (pass --checkpoint to every worker ...)' };
+    const refusal = (() => {
+      try {
+        return agreedDivision(keys, 'chain', 'l.json');
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(refusal).toBeInstanceOf(LoaderError);
+    expect((refusal as LoaderError).code).toBe('INVALID_OPTION');
+    expect((refusal as LoaderError).message).toMatch(/divides the work by part, export by export .* --checkpoint/);
   });
 });
