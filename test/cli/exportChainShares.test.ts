@@ -60,7 +60,7 @@ function crossedKeys(chain: SimulatedChain, workers: number): number {
 }
 
 describe('--segment over an export chain: divided by part, export by export, with a barrier between exports', () => {
-  it('a chain of 3 exports, 4 workers (one with no part of each export): the table ends as the source table; status follows the barrier', async () => {
+  it('a chain of 3 exports, 4 workers (one with no part of each export): the table ends as the source table', async () => {
     const chain = simulateChain(41, { items: 500, windows: 2, changesPerWindow: 260, partitions: 3 });
     expect(crossedKeys(chain, 4)).toBeGreaterThan(20);
     const folder = await writeChain('four', chain);
@@ -97,8 +97,6 @@ describe('--segment over an export chain: divided by part, export by export, wit
     expect(results.map((r) => r.division!.parts).sort()).toEqual([2, 2, 2, 3]);
     expect(results.reduce((n, r) => n + r.rowsRead, 0)).toBe(chain.full.flat().length + chain.incrementals.flat(2).length);
     expect(stateOf(await scanAll(client(), table))).toEqual(stateOf(chain.final.values()));
-    // Someone waited at a barrier (4 workers, 2 boundaries, started together): said so, naming whom.
-    expect(runs.map((r) => r.stderr).join('\n')).toMatch(/waiting for workers? \d\/4.* to write export 1 of 3 \(.+\) before reading export 2 of 3/);
     const doc = JSON.parse(await readFile(listing, 'utf8')) as { division?: string };
     expect(doc.division).toBe('chain');
     const status = await runCli(['status', listing, '--json'], { cwd: dir(), env: env() });
