@@ -157,4 +157,43 @@ describe('--segment over an export chain: divided by part, export by export, wit
     expect(doc.state).toBe('finished');
     expect(stateOf(await scanAll(client(), table))).toEqual(stateOf(chain.final.values()));
   });
+
+  it('a worker stopped on what no retry fixes: the one waiting for it stops with 75, having written only the export before; both run again end as the source table', async () => {
+    const chain = simulateChain(47, { items: 200, windows: 1, changesPerWindow: 120, partitions: 2 });
+    const folder = await writeChain('stopped', chain);
+    const table = await newTable(KEYS);
+    const listing = join(dir(), 'stopped.listing.json');
+    const args = (i: number, onTable = table) => [
+      'load',
+      folder,
+      '--table',
+      onTable,
+      '--segment',
+      `${i}/2`,
+      '--listing',
+      listing,
+      '--checkpoint',
+      join(dir(), `stopped${i}.checkpoint.json`),
+      '--rejects',
+      join(dir(), `stopped${i}.rejects.jsonl`),
+      '--json',
+    ];
+    const run = (a: string[]) => runCli(a, { cwd: dir(), env: env() });
+    // Worker 1 is given a table that does not exist: it lists, says it started, and stops (78) before any write.
+    const wrong = await run(args(1, `${table}-missing`));
+    expect(wrong.code, wrong.stderr).toBe(EXIT.CONFIG);
+    const waiting = await run(args(0));
+    expect(waiting.code, waiting.stderr).toBe(EXIT.TEMP_FAIL);
+    expect(waiting.stderr).toMatch(
+      /worker 1\/2 stopped \(TABLE_NOT_FOUND\) before it had written the exports before export 2 of 2 .*run it again, then run worker 0\/2 again/,
+    );
+    // It wrote its share of the full export and nothing of the incremental.
+    const full = stateOf(chain.full.flat().map((l) => (l as { Item: Record<string, { S?: string; N?: string }> }).Item));
+    const written = stateOf(await scanAll(client(), table));
+    expect(written.size).toBe(resultOf(waiting).written);
+    for (const [key, value] of written) expect(full.get(key)).toBe(value);
+    const again = await Promise.all([run(args(1)), run(args(0))]);
+    for (const r of again) expect(r.code, r.stderr).toBe(EXIT.OK);
+    expect(stateOf(await scanAll(client(), table))).toEqual(stateOf(chain.final.values()));
+  });
 });
