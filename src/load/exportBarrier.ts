@@ -15,6 +15,8 @@ import { localWorkerStore, rateBeatMs, s3WorkerStore, workerDocPath, type Worker
  * A worker not started yet, silent (killed, being restarted by its Job) or stopped on what a retry fixes
  * (a signal, an unreachable endpoint) is waited for: it will come back and settle. One stopped on what no
  * retry fixes (a bad option, a changed input) will not: the waiting worker stops, its checkpoint saved.
+ * Not at first sight: workers restarted together after a fix each find the others' last documents, and
+ * a peer's word that it stopped is taken only once it has stood a few beats unchanged (STOP_GRACE_POLLS).
  */
 
 /**
@@ -51,7 +53,18 @@ export interface PeerDoc {
   doc: WorkerDoc | undefined;
 }
 
-export type BarrierVerdict = { go: true } | { go: false; waitingFor: string[] } | { go: false; stopped: { segment: string; code: string } };
+export type BarrierVerdict =
+  | { go: true }
+  | {
+      go: false;
+      waitingFor: string[];
+      /** Those waited for that stopped on what no retry fixes, with the time of their last word. */
+      stopped: Array<{ segment: string; code: string; updatedAt: string }>;
+    };
+
+/** Reads of the peers' documents a permanent stop must stand unchanged through (and at least STOP_GRACE_MS) before it is believed. */
+const STOP_GRACE_POLLS = 5;
+const STOP_GRACE_MS = 2_000;
 
 /** How many exports, from the chain's first, a worker's document says it has settled: every one once it finished. */
 export function settledOf(doc: WorkerDoc): number {
@@ -64,15 +77,16 @@ export function settledOf(doc: WorkerDoc): number {
  */
 export function barrierVerdict(peers: readonly PeerDoc[], listedAt: string, next: number): BarrierVerdict {
   const waitingFor: string[] = [];
+  const stopped: Array<{ segment: string; code: string; updatedAt: string }> = [];
   for (const { segment, doc } of peers) {
     // A document of an earlier load at the same listing path says nothing of this one.
     const ours = doc !== undefined && doc.listedAt === listedAt ? doc : undefined;
     if (ours && settledOf(ours) >= next) continue;
-    if (ours?.state === 'stopped' && ours.stopCode !== undefined && PERMANENT_STOP_CODES.has(ours.stopCode))
-      return { go: false, stopped: { segment, code: ours.stopCode } };
     waitingFor.push(segment);
+    if (ours?.state === 'stopped' && ours.stopCode !== undefined && PERMANENT_STOP_CODES.has(ours.stopCode))
+      stopped.push({ segment, code: ours.stopCode, updatedAt: ours.updatedAt });
   }
-  return waitingFor.length === 0 ? { go: true } : { go: false, waitingFor };
+  return waitingFor.length === 0 ? { go: true } : { go: false, waitingFor, stopped };
 }
 
 export interface BarrierOptions {
@@ -91,6 +105,8 @@ export interface BarrierOptions {
   /** The load is stopping: wait no longer. */
   stopping: () => boolean;
   signal?: AbortSignal | undefined;
+  /** How long a peer's permanent stop must stand unchanged before it is believed; default STOP_GRACE_POLLS reads, at least STOP_GRACE_MS. */
+  stopGraceMs?: number | undefined;
 }
 
 /** The barrier's I/O: this worker's word, and the peers' documents read until they agree. */
@@ -99,6 +115,8 @@ export class ExportBarrier {
   readonly #peers: Array<{ segment: string; store: WorkerDocStore }>;
   /** A peer's last document read: a read that fails for a moment keeps what it said before. */
   readonly #known = new Map<string, WorkerDoc | undefined>();
+  /** A peer's permanent stop: its last word, and when this worker first read it. */
+  readonly #stopSeen = new Map<string, { updatedAt: string; at: number }>();
 
   constructor(options: BarrierOptions) {
     this.#o = options;
@@ -134,7 +152,8 @@ export class ExportBarrier {
     for (;;) {
       const verdict = barrierVerdict(await this.#read(), this.#o.listedAt, next);
       if (verdict.go) return;
-      if ('stopped' in verdict) throw this.#peerStopped(next, verdict.stopped);
+      const given = this.#givenUp(verdict.stopped, pollMs);
+      if (given) throw this.#peerStopped(next, given);
       if (this.#o.stopping()) return;
       waiting(this.#waitMessage(next, verdict.waitingFor), verdict.waitingFor);
       try {
@@ -143,6 +162,21 @@ export class ExportBarrier {
         // Aborted: the loop sees the load stopping.
       }
     }
+  }
+
+  /**
+   * A peer stopped on what no retry fixes, once its stop has stood unchanged (the same last word) through
+   * the grace: one started again meanwhile writes a new document, and the wait goes on.
+   */
+  #givenUp(stopped: ReadonlyArray<{ segment: string; code: string; updatedAt: string }>, pollMs: number): { segment: string; code: string } | undefined {
+    const now = Date.now();
+    const graceMs = this.#o.stopGraceMs ?? Math.max(STOP_GRACE_MS, STOP_GRACE_POLLS * pollMs);
+    for (const peer of stopped) {
+      const seen = this.#stopSeen.get(peer.segment);
+      if (seen?.updatedAt !== peer.updatedAt) this.#stopSeen.set(peer.segment, { updatedAt: peer.updatedAt, at: now });
+      else if (now - seen.at >= graceMs) return peer;
+    }
+    return undefined;
   }
 
   async #read(): Promise<PeerDoc[]> {
@@ -164,17 +198,21 @@ export class ExportBarrier {
     return `export ${index + 1} of ${this.#o.exportNames.length}${name ? ` (${name})` : ''}`;
   }
 
+  /** The exports before `next`, for messages. */
+  #before(next: number): string {
+    return next === 1 ? this.#name(0) : `exports 1 to ${next} of the chain`;
+  }
+
   #waitMessage(next: number, waitingFor: readonly string[]): string {
     const workers = waitingFor.length === 1 ? `worker ${waitingFor[0]}` : `workers ${waitingFor.join(', ')}`;
-    const before = next === 1 ? this.#name(0) : `exports 1 to ${next} of the chain`;
-    return `waiting for ${workers} to write ${before} before reading ${this.#name(next)}: an item's record in a later export must land after its record in an earlier one`;
+    return `waiting for ${workers} to write ${this.#before(next)} before reading ${this.#name(next)}: an item's record in a later export must land after its record in an earlier one`;
   }
 
   #peerStopped(next: number, stopped: { segment: string; code: string }): LoaderError {
     const self = `${this.#o.segment.index}/${this.#o.segment.count}`;
     return new LoaderError(
       'PEER_STOPPED',
-      `worker ${stopped.segment} stopped (${stopped.code}) before it had written the exports before ${this.#name(next)}, which this worker must not start until it has; this worker wrote everything it read before it and saved its checkpoint: fix what stopped worker ${stopped.segment} (see its output, or ddb-spread status ${this.#o.listing}) and run it again, then run worker ${self} again`,
+      `worker ${stopped.segment} stopped (${stopped.code}) before it had written ${this.#before(next)}, and this worker must not read ${this.#name(next)} until it has. This worker wrote every row it read before it and saved its checkpoint: fix what stopped worker ${stopped.segment} (its output says what; ddb-spread status ${this.#o.listing} names it), run it again, then run worker ${self} again`,
     );
   }
 }

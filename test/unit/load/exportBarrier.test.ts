@@ -41,7 +41,7 @@ describe('barrierVerdict', () => {
       { segment: '2/3', doc: doc('2/3', { state: 'finished' }) },
     ];
     expect(barrierVerdict(peers, LISTED, 2)).toEqual({ go: true });
-    expect(barrierVerdict(peers, LISTED, 3)).toEqual({ go: false, waitingFor: ['1/3'] });
+    expect(barrierVerdict(peers, LISTED, 3)).toEqual({ go: false, waitingFor: ['1/3'], stopped: [] });
   });
 
   it('waits for a peer not started, of an earlier load, running behind, silent, or stopped on what a retry fixes', () => {
@@ -52,19 +52,23 @@ describe('barrierVerdict', () => {
       { segment: '4/6', doc: doc('4/6', { settledExports: 1, updatedAt: '2026-01-01T00:00:00.000Z' }) },
       { segment: '5/6', doc: doc('5/6', { state: 'stopped', stopCode: 'ENDPOINT_UNREACHABLE', settledExports: 0 }) },
     ];
-    expect(barrierVerdict(peers, LISTED, 2)).toEqual({ go: false, waitingFor: ['1/6', '2/6', '3/6', '4/6', '5/6'] });
+    expect(barrierVerdict(peers, LISTED, 2)).toEqual({ go: false, waitingFor: ['1/6', '2/6', '3/6', '4/6', '5/6'], stopped: [] });
     // A stopped peer that had settled enough before it stopped holds nobody up.
     expect(barrierVerdict([{ segment: '1/2', doc: doc('1/2', { state: 'stopped', stopCode: 'INPUT_CHANGED', settledExports: 2 }) }], LISTED, 2)).toEqual({
       go: true,
     });
   });
 
-  it('gives up on a peer stopped on what no retry fixes, before it settled', () => {
+  it('names a peer stopped on what no retry fixes, before it settled', () => {
     const peers = [
       { segment: '1/3', doc: undefined },
       { segment: '2/3', doc: doc('2/3', { state: 'stopped', stopCode: 'INPUT_CHANGED', settledExports: 1 }) },
     ];
-    expect(barrierVerdict(peers, LISTED, 2)).toEqual({ go: false, stopped: { segment: '2/3', code: 'INPUT_CHANGED' } });
+    expect(barrierVerdict(peers, LISTED, 2)).toEqual({
+      go: false,
+      waitingFor: ['1/3', '2/3'],
+      stopped: [{ segment: '2/3', code: 'INPUT_CHANGED', updatedAt: peers[1]!.doc!.updatedAt }],
+    });
   });
 
   it("its permanent stop codes are the ones the CLI exits with a permanent code for (or a signal's, which are not codes)", () => {
@@ -95,7 +99,7 @@ describe('ExportBarrier over the documents beside a listing', () => {
   });
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
-  const barrier = (listing: string, said: string[], published: number[], stopping = () => false) =>
+  const barrier = (listing: string, said: string[], published: number[], stopping = () => false, stopGraceMs = 150) =>
     new ExportBarrier({
       segment: { index: 0, count: 3 },
       listing,
@@ -106,6 +110,7 @@ describe('ExportBarrier over the documents beside a listing', () => {
       publish: async (n) => {
         published.push(n);
       },
+      stopGraceMs,
       onWait: (message, waiting) => {
         said.push(message ?? 'done');
         // What the document says for status: the same workers.
@@ -151,9 +156,18 @@ describe('ExportBarrier over the documents beside a listing', () => {
     expect(error).toBeInstanceOf(LoaderError);
     expect((error as LoaderError).code).toBe('PEER_STOPPED');
     expect((error as LoaderError).message).toMatch(
-      /worker 2\/3 stopped \(CHECKPOINT_MISMATCH\) before it had written the exports before export 3 of 3 \(INCR2\)/,
+      /^worker 2\/3 stopped \(CHECKPOINT_MISMATCH\) before it had written exports 1 to 2 of the chain, and this worker must not read export 3 of 3 \(INCR2\) until it has\. .* then run worker 0\/3 again$/,
     );
     expect(EXIT_CODE_OF.PEER_STOPPED).toBe(75);
+    // Started again within the grace (workers restarted together after a fix): its new word is waited on.
+    await put(listing, 2, { state: 'stopped', stopCode: 'CHECKPOINT_MISMATCH', settledExports: 1, updatedAt: new Date(Date.now() - 60_000).toISOString() });
+    const said: string[] = [];
+    const patient = barrier(listing, said, [], () => false, 5_000).cross(2);
+    await until(() => said.length === 1);
+    await put(listing, 2, { state: 'running', settledExports: 1 });
+    await new Promise((r) => setTimeout(r, 300));
+    await put(listing, 2, { settledExports: 2 });
+    await expect(patient).resolves.toBeUndefined();
     let stop = false;
     const waiting = barrier(listing, [], [], () => stop).cross(3);
     await put(listing, 2, { state: 'stopped', stopCode: 'ABORTED', settledExports: 1 });
