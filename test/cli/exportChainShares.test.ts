@@ -16,6 +16,9 @@ import { scanAll } from '../support/ddb.js';
 import { localEnv } from '../support/env.js';
 import { chainExports, simulateChain, writeExport, type SimulatedChain } from '../support/exportFixture.js';
 import { useLocalAws } from '../support/localAws.js';
+import { exportSpans, shareOf } from '../../src/load/shares.js';
+import type { ListedPart } from '../../src/reading/inputPart.js';
+import type { ListingDoc } from '../../src/reading/listingDoc.js';
 
 const KEYS = { partitionKey: { name: 'pk', type: 'S' as const }, sortKey: { name: 'sk', type: 'N' as const } };
 const { endpoint, client, dir, newTable } = useLocalAws({ name: 'chainshares' });
@@ -40,29 +43,47 @@ async function writeChain(name: string, chain: SimulatedChain): Promise<string> 
   return join(dir(), name, 'src', 'AWSDynamoDB');
 }
 
-/** Keys whose records are in different workers' parts in two exports: what the barrier is for. */
-function crossedKeys(chain: SimulatedChain, workers: number): number {
-  // simulateChain deals each export's records to its partitions in turn; the workers get whole partitions.
-  const partitionsOf = (lines: unknown[][]) => {
-    const at = new Map<string, number>();
-    lines.forEach((part, p) =>
-      part.forEach((line) => {
-        const l = line as { Item?: Record<string, { S?: string; N?: string }>; Keys?: Record<string, { S?: string; N?: string }> };
-        const key = l.Item ?? l.Keys!;
-        at.set(`${key['pk']!.S}/${key['sk']!.N}`, p);
-      }),
-    );
+/**
+ * Keys whose full-export record and first incremental's record are read by different workers, as the
+ * listing deals them (shares.ts): updated there, or deleted. What the barrier is for: without it the full
+ * record could land last.
+ */
+async function crossedKeys(listing: string, chain: SimulatedChain, workers: number): Promise<{ updated: number; deleted: number }> {
+  const doc = JSON.parse(await readFile(listing, 'utf8')) as ListingDoc;
+  const parts = doc.parts.map((p) => ({ part: { name: p.name, size: p.size } }) as unknown as ListedPart);
+  const spans = exportSpans({ parts, exports: doc.exports })!;
+  const owner = new Map<string, number>();
+  for (let w = 0; w < workers; w++)
+    for (const p of shareOf(parts, { index: w, count: workers }, { by: 'chain', why: '' }, spans).parts) owner.set(p.part.name, w);
+  type Line = { Item?: Record<string, { S?: string; N?: string }>; Keys?: Record<string, { S?: string; N?: string }>; NewImage?: unknown };
+  const workerOf = (e: number) => {
+    const at = new Map<string, { worker: number; line: Line }>();
+    const lines = (e === 0 ? chain.full : chain.incrementals[e - 1]!) as Line[][];
+    const ofExport = parts.slice(spans[e]!.first, spans[e]!.first + spans[e]!.count);
+    lines.forEach((partition, i) => {
+      // The fixture names partition i's data file <random hex><i>.json.gz.
+      const file = ofExport.find((p) => p.part.name.endsWith(`${i}.json.gz`))!.part.name;
+      for (const line of partition) {
+        const key = line.Item ?? line.Keys!;
+        at.set(`${key['pk']!.S}/${key['sk']!.N}`, { worker: owner.get(file)!, line });
+      }
+    });
     return at;
   };
-  const full = partitionsOf(chain.full);
-  const first = partitionsOf(chain.incrementals[0]!);
-  return [...first].filter(([key, p]) => full.has(key) && full.get(key)! % workers !== p % workers).length;
+  const full = workerOf(0);
+  let updated = 0;
+  let deleted = 0;
+  for (const [key, { worker, line }] of workerOf(1)) {
+    if (full.get(key) === undefined || full.get(key)!.worker === worker) continue;
+    if (line.NewImage) updated++;
+    else deleted++;
+  }
+  return { updated, deleted };
 }
 
 describe('--segment over an export chain: divided by part, export by export, with a barrier between exports', () => {
   it('a chain of 3 exports, 4 workers (one with no part of each export): the table ends as the source table', async () => {
     const chain = simulateChain(41, { items: 500, windows: 2, changesPerWindow: 260, partitions: 3 });
-    expect(crossedKeys(chain, 4)).toBeGreaterThan(20);
     const folder = await writeChain('four', chain);
     const table = await newTable(KEYS);
     const listing = join(dir(), 'four.listing.json');
@@ -96,6 +117,10 @@ describe('--segment over an export chain: divided by part, export by export, wit
     // 9 data files dealt export by export: 2 or 3 each, and each worker reads only its own.
     expect(results.map((r) => r.division!.parts).sort()).toEqual([2, 2, 2, 3]);
     expect(results.reduce((n, r) => n + r.rowsRead, 0)).toBe(chain.full.flat().length + chain.incrementals.flat(2).length);
+    // Items the full export holds in one worker's part and the incremental updates or deletes in another's.
+    const crossed = await crossedKeys(listing, chain, 4);
+    expect(crossed.updated).toBeGreaterThan(20);
+    expect(crossed.deleted).toBeGreaterThan(5);
     expect(stateOf(await scanAll(client(), table))).toEqual(stateOf(chain.final.values()));
     const doc = JSON.parse(await readFile(listing, 'utf8')) as { division?: string };
     expect(doc.division).toBe('chain');
@@ -106,7 +131,6 @@ describe('--segment over an export chain: divided by part, export by export, wit
 
   it('a worker killed (SIGKILL) mid-chain and started again: the others wait for it, none writes an export early; the table ends as the source table', async () => {
     const chain = simulateChain(43, { items: 600, windows: 2, changesPerWindow: 300, partitions: 2 });
-    expect(crossedKeys(chain, 2)).toBeGreaterThan(20);
     const folder = await writeChain('killed', chain);
     const table = await newTable(KEYS);
     const listing = join(dir(), 'killed.listing.json');
@@ -144,6 +168,9 @@ describe('--segment over an export chain: divided by part, export by export, wit
     const first = await other;
     for (const r of [first, resumed]) expect(r.code, r.stderr).toBe(EXIT.OK);
     expect(resultOf(resumed).resumedFromBatch).toBeGreaterThan(0);
+    const crossed = await crossedKeys(listing, chain, 2);
+    expect(crossed.updated).toBeGreaterThan(20);
+    expect(crossed.deleted).toBeGreaterThan(5);
     // It resumed inside export 2, from a restart point past the barrier: it did not wait for export 1 again.
     const skipped = /reading on from a restart point past the first ([\d,]+) rows/.exec(resumed.stderr);
     expect(Number(skipped?.[1]?.replace(/,/g, ''))).toBeGreaterThanOrEqual(300);
