@@ -331,18 +331,19 @@ async function listInputSet({
   return { set: shared.set, division: agreedDivision(divide(shared.set), shared.division, opts.listing), s3, listedAt: shared.listedAt };
 }
 
-/**
- * The division every worker of the load keeps: the listing's. A worker that would divide otherwise (another
- * --parts-disjoint than the worker that listed) is refused, since a part's rows could then be loaded by no
- * worker; a listing that records no division (an earlier ddb-spread's, whose workers each read every part,
- * or a load of one worker's) is divided by keys, as its other workers do.
- */
 const DIVIDED: Record<DivisionBy, string> = {
   parts: 'part (each worker reads its share of the parts)',
   chain: "part, export by export (each worker reads its share of each export of the chain, and waits for the others' between exports)",
   keys: 'key (every worker reads every part)',
 };
 
+/**
+ * The division every worker of the load keeps: the listing's. A worker that would divide otherwise (another
+ * --parts-disjoint than the worker that listed) is refused, since a part's rows could then be loaded by no
+ * worker; a listing that records no division (an earlier ddb-spread's, whose workers each read every part,
+ * or a load of one worker's) is divided by keys, as its other workers do; so is a chain the listing divides
+ * by key.
+ */
 export function agreedDivision(own: Division | undefined, recorded: DivisionBy | undefined, where: string): Division | undefined {
   if (own === undefined || recorded === own.by) return own;
   // A chain the listing divides by key (its worker had no --checkpoint, or an earlier ddb-spread listed it,
