@@ -57,6 +57,8 @@ export const EXIT_CODE_OF: Readonly<Record<LoaderErrorCode, number>> = {
   REJECTS_UNWRITABLE: EXIT.CANT_CREATE,
   // Another load holds the reject file or the checkpoint: it will be free once that load ends.
   OUTPUT_LOCKED: EXIT.TEMP_FAIL,
+  // This worker is sound and its checkpoint saved: it goes on once the other worker is fixed and run again.
+  PEER_STOPPED: EXIT.TEMP_FAIL,
   MANIFEST_UNWRITABLE: EXIT.CANT_CREATE,
   MANIFEST_INVALID: EXIT.CONFIG,
   REPORT_UNWRITABLE: EXIT.CANT_CREATE,

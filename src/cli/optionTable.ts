@@ -553,7 +553,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     group: 'job',
     commands: LOAD,
     description:
-      'with --segment and --listing over several parts (or estimate --workers): no primary key is in two parts, so each worker reads only its share of the parts (dealt by size) instead of every part; one DynamoDB export is divided so without it',
+      'with --segment and --listing over several parts (or estimate --workers): no primary key is in two parts, so each worker reads only its share of the parts (dealt by size) instead of every part; one DynamoDB export is divided so without it, and an export chain export by export when every worker has --checkpoint',
     type: 'flag',
   },
   {

@@ -104,13 +104,21 @@ function workerLine(w: WorkerStatus): string {
   const doc = w.doc;
   if (!doc) return 'not started: start it (its checkpoint, if it has one, resumes it)';
   const counts = `${formatCount(doc.written)} written, ${formatCount(doc.rejected)} rejected`;
-  const share = doc.division?.by === 'parts' ? `; its share ${formatCount(doc.division.parts)} parts, ${formatBytes(doc.division.bytes)}` : '';
+  const share =
+    doc.division?.by === 'parts' || doc.division?.by === 'chain'
+      ? `; its share ${formatCount(doc.division.parts)} parts, ${formatBytes(doc.division.bytes)}`
+      : '';
+  // A chain's worker: how far it has got (one waiting at the barrier between exports is running).
+  const chain =
+    doc.settledExports !== undefined && w.state === 'running'
+      ? `; exports written: the first ${formatCount(doc.settledExports)}${doc.barrier ? `; waiting for ${doc.barrier.waitingFor.length === 1 ? 'worker' : 'workers'} ${doc.barrier.waitingFor.join(', ')} to write them before export ${doc.barrier.next + 1}` : ''}`
+      : '';
   const heard = formatDuration((w.quietMs ?? 0) / 1000);
   switch (w.state) {
     case 'finished':
       return `finished${doc.complete ? ', complete' : ' with rejected rows'}: ${counts}${share}`;
     case 'running':
-      return `running on ${doc.host}: ${counts}, heard ${heard} ago${share}`;
+      return `running on ${doc.host}: ${counts}, heard ${heard} ago${share}${chain}`;
     case 'silent':
       return `silent for ${heard} (said it was running on ${doc.host}): killed or its machine lost; start it again, it resumes from its checkpoint`;
     default:

@@ -134,7 +134,12 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
       });
       return undefined;
     },
-    ...(whole ? { onListed: (set: InputSet) => (workersPlan = planWorkers(set, whole.workers, whole.partsDisjoint)) } : {}),
+    ...(whole
+      ? {
+          onListed: (set: InputSet) =>
+            (workersPlan = planWorkers(set, whole.workers, { partsDisjoint: whole.partsDisjoint, checkpointPath: opts.checkpointPath, order: opts.order })),
+        }
+      : {}),
     onPlanned: (w) => tally!.add(w),
     record: (writes) => tally!.addBatch(writes),
     ...(stripesFromStatistics

@@ -31,8 +31,8 @@ export interface EstimateResult {
 
 export interface EstimateWorkers {
   count: number;
-  /** By part (each worker reads its share of the parts) or by key (every worker reads every part). */
-  by: 'parts' | 'keys';
+  /** By part (each worker reads its share of the parts), a chain's export by export, or by key (every worker reads every part). */
+  by: 'parts' | 'chain' | 'keys';
   why: string;
   inputBytes: number;
   /** The bytes the worker with the most reads. */

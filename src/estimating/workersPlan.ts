@@ -1,4 +1,4 @@
-import { dealParts, divisionOf, type DivisionBy } from '../load/shares.js';
+import { divisionOf, exportSpans, ownersOf, type DivisionBy, type DivisionOptions } from '../load/shares.js';
 import type { InputSet } from '../reading/inputSet.js';
 
 /**
@@ -19,29 +19,38 @@ export interface WorkersPlan {
   largestShareBytes: number;
   /** The bytes all the workers read together: the input once when divided by part, N times by key. */
   bytesReadByAll: number;
-  /** The largest share against the input: what scales one process's read phase to the slowest worker's. */
+  /**
+   * The slowest reading against the input: what scales one process's read phase to the workers'. The
+   * largest share; in a chain, the largest share of each export in turn (no worker starts an export
+   * before every worker has written the one before it).
+   */
   readShare: number;
 }
 
-export function planWorkers(set: Pick<InputSet, 'parts' | 'exports'>, workers: number, partsDisjoint: boolean): WorkersPlan {
+export function planWorkers(set: Pick<InputSet, 'parts' | 'exports'>, workers: number, options: Omit<DivisionOptions, 'segment'>): WorkersPlan {
   const sizes = set.parts.map((p) => p.part.size ?? 0);
   const inputBytes = sizes.reduce((a, b) => a + b, 0);
   // One worker divides nothing: it reads every part, once.
-  const division = divisionOf(set, { segment: { index: 0, count: workers }, partsDisjoint }) ?? { by: 'parts', why: 'one worker reads every part' };
+  const division = divisionOf(set, { ...options, segment: { index: 0, count: workers } }) ?? { by: 'parts', why: 'one worker reads every part' };
   if (division.by === 'keys')
     return { count: workers, by: 'keys', why: division.why, inputBytes, largestShareBytes: inputBytes, bytesReadByAll: inputBytes * workers, readShare: 1 };
-  const owner = dealParts(sizes, workers);
-  const shares = new Array<number>(workers).fill(0);
-  owner.forEach((w, i) => (shares[w]! += sizes[i]!));
-  const largest = Math.max(...shares);
+  const spans = division.by === 'chain' ? exportSpans(set) : undefined;
+  const owner = ownersOf(set.parts, workers, spans);
+  const largestOf = (first: number, count: number) => {
+    const shares = new Array<number>(workers).fill(0);
+    for (let i = first; i < first + count; i++) shares[owner[i]!]! += sizes[i]!;
+    return Math.max(...shares);
+  };
+  const largest = largestOf(0, sizes.length);
+  const slowest = spans ? spans.reduce((sum, s) => sum + largestOf(s.first, s.count), 0) : largest;
   return {
     count: workers,
-    by: 'parts',
+    by: division.by,
     why: division.why,
     inputBytes,
     largestShareBytes: largest,
     bytesReadByAll: inputBytes,
     // Parts of unknown size (stdin cannot be divided: one part) count as the whole.
-    readShare: inputBytes > 0 ? largest / inputBytes : 1,
+    readShare: inputBytes > 0 ? slowest / inputBytes : 1,
   };
 }

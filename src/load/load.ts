@@ -144,7 +144,8 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<D
       return { state: readToEnd && !stop.stopping ? 'finished' : 'stopped', code: stop.error?.code ?? (stop.aborted ? 'ABORTED' : undefined) };
     };
     const fail = (error: LoaderError) => stop.fail(error);
-    const prepared = await prepareLoad({ opts, deps, mode, disposer, facts, emit, result, ending, now, fail });
+    const stopping = () => stop.stopping;
+    const prepared = await prepareLoad({ opts, deps, mode, disposer, facts, emit, result, ending, now, fail, stopping });
     if ('startOver' in prepared) {
       startOver = prepared.startOver;
     } else {
@@ -181,7 +182,14 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<D
         manifest,
       });
       const report = { stop, tally, rejections, progress, emit };
-      for await (const batch of batchesOfLoad(prepared, opts, report)) await dispatcher.dispatch(batch);
+      const drain = dispatcher;
+      // An export chain's barrier: every batch of the exports before settles and is saved in the checkpoint
+      // before this worker says so; a worker killed after saying it resumes past them, never writing them again.
+      const settle = async () => {
+        await drain.finish();
+        if (!stop.stopping) await checkpoint?.store.save('running');
+      };
+      for await (const batch of batchesOfLoad(prepared, opts, report, settle)) await dispatcher.dispatch(batch);
       await dispatcher.finish();
       readToEnd = true;
     }
@@ -202,8 +210,8 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<D
 }
 
 /** The stages chained: the batches of the load, in the order they are sent. */
-function batchesOfLoad(prepared: PreparedLoad, opts: NormalizedLoadOptions, report: StageReport) {
-  const { input } = prepared;
+function batchesOfLoad(prepared: PreparedLoad, opts: NormalizedLoadOptions, report: StageReport, settle: () => Promise<void>) {
+  const { input, chain } = prepared;
   return batchesOf(
     prepared.records,
     {
@@ -220,6 +228,16 @@ function batchesOfLoad(prepared: PreparedLoad, opts: NormalizedLoadOptions, repo
       sendLast: () => !report.stop.failed && !(prepared.checkpoint && report.stop.stopping),
       close: prepared.closeInput,
       restarts: prepared.restarts,
+      exports: chain
+        ? {
+            of: (record) => chain.exportOf(record.origin.file),
+            from: chain.from,
+            cross: async (next) => {
+              await settle();
+              if (!report.stop.stopping) await chain.barrier.cross(next);
+            },
+          }
+        : undefined,
     },
     report,
   );

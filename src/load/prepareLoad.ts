@@ -33,7 +33,8 @@ import { prepareOutputFiles, type CallerFiles } from './outputFiles.js';
 import { headerChecker, preflightInput } from './inputPreflight.js';
 import { localListingStore, s3ListingStore, sharedListing } from './sharedListing.js';
 import type { Segment } from './segment.js';
-import { divisionOf, shareOf, type Division, type DivisionBy } from './shares.js';
+import { divisionOf, exportSpans, shareOf, type Division, type DivisionBy, type Share } from './shares.js';
+import { ExportBarrier } from './exportBarrier.js';
 import { HEARTBEAT_MS, localWorkerStore, rateBeatMs, s3WorkerStore, WorkerBoard, workerDocPath } from './workerBoard.js';
 import { shareTheRate } from './rateSharing.js';
 
@@ -75,6 +76,17 @@ export interface PreparedLoad {
   restarts: Restarts | undefined;
   /** A striped read's restart points (StripedRead.pointAt), when it makes them. */
   stripePointAt?: StripedRead['pointAt'];
+  /** An export chain divided by part: each row's export, and the barrier before a later export's first row. */
+  chain?: ChainReading | undefined;
+}
+
+/** What the stages need of an export chain divided by part (shares.ts, exportBarrier.ts). */
+export interface ChainReading {
+  /** The export (its index in the chain) a row of this part came from, by the part's name. */
+  exportOf: (file: string) => number | undefined;
+  /** The exports before this one are settled already (a resume at a restart point inside a later export). */
+  from: number;
+  barrier: ExportBarrier;
 }
 
 /** A dry run that asked to begin again, before any row was read, with what the table showed. */
@@ -99,6 +111,8 @@ export interface PrepareContext {
   now: () => number;
   /** Stops the load with this error, from outside its stages (the worker's state found another writer). */
   fail: (error: LoaderError) => void;
+  /** The load is stopping (a failure, or asked to stop). */
+  stopping: () => boolean;
 }
 
 /**
@@ -121,8 +135,11 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
       : undefined;
   facts.division = division;
   deps.dryRun?.onListed?.(everything);
-  // Divided by part: this worker reads only its share, as a load of those parts alone would.
-  const share = division?.by === 'parts' ? shareOf(everything.parts, opts.segment!, division) : undefined;
+  // Divided by part: this worker reads only its share, as a load of those parts alone would (a chain's, export by export).
+  const share =
+    division?.by === 'parts' || division?.by === 'chain'
+      ? shareOf(everything.parts, opts.segment!, division, division.by === 'chain' ? exportSpans(everything) : undefined)
+      : undefined;
   facts.share = share;
   const listed = share ? { ...everything, parts: share.parts, totalBytes: share.bytes } : everything;
   facts.inputSet = listed;
@@ -202,7 +219,8 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
         }
       : undefined;
   const stages = await stagesOf(ctx, { tableInfo, inputSet, input, format, shard, pacing, notGrouped, restart });
-  return { ...stages, segment: share ? undefined : opts.segment, checkpoint, manifest, restarts: restartsOf(checkpoint, stages, input) };
+  const chain = share?.exportOfPart && board ? await chainReading(ctx, share, everything, board, checkpoint, s3, listedAt!) : undefined;
+  return { ...stages, segment: share ? undefined : opts.segment, checkpoint, manifest, restarts: restartsOf(checkpoint, stages, input), chain };
 }
 
 /**
@@ -229,6 +247,50 @@ async function startWorkerBoard(ctx: PrepareContext, segment: Segment, listing: 
   // A shared budget is handed on at every beat: often enough that a part a finished worker frees is soon taken up.
   await board.start(ctx.deps.testSeams?.heartbeatMs ?? (ctx.opts.totalWcu !== undefined ? rateBeatMs(segment.count) : HEARTBEAT_MS));
   return board;
+}
+
+/**
+ * An export chain's reading divided by part: which export each of this worker's parts is in, and the barrier
+ * between exports. A resume at a restart point starts inside an export whose earlier ones it had settled
+ * (a point is recorded only past the barrier): its document says so again at once, before any peer waits
+ * on it.
+ */
+async function chainReading(
+  ctx: PrepareContext,
+  share: Share,
+  set: InputSet,
+  board: WorkerBoard,
+  checkpoint: OpenedCheckpoint | undefined,
+  s3: () => Promise<S3Access>,
+  listedAt: string,
+): Promise<ChainReading> {
+  const { opts } = ctx;
+  const exportOfPart = share.exportOfPart!;
+  const byName = new Map(share.parts.map((p, i) => [p.part.name, exportOfPart[i]!]));
+  const at = checkpoint?.restartFrom?.part;
+  const from = at === undefined ? 0 : (exportOfPart[at] ?? 0);
+  board.settledExports = from;
+  await board.refresh();
+  const barrier = new ExportBarrier({
+    segment: opts.segment!,
+    listing: opts.listing!,
+    listedAt,
+    s3,
+    exportNames: set.exports.map((e) => e.name),
+    beatMs: board.beatMs,
+    publish: async (settled) => {
+      board.settledExports = settled;
+      await board.refresh();
+    },
+    onWait: (message, waiting) => {
+      // Said in the document too, for status, at the next beat.
+      board.barrier = waiting;
+      if (message !== undefined) ctx.emit({ type: 'warning', message });
+    },
+    stopping: () => ctx.stopping(),
+    signal: ctx.deps.signal,
+  });
+  return { exportOf: (file) => byName.get(file), from, barrier };
 }
 
 /**
@@ -271,7 +333,7 @@ async function listInputSet({
     refuseUnsharedListing(set, opts);
     // Dividing by part needs a listing (options.ts asks for one with --parts-disjoint, and an export is listed).
     const division = divide(set);
-    if (division?.by === 'parts') throw bug('parts divided without a shared listing');
+    if (division?.by === 'parts' || division?.by === 'chain') throw bug('parts divided without a shared listing');
     return { set, division, s3 };
   }
   const store = opts.listing.startsWith('s3://') ? s3ListingStore(opts.listing, s3) : localListingStore(opts.listing);
@@ -280,14 +342,28 @@ async function listInputSet({
   return { set: shared.set, division: agreedDivision(divide(shared.set), shared.division, opts.listing), s3, listedAt: shared.listedAt };
 }
 
+const DIVIDED: Record<DivisionBy, string> = {
+  parts: 'part (each worker reads its share of the parts)',
+  chain: "part, export by export (each worker reads its share of each export of the chain, and waits for the others' between exports)",
+  keys: 'key (every worker reads every part)',
+};
+
 /**
  * The division every worker of the load keeps: the listing's. A worker that would divide otherwise (another
  * --parts-disjoint than the worker that listed) is refused, since a part's rows could then be loaded by no
  * worker; a listing that records no division (an earlier ddb-spread's, whose workers each read every part,
- * or a load of one worker's) is divided by keys, as its other workers do.
+ * or a load of one worker's) is divided by keys, as its other workers do; so is a chain the listing divides
+ * by key.
  */
-function agreedDivision(own: Division | undefined, recorded: DivisionBy | undefined, where: string): Division | undefined {
+export function agreedDivision(own: Division | undefined, recorded: DivisionBy | undefined, where: string): Division | undefined {
   if (own === undefined || recorded === own.by) return own;
+  // A chain the listing divides by key (its worker had no --checkpoint, or an earlier ddb-spread listed it,
+  // whose workers may be running still) stays so: by key every worker keeps the chain order on its own.
+  if (recorded === 'keys' && own.by === 'chain')
+    return {
+      by: 'keys',
+      why: `--listing ${where} divides this export chain by key (the worker that listed it had no --checkpoint, or an earlier ddb-spread listed it): every worker reads every export and writes the keys of its segment`,
+    };
   if (recorded === undefined)
     return {
       by: 'keys',
@@ -295,7 +371,7 @@ function agreedDivision(own: Division | undefined, recorded: DivisionBy | undefi
     };
   throw new LoaderError(
     'INVALID_OPTION',
-    `--listing ${where} divides the work by ${recorded === 'parts' ? 'part (each worker reads its share of the parts)' : 'key (every worker reads every part)'}, and this worker would divide it by ${own.by === 'parts' ? 'part' : 'key'} (${own.why}); give every worker of the load the same options (--parts-disjoint on all or none), or another --listing for another load`,
+    `--listing ${where} divides the work by ${DIVIDED[recorded]}, and this worker would divide it by ${DIVIDED[own.by]} (${own.why}); give every worker of the load the same options (--parts-disjoint, --checkpoint and --order on all or none), or another --listing for another load`,
     { file: where },
   );
 }
@@ -386,7 +462,11 @@ async function stagesOf(
   emit({ type: 'reading', order: reading.order });
   const orderer = new WriteOrderer({
     mode: reading.order,
-    ...(reading.adaptive ? { adaptive: { onGrouped: (at: PlannedWrite) => emit(groupedWarning(at, opts, input.totalBytes)) } } : {}),
+    // Not in a chain divided by part: a window gone over to round-robin holds every write to the end, and
+    // could not empty itself at the barrier between exports.
+    ...(reading.adaptive && ctx.facts.division?.by !== 'chain'
+      ? { adaptive: { onGrouped: (at: PlannedWrite) => emit(groupedWarning(at, opts, input.totalBytes)) } }
+      : {}),
     parts: reading.parts,
     ...(reading.grouping ? { grouping: reading.grouping } : {}),
     windowRows: opts.windowRows,

@@ -34,7 +34,7 @@ export interface PartFactory {
 export interface SharedListing {
   set: InputSet;
   /** How the listing says the workers divide the work; undefined when it does not say (see ListingDoc.division). */
-  division: 'parts' | 'keys' | undefined;
+  division: 'parts' | 'chain' | 'keys' | undefined;
   /** True when this worker listed the input and wrote the listing. */
   made: boolean;
   listedAt: string;
@@ -48,7 +48,7 @@ export async function sharedListing(
   parts: PartFactory,
   now: () => number = Date.now,
   /** How the workers will divide the listed set, recorded in a listing this worker writes. */
-  divide: (set: InputSet) => 'parts' | 'keys' | undefined = () => undefined,
+  divide: (set: InputSet) => 'parts' | 'chain' | 'keys' | undefined = () => undefined,
 ): Promise<SharedListing> {
   const existing = await store.read();
   if (existing !== undefined) return revived(existing, store.where, inputs, segment, parts);
@@ -121,7 +121,7 @@ async function docOf(
   inputs: readonly string[],
   segments: number | undefined,
   listedAt: string,
-  division: 'parts' | 'keys' | undefined,
+  division: 'parts' | 'chain' | 'keys' | undefined,
 ): Promise<ListingDoc> {
   const parts: ListingPartDoc[] = [];
   for (const { part, format, expected } of set.parts) {

@@ -3,6 +3,7 @@ import { isGlobalOrder, type OrderMode } from '../ordering/order.js';
 import type { WriteOrderer } from '../ordering/writeOrderer.js';
 import type { LoadEvent } from '../reporting/events.js';
 import type { PlannedWrite, RejectedRow, RowOrigin } from '../shared/types.js';
+import { bug } from '../shared/errors.js';
 import { isRejected, type RowPlanner, type SourceRecord } from '../typing/planRow.js';
 import type { LoadStop } from './loadStop.js';
 import type { LoadTally } from './loadTally.js';
@@ -47,6 +48,21 @@ export interface Stages {
   close: () => void;
   /** Restart points (a streaming order with a checkpoint): made on the way, and the one a resume starts at. */
   restarts?: Restarts | undefined;
+  /** An export chain divided by part between workers (shares.ts): the barrier before each later export. */
+  exports?: ExportBoundaries | undefined;
+}
+
+/** Where a chain's exports begin in the records, and what is done there (exportBarrier.ts). */
+export interface ExportBoundaries {
+  /** The export (index in the chain) of a record; undefined: not a part of the chain (a bug). */
+  of: (record: SourceRecord) => number | undefined;
+  /** The export reading starts in: the ones before it are settled. */
+  from: number;
+  /**
+   * Called before the first row of export `next`, once every row read before it has been handed on as a
+   * batch: waits until those batches have settled and every worker has settled the exports before `next`.
+   */
+  cross: (next: number) => Promise<void>;
 }
 
 /**
@@ -62,6 +78,8 @@ export async function* batchesOf(records: AsyncGenerator<SourceRecord | SourceRe
   // What a restart point records: the batches made and the rows the batcher superseded before it.
   let batches = restarts?.from?.batch ?? 0;
   let superseded = restarts?.from?.superseded ?? 0;
+  const { exports } = stages;
+  let exportNow = exports?.from ?? 0;
   const batch = (write: PlannedWrite): Batch | undefined => {
     const { full, superseded: replaced } = batcher.push(write);
     if (replaced) {
@@ -79,6 +97,28 @@ export async function* batchesOf(records: AsyncGenerator<SourceRecord | SourceRe
       for (let index = 0; index < count; index++) {
         const record = many ? entry[index]! : entry;
         if (stop.stopping) break reading;
+        // Before a restart point is looked for: a point at a later export's first row is then recorded only
+        // once past the barrier, and a resume there does not wait again.
+        const next = exports?.of(record);
+        if (exports && next !== exportNow) {
+          if (next === undefined || next < exportNow)
+            throw bug(`a row of ${record.origin.file} came after a row of export ${exportNow + 1} of the chain, but is not of a later export`);
+          // Nothing of the exports before it is held: the order empties, the batcher sends its partial batch.
+          const held = orderer.restart();
+          if (!held) throw bug(`the ${orderer.mode} order cannot empty itself between the exports of a chain`);
+          for (const write of held) {
+            const full = batch(write);
+            if (full) yield full;
+          }
+          const last = batcher.flush();
+          if (last) {
+            batches++;
+            yield last;
+          }
+          await exports.cross(next);
+          if (stop.stopping) break reading;
+          exportNow = next;
+        }
         const place = restarts?.pointBefore(entry, index);
         if (place) {
           // Nothing held crosses the point: the order empties, then the batcher sends its partial batch.

@@ -51,6 +51,14 @@ export interface WorkerDoc {
   stopCode?: string | undefined;
   /** Random, one per process: a document written by another process tells a second worker given the same --segment. */
   runId?: string | undefined;
+  /**
+   * An export chain divided by part (shares.ts): how many exports, from the chain's first, this worker has
+   * settled (every row it read of them written, superseded or rejected, and its checkpoint saved). The
+   * other workers wait for it before they start the next (exportBarrier.ts). A finished worker settled all.
+   */
+  settledExports?: number | undefined;
+  /** Waiting at that barrier: the export (0-based) it waits to start, and the workers it waits for. */
+  barrier?: { next: number; waitingFor: string[] } | undefined;
 }
 
 export const WORKER_FORMAT = 'ddb-spread-worker';
@@ -114,6 +122,8 @@ export function workerDoc(
     /** The verdict when the result's own does not tell it (a finished checkpoint run again). */
     complete?: boolean | undefined;
     runId?: string | undefined;
+    settledExports?: number | undefined;
+    barrier?: WorkerDoc['barrier'];
   },
 ): WorkerDoc {
   return {
@@ -143,6 +153,8 @@ export function workerDoc(
     ...(how.stopCode !== undefined ? { stopCode: how.stopCode } : {}),
     ...(how.rate ? how.rate : {}),
     ...(how.runId !== undefined ? { runId: how.runId } : {}),
+    ...(how.settledExports !== undefined ? { settledExports: how.settledExports } : {}),
+    ...(how.barrier !== undefined && how.state === 'running' ? { barrier: how.barrier } : {}),
   };
 }
 
@@ -190,6 +202,9 @@ export class WorkerBoard {
   /** Set by a shared budget (rateSharing.ts): what the document says of the rate, and what each beat does after writing it. */
   rate: (() => { targetWcu: number; achievedWcu: number } | undefined) | undefined;
   onBeat: (() => Promise<void>) | undefined;
+  /** Set by an export chain's barrier (exportBarrier.ts): the exports this worker has settled. */
+  settledExports: number | undefined;
+  barrier: WorkerDoc['barrier'];
 
   constructor(store: WorkerDocStore, segment: Segment, listedAt: string, result: () => LoadResult, warn: (message: string) => void) {
     this.#store = store;
@@ -252,6 +267,8 @@ export class WorkerBoard {
       rate: this.rate?.(),
       complete,
       runId: this.#runId,
+      settledExports: this.settledExports,
+      barrier: this.barrier,
     });
     const text = `${JSON.stringify(doc, null, 2)}\n`;
     this.#writing = this.#writing.then(() =>

@@ -22,12 +22,12 @@ export interface ListingDoc {
    */
   segments?: number;
   /**
-   * How those workers divide the work (load/shares.ts): each reads its share of the parts, or every part and
-   * the keys of its segment. Every worker must divide the same way, or a part's rows could be loaded by no
+   * How those workers divide the work (load/shares.ts): each reads its share of the parts, its share of each
+   * export of a chain (with a barrier between exports), or every part and the keys of its segment. Every worker must divide the same way, or a part's rows could be loaded by no
    * worker. Absent in listings written before it was recorded (whose workers divided by keys), and for a load
    * of one worker.
    */
-  division?: 'parts' | 'keys';
+  division?: 'parts' | 'chain' | 'keys';
   /** When it was listed (ISO), for messages. */
   listedAt: string;
   parts: ListingPartDoc[];
@@ -83,7 +83,8 @@ export function parseListing(text: string, where: string): ListingDoc {
   if (!Array.isArray(doc.inputs) || !doc.inputs.every((i) => typeof i === 'string')) throw bad('"inputs" is not a list of strings');
   if (typeof doc.listedAt !== 'string') throw bad('no "listedAt"');
   if (doc.segments !== undefined && (!Number.isSafeInteger(doc.segments) || doc.segments < 1)) throw bad('"segments" is not a count');
-  if (doc.division !== undefined && doc.division !== 'parts' && doc.division !== 'keys') throw bad('"division" is neither "parts" nor "keys"');
+  if (doc.division !== undefined && doc.division !== 'parts' && doc.division !== 'chain' && doc.division !== 'keys')
+    throw bad('"division" is none of "parts", "chain", "keys"');
   if (!Array.isArray(doc.parts) || doc.parts.length === 0) throw bad('no "parts"');
   for (const [i, p] of doc.parts.entries()) {
     const part = p as Partial<ListingPartDoc> | null;

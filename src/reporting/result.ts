@@ -37,7 +37,7 @@ export interface LoadCounters {
  * others read the rest) or by key (this worker read every part and wrote the keys of its segment).
  */
 export interface DivisionSummary {
-  by: 'parts' | 'keys';
+  by: 'parts' | 'chain' | 'keys';
   /** Why the parts could or could not be divided. */
   why: string;
   /** The parts and bytes this worker reads. */

@@ -24,7 +24,7 @@ export function formatSummary(result: LoadResult, stoppedBecause?: string, excer
       `  revived       ${formatCount(result.revived)}  (superseded rows written in place of a later row of their key that DynamoDB refused; in written or rejected above)`,
     );
   const division = result.division;
-  if (division?.by === 'parts')
+  if (division?.by === 'parts' || division?.by === 'chain')
     lines.push(
       `  share         ${formatCount(division.parts)} of ${formatCount(division.parts + division.otherParts)} parts, ${formatBytes(division.bytes)} of ${formatBytes(division.bytes + division.otherBytes)}  (worker ${result.segment}; the other workers read the rest: ${division.why})`,
     );

@@ -32,6 +32,8 @@ export type FatalCode =
   | 'CHECKPOINT_UNWRITABLE'
   /** Another running load holds the lock of this reject file or checkpoint. */
   | 'OUTPUT_LOCKED'
+  /** Another worker of an export chain stopped on what no retry fixes before it had written an export this worker must wait for. */
+  | 'PEER_STOPPED'
   /** The checkpoint file is not one ddb-spread wrote (malformed, truncated, wrong types). */
   | 'CHECKPOINT_INVALID'
   /** The checkpoint says this load already completed: nothing to do. */

@@ -14,7 +14,7 @@ const part = (name: string, size: number, format?: ListedPart['format']): Listed
   },
   ...(format ? { format } : {}),
 });
-const exported = (name: string) => ({ name, items: 1, parts: 1 }) as unknown as ListedExport;
+const exported = (name: string, parts = 1) => ({ name, items: 1, parts }) as unknown as ListedExport;
 
 describe('planWorkers: how N workers would divide the whole load', () => {
   const sizes = [900, 500, 400, 300, 300, 200, 100, 100];
@@ -22,7 +22,7 @@ describe('planWorkers: how N workers would divide the whole load', () => {
 
   it('one export is divided by data file: the input read once, the slowest worker reads the largest share of the deal', () => {
     const set = { parts: sizes.map((s, i) => part(`data/${i}.json.gz`, s, 'export-full')), exports: [exported('AWSDynamoDB/01')] };
-    const plan = planWorkers(set, 3, false);
+    const plan = planWorkers(set, 3, { partsDisjoint: false });
     const shares = [0, 0, 0];
     dealParts(sizes, 3).forEach((w, i) => (shares[w]! += sizes[i]!));
     expect(plan).toMatchObject({ count: 3, by: 'parts', inputBytes: total, bytesReadByAll: total, largestShareBytes: Math.max(...shares) });
@@ -33,19 +33,34 @@ describe('planWorkers: how N workers would divide the whole load', () => {
 
   it('CSV parts of unknown content are divided by key: every worker reads every byte', () => {
     const set = { parts: sizes.map((s, i) => part(`p${i}.csv`, s)), exports: [] };
-    const plan = planWorkers(set, 4, false);
+    const plan = planWorkers(set, 4, { partsDisjoint: false });
     expect(plan).toMatchObject({ by: 'keys', largestShareBytes: total, bytesReadByAll: 4 * total, readShare: 1 });
     expect(plan.why).toMatch(/--parts-disjoint/);
     // Vouched for: divided by part.
-    expect(planWorkers(set, 4, true)).toMatchObject({ by: 'parts', bytesReadByAll: total });
+    expect(planWorkers(set, 4, { partsDisjoint: true })).toMatchObject({ by: 'parts', bytesReadByAll: total });
+  });
+
+  it('an export chain with --checkpoint: divided export by export, read one export after the other', () => {
+    const full = [800, 600, 500, 100].map((s, i) => part(`full/${i}.json.gz`, s, 'export-full'));
+    const incremental = [300, 50, 40].map((s, i) => part(`inc/${i}.json.gz`, s, 'export-incremental'));
+    const set = { parts: [...full, ...incremental], exports: [exported('full', 4), exported('inc', 3)] };
+    const plan = planWorkers(set, 2, { partsDisjoint: false, checkpointPath: 'ck.json', order: 'auto' });
+    expect(plan).toMatchObject({ by: 'chain', bytesReadByAll: 2390, inputBytes: 2390 });
+    // Each export waits for its slowest worker: the full export's largest share (600 + 500), then the incremental's (300).
+    const full0 = planWorkers({ parts: full, exports: [exported('full', 4)] }, 2, { partsDisjoint: false });
+    expect(plan.readShare).toBeCloseTo((full0.largestShareBytes + 300) / 2390, 10);
+    // Without a checkpoint the chain stays divided by key, and says what to pass.
+    const byKey = planWorkers(set, 2, { partsDisjoint: false, order: 'auto' });
+    expect(byKey).toMatchObject({ by: 'keys', bytesReadByAll: 2 * 2390 });
+    expect(byKey.why).toMatch(/--checkpoint/);
   });
 
   it('one worker reads every part once', () => {
     const set = { parts: sizes.map((s, i) => part(`p${i}.csv`, s)), exports: [] };
-    expect(planWorkers(set, 1, false)).toMatchObject({ count: 1, largestShareBytes: total, bytesReadByAll: total, readShare: 1 });
+    expect(planWorkers(set, 1, { partsDisjoint: false })).toMatchObject({ count: 1, largestShareBytes: total, bytesReadByAll: total, readShare: 1 });
   });
 
   it('fewer parts than workers are divided by key', () => {
-    expect(planWorkers({ parts: [part('big.csv', 5000)], exports: [] }, 4, true)).toMatchObject({ by: 'keys', bytesReadByAll: 20_000 });
+    expect(planWorkers({ parts: [part('big.csv', 5000)], exports: [] }, 4, { partsDisjoint: true })).toMatchObject({ by: 'keys', bytesReadByAll: 20_000 });
   });
 });

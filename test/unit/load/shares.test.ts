@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { dealParts, divisionOf, shareOf } from '../../../src/load/shares.js';
+import { agreedDivision } from '../../../src/load/prepareLoad.js';
+import { dealParts, divisionOf, exportSpans, shareOf } from '../../../src/load/shares.js';
+import { LoaderError } from '../../../src/shared/errors.js';
 import type { ListedPart } from '../../../src/reading/inputPart.js';
 import type { ListedExport } from '../../../src/reading/dynamodbExport.js';
 
@@ -14,7 +16,7 @@ const part = (name: string, size: number, format?: ListedPart['format']): Listed
   },
   ...(format ? { format } : {}),
 });
-const exported = (name: string) => ({ name, items: 1, parts: 1 }) as unknown as ListedExport;
+const exported = (name: string, parts = 1) => ({ name, items: 1, parts }) as unknown as ListedExport;
 const seg = (index: number, count: number) => ({ index, count });
 
 describe('dealParts', () => {
@@ -90,5 +92,91 @@ describe('divisionOf', () => {
       why: expect.stringContaining('--parts-disjoint'),
     });
     expect(divisionOf({ parts: csvParts, exports: [] }, { segment: seg(0, 5), partsDisjoint: true })?.by).toBe('keys');
+  });
+});
+
+describe('an export chain divided by part', () => {
+  // FULL (4 files), INCR1 (2 files), INCR2 (1 file).
+  const parts = [
+    ...[40, 30, 20, 10].map((size, i) => part(`full/d${i}`, size, 'export-full')),
+    ...[7, 5].map((size, i) => part(`incr1/d${i}`, size, 'export-incremental')),
+    part('incr2/d0', 3, 'export-incremental'),
+  ];
+  const set = { parts, exports: [exported('FULL', 4), exported('INCR1', 2), exported('INCR2', 1)] };
+  const withCheckpoint = { segment: seg(0, 3), partsDisjoint: false, checkpointPath: 'w.checkpoint.json' };
+
+  it('is divided by chain with a checkpoint and an order that empties itself; by key otherwise, saying what to pass', () => {
+    expect(divisionOf(set, withCheckpoint)).toMatchObject({
+      by: 'chain',
+      why: 'an export chain of 3 exports, each divided by data file; no worker starts an export before every worker has written the one before it',
+    });
+    for (const order of ['auto', 'window', 'input'] as const) expect(divisionOf(set, { ...withCheckpoint, order })?.by).toBe('chain');
+    expect(divisionOf(set, { segment: seg(0, 3), partsDisjoint: false })).toMatchObject({ by: 'keys', why: expect.stringContaining('pass --checkpoint') });
+    for (const order of ['round-robin', 'spread', 'stripes'] as const)
+      expect(divisionOf(set, { ...withCheckpoint, order })).toMatchObject({ by: 'keys', why: expect.stringContaining(`not ${order}`) });
+    // Export counts that do not cover the parts: they cannot be told apart by export.
+    expect(divisionOf({ ...set, exports: [exported('FULL', 4), exported('INCR1', 2)] }, withCheckpoint)?.by).toBe('keys');
+  });
+
+  it('deals each export apart: every part once, each export spread over the workers, each part tagged with its export', () => {
+    const spans = exportSpans(set)!;
+    expect(spans).toEqual([
+      { first: 0, count: 4 },
+      { first: 4, count: 2 },
+      { first: 6, count: 1 },
+    ]);
+    const division = { by: 'chain' as const, why: 'test' };
+    const shares = [0, 1, 2].map((i) => shareOf(parts, seg(i, 3), division, spans));
+    expect(shares.flatMap((s) => s.parts.map((p) => p.part.name)).sort()).toEqual(parts.map((p) => p.part.name).sort());
+    for (const s of shares) {
+      expect(s.exportOfPart).toHaveLength(s.parts.length);
+      s.parts.forEach((p, i) => expect(p.part.name.startsWith(['full/', 'incr1/', 'incr2/'][s.exportOfPart![i]!]!)).toBe(true));
+    }
+    // Each export by itself is dealt to the least loaded: FULL's 4 files over 3 workers, none without one.
+    for (const s of shares) expect(s.exportOfPart!.filter((e) => e === 0).length).toBeGreaterThan(0);
+    // The one-file exports do not all go to worker 0: each export goes first to the workers with the fewest parts.
+    const ownerOf = (name: string) => shares.findIndex((s) => s.parts.some((p) => p.part.name === name));
+    expect(ownerOf('full/d0')).toBe(0);
+    expect(new Set([ownerOf('incr1/d0'), ownerOf('incr1/d1')])).toEqual(new Set([0, 1]));
+    expect(ownerOf('incr2/d0')).toBe(0);
+  });
+
+  it('every part once, and no worker without a part when the chain has as many parts as workers', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(fc.nat(1000), { minLength: 1, maxLength: 6 }), { minLength: 2, maxLength: 6 }),
+        fc.integer({ min: 2, max: 8 }),
+        (exports, workers) => {
+          const chainParts = exports.flatMap((sizes, e) => sizes.map((size, i) => part(`e${e}/d${i}`, size, 'export-incremental')));
+          const spans = exportSpans({ parts: chainParts, exports: exports.map((sizes, e) => exported(`e${e}`, sizes.length)) })!;
+          const shares = Array.from({ length: workers }, (_, w) => shareOf(chainParts, seg(w, workers), { by: 'chain', why: '' }, spans));
+          expect(shares.flatMap((s) => s.parts.map((p) => p.part.name)).sort()).toEqual(chainParts.map((p) => p.part.name).sort());
+          if (chainParts.length >= workers) for (const s of shares) expect(s.parts.length).toBeGreaterThan(0);
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+});
+
+describe("agreedDivision: every worker keeps the listing's division", () => {
+  const chain = { by: 'chain' as const, why: 'an export chain of 2 exports, each divided by data file; ...' };
+  it('a chain the listing divides by key, or records no division for (an earlier ddb-spread), stays divided by key', () => {
+    expect(agreedDivision(chain, 'chain', 'l.json')).toBe(chain);
+    expect(agreedDivision(chain, 'keys', 'l.json')).toMatchObject({ by: 'keys', why: expect.stringContaining('no --checkpoint') });
+    expect(agreedDivision(chain, undefined, 'l.json')?.by).toBe('keys');
+  });
+  it('a worker that would read every export by key where the listing divides the chain by part is refused, naming --checkpoint', () => {
+    const keys = { by: 'keys' as const, why: 'an export chain of 2 exports: ... (pass --checkpoint to every worker ...)' };
+    const refusal = (() => {
+      try {
+        return agreedDivision(keys, 'chain', 'l.json');
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(refusal).toBeInstanceOf(LoaderError);
+    expect((refusal as LoaderError).code).toBe('INVALID_OPTION');
+    expect((refusal as LoaderError).message).toMatch(/divides the work by part, export by export .* --checkpoint/);
   });
 });
