@@ -64,8 +64,10 @@ export function divisionOf(set: Pick<InputSet, 'parts' | 'exports'>, options: Di
       by: 'keys',
       why: `${set.parts.length === 1 ? 'one part' : `${set.parts.length} parts`} for ${segment.count} workers: every worker reads every part and writes the keys of its segment`,
     };
-  if (options.partsDisjoint) return { by: 'parts', why: '--parts-disjoint: no primary key is in two parts' };
   const allExport = set.parts.every((p) => p.format !== undefined && p.format.startsWith('export-'));
+  // An export chain before --parts-disjoint: an item changed in a window is in the full export and in that
+  // incremental, whatever the user vouches for the data files of one export, so only the barrier keeps it.
+  if (options.partsDisjoint && !(allExport && set.exports.length > 1)) return { by: 'parts', why: '--parts-disjoint: no primary key is in two parts' };
   if (allExport && set.exports.length === 1)
     return { by: 'parts', why: `one DynamoDB export (${set.exports[0]!.name}): each item is in one of its data files` };
   if (allExport && exportSpans(set) !== undefined) {

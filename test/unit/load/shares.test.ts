@@ -93,6 +93,12 @@ describe('divisionOf', () => {
     });
     expect(divisionOf({ parts: csvParts, exports: [] }, { segment: seg(0, 5), partsDisjoint: true })?.by).toBe('keys');
   });
+  it('--parts-disjoint does not take an export chain apart without its barrier: an item is in every export that changed it', () => {
+    const chain = [part('d0', 5, 'export-full'), part('i0', 5, 'export-incremental')];
+    const set = { parts: chain, exports: [exported('e1'), exported('e2')] };
+    expect(divisionOf(set, { segment: seg(0, 2), partsDisjoint: true })).toMatchObject({ by: 'keys', why: expect.stringContaining('--checkpoint') });
+    expect(divisionOf(set, { segment: seg(0, 2), partsDisjoint: true, checkpointPath: 'ck.json', order: 'auto' })?.by).toBe('chain');
+  });
 });
 
 describe('an export chain divided by part', () => {
