@@ -43,6 +43,7 @@ export const PERMANENT_STOP_CODES: ReadonlySet<string> = new Set([
   'CHECKPOINT_UNWRITABLE',
   'MAX_REJECTS_REACHED',
   'ORDER_NOT_GROUPED',
+  'WORKER_DUPLICATED',
   'BUG',
 ]);
 
