@@ -56,6 +56,7 @@ export function loadResult(tally: LoadTally, facts: ResultFacts): LoadResult {
     ...counters,
     bytesRead,
     rejectedByReason: { ...counters.rejectedByReason },
+    throttlesByReason: { ...counters.throttlesByReason },
     table: facts.table,
     input: facts.input,
     rejectsPath: facts.rejectsPath,

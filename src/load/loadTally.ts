@@ -32,6 +32,7 @@ export class LoadTally {
     batches: 0,
     retries: 0,
     throttledItems: 0,
+    throttlesByReason: {},
     bytesRead: 0,
     otherSegments: 0,
     writtenBeforeResume: 0,
@@ -102,6 +103,10 @@ export class LoadTally {
     c.consumedWcu += outcome.consumedWcu;
     c.retries += outcome.retries;
     c.throttledItems += outcome.throttledItems;
+    if (outcome.throttles) {
+      const byReason = (c.throttlesByReason ??= {});
+      for (const [kind, n] of Object.entries(outcome.throttles)) byReason[kind] = (byReason[kind] ?? 0) + n;
+    }
     return batchWcu;
   }
 

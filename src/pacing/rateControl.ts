@@ -89,7 +89,7 @@ const CAPACITY_MEMORY_MS = 60_000;
 const KEY_BUCKETS_SWEEP_AT = 4096;
 
 /** Where a throttle points. */
-export type ThrottleSignal = { scope: 'table' } | { scope: 'key'; keys: string[] };
+export type ThrottleSignal = { scope: 'table' } | { scope: 'key'; keys: string[]; reason?: string | undefined };
 
 export interface SendResult {
   /** Planned write units of the writes DynamoDB stored in this call. */
@@ -131,7 +131,8 @@ export interface RateSnapshot {
 /** A change of rate worth telling the user about. */
 export type RateChange =
   | { kind: 'decreased'; scope: 'table'; fromWcu: number | undefined; toWcu: number; reason: TableCutReason }
-  | { kind: 'decreased'; scope: 'key'; key: string; toWcu: number }
+  /** `reason`: DynamoDB's ThrottlingReasons that named a key range, when it gave one (else the refusals pointed at one key). */
+  | { kind: 'decreased'; scope: 'key'; key: string; toWcu: number; reason?: string | undefined }
   /** A probe found the throttles independent of the rate: the rate before the cut is back. */
   | { kind: 'restored'; scope: 'table'; toWcu: number; reason: 'noise'; lowShare: number; highShare: number };
 
@@ -345,7 +346,7 @@ export class RateController {
         const to = Math.max(MIN_RATE, FLOOR_SHARE * this.#keyWcu, state.bucket.rate * this.#keyDecrease);
         state.bucket.setRate(now, to);
         this.#slowed.add(key);
-        changes.push({ kind: 'decreased', scope: 'key', key, toWcu: to });
+        changes.push({ kind: 'decreased', scope: 'key', key, toWcu: to, ...(throttle.reason ? { reason: throttle.reason } : {}) });
       }
       return changes;
     }
@@ -691,7 +692,8 @@ function addTo(perSecond: Map<number, number>, now: number, units: number): void
 export function classifyThrottle(sentKeys: readonly string[], refusedKeys: readonly string[], reasons: readonly string[] = []): ThrottleSignal | undefined {
   if (refusedKeys.length === 0) return undefined;
   const refused = [...new Set(refusedKeys)];
-  if (reasons.some((r) => r.includes('KeyRange'))) return { scope: 'key', keys: refused };
+  const keyRange = reasons.find((r) => r.includes('KeyRange'));
+  if (keyRange !== undefined) return { scope: 'key', keys: refused, reason: keyRange };
   if (reasons.length === 0 && refusedKeys.length < sentKeys.length && refused.length === 1) return { scope: 'key', keys: refused };
   return { scope: 'table' };
 }

@@ -18,6 +18,8 @@ export interface ProgressFields {
   rejected: number;
   retries: number;
   throttledItems: number;
+  /** Throttled calls by kind so far (LoadCounters.throttlesByReason): in the JSON lines only. */
+  throttlesByReason: Record<string, number>;
   /** Calls failed without an answer (5xx, resets, timeouts, lost replies), retried; not throttles. */
   errors: number;
   itemsPerSecond: number;
@@ -53,6 +55,7 @@ export function progressFields(
     rejected: counters.rejected,
     retries: counters.retries,
     throttledItems: counters.throttledItems,
+    throttlesByReason: { ...counters.throttlesByReason },
     errors: rate?.errors ?? 0,
     itemsPerSecond: Math.round(itemsPerSecond),
     wcuPerSecond: Math.round(rate?.achievedWcu ?? 0),

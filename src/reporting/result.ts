@@ -25,6 +25,12 @@ export interface LoadCounters {
   batches: number;
   retries: number;
   throttledItems: number;
+  /**
+   * Throttled calls by kind: DynamoDB's ThrottlingReasons (e.g. TableWriteKeyRangeThroughputExceeded: one
+   * key range; TableWriteProvisionedThroughputExceeded: the table), the exception's name when a call gave
+   * no reason, UnprocessedItems for calls refused in part (DynamoDB gives no reason for those).
+   */
+  throttlesByReason?: Record<string, number>;
   bytesRead: number;
   /** Rows of partition keys in other segments (--segment): other workers load them. */
   otherSegments: number;

@@ -40,6 +40,7 @@ export function formatSummary(result: LoadResult, stoppedBecause?: string, excer
   lines.push(
     `  write units   ${formatCount(result.consumedWcu)} consumed (DynamoDB${consumedNote(result)}), ${formatCount(result.plannedWcu)} planned`,
     `  batches       ${formatCount(result.batches)}, retries ${formatCount(result.retries)}, throttled items ${formatCount(result.throttledItems)}`,
+    ...formatThrottles(result.throttlesByReason),
     `  elapsed       ${formatDuration(seconds)}, ${formatCount(result.itemsPerSecond)} items/s`,
   );
   lines.push(...formatRate(result, excerpts));
@@ -123,6 +124,13 @@ function formatRate(result: LoadResult, excerpts: boolean): string[] {
     );
   }
   return lines;
+}
+
+/** Throttled calls by kind, most first, when any call was throttled. */
+function formatThrottles(byReason: Record<string, number> | undefined): string[] {
+  const entries = Object.entries(byReason ?? {}).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  if (entries.length === 0) return [];
+  return [`  throttled by  ${entries.map(([kind, calls]) => `${kind} ${formatCount(calls)} call${calls === 1 ? '' : 's'}`).join(', ')}`];
 }
 
 function formatReasons(byReason: Record<string, number>): string {

@@ -48,6 +48,12 @@ export interface BatchOutcome {
   consumedWcu: number;
   /** Items that came back in UnprocessedItems or failed with a throttling error, summed over attempts. */
   throttledItems: number;
+  /**
+   * Throttled calls by kind (throttleKinds): each ThrottlingReasons[].reason of a call refused whole (its
+   * exception's name when it gave none), and UnprocessedItems for a call refused in part, for which
+   * DynamoDB gives no reason.
+   */
+  throttles?: Record<string, number>;
   retries: number;
   /**
    * Superseded writes taken back from "superseded" because DynamoDB refused the write that replaced them:
@@ -176,6 +182,7 @@ async function send(
       ctx.pacer?.afterSend({ sent: pending, stored, throttled: unprocessed, consumedUnits: consumed, throttleReasons: [] });
       if (unprocessed.length === 0) return;
       outcome.throttledItems += unprocessed.length;
+      countThrottles(outcome, ['UnprocessedItems']);
       reason = 'UnprocessedItems';
     } catch (error) {
       const facts = errorFacts(error);
@@ -202,13 +209,17 @@ async function send(
         return;
       }
       const throttled = facts.name !== undefined && THROTTLE_NAMES.has(facts.name);
-      if (throttled) outcome.throttledItems += pending.length;
+      const throttleReasons = throttleReasonsOf(error);
+      if (throttled) {
+        outcome.throttledItems += pending.length;
+        countThrottles(outcome, throttleReasons.length > 0 ? throttleReasons : [facts.name!]);
+      }
       ctx.pacer?.afterSend({
         sent: pending,
         stored: [],
         throttled: throttled ? pending : [],
         consumedUnits: undefined,
-        throttleReasons: throttleReasonsOf(error),
+        throttleReasons,
       });
       unprocessed = pending;
       reason = facts.name ?? facts.code ?? `HTTP ${facts.httpStatus ?? '?'}`;
@@ -256,6 +267,16 @@ function unreachable(reason: string, sends: number, ctx: WriterContext): LoaderE
     `${sends} calls in a row to DynamoDB${ctx.endpoint ? ` at ${ctx.endpoint}` : ''} failed (${reason}); no row was rejected for it: rows not written are counted as not written`,
     { table: ctx.table },
   );
+}
+
+/**
+ * One throttled call, under each kind it was throttled for (a call refused for the table and one of its
+ * GSIs names both). DynamoDB's reasons, e.g. TableWriteKeyRangeThroughputExceeded (one key range of the
+ * table), TableWriteProvisionedThroughputExceeded (the table's capacity), IndexWriteKeyRangeThroughputExceeded.
+ */
+function countThrottles(outcome: BatchOutcome, kinds: readonly string[]): void {
+  const counts = (outcome.throttles ??= {});
+  for (const kind of new Set(kinds)) counts[kind] = (counts[kind] ?? 0) + 1;
 }
 
 function throttleReasonsOf(error: unknown): string[] {

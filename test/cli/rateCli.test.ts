@@ -135,6 +135,35 @@ describe('rate control from the CLI', () => {
     });
   });
 
+  it('throttles are counted by the kind DynamoDB gives, and a key slowed for a key-range reason says so', async () => {
+    // One key written far above what its partition takes (--key-wcu 3,000 against the proxy's 200 WCU/s):
+    // calls of that key alone are refused whole, with TableWriteKeyRangeThroughputExceeded.
+    const rows = ['pk,sk'];
+    for (let i = 0; i < 1200; i++) rows.push(`hot,${i}`);
+    const input = join(dir(), 'reasons.csv');
+    await writeFile(input, `${rows.join('\n')}\n`);
+    const proxy = closeAfterAll(
+      await startPartitionProxy(aws.endpoint, {
+        model: { tableWcu: 100_000, partitions: 16, partitionMaxWcu: 200, adaptiveCapacity: false, burstSeconds: 0, initialSeconds: 1 },
+        partitionKeyName: 'pk',
+      }),
+    );
+    const table = await newTable({ partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } });
+    const report = join(dir(), 'reasons.report.json');
+    const { code, stderr } = await cli(['load', input, '--table', table, '--types', 'sk:N', '--key-wcu', '3000', '--report', report, '--verbose'], {
+      env: localEnv(proxy.url),
+    });
+    expect(code, stderr).toBe(0);
+    const summary = JSON.parse(await readFile(report, 'utf8')) as LoadResult;
+    expect(summary.written).toBe(1200);
+    const byReason = summary.throttlesByReason ?? {};
+    expect(byReason['TableWriteKeyRangeThroughputExceeded'], JSON.stringify(byReason)).toBeGreaterThan(0);
+    // Every kind is a calls' count, and only calls that were throttled are counted.
+    expect(Object.values(byReason).reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(summary.throttledItems);
+    expect(stderr).toMatch(/throttled by {2}.*TableWriteKeyRangeThroughputExceeded \d+ calls?/);
+    expect(stderr).toMatch(/throttled on one partition key \(DynamoDB: TableWriteKeyRangeThroughputExceeded\); that key slowed to/);
+  });
+
   it.each([
     [['--wcu', 'fast'], /--wcu.*auto.*"fast"/],
     [['--wcu', 'auto:0%'], /percentage from 1 to 100/],

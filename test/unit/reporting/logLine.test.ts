@@ -86,7 +86,16 @@ describe('progressFields: ETA', () => {
 describe('progressFields: the other fields', () => {
   it('copies the counters, rounds elapsed to 0.1 s and rates to whole numbers', () => {
     const f = progressFields(
-      counters({ rowsRead: 12_345, bytesRead: 500, written: 10_000, superseded: 7, rejected: 5, retries: 4, throttledItems: 3 }),
+      counters({
+        rowsRead: 12_345,
+        bytesRead: 500,
+        written: 10_000,
+        superseded: 7,
+        rejected: 5,
+        retries: 4,
+        throttledItems: 3,
+        throttlesByReason: { TableWriteKeyRangeThroughputExceeded: 1, UnprocessedItems: 1 },
+      }),
       2000,
       8_140,
       rate({ achievedWcu: 123.6, currentWcu: 399.5, targetWcu: 400, errors: 6 }),
@@ -101,6 +110,7 @@ describe('progressFields: the other fields', () => {
       rejected: 5,
       retries: 4,
       throttledItems: 3,
+      throttlesByReason: { TableWriteKeyRangeThroughputExceeded: 1, UnprocessedItems: 1 },
       // Errors (retried, not about the rate) apart from throttles
       errors: 6,
       itemsPerSecond: 1229, // 10,000 / 8.14 = 1228.5
@@ -146,6 +156,7 @@ const FIELDS: ProgressFields = {
   rejected: 5,
   retries: 4,
   throttledItems: 3,
+  throttlesByReason: {},
   errors: 6,
   itemsPerSecond: 15_385,
   wcuPerSecond: 1500,
