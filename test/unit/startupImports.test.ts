@@ -46,8 +46,8 @@ function loadedWith(entry: string): Set<string> {
   return seen;
 }
 
-/** Packages that only some inputs or settings need. */
-const LOADED_WHEN_NEEDED = ['@aws-sdk/client-s3', 'ion-js', 'hyparquet', 'hyparquet-compressors', 'http-proxy-agent', 'https-proxy-agent'];
+/** Packages that only some inputs or settings need (fflate: reading back what an order spilled to disk). */
+const LOADED_WHEN_NEEDED = ['@aws-sdk/client-s3', 'ion-js', 'hyparquet', 'hyparquet-compressors', 'http-proxy-agent', 'https-proxy-agent', 'fflate'];
 
 describe('what start-up loads', () => {
   it('the CLI loads neither a command nor a package some inputs need before it knows the command', () => {
