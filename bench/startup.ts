@@ -2,7 +2,8 @@
  * The start-up bench: CPU and wall time from a process's start to the point a user waits for, for
  *   (a) `ddb-spread --version`, (b) `ddb-spread load --help`, (c) the first BatchWriteItem of a small CSV
  *   load (into bench/instantSink.ts, which answers at once, so nothing but the client is measured) and
- *   (d) `ddb-spread estimate` of the same CSV, offline (--partition-key),
+ *   (c4) the same load 4 times at once (as 4 --segment workers start): the last one's first write, and
+ *   their CPU's median, (d) `ddb-spread estimate` of the same CSV, offline (--partition-key),
  * each against two baselines run in the same rounds: bare `node -e 0`, and `node -e "import('@aws-sdk/client-dynamodb')"`,
  * the floor no loader can go below. Start-up counts several times over when --segment workers start at
  * once on few cores: each pays it, and they share the cores. Prints figures; asserts nothing.
@@ -71,9 +72,15 @@ interface Case {
   until: 'exit' | 'firstWrite';
   /** A baseline: run once a round, not once a build. */
   baseline?: boolean;
+  /**
+   * Processes started at once (as --segment workers are), each with its own files (NTH in the arguments
+   * is its number): the point is the last one's wall time and their CPU's median.
+   */
+  parallel?: number;
 }
 
 const BIN = '<bin>';
+const NTH = '<nth>';
 
 const dir = await mkdtemp(join(tmpdir(), 'ddb-spread-startup-'));
 const csv = join(dir, 'small.csv');
@@ -101,6 +108,25 @@ const CASES: Case[] = [
     until: 'firstWrite',
   },
   {
+    name: `(c4) 4 such loads at once, the last first write`,
+    args: [
+      BIN,
+      'load',
+      csv,
+      '--table',
+      'bench',
+      '--endpoint-url',
+      sink.endpoint,
+      '--types',
+      'amount:N,qty:N',
+      '--json',
+      '--rejects',
+      join(dir, `r-${NTH}.jsonl`),
+    ],
+    until: 'firstWrite',
+    parallel: 4,
+  },
+  {
     name: `(d) estimate, offline (${ROWS} rows)`,
     args: [BIN, 'estimate', csv, '--partition-key', 'pk:S', '--sort-key', 'sk:S', '--types', 'amount:N,qty:N', '--json'],
     until: 'exit',
@@ -109,10 +135,19 @@ const CASES: Case[] = [
 
 let runs = 0;
 
+/** One case: its child, or its children started at once; undefined when one did not get to the point. */
+async function runCase(c: Case, bin: string): Promise<Point | undefined> {
+  if (c.parallel === undefined) return runOnce(c, bin, 0);
+  const points = await Promise.all(Array.from({ length: c.parallel }, (_, nth) => runOnce(c, bin, nth)));
+  if (points.some((p) => p === undefined)) return undefined;
+  const all = points as Point[];
+  return { cpuS: median(all.map((p) => p.cpuS)), wallS: Math.max(...all.map((p) => p.wallS)) };
+}
+
 /** One child; resolves with its point, or undefined (and the reason printed) when it did not get there. */
-function runOnce(c: Case, bin: string): Promise<Point | undefined> {
+function runOnce(c: Case, bin: string, nth: number): Promise<Point | undefined> {
   const statsPath = join(dir, `stats-${runs++}.json`);
-  const args = ['--import', STATS, ...c.args.map((a) => (a === BIN ? bin : a))];
+  const args = ['--import', STATS, ...c.args.map((a) => (a === BIN ? bin : a.replace(NTH, String(nth))))];
   return new Promise((resolveRun, reject) => {
     const child = spawn(process.execPath, args, { cwd: repoRoot, env: { ...ENV, STARTUP_STATS: statsPath }, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
@@ -141,7 +176,7 @@ const started = performance.now();
 for (let round = 0; round <= REPEATS; round++) {
   for (const c of CASES) {
     for (const bin of c.baseline ? [BINS[0]!] : BINS) {
-      const point = await runOnce(c, bin);
+      const point = await runCase(c, bin);
       // Round 0 warms the file cache and the compile cache: not counted.
       if (round === 0 || point === undefined) continue;
       const list = points.get(keyOf(c, bin)) ?? [];
