@@ -217,7 +217,7 @@ async function runCommand(io: CliIo, inputs: Inputs, flags: LoadFlags, command: 
   const deps = { signal: controller.signal, onEvent, stdin: io.stdin as never, files: callerFiles(flags, estimating), ...testSeamsFromEnv(process.env) };
   try {
     // What the command runs is loaded here, not at start-up: --version, --help and a usage error need
-    // none of it, and a load never needs the estimate (nor an estimate the load's report).
+    // none of it, and a load never needs the estimate's code.
     if (estimating) {
       const options = await toEstimateOptions(inputs, flags);
       const [{ estimate }, { estimateJson, formatEstimate }] = await Promise.all([
