@@ -57,6 +57,11 @@
  *                     --total-wcu through the partition model (~3 minutes on 2 cores). Off in the default run
  *                     (it would take it ~3 minutes longer); --scale-out adds it. --scale-out-rows N sets
  *                     the reading input's size (default 96000).
+ *   --startup-only    run only the start-up bench, bench/startup.ts: CPU and wall from the process's start to
+ *                     --version, load --help, the first write of a small load and an offline estimate, against
+ *                     bare node and node importing @aws-sdk/client-dynamodb (~1 minute). It runs after the main
+ *                     bench by default; --skip-startup leaves it out. --startup-bin FILE compares another
+ *                     build's bin/ddb-spread.js in the same rounds (e.g. the main branch's).
  *   --order-rows N, --order-large-rows N, --order-load-rows N
  *                     passed to bench/order.ts as --rows, --large-rows, --load-rows (see there)
  *
@@ -118,6 +123,9 @@ const { values: flags } = parseArgs({
     'scale-out-only': { type: 'boolean' },
     'scale-out': { type: 'boolean' },
     'scale-out-rows': { type: 'string' },
+    'startup-only': { type: 'boolean' },
+    'skip-startup': { type: 'boolean' },
+    'startup-bin': { type: 'string' },
   },
   strict: true,
 });
@@ -150,9 +158,10 @@ const ORDER_ONLY = flags['order-only'] ?? false;
 const NOISE_ONLY = flags['noise-only'] ?? false;
 const SINK_ONLY = flags['sink-only'] ?? false;
 const SCALE_OUT_ONLY = flags['scale-out-only'] ?? false;
+const STARTUP_ONLY = flags['startup-only'] ?? false;
 const SINK_BENCH = SINK_ONLY || !(flags['skip-sink'] ?? false);
 /** The main bench (parse, loads, sweep) is left out by --order-only and --rate-only. */
-const SKIP_MAIN = ORDER_ONLY || RATE_ONLY || ESTIMATE_ONLY || NOISE_ONLY || FIRST_WRITE_ONLY || SCALE_OUT_ONLY;
+const SKIP_MAIN = ORDER_ONLY || RATE_ONLY || ESTIMATE_ONLY || NOISE_ONLY || FIRST_WRITE_ONLY || SCALE_OUT_ONLY || STARTUP_ONLY;
 /** --sink-only runs the main bench's data generation and instant-sink phase, and nothing after it. */
 const SINK_ALONE = SINK_ONLY && !SKIP_MAIN;
 const FIRST_WRITE_BENCH = FIRST_WRITE_ONLY || (!SKIP_MAIN && !SINK_ONLY && !(flags['skip-first-write'] ?? false));
@@ -161,6 +170,7 @@ const ORDER_BENCH = !RATE_ONLY && !ESTIMATE_ONLY && (ORDER_ONLY || (flags['order
 const RATE_BENCH = RATE_ONLY || (!SKIP_MAIN && !SINK_ONLY && !(flags['skip-rate'] ?? false));
 const ESTIMATE_BENCH = ESTIMATE_ONLY || (!SKIP_MAIN && !SINK_ONLY && !(flags['skip-estimate'] ?? false));
 const SCALE_OUT_BENCH = SCALE_OUT_ONLY || (!SKIP_MAIN && !SINK_ONLY && (flags['scale-out'] ?? false));
+const STARTUP_BENCH = STARTUP_ONLY || (!SKIP_MAIN && !SINK_ONLY && !(flags['skip-startup'] ?? false));
 /**
  * DynamoDB Local is a JVM and keeps getting faster for its first ~150k items (JIT): its CPU per 50k items
  * went 25 s -> 17 s -> 11 s. 30k rows of warm-up were not enough (the first measured load ran ~25% slower).
@@ -600,5 +610,7 @@ if (FIRST_WRITE_BENCH)
 if (FIRST_WRITE_BENCH && !flags['first-write-mixed-only']) runBench('firstWriteSets.ts', forward('first-write-sets-rows', 'small-rows'));
 // N workers of one load (--segment) against one: bytes read, CPU, and one shared --total-wcu.
 if (SCALE_OUT_BENCH) runBench('scaleOut.ts', forward('scale-out-rows', 'rows'));
+// CPU and wall from the process's start to --version, --help, a first write and an estimate.
+if (STARTUP_BENCH) runBench('startup.ts', forward('startup-bin', 'bin'));
 if (ORDER_BENCH)
   runBench('order.ts', [...forward('order-rows', 'rows'), ...forward('order-large-rows', 'large-rows'), ...forward('order-load-rows', 'load-rows')]);

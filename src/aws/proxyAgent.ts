@@ -1,8 +1,13 @@
 import { Agent as HttpAgent, type AgentOptions, type ClientRequest } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import { HttpProxyAgent } from 'http-proxy-agent';
-import { HttpsProxyAgent } from 'https-proxy-agent';
+import type * as HttpProxyAgentJs from 'http-proxy-agent';
+import type * as HttpsProxyAgentJs from 'https-proxy-agent';
 import { proxyForUrl, type Env } from './awsEnv.js';
+import { lazyRequire } from '../shared/lazyRequire.js';
+
+/** The proxy agents, loaded when a request first goes through a proxy: most runs use none. */
+const httpProxyAgent = lazyRequire<typeof HttpProxyAgentJs>('http-proxy-agent', 'a request through HTTP_PROXY');
+const httpsProxyAgent = lazyRequire<typeof HttpsProxyAgentJs>('https-proxy-agent', 'a request through HTTPS_PROXY');
 
 /** http.Agent's hook for a new request (undocumented in @types/node, used by every proxy agent). */
 interface RequestHook {
@@ -44,7 +49,7 @@ export class EnvProxyAgent extends HttpAgent {
     if (proxy === undefined) return this.direct;
     let agent = this.viaProxy.get(proxy);
     if (!agent) {
-      agent = this.secure ? new HttpsProxyAgent(proxy, this.agentOptions) : new HttpProxyAgent(proxy, this.agentOptions);
+      agent = this.secure ? new (httpsProxyAgent().HttpsProxyAgent)(proxy, this.agentOptions) : new (httpProxyAgent().HttpProxyAgent)(proxy, this.agentOptions);
       this.viaProxy.set(proxy, agent);
     }
     return agent;

@@ -1,10 +1,7 @@
 import { addStatusCommand } from './statusCommand.js';
 import { Command } from 'commander';
 import { LoaderError } from '../shared/errors.js';
-import { load } from '../load/load.js';
 import { testSeamsFromEnv } from './testSeams.js';
-import { estimate } from '../estimating/estimate.js';
-import { estimateJson, formatEstimate } from '../estimating/estimateReport.js';
 import type { LoadResult } from '../reporting/result.js';
 import type { LoadEvent } from '../reporting/events.js';
 import { heapForOrder } from './heap.js';
@@ -20,7 +17,8 @@ import { startupNotices } from './runtimeNotices.js';
 import { stdinHint, terminalStdinNote } from './stdinHint.js';
 import { createEventRenderer } from './renderEvents.js';
 import { addReadCommands } from './readCommands.js';
-import { packageVersion, readEstimateBeside, wantsReport, writeReport, type ReportPaths } from './report.js';
+import { packageVersion } from '../load/toolVersion.js';
+import { readEstimateBeside, wantsReport, writeReport, type ReportPaths } from './report.js';
 import { handleStopSignals, type StopSignal } from './signals.js';
 import { Terminal, type CliIo } from './terminal.js';
 
@@ -218,8 +216,15 @@ async function runCommand(io: CliIo, inputs: Inputs, flags: LoadFlags, command: 
   };
   const deps = { signal: controller.signal, onEvent, stdin: io.stdin as never, files: callerFiles(flags, estimating), ...testSeamsFromEnv(process.env) };
   try {
+    // What the command runs is loaded here, not at start-up: --version, --help and a usage error need
+    // none of it, and a load never needs the estimate's code.
     if (estimating) {
-      const result = await estimate(await toEstimateOptions(inputs, flags), deps);
+      const options = await toEstimateOptions(inputs, flags);
+      const [{ estimate }, { estimateJson, formatEstimate }] = await Promise.all([
+        import('../estimating/estimate.js'),
+        import('../estimating/estimateReport.js'),
+      ]);
+      const result = await estimate(options, deps);
       bar?.stop();
       terminal.release();
       const color = 'isTTY' in io.stdout && (io.stdout as NodeJS.WriteStream).isTTY === true && !process.env['NO_COLOR'];
@@ -227,7 +232,9 @@ async function runCommand(io: CliIo, inputs: Inputs, flags: LoadFlags, command: 
       return exitCodeForEstimate(result.input.rejected, { acceptRejects: flags.acceptRejects });
     }
     if (flags.compareEstimate) reports = { ...reports, estimate: await readEstimateBeside(flags.compareEstimate) };
-    const result = await load(await toLoadOptions(inputs, flags), deps);
+    const options = await toLoadOptions(inputs, flags);
+    const { load } = await import('../load/load.js');
+    const result = await load(options, deps);
     bar?.stop();
     terminal.release();
     if (wantsReport(reports)) await writeReport(reports, input, result, startedAt, undefined, flags.excerpts);

@@ -12,8 +12,8 @@ import type { KeyAttribute } from '../shared/types.js';
 import type { Segment } from '../load/segment.js';
 import { longFlag, optionsOf } from './optionTable.js';
 import type { EstimateOptions } from '../estimating/estimate.js';
-import { COLUMN_TYPES, type ColumnType, type EmptyPolicy } from '../typing/typeMap.js';
-import type { TimestampMode } from '../typing/temporal.js';
+import { COLUMN_TYPES, type ColumnType, type EmptyPolicy } from '../typing/typeNames.js';
+import type { TimestampMode } from '../typing/typeNames.js';
 
 /**
  * Flags of `ddb-spread load` as commander hands them over: the `key`s of the option table (optionTable.ts),

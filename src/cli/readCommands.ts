@@ -1,9 +1,6 @@
 import type { Command } from 'commander';
 import { LoaderError } from '../shared/errors.js';
 import type { ShardRule, SuffixBase } from '../sharding/shardRule.js';
-import { getSharded } from '../querying/getSharded.js';
-import { itemJsonLine } from '../querying/itemJson.js';
-import { queryShards } from '../querying/queryShards.js';
 import type { ReadOptions, ShardRulesSpec } from '../querying/readOptions.js';
 import { EXIT, exitCodeForError } from './exitCodes.js';
 import { addTableOptions } from './commandOptions.js';
@@ -103,6 +100,8 @@ async function runQuery(io: Pick<CliIo, 'stdout' | 'stderr'>, flags: ReadFlags):
       ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
       ...(flags.pageSize !== undefined ? { pageSize: flags.pageSize } : {}),
     };
+    // Loaded when the command runs: the other commands, --help and --version never need the readers.
+    const [{ queryShards }, { itemJsonLine }] = await Promise.all([import('../querying/queryShards.js'), import('../querying/itemJson.js')]);
     for await (const item of queryShards(options)) {
       // A reader that went away (| head -1): stop querying.
       if ((io.stdout as { destroyed?: boolean }).destroyed) break;
@@ -116,6 +115,7 @@ async function runQuery(io: Pick<CliIo, 'stdout' | 'stderr'>, flags: ReadFlags):
 
 async function runGet(io: Pick<CliIo, 'stdout' | 'stderr'>, flags: ReadFlags): Promise<number> {
   try {
+    const [{ getSharded }, { itemJsonLine }] = await Promise.all([import('../querying/getSharded.js'), import('../querying/itemJson.js')]);
     const item = await getSharded({
       ...readOptionsOf(flags),
       ...(flags.sort !== undefined ? { sort: flags.sort } : {}),

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { readStatus, type StatusReport } from '../load/readStatus.js';
+import type { StatusReport } from '../load/readStatus.js';
 import type { WorkerStatus } from '../load/loadStatus.js';
 import { LoaderError, type LoaderErrorCode } from '../shared/errors.js';
 import { formatBytes, formatCount, formatDuration } from '../shared/format.js';
@@ -46,6 +46,8 @@ export function addStatusCommand(program: Command, io: Pick<CliIo, 'stdout' | 's
 
 async function runStatus(io: Pick<CliIo, 'stdout' | 'stderr'>, listing: string, flags: StatusFlags): Promise<number> {
   try {
+    // Loaded when the command runs: the other commands, --help and --version never need it.
+    const { readStatus } = await import('../load/readStatus.js');
     const report = await readStatus(listing, {
       region: flags.region,
       profile: flags.profile,

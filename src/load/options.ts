@@ -5,11 +5,9 @@ import { DEFAULT_WINDOW_ROWS, ORDER_MODES, type OrderMode } from '../ordering/or
 import { parseWcuSpec, type WcuSpec } from '../pacing/rateChoice.js';
 import { parseSegment, type Segment } from './segment.js';
 import { DEFAULT_KEY_WCU } from '../pacing/rateControl.js';
-import { DEFAULT_SHARD_SEPARATOR } from '../sharding/shard.js';
-import { parseShardRule, type ShardRule, type SuffixBase } from '../sharding/shardRule.js';
+import { DEFAULT_SHARD_SEPARATOR, parseShardRule, type ShardRule, type SuffixBase } from '../sharding/shardRule.js';
 import { defaultOutputPath } from './outputPaths.js';
-import { COLUMN_TYPES, EMPTY_POLICIES, type ColumnType, type EmptyPolicy } from '../typing/typeMap.js';
-import { TIMESTAMP_MODES, type TimestampMode } from '../typing/temporal.js';
+import { COLUMN_TYPES, EMPTY_POLICIES, TIMESTAMP_MODES, type ColumnType, type EmptyPolicy, type TimestampMode } from '../typing/typeNames.js';
 import type { KeySchema } from '../shared/types.js';
 import { DEFAULT_OUTAGE_TIMEOUT_MS } from '../writing/outage.js';
 import { formatFromName, INPUT_FORMATS, type InputFormat } from '../reading/inputFormat.js';

@@ -1,6 +1,6 @@
 import { LoaderError } from '../shared/errors.js';
 import { parseListing } from '../reading/listingDoc.js';
-import { createS3Access, type S3Access, type S3Options } from '../reading/s3Part.js';
+import type { S3Access, S3Options } from '../reading/s3Part.js';
 import { loadStatus, parseWorkerDoc, type LoadStatus } from './loadStatus.js';
 import { localListingStore, s3ListingStore } from './sharedListing.js';
 import { localWorkerStore, s3WorkerStore, workerDocPath } from './workerBoard.js';
@@ -19,7 +19,11 @@ export interface StatusReport extends LoadStatus {
  */
 export async function readStatus(listing: string, s3Options: Omit<S3Options, 'requestTimeoutMs'>, now: () => number = Date.now): Promise<StatusReport> {
   let access: S3Access | undefined;
-  const s3 = async () => (access ??= createS3Access({ ...s3Options, requestTimeoutMs: 30_000 }));
+  let making: Promise<S3Access> | undefined;
+  // The S3 client is loaded only for a listing in S3: the status of a local listing never needs it. One
+  // promise for every caller, so the workers' documents read at once share one client.
+  const s3 = () =>
+    (making ??= import('../reading/s3Part.js').then(({ createS3Access }) => (access = createS3Access({ ...s3Options, requestTimeoutMs: 30_000 }))));
   try {
     const inS3 = listing.startsWith('s3://');
     const text = await (inS3 ? s3ListingStore(listing, s3) : localListingStore(listing)).read();

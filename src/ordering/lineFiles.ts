@@ -1,6 +1,5 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { deflateRawSync } from 'node:zlib';
-import { inflateSync } from 'fflate';
 import { createNewPrivateFile } from '../files/privateFiles.js';
 
 const NEWLINE = 0x0a;
@@ -215,6 +214,8 @@ export async function* readLineBlocks(path: string, blockBytes = 64 * 1024, comp
  * freed only when V8 gets to it: a merge of 14 runs held 15 MB more RSS for it).
  */
 async function* readFrames(path: string): AsyncGenerator<LineBlock> {
+  // Loaded when a spilled file is first read back: a load that spills nothing never needs it.
+  const { inflateSync } = await import('fflate');
   const handle = await open(path, 'r');
   try {
     const header = Buffer.allocUnsafe(FRAME_HEADER);

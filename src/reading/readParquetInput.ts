@@ -1,7 +1,7 @@
 import { LoaderError } from '../shared/errors.js';
 import type { SourceRecord } from '../typing/planRow.js';
 import type { OpenedInput } from './openInput.js';
-import { readParquetInWorker, type ParquetThreadOptions } from './parquetThread.js';
+import type { ParquetThreadOptions } from './parquetThread.js';
 
 /**
  * A Parquet input: Parquet needs random access (its footer holds the index), so the opened stream is
@@ -27,6 +27,8 @@ export async function* readParquetInput(
   }
   let bytes = 0;
   input.bytesRead = () => bytes;
+  // Loaded for the first Parquet input: hyparquet and its codecs are not needed otherwise.
+  const { readParquetInWorker } = await import('./parquetThread.js');
   // The worker checks every read against the identity pinned when the file was listed: a file changed mid-load stops it.
   yield* readParquetInWorker(input.path, input.name, {
     ...(signal ? { signal } : {}),

@@ -12,6 +12,7 @@ import { exportOfFolder, exportsBelow, partsOfExports, type ExportFolder, type L
 import type { InputPart, ListedPart } from './inputPart.js';
 import { isDataPath, sortOut, type FoundEntry, type SkippedPart } from './listing.js';
 import { bytesToSkip } from './rangedAnswer.js';
+import { S3_MAX_SOCKETS } from './s3Sockets.js';
 
 /** How a load reaches S3: the DynamoDB client's conventions (default credential chain, region, proxy, CA). */
 export interface S3Options {
@@ -42,12 +43,7 @@ export interface S3Access {
   destroy(): void;
 }
 
-/**
- * Connections to S3 at once. A striped read keeps one GET open per stripe, each body paused while the other
- * stripes are written: with fewer sockets than stripes, a stripe's GET would wait for a socket that a paused
- * body holds, and the read would stall for good. A striped read of S3 objects keeps its stripes below this.
- */
-export const S3_MAX_SOCKETS = 80;
+export { S3_MAX_SOCKETS };
 
 /** Reads of one object after a dropped connection, with no byte gained in between, before it is an error. */
 const MAX_RESUMES = 5;

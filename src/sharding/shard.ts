@@ -5,7 +5,7 @@ import { ownValue, setOwn } from '../shared/ownRecord.js';
 import type { Item, KeySchema } from '../shared/types.js';
 import { timeLikeAttributes, timeLikeHint } from './timeColumns.js';
 import { literalCollision, separatorIsAmbiguous } from './logicalKey.js';
-import { formatShardRule, type ResolvedShardRule, type ShardRule, type SuffixBase, type TimeUnit } from './shardRule.js';
+import { DEFAULT_SHARD_SEPARATOR, formatShardRule, type ResolvedShardRule, type ShardRule, type SuffixBase, type TimeUnit } from './shardRule.js';
 
 /**
  * Write sharding: the partition key value gets suffixes so one hot key's writes spread over several
@@ -13,7 +13,7 @@ import { formatShardRule, type ResolvedShardRule, type ShardRule, type SuffixBas
  * "user-1#2024-01-15#3".
  */
 
-export const DEFAULT_SHARD_SEPARATOR = '#';
+export { DEFAULT_SHARD_SEPARATOR };
 
 export interface ShardOptions {
   rules: readonly ShardRule[];

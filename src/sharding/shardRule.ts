@@ -1,5 +1,8 @@
 import { LoaderError } from '../shared/errors.js';
 
+/** What joins a partition key and its suffixes ("user-1#2024-01-15#3"); here, not in shard.ts, so that the flags can name it without loading the sharding code (and the SDK it needs). */
+export const DEFAULT_SHARD_SEPARATOR = '#';
+
 /**
  * A --shard rule (random:N, hash:N[:attribute], time:hour|day|month[:attribute]): its shape, its text
  * form both ways, and the first number suffix. What the rules do to a key is shard.ts; reading a written

@@ -13,8 +13,19 @@
  * things says it through here, so none reads "1 partitions" or "read 1 rows".
  */
 export function formatCount(value: number, noun?: string): string {
-  const count = Math.round(value).toLocaleString('en-US');
+  const count = groupedInteger(Math.round(value));
   return noun === undefined ? count : `${count} ${Math.round(value) === 1 ? noun : plural(noun)}`;
+}
+
+/**
+ * toLocaleString('en-US') of an integer, without it where it is plain digits: the first toLocaleString of
+ * a process sets up ICU's number formatting (~30 ms of CPU), which the option table's help texts would
+ * otherwise pay at every start, before anything is read. -0, infinities, NaN and integers past 2^53 keep
+ * toLocaleString's own spelling ("-0", "∞", every digit).
+ */
+function groupedInteger(n: number): string {
+  if (!Number.isSafeInteger(n) || Object.is(n, -0)) return n.toLocaleString('en-US');
+  return String(n).replace(/\B(?=(\d{3})+$)/g, ',');
 }
 
 /** English plural of a (regular) noun: batch → batches, query → queries, key → keys, row → rows. */

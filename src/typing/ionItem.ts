@@ -1,10 +1,15 @@
-import { IonTypes, makeReader, type Reader } from 'ion-js';
+import type * as IonJs from 'ion-js';
+import type { Reader } from 'ion-js';
+import { lazyRequire } from '../shared/lazyRequire.js';
 import { RowError } from '../shared/errors.js';
 import { MAX_NESTING } from './jsonDepth.js';
 import { makeSet, toNumberValue } from './json.js';
 import { Temporal, temporalValue, type TimestampMode } from './temporal.js';
 import type { Item } from '../shared/types.js';
 import { setOwn } from '../shared/ownRecord.js';
+
+/** ion-js, loaded at the first Ion value: only Ion inputs need it, and it costs ~0.1 s of CPU to load. */
+const ion = lazyRequire<typeof IonJs>('ion-js', 'reading Ion');
 
 /** DynamoDB's annotations on Ion lists that hold sets, in ION exports (and what S3 import reads). */
 const SET_ANNOTATIONS: Readonly<Record<string, 'SS' | 'NS' | 'BS'>> = { $dynamodb_SS: 'SS', $dynamodb_NS: 'NS', $dynamodb_BS: 'BS' };
@@ -20,6 +25,8 @@ const SET_ANNOTATIONS: Readonly<Record<string, 'SS' | 'NS' | 'BS'>> = { $dynamod
 export function itemFromIon(text: string, timestamps: TimestampMode = 'iso'): Item {
   let reader: Reader;
   let body: Item | undefined;
+  // Outside the try: a package that cannot be loaded stops the run, it is not this line's fault.
+  const { IonTypes, makeReader } = ion();
   try {
     reader = makeReader(text);
     const type = reader.next();
@@ -61,6 +68,7 @@ function structValue(reader: Reader, path: string, timestamps: TimestampMode, le
 const ION_NUMBER_FIX = 'write it as an Ion string ("...") to keep every digit as text';
 
 function ionValue(reader: Reader, field: string, timestamps: TimestampMode, level: number): unknown {
+  const { IonTypes } = ion();
   const type = reader.type()!;
   if (reader.isNull()) return null;
   switch (type) {

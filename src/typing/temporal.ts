@@ -2,9 +2,9 @@ import type { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { toNumberValue } from './json.js';
 import { RowError } from '../shared/errors.js';
 
-/** How timestamps and dates of typed inputs (Parquet, Ion) are stored: ISO-8601 text, or epoch numbers. */
-export const TIMESTAMP_MODES = ['iso', 'epoch-s', 'epoch-ms'] as const;
-export type TimestampMode = (typeof TIMESTAMP_MODES)[number];
+import type { TimestampMode } from './typeNames.js';
+
+export { TIMESTAMP_MODES, type TimestampMode } from './typeNames.js';
 
 const DIGITS = { days: 0, s: 0, ms: 3, us: 6, ns: 9 } as const;
 

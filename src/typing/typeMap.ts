@@ -6,13 +6,9 @@ import { decodeBase64, fromJson, makeSet, parseJsonPrecise, toNumberValue } from
 import { mergeOwn, ownRecord, ownValue, setOwn } from '../shared/ownRecord.js';
 import type { Item, KeySchema } from '../shared/types.js';
 
-/** The types a column can be given with --types or --schema. JSON means "any JSON value, mapped natively". */
-export const COLUMN_TYPES = ['S', 'N', 'BOOL', 'B', 'SS', 'NS', 'BS', 'JSON', 'M', 'L'] as const;
-export type ColumnType = (typeof COLUMN_TYPES)[number];
+import type { ColumnType, EmptyPolicy } from './typeNames.js';
 
-export const EMPTY_POLICIES = ['omit', 'null', 'string'] as const;
-/** What an empty CSV cell becomes: no attribute, a NULL, or an empty string. */
-export type EmptyPolicy = (typeof EMPTY_POLICIES)[number];
+export { COLUMN_TYPES, EMPTY_POLICIES, type ColumnType, type EmptyPolicy } from './typeNames.js';
 
 export interface TypeMapOptions {
   keySchema: KeySchema;

@@ -5,7 +5,7 @@ import type { InputPart } from '../../reading/inputPart.js';
 import type { InputSet } from '../../reading/inputSet.js';
 import { mayBeCut } from '../../reading/magic.js';
 import { eachRecord } from '../../reading/readCsv.js';
-import { S3_MAX_SOCKETS } from '../../reading/s3Part.js';
+import { S3_MAX_SOCKETS } from '../../reading/s3Sockets.js';
 import type { SourceRecord } from '../../typing/planRow.js';
 import { cutFile, cutObject, readRange, type ByteRange, type RangeBytes, type RangeReader, type RangeSyntax } from './ranges.js';
 import type { RecordStart } from './recordStarts.js';

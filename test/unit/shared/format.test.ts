@@ -15,6 +15,12 @@ import {
 } from '../../../src/shared/format.js';
 
 describe('numbers', () => {
+  it("a count reads exactly as toLocaleString('en-US') would write it, edge values included", () => {
+    const values = [0, -0, 1, -1, 999, 1000, -1000, 1234.5, -1234.5, 0.4, -0.4, 2 ** 53 - 1, -(2 ** 53 - 1), 2 ** 53, 1e21, -1e21, NaN, Infinity, -Infinity];
+    for (let digits = 1; digits <= 16; digits++) values.push(10 ** digits - 1, 10 ** digits, -(10 ** digits) + 1, Number('7'.repeat(digits)));
+    expect(values.map((v) => formatCount(v))).toEqual(values.map((v) => Math.round(v).toLocaleString('en-US')));
+  });
+
   it('a count with its noun is singular for one, plural otherwise, irregular endings included', () => {
     expect(formatCount(1, 'row')).toBe('1 row');
     expect(formatCount(0, 'row')).toBe('0 rows');
