@@ -40,7 +40,6 @@ describe("the summary's 'throttled by' line", () => {
     const summary = formatSummary(throttledResult({ 'Table\u001b[2JWrite\u001b]0;owned\u0007': 1, '\rforged line': 1 }));
     const line = summary.split('\n').find((l) => l.startsWith('  throttled by'));
     expect(line).toBeDefined();
-    // eslint-disable-next-line no-control-regex
     expect(line).not.toMatch(/[\u0000-\u001f\u007f]/);
   });
 });
