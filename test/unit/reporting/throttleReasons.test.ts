@@ -50,7 +50,7 @@ describe('LoadTally: throttled calls by kind', () => {
     const throttles = JSON.parse('{"constructor": 1, "__proto__": 2, "toString": 3}') as Record<string, number>;
     for (let call = 0; call < 2; call++)
       tally.batchWritten({ written: [], rejected: [], consumedWcu: 0, throttledItems: 1, retries: 0, revived: 0, throttles }, () => 1, false);
-    const byReason = tally.counters.throttlesByReason;
+    const byReason = tally.counters.throttlesByReason ?? {};
     expect(Object.entries(byReason).sort()).toEqual([
       ['__proto__', 4],
       ['constructor', 2],
