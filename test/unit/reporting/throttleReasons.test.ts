@@ -3,7 +3,10 @@
  * them) without DynamoDB: the kinds are the server's words, so they are data, not names the loader chose.
  * Each test is named after the hole it shows.
  */
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { createEventRenderer } from '../../../src/cli/renderEvents.js';
+import { Terminal } from '../../../src/cli/terminal.js';
 import { LoadTally } from '../../../src/load/loadTally.js';
 import type { LoadResult } from '../../../src/reporting/result.js';
 import { formatSummary } from '../../../src/reporting/summary.js';
@@ -41,6 +44,23 @@ describe("the summary's 'throttled by' line", () => {
     const line = summary.split('\n').find((l) => l.startsWith('  throttled by'));
     expect(line).toBeDefined();
     expect(line).not.toMatch(/[\u0000-\u001f\u007f]/);
+  });
+});
+
+describe('the terminal line of a key slowed for a key-range reason (--verbose)', () => {
+  it("a reason holding terminal control characters is not written raw after 'DynamoDB:'", () => {
+    let text = '';
+    const stderr = new PassThrough();
+    stderr.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    const terminal = new Terminal({ stdout: new PassThrough(), stderr, stdin: new PassThrough() }, { jsonLog: false });
+    const renderer = createEventRenderer(terminal, { quiet: false, logInterval: 10, excerpts: true, verbose: true }, false, undefined);
+    // classifyThrottle names a key for any reason that includes 'KeyRange'.
+    renderer.onEvent({
+      type: 'rateChanged',
+      change: { kind: 'decreased', scope: 'key', key: 'k', toWcu: 100, reason: 'TableWriteKeyRange\u001b[2J\u001b]0;owned\u0007' },
+    });
+    expect(text).toMatch(/DynamoDB: /);
+    expect(text.trimEnd()).not.toMatch(/[\u0000-\u001f\u007f]/);
   });
 });
 
