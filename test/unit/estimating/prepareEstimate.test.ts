@@ -88,6 +88,26 @@ describe('prepareEstimate: the simulations', () => {
   });
 });
 
+describe('prepareEstimate --workers N: the calls in flight', () => {
+  // N workers each send --concurrency batches at once: the whole load has N times the slots of one worker.
+  // Without pacing (or below the rate) the time is then bound by the slots, and one worker's slots make the
+  // whole load's estimate N times too slow.
+  it("the whole load of 4 workers sends 4 x --concurrency batches at once, not one worker's --concurrency", () => {
+    const settings = { latencyMs: 20 };
+    const oneSlotEach = { ...OPTS, pacing: false, concurrency: 1 };
+    const batches = Array.from({ length: 40 }, (_, i) => [{ key: `k${i}`, units: 1 }]);
+    const one = prepareEstimate(ON_DEMAND, oneSlotEach, settings).simulators.planned;
+    const four = prepareEstimate(ON_DEMAND, { ...oneSlotEach, workers: 4 }, settings).simulators.planned;
+    for (const batch of batches) {
+      one.push(batch);
+      four.push(batch);
+    }
+    // One slot, 40 calls of 20 ms: 0.8 s. Four workers with a slot each: 10 calls each, side by side.
+    expect(one.finish().seconds).toBeCloseTo(0.8, 1);
+    expect(four.finish().seconds).toBeCloseTo(0.2, 1);
+  });
+});
+
 describe('tableCapacity', () => {
   const table = (over: Partial<TableInfo>): TableInfo => ({ ...ON_DEMAND, ...over });
 
