@@ -1,7 +1,7 @@
 import type { LoadEvent } from '../reporting/events.js';
 import type { RateChange } from '../pacing/rateControl.js';
 import type { LoadResult } from '../reporting/result.js';
-import { formatBytes, formatCount, formatDuration, formatPercent, formatRate, rowExcerpt } from '../shared/format.js';
+import { escapeControl, formatBytes, formatCount, formatDuration, formatPercent, formatRate, rowExcerpt } from '../shared/format.js';
 import { formatProgressLine, progressFields } from '../reporting/logLine.js';
 import type { LoadFlags } from './options.js';
 import type { Terminal } from './terminal.js';
@@ -145,7 +145,8 @@ function showRejected(terminal: Terminal, row: Extract<LoadEvent, { type: 'rowRe
 
 function describeRateChange(change: RateChange): string {
   const to = formatCount(change.toWcu);
-  if (change.scope === 'key') return `throttled on one partition key${change.reason ? ` (DynamoDB: ${change.reason})` : ''}; that key slowed to ${to} WCU/s`;
+  if (change.scope === 'key')
+    return `throttled on one partition key${change.reason ? ` (DynamoDB: ${escapeControl(change.reason)})` : ''}; that key slowed to ${to} WCU/s`;
   if (change.kind === 'restored')
     return `errors independent of the rate: rate kept at ${to} WCU/s (throttled ${formatPercent(change.lowShare)} at the lower rate, ${formatPercent(change.highShare)} at this one; retried)`;
   const from = change.fromWcu === undefined ? '' : `from ${formatCount(change.fromWcu)} `;

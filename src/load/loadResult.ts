@@ -5,6 +5,7 @@ import type { LoadTally } from './loadTally.js';
 import type { CapacityReportsSummary } from '../pacing/capacityReports.js';
 import type { SkippedPart } from '../reading/listing.js';
 import type { Timeline } from '../reporting/timeline.js';
+import { mergeOwn } from '../shared/ownRecord.js';
 
 /** What the result says besides the counters, as the load's parts know it at the moment it is asked. */
 export interface ResultFacts {
@@ -56,7 +57,7 @@ export function loadResult(tally: LoadTally, facts: ResultFacts): LoadResult {
     ...counters,
     bytesRead,
     rejectedByReason: { ...counters.rejectedByReason },
-    throttlesByReason: { ...counters.throttlesByReason },
+    throttlesByReason: mergeOwn(counters.throttlesByReason),
     table: facts.table,
     input: facts.input,
     rejectsPath: facts.rejectsPath,

@@ -3,6 +3,7 @@ import type { LoadOutcome } from '../checkpointing/checkpointState.js';
 import { createHotKeySketch } from '../shared/heavyHitters.js';
 import type { LoadCounters } from '../reporting/result.js';
 import type { PlannedWrite } from '../shared/types.js';
+import { ownRecord, ownValue, setOwn } from '../shared/ownRecord.js';
 
 /** What an earlier run of the checkpoint did, as it saved it. */
 export interface ResumedCounts {
@@ -32,7 +33,7 @@ export class LoadTally {
     batches: 0,
     retries: 0,
     throttledItems: 0,
-    throttlesByReason: {},
+    throttlesByReason: ownRecord<number>(),
     bytesRead: 0,
     otherSegments: 0,
     writtenBeforeResume: 0,
@@ -104,8 +105,9 @@ export class LoadTally {
     c.retries += outcome.retries;
     c.throttledItems += outcome.throttledItems;
     if (outcome.throttles) {
-      const byReason = (c.throttlesByReason ??= {});
-      for (const [kind, n] of Object.entries(outcome.throttles)) byReason[kind] = (byReason[kind] ?? 0) + n;
+      // Kinds are the endpoint's words: counted on a record without a prototype (shared/ownRecord.ts).
+      const byReason = (c.throttlesByReason ??= ownRecord<number>());
+      for (const [kind, n] of Object.entries(outcome.throttles)) setOwn(byReason, kind, (ownValue(byReason, kind) ?? 0) + n);
     }
     return batchWcu;
   }

@@ -1,6 +1,7 @@
 import type { RateSnapshot } from '../pacing/rateControl.js';
 import { formatCount, formatDuration, formatPercent } from '../shared/format.js';
 import type { LoadCounters } from './result.js';
+import { mergeOwn } from '../shared/ownRecord.js';
 
 /**
  * Progress for logs (stderr not a terminal): one line every --log-interval seconds, as text or, with
@@ -55,7 +56,7 @@ export function progressFields(
     rejected: counters.rejected,
     retries: counters.retries,
     throttledItems: counters.throttledItems,
-    throttlesByReason: { ...counters.throttlesByReason },
+    throttlesByReason: mergeOwn(counters.throttlesByReason),
     errors: rate?.errors ?? 0,
     itemsPerSecond: Math.round(itemsPerSecond),
     wcuPerSecond: Math.round(rate?.achievedWcu ?? 0),

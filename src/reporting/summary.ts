@@ -2,7 +2,7 @@ import type { LoadResult } from './result.js';
 import { bucketWcu, type Timeline } from './timeline.js';
 import { bucketsPerColumn, columnMeans, sparkline } from './charts.js';
 
-import { formatBytes, formatCount, formatDuration, formatPercent, HIDDEN, shownKey } from '../shared/format.js';
+import { escapeControl, formatBytes, formatCount, formatDuration, formatPercent, HIDDEN, shownKey } from '../shared/format.js';
 
 /**
  * The end-of-load summary for people (stderr). Pure: a string from the result. Partition key values are
@@ -130,7 +130,8 @@ function formatRate(result: LoadResult, excerpts: boolean): string[] {
 function formatThrottles(byReason: Record<string, number> | undefined): string[] {
   const entries = Object.entries(byReason ?? {}).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
   if (entries.length === 0) return [];
-  return [`  throttled by  ${entries.map(([kind, calls]) => `${kind} ${formatCount(calls)} call${calls === 1 ? '' : 's'}`).join(', ')}`];
+  // The kinds are the endpoint's words: control characters never reach the terminal raw.
+  return [`  throttled by  ${entries.map(([kind, calls]) => `${escapeControl(kind)} ${formatCount(calls)} call${calls === 1 ? '' : 's'}`).join(', ')}`];
 }
 
 function formatReasons(byReason: Record<string, number>): string {

@@ -13,6 +13,7 @@ import { preSerializedBatchWrite } from './preSerialized.js';
 import { itemJson } from './wireJson.js';
 import type { CapacityReports } from '../pacing/capacityReports.js';
 import type { SendPacer } from '../pacing/sendPacer.js';
+import { ownRecord, ownValue, setOwn } from '../shared/ownRecord.js';
 
 export interface WriterContext {
   client: DynamoDBDocumentClient;
@@ -275,8 +276,9 @@ function unreachable(reason: string, sends: number, ctx: WriterContext): LoaderE
  * table), TableWriteProvisionedThroughputExceeded (the table's capacity), IndexWriteKeyRangeThroughputExceeded.
  */
 function countThrottles(outcome: BatchOutcome, kinds: readonly string[]): void {
-  const counts = (outcome.throttles ??= {});
-  for (const kind of new Set(kinds)) counts[kind] = (counts[kind] ?? 0) + 1;
+  // The kinds are the endpoint's words: a record without a prototype counts 'constructor' like any other.
+  const counts = (outcome.throttles ??= ownRecord<number>());
+  for (const kind of new Set(kinds)) setOwn(counts, kind, (ownValue(counts, kind) ?? 0) + 1);
 }
 
 function throttleReasonsOf(error: unknown): string[] {

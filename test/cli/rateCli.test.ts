@@ -161,7 +161,9 @@ describe('rate control from the CLI', () => {
     // Every kind is a calls' count, and only calls that were throttled are counted.
     expect(Object.values(byReason).reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(summary.throttledItems);
     expect(stderr).toMatch(/throttled by {2}.*TableWriteKeyRangeThroughputExceeded \d+ calls?/);
-    expect(stderr).toMatch(/throttled on one partition key \(DynamoDB: TableWriteKeyRangeThroughputExceeded\); that key slowed to/);
+    // The key's first cut may follow a call refused in part (no reason given): then the cooldown keeps the
+    // later cuts, with their reason, from being said. Whichever came first is said, with the reason if it had one.
+    expect(stderr).toMatch(/throttled on one partition key( \(DynamoDB: TableWriteKeyRangeThroughputExceeded\))?; that key slowed to/);
   });
 
   it.each([
