@@ -204,6 +204,8 @@ export class WorkerBoard {
   onBeat: (() => Promise<void>) | undefined;
   /** Set by an export chain's barrier (exportBarrier.ts): the exports this worker has settled. */
   settledExports: number | undefined;
+  /** What this worker's document of this load said it had settled of a chain before this run (Infinity: finished), 0 if nothing. */
+  earlierSettled = 0;
   barrier: WorkerDoc['barrier'];
 
   constructor(store: WorkerDocStore, segment: Segment, listedAt: string, result: () => LoadResult, warn: (message: string) => void) {
@@ -231,6 +233,10 @@ export class WorkerBoard {
 
   async #beat(): Promise<void> {
     await this.#checkOthers();
+    // The last word may have been written while the read was out: a 'running' after it would undo it
+    // (status would call a finished worker silent, a chain's peers would wait for it), and a later pass of
+    // the same process would take it for another writer.
+    if (this.#timer === undefined) return;
     await this.#post('running');
     // Only while running: the last word may already be written.
     if (this.#timer !== undefined) await this.onBeat?.();
