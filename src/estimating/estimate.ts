@@ -214,7 +214,9 @@ function wholeLoadOf(options: EstimateOptions): WholeLoad | undefined {
   // The rates as N workers take them (--wcu auto given to several is the whole load's), without a segment
   // for the pass itself, which reads every row once.
   const rates = normalizeRates({ wcu: options.wcu, totalWcu: options.totalWcu, segment: { index: 0, count: workers } });
-  const { totalWcu: _total, partsDisjoint: _disjoint, workers: _workers, ...load } = options;
+  // Nor the listing: the estimate lists the inputs itself, and must not leave the workers a listing made
+  // without their count and division (they would take it for an older ddb-spread's and divide by key).
+  const { totalWcu: _total, partsDisjoint: _disjoint, workers: _workers, listing: _listing, ...load } = options;
   return { workers, load, rates, partsDisjoint: options.partsDisjoint === true };
 }
 

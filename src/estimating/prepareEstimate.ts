@@ -99,7 +99,8 @@ export function prepareEstimate(table: TableInfo, opts: EstimateLoadSettings, se
   };
   const common = {
     model,
-    concurrency: opts.concurrency,
+    // N workers each keep --concurrency calls in flight.
+    concurrency: opts.concurrency * (opts.workers ?? 1),
     latencyMs: settings.latencyMs ?? DEFAULT_LATENCY_MS,
     backoff: DEFAULT_BACKOFF,
     maxAttempts: opts.maxAttempts,
