@@ -76,13 +76,16 @@ export function settledOf(doc: WorkerDoc): number {
  * Whether a worker may start export `next` (0-based) of the chain: every peer's document of this load
  * (its listedAt) says it has settled the `next` exports before it. Pure.
  */
-export function barrierVerdict(peers: readonly PeerDoc[], listedAt: string, next: number): BarrierVerdict {
+export function barrierVerdict(peers: readonly PeerDoc[], listedAt: string, next: number, table?: string): BarrierVerdict {
   const waitingFor: string[] = [];
   const stopped: Array<{ segment: string; code: string; updatedAt: string }> = [];
   for (const { segment, doc } of peers) {
-    // A document of an earlier load at the same listing path says nothing of this one.
+    // A document of an earlier load at the same listing path says nothing of what this one settled: another
+    // listing, or the same listing loaded again into another table (the Job run again). A worker of this
+    // listing stopped for good is still one the load cannot go on without, whatever table it was given.
     const ours = doc !== undefined && doc.listedAt === listedAt ? doc : undefined;
-    if (ours && settledOf(ours) >= next) continue;
+    const sameTable = ours !== undefined && (table === undefined || ours.table === table);
+    if (ours && sameTable && settledOf(ours) >= next) continue;
     waitingFor.push(segment);
     if (ours?.state === 'stopped' && ours.stopCode !== undefined && PERMANENT_STOP_CODES.has(ours.stopCode))
       stopped.push({ segment, code: ours.stopCode, updatedAt: ours.updatedAt });
@@ -94,6 +97,8 @@ export interface BarrierOptions {
   segment: Segment;
   listing: string;
   listedAt: string;
+  /** The table this load writes: a peer's document of another table is another load's. */
+  table: string;
   s3: () => Promise<S3Access>;
   /** The chain's exports' names, in chain order, for messages. */
   exportNames: readonly string[];
@@ -151,7 +156,7 @@ export class ExportBarrier {
 
   async #wait(next: number, pollMs: number, waiting: (message: string, waitingFor: string[]) => void): Promise<void> {
     for (;;) {
-      const verdict = barrierVerdict(await this.#read(), this.#o.listedAt, next);
+      const verdict = barrierVerdict(await this.#read(), this.#o.listedAt, next, this.#o.table);
       if (verdict.go) return;
       const given = this.#givenUp(verdict.stopped, pollMs);
       if (given) throw this.#peerStopped(next, given);

@@ -34,7 +34,8 @@ import { headerChecker, preflightInput } from './inputPreflight.js';
 import { localListingStore, s3ListingStore, sharedListing } from './sharedListing.js';
 import type { Segment } from './segment.js';
 import { divisionOf, exportSpans, shareOf, type Division, type DivisionBy, type Share } from './shares.js';
-import { ExportBarrier } from './exportBarrier.js';
+import { ExportBarrier, settledOf } from './exportBarrier.js';
+import { parseWorkerDoc } from './loadStatus.js';
 import { HEARTBEAT_MS, localWorkerStore, rateBeatMs, s3WorkerStore, WorkerBoard, workerDocPath } from './workerBoard.js';
 import { shareTheRate } from './rateSharing.js';
 
@@ -131,7 +132,7 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
   const { set: everything, division, s3, listedAt } = await listInputSet(ctx);
   const board =
     mode.writes && opts.segment && opts.listing !== undefined && listedAt !== undefined
-      ? await startWorkerBoard(ctx, opts.segment, opts.listing, listedAt, s3)
+      ? await startWorkerBoard(ctx, opts.segment, opts.listing, listedAt, s3, division, everything.exports.length)
       : undefined;
   facts.division = division;
   deps.dryRun?.onListed?.(everything);
@@ -228,10 +229,34 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
  * when the load ends. Its last word is deferred here, after the listing's S3 client (released after it)
  * and before the reject file and checkpoint are closed (released before it), so it tells their outcome.
  */
-async function startWorkerBoard(ctx: PrepareContext, segment: Segment, listing: string, listedAt: string, s3: () => Promise<S3Access>): Promise<WorkerBoard> {
+async function startWorkerBoard(
+  ctx: PrepareContext,
+  segment: Segment,
+  listing: string,
+  listedAt: string,
+  s3: () => Promise<S3Access>,
+  division: Division | undefined,
+  exports: number,
+): Promise<WorkerBoard> {
   const path = workerDocPath(listing, segment);
   const store = path.startsWith('s3://') ? s3WorkerStore(path, s3) : localWorkerStore(path);
   const board = new WorkerBoard(store, segment, listedAt, ctx.result, (message) => ctx.emit({ type: 'warning', message }));
+  if (division?.by === 'chain') {
+    // What an earlier run of this worker of this load (the same listing and table) said it had settled of the
+    // chain, read before this run writes over it, and said again until this run has shown it may go on
+    // (chainReading): a refused run must not wipe the evidence for the next.
+    const earlier = await store
+      .read()
+      .then(
+        (text) => (text === undefined ? undefined : parseWorkerDoc(text, store.where, `${segment.index}/${segment.count}`)),
+        () => undefined,
+      )
+      .catch(() => undefined);
+    if (earlier && earlier.listedAt === listedAt && earlier.table === ctx.opts.table) {
+      board.earlierSettled = settledOf(earlier);
+      board.settledExports = Math.min(board.earlierSettled, exports);
+    }
+  }
   // Two processes loading one share write its rows twice, and a key's rows may land out of order between them.
   board.onDuplicate = (other) =>
     ctx.fail(
@@ -269,12 +294,25 @@ async function chainReading(
   const byName = new Map(share.parts.map((p, i) => [p.part.name, exportOfPart[i]!]));
   const at = checkpoint?.restartFrom?.part;
   const from = at === undefined ? 0 : (exportOfPart[at] ?? 0);
+  // A worker's checkpoint is saved before it says it settled an export, so a run whose earlier run said it
+  // settled one but that resumes nothing has lost that checkpoint (a pod on a new node, another --checkpoint):
+  // reading the earlier exports again, unskipped, would put their records back over the later ones the other
+  // workers wrote. (A resumed checkpoint skips the batches it did, wherever its restart point is.)
+  const resumed = (checkpoint?.resumeFrom ?? 0) > 0 || checkpoint?.restartFrom !== undefined;
+  if (board.earlierSettled > 0 && !resumed) {
+    const said = Number.isFinite(board.earlierSettled) ? `had written the first ${board.earlierSettled} of its exports` : 'had finished';
+    throw new LoaderError(
+      'CHECKPOINT_MISMATCH',
+      `worker ${opts.segment!.index}/${opts.segment!.count} of this load ${said} (its state beside --listing ${opts.listing} says so), but this run would start the chain at ${from === 0 ? 'its first export' : `export ${from + 1}`}: ${opts.checkpointPath ? `the checkpoint ${opts.checkpointPath} is not the one that run saved` : 'no --checkpoint was given'}. Reading the earlier exports again would write their records over the later ones the other workers wrote. Run it with the checkpoint its earlier run saved; to load the whole chain again, give every worker a new --listing`,
+    );
+  }
   board.settledExports = from;
   await board.refresh();
   const barrier = new ExportBarrier({
     segment: opts.segment!,
     listing: opts.listing!,
     listedAt,
+    table: opts.table,
     s3,
     exportNames: set.exports.map((e) => e.name),
     beatMs: board.beatMs,

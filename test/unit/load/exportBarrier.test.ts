@@ -44,6 +44,12 @@ describe('barrierVerdict', () => {
     expect(barrierVerdict(peers, LISTED, 3)).toEqual({ go: false, waitingFor: ['1/3'], stopped: [] });
   });
 
+  it("a peer's document of another table is another load's (the same listing loaded again into a new table): waited for", () => {
+    const peers = [{ segment: '1/2', doc: doc('1/2', { state: 'finished' }) }];
+    expect(barrierVerdict(peers, LISTED, 2, 'T')).toEqual({ go: true });
+    expect(barrierVerdict(peers, LISTED, 2, 'Other')).toEqual({ go: false, waitingFor: ['1/2'], stopped: [] });
+  });
+
   it('waits for a peer not started, of an earlier load, running behind, silent, or stopped on what a retry fixes', () => {
     const peers = [
       { segment: '1/6', doc: undefined },
@@ -104,6 +110,7 @@ describe('ExportBarrier over the documents beside a listing', () => {
       segment: { index: 0, count: 3 },
       listing,
       listedAt: LISTED,
+      table: 'T',
       s3: () => Promise.reject(new Error('no S3 here')),
       exportNames: ['FULL', 'INCR1', 'INCR2'],
       beatMs: 20,
