@@ -237,6 +237,8 @@ describe('docs/OPERATIONS.md recipes', () => {
     const command = jobCommand(readme);
     expect(yaml).toMatch(/^ {2}completionMode: Indexed$/m);
     expect(yaml).toMatch(/^ {2}backoffLimitPerIndex: \d+/m);
+    // Two pods of one index would both load its share: each would stop the other (WORKER_DUPLICATED).
+    expect(yaml).toMatch(/^ {2}podReplacementPolicy: Failed\b/m);
     expect(yaml).toMatch(/^ {6}restartPolicy: Never/m);
     expect(yaml).toMatch(/- action: Ignore[^\n]*\n\s+onPodConditions: \[\{ type: DisruptionTarget \}\]/);
     expect(yaml).toMatch(/^ {10}image: \S+:\d+\.\d+\.\d+\s/m);
