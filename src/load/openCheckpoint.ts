@@ -24,6 +24,8 @@ export interface OpenedCheckpoint {
   store: CheckpointStore;
   /** Batches before this one were done by an earlier run of this checkpoint: they are not sent again. */
   resumeFrom: number;
+  /** The checkpoint was saved by an earlier run (this run goes on from it), even one that had done no batch. */
+  resumed: boolean;
   /** The restart point the read starts at (its batches before all done), or undefined: the input's start. */
   restartFrom: RestartPoint | undefined;
   /** A sharded load resumed at a restart point: the manifest the earlier run saved, with the keys of the rows before it. */
@@ -141,7 +143,7 @@ export async function openCheckpoint(
     emit({ type: 'resumed', checkpoint: path, batchesDone: resumeFrom, written: saved.written, rowsSkipped: restartFrom?.rowsRead ?? 0 });
   }
   opened.trackRejectFile(ctx.rejections.file);
-  return { store: opened, resumeFrom, restartFrom, ...(restartFrom && manifestPlan ? { manifestKept: manifestPlan } : {}) };
+  return { store: opened, resumeFrom, resumed: opened.resumed, restartFrom, ...(restartFrom && manifestPlan ? { manifestKept: manifestPlan } : {}) };
 }
 
 /**

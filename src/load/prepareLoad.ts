@@ -295,11 +295,11 @@ async function chainReading(
   const at = checkpoint?.restartFrom?.part;
   const from = at === undefined ? 0 : (exportOfPart[at] ?? 0);
   // A worker's checkpoint is saved before it says it settled an export, so a run whose earlier run said it
-  // settled one but that resumes nothing has lost that checkpoint (a pod on a new node, another --checkpoint):
+  // settled one but that resumes no checkpoint has lost it (a pod on a new node, another --checkpoint):
   // reading the earlier exports again, unskipped, would put their records back over the later ones the other
-  // workers wrote. (A resumed checkpoint skips the batches it did, wherever its restart point is.)
-  const resumed = (checkpoint?.resumeFrom ?? 0) > 0 || checkpoint?.restartFrom !== undefined;
-  if (board.earlierSettled > 0 && !resumed) {
+  // workers wrote. (A resumed checkpoint skips the batches it did, wherever its restart point is; one saved at
+  // a barrier with no batch done, a worker with no part of the exports before, is resumed too.)
+  if (board.earlierSettled > 0 && checkpoint?.resumed !== true) {
     const said = Number.isFinite(board.earlierSettled) ? `had written the first ${board.earlierSettled} of its exports` : 'had finished';
     throw new LoaderError(
       'CHECKPOINT_MISMATCH',
