@@ -2,7 +2,8 @@
  * Bench child: `estimate` of a CSV or JSONL with the table described offline (no AWS), for rows/s and
  * peak RSS against bare parsing (runParseOnly.ts csv-parse / jsonl-parse) of the same file.
  *   node --import tsx bench/runEstimateOnly.ts --input f.csv [--pk pk:S] [--sk sk:S] [--types amount:N,qty:N] [--order window]
- * Without --order, the library default (as a user runs `estimate` with no --order).
+ * Without --order, the library default (as a user runs `estimate` with no --order). --one-thread: its rows
+ * planned on its own thread (load/planningThread.ts not used), for a comparison.
  */
 import { parseArgs } from 'node:util';
 import { estimate } from '../dist/estimating/estimate.js';
@@ -23,6 +24,8 @@ const { values: args } = parseArgs({
     sk: { type: 'string', default: 'sk:S' },
     types: { type: 'string', default: 'amount:N,qty:N' },
     order: { type: 'string' },
+    // The estimate's rows planned on its own thread, as before the planning thread (for a comparison).
+    'one-thread': { type: 'boolean' },
   },
   strict: true,
 });
@@ -36,6 +39,7 @@ const result = await estimate({
   rejectsPath: args.rejects ?? `${args.input}.rejects.jsonl`,
   wcu: 1000,
   ...(args.order ? { order: args.order as OrderMode } : {}),
+  ...(args['one-thread'] ? { simulation: { planningThread: false } } : {}),
   tableInfo: offlineTableInfo('estimate', {
     partitionKey: parseKeyAttribute(args.pk, '--pk'),
     sortKey: parseKeyAttribute(args.sk, '--sk'),

@@ -1,3 +1,4 @@
+import type { EventLoopUtilization } from 'node:perf_hooks';
 import { assembleEstimate, type EstimatePhases } from './assembleEstimate.js';
 import { EstimateTally } from './estimateTally.js';
 import type { EstimateResult } from './estimateTypes.js';
@@ -108,9 +109,19 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
   // starts handing out writes ('ordering', global orders) or the last row (streaming orders).
   let startedAt: number | undefined;
   let orderingAt: number | undefined;
+  // Rows planned on a second thread (load/planningThread.ts): a load reads them on one, so its read phase
+  // is this thread's busy time in the estimate's own plus the other's, not the estimate's shorter wall.
+  let busyFrom: EventLoopUtilization | undefined;
+  let busyUntil: EventLoopUtilization | undefined;
+  let busyElsewhere: number | undefined;
   const onEvent = (event: LoadEvent) => {
-    if (event.type === 'started') startedAt = performance.now();
-    else if (event.type === 'ordering') orderingAt = performance.now();
+    if (event.type === 'started') {
+      startedAt = performance.now();
+      busyFrom = performance.eventLoopUtilization();
+    } else if (event.type === 'ordering') {
+      orderingAt = performance.now();
+      busyUntil = performance.eventLoopUtilization(busyFrom);
+    }
     deps.onEvent?.(event);
   };
   // The setup needs the table, which load() knows only after DescribeTable (or the offline flags).
@@ -141,6 +152,10 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
         }
       : {}),
     onPlanned: (w) => tally!.add(w),
+    // The tally keeps of a write its keys and units, and its item only for the GSIs' keys (estimateTally.ts).
+    ...(settings.planningThread === false
+      ? {}
+      : { planElsewhere: (table: TableInfo) => table.gsis.length === 0, onPlannedElsewhere: (seconds: number) => (busyElsewhere = seconds) }),
     record: (writes) => tally!.addBatch(writes),
     ...(stripesFromStatistics
       ? {
@@ -172,7 +187,12 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
   const run = outcome.result;
   const doneAt = performance.now();
   if (!prepared || !tally) throw new Error('load() finished a dry run without describing the table; this is a bug');
-  const phases = phasesOf(calledAt, startedAt ?? calledAt, orderingAt ?? doneAt, options.tableInfo ? (settings.latencyMs ?? DEFAULT_LATENCY_MS) : 0);
+  const measured = phasesOf(calledAt, startedAt ?? calledAt, orderingAt ?? doneAt, options.tableInfo ? (settings.latencyMs ?? DEFAULT_LATENCY_MS) : 0);
+  const busyHere = (busyUntil ?? (busyFrom ? performance.eventLoopUtilization(busyFrom) : undefined))?.active;
+  const phases =
+    busyElsewhere === undefined || busyHere === undefined
+      ? measured
+      : { ...measured, readSeconds: Math.max(measured.readSeconds, busyHere / 1000 + busyElsewhere) };
   return assembleEstimate({
     run,
     table: prepared.table,

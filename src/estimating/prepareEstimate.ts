@@ -36,6 +36,12 @@ export interface SimulationSettings {
    * @default false
    */
   materializeOrder?: boolean;
+  /**
+   * Read, type and plan the rows on a second thread where the input allows it (load/planningThread.ts):
+   * a table without GSIs, local parts read whole. For tests and benches that compare the two.
+   * @default true
+   */
+  planningThread?: boolean;
 }
 
 /** The rate the estimate works at, as `load` would choose it. */

@@ -91,4 +91,12 @@ export interface DryRun {
   onSkipped?: (origin: RowOrigin) => void;
   /** The inputs as listed, before any is read: the whole load's parts (the estimate's division between workers). */
   onListed?: (set: InputSet) => void;
+  /**
+   * Whether rows read whole (not in stripes) may be read, typed and planned on a second thread
+   * (planningThread.ts), where the parts allow it: `onPlanned` is then given writes whose item is empty
+   * and whose origin has no raw text (rejected rows keep theirs). Asked once the table is known.
+   */
+  planElsewhere?: (table: TableInfo) => boolean;
+  /** Told, once a second thread has planned the last row, how long it was busy, in seconds. */
+  onPlannedElsewhere?: (busySeconds: number) => void;
 }

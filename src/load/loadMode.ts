@@ -53,6 +53,9 @@ export interface LoadMode {
   sink(keySchema: KeySchema, inFlight: InFlightLimit, pacing: Pacing): BatchSink;
   /** What goes on to the order for each planned write (a dry run's slimmer copy). */
   readonly onPlanned: (write: PlannedWrite) => PlannedWrite;
+  /** A dry run whose rows may be planned on a second thread (DryRun.planElsewhere). */
+  readonly planElsewhere?: (table: TableInfo) => boolean;
+  readonly onPlannedElsewhere?: (busySeconds: number) => void;
   /** Told of each row read and not written (a dry run's, when it asks). */
   readonly onSkipped: ((origin: RowOrigin) => void) | undefined;
   /** Told how the file would be read in stripes, instead of reading it so (a dry run's, when it asks: the estimate). */
@@ -192,6 +195,8 @@ export function dryRunMode(dryRun: DryRun, ctx: Pick<ModeContext, 'client' | 'aw
     onSkipped: dryRun.onSkipped,
     onStripes: dryRun.onStripes,
     countKeys: false,
+    ...(dryRun.planElsewhere ? { planElsewhere: dryRun.planElsewhere } : {}),
+    ...(dryRun.onPlannedElsewhere ? { onPlannedElsewhere: dryRun.onPlannedElsewhere } : {}),
   };
 }
 

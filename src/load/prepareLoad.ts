@@ -25,7 +25,8 @@ import type { Disposer } from './disposer.js';
 import type { LoadDependencies } from './loadDependencies.js';
 import type { LoadFacts } from './loadFacts.js';
 import { saveManifest, type LoadMode, type Pacing } from './loadMode.js';
-import { groupedWarning, loadFormatOf, readingOf, type ReadingContext } from './inputReading.js';
+import { groupedWarning, loadFormatOf, readingOf, type Reading, type ReadingContext } from './inputReading.js';
+import { planInThread, planningParts, type PlanningThread } from './planningThread.js';
 import type { StripedRead } from '../ordering/stripes/stripedRecords.js';
 import { skipToLine, stripedPoints, wholeInputPoints, type Restarts } from './restartPoints.js';
 import type { OpenedCheckpoint } from './openCheckpoint.js';
@@ -486,8 +487,8 @@ async function stagesOf(
     indexKeys: indexKeyAttributes(tableInfo),
     ...(opts.deletes ? { deletes: opts.deletes } : {}),
   };
-  const planner = createRowPlanner(plannerOptions);
-  const reading = await readingOf(ready, plannerOptions, {
+  let planner = createRowPlanner(plannerOptions);
+  let reading = await readingOf(ready, plannerOptions, {
     opts,
     // Found not grouped by this run's striped read, or by the run whose checkpoint this one resumes.
     ...(ctx.deps.notGrouped || ready.notGrouped ? { notGrouped: true } : {}),
@@ -497,7 +498,21 @@ async function stagesOf(
     facts: ctx.facts,
     restart: ready.restart,
   });
-  emit({ type: 'reading', order: reading.order });
+  const elsewhere = planningElsewhere(ctx, ready, reading, plannerOptions);
+  if (elsewhere) {
+    input.close();
+    disposer.defer(() => elsewhere.close());
+    ctx.facts.input = { totalBytes: input.totalBytes, bytesRead: elsewhere.bytesRead };
+    reading = { ...reading, records: elsewhere.records, closeInput: elsewhere.close };
+    const own = planner;
+    planner = {
+      plan: (record) => own.plan(record),
+      get suspectedDynamoJsonLine() {
+        return elsewhere.suspected();
+      },
+    };
+  }
+  emit({ type: 'reading', order: reading.order, ...(elsewhere ? { planningThread: true as const } : {}) });
   const orderer = new WriteOrderer({
     mode: reading.order,
     // Not in a chain divided by part: a window gone over to round-robin holds every write to the end, and
@@ -540,6 +555,45 @@ async function stagesOf(
     closeInput: reading.closeInput,
     ...(reading.pointAt ? { stripePointAt: reading.pointAt } : {}),
   };
+}
+
+/**
+ * An estimate's rows read and planned on a second thread (planningThread.ts), where nothing needs them on
+ * this one: a dry run that asks for it, reading the input whole from its start (not in stripes, no restart
+ * points, no chain divided by part between workers), every part a local file and none Parquet. Undefined:
+ * read here.
+ */
+function planningElsewhere(
+  ctx: PrepareContext,
+  ready: { tableInfo: TableInfo; inputSet: InputSet; input: OpenedInputSet; restart: ReadingContext['restart'] },
+  reading: Reading,
+  plannerOptions: RowPlannerOptions,
+): PlanningThread | undefined {
+  const { opts, mode } = ctx;
+  if (!mode.planElsewhere?.(ready.tableInfo) || reading.parts !== 0 || reading.records !== ready.input.records) return undefined;
+  if (ready.restart || ctx.facts.division?.by === 'chain' || ready.input.position().row >= 0) return undefined;
+  const parts = planningParts(ready.inputSet, opts.inputFormat);
+  if (!parts) return undefined;
+  try {
+    return planInThread(
+      {
+        parts,
+        name: ready.inputSet.name,
+        totalBytes: ready.inputSet.totalBytes,
+        format: opts.inputFormat,
+        delimiter: opts.delimiter,
+        columns: opts.columns,
+        interleaveExports: opts.order === 'auto',
+        planner: plannerOptions,
+      },
+      headerChecker(ready.tableInfo, opts, ready.inputSet.parts.length),
+      mode.onPlannedElsewhere,
+    );
+  } catch (error) {
+    // Options the thread cannot be given (a value structured clone refuses): the rows are planned here.
+    if (error instanceof Error && error.name === 'DataCloneError') return undefined;
+    throw error;
+  }
 }
 
 /**

@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { hashFile } from '../files/hashFile.js';
 import { fingerprintFile } from '../files/fingerprintFile.js';
 import { LoaderError } from '../shared/errors.js';
-import { FilePin, identityOf } from './filePin.js';
+import { FilePin, identityOf, type FileIdentity } from './filePin.js';
 import type { PartFormat } from './inputFormat.js';
 
 /**
@@ -60,10 +60,15 @@ export async function localPart(path: string): Promise<InputPart> {
       { file: path, cause: error },
     );
   }
-  const pin = new FilePin(path, path, identityOf(info));
+  return pinnedLocalPart(path, path, identityOf(info));
+}
+
+/** A local file whose identity was pinned when it was listed (another thread reads it as that listing saw it). */
+export function pinnedLocalPart(path: string, name: string, identity: FileIdentity): InputPart {
+  const pin = new FilePin(name, path, identity);
   return {
-    name: path,
-    size: info.size,
+    name,
+    size: identity.size,
     path,
     pin,
     open: (fromByte = 0, toByte?: number) => Promise.resolve(pin.open(fromByte, toByte)),

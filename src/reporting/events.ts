@@ -30,7 +30,12 @@ export type LoadEvent =
   | { type: 'retrying'; reason: string; items: number; attempt: number; delayMs: number }
   | { type: 'warning'; message: string }
   /** Reading starts, in the write order in effect: --order, or round-robin where the input cannot be read in stripes. */
-  | { type: 'reading'; order: OrderMode }
+  | {
+      type: 'reading';
+      order: OrderMode;
+      /** The rows are read, typed and planned on a second thread (an estimate's: load/planningThread.ts). */
+      planningThread?: true;
+    }
   /** Every row of the input is read (`rows` of them, final): the load knows how many there are to write. */
   | { type: 'inputRead'; rows: number }
   /** All rows are read; a global order (round-robin, spread) starts handing them out. */

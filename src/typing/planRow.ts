@@ -27,7 +27,9 @@ export type SourceRecord =
    * where it is for messages ("row group 0 row 17"); origin.line is its 1-based row number in the file.
    */
   | { kind: 'values'; origin: RowOrigin; values: Record<string, unknown>; position: string }
-  | { kind: 'unparsable'; origin: RowOrigin; code: RejectCode; message: string; field?: string };
+  | { kind: 'unparsable'; origin: RowOrigin; code: RejectCode; message: string; field?: string }
+  /** A record typed and planned on another thread (an estimate's planning thread, load/planningThread.ts): its plan as it came. */
+  | { kind: 'planned'; origin: RowOrigin; planned: PlannedWrite | RejectedRow };
 
 export type JsonFlavor = 'json' | 'ddb-json';
 /** How one JSON record is read: the load's flavor, or an export's line. */
@@ -111,6 +113,8 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
         return coerceJsonItem(itemFromTypedValues(record.values, { empty: options.empty, timestamps: options.timestamps ?? 'iso' }), explicitTypes);
       case 'unparsable':
         throw new RowError(record.code, record.message, record.field);
+      case 'planned':
+        throw new Error('a record planned on another thread was typed again; this is a bug');
     }
   }
 
@@ -119,6 +123,7 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
       return suspected;
     },
     plan(record) {
+      if (record.kind === 'planned') return record.planned;
       let item: Item | undefined;
       changeIsDelete = false;
       try {

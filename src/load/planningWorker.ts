@@ -1,0 +1,124 @@
+import { performance } from 'node:perf_hooks';
+import { parentPort, workerData } from 'node:worker_threads';
+import { pinnedLocalPart } from '../reading/inputPart.js';
+import { readInputSet } from '../reading/readInputSet.js';
+import { LoaderError } from '../shared/errors.js';
+import type { RejectedRow } from '../shared/types.js';
+import { createRowPlanner, isRejected } from '../typing/planRow.js';
+import { DELETE, REJECTED, type FromPlanning, type PlanningWorkerData, type PlannedChunk } from './planningThread.js';
+
+/**
+ * The thread that reads, types and plans an estimate's rows (started by planningThread.ts): the load's own
+ * reading (readInputSet) and planner (planRow.ts) over the same parts, pinned as they were listed, a chunk
+ * of planned rows at a time, at most `credits` chunks ahead of the rows the estimate has taken.
+ */
+const port = parentPort!;
+const data = workerData as PlanningWorkerData;
+let credits = data.chunksAhead;
+let wake: (() => void) | undefined;
+port.on('message', (message: 'next') => {
+  if (message !== 'next') return;
+  credits++;
+  const resolve = wake;
+  wake = undefined;
+  resolve?.();
+});
+const send = (message: FromPlanning, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
+
+class Chunk {
+  count = 0;
+  readonly lines = new Float64Array(data.chunkRows);
+  readonly sizes = new Float64Array(data.chunkRows);
+  readonly wcus = new Float64Array(data.chunkRows);
+  readonly flags = new Uint8Array(data.chunkRows);
+  readonly keyIds: string[] = [];
+  readonly partitionIds: string[] = [];
+  unsharded: (string | undefined)[] | undefined;
+  readonly rejects: RejectedRow[] = [];
+  readonly files: { at: number; name: string }[] = [];
+
+  message(bytesRead: number, suspected: number | undefined): PlannedChunk {
+    return {
+      type: 'rows',
+      count: this.count,
+      lines: this.lines,
+      sizes: this.sizes,
+      wcus: this.wcus,
+      flags: this.flags,
+      keyIds: this.keyIds,
+      partitionIds: this.partitionIds,
+      ...(this.unsharded ? { unsharded: this.unsharded } : {}),
+      rejects: this.rejects,
+      files: this.files,
+      bytesRead,
+      ...(suspected === undefined ? {} : { suspected }),
+    };
+  }
+}
+
+async function plan(): Promise<void> {
+  const parts = data.parts.map((p) => ({
+    part: pinnedLocalPart(p.path, p.name, p.identity),
+    ...(p.format === undefined ? {} : { format: p.format }),
+    ...(p.expected === undefined ? {} : { expected: p.expected }),
+  }));
+  const input = readInputSet(
+    { parts, name: data.name, exports: [], totalBytes: data.totalBytes, notes: [], skipped: [] },
+    {
+      format: data.format,
+      // Each header row goes to the load's thread, which checks it against the table before any row of its part.
+      csv: { delimiter: data.delimiter, columns: data.columns, checkHeader: (file, names, delimiter) => send({ type: 'header', file, names, delimiter }) },
+      ...(data.interleaveExports ? { interleaveExports: true } : {}),
+    },
+  );
+  const planner = createRowPlanner(data.planner);
+  let chunk = new Chunk();
+  let file: string | undefined;
+  const flush = async () => {
+    const full = chunk;
+    chunk = new Chunk();
+    file = undefined;
+    send(full.message(input.bytesRead(), planner.suspectedDynamoJsonLine), [full.lines.buffer, full.sizes.buffer, full.wcus.buffer, full.flags.buffer]);
+    credits--;
+    while (credits <= 0) await new Promise<void>((resolve) => (wake = resolve));
+  };
+  for await (const record of input.records) {
+    const at = chunk.count++;
+    if (record.origin.file !== file) {
+      file = record.origin.file;
+      chunk.files.push({ at, name: file });
+    }
+    chunk.lines[at] = record.origin.line;
+    const planned = planner.plan(record);
+    if (isRejected(planned)) {
+      chunk.flags[at] = REJECTED;
+      chunk.rejects.push(planned);
+    } else {
+      chunk.keyIds.push(planned.keyId);
+      chunk.partitionIds.push(planned.partitionId);
+      chunk.sizes[at] = planned.size;
+      chunk.wcus[at] = planned.wcu;
+      if (planned.op === 'delete') chunk.flags[at] = DELETE;
+      if (planned.unshardedKey !== undefined) (chunk.unsharded ??= [])[chunk.keyIds.length - 1] = planned.unshardedKey;
+    }
+    if (chunk.count === data.chunkRows) await flush();
+  }
+  if (chunk.count > 0) await flush();
+  // This thread's own busy time (its event loop's, from its start): what the rows cost to read and plan.
+  send({ type: 'end', bytesRead: input.bytesRead(), busyMs: performance.eventLoopUtilization().active });
+}
+
+plan().catch((error: unknown) =>
+  send(
+    error instanceof LoaderError
+      ? {
+          type: 'error',
+          code: error.code,
+          message: error.message,
+          ...(error.file === undefined ? {} : { file: error.file }),
+          ...(error.line === undefined ? {} : { line: error.line }),
+          ...(error.field === undefined ? {} : { field: error.field }),
+        }
+      : { type: 'error', message: error instanceof Error ? (error.stack ?? error.message) : String(error) },
+  ),
+);
