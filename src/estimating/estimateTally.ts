@@ -9,14 +9,8 @@ import { StripeOrderStats, type StripeLayoutStats } from './stripeOrder.js';
 import type { GlobalOrderMode } from '../ordering/order.js';
 import { MAX_BATCH_REQUESTS } from '../batching/batch.js';
 import type { WriteCostModel } from '../pacing/writeCost.js';
-import type { Item, PlannedWrite, RowOrigin } from '../shared/types.js';
+import { NO_ITEM, type PlannedWrite, type RowOrigin } from '../shared/types.js';
 import { ownValue, setOwn } from '../shared/ownRecord.js';
-
-/**
- * The item of every slim copy on a table without GSIs, which carries nothing in it: one object for all,
- * frozen so that code writing to it fails loudly instead of writing to every write at once.
- */
-const NO_ITEM: Item = Object.freeze({}) as Item;
 
 /** What the tally needs of a simulation: batches in, an outcome at the end (a LoadSimulator, or a fake in tests). */
 export type Simulator = Pick<LoadSimulator, 'push' | 'finish'>;
@@ -168,6 +162,12 @@ export class EstimateTally {
     // The order only needs keys and costs: a slim copy keeps --memory (and temporary files) small. Its
     // size is 0 so the order's memory accounting sees what it holds; sizes were counted above, and the
     // batcher's 16 MB limit cannot bind on 25 items of at most 400 KB.
+    if (w.item === NO_ITEM && slimItem === NO_ITEM && w.origin.raw === '') {
+      // Already slim (a write the planning thread handed over, held by nothing else): made so in place.
+      w.size = 0;
+      w.wcu = cost.total;
+      return w;
+    }
     const slim: PlannedWrite = {
       // The part too: a striped read's order checks each stripe's keys by it (without it every stripe
       // counted as the first, and a sorted file looked unsorted and was estimated again in round-robin).

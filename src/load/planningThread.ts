@@ -6,7 +6,7 @@ import type { InputFormat, PartFormat } from '../reading/inputFormat.js';
 import { formatOfPart } from '../reading/readInputSet.js';
 import type { InputSet } from '../reading/inputSet.js';
 import { LoaderError, type LoaderErrorCode } from '../shared/errors.js';
-import type { Item, PlannedWrite, RejectedRow, RowOrigin } from '../shared/types.js';
+import { NO_ITEM, type PlannedWrite, type RejectedRow, type RowOrigin } from '../shared/types.js';
 import type { RowPlannerOptions, SourceRecord } from '../typing/planRow.js';
 
 /*
@@ -93,9 +93,6 @@ export interface PlanningThread {
   suspected(): number | undefined;
   close(): void;
 }
-
-/** No item: an estimate's slim copy keeps none (the estimate plans on a thread only for tables without GSIs). */
-const NO_ITEM: Item = Object.freeze({}) as Item;
 
 /** Starts the thread; `checkHeader` is called with each CSV header row before any row of its part is handed on. */
 export function planInThread(
@@ -198,6 +195,7 @@ function rowsOf(chunk: PlannedChunk): SourceRecord[] {
     const origin: RowOrigin = { file: name, line: chunk.lines[at]!, raw: '' };
     const planned: PlannedWrite = {
       origin,
+      // No item: an estimate keeps none (it plans on a thread only for tables without GSIs).
       item: NO_ITEM,
       keyId: chunk.keyIds[written]!,
       partitionId: chunk.partitionIds[written]!,

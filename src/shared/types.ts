@@ -16,6 +16,13 @@ export interface KeySchema {
 /** An item in lib-dynamodb's native form: numbers are always NumberValue, so no digit is lost. */
 export type Item = Record<string, NativeAttributeValue>;
 
+/**
+ * The item of a write that carries none (an estimate's slim copies, and the writes its planning thread
+ * hands over): one object for all, frozen so that code writing to it fails loudly instead of writing to
+ * every write at once.
+ */
+export const NO_ITEM: Item = Object.freeze({}) as Item;
+
 /** Where a row came from, kept with it until it is written or rejected. */
 export interface RowOrigin {
   file: string;
