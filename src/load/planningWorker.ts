@@ -4,7 +4,7 @@ import { pinnedLocalPart } from '../reading/inputPart.js';
 import { readInputSet } from '../reading/readInputSet.js';
 import { LoaderError } from '../shared/errors.js';
 import type { RejectedRow } from '../shared/types.js';
-import { createRowPlanner, isRejected } from '../typing/planRow.js';
+import { createRowPlanner, isRejected, type SourceRecord } from '../typing/planRow.js';
 import { DELETE, REJECTED, type FromPlanning, type PlanningWorkerData, type PlannedChunk } from './planningThread.js';
 
 /**
@@ -82,7 +82,8 @@ async function plan(): Promise<void> {
     credits--;
     while (credits <= 0) await new Promise<void>((resolve) => (wake = resolve));
   };
-  for await (const record of input.records) {
+  /** Puts a record in the chunk; true once the chunk is full. */
+  const take = (record: SourceRecord): boolean => {
     const at = chunk.count++;
     if (record.origin.file !== file) {
       file = record.origin.file;
@@ -101,7 +102,15 @@ async function plan(): Promise<void> {
       if (planned.op === 'delete') chunk.flags[at] = DELETE;
       if (planned.unshardedKey !== undefined) (chunk.unsharded ??= [])[chunk.keyIds.length - 1] = planned.unshardedKey;
     }
-    if (chunk.count === data.chunkRows) await flush();
+    return chunk.count === data.chunkRows;
+  };
+  // A CSV part's records come in csv-parse's arrays: one await per array, not per record.
+  for await (const entry of input.chunks()) {
+    if (!Array.isArray(entry)) {
+      if (take(entry)) await flush();
+      continue;
+    }
+    for (const record of entry) if (take(record)) await flush();
   }
   if (chunk.count > 0) await flush();
   // This thread's own busy time (its event loop's, from its start): what the rows cost to read and plan.

@@ -49,9 +49,17 @@ export interface CsvReadOptions {
  * RECORD_TOO_LARGE with the lines it spans. A bad record spanning several lines (an unclosed quote) says
  * which lines it swallowed.
  */
-export function readCsv(stream: Readable, file: string, options: CsvReadOptions): AsyncGenerator<SourceRecord> {
-  return eachRecord(readCsvChunks(stream, file, options));
+export function readCsv(stream: Readable, file: string, options: CsvReadOptions): ChunkedRecords {
+  const chunks = readCsvChunks(stream, file, options);
+  return Object.assign(eachRecord(chunks), { chunks });
 }
+
+/**
+ * Records one by one, and where the reader makes them in arrays (CSV) the same read in arrays (`chunks`),
+ * for a caller that takes them so (readInputSet's chunks()): one await per array instead of one per record.
+ * A caller takes one or the other, never both.
+ */
+export type ChunkedRecords = AsyncGenerator<SourceRecord> & { chunks?: AsyncGenerator<SourceRecord[]> };
 
 /** Records in arrays, one by one. */
 export async function* eachRecord(chunks: AsyncGenerator<SourceRecord[]>): AsyncGenerator<SourceRecord> {

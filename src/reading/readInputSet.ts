@@ -12,7 +12,7 @@ import { readIon } from './readIon.js';
 import { readJsonLines } from './readJsonLines.js';
 import { readJsonDocument } from './readJsonDocument.js';
 import { jsonDocumentFormat } from './jsonDocumentFormat.js';
-import { readCsvChunks } from './readCsv.js';
+import { readCsvChunks, type ChunkedRecords } from './readCsv.js';
 import { readRecords } from './readRecords.js';
 import { SideBySide, type SideBySidePosition } from './sideBySide.js';
 import { skipLines } from './skipLines.js';
@@ -26,6 +26,12 @@ export interface OpenedInputSet {
   /** Bytes read so far over all parts (before decompression). */
   bytesRead(): number;
   records: AsyncGenerator<SourceRecord>;
+  /**
+   * The same records, in the arrays a part's reader makes where it makes them (CSV), else one by one: one
+   * await per array. Taken instead of `records`, never beside it; `position()` then says where the last
+   * array ends. For a reader that keeps no restart points (an estimate's planning thread).
+   */
+  chunks(): AsyncGenerator<SourceRecord | SourceRecord[]>;
   /** Where the record last given is: its part, its index in the part, and whether its part can be resumed inside. */
   position(): SetPosition;
   /** Stops reading (closes the parts being read). */
@@ -96,7 +102,7 @@ export function recordsOfPart(
     /** The stream is the part's own bytes from this offset (not decompressed): each record then says where it starts (RowOrigin.offset). */
     firstByte?: number;
   } = {},
-): AsyncGenerator<SourceRecord> {
+): ChunkedRecords {
   // Read from a line inside the part (a resume): its line numbers go on from there, CSV's columns given.
   const lines = { ...(firstLine === undefined ? {} : { firstLine }), ...(firstByte === undefined ? {} : { firstByte }) };
   switch (format) {
@@ -187,7 +193,15 @@ export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInpu
   let side: SideBySide | undefined;
 
   /** A part's records, from its start or (a resume inside it) from the record `at.row` at line `at.line` (side by side: past it). */
-  async function* partRecords(i: number, at?: { row: number; line: number; offset?: number | undefined; byLine: boolean }): AsyncGenerator<SourceRecord> {
+  function partRecords(i: number, at?: { row: number; line: number; offset?: number | undefined; byLine: boolean }): AsyncGenerator<SourceRecord> {
+    return partEntries(i, at, false) as AsyncGenerator<SourceRecord>;
+  }
+  /** A part's records, in arrays where its reader makes them and `chunked` asks for them. */
+  async function* partEntries(
+    i: number,
+    at: { row: number; line: number; offset?: number | undefined; byLine: boolean } | undefined,
+    chunked: boolean,
+  ): AsyncGenerator<SourceRecord | SourceRecord[]> {
     const { part, expected } = set.parts[i]!;
     const named = formats[i];
     // A resume at a record's byte offset opens the part there (it was read plain, by its name's format, by the run that recorded it).
@@ -217,7 +231,7 @@ export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInpu
     if (format === 'jsonl' || format === 'ddb-json') format = await jsonDocumentFormat(opened, format);
     // An export's data file is checked against its record count and MD5 as a whole: read whole, or side by side.
     const withinPart = LINE_FORMATS.has(format) && expected === undefined;
-    let records: AsyncGenerator<SourceRecord>;
+    let records: ChunkedRecords;
     if (at && at.row > 0) {
       if (at.byLine) {
         // A file side by side: one record a line, so it goes on past its last record's line break.
@@ -238,10 +252,20 @@ export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInpu
     let row = at?.row ?? 0;
     // Records skipped count toward the manifest's: the file is checked whole.
     let count = at?.row ?? 0;
-    for await (const record of records) {
-      position = { part: i, row: row++, withinPart };
-      count++;
-      yield record;
+    if (chunked && records.chunks) {
+      for await (const chunk of records.chunks) {
+        if (chunk.length === 0) continue;
+        row += chunk.length;
+        position = { part: i, row: row - 1, withinPart };
+        count += chunk.length;
+        yield chunk;
+      }
+    } else {
+      for await (const record of records) {
+        position = { part: i, row: row++, withinPart };
+        count++;
+        yield record;
+      }
     }
     done += opened.bytesRead();
     reading.delete(open);
@@ -280,13 +304,13 @@ export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInpu
     done += opened.bytesRead();
     reading.delete(open);
   }
-  async function* records(): AsyncGenerator<SourceRecord> {
+  async function* records(chunked: boolean): AsyncGenerator<SourceRecord | SourceRecord[]> {
     for (const group of groups) {
       const resumed = from && group[0] === from.part && from.row > 0 ? from : undefined;
       // An export's data file alone (an export of one file) is a group of one: restart points inside it as well.
       const exported = options.interleaveExports === true && LINE_SIDE_FORMATS.has(formats[group[0]!]!) && set.parts[group[0]!]!.expected !== undefined;
       if (group.length === 1 && !exported) {
-        yield* partRecords(group[0]!, resumed ? { row: resumed.row, line: resumed.line, offset: resumed.offset, byLine: false } : undefined);
+        yield* partEntries(group[0]!, resumed ? { row: resumed.row, line: resumed.line, offset: resumed.offset, byLine: false } : undefined, chunked);
         continue;
       }
       const at = resumed?.sideBySide;
@@ -308,7 +332,8 @@ export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInpu
     name: set.name,
     totalBytes: set.totalBytes,
     bytesRead: () => done + [...reading].reduce((sum, r) => sum + r.opened.bytesRead(), 0),
-    records: records(),
+    records: records(false) as AsyncGenerator<SourceRecord>,
+    chunks: () => records(true),
     position: () => position,
     sideBySide: () => side?.before(),
     close: () => {

@@ -1,7 +1,6 @@
-import type { SourceRecord } from '../typing/planRow.js';
 import type { InputFormat } from './inputFormat.js';
 import type { OpenedInput } from './openInput.js';
-import { readCsv, type CsvReadOptions } from './readCsv.js';
+import { readCsv, type ChunkedRecords, type CsvReadOptions } from './readCsv.js';
 import { readIon } from './readIon.js';
 import { readJsonLines } from './readJsonLines.js';
 import type { ParquetThreadOptions } from './parquetThread.js';
@@ -13,7 +12,7 @@ export function readRecords(
   format: InputFormat,
   csv: Pick<CsvReadOptions, 'delimiter' | 'columns' | 'firstLine' | 'onHeader' | 'firstByte'>,
   parquet: Pick<ParquetThreadOptions, 'signal' | 'stallBaseMs'> = {},
-): AsyncGenerator<SourceRecord> {
+): ChunkedRecords {
   switch (format) {
     case 'csv':
       return readCsv(input.stream, input.name, csv);
