@@ -31,6 +31,10 @@ import { openCheckpoint, type OpenedCheckpoint } from './openCheckpoint.js';
 import type { NormalizedLoadOptions } from './options.js';
 import type { StripeLayout } from '../ordering/stripes/stripedRecords.js';
 import { packageVersion } from './toolVersion.js';
+import { describeRaises, planPrewarm, prewarmCommand, prewarmTargetWcu, prewarmedTable, warmThroughputUpdate, type PrewarmPlan } from './prewarmPlan.js';
+import { raiseWarmThroughput } from '../aws/warmThroughput.js';
+import { tableInfoFromDescription } from '../shared/tableInfo.js';
+import { formatDuration } from '../shared/format.js';
 
 /**
  * How a load treats the table: it writes (DynamoDB described, paced, checkpointed, sharded keys kept in a
@@ -42,6 +46,11 @@ export interface LoadMode {
   readonly writes: boolean;
   /** The table: DescribeTable, or the dry run's own description. `startOver` when the dry run asks to begin again with it. */
   table(): Promise<{ table: TableInfo; startOver: boolean }>;
+  /**
+   * --prewarm: the table once its warm write throughput is raised to the load's target (UpdateTable, then
+   * DescribeTable until ACTIVE); a dry run only says what it would raise, and goes on with the table as it would be.
+   */
+  prewarm(table: TableInfo): Promise<TableInfo>;
   /** What a write costs and how the load is paced: a dry run's slim writes carry their total cost in `wcu`, and it is not paced. */
   /** `keyWcu`: each partition key's rate in this worker. */
   pacing(table: TableInfo, rate: RateChoice, keyWcu: number): Pacing;
@@ -101,6 +110,25 @@ export function writingMode(ctx: ModeContext): LoadMode {
     writes: true,
     async table() {
       return { table: await describeTable(ctx.client, ctx.aws, deps.signal), startOver: false };
+    },
+    async prewarm(table) {
+      const plan = prewarmPlanOf(table, opts);
+      for (const note of plan.notes) emit({ type: 'warning', message: `--prewarm: ${note}` });
+      if (plan.raises.length === 0) {
+        if (plan.notes.length === 0) emit({ type: 'prewarm', stage: 'done', message: `--prewarm: table "${opts.table}" and its GSIs are already warm for ${plan.targetWcu} write units/s; nothing raised` });
+        return table;
+      }
+      emit({ type: 'prewarm', stage: 'plan', message: `--prewarm: raising warm write throughput (billed by AWS): ${describeRaises(opts.table, plan).join('; ')}` });
+      const startedAt = Date.now();
+      const described = await raiseWarmThroughput(ctx.client, ctx.aws, warmThroughputUpdate(plan), {
+        signal: deps.signal,
+        ...(deps.testSeams?.prewarmPollMs !== undefined ? { pollMs: deps.testSeams.prewarmPollMs } : {}),
+        onWaiting: (state, waitedMs) =>
+          emit({ type: 'prewarm', stage: 'waiting', message: `--prewarm: waiting for DynamoDB (${state}) for ${formatDuration(waitedMs / 1000)}; Ctrl-C stops with nothing written` }),
+      });
+      emit({ type: 'prewarm', stage: 'done', message: `--prewarm: table "${opts.table}" is warm after ${formatDuration((Date.now() - startedAt) / 1000)}` });
+      // The rate is chosen from the table as it is now: --wcu auto starts from the raised warm throughput.
+      return tableInfoFromDescription(described, opts.table);
     },
     pacing(table, rate, keyWcu) {
       const { costOf, keysOf } = writeCostsOf(table);
@@ -177,12 +205,24 @@ export function writingMode(ctx: ModeContext): LoadMode {
 }
 
 /** A dry run: the same reading, planning, sharding, ordering and batching, and nothing written. */
-export function dryRunMode(dryRun: DryRun, ctx: Pick<ModeContext, 'client' | 'aws' | 'deps'>): LoadMode {
+export function dryRunMode(dryRun: DryRun, ctx: Pick<ModeContext, 'client' | 'aws' | 'deps' | 'opts' | 'emit'>): LoadMode {
   return {
     writes: false,
     async table() {
       const table = dryRun.tableInfo ?? (await describeTable(ctx.client, ctx.aws, ctx.deps.signal));
       return { table, startOver: dryRun.onTable?.(table) === 'start over' };
+    },
+    prewarm(table) {
+      const plan = prewarmPlanOf(table, ctx.opts);
+      for (const note of plan.notes) ctx.emit({ type: 'warning', message: `--prewarm: ${note}` });
+      const command = prewarmCommand(table.name, plan);
+      if (command)
+        ctx.emit({
+          type: 'prewarm',
+          stage: 'plan',
+          message: `--prewarm would raise warm write throughput (billed by AWS), as \`${command}\` does: ${describeRaises(table.name, plan).join('; ')}; this dry run assumes it`,
+        });
+      return Promise.resolve(prewarmedTable(table, plan));
     },
     pacing: () => ({ costOf: (w) => w.wcu }),
     checkpoint: () => Promise.resolve(undefined),
@@ -193,6 +233,11 @@ export function dryRunMode(dryRun: DryRun, ctx: Pick<ModeContext, 'client' | 'aw
     onStripes: dryRun.onStripes,
     countKeys: false,
   };
+}
+
+/** What --prewarm raises for this load: the whole load's target (every worker's), by its own rate choice. */
+function prewarmPlanOf(table: TableInfo, opts: NormalizedLoadOptions): PrewarmPlan {
+  return planPrewarm(table, prewarmTargetWcu(opts.wcu, opts.totalWcu, opts.segment?.count ?? 1, table) ?? NaN);
 }
 
 /**
