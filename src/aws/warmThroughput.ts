@@ -31,7 +31,12 @@ const DEFAULT_POLL_MS = 5000;
  * wait with ABORTED (nothing written; the raise, once sent, goes on at DynamoDB), as does the time limit, with
  * AWS_ERROR naming what was still not ACTIVE.
  */
-export async function raiseWarmThroughput(client: DynamoDBDocumentClient, context: AwsContext, update: WarmUpdate, options: WarmWaitOptions = {}): Promise<TableDescription> {
+export async function raiseWarmThroughput(
+  client: DynamoDBDocumentClient,
+  context: AwsContext,
+  update: WarmUpdate,
+  options: WarmWaitOptions = {},
+): Promise<TableDescription> {
   const { signal } = options;
   const input = {
     TableName: context.table,
@@ -68,10 +73,14 @@ export async function waitUntilWarm(client: DynamoDBDocumentClient, context: Aws
       table = (await client.send(new DescribeTableCommand({ TableName: context.table }), { abortSignal: signal })).Table;
     } catch (error) {
       if (signal?.aborted) throw stopped(context, 'while waiting for its warm throughput', error);
-      throw new LoaderError('AWS_ERROR', `DescribeTable failed while waiting for the warm throughput of table "${context.table}": ${String((error as Error).message)}`, {
-        table: context.table,
-        cause: error,
-      });
+      throw new LoaderError(
+        'AWS_ERROR',
+        `DescribeTable failed while waiting for the warm throughput of table "${context.table}": ${String((error as Error).message)}`,
+        {
+          table: context.table,
+          cause: error,
+        },
+      );
     }
     const pending = notActive(table ?? {});
     if (pending.length === 0 && table) return table;

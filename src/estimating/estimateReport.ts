@@ -442,10 +442,13 @@ function prewarmSection(ctx: Ctx, r: EstimateResult): string[] {
   if (!p) return [];
   const lines = [heading(ctx, 'Pre-warming')];
   const raises = p.raises.map(
-    (w) => `${w.index === undefined ? 'table' : `GSI ${ctx.text(w.index)}`} ${w.from === undefined ? '(not reported)' : formatCount(w.from)} → ${formatCount(w.to)} write units/s`,
+    (w) =>
+      `${w.index === undefined ? 'table' : `GSI ${ctx.text(w.index)}`} ${w.from === undefined ? '(not reported)' : formatCount(w.from)} → ${formatCount(w.to)} write units/s`,
   );
   if (p.given) {
-    lines.push(...row(ctx, '--prewarm', raises.length > 0 ? `raises before the first write: ${raises.join('; ')}; the figures above assume it` : 'nothing to raise'));
+    lines.push(
+      ...row(ctx, '--prewarm', raises.length > 0 ? `raises before the first write: ${raises.join('; ')}; the figures above assume it` : 'nothing to raise'),
+    );
   } else {
     lines.push(
       ...row(
@@ -456,7 +459,13 @@ function prewarmSection(ctx: Ctx, r: EstimateResult): string[] {
     );
   }
   if (p.savedSeconds > 0)
-    lines.push(...row(ctx, 'time saved', `${formatDuration(p.savedSeconds)} of writing (${formatDuration(p.secondsWithout)} growing from the warm throughput, ${formatDuration(p.secondsWith)} warm)`));
+    lines.push(
+      ...row(
+        ctx,
+        'time saved',
+        `${formatDuration(p.savedSeconds)} of writing (${formatDuration(p.secondsWithout)} growing from the warm throughput, ${formatDuration(p.secondsWith)} warm)`,
+      ),
+    );
   for (const note of p.notes) lines.push(...row(ctx, 'note', ctx.text(note)));
   lines.push(...row(ctx, 'cost', p.cost));
   return lines;
@@ -467,7 +476,8 @@ function managedSection(ctx: Ctx, r: EstimateResult): string[] {
   const lines = [heading(ctx, 'Managed paths')];
   for (const m of r.managedPaths) {
     const name = m.name === 'import-from-s3' ? 'Import from S3' : 'bulk put items';
-    lines.push(...row(ctx, name, `${m.serves ? 'would serve' : 'would not serve'}: ${m.why}; it would not ${m.wouldNot}; ${m.cost}`));
+    // One that would not serve says why, no more: --json has the rest.
+    lines.push(...row(ctx, name, m.serves ? `would serve: ${m.why}; it would not ${m.wouldNot}; ${m.cost}` : `would not serve: ${m.why}`));
   }
   return lines;
 }

@@ -115,16 +115,29 @@ export function writingMode(ctx: ModeContext): LoadMode {
       const plan = prewarmPlanOf(table, opts);
       for (const note of plan.notes) emit({ type: 'warning', message: `--prewarm: ${note}` });
       if (plan.raises.length === 0) {
-        if (plan.notes.length === 0) emit({ type: 'prewarm', stage: 'done', message: `--prewarm: table "${opts.table}" and its GSIs are already warm for ${plan.targetWcu} write units/s; nothing raised` });
+        if (plan.notes.length === 0)
+          emit({
+            type: 'prewarm',
+            stage: 'done',
+            message: `--prewarm: table "${opts.table}" and its GSIs are already warm for ${plan.targetWcu} write units/s; nothing raised`,
+          });
         return table;
       }
-      emit({ type: 'prewarm', stage: 'plan', message: `--prewarm: raising warm write throughput (billed by AWS): ${describeRaises(opts.table, plan).join('; ')}` });
+      emit({
+        type: 'prewarm',
+        stage: 'plan',
+        message: `--prewarm: raising warm write throughput (billed by AWS): ${describeRaises(opts.table, plan).join('; ')}`,
+      });
       const startedAt = Date.now();
       const described = await raiseWarmThroughput(ctx.client, ctx.aws, warmThroughputUpdate(plan), {
         signal: deps.signal,
         ...(deps.testSeams?.prewarmPollMs !== undefined ? { pollMs: deps.testSeams.prewarmPollMs } : {}),
         onWaiting: (state, waitedMs) =>
-          emit({ type: 'prewarm', stage: 'waiting', message: `--prewarm: waiting for DynamoDB (${state}) for ${formatDuration(waitedMs / 1000)}; Ctrl-C stops with nothing written` }),
+          emit({
+            type: 'prewarm',
+            stage: 'waiting',
+            message: `--prewarm: waiting for DynamoDB (${state}) for ${formatDuration(waitedMs / 1000)}; Ctrl-C stops with nothing written`,
+          }),
       });
       emit({ type: 'prewarm', stage: 'done', message: `--prewarm: table "${opts.table}" is warm after ${formatDuration((Date.now() - startedAt) / 1000)}` });
       // The rate is chosen from the table as it is now: --wcu auto starts from the raised warm throughput.

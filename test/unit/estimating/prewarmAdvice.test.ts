@@ -3,7 +3,13 @@ import { advisePrewarm } from '../../../src/estimating/prewarmAdvice.js';
 import { planPrewarm } from '../../../src/load/prewarmPlan.js';
 import type { TableInfo } from '../../../src/shared/tableInfo.js';
 
-const table: TableInfo = { name: 'Orders', keySchema: { partitionKey: { name: 'pk', type: 'S' } }, billingMode: 'PAY_PER_REQUEST', gsis: [], warmWriteUnits: 4_000 };
+const table: TableInfo = {
+  name: 'Orders',
+  keySchema: { partitionKey: { name: 'pk', type: 'S' } },
+  billingMode: 'PAY_PER_REQUEST',
+  gsis: [],
+  warmWriteUnits: 4_000,
+};
 const WINDOW = 30 * 60_000;
 
 describe('advisePrewarm', () => {

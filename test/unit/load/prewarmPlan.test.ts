@@ -19,7 +19,7 @@ const onDemand = (extra: Partial<TableInfo> = {}): TableInfo => ({
 });
 
 describe('prewarmTargetWcu', () => {
-  it('is a fixed --wcu, every worker\'s --wcu together, or --total-wcu', () => {
+  it("is a fixed --wcu, every worker's --wcu together, or --total-wcu", () => {
     expect(prewarmTargetWcu({ kind: 'fixed', wcu: 20_000 }, undefined, 1, {})).toBe(20_000);
     expect(prewarmTargetWcu({ kind: 'fixed', wcu: 5_000 }, undefined, 4, {})).toBe(20_000);
     expect(prewarmTargetWcu(undefined, { kind: 'fixed', wcu: 30_000 }, 4, {})).toBe(30_000);
@@ -52,7 +52,7 @@ describe('planPrewarm', () => {
     expect(plan.raises).toEqual([{ index: 'cold', from: 4_000, to: 20_000 }]);
   });
 
-  it('takes an unreported warm throughput as a new table\'s 4,000 and raises only above it', () => {
+  it("takes an unreported warm throughput as a new table's 4,000 and raises only above it", () => {
     expect(planPrewarm(onDemand(), 4_000).raises).toEqual([]);
     expect(planPrewarm(onDemand(), 8_000).raises).toEqual([{ index: undefined, from: undefined, to: 8_000 }]);
   });
