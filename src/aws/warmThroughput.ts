@@ -25,19 +25,17 @@ const DEFAULT_TIMEOUT_MS = 30 * 60_000;
 const DEFAULT_POLL_MS = 5000;
 
 /**
- * Raises warm write throughput with one UpdateTable (WarmThroughput for the table, GlobalSecondaryIndexUpdates
- * for its GSIs), then waits until the table, every GSI and their warm throughput are ACTIVE again. DynamoDB
- * applies it asynchronously; a load sent at once would meet the old partitions. A stop (the signal) ends the
- * wait with ABORTED (nothing written; the raise, once sent, goes on at DynamoDB), as does the time limit, with
- * AWS_ERROR naming what was still not ACTIVE.
+ * Asks DynamoDB to raise warm write throughput with one UpdateTable (WarmThroughput for the table,
+ * GlobalSecondaryIndexUpdates for its GSIs); DynamoDB applies it asynchronously (waitUntilWarm). 'in use':
+ * the table is being updated already (another worker of the load raising it, say): wait, describe and plan
+ * again. A stop (the signal) is ABORTED, nothing written; any other refusal is one AWS_ERROR that says what to do.
  */
-export async function raiseWarmThroughput(
+export async function sendWarmUpdate(
   client: DynamoDBDocumentClient,
   context: AwsContext,
   update: WarmUpdate,
-  options: WarmWaitOptions = {},
-): Promise<TableDescription> {
-  const { signal } = options;
+  signal?: AbortSignal,
+): Promise<'sent' | 'in use'> {
   const input = {
     TableName: context.table,
     ...(update.table !== undefined ? { WarmThroughput: { WriteUnitsPerSecond: update.table } } : {}),
@@ -47,9 +45,11 @@ export async function raiseWarmThroughput(
   };
   try {
     await client.send(new UpdateTableCommand(input), { abortSignal: signal });
+    return 'sent';
   } catch (error) {
     if (signal?.aborted) throw stopped(context, 'while raising its warm throughput', error);
     const facts = errorFacts(error);
+    if (facts.name === 'ResourceInUseException') return 'in use';
     throw new LoaderError(
       'AWS_ERROR',
       `UpdateTable could not raise the warm throughput of table "${context.table}": ${facts.name ?? 'error'}: ${facts.message ?? String(error)}; ` +
@@ -57,7 +57,6 @@ export async function raiseWarmThroughput(
       { table: context.table, cause: error },
     );
   }
-  return waitUntilWarm(client, context, options);
 }
 
 /** Polls DescribeTable until the table, its GSIs and their warm throughput are all ACTIVE; returns that description. */

@@ -32,7 +32,7 @@ import type { NormalizedLoadOptions } from './options.js';
 import type { StripeLayout } from '../ordering/stripes/stripedRecords.js';
 import { packageVersion } from './toolVersion.js';
 import { describeRaises, planPrewarm, prewarmCommand, prewarmTargetWcu, prewarmedTable, warmThroughputUpdate, type PrewarmPlan } from './prewarmPlan.js';
-import { raiseWarmThroughput } from '../aws/warmThroughput.js';
+import { sendWarmUpdate, waitUntilWarm } from '../aws/warmThroughput.js';
 import { tableInfoFromDescription } from '../shared/tableInfo.js';
 import { formatDuration } from '../shared/format.js';
 
@@ -47,8 +47,9 @@ export interface LoadMode {
   /** The table: DescribeTable, or the dry run's own description. `startOver` when the dry run asks to begin again with it. */
   table(): Promise<{ table: TableInfo; startOver: boolean }>;
   /**
-   * --prewarm: the table once its warm write throughput is raised to the load's target (UpdateTable, then
-   * DescribeTable until ACTIVE); a dry run only says what it would raise, and goes on with the table as it would be.
+   * --prewarm: the table once its warm write throughput is raised to the load's target (DescribeTable until
+   * nothing is UPDATING, UpdateTable, then DescribeTable until ACTIVE again); a dry run only says what it
+   * would raise, and goes on with the table as it would be.
    */
   prewarm(table: TableInfo): Promise<TableInfo>;
   /** What a write costs and how the load is paced: a dry run's slim writes carry their total cost in `wcu`, and it is not paced. */
@@ -111,37 +112,52 @@ export function writingMode(ctx: ModeContext): LoadMode {
     async table() {
       return { table: await describeTable(ctx.client, ctx.aws, deps.signal), startOver: false };
     },
-    async prewarm(table) {
-      const plan = prewarmPlanOf(table, opts);
-      for (const note of plan.notes) emit({ type: 'warning', message: `--prewarm: ${note}` });
-      if (plan.raises.length === 0) {
-        if (plan.notes.length === 0)
-          emit({
-            type: 'prewarm',
-            stage: 'done',
-            message: `--prewarm: table "${opts.table}" and its GSIs are already warm for ${plan.targetWcu} write units/s; nothing raised`,
-          });
-        return table;
-      }
-      emit({
-        type: 'prewarm',
-        stage: 'plan',
-        message: `--prewarm: raising warm write throughput (billed by AWS): ${describeRaises(opts.table, plan).join('; ')}`,
-      });
-      const startedAt = Date.now();
-      const described = await raiseWarmThroughput(ctx.client, ctx.aws, warmThroughputUpdate(plan), {
+    async prewarm() {
+      const waiting = {
         signal: deps.signal,
         ...(deps.testSeams?.prewarmPollMs !== undefined ? { pollMs: deps.testSeams.prewarmPollMs } : {}),
-        onWaiting: (state, waitedMs) =>
+        onWaiting: (state: string, waitedMs: number) =>
           emit({
             type: 'prewarm',
             stage: 'waiting',
             message: `--prewarm: waiting for DynamoDB (${state}) for ${formatDuration(waitedMs / 1000)}; Ctrl-C stops with nothing written`,
           }),
-      });
-      emit({ type: 'prewarm', stage: 'done', message: `--prewarm: table "${opts.table}" is warm after ${formatDuration((Date.now() - startedAt) / 1000)}` });
-      // The rate is chosen from the table as it is now: --wcu auto starts from the raised warm throughput.
-      return tableInfoFromDescription(described, opts.table);
+      };
+      const startedAt = Date.now();
+      // Planned from the table as it stands once nothing is UPDATING: another worker of the load may be
+      // raising it too, and a raise it made is not made twice (only upward). Its UpdateTable crossing ours
+      // answers ResourceInUse: wait and plan again.
+      for (let attempt = 1; ; attempt++) {
+        const table = tableInfoFromDescription(await waitUntilWarm(ctx.client, ctx.aws, waiting), opts.table);
+        const plan = prewarmPlanOf(table, opts);
+        if (attempt === 1) for (const note of plan.notes) emit({ type: 'warning', message: `--prewarm: ${note}` });
+        if (plan.raises.length === 0) {
+          if (plan.notes.length === 0 || attempt > 1)
+            emit({
+              type: 'prewarm',
+              stage: 'done',
+              message:
+                attempt === 1
+                  ? `--prewarm: table "${opts.table}" and its GSIs are already warm for ${plan.targetWcu} write units/s; nothing raised`
+                  : `--prewarm: table "${opts.table}" is warm after ${formatDuration((Date.now() - startedAt) / 1000)}`,
+            });
+          // The rate is chosen from the table as it is now: --wcu auto starts from the raised warm throughput.
+          return table;
+        }
+        if (attempt > PREWARM_ATTEMPTS)
+          throw new LoaderError(
+            'AWS_ERROR',
+            `the warm throughput of table "${opts.table}" is still below the load's target after ${PREWARM_ATTEMPTS} UpdateTable calls (${describeRaises(opts.table, plan).join('; ')} still to raise); nothing was written: check the table, or run without --prewarm`,
+            { table: opts.table },
+          );
+        emit({
+          type: 'prewarm',
+          stage: 'plan',
+          message: `--prewarm: raising warm write throughput (billed by AWS): ${describeRaises(opts.table, plan).join('; ')}`,
+        });
+        // 'in use': another update of the table crossed ours; the next round waits for it and plans again.
+        await sendWarmUpdate(ctx.client, ctx.aws, warmThroughputUpdate(plan), deps.signal);
+      }
     },
     pacing(table, rate, keyWcu) {
       const { costOf, keysOf } = writeCostsOf(table);
@@ -247,6 +263,9 @@ export function dryRunMode(dryRun: DryRun, ctx: Pick<ModeContext, 'client' | 'aw
     countKeys: false,
   };
 }
+
+/** UpdateTable attempts --prewarm makes while the table is being updated by someone else. */
+const PREWARM_ATTEMPTS = 3;
 
 /** What --prewarm raises for this load: the whole load's target (every worker's), by its own rate choice. */
 function prewarmPlanOf(table: TableInfo, opts: NormalizedLoadOptions): PrewarmPlan {

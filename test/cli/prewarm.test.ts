@@ -71,6 +71,26 @@ describe('--prewarm', () => {
     expect(summary.rate.reason).toMatch(/its warm throughput of 40,000 WCU\/s = 32,000 WCU\/s/);
   });
 
+  it("an UpdateTable crossed by another worker's (ResourceInUse) waits for that raise and makes none of its own", async () => {
+    const table = await newTable();
+    const warm = await proxy({ crossedOnce: true, updatingDescribes: 2 });
+    const result = await run(warm.url, loadArgs(table, ['--wcu', '20000', '--prewarm']));
+    expect(result.code, result.stderr).toBe(0);
+    expect(warm.updates.length).toBe(1);
+    expect(result.stderr).toMatch(/is warm after/);
+    expect((await scanAll(client(), table)).length).toBe(ROWS);
+  });
+
+  it('a raise DynamoDB never applies ends after three UpdateTable calls, nothing written', async () => {
+    const table = await newTable();
+    const warm = await proxy({ neverApplied: true, updatingDescribes: 1 });
+    const result = await run(warm.url, loadArgs(table, ['--wcu', '20000', '--prewarm']));
+    expect(result.code).toBe(1);
+    expect(warm.updates.length).toBe(3);
+    expect((JSON.parse(result.stdout) as { error: { message: string } }).error.message).toMatch(/still below the load's target after 3 UpdateTable calls/);
+    expect((await scanAll(client(), table)).length).toBe(0);
+  });
+
   it('estimate and --dry-run say what it would raise and what it saves, and never call UpdateTable', async () => {
     const table = await newTable();
     const warm = await proxy();

@@ -34,6 +34,13 @@ export interface WarmProxyOptions {
   updatingDescribes?: number;
   /** Answer UpdateTable with this error instead (e.g. a quota refusal). */
   refuseWith?: { type: string; message: string };
+  /**
+   * The first UpdateTable is crossed by another client's, which raises the table to the same values:
+   * answered ResourceInUseException, the raise applied all the same (UPDATING, then ACTIVE).
+   */
+  crossedOnce?: boolean;
+  /** Accept UpdateTable but never apply it (the warm throughput stays where it was). */
+  neverApplied?: boolean;
 }
 
 interface WarmState {
@@ -69,7 +76,12 @@ export async function startWarmProxy(target: string, options: WarmProxyOptions =
       if (input.WarmThroughput !== undefined || gsiUpdates.length > 0) {
         updates.push({ table: input.TableName, tableWrite: input.WarmThroughput?.WriteUnitsPerSecond, indexes: gsiUpdates });
         if (options.refuseWith) return reply(res, 400, ownHeaders('WARM-REFUSED'), errorBody(options.refuseWith.type, options.refuseWith.message));
+        const crossed = options.crossedOnce === true && updates.length === 1;
         const table = stateOf(tables, input.TableName);
+        if (options.neverApplied) {
+          updatingLeft = options.updatingDescribes ?? 2;
+          return reply(res, 200, ownHeaders('WARM-IGNORED'), json({ TableDescription: {} }));
+        }
         if (input.WarmThroughput?.WriteUnitsPerSecond !== undefined) {
           if (input.WarmThroughput.WriteUnitsPerSecond < table.write)
             return reply(res, 400, ownHeaders('WARM-LOWER'), errorBody('com.amazon.coral.validate#ValidationException', 'warm throughput cannot be decreased'));
@@ -77,6 +89,16 @@ export async function startWarmProxy(target: string, options: WarmProxyOptions =
         }
         for (const u of gsiUpdates) stateOf(indexes, `${input.TableName}/${u.name}`).write = u.write;
         updatingLeft = options.updatingDescribes ?? 2;
+        if (crossed)
+          return reply(
+            res,
+            400,
+            ownHeaders('WARM-IN-USE'),
+            errorBody(
+              'com.amazonaws.dynamodb.v20120810#ResourceInUseException',
+              `Attempt to change a resource which is still in use: Table is being updated: ${input.TableName}`,
+            ),
+          );
         const described = await upstream.forward(req, json({ TableName: input.TableName }), { 'x-amz-target': DESCRIBE_TABLE });
         const parsed = JSON.parse(described.body.toString('utf8')) as { Table?: Record<string, unknown> };
         return reply(res, 200, ownHeaders('WARM-UPDATE'), json({ TableDescription: decorate(parsed.Table ?? {}, 'UPDATING') }));
