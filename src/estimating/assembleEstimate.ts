@@ -93,7 +93,7 @@ export function assembleEstimate(parts: EstimateParts): EstimateResult {
     // A price the user gave is labelled as theirs, not with the defaults' region and date.
     ...(parts.prices ? { prices: { region: 'as given', date: 'as given', ...parts.prices } } : {}),
   });
-  const prewarm = parts.prewarm ? advisePrewarm({ ...parts.prewarm, totalWcu }) : undefined;
+  const prewarm = parts.prewarm ? advisePrewarm({ ...parts.prewarm, totalWcu, offline: parts.tableSource === 'flags' }) : undefined;
   return {
     version: 1,
     input: inputOf(parts.run, parts.totals.superseded),

@@ -72,7 +72,7 @@ function importFromS3(input: ManagedPathInput): ManagedPath {
       ? 'it reads CSV, DynamoDB JSON or Ion, not this input as it is (ddb-spread could be made to write DynamoDB JSON of it first)'
       : input.deletes
         ? 'it only puts items, and this load deletes some'
-        : `the table is empty: it loads ${input.kind === 'csv' ? 'the CSV (every non-key column as a string)' : 'the input'} into a NEW table it creates, using no write capacity, so this table would be replaced`;
+        : 'the table is empty: it loads the input into a NEW table it creates, using no write capacity, so this table would be replaced';
   const size = input.inputBytes;
   const cost =
     size === undefined
@@ -82,7 +82,7 @@ function importFromS3(input: ManagedPathInput): ManagedPath {
     name: 'import-from-s3',
     serves,
     why,
-    wouldNot: 'load an existing table, pace by key, delete, keep types in CSV (non-key columns become strings), or read Parquet',
+    wouldNot: "load an existing table, pace by key, delete, keep a CSV's types (every non-key column becomes a string), or read Parquet",
     cost,
   };
 }

@@ -1,6 +1,10 @@
 import { growthSchedule, type Growth } from './reachableRate.js';
 import { prewarmCommand, type PrewarmPlan, type WarmRaise } from '../load/prewarmPlan.js';
+import { UNNAMED_TABLE } from './offlineTable.js';
 import type { TableInfo } from '../shared/tableInfo.js';
+
+/** Unasked advice only when it saves at least this much writing: below a second it is noise. */
+export const ADVICE_MIN_SAVED_SECONDS = 1;
 
 /** The estimate's word on pre-warming: what --prewarm does (or would do), how long it saves, and its price. */
 export interface PrewarmAdvice {
@@ -33,12 +37,14 @@ export interface PrewarmAdviceInput {
   /** Write units of the whole load, table and GSIs. */
   totalWcu: number;
   given: boolean;
+  /** The table came from the offline flags: without --table its name is a placeholder (YOUR_TABLE in the command). */
+  offline?: boolean;
 }
 
 /**
  * With --prewarm, always (what it does, or why nothing). Without, only for an on-demand table whose warm
  * throughput holds the load below its target (the rate must grow, doubling every 30 minutes at most): the
- * command to run, or --prewarm, and the writing time it saves. Pure.
+ * command to run, or --prewarm, and the writing time it saves (a second at least). Pure.
  */
 export function advisePrewarm(input: PrewarmAdviceInput): PrewarmAdvice | undefined {
   const { plan, growth, totalWcu } = input;
@@ -47,14 +53,17 @@ export function advisePrewarm(input: PrewarmAdviceInput): PrewarmAdvice | undefi
   const secondsWithout = growth ? growthSchedule(growth, totalWcu).seconds : totalWcu / Math.max(1e-9, plan.targetWcu);
   // Warm at the target, the load starts there: its cap is the rate it asked for (auto: P% of the cap warmed).
   const secondsWith = growth && plan.raises.length > 0 ? totalWcu / Math.max(1e-9, growth.cap) : secondsWithout;
+  const savedSeconds = Math.max(0, secondsWithout - secondsWith);
+  if (!input.given && savedSeconds < ADVICE_MIN_SAVED_SECONDS) return undefined;
+  const name = input.offline && input.table.name === UNNAMED_TABLE ? 'YOUR_TABLE' : input.table.name;
   return {
     given: input.given,
     targetWcu: plan.targetWcu,
     raises: plan.raises,
-    command: prewarmCommand(input.table.name, plan),
+    command: prewarmCommand(name, plan),
     secondsWithout,
     secondsWith,
-    savedSeconds: Math.max(0, secondsWithout - secondsWith),
+    savedSeconds,
     cost: PREWARM_COST,
     notes: plan.notes,
   };

@@ -39,7 +39,8 @@ describe('adviseManagedPaths', () => {
   it('Import from S3 serves an empty table from CSV, DynamoDB JSON or Ion, priced per GB of source', () => {
     const { importFromS3 } = pathsOf({ tableIsEmpty: true, kind: 'csv' });
     expect(importFromS3.serves).toBe(true);
-    expect(importFromS3.why).toMatch(/every non-key column as a string/);
+    expect(importFromS3.why).toMatch(/NEW table it creates, using no write capacity/);
+    expect(importFromS3.wouldNot).toMatch(/every non-key column becomes a string/);
     expect(importFromS3.cost).toContain(`$${(10 * IMPORT_FROM_S3_USD_PER_GB).toFixed(2)}`);
     expect(importFromS3.cost).toContain('$62.50');
     expect(pathsOf({ tableIsEmpty: true, kind: 'other' }).importFromS3.serves).toBe(false);

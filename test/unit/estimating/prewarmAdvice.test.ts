@@ -32,6 +32,19 @@ describe('advisePrewarm', () => {
     expect(advisePrewarm({ table: provisioned, plan: planPrewarm(provisioned, 20_000), growth: undefined, totalWcu: 1e6, given: false })).toBeUndefined();
   });
 
+  it('says nothing unasked when it would save less than a second of writing', () => {
+    const growth = { initial: 4_000, factor: 2, windowMs: WINDOW, cap: 20_000 };
+    expect(advisePrewarm({ table, plan: planPrewarm(table, 20_000), growth, totalWcu: 4_000, given: false })).toBeUndefined();
+    expect(advisePrewarm({ table, plan: planPrewarm(table, 20_000), growth, totalWcu: 8_000, given: false })?.savedSeconds).toBeCloseTo(1.6, 6);
+  });
+
+  it('names no table it does not know: offline without --table the command says YOUR_TABLE', () => {
+    const growth = { initial: 4_000, factor: 2, windowMs: WINDOW, cap: 20_000 };
+    const unnamed = { ...table, name: 'estimate' };
+    const advice = advisePrewarm({ table: unnamed, plan: planPrewarm(unnamed, 20_000), growth, totalWcu: 1e6, given: false, offline: true })!;
+    expect(advice.command).toBe('aws dynamodb update-table --table-name YOUR_TABLE --warm-throughput WriteUnitsPerSecond=20000');
+  });
+
   it('with --prewarm always reports, even when nothing is to be raised', () => {
     const advice = advisePrewarm({ table, plan: planPrewarm(table, 3_000), growth: undefined, totalWcu: 1e6, given: true })!;
     expect(advice.given).toBe(true);
