@@ -139,7 +139,7 @@ export function assembleEstimate(parts: EstimateParts): EstimateResult {
       inS3: parts.managed?.inS3 ?? false,
       deletes: parts.managed?.deletes ?? false,
       compressed: parts.managed?.compressed ?? false,
-      tableIsEmpty,
+      tableIsEmpty: table.itemCount === undefined ? 'unknown' : table.itemCount === 0,
       globalTable: (table.replicas ?? 0) > 0,
       inputBytes: parts.run.bytesRead > 0 ? parts.run.bytesRead : undefined,
       onDemandUsd: cost.onDemandUsd,

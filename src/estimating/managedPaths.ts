@@ -17,8 +17,8 @@ export interface ManagedPathInput {
   inS3: boolean;
   /** The load deletes items (--delete, --operation-column, or an incremental export's removals). */
   deletes: boolean;
-  /** The table holds no item (or its count is unknown) . */
-  tableIsEmpty: boolean;
+  /** The table holds no item: true, false, or 'unknown' (offline without --item-count), which counts as possibly empty. */
+  tableIsEmpty: boolean | 'unknown';
   /** The table is a global table (DescribeTable listed replicas). */
   globalTable: boolean;
   /** Bytes of the input as read (compressed parts count compressed); undefined when unknown. */
@@ -65,14 +65,15 @@ export function adviseManagedPaths(input: ManagedPathInput): ManagedPath[] {
 
 function importFromS3(input: ManagedPathInput): ManagedPath {
   const formatOk = input.kind !== 'other';
-  const serves = input.tableIsEmpty && formatOk && !input.deletes;
-  const why = !input.tableIsEmpty
-    ? 'it creates a new table and cannot load into this one, which holds items'
-    : !formatOk
-      ? 'it reads CSV, DynamoDB JSON or Ion, not this input as it is (ddb-spread could be made to write DynamoDB JSON of it first)'
-      : input.deletes
-        ? 'it only puts items, and this load deletes some'
-        : 'the table is empty: it loads the input into a NEW table it creates, using no write capacity, so this table would be replaced';
+  const serves = input.tableIsEmpty !== false && formatOk && !input.deletes;
+  const why =
+    input.tableIsEmpty === false
+      ? 'it creates a new table and cannot load into this one, which holds items'
+      : !formatOk
+        ? 'it reads CSV, DynamoDB JSON or Ion, not this input as it is (ddb-spread could be made to write DynamoDB JSON of it first)'
+        : input.deletes
+          ? 'it only puts items, and this load deletes some'
+          : `the table ${input.tableIsEmpty === 'unknown' ? 'may be empty (its item count is unknown)' : 'is empty'}: it loads the input into a NEW table it creates, using no write capacity, so this table would be replaced`;
   const size = input.inputBytes;
   const cost =
     size === undefined

@@ -44,6 +44,9 @@ describe('adviseManagedPaths', () => {
     expect(importFromS3.cost).toContain(`$${(10 * IMPORT_FROM_S3_USD_PER_GB).toFixed(2)}`);
     expect(importFromS3.cost).toContain('$62.50');
     expect(pathsOf({ tableIsEmpty: true, kind: 'other' }).importFromS3.serves).toBe(false);
+    const unknown = pathsOf({ tableIsEmpty: 'unknown' }).importFromS3;
+    expect(unknown.serves).toBe(true);
+    expect(unknown.why).toMatch(/may be empty \(its item count is unknown\)/);
     expect(pathsOf({ tableIsEmpty: true, compressed: true }).importFromS3.cost).toMatch(/uncompressed size it bills is larger/);
   });
 
