@@ -332,6 +332,16 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     type: 'flag',
   },
   {
+    flags: '--prewarm',
+    key: 'prewarm',
+    option: 'prewarm',
+    group: 'rate',
+    commands: LOAD,
+    description:
+      "before the first write, raise an on-demand table's and its GSIs' warm write throughput to the load's target (--wcu or --total-wcu; never lowered) and wait until they are ACTIVE; billed by AWS. estimate and --dry-run say what it would do",
+    type: 'flag',
+  },
+  {
     flags: '-c, --concurrency <n>',
     key: 'concurrency',
     option: 'concurrency',

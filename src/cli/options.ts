@@ -68,6 +68,7 @@ export interface LoadFlags {
   wcu?: WcuSpec;
   keyWcu?: number;
   pacing: boolean;
+  prewarm?: boolean;
   dryRun?: boolean;
   /** --config job.json, already applied to the other flags. */
   config?: string;
@@ -226,6 +227,7 @@ export async function toLoadOptions(input: string | string[], flags: LoadFlags, 
   if (flags.wcu) options.wcu = flags.wcu;
   if (flags.keyWcu !== undefined) options.keyWcu = flags.keyWcu;
   if (!flags.pacing) options.pacing = false;
+  if (flags.prewarm) options.prewarm = true;
   if (flags.segment) options.segment = flags.segment;
   if (flags.checkpoint && !estimating && !flags.dryRun) options.checkpointPath = flags.checkpoint;
   if (flags.listing) options.listing = flags.listing;

@@ -83,6 +83,7 @@ export function createEventRenderer(
         { type: 'listing', where: event.where, made: event.made, parts: event.parts, listedAt: event.listedAt },
       );
     if (event.type === 'warning') note(`ddb-spread: warning: ${event.message}\n`, { type: 'warning', message: event.message });
+    if (event.type === 'prewarm') note(`ddb-spread: ${event.message}\n`, { type: 'prewarm', stage: event.stage, message: event.message });
     if (event.type === 'progress' && !bar && !estimating && performance.now() - lastLog >= flags.logInterval * 1000) {
       lastLog = performance.now();
       terminal.say(

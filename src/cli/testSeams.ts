@@ -10,7 +10,8 @@ export function testSeamsFromEnv(env: NodeJS.ProcessEnv): { testSeams?: TestSeam
   const restartRows = numberOf(env['DDB_SPREAD_TEST_RESTART_ROWS']);
   const timelineBucketMs = numberOf(env['DDB_SPREAD_TEST_TIMELINE_BUCKET_MS']);
   const heartbeatMs = numberOf(env['DDB_SPREAD_TEST_HEARTBEAT_MS']);
-  if ([stripeBytes, parquetStallMs, restartRows, timelineBucketMs, heartbeatMs].every((v) => v === undefined)) return {};
+  const prewarmPollMs = numberOf(env['DDB_SPREAD_TEST_PREWARM_POLL_MS']);
+  if ([stripeBytes, parquetStallMs, restartRows, timelineBucketMs, heartbeatMs, prewarmPollMs].every((v) => v === undefined)) return {};
   return {
     testSeams: {
       ...(stripeBytes !== undefined ? { stripeBytes } : {}),
@@ -18,6 +19,7 @@ export function testSeamsFromEnv(env: NodeJS.ProcessEnv): { testSeams?: TestSeam
       ...(restartRows !== undefined ? { restartRows } : {}),
       ...(timelineBucketMs !== undefined ? { timelineBucketMs } : {}),
       ...(heartbeatMs !== undefined ? { heartbeatMs } : {}),
+      ...(prewarmPollMs !== undefined ? { prewarmPollMs } : {}),
     },
   };
 }

@@ -19,7 +19,10 @@ import type { EstimateRateChoice } from './prepareEstimate.js';
 import { heatOf, throttleFreeRate, type SimulationOutcome } from './simulate.js';
 import { nowCapacity } from './tableCapacity.js';
 import type { IndexHotKeys } from './indexKeyTally.js';
-import { growthSchedule } from './reachableRate.js';
+import { growthSchedule, type Growth } from './reachableRate.js';
+import { adviseManagedPaths, type ManagedPathInput } from './managedPaths.js';
+import { advisePrewarm } from './prewarmAdvice.js';
+import type { PrewarmPlan } from '../load/prewarmPlan.js';
 import { isGlobalOrder, type OrderMode } from '../ordering/order.js';
 import { findBottleneck } from '../pacing/rateControl.js';
 import type { LoadResult } from '../reporting/result.js';
@@ -52,6 +55,10 @@ export interface EstimateParts {
   prices?: Partial<EstimateResult['cost']['prices']> | undefined;
   /** --workers N: how they would divide the load (the rate in `rate` is already all of theirs). */
   workers?: WorkersPlan | undefined;
+  /** --prewarm's plan on the table as described, and how the rate would grow without it (`table` and `rate` are as warmed). */
+  prewarm?: { plan: PrewarmPlan; given: boolean; growth: Growth | undefined; table: TableInfo } | undefined;
+  /** What the input is, for the managed paths' advice. */
+  managed?: Pick<ManagedPathInput, 'kind' | 'inS3' | 'deletes' | 'compressed'> | undefined;
 }
 
 /** The estimate's result from what was counted and simulated: pure, no I/O. */
@@ -76,6 +83,17 @@ export function assembleEstimate(parts: EstimateParts): EstimateResult {
     Number.isFinite(rate.targetWcu) && table.billingMode === 'PROVISIONED' ? rate.targetWcu : peakWcu,
     rate.newTable,
   );
+  const tableIsEmpty = table.itemCount === undefined || table.itemCount === 0;
+  const cost = estimateCost({
+    totalWcu,
+    seconds: estimatedSeconds,
+    targetWcu: assumedWcu,
+    // Unknown (offline without --item-count) counts as possibly new: the note is worth reading then.
+    tableIsEmpty,
+    // A price the user gave is labelled as theirs, not with the defaults' region and date.
+    ...(parts.prices ? { prices: { region: 'as given', date: 'as given', ...parts.prices } } : {}),
+  });
+  const prewarm = parts.prewarm ? advisePrewarm({ ...parts.prewarm, totalWcu, offline: parts.tableSource === 'flags' }) : undefined;
   return {
     version: 1,
     input: inputOf(parts.run, parts.totals.superseded),
@@ -113,16 +131,19 @@ export function assembleEstimate(parts: EstimateParts): EstimateResult {
       ...totals.indexHottest.flatMap((i) => adviseIndexShards(i, parts.table, totalWcu, assumedWcu, load.keyWcu)),
     ],
     capacity,
-    cost: estimateCost({
-      totalWcu,
-      seconds: estimatedSeconds,
-      targetWcu: assumedWcu,
-      // Unknown (offline without --item-count) counts as possibly new: the note is worth reading then.
-      tableIsEmpty: table.itemCount === undefined || table.itemCount === 0,
-      // A price the user gave is labelled as theirs, not with the defaults' region and date.
-      ...(parts.prices ? { prices: { region: 'as given', date: 'as given', ...parts.prices } } : {}),
-    }),
+    cost,
     ...(parts.workers ? { workers: workersOf(parts.workers, phases.readSeconds) } : {}),
+    ...(prewarm ? { prewarm } : {}),
+    managedPaths: adviseManagedPaths({
+      kind: parts.managed?.kind ?? 'other',
+      inS3: parts.managed?.inS3 ?? false,
+      deletes: parts.managed?.deletes ?? false,
+      compressed: parts.managed?.compressed ?? false,
+      tableIsEmpty: table.itemCount === undefined ? 'unknown' : table.itemCount === 0,
+      globalTable: (table.replicas ?? 0) > 0,
+      inputBytes: parts.run.bytesRead > 0 ? parts.run.bytesRead : undefined,
+      onDemandUsd: cost.onDemandUsd,
+    }),
   };
 }
 

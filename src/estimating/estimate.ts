@@ -1,10 +1,13 @@
 import type { EventLoopUtilization } from 'node:perf_hooks';
-import { assembleEstimate, type EstimatePhases } from './assembleEstimate.js';
+import { assembleEstimate, type EstimateParts, type EstimatePhases } from './assembleEstimate.js';
+import type { ManagedInputKind } from './managedPaths.js';
+import { planPrewarm, prewarmedTable, prewarmTargetWcu } from '../load/prewarmPlan.js';
+import { formatFromName, type PartFormat } from '../reading/inputFormat.js';
 import { EstimateTally } from './estimateTally.js';
 import type { EstimateResult } from './estimateTypes.js';
 import { DEFAULT_LATENCY_MS, prepareEstimate, type PreparedEstimate, type SimulationSettings } from './prepareEstimate.js';
 import { dryRunLoad, restartsInRoundRobin, type DryRun } from '../load/load.js';
-import { normalizeOptions, normalizeRates, type LoadOptions } from '../load/options.js';
+import { normalizeOptions, normalizeRates, type LoadOptions, type NormalizedLoadOptions } from '../load/options.js';
 import { LoaderError } from '../shared/errors.js';
 import type { InputSet } from '../reading/inputSet.js';
 import { planWorkers, type WorkersPlan } from './workersPlan.js';
@@ -87,7 +90,9 @@ interface Restart {
 async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies, restart?: Restart): Promise<EstimateResult> {
   const calledAt = restart?.calledAt ?? performance.now();
   const whole = wholeLoadOf(options);
-  const opts = normalizeOptions(whole?.load ?? options);
+  // --workers N: --prewarm rests on the rates of all of them (whole.rates), which the pass's own options leave out.
+  const opts = normalizeOptions(whole ? { ...whole.load, prewarm: false } : options);
+  const prewarmGiven = options.prewarm === true;
   // A global order is simulated from per-key statistics (plannedOrder.ts), except on a table with GSIs:
   // the statistics hold a table key's writes and units, not the GSI keys each write lands on (they vary
   // row by row, so carrying them would be unbounded), and the GSIs' partitions are what the
@@ -128,15 +133,22 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
   let prepared: PreparedEstimate | undefined;
   let tally: EstimateTally | undefined;
   let workersPlan: WorkersPlan | undefined;
+  let listedSet: InputSet | undefined;
+  let prewarm: EstimateParts['prewarm'];
   const dryRun: DryRun = {
     ...(table ? { tableInfo: table } : {}),
     onTable: (table) => {
       // Key statistics cannot carry each write's GSI keys: start over with the order materialised.
       if ((fromStatistics || stripesFromStatistics) && table.gsis.length > 0) return 'start over';
-      prepared = prepareEstimate(table, whole ? { ...opts, ...whole.rates, workers: whole.workers } : opts, {
-        ...settings,
-        ...(options.newTable ? { newTable: true } : {}),
-      });
+      const rates = whole ? { ...opts, ...whole.rates, workers: whole.workers } : opts;
+      const simulation = { ...settings, ...(options.newTable ? { newTable: true } : {}) };
+      // Pre-warming: the plan on the table as described, and how its rate would grow without it; with
+      // --prewarm every figure rests on the table as warmed.
+      const target = opts.pacing ? prewarmTargetWcu(rates.wcu, rates.totalWcu, whole?.workers ?? opts.segment?.count ?? 1, table) : undefined;
+      const plan = planPrewarm(table, target ?? NaN);
+      prepared = prepareEstimate(prewarmGiven ? prewarmedTable(table, plan) : table, rates, simulation);
+      const growth = prewarmGiven ? prepareEstimate(table, rates, simulation).rate.growth : prepared.rate.growth;
+      prewarm = target !== undefined ? { plan, given: prewarmGiven, growth, table } : undefined;
       const plannedOrder = fromStatistics ? { mode: opts.order as GlobalOrderMode } : stripesFromStatistics ? { mode: 'stripes' as const } : undefined;
       tally = new EstimateTally(prepared.costModel, prepared.simulators, {
         indexes: prepared.indexes,
@@ -145,12 +157,10 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
       });
       return undefined;
     },
-    ...(whole
-      ? {
-          onListed: (set: InputSet) =>
-            (workersPlan = planWorkers(set, whole.workers, { partsDisjoint: whole.partsDisjoint, checkpointPath: opts.checkpointPath, order: opts.order })),
-        }
-      : {}),
+    onListed: (set: InputSet) => {
+      listedSet = set;
+      if (whole) workersPlan = planWorkers(set, whole.workers, { partsDisjoint: whole.partsDisjoint, checkpointPath: opts.checkpointPath, order: opts.order });
+    },
     onPlanned: (w) => tally!.add(w),
     // The tally keeps of a write its keys and units, and its item only for the GSIs' keys (estimateTally.ts).
     ...(settings.planningThread === false
@@ -172,7 +182,7 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
   // The dry run itself is unpaced: the pacing the estimate reports is simulated (prepareEstimate). A
   // global order is simulated from key statistics (plannedOrder.ts), so the dry run reads in input order.
   const outcome = await dryRunLoad(
-    { ...(whole?.load ?? options), pacing: false, wcu: undefined, keyWcu: undefined, ...(fromStatistics ? { order: 'input' as const } : {}) },
+    { ...(whole?.load ?? options), pacing: false, wcu: undefined, keyWcu: undefined, prewarm: false, ...(fromStatistics ? { order: 'input' as const } : {}) },
     {
       ...(deps.signal ? { signal: deps.signal } : {}),
       onEvent,
@@ -211,6 +221,8 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
     prices: options.prices,
     phases,
     workers: workersPlan,
+    prewarm,
+    managed: listedSet ? managedInputOf(listedSet, opts) : undefined,
   });
 }
 
@@ -249,4 +261,24 @@ const MAX_WORKERS = 10_000;
  */
 function phasesOf(calledAt: number, startedAt: number, readDoneAt: number, describeMs: number): EstimatePhases {
   return { startupSeconds: (startedAt - calledAt + describeMs) / 1000, readSeconds: Math.max(0, readDoneAt - startedAt) / 1000 };
+}
+
+/** What the input is, for AWS's managed loaders: its format (one for all parts, else 'other'), where it is, whether it deletes. */
+function managedInputOf(set: InputSet, opts: NormalizedLoadOptions): NonNullable<EstimateParts['managed']> {
+  const kinds = new Set(set.parts.map((p) => managedKindOf(p.format ?? opts.inputFormat ?? formatFromName(p.part.name))));
+  const [only] = kinds;
+  const incremental = set.parts.some((p) => p.format === 'export-incremental' || p.format === 'export-incremental-ion');
+  return {
+    kind: kinds.size === 1 && only !== undefined ? only : 'other',
+    inS3: set.parts.length > 0 && set.parts.every((p) => p.part.name.startsWith('s3://')),
+    deletes: opts.deletes !== undefined || incremental,
+    compressed: set.parts.some((p) => /\.(gz|gzip|zst|zstd|bz2|bzip2)$/i.test(p.part.name)),
+  };
+}
+
+function managedKindOf(format: PartFormat | undefined): ManagedInputKind {
+  if (format === 'ddb-json' || format === 'export-full') return 'dynamodb-json';
+  if (format === 'ion' || format === 'export-full-ion') return 'ion';
+  if (format === 'csv') return 'csv';
+  return 'other';
 }

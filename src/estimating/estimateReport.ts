@@ -436,6 +436,52 @@ function costSection(ctx: Ctx, r: EstimateResult): string[] {
   return lines;
 }
 
+/** --prewarm, given or worth giving: what is raised, the command, the time it saves, its price. */
+function prewarmSection(ctx: Ctx, r: EstimateResult): string[] {
+  const p = r.prewarm;
+  if (!p) return [];
+  const lines = [heading(ctx, 'Pre-warming')];
+  const raises = p.raises.map(
+    (w) =>
+      `${w.index === undefined ? 'table' : `GSI ${ctx.text(w.index)}`} ${w.from === undefined ? '(not reported)' : formatCount(w.from)} → ${formatCount(w.to)} write units/s`,
+  );
+  if (p.given) {
+    lines.push(
+      ...row(ctx, '--prewarm', raises.length > 0 ? `raises before the first write: ${raises.join('; ')}; the figures above assume it` : 'nothing to raise'),
+    );
+  } else {
+    lines.push(
+      ...row(
+        ctx,
+        'warm throughput',
+        `below the load's ${formatCount(p.targetWcu)} write units/s: the rate starts lower and at most doubles every 30 minutes; raise it with --prewarm, or run: ${ctx.text(p.command ?? '')}`,
+      ),
+    );
+  }
+  if (p.savedSeconds > 0)
+    lines.push(
+      ...row(
+        ctx,
+        'time saved',
+        `${formatDuration(p.savedSeconds)} of writing (${formatDuration(p.secondsWithout)} growing from the warm throughput, ${formatDuration(p.secondsWith)} warm)`,
+      ),
+    );
+  for (const note of p.notes) lines.push(...row(ctx, 'note', ctx.text(note)));
+  lines.push(...row(ctx, 'cost', p.cost));
+  return lines;
+}
+
+/** AWS's managed loaders: which would serve this load, what each would not do, and its price. */
+function managedSection(ctx: Ctx, r: EstimateResult): string[] {
+  const lines = [heading(ctx, 'Managed paths')];
+  for (const m of r.managedPaths) {
+    const name = m.name === 'import-from-s3' ? 'Import from S3' : 'bulk put items';
+    // One that would not serve says why, no more: --json has the rest.
+    lines.push(...row(ctx, name, m.serves ? `would serve: ${m.why}; it would not ${m.wouldNot}; ${m.cost}` : `would not serve: ${m.why}`));
+  }
+  return lines;
+}
+
 /** The table in the title: its name, or, offline without --table, the flags that describe it ("into estimate" read as a table). */
 function tableTitle(ctx: Ctx, table: EstimateResult['table']): string {
   return table.source === 'flags' && table.name === UNNAMED_TABLE ? 'a table described by --partition-key' : ctx.text(table.name);
@@ -469,6 +515,8 @@ export function formatEstimate(result: EstimateResult, options: EstimateFormatOp
     shardSection(ctx, result),
     capacitySection(ctx, result),
     costSection(ctx, result),
+    prewarmSection(ctx, result),
+    managedSection(ctx, result),
   ];
   // The layout keeps within the width by construction; this is the guarantee should a row not.
   const fit = (line: string) => (displayWidth(line) <= width ? line : truncate(stripAnsi(line), width));
@@ -636,6 +684,20 @@ export function estimateJson(result: EstimateResult, options: { excerpts?: boole
           readSeconds: round(r.workers.readSeconds, SECONDS),
         }
       : null,
+    prewarm: r.prewarm
+      ? {
+          given: r.prewarm.given,
+          targetWcu: r.prewarm.targetWcu,
+          raises: r.prewarm.raises.map((w) => ({ index: orNull(w.index), from: orNull(w.from), to: w.to })),
+          command: orNull(r.prewarm.command),
+          secondsWithout: round(r.prewarm.secondsWithout, SECONDS),
+          secondsWith: round(r.prewarm.secondsWith, SECONDS),
+          savedSeconds: round(r.prewarm.savedSeconds, SECONDS),
+          cost: r.prewarm.cost,
+          notes: r.prewarm.notes,
+        }
+      : null,
+    managedPaths: r.managedPaths.map((m) => ({ name: m.name, serves: m.serves, why: m.why, wouldNot: m.wouldNot, cost: m.cost })),
   };
   return `${JSON.stringify(json)}\n`;
 }

@@ -1,4 +1,6 @@
 import type { OrderMode } from '../ordering/order.js';
+import type { ManagedPath } from './managedPaths.js';
+import type { PrewarmAdvice } from './prewarmAdvice.js';
 
 /**
  * What `ddb-spread estimate` (and `load --dry-run`) reports: one stable object, printed as text for
@@ -27,6 +29,13 @@ export interface EstimateResult {
    * what they read together, and the rate of all of them; the time, rate and cost above are the whole load's.
    */
   workers?: EstimateWorkers;
+  /**
+   * Pre-warming: with --prewarm, what the load raises (the figures above assume it); without, on an
+   * on-demand table whose warm throughput holds the load below its target, what to run and the time it saves.
+   */
+  prewarm?: PrewarmAdvice;
+  /** AWS's managed loaders (Import from S3, bulk put items): whether each would serve, what it would not do, its price. */
+  managedPaths: ManagedPath[];
 }
 
 export interface EstimateWorkers {

@@ -47,6 +47,8 @@ export interface LoadDependencies {
  * the CLI (src/cli/testSeams.ts reads them there for the tests that spawn it).
  */
 export interface TestSeams {
+  /** Between DescribeTable calls while --prewarm waits for the table (aws/warmThroughput.ts: 5 s otherwise). */
+  prewarmPollMs?: number;
   /** The smallest stripe of a striped read, in bytes (ordering/stripes/stripedRecords.ts' MIN_STRIPE_BYTES otherwise). */
   stripeBytes?: number;
   /** How long a Parquet worker may go without a row group before it is called stalled, at the least (parquetThread.ts). */

@@ -31,6 +31,10 @@ import { openCheckpoint, type OpenedCheckpoint } from './openCheckpoint.js';
 import type { NormalizedLoadOptions } from './options.js';
 import type { StripeLayout } from '../ordering/stripes/stripedRecords.js';
 import { packageVersion } from './toolVersion.js';
+import { describeRaises, planPrewarm, prewarmCommand, prewarmTargetWcu, prewarmedTable, warmThroughputUpdate, type PrewarmPlan } from './prewarmPlan.js';
+import { sendWarmUpdate, waitUntilWarm } from '../aws/warmThroughput.js';
+import { tableInfoFromDescription } from '../shared/tableInfo.js';
+import { formatDuration } from '../shared/format.js';
 
 /**
  * How a load treats the table: it writes (DynamoDB described, paced, checkpointed, sharded keys kept in a
@@ -42,6 +46,12 @@ export interface LoadMode {
   readonly writes: boolean;
   /** The table: DescribeTable, or the dry run's own description. `startOver` when the dry run asks to begin again with it. */
   table(): Promise<{ table: TableInfo; startOver: boolean }>;
+  /**
+   * --prewarm: the table once its warm write throughput is raised to the load's target (DescribeTable until
+   * nothing is UPDATING, UpdateTable, then DescribeTable until ACTIVE again); a dry run only says what it
+   * would raise, and goes on with the table as it would be.
+   */
+  prewarm(table: TableInfo): Promise<TableInfo>;
   /** What a write costs and how the load is paced: a dry run's slim writes carry their total cost in `wcu`, and it is not paced. */
   /** `keyWcu`: each partition key's rate in this worker. */
   pacing(table: TableInfo, rate: RateChoice, keyWcu: number): Pacing;
@@ -104,6 +114,53 @@ export function writingMode(ctx: ModeContext): LoadMode {
     writes: true,
     async table() {
       return { table: await describeTable(ctx.client, ctx.aws, deps.signal), startOver: false };
+    },
+    async prewarm() {
+      const waiting = {
+        signal: deps.signal,
+        ...(deps.testSeams?.prewarmPollMs !== undefined ? { pollMs: deps.testSeams.prewarmPollMs } : {}),
+        onWaiting: (state: string, waitedMs: number) =>
+          emit({
+            type: 'prewarm',
+            stage: 'waiting',
+            message: `--prewarm: waiting for DynamoDB (${state}) for ${formatDuration(waitedMs / 1000)}; Ctrl-C stops with nothing written`,
+          }),
+      };
+      const startedAt = Date.now();
+      // Planned from the table as it stands once nothing is UPDATING: another worker of the load may be
+      // raising it too, and a raise it made is not made twice (only upward). Its UpdateTable crossing ours
+      // answers ResourceInUse: wait and plan again.
+      for (let attempt = 1; ; attempt++) {
+        const table = tableInfoFromDescription(await waitUntilWarm(ctx.client, ctx.aws, waiting), opts.table);
+        const plan = prewarmPlanOf(table, opts);
+        if (attempt === 1) for (const note of plan.notes) emit({ type: 'warning', message: `--prewarm: ${note}` });
+        if (plan.raises.length === 0) {
+          if (plan.notes.length === 0 || attempt > 1)
+            emit({
+              type: 'prewarm',
+              stage: 'done',
+              message:
+                attempt === 1
+                  ? `--prewarm: table "${opts.table}" and its GSIs are already warm for ${plan.targetWcu} write units/s; nothing raised`
+                  : `--prewarm: table "${opts.table}" is warm after ${formatDuration((Date.now() - startedAt) / 1000)}`,
+            });
+          // The rate is chosen from the table as it is now: --wcu auto starts from the raised warm throughput.
+          return table;
+        }
+        if (attempt > PREWARM_ATTEMPTS)
+          throw new LoaderError(
+            'AWS_ERROR',
+            `the warm throughput of table "${opts.table}" is still below the load's target after ${PREWARM_ATTEMPTS} UpdateTable calls (${describeRaises(opts.table, plan).join('; ')} still to raise); nothing was written: check the table, or run without --prewarm`,
+            { table: opts.table },
+          );
+        emit({
+          type: 'prewarm',
+          stage: 'plan',
+          message: `--prewarm: raising warm write throughput (billed by AWS): ${describeRaises(opts.table, plan).join('; ')}`,
+        });
+        // 'in use': another update of the table crossed ours; the next round waits for it and plans again.
+        await sendWarmUpdate(ctx.client, ctx.aws, warmThroughputUpdate(plan), deps.signal);
+      }
     },
     pacing(table, rate, keyWcu) {
       const { costOf, keysOf } = writeCostsOf(table);
@@ -180,12 +237,24 @@ export function writingMode(ctx: ModeContext): LoadMode {
 }
 
 /** A dry run: the same reading, planning, sharding, ordering and batching, and nothing written. */
-export function dryRunMode(dryRun: DryRun, ctx: Pick<ModeContext, 'client' | 'aws' | 'deps'>): LoadMode {
+export function dryRunMode(dryRun: DryRun, ctx: Pick<ModeContext, 'client' | 'aws' | 'deps' | 'opts' | 'emit'>): LoadMode {
   return {
     writes: false,
     async table() {
       const table = dryRun.tableInfo ?? (await describeTable(ctx.client, ctx.aws, ctx.deps.signal));
       return { table, startOver: dryRun.onTable?.(table) === 'start over' };
+    },
+    prewarm(table) {
+      const plan = prewarmPlanOf(table, ctx.opts);
+      for (const note of plan.notes) ctx.emit({ type: 'warning', message: `--prewarm: ${note}` });
+      const command = prewarmCommand(table.name, plan);
+      if (command)
+        ctx.emit({
+          type: 'prewarm',
+          stage: 'plan',
+          message: `--prewarm would raise warm write throughput (billed by AWS), as \`${command}\` does: ${describeRaises(table.name, plan).join('; ')}; this dry run assumes it`,
+        });
+      return Promise.resolve(prewarmedTable(table, plan));
     },
     pacing: () => ({ costOf: (w) => w.wcu }),
     checkpoint: () => Promise.resolve(undefined),
@@ -198,6 +267,14 @@ export function dryRunMode(dryRun: DryRun, ctx: Pick<ModeContext, 'client' | 'aw
     ...(dryRun.planElsewhere ? { planElsewhere: dryRun.planElsewhere } : {}),
     ...(dryRun.onPlannedElsewhere ? { onPlannedElsewhere: dryRun.onPlannedElsewhere } : {}),
   };
+}
+
+/** UpdateTable attempts --prewarm makes while the table is being updated by someone else. */
+const PREWARM_ATTEMPTS = 3;
+
+/** What --prewarm raises for this load: the whole load's target (every worker's), by its own rate choice. */
+function prewarmPlanOf(table: TableInfo, opts: NormalizedLoadOptions): PrewarmPlan {
+  return planPrewarm(table, prewarmTargetWcu(opts.wcu, opts.totalWcu, opts.segment?.count ?? 1, table) ?? NaN);
 }
 
 /**

@@ -115,6 +115,12 @@ export interface LoadOptions {
    * of what was refused, as other loaders do; for comparison. @default true
    */
   pacing?: boolean;
+  /**
+   * Before the first write, raise the on-demand table's (and each GSI's) warm write throughput to the
+   * load's target rate with UpdateTable, and wait until they are ACTIVE again. Billed by AWS. Needs wcu or
+   * totalWcu. @default false
+   */
+  prewarm?: boolean;
   /** Load only the partition keys of segment i of N ("i/N", 0-based): one of N workers over the same file. */
   segment?: string | Segment;
   /**
@@ -201,6 +207,7 @@ export interface NormalizedLoadOptions {
   wcu: WcuSpec | undefined;
   keyWcu: number;
   pacing: boolean;
+  prewarm: boolean;
   segment: Segment | undefined;
   checkpointPath: string | undefined;
   listing: string | undefined;
@@ -324,6 +331,7 @@ export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean }
     partsDisjoint: normalizePartsDisjoint(raw),
     keyWcu: positive('keyWcu', raw.keyWcu, DEFAULT_KEY_WCU),
     pacing: normalizePacing(raw),
+    prewarm: normalizePrewarm(raw),
     region: raw.region,
     profile: raw.profile,
     endpoint: raw.endpoint,
@@ -404,6 +412,15 @@ function normalizePacing(raw: LoadOptions): boolean {
   if (!pacing && raw.keyWcu !== undefined) throw invalid('keyWcu', 'left out when `pacing` is false (--no-pacing)', raw.keyWcu);
   if (!pacing && raw.totalWcu !== undefined) throw invalid('totalWcu', 'left out when `pacing` is false (--no-pacing)', raw.totalWcu);
   return pacing;
+}
+
+/** --prewarm warms the table to the load's target: it needs one. */
+function normalizePrewarm(raw: LoadOptions): boolean {
+  const prewarm = raw.prewarm ?? false;
+  if (typeof prewarm !== 'boolean') throw invalid('prewarm', 'true or false', prewarm);
+  if (prewarm && raw.wcu === undefined && raw.totalWcu === undefined)
+    throw invalid('prewarm', 'given with a target rate to warm the table to: --wcu (a rate, or auto) or --total-wcu', String(prewarm));
+  return prewarm;
 }
 
 function normalizeWcu(value: LoadOptions['wcu'], name = 'wcu'): WcuSpec | undefined {

@@ -146,13 +146,15 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
   const listed = share ? { ...everything, parts: share.parts, totalBytes: share.bytes } : everything;
   facts.inputSet = listed;
   for (const note of listed.notes) emit({ type: 'warning', message: note });
-  const { table: tableInfo, startOver } = await mode.table();
-  if (startOver) return { startOver: tableInfo };
-  const keySchema = tableInfo.keySchema;
+  const { table: described, startOver } = await mode.table();
+  if (startOver) return { startOver: described };
+  const keySchema = described.keySchema;
   checkTypesAgainstKeys(opts.types, keySchema, opts.table);
   // Headers and first rows against the table's keys and the columns options name, before anything is kept.
-  const inputSet = await preflightInput(listed, tableInfo, opts);
+  const inputSet = await preflightInput(listed, described, opts);
   facts.inputSet = inputSet;
+  // Warmed once the input is known to fit the table (a bad header costs no billed raise), before the rate is chosen from it.
+  const tableInfo = opts.prewarm ? await mode.prewarm(described) : described;
   const rate: RateChoice = opts.pacing
     ? chooseWorkerRate(opts.wcu, opts.totalWcu, opts.segment?.count ?? 1, tableInfo)
     : { targetWcu: Infinity, reason: '--no-pacing: no rate control, only backoff of throttled writes' };

@@ -29,6 +29,8 @@ export type LoadEvent =
   | { type: 'rowRejected'; row: RejectedRow }
   | { type: 'retrying'; reason: string; items: number; attempt: number; delayMs: number }
   | { type: 'warning'; message: string }
+  /** --prewarm: what is raised, each wait for DynamoDB, and when the table is warm (or, in a dry run, what would be done). */
+  | { type: 'prewarm'; stage: 'plan' | 'waiting' | 'done'; message: string }
   /** Reading starts, in the write order in effect: --order, or round-robin where the input cannot be read in stripes. */
   | {
       type: 'reading';

@@ -44,6 +44,8 @@ export interface TableInfo {
   itemCount?: number;
   sizeBytes?: number;
   gsis: IndexInfo[];
+  /** Replicas DynamoDB listed (a global table), when any: AWS's bulk put items does not write to one. */
+  replicas?: number;
   /**
    * Which table of that name this is: DescribeTable's TableId, else its CreationDateTime (ISO). A table
    * deleted and created again under the same name has another; undefined when the table is described offline.
@@ -76,6 +78,7 @@ export function tableInfoFromDescription(description: TableDescription, tableNam
   setPositive(info, 'onDemandMaxWriteUnits', description.OnDemandThroughput?.MaxWriteRequestUnits);
   if (isCount(description.ItemCount)) info.itemCount = description.ItemCount;
   if (isCount(description.TableSizeBytes)) info.sizeBytes = description.TableSizeBytes;
+  if ((description.Replicas?.length ?? 0) > 0) info.replicas = description.Replicas!.length;
   for (const index of description.GlobalSecondaryIndexes ?? []) info.gsis.push(indexInfo(index, attributes, billingMode, tableName));
   const created = description.CreationDateTime;
   if (description.TableId) info.identity = `id ${description.TableId}`;

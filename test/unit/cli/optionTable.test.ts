@@ -192,6 +192,7 @@ const SAMPLES: Record<string, unknown> = {
   segment: { index: 0, count: 2 },
   listing: 'listing.json',
   partsDisjoint: true,
+  prewarm: true,
   totalWcu: 10,
   maxRejects: 3,
   strict: true,

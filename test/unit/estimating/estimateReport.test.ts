@@ -122,8 +122,24 @@ function fixture(): EstimateResult {
       provisionedUsd: 2.08,
       importFromS3: 'Empty table: Import from S3 loads it with no write capacity.',
     },
+    managedPaths: [
+      { name: 'import-from-s3', serves: false, why: 'it creates a new table', wouldNot: 'load an existing table', cost: 'per GB of source' },
+      { name: 'bulk-put-items', serves: true, why: 'DynamoDB JSON in S3', wouldNot: 'pace per partition key', cost: 'no public price was found' },
+    ],
   };
 }
+
+const PREWARM: NonNullable<EstimateResult['prewarm']> = {
+  given: false,
+  targetWcu: 20_000,
+  raises: [{ index: undefined, from: 4_000, to: 20_000 }],
+  command: 'aws dynamodb update-table --table-name Orders --warm-throughput WriteUnitsPerSecond=20000',
+  secondsWithout: 1_800,
+  secondsWith: 600,
+  savedSeconds: 1_200,
+  cost: 'billed by AWS; no public price was found',
+  notes: [],
+};
 
 const text = (result: EstimateResult = fixture(), width?: number) =>
   formatEstimate(result, { color: false, excerpts: true, ...(width === undefined ? {} : { width }) });
@@ -225,15 +241,32 @@ describe('formatEstimate: sections and numbers', () => {
         '  Import from S3  Empty table: Import from S3 loads it with no write capacity.',
       ],
     ],
+    [
+      'Managed paths',
+      ['  Import from S3  would not serve: it creates a new table', '  bulk put items  would serve: DynamoDB JSON in S3; it would not pace per'],
+    ],
   ])('%s', (title, expected) => {
     const body = section(report, title).join('\n');
     for (const piece of expected) expect(body).toContain(piece);
   });
 
+  it('shows pre-warming when the estimate has advice: the command, the time saved, the price', () => {
+    const out = text({ ...fixture(), table: { ...fixture().table, billingMode: 'PAY_PER_REQUEST', provisionedWcu: undefined }, prewarm: PREWARM });
+    const body = section(out, 'Pre-warming').join('\n').replace(/\s+/g, ' ');
+    expect(body).toContain("below the load's 20,000 write units/s");
+    expect(body).toContain('aws dynamodb update-table --table-name Orders --warm-throughput WriteUnitsPerSecond=20000');
+    expect(body).toContain('time saved 20 min 00 s of writing (30 min 00 s growing from the warm throughput, 10 min 00 s warm)');
+    expect(body).toContain('cost billed by AWS; no public price was found');
+    const given = section(text({ ...fixture(), prewarm: { ...PREWARM, given: true } }), 'Pre-warming')
+      .join('\n')
+      .replace(/\s+/g, ' ');
+    expect(given).toContain('--prewarm raises before the first write: table 4,000 → 20,000 write units/s; the figures above assume it');
+  });
+
   it('puts the sections in order, headings at the margin, after the title and a blank line', () => {
     expect(linesOf(report)[1]).toBe('');
     const headings = linesOf(report).filter((l, i) => i > 1 && !l.startsWith(' '));
-    expect(headings).toEqual(['Input', 'Items', 'Write units', 'Table', 'Keys', 'Time', 'Partitions', 'Shard advice', 'Capacity', 'Cost']);
+    expect(headings).toEqual(['Input', 'Items', 'Write units', 'Table', 'Keys', 'Time', 'Partitions', 'Shard advice', 'Capacity', 'Cost', 'Managed paths']);
     expect(linesOf(report)[0]).toBe('ddb-spread estimate: data/orders-2024.jsonl.gz into Orders (nothing written)');
   });
 
@@ -516,7 +549,27 @@ describe('estimateJson', () => {
   });
 
   it.each<[string, string[]]>([
-    ['', ['version', 'input', 'items', 'writeUnits', 'table', 'keys', 'rate', 'time', 'simulations', 'shardAdvice', 'capacity', 'cost', 'workers']],
+    [
+      '',
+      [
+        'version',
+        'input',
+        'items',
+        'writeUnits',
+        'table',
+        'keys',
+        'rate',
+        'time',
+        'simulations',
+        'shardAdvice',
+        'capacity',
+        'cost',
+        'workers',
+        'prewarm',
+        'managedPaths',
+      ],
+    ],
+    ['managedPaths.0', ['name', 'serves', 'why', 'wouldNot', 'cost']],
     ['input', ['file', 'bytes', 'rows', 'validRows', 'superseded', 'rejected', 'rejectedByReason', 'rejectsPath']],
     ['items', ['totalBytes', 'averageBytes', 'maxBytes', 'histogram']],
     ['writeUnits', ['table', 'indexes', 'total']],
@@ -538,6 +591,13 @@ describe('estimateJson', () => {
     ['cost.prices', ['region', 'date', 'onDemandPerMillionWrites', 'provisionedPerWcuHour']],
   ])('field order of %s', (path, keys) => {
     expect(Object.keys(path === '' ? parsed : (at(path) as object))).toEqual(keys);
+  });
+
+  it('writes pre-warming field by field, an unreported index or warm throughput as null', () => {
+    const out = JSON.parse(estimateJson({ ...fixture(), prewarm: PREWARM })) as { prewarm: Record<string, unknown> };
+    expect(Object.keys(out.prewarm)).toEqual(['given', 'targetWcu', 'raises', 'command', 'secondsWithout', 'secondsWith', 'savedSeconds', 'cost', 'notes']);
+    expect(out.prewarm['raises']).toEqual([{ index: null, from: 4_000, to: 20_000 }]);
+    expect(parsed['prewarm']).toBeNull();
   });
 
   it('keeps the order whatever order the result was built in', () => {
@@ -591,8 +651,8 @@ describe('docs/ESTIMATE.md', () => {
     const doc = readFileSync(new URL('../../../docs/ESTIMATE.md', import.meta.url), 'utf8');
     const example = /## Example[\s\S]*?```text\n([\s\S]*?)```/.exec(doc)?.[1];
     expect(example).toBe(text());
-    // Under 62: the shard advice's read cost and adaptive capacity took two lines.
-    expect(linesOf(text()).length).toBeLessThan(62);
+    // Under 66: the shard advice's read cost and adaptive capacity took two lines, the managed paths four.
+    expect(linesOf(text()).length).toBeLessThan(66);
   });
 });
 

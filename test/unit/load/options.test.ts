@@ -43,6 +43,7 @@ describe('normalizeOptions: defaults', () => {
       wcu: undefined,
       keyWcu: 1000,
       pacing: true,
+      prewarm: false,
       region: undefined,
       profile: undefined,
       endpoint: undefined,
