@@ -22,8 +22,6 @@ export type { SimulationSettings } from './prepareEstimate.js';
 export interface EstimateOptions extends LoadOptions {
   /** The table as the offline flags describe it; without it, DescribeTable is asked. */
   tableInfo?: TableInfo;
-  /** Unit prices; defaults state their region and date. */
-  prices?: Partial<EstimateResult['cost']['prices']>;
   /** How the table and the client are modelled (the bench matches these to its partition proxy). */
   simulation?: SimulationSettings;
   /** The table is created for the load at --wcu (offline --new-table; AWS's bulk-load example). */

@@ -160,6 +160,9 @@ function inputSection(ctx: Ctx, r: EstimateResult): string[] {
       `${ctx.text(input.file)} (${input.bytes === undefined ? 'size unknown' : `${formatBytes(input.bytes)}, ${formatCount(input.bytes)} bytes`})`,
     ),
     ...row(ctx, 'rows', `${formatCount(input.rows)}: ${formatCount(input.validRows)} valid, ${formatCount(input.superseded)} superseded by a later row`),
+    ...(input.expired > 0
+      ? row(ctx, 'expired', `${formatCount(input.expired)} (--skip-expired: TTL past at the estimate's load time; not written, not priced)`)
+      : []),
     ...row(
       ctx,
       'rejected',
@@ -539,6 +542,7 @@ export function estimateJson(result: EstimateResult, options: { excerpts?: boole
       bytes: orNull(r.input.bytes),
       rows: r.input.rows,
       validRows: r.input.validRows,
+      expired: r.input.expired,
       superseded: r.input.superseded,
       rejected: r.input.rejected,
       rejectedByReason: sortedRecord(r.input.rejectedByReason, 0),

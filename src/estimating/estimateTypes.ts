@@ -48,8 +48,10 @@ export interface EstimateInput {
   /** Size of the file on disk (compressed size for .gz), when known. */
   bytes: number | undefined;
   rows: number;
-  /** Rows that passed validation: rows - rejected (superseded rows included). */
+  /** Rows that passed validation and are written: rows - rejected - expired (superseded rows included). */
   validRows: number;
+  /** Rows --skip-expired leaves out (their TTL past at the estimate's load time); 0 without it. */
+  expired: number;
   /** Rows with the same primary key as a later row: only the later one is written. */
   superseded: number;
   rejected: number;

@@ -32,6 +32,7 @@ function fixture(): EstimateResult {
       file: 'data/orders-2024.jsonl.gz',
       bytes: 184_320_512,
       rows: 1_250_000,
+      expired: 0,
       validRows: 1_239_610,
       superseded: 1_200,
       rejected: 10_390,
@@ -517,7 +518,7 @@ describe('estimateJson', () => {
 
   it.each<[string, string[]]>([
     ['', ['version', 'input', 'items', 'writeUnits', 'table', 'keys', 'rate', 'time', 'simulations', 'shardAdvice', 'capacity', 'cost', 'workers']],
-    ['input', ['file', 'bytes', 'rows', 'validRows', 'superseded', 'rejected', 'rejectedByReason', 'rejectsPath']],
+    ['input', ['file', 'bytes', 'rows', 'validRows', 'expired', 'superseded', 'rejected', 'rejectedByReason', 'rejectsPath']],
     ['items', ['totalBytes', 'averageBytes', 'maxBytes', 'histogram']],
     ['writeUnits', ['table', 'indexes', 'total']],
     [
