@@ -7,6 +7,7 @@ import { normalizeOptions, normalizeRates, type LoadOptions } from '../load/opti
 import { LoaderError } from '../shared/errors.js';
 import type { InputSet } from '../reading/inputSet.js';
 import { planWorkers, type WorkersPlan } from './workersPlan.js';
+import { usdPerUnit } from '../pacing/unitPrices.js';
 import type { CallerFiles } from '../load/outputFiles.js';
 import type { TestSeams } from '../load/loadDependencies.js';
 import { isGlobalOrder, type GlobalOrderMode, type OrderMode } from '../ordering/order.js';
@@ -171,7 +172,7 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
   const doneAt = performance.now();
   if (!prepared || !tally) throw new Error('load() finished a dry run without describing the table; this is a bug');
   const phases = phasesOf(calledAt, startedAt ?? calledAt, orderingAt ?? doneAt, options.tableInfo ? (settings.latencyMs ?? DEFAULT_LATENCY_MS) : 0);
-  return assembleEstimate({
+  const estimated = assembleEstimate({
     run,
     table: prepared.table,
     tableSource: options.tableInfo ? 'flags' : 'describe-table',
@@ -190,6 +191,12 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
     phases,
     workers: workersPlan,
   });
+  // --max-cost: the write units priced as the load's cost guard prices them (load/costGuard.ts).
+  if (opts.maxCost) {
+    const usd = estimated.writeUnits.total * usdPerUnit(estimated.table.billingMode, opts.maxCost.prices);
+    estimated.costGuard = { maxUsd: opts.maxCost.usd, usd, over: usd > opts.maxCost.usd };
+  }
+  return estimated;
 }
 
 /** --workers N, checked: the load the estimate's pass reads (the whole input, as one process) and the rates of all N. */

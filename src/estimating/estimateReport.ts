@@ -436,6 +436,19 @@ function costSection(ctx: Ctx, r: EstimateResult): string[] {
     ...row(ctx, 'prices', `${ctx.text(c.prices.region)}, as of ${ctx.text(c.prices.date)}`),
   ];
   if (c.importFromS3 !== undefined) lines.push(...row(ctx, 'Import from S3', ctx.text(c.importFromS3)));
+  const guard = r.costGuard;
+  if (guard)
+    lines.push(
+      ...row(
+        ctx,
+        '--max-cost',
+        guard.over
+          ? ctx.p.warn(
+              `${formatPrice(guard.maxUsd)}: the load's ${formatPrice(guard.usd)} of write units passes it; the load would be refused or stopped by its cost guard (exit 3 or 4)`,
+            )
+          : `${formatPrice(guard.maxUsd)}: the load's ${formatPrice(guard.usd)} of write units is within it`,
+      ),
+    );
   return lines;
 }
 
@@ -640,6 +653,8 @@ export function estimateJson(result: EstimateResult, options: { excerpts?: boole
           readSeconds: round(r.workers.readSeconds, SECONDS),
         }
       : null,
+    // Unrounded: a guard of a few cents on a small load is still read exactly.
+    costGuard: r.costGuard ? { maxUsd: r.costGuard.maxUsd, usd: r.costGuard.usd, over: r.costGuard.over } : null,
   };
   return `${JSON.stringify(json)}\n`;
 }

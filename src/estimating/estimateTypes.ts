@@ -27,6 +27,12 @@ export interface EstimateResult {
    * what they read together, and the rate of all of them; the time, rate and cost above are the whole load's.
    */
   workers?: EstimateWorkers;
+  /**
+   * With --max-cost: the load's write units priced as its cost guard prices them (load/costGuard.ts: on
+   * demand per write request unit, provisioned as the WCU-hours the units occupy), and whether the load would
+   * be refused or stopped by it.
+   */
+  costGuard?: { maxUsd: number; usd: number; over: boolean };
 }
 
 export interface EstimateWorkers {
