@@ -236,6 +236,9 @@ async function runCommand(io: CliIo, inputs: Inputs, flags: LoadFlags, command: 
     }
     if (flags.compareEstimate) reports = { ...reports, estimate: await readEstimateBeside(flags.compareEstimate) };
     const options = await toLoadOptions(inputs, flags);
+    // --max-cost with --compare-estimate: the estimate's count of every row's units is the guard's first word.
+    if (options.maxCostUsd !== undefined && reports.estimate)
+      options.maxCostEstimate = { writeUnits: reports.estimate.writeUnits, source: flags.compareEstimate! };
     const { load } = await import('../load/load.js');
     const result = await load(options, deps);
     bar?.stop();

@@ -10,7 +10,8 @@ import { formatBytes, formatCount, formatPrice } from '../shared/format.js';
  * units per byte of row text times the input's bytes. That needs no second read, and it is as good as the
  * rows are like the rest of the input; a compressed input's bytes are its compressed size, so there the
  * prediction is low by the compression ratio (a refusal is then never wrong, only late), and an input of
- * unknown size (stdin) is not predicted at all. The stop during the load does not depend on it.
+ * unknown size (stdin) is not predicted at all. The stop during the load does not depend on it. An estimate
+ * of the same input (`maxCostEstimate`: its write units, every row counted) is taken instead of the sample.
  *
  * During the load it stops before the units it counts would pass the limit: those DynamoDB reported as
  * consumed (LoadTally's consumedWcu, as the load counts them), plus the planned units of batches in flight,
@@ -21,6 +22,7 @@ export class CostGuard {
   readonly #usdPerUnit: number;
   readonly #totalBytes: number | undefined;
   readonly #pricing: string;
+  readonly #estimate: { writeUnits: number; source: string } | undefined;
   /** Planned units of batches sent and not yet booked. */
   #inFlight = 0;
   /** Rows planned before the first send of this run: their units and the bytes of their text. */
@@ -29,7 +31,15 @@ export class CostGuard {
   #sampleRows = 0;
   #predicted = false;
 
-  constructor(options: { maxUsd: number; usdPerUnit: number; totalBytes: number | undefined; pricing: string }) {
+  constructor(options: {
+    maxUsd: number;
+    usdPerUnit: number;
+    totalBytes: number | undefined;
+    pricing: string;
+    /** The write units an estimate of this input counted (ddb-spread estimate --json, writeUnits.total), and where it is. */
+    estimate?: { writeUnits: number; source: string } | undefined;
+  }) {
+    this.#estimate = options.estimate;
     this.#maxUsd = options.maxUsd;
     this.#usdPerUnit = options.usdPerUnit;
     this.#totalBytes = options.totalBytes;
@@ -82,7 +92,19 @@ export class CostGuard {
     this.#inFlight -= units;
   }
 
+  /** The estimate's refusal, when one was given: asked before anything is read. */
+  refusalByEstimate(): LoaderError | undefined {
+    const estimate = this.#estimate;
+    if (!estimate || this.usd(estimate.writeUnits) <= this.#maxUsd) return undefined;
+    this.#predicted = true;
+    return new LoaderError(
+      'COST_LIMIT_EXCEEDED',
+      `refused by the cost guard before the first write: the estimate ${estimate.source} counts ${formatCount(estimate.writeUnits)} write units, ${formatPrice(this.usd(estimate.writeUnits))} at ${this.#pricing}, above --max-cost ${formatPrice(this.#maxUsd)}. Nothing was written. Raise --max-cost, or load less`,
+    );
+  }
+
   #prediction(): LoaderError | undefined {
+    if (this.#estimate) return this.refusalByEstimate();
     const total = this.#totalBytes;
     if (total === undefined || total <= 0 || this.#sampleBytes <= 0) return undefined;
     const units = (this.#sampleUnits / this.#sampleBytes) * total;

@@ -169,6 +169,9 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<D
         tally.onKeyUnits = (partitionId, units) => timeline.key(displayKey(partitionId), units);
       }
       const costGuard = costGuardOf(opts, prepared, deps.dryRun !== undefined);
+      // An estimate's word is known before any row: refused here, nothing read.
+      const refused = costGuard?.refusalByEstimate();
+      if (refused) throw refused;
       dispatcher = new Dispatcher({
         concurrency: opts.concurrency,
         namedParts: prepared.namedParts,
@@ -269,6 +272,7 @@ function costGuardOf(opts: NormalizedLoadOptions, prepared: PreparedLoad, dryRun
     maxUsd: given.usd,
     usdPerUnit: usdPerUnit(billing, given.prices),
     totalBytes: prepared.input.totalBytes,
+    estimate: given.estimate,
     pricing:
       billing === 'PROVISIONED'
         ? `${formatPrice(given.prices.provisionedPerWcuHour)} per WCU-hour, a unit a second for an hour being one (provisioned)`

@@ -174,6 +174,11 @@ export interface LoadOptions {
    * stops before the write units it counts would pass it (docs/REFERENCE.md, "Cost guard").
    */
   maxCostUsd?: number;
+  /**
+   * The write units an estimate of this input counted (`ddb-spread estimate --json`: writeUnits.total), and
+   * where it is: the cost guard refuses by them before the first row is read, instead of pricing the first rows.
+   */
+  maxCostEstimate?: { writeUnits: number; source: string };
   /** Unit prices for the estimate and the cost guard. @default us-east-1's (pacing/unitPrices.ts) */
   prices?: Partial<Prices>;
 }
@@ -240,7 +245,9 @@ export interface NormalizedLoadOptions {
   /** --skip-expired: the TTL attribute, and the load time (set by the load when not given: prepareLoad, openCheckpoint). */
   skipExpired: { attribute: string; at: number | undefined } | undefined;
   /** --max-cost and the unit prices it counts with. */
-  maxCost: { usd: number; prices: Pick<Prices, 'onDemandPerMillionWrites' | 'provisionedPerWcuHour'> } | undefined;
+  maxCost:
+    | { usd: number; prices: Pick<Prices, 'onDemandPerMillionWrites' | 'provisionedPerWcuHour'>; estimate: { writeUnits: number; source: string } | undefined }
+    | undefined;
 }
 
 const invalid = (name: string, expected: string, value: unknown) =>
@@ -378,7 +385,22 @@ function normalizeMaxCost(raw: LoadOptions): NormalizedLoadOptions['maxCost'] {
     if (price !== undefined && !(typeof price === 'number' && Number.isFinite(price) && price >= 0))
       throw invalid(`prices.${name}`, 'a price in USD from 0', price);
   }
-  if (raw.maxCostUsd === undefined) return undefined;
+  const estimate = raw.maxCostEstimate;
+  if (
+    estimate !== undefined &&
+    !(
+      typeof estimate === 'object' &&
+      estimate !== null &&
+      Number.isFinite(estimate.writeUnits) &&
+      estimate.writeUnits >= 0 &&
+      typeof estimate.source === 'string'
+    )
+  )
+    throw invalid('maxCostEstimate', "an estimate's { writeUnits, source }", JSON.stringify(estimate));
+  if (raw.maxCostUsd === undefined) {
+    if (estimate !== undefined) throw invalid('maxCostEstimate', 'given only with `maxCostUsd`', JSON.stringify(estimate));
+    return undefined;
+  }
   if (!(typeof raw.maxCostUsd === 'number' && Number.isFinite(raw.maxCostUsd) && raw.maxCostUsd >= 0))
     throw invalid('maxCostUsd', 'a price in USD from 0', raw.maxCostUsd);
   return {
@@ -387,6 +409,7 @@ function normalizeMaxCost(raw: LoadOptions): NormalizedLoadOptions['maxCost'] {
       onDemandPerMillionWrites: given.onDemandPerMillionWrites ?? DEFAULT_PRICES.onDemandPerMillionWrites,
       provisionedPerWcuHour: given.provisionedPerWcuHour ?? DEFAULT_PRICES.provisionedPerWcuHour,
     },
+    estimate,
   };
 }
 

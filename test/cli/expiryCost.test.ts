@@ -180,6 +180,13 @@ describe('--max-cost', () => {
     const est = JSON.parse(estimate.stdout) as EstimateResult;
     expect(est.costGuard).toMatchObject({ maxUsd: 0.001, over: true });
     expect(est.costGuard!.usd).toBeCloseTo(0.001875, 9);
+    // With the estimate beside it, the load is refused by the estimate's count of every row, before it reads one.
+    const estimateFile = join(dir(), 'refused.estimate.json');
+    await writeFile(estimateFile, estimate.stdout);
+    const byEstimate = await cli(['load', input, '--table', table, '--max-cost', '0.001', '--compare-estimate', estimateFile, '--json']);
+    expect(byEstimate.code, byEstimate.stderr).toBe(EXIT.COST_REFUSED);
+    expect(byEstimate.stderr).toMatch(/the estimate .*refused\.estimate\.json counts 3,000 write units/);
+    expect(JSON.parse(byEstimate.stdout)).toMatchObject({ rowsRead: 0, written: 0 });
     // A price the user gives is the guard's too: at $0.25 per million the same load is within the limit.
     const cheaper = await cli(['load', input, '--table', table, '--max-cost', '0.001', '--price-write-request', '0.25', '--json']);
     expect(cheaper.code, cheaper.stderr).toBe(EXIT.OK);

@@ -70,3 +70,24 @@ describe('the cost guard', () => {
     expect(guard(200, undefined, 1).beforeSend(25, 80)).toBeUndefined();
   });
 });
+
+describe('the cost guard with an estimate of the input', () => {
+  it('refuses by the estimate before anything is read, whatever the first rows look like', () => {
+    const g = new CostGuard({ maxUsd: 1, usdPerUnit: 1, totalBytes: 1000, pricing: 'test prices', estimate: { writeUnits: 5, source: 'est.json' } });
+    const refusal = g.refusalByEstimate();
+    expect(refusal?.code).toBe('COST_LIMIT_EXCEEDED');
+    expect(refusal?.message).toMatch(/the estimate est\.json counts 5 write units/);
+    // Predicted once: the sample is not asked again.
+    expect(g.sampling).toBe(false);
+  });
+
+  it('lets the load start when the estimate is within the limit; the stop during the load still counts units', () => {
+    const g = new CostGuard({ maxUsd: 10, usdPerUnit: 1, totalBytes: 1000, pricing: 'test prices', estimate: { writeUnits: 5, source: 'est.json' } });
+    expect(g.refusalByEstimate()).toBeUndefined();
+    // A sample that would price the input at 1,000 units is not the guard's word: the estimate is.
+    g.sample(10, 10);
+    expect(g.beforeSend(5, 0)).toBeUndefined();
+    g.sent(5);
+    expect(g.beforeSend(6, 0)?.code).toBe('COST_LIMIT_REACHED');
+  });
+});

@@ -1,9 +1,10 @@
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
+import type { Item } from '../../../src/shared/types.js';
 import { expiryOf, looksNumeric, TTL_MAX_AGE_SECONDS } from '../../../src/typing/expiry.js';
 
 const NOW = 1_764_288_000; // 2025-11-28T00:00:00Z
-const item = (ttl: unknown) => ({ pk: 'a', ttl }) as Record<string, never>;
+const item = (ttl: unknown) => ({ pk: 'a', ttl }) as unknown as Item;
 
 describe('--skip-expired: DynamoDB TTL rules', () => {
   it.each<[string, unknown, string]>([
