@@ -220,7 +220,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     description:
       "the table's TTL attribute: rows whose value is a Number of epoch seconds already past at the load time (and no more than 5 years past, as DynamoDB's TTL) are not written, counted as expired",
     type: 'name',
-    doc: "The table's TTL attribute: a row whose value is a Number of epoch seconds before the load time (fixed when the load starts, kept by its checkpoint) and no more than five years before it is not written, and is counted as `skippedExpired`; strings, sets, a missing attribute and deletes are written as DynamoDB's TTL would keep them, see [Expired rows](#expired-rows-skip-expired)",
+    doc: "The table's TTL attribute: a row whose value is a Number of epoch seconds before the load time (fixed when the load starts, kept by its checkpoint) and no more than five years before it is not written, and is counted as `skippedExpired`; strings, sets, a missing attribute and deletes are written as DynamoDB's TTL would keep them, see [Expired rows](#expired-rows)",
   },
   {
     flags: '--allow-broken-export-chain',
@@ -650,7 +650,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     defaultText: 'no limit',
     parse: parsePriceOption,
     type: 'USD',
-    doc: 'The cost guard: refuses to start (exit 3) when the first rows price the whole input above it, and stops before the write units counted would pass it (exit 4, checkpoint saved); counted from the start of the whole load, a resume included, at --price-write-request or --price-wcu-hour, see [Cost guard](#cost-guard-max-cost)',
+    doc: 'The cost guard: refuses to start (exit 3) when the first rows price the whole input above it, and stops before the write units counted would pass it (exit 4, checkpoint saved); counted from the start of the whole load, a resume included, at --price-write-request or --price-wcu-hour, see [Cost guard](#cost-guard)',
   },
   {
     flags: '--price-write-request <usd>',

@@ -517,7 +517,10 @@ describe('estimateJson', () => {
   });
 
   it.each<[string, string[]]>([
-    ['', ['version', 'input', 'items', 'writeUnits', 'table', 'keys', 'rate', 'time', 'simulations', 'shardAdvice', 'capacity', 'cost', 'workers', 'costGuard']],
+    [
+      '',
+      ['version', 'input', 'items', 'writeUnits', 'table', 'keys', 'rate', 'time', 'simulations', 'shardAdvice', 'capacity', 'cost', 'workers', 'costGuard'],
+    ],
     ['input', ['file', 'bytes', 'rows', 'validRows', 'expired', 'superseded', 'rejected', 'rejectedByReason', 'rejectsPath']],
     ['items', ['totalBytes', 'averageBytes', 'maxBytes', 'histogram']],
     ['writeUnits', ['table', 'indexes', 'total']],
