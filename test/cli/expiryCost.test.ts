@@ -15,6 +15,7 @@ import { scanAll } from '../support/ddb.js';
 import { buildExport, writeExport } from '../support/exportFixture.js';
 import { useLocalAws } from '../support/localAws.js';
 import { localCli } from '../support/localCli.js';
+import { localEnv } from '../support/env.js';
 
 const aws = useLocalAws({ name: 'expirycost' });
 const { dir, newTable, client } = aws;
@@ -145,6 +146,39 @@ describe('--skip-expired', () => {
     expect(result).toMatchObject({ rowsRead: 601, written: 601, skippedExpired: 0, complete: true });
     expect(await keysOf(table)).toContain('zz-soon');
   }, 90_000);
+});
+
+describe('--skip-expired with --max-cost and restart points', () => {
+  it('a resume at a restart point keeps the expired rows counted before it: the counts of the whole load add up', { timeout: 90_000 }, async () => {
+    const now = nowSeconds();
+    // Every fifth row of each kind expired; the first run stops part way into the two-unit rows.
+    const ttl = (i: number) => (i % 5 === 0 ? now - 3600 : now + 86_400);
+    const long = (c: string) => c.repeat(255);
+    const header = ['pk', 'ttl', 'v', long('a'), long('b'), long('c'), long('d')].join(',');
+    const small = Array.from({ length: 1000 }, (_, i) => `s${String(i).padStart(4, '0')},${ttl(i)},${'x'.repeat(900)},,,,`);
+    const large = Array.from({ length: 1000 }, (_, i) => `l${String(i).padStart(4, '0')},${ttl(i)},,1,1,1,1`);
+    const input = await file('points.csv', `${header}\n${[...small, ...large].join('\n')}\n`);
+    const expired = 400;
+    const table = await newTable(KEYS);
+    const checkpoint = join(dir(), 'points.checkpoint.json');
+    const args = ['load', input, '--table', table, '--types', 'ttl:N', '--skip-expired', 'ttl', '--checkpoint', checkpoint, '--order', 'input', '--json'];
+    const env = { env: { ...localEnv(aws.endpoint), DDB_SPREAD_TEST_RESTART_ROWS: '100' } };
+    // 800 + 2 x 800 = 2,400 units written in all; the limit, $0.001, is 1,600.
+    const first = await cli([...args, '--max-cost', '0.001'], env);
+    expect(first.code, first.stderr).toBe(EXIT.COST_STOPPED);
+    const stopped = JSON.parse(first.stdout) as LoadResult;
+    expectAccounted(stopped);
+    expect(stopped.skippedExpired).toBeGreaterThan(200);
+    const saved = JSON.parse(await readFile(checkpoint, 'utf8')) as { batchesDone: number; restarts: { batch: number; skippedExpired?: number }[] };
+    // The resume starts at a point with expired rows before it.
+    expect(saved.restarts.some((p) => (p.skippedExpired ?? 0) > 0 && p.batch <= saved.batchesDone)).toBe(true);
+
+    const resumed = await cli([...args, '--max-cost', '1'], env);
+    expect(resumed.code, resumed.stderr).toBe(EXIT.OK);
+    const done = JSON.parse(resumed.stdout) as LoadResult;
+    expect(done).toMatchObject({ rowsRead: 2000, written: 2000 - expired, skippedExpired: expired, notWritten: 0, complete: true });
+    expect(await keysOf(table)).toHaveLength(2000 - expired);
+  });
 });
 
 /**
