@@ -16,6 +16,7 @@ import { buildExport, writeExport } from '../support/exportFixture.js';
 import { useLocalAws } from '../support/localAws.js';
 import { localCli } from '../support/localCli.js';
 import { localEnv } from '../support/env.js';
+import { writeParquet } from '../support/formatFixtures.js';
 
 const aws = useLocalAws({ name: 'expirycost' });
 const { dir, newTable, client } = aws;
@@ -110,6 +111,36 @@ describe('--skip-expired', () => {
     expect(results.reduce((n, r) => n + (r.skippedExpired ?? 0), 0)).toBe(expired);
     expect(results.reduce((n, r) => n + r.written, 0)).toBe(200 - expired);
     expect(await keysOf(split)).toEqual(await keysOf(whole));
+  });
+
+  it('Parquet (an INT64 TTL) and JSON Lines: expired rows left out and counted, the others written', async () => {
+    const now = nowSeconds();
+    const ttls = [now - 60, now + 3600, now - 86_400, now + 60, 0];
+    const parquet = join(dir(), 'ttl.parquet');
+    writeParquet(
+      parquet,
+      [
+        { name: 'pk', data: ttls.map((_, i) => `p${i}`) },
+        { name: 'ttl', data: ttls.map((t) => BigInt(t)) },
+      ],
+      [
+        { name: 'schema', num_children: 2 },
+        { name: 'pk', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' },
+        { name: 'ttl', type: 'INT64', repetition_type: 'OPTIONAL' },
+      ],
+    );
+    const jsonl = await file('ttl.jsonl', ttls.map((t, i) => JSON.stringify({ pk: `j${i}`, ttl: t })).join('\n') + '\n');
+    for (const [input, prefix] of [
+      [parquet, 'p'],
+      [jsonl, 'j'],
+    ] as const) {
+      const table = await newTable(KEYS);
+      const run = await cli(['load', input, '--table', table, '--skip-expired', 'ttl', '--json']);
+      expect(run.code, run.stderr).toBe(EXIT.OK);
+      expect(JSON.parse(run.stdout)).toMatchObject({ rowsRead: 5, written: 3, skippedExpired: 2, complete: true });
+      // 0 is more than five years past: DynamoDB's TTL ignores it, and so does --skip-expired.
+      expect(await keysOf(table)).toEqual([1, 3, 4].map((i) => `${prefix}${i}`));
+    }
   });
 
   it('a CSV whose TTL column is left a string writes every row, and says why', async () => {
