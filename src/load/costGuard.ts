@@ -76,6 +76,12 @@ export class CostGuard {
     }
     const counted = consumedUnits + this.#inFlight;
     if (this.usd(counted + units) <= this.#maxUsd) return undefined;
+    // Nothing of the whole load counted yet: the first batch alone passes the limit, which is a refusal (exit 3), not a stop.
+    if (counted === 0)
+      return new LoaderError(
+        'COST_LIMIT_EXCEEDED',
+        `refused by the cost guard before the first write: the first batch alone (${formatCount(units)} write units, ${formatPrice(this.usd(units))} at ${this.#pricing}) would pass --max-cost ${formatPrice(this.#maxUsd)}. Nothing was written. Raise --max-cost`,
+      );
     return new LoaderError(
       'COST_LIMIT_REACHED',
       `stopped by the cost guard: ${formatPrice(this.usd(counted))} of write units counted so far (${formatCount(Math.round(counted))} units at ${this.#pricing}, the whole load's, resumes included), and the next batch (${formatCount(units)} units) would pass --max-cost ${formatPrice(this.#maxUsd)}. No batch was sent past it, the batches in flight finished; the rows not yet sent are counted as not written. To go on, run the same command with a higher --max-cost (with --checkpoint it resumes where this run stopped)`,

@@ -64,6 +64,14 @@ describe('the cost guard', () => {
     expect(g.beforeSend(11, 90)?.code).toBe('COST_LIMIT_REACHED');
   });
 
+  it('a first batch that alone passes the limit is a refusal (nothing of the load written), not a stop', () => {
+    const g = guard(10, undefined, 1);
+    expect(g.beforeSend(25, 0)?.code).toBe('COST_LIMIT_EXCEEDED');
+    expect(guard(0, undefined, 1).beforeSend(1, 0)?.message).toMatch(/the first batch alone .* would pass --max-cost \$0\.00/);
+    // A resumed load's earlier units make it a stop.
+    expect(guard(10, undefined, 1).beforeSend(25, 5)?.code).toBe('COST_LIMIT_REACHED');
+  });
+
   it('counts the units an earlier run consumed (a resume): the limit is the whole load’s', () => {
     const g = guard(100, undefined, 1);
     expect(g.beforeSend(25, 80)?.code).toBe('COST_LIMIT_REACHED');
