@@ -69,6 +69,7 @@ export function parseCheckpoint(text: string, path: string): CheckpointFile {
     for (const name of ['rowsRead', 'written', 'superseded', 'rejected', 'otherSegments', 'batches'])
       field(name, isCount, 'a whole number', outcome, 'outcome.');
     field('rejectedByReason', (v) => isRecord(v) && Object.values(v).every(isCount), 'an object of counts', outcome, 'outcome.');
+    field('skippedExpired', (v) => v === undefined || isCount(v), 'a whole number', outcome, 'outcome.');
   }
   return value as unknown as CheckpointFile;
 }
@@ -98,6 +99,7 @@ function isRestartPoint(v: unknown): boolean {
     ['part', 'row', 'line', 'batch', 'rowsRead', 'otherSegments', 'superseded', 'rejected'].every((name) => isCount(v[name])) &&
     (v['line'] as number) >= 1 &&
     (v['offset'] === undefined || isCount(v['offset'])) &&
+    (v['skippedExpired'] === undefined || isCount(v['skippedExpired'])) &&
     (v['sideBySide'] === undefined || isSideBySide(v['sideBySide'], v['part'] as number)) &&
     (v['stripes'] === undefined || (Array.isArray(v['stripes']) && v['stripes'].length > 0 && v['stripes'].every(isStripeCursor)))
   );

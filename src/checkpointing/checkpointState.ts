@@ -45,6 +45,8 @@ export interface RestartPoint {
   batch: number;
   rowsRead: number;
   otherSegments: number;
+  /** Rows --skip-expired left out before the point; absent: none (and in checkpoints before it). */
+  skippedExpired?: number;
   /** Rows replaced by a later row of their key before the point (as the batcher counted them). */
   superseded: number;
   /**
@@ -162,6 +164,8 @@ export interface LoadOutcome {
   rejected: number;
   rejectedByReason: Record<string, number>;
   otherSegments: number;
+  /** Rows --skip-expired left out; absent: none. */
+  skippedExpired?: number;
   batches: number;
 }
 

@@ -12,6 +12,10 @@ export const EXIT = {
   FATAL: 1,
   /** The load finished, but rows were rejected: see the reject file. */
   REJECTED: 2,
+  /** --max-cost: the load refused to start, its first rows pricing the whole input above the limit; nothing was written. */
+  COST_REFUSED: 3,
+  /** --max-cost: the load stopped before its write units would pass the limit; rows are left unwritten, the checkpoint saved. */
+  COST_STOPPED: 4,
   /** EX_USAGE: a bad option or argument. */
   USAGE: 64,
   /** EX_DATAERR: the input's data is at fault (a bad header, --max-rejects reached on bad rows). */
@@ -33,7 +37,17 @@ export const EXIT = {
 } as const;
 
 /** Exit codes a retry cannot change: a scheduler should fail the job at once on these. */
-export const PERMANENT_EXIT_CODES = [EXIT.USAGE, EXIT.DATA, EXIT.NO_INPUT, EXIT.SOFTWARE, EXIT.CANT_CREATE, EXIT.NO_PERM, EXIT.CONFIG] as const;
+export const PERMANENT_EXIT_CODES = [
+  EXIT.COST_REFUSED,
+  EXIT.COST_STOPPED,
+  EXIT.USAGE,
+  EXIT.DATA,
+  EXIT.NO_INPUT,
+  EXIT.SOFTWARE,
+  EXIT.CANT_CREATE,
+  EXIT.NO_PERM,
+  EXIT.CONFIG,
+] as const;
 
 /** The exit code of a load or estimate stopped by a LoaderError of each code. Exhaustive by type. */
 export const EXIT_CODE_OF: Readonly<Record<LoaderErrorCode, number>> = {
@@ -71,6 +85,9 @@ export const EXIT_CODE_OF: Readonly<Record<LoaderErrorCode, number>> = {
   ORDER_NOT_GROUPED: EXIT.DATA,
   // Two workers were given one --segment: the Job's configuration, which no retry changes.
   WORKER_DUPLICATED: EXIT.CONFIG,
+  // The same limit refuses again, and stops again at once: a person raises --max-cost (and resumes) or lets it be.
+  COST_LIMIT_EXCEEDED: EXIT.COST_REFUSED,
+  COST_LIMIT_REACHED: EXIT.COST_STOPPED,
   ABORTED: EXIT.FATAL,
   BUG: EXIT.SOFTWARE,
   // Row codes are not thrown as a whole load's failure; listed so the table stays exhaustive.

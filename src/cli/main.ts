@@ -55,6 +55,7 @@ Examples:
 Exit codes (sysexits.h; docs/REFERENCE.md has the full table):
   0    every row was written (or superseded by a later row with the same key)
   2    the load finished, but some rows were rejected (see the reject file)
+  3    --max-cost: refused before the first write (the first rows price the input above it); 4: stopped by it
   75   worth retrying later: endpoint unreachable, throttled past --max-attempts, credentials not yet available
   64 usage, 65 bad data or --max-rejects, 66 input missing, 73 cannot write an output file,
   77 access denied, 78 no such table, no credentials, an endpoint that is not DynamoDB, or a checkpoint
@@ -229,10 +230,15 @@ async function runCommand(io: CliIo, inputs: Inputs, flags: LoadFlags, command: 
       terminal.release();
       const color = 'isTTY' in io.stdout && (io.stdout as NodeJS.WriteStream).isTTY === true && !process.env['NO_COLOR'];
       io.stdout.write(flags.json ? estimateJson(result, { excerpts: flags.excerpts }) : formatEstimate(result, { color, excerpts: flags.excerpts }));
+      // --max-cost: the load this estimate prices would be refused or stopped by its cost guard.
+      if (result.costGuard?.over) return EXIT.COST_REFUSED;
       return exitCodeForEstimate(result.input.rejected, { acceptRejects: flags.acceptRejects });
     }
     if (flags.compareEstimate) reports = { ...reports, estimate: await readEstimateBeside(flags.compareEstimate) };
     const options = await toLoadOptions(inputs, flags);
+    // --max-cost with --compare-estimate: the estimate's count of every row's units is the guard's first word.
+    if (options.maxCostUsd !== undefined && reports.estimate)
+      options.maxCostEstimate = { writeUnits: reports.estimate.writeUnits, source: flags.compareEstimate! };
     const { load } = await import('../load/load.js');
     const result = await load(options, deps);
     bar?.stop();

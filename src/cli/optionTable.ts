@@ -212,6 +212,17 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     type: 'name',
   },
   {
+    flags: '--skip-expired <attribute>',
+    key: 'skipExpired',
+    option: 'skipExpired',
+    group: 'input',
+    commands: LOAD,
+    description:
+      "the table's TTL attribute: rows whose value is a Number of epoch seconds already past at the load time (and no more than 5 years past, as DynamoDB's TTL) are not written, counted as expired",
+    type: 'name',
+    doc: "The table's TTL attribute: a row whose value is a Number of epoch seconds before the load time (fixed when the load starts, kept by its checkpoint) and no more than five years before it is not written, and is counted as `skippedExpired`; strings, sets, a missing attribute and deletes are written as DynamoDB's TTL would keep them, see [Expired rows](#expired-rows)",
+  },
+  {
     flags: '--allow-broken-export-chain',
     key: 'allowBrokenExportChain',
     option: 'allowBrokenExportChain',
@@ -638,7 +649,41 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     type: 'flag',
     doc: 'Exit 0, not 2, when the load finished with its rejected rows in the reject file, so a Job succeeds; --max-rejects, stops, failures and 75 keep their codes, see [Rejected rows and exit codes](#rejected-rows-and-exit-codes)',
   },
-
+  {
+    flags: '--max-cost <usd>',
+    key: 'maxCost',
+    option: 'maxCostUsd',
+    group: 'job',
+    commands: LOAD,
+    description:
+      'cost guard: refuse to start when the first rows price the whole input above this many USD (exit 3), stop before the write units counted would pass it (checkpoint saved, exit 4); counted from the start of the whole load, resumes included',
+    defaultText: 'no limit',
+    parse: parsePriceOption,
+    type: 'USD',
+    doc: 'The cost guard: refuses to start (exit 3) when the first rows price the whole input above it, and stops before the write units counted would pass it (exit 4, checkpoint saved); counted from the start of the whole load, a resume included, at --price-write-request or --price-wcu-hour, see [Cost guard](#cost-guard)',
+  },
+  {
+    flags: '--price-write-request <usd>',
+    key: 'priceWriteRequest',
+    option: 'prices',
+    group: 'job',
+    commands: LOAD,
+    description: 'estimate and --max-cost: on-demand price per million write request units',
+    defaultText: priceDefault(DEFAULT_PRICES.onDemandPerMillionWrites),
+    parse: parsePriceOption,
+    type: 'USD',
+  },
+  {
+    flags: '--price-wcu-hour <usd>',
+    key: 'priceWcuHour',
+    option: 'prices',
+    group: 'job',
+    commands: LOAD,
+    description: 'estimate and --max-cost: provisioned price per WCU-hour',
+    defaultText: priceDefault(DEFAULT_PRICES.provisionedPerWcuHour),
+    parse: parsePriceOption,
+    type: 'USD',
+  },
   {
     flags: '--config <file>',
     key: 'config',
@@ -648,6 +693,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
       'read options from a JSON file: the long option names as keys, "input" for the file, e.g. {"table": "Orders", "wcu": 500, "shard": ["hash:4"], "pacing": false}; flags given here win',
     type: 'JSON',
   },
+
   // Output
   {
     flags: '--rejects <path>',
@@ -807,26 +853,6 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     description:
       'estimate offline: the provisioned table is created for the load at --wcu, and set back to --table-wcu afterwards (a bulk load that starts at 11,000 WCU gets 11 partitions)',
     type: 'flag',
-  },
-  {
-    flags: '--price-write-request <usd>',
-    key: 'priceWriteRequest',
-    group: 'estimate',
-    commands: LOAD,
-    description: 'estimate: on-demand price per million write request units',
-    defaultText: priceDefault(DEFAULT_PRICES.onDemandPerMillionWrites),
-    parse: parsePriceOption,
-    type: 'USD',
-  },
-  {
-    flags: '--price-wcu-hour <usd>',
-    key: 'priceWcuHour',
-    group: 'estimate',
-    commands: LOAD,
-    description: 'estimate: provisioned price per WCU-hour',
-    defaultText: priceDefault(DEFAULT_PRICES.provisionedPerWcuHour),
-    parse: parsePriceOption,
-    type: 'USD',
   },
 
   // What to read (query, get)

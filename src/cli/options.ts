@@ -94,6 +94,8 @@ export interface LoadFlags {
   workers?: number;
   priceWriteRequest?: number;
   priceWcuHour?: number;
+  skipExpired?: string;
+  maxCost?: number;
 }
 
 /** Flags that describe the table offline (the option table's estimate group): for estimate and load --dry-run only. */
@@ -135,12 +137,6 @@ export async function toEstimateOptions(input: string | string[], flags: LoadFla
       throw new LoaderError('INVALID_OPTION', 'estimate needs --table (read with DescribeTable) or --partition-key name:TYPE to describe the table offline');
   }
   if (flags.workers !== undefined) options.workers = flags.workers;
-  if (flags.priceWriteRequest !== undefined || flags.priceWcuHour !== undefined) {
-    options.prices = {
-      ...(flags.priceWriteRequest !== undefined ? { onDemandPerMillionWrites: flags.priceWriteRequest } : {}),
-      ...(flags.priceWcuHour !== undefined ? { provisionedPerWcuHour: flags.priceWcuHour } : {}),
-    };
-  }
   return options;
 }
 
@@ -242,5 +238,13 @@ export async function toLoadOptions(input: string | string[], flags: LoadFlags, 
   if (flags.allowBrokenExportChain) options.allowBrokenExportChain = true;
   if (flags.delete) options.delete = true;
   if (flags.operationColumn !== undefined) options.operationColumn = flags.operationColumn;
+  if (flags.skipExpired !== undefined) options.skipExpired = flags.skipExpired;
+  if (flags.maxCost !== undefined) options.maxCostUsd = flags.maxCost;
+  if (flags.priceWriteRequest !== undefined || flags.priceWcuHour !== undefined) {
+    options.prices = {
+      ...(flags.priceWriteRequest !== undefined ? { onDemandPerMillionWrites: flags.priceWriteRequest } : {}),
+      ...(flags.priceWcuHour !== undefined ? { provisionedPerWcuHour: flags.priceWcuHour } : {}),
+    };
+  }
   return options;
 }

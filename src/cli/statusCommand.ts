@@ -94,6 +94,7 @@ export function statusText(report: StatusReport): string {
     `  written       ${formatCount(report.written)}`,
     `  superseded    ${formatCount(report.superseded)}`,
     `  rejected      ${formatCount(report.rejected)}${reasons ? `  (${reasons})` : ''}`,
+    ...(report.skippedExpired > 0 ? [`  expired       ${formatCount(report.skippedExpired)}  (--skip-expired: TTL past at the load time)`] : []),
     `  not written   ${formatCount(report.notWritten)}`,
     `  rate          ${formatCount(Math.round(report.wcu))} WCU/s  (${running} of ${report.workers.length} workers running)`,
     ...report.workers.map((w) => `  worker ${w.segment.padEnd(7)}${workerLine(w)}`),

@@ -42,7 +42,7 @@ export interface EstimatePhases {
 /** Everything the estimate's result is made of. */
 export interface EstimateParts {
   /** The dry run's counters: rows read, rejected and superseded, and the file. */
-  run: Pick<LoadResult, 'input' | 'bytesRead' | 'rowsRead' | 'rejected' | 'superseded' | 'rejectedByReason' | 'rejectsPath'>;
+  run: Pick<LoadResult, 'input' | 'bytesRead' | 'rowsRead' | 'rejected' | 'superseded' | 'rejectedByReason' | 'rejectsPath' | 'skippedExpired'>;
   table: TableInfo;
   tableSource: EstimateTable['source'];
   rate: EstimateRateChoice;
@@ -167,7 +167,8 @@ function inputOf(run: EstimateParts['run'], superseded: number | undefined): Est
     file: run.input,
     bytes: run.bytesRead > 0 ? run.bytesRead : undefined,
     rows: run.rowsRead,
-    validRows: run.rowsRead - run.rejected,
+    validRows: run.rowsRead - run.rejected - (run.skippedExpired ?? 0),
+    expired: run.skippedExpired ?? 0,
     superseded: superseded ?? run.superseded,
     rejected: run.rejected,
     rejectedByReason: run.rejectedByReason,

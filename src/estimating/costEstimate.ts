@@ -1,22 +1,9 @@
 import type { CostEstimate } from './estimateTypes.js';
+// The prices and their sources live with the unit model the load's cost guard shares (pacing/unitPrices.ts).
+import { DEFAULT_PRICES, type Prices } from '../pacing/unitPrices.js';
 
-export type Prices = CostEstimate['prices'];
-
-/**
- * DynamoDB Standard table class, us-east-1, after the November 2024 cut of on-demand throughput prices
- * by 50% (from $1.25 to $0.625 per million write request units); the provisioned WCU-hour price did not
- * change ($0.00065, i.e. the long-standing $0.0065 per 10 WCU-hours).
- * Sources: https://aws.amazon.com/dynamodb/pricing/on-demand/ and
- * https://aws.amazon.com/dynamodb/pricing/provisioned/ (the prices themselves render client-side), as
- * quoted for us-east-1 in https://airbyte.com/data-engineering-resources/dynamodb-pricing (July 2025).
- * Prices vary by region and change: override with --price-write-request and --price-wcu-hour.
- */
-export const DEFAULT_PRICES: Readonly<Prices> = Object.freeze({
-  region: 'us-east-1',
-  date: '2024-11',
-  onDemandPerMillionWrites: 0.625,
-  provisionedPerWcuHour: 0.00065,
-});
+export type { Prices };
+export { DEFAULT_PRICES };
 
 export interface CostInput {
   /** Write units of the whole load, every GSI included: on-demand bills one write request unit per KB written, index writes alike. */

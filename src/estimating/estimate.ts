@@ -11,6 +11,7 @@ import { normalizeOptions, normalizeRates, type LoadOptions, type NormalizedLoad
 import { LoaderError } from '../shared/errors.js';
 import type { InputSet } from '../reading/inputSet.js';
 import { planWorkers, type WorkersPlan } from './workersPlan.js';
+import { usdPerUnit } from '../pacing/unitPrices.js';
 import type { CallerFiles } from '../load/outputFiles.js';
 import type { TestSeams } from '../load/loadDependencies.js';
 import { isGlobalOrder, type GlobalOrderMode, type OrderMode } from '../ordering/order.js';
@@ -26,8 +27,6 @@ export type { SimulationSettings } from './prepareEstimate.js';
 export interface EstimateOptions extends LoadOptions {
   /** The table as the offline flags describe it; without it, DescribeTable is asked. */
   tableInfo?: TableInfo;
-  /** Unit prices; defaults state their region and date. */
-  prices?: Partial<EstimateResult['cost']['prices']>;
   /** How the table and the client are modelled (the bench matches these to its partition proxy). */
   simulation?: SimulationSettings;
   /** The table is created for the load at --wcu (offline --new-table; AWS's bulk-load example). */
@@ -203,7 +202,7 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
     busyElsewhere === undefined || busyHere === undefined
       ? measured
       : { ...measured, readSeconds: Math.max(measured.readSeconds, busyHere / 1000 + busyElsewhere) };
-  return assembleEstimate({
+  const estimated = assembleEstimate({
     run,
     table: prepared.table,
     tableSource: options.tableInfo ? 'flags' : 'describe-table',
@@ -224,6 +223,12 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
     prewarm,
     managed: listedSet ? managedInputOf(listedSet, opts) : undefined,
   });
+  // --max-cost: the write units priced as the load's cost guard prices them (load/costGuard.ts).
+  if (opts.maxCost) {
+    const usd = estimated.writeUnits.total * usdPerUnit(estimated.table.billingMode, opts.maxCost.prices);
+    estimated.costGuard = { maxUsd: opts.maxCost.usd, usd, over: usd > opts.maxCost.usd };
+  }
+  return estimated;
 }
 
 /** --workers N, checked: the load the estimate's pass reads (the whole input, as one process) and the rates of all N. */

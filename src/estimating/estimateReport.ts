@@ -160,6 +160,9 @@ function inputSection(ctx: Ctx, r: EstimateResult): string[] {
       `${ctx.text(input.file)} (${input.bytes === undefined ? 'size unknown' : `${formatBytes(input.bytes)}, ${formatCount(input.bytes)} bytes`})`,
     ),
     ...row(ctx, 'rows', `${formatCount(input.rows)}: ${formatCount(input.validRows)} valid, ${formatCount(input.superseded)} superseded by a later row`),
+    ...(input.expired > 0
+      ? row(ctx, 'expired', `${formatCount(input.expired)} (--skip-expired: TTL past at the estimate's load time; not written, not priced)`)
+      : []),
     ...row(
       ctx,
       'rejected',
@@ -433,6 +436,19 @@ function costSection(ctx: Ctx, r: EstimateResult): string[] {
     ...row(ctx, 'prices', `${ctx.text(c.prices.region)}, as of ${ctx.text(c.prices.date)}`),
   ];
   if (c.importFromS3 !== undefined) lines.push(...row(ctx, 'Import from S3', ctx.text(c.importFromS3)));
+  const guard = r.costGuard;
+  if (guard)
+    lines.push(
+      ...row(
+        ctx,
+        '--max-cost',
+        guard.over
+          ? ctx.p.warn(
+              `${formatPrice(guard.maxUsd)}: the load's ${formatPrice(guard.usd)} of write units passes it; the load would be refused or stopped by its cost guard (exit 3 or 4)`,
+            )
+          : `${formatPrice(guard.maxUsd)}: the load's ${formatPrice(guard.usd)} of write units is within it`,
+      ),
+    );
   return lines;
 }
 
@@ -587,6 +603,7 @@ export function estimateJson(result: EstimateResult, options: { excerpts?: boole
       bytes: orNull(r.input.bytes),
       rows: r.input.rows,
       validRows: r.input.validRows,
+      expired: r.input.expired,
       superseded: r.input.superseded,
       rejected: r.input.rejected,
       rejectedByReason: sortedRecord(r.input.rejectedByReason, 0),
@@ -698,6 +715,8 @@ export function estimateJson(result: EstimateResult, options: { excerpts?: boole
         }
       : null,
     managedPaths: r.managedPaths.map((m) => ({ name: m.name, serves: m.serves, why: m.why, wouldNot: m.wouldNot, cost: m.cost })),
+    // Unrounded: a guard of a few cents on a small load is still read exactly.
+    costGuard: r.costGuard ? { maxUsd: r.costGuard.maxUsd, usd: r.costGuard.usd, over: r.costGuard.over } : null,
   };
   return `${JSON.stringify(json)}\n`;
 }

@@ -36,6 +36,12 @@ export interface EstimateResult {
   prewarm?: PrewarmAdvice;
   /** AWS's managed loaders (Import from S3, bulk put items): whether each would serve, what it would not do, its price. */
   managedPaths: ManagedPath[];
+  /**
+   * With --max-cost: the load's write units priced as its cost guard prices them (load/costGuard.ts: on
+   * demand per write request unit, provisioned as the WCU-hours the units occupy), and whether the load would
+   * be refused or stopped by it.
+   */
+  costGuard?: { maxUsd: number; usd: number; over: boolean };
 }
 
 export interface EstimateWorkers {
@@ -57,8 +63,10 @@ export interface EstimateInput {
   /** Size of the file on disk (compressed size for .gz), when known. */
   bytes: number | undefined;
   rows: number;
-  /** Rows that passed validation: rows - rejected (superseded rows included). */
+  /** Rows that passed validation and are written: rows - rejected - expired (superseded rows included). */
   validRows: number;
+  /** Rows --skip-expired leaves out (their TTL past at the estimate's load time); 0 without it. */
+  expired: number;
   /** Rows with the same primary key as a later row: only the later one is written. */
   superseded: number;
   rejected: number;

@@ -9,6 +9,7 @@ import type { BatchOutcome } from '../writing/writeBatch.js';
 import type { LoadStop } from './loadStop.js';
 import type { LoadTally } from './loadTally.js';
 import type { Rejections } from './rejections.js';
+import type { CostGuard } from './costGuard.js';
 
 export interface DispatcherOptions {
   /** Batches in flight to start with (--concurrency); `inFlight` may lend more while calls are slow. */
@@ -29,6 +30,8 @@ export interface DispatcherOptions {
   checkpoint: CheckpointStore | undefined;
   resumeFrom: number;
   manifest: ShardManifest | undefined;
+  /** --max-cost: asked before each batch is sent (a load's, never a dry run's). */
+  costGuard?: CostGuard | undefined;
 }
 
 /**
@@ -65,6 +68,19 @@ export class Dispatcher {
     }
     // Gate the reader on the batches under way; the limit is asked each time, as slow batches raise it.
     while (this.#running.size >= inFlight.limit(now())) await this.#slotFreed(inFlight.recheckMs());
+    // The cost guard, once the batches ahead have settled as far as the slots let them: their units are then counted as consumed.
+    const guard = this.#o.costGuard;
+    let units = 0;
+    if (guard) {
+      for (const w of batch.writes) units += this.#o.costOf(w);
+      const refusal = guard.beforeSend(units, tally.counters.consumedWcu);
+      if (refusal) {
+        // Not sent, not counted: its rows are not written, and a resume makes this batch again.
+        this.#o.stop.fail(refusal);
+        return;
+      }
+      guard.sent(units);
+    }
     // Counted once past the gate: a snapshot taken while the reader waits (--stop-timeout) shows the batches sent.
     tally.nextBatch();
     const writes = batch.writes;
@@ -79,6 +95,7 @@ export class Dispatcher {
     const task = this.#send(index, writes, waitFor)
       .catch((error: unknown) => this.#o.stop.fail(error, 'a batch failed unexpectedly'))
       .finally(() => {
+        guard?.settled(units);
         settle();
         for (const w of writes) if (this.#unsettledKeys.get(w.keyId) === settled) this.#unsettledKeys.delete(w.keyId);
         this.#running.delete(task);

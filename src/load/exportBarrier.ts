@@ -44,6 +44,9 @@ export const PERMANENT_STOP_CODES: ReadonlySet<string> = new Set([
   'MAX_REJECTS_REACHED',
   'ORDER_NOT_GROUPED',
   'WORKER_DUPLICATED',
+  // A person raises --max-cost and runs the worker again: the same run never gets past it.
+  'COST_LIMIT_EXCEEDED',
+  'COST_LIMIT_REACHED',
   'BUG',
 ]);
 

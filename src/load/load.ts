@@ -20,7 +20,11 @@ import { LoadTally } from './loadTally.js';
 import { normalizeOptions, type LoadOptions, type NormalizedLoadOptions } from './options.js';
 import { prepareLoad, type PreparedLoad, type PrepareContext } from './prepareLoad.js';
 import { Rejections } from './rejections.js';
-import { batchesOf, type StageReport } from './stages.js';
+import { batchesOf, type StageReport, type Stages } from './stages.js';
+import { CostGuard } from './costGuard.js';
+import { usdPerUnit } from '../pacing/unitPrices.js';
+import { formatPrice } from '../shared/format.js';
+import type { PlannedWrite } from '../shared/types.js';
 
 export type { DryRun, LoadDependencies, TestSeams } from './loadDependencies.js';
 
@@ -164,6 +168,10 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<D
         timeline.begin(performance.now() - startedAt, timelineCounts(tally, facts, now));
         tally.onKeyUnits = (partitionId, units) => timeline.key(displayKey(partitionId), units);
       }
+      const costGuard = costGuardOf(opts, prepared, deps.dryRun !== undefined);
+      // An estimate's word is known before any row: refused here, nothing read.
+      const refused = costGuard?.refusalByEstimate();
+      if (refused) throw refused;
       dispatcher = new Dispatcher({
         concurrency: opts.concurrency,
         namedParts: prepared.namedParts,
@@ -180,6 +188,7 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<D
         checkpoint: checkpoint?.store,
         resumeFrom: checkpoint?.resumeFrom ?? 0,
         manifest,
+        costGuard,
       });
       const report = { stop, tally, rejections, progress, emit };
       const drain = dispatcher;
@@ -189,7 +198,7 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<D
         await drain.finish();
         if (!stop.stopping) await checkpoint?.store.save('running');
       };
-      for await (const batch of batchesOfLoad(prepared, opts, report, settle)) await dispatcher.dispatch(batch);
+      for await (const batch of batchesOfLoad(prepared, opts, report, settle, costGuard)) await dispatcher.dispatch(batch);
       await dispatcher.finish();
       readToEnd = true;
     }
@@ -210,16 +219,24 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<D
 }
 
 /** The stages chained: the batches of the load, in the order they are sent. */
-function batchesOfLoad(prepared: PreparedLoad, opts: NormalizedLoadOptions, report: StageReport, settle: () => Promise<void>) {
+function batchesOfLoad(prepared: PreparedLoad, opts: NormalizedLoadOptions, report: StageReport, settle: () => Promise<void>, guard: CostGuard | undefined) {
   const { input, chain } = prepared;
+  // The cost guard's sample: the rows planned before the first batch of the run is sent.
+  const onPlanned = guard
+    ? (write: PlannedWrite) => {
+        if (guard.sampling) guard.sample(prepared.costOf(write), Buffer.byteLength(write.origin.raw));
+        return prepared.onPlanned(write);
+      }
+    : prepared.onPlanned;
   return batchesOf(
     prepared.records,
     {
       file: input.name,
       planner: prepared.planner,
       segment: prepared.segment,
-      onPlanned: prepared.onPlanned,
+      onPlanned,
       onSkipped: prepared.onSkipped,
+      expiry: expiryOf(opts),
       orderer: prepared.orderer,
       order: prepared.order,
       batcher: createBatcher(),
@@ -241,6 +258,34 @@ function batchesOfLoad(prepared: PreparedLoad, opts: NormalizedLoadOptions, repo
     },
     report,
   );
+}
+
+/**
+ * --max-cost's guard for a load that writes (a dry run's cost is the estimate's to price): units priced as
+ * the table is billed, at the prices given or the defaults.
+ */
+function costGuardOf(opts: NormalizedLoadOptions, prepared: PreparedLoad, dryRun: boolean): CostGuard | undefined {
+  const given = opts.maxCost;
+  if (!given || dryRun) return undefined;
+  const billing = prepared.tableInfo.billingMode;
+  return new CostGuard({
+    maxUsd: given.usd,
+    usdPerUnit: usdPerUnit(billing, given.prices),
+    totalBytes: prepared.input.totalBytes,
+    estimate: given.estimate,
+    pricing:
+      billing === 'PROVISIONED'
+        ? `${formatPrice(given.prices.provisionedPerWcuHour)} per WCU-hour, a unit a second for an hour being one (provisioned)`
+        : `${formatPrice(given.prices.onDemandPerMillionWrites)} per million write request units (on demand)`,
+  });
+}
+
+/** --skip-expired's attribute and load time, fixed before the first row (prepareLoad, openCheckpoint). */
+function expiryOf(opts: NormalizedLoadOptions): Stages['expiry'] {
+  const given = opts.skipExpired;
+  if (!given) return undefined;
+  if (given.at === undefined) throw bug('--skip-expired reached the stages without a load time');
+  return { attribute: given.attribute, at: given.at };
 }
 
 /** How the workers divide the load, for the result: this worker's share when by part, every part when by key. */
@@ -341,9 +386,9 @@ function outcomeOf(final: LoadResult, stop: LoadStop, started: boolean): LoadRes
     if (started) error.result = final;
     throw error;
   }
-  if (final.written + final.superseded + final.rejected + final.otherSegments !== final.rowsRead) {
+  if (final.written + final.superseded + final.rejected + final.otherSegments + (final.skippedExpired ?? 0) !== final.rowsRead) {
     const wrong = bug(
-      `row accounting does not add up: read ${final.rowsRead}, written ${final.written}, superseded ${final.superseded}, rejected ${final.rejected}, other segments ${final.otherSegments}`,
+      `row accounting does not add up: read ${final.rowsRead}, written ${final.written}, superseded ${final.superseded}, rejected ${final.rejected}, other segments ${final.otherSegments}, expired ${final.skippedExpired ?? 0}`,
     );
     wrong.result = final;
     throw wrong;

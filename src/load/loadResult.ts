@@ -77,13 +77,13 @@ export function loadResult(tally: LoadTally, facts: ResultFacts): LoadResult {
     capacityReports: facts.capacityReports,
     ...(facts.timeline ? { timeline: facts.timeline } : {}),
     skipped: [...(facts.skipped ?? [])],
-    notWritten: counters.rowsRead - counters.written - counters.superseded - counters.rejected - counters.otherSegments,
+    notWritten: counters.rowsRead - counters.written - counters.superseded - counters.rejected - counters.otherSegments - (counters.skippedExpired ?? 0),
     // Every row of the input (read to its end, not stopped) written or superseded (or another segment's).
     complete:
       tally.inputEnded &&
       facts.stopped !== true &&
       counters.rejected === 0 &&
-      counters.written + counters.superseded + counters.otherSegments === counters.rowsRead,
+      counters.written + counters.superseded + counters.otherSegments + (counters.skippedExpired ?? 0) === counters.rowsRead,
   };
 }
 

@@ -15,8 +15,8 @@ export interface ResumedCounts {
 }
 
 /**
- * The counters of one load: every row read ends in exactly one of written, superseded, rejected or
- * another segment's (or not written, when the load stops). Pure: the load's I/O shell calls it at each
+ * The counters of one load: every row read ends in exactly one of written, superseded, rejected,
+ * another segment's or skipped as expired (or not written, when the load stops). Pure: the load's I/O shell calls it at each
  * event and asks it at the end whether the rows add up. Nothing else changes the counters.
  */
 export class LoadTally {
@@ -36,6 +36,7 @@ export class LoadTally {
     throttlesByReason: ownRecord<number>(),
     bytesRead: 0,
     otherSegments: 0,
+    skippedExpired: 0,
     writtenBeforeResume: 0,
   };
   /** Write units per partition key written, heaviest tracked in bounded memory. */
@@ -60,6 +61,11 @@ export class LoadTally {
   /** A row of a partition key (or, unkeyed, a line) that another --segment worker loads. */
   otherSegment(): void {
     this.counters.otherSegments++;
+  }
+
+  /** A row --skip-expired leaves out: its TTL was past at the load time. */
+  skippedExpired(): void {
+    this.counters.skippedExpired = (this.counters.skippedExpired ?? 0) + 1;
   }
 
   /** A row replaced by a later row of its primary key before it was sent. */
@@ -129,10 +135,11 @@ export class LoadTally {
    * Goes on from a restart point (after resume()): the rows before it are not read again, so their counts
    * come from the point. Superseded rows an earlier run revived are taken off as reading them again would.
    */
-  resumeAt(point: { rowsRead: number; otherSegments: number; superseded: number; batch: number }): void {
+  resumeAt(point: { rowsRead: number; otherSegments: number; skippedExpired?: number | undefined; superseded: number; batch: number }): void {
     const c = this.counters;
     c.rowsRead = point.rowsRead;
     c.otherSegments = point.otherSegments;
+    c.skippedExpired = point.skippedExpired ?? 0;
     c.batches = point.batch;
     const taken = Math.min(point.superseded, this.#revivedBeforeResume);
     this.#revivedBeforeResume -= taken;
@@ -149,15 +156,16 @@ export class LoadTally {
     this.inputEnded = true;
   }
 
-  /** Every row read is written, superseded, rejected or another segment's. */
+  /** Every row read is written, superseded, rejected, another segment's or skipped as expired. */
   get accounted(): boolean {
-    const { rowsRead, written, superseded, rejected, otherSegments } = this.counters;
-    return written + superseded + rejected + otherSegments === rowsRead;
+    const { rowsRead, written, superseded, rejected, otherSegments, skippedExpired = 0 } = this.counters;
+    return written + superseded + rejected + otherSegments + skippedExpired === rowsRead;
   }
 
   /** What a finished checkpoint keeps of the load. */
   outcome(): LoadOutcome {
-    const { rowsRead, written, superseded, rejected, rejectedByReason, otherSegments, batches } = this.counters;
-    return { rowsRead, written, superseded, rejected, rejectedByReason, otherSegments, batches };
+    const { rowsRead, written, superseded, rejected, rejectedByReason, otherSegments, skippedExpired = 0, batches } = this.counters;
+    // Only when some: a finished checkpoint of a load without --skip-expired looks as before.
+    return { rowsRead, written, superseded, rejected, rejectedByReason, otherSegments, ...(skippedExpired > 0 ? { skippedExpired } : {}), batches };
   }
 }

@@ -77,6 +77,9 @@ export async function openCheckpoint(
     emit({ type: 'hashed', checkpoint: path, bytes, ms: performance.now() - started });
     return sha256;
   };
+  // A resumed load judges expiry at the load time its checkpoint pinned, unless one is given.
+  if (opts.skipExpired && opts.skipExpired.at === undefined)
+    opts.skipExpired.at = (await pinnedLoadTime(path, opts.skipExpired.attribute)) ?? Math.floor(Date.now() / 1000);
   // The key schema decides which rows are one item (superseded), so it is part of what must match.
   const opened = await CheckpointStore.open(
     path,
@@ -239,4 +242,17 @@ async function withRejectsFile(again: LoadResult, rejectsPath: string): Promise<
   if (again.rejected === 0) return again;
   const file = await stat(rejectsPath).catch(() => undefined);
   return file?.isFile() === true && file.size > 0 ? { ...again, rejectsPath } : again;
+}
+
+/**
+ * The load time a saved checkpoint pinned for --skip-expired of `attribute`, if it holds one. Unreadable or of
+ * another attribute: undefined (CheckpointStore.open then says what is wrong with it, or what differs).
+ */
+async function pinnedLoadTime(path: string, attribute: string): Promise<number | undefined> {
+  try {
+    const saved = (JSON.parse(await readFile(path, 'utf8')) as { options?: { skipExpired?: { attribute?: unknown; at?: unknown } } }).options?.skipExpired;
+    return saved?.attribute === attribute && typeof saved.at === 'number' && Number.isSafeInteger(saved.at) ? saved.at : undefined;
+  } catch {
+    return undefined;
+  }
 }

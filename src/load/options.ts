@@ -11,6 +11,7 @@ import { COLUMN_TYPES, EMPTY_POLICIES, TIMESTAMP_MODES, type ColumnType, type Em
 import type { KeySchema } from '../shared/types.js';
 import { DEFAULT_OUTAGE_TIMEOUT_MS } from '../writing/outage.js';
 import { formatFromName, INPUT_FORMATS, type InputFormat } from '../reading/inputFormat.js';
+import { DEFAULT_PRICES, type Prices } from '../pacing/unitPrices.js';
 
 /** Batches in flight by default; measured with `npm run bench` (see docs/REFERENCE.md, "Concurrency and memory"). */
 export const DEFAULT_CONCURRENCY = 8;
@@ -164,6 +165,28 @@ export interface LoadOptions {
   delete?: boolean;
   /** The attribute that says "put" or "delete" per row; dropped from the item. */
   operationColumn?: string;
+  /**
+   * The TTL attribute: rows whose value is a Number of epoch seconds already past at the load time (and no more
+   * than five years past, as DynamoDB's TTL rules say) are not written, counted as `skippedExpired`.
+   */
+  skipExpired?: string;
+  /**
+   * The load time --skip-expired judges against, in epoch seconds. @default when the load starts; a resumed
+   * load keeps its checkpoint's, so it makes the same batches
+   */
+  skipExpiredAt?: number;
+  /**
+   * The cost guard, in USD: the load refuses to start when the first rows price the whole input above it, and
+   * stops before the write units it counts would pass it (docs/REFERENCE.md, "Cost guard").
+   */
+  maxCostUsd?: number;
+  /**
+   * The write units an estimate of this input counted (`ddb-spread estimate --json`: writeUnits.total), and
+   * where it is: the cost guard refuses by them before the first row is read, instead of pricing the first rows.
+   */
+  maxCostEstimate?: { writeUnits: number; source: string };
+  /** Unit prices for the estimate and the cost guard. @default us-east-1's (pacing/unitPrices.ts) */
+  prices?: Partial<Prices>;
 }
 
 /** Sharding options after normalisation; resolved against the table's key schema by load(). */
@@ -226,6 +249,12 @@ export interface NormalizedLoadOptions {
   allowBrokenExportChain: boolean;
   /** --delete and --operation-column; undefined when neither is given. */
   deletes: { all: boolean; column: string | undefined } | undefined;
+  /** --skip-expired: the TTL attribute, and the load time (set by the load when not given: prepareLoad, openCheckpoint). */
+  skipExpired: { attribute: string; at: number | undefined } | undefined;
+  /** --max-cost and the unit prices it counts with. */
+  maxCost:
+    | { usd: number; prices: Pick<Prices, 'onDemandPerMillionWrites' | 'provisionedPerWcuHour'>; estimate: { writeUnits: number; source: string } | undefined }
+    | undefined;
 }
 
 const invalid = (name: string, expected: string, value: unknown) =>
@@ -340,6 +369,55 @@ export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean }
     s3PathStyle: raw.s3PathStyle ?? false,
     allowBrokenExportChain: raw.allowBrokenExportChain === true,
     deletes: normalizeDeletes(raw),
+    skipExpired: normalizeSkipExpired(raw),
+    maxCost: normalizeMaxCost(raw),
+  };
+}
+
+function normalizeSkipExpired(raw: LoadOptions): NormalizedLoadOptions['skipExpired'] {
+  if (raw.skipExpired !== undefined && (typeof raw.skipExpired !== 'string' || raw.skipExpired === ''))
+    throw invalid('skipExpired', 'the name of the TTL attribute', raw.skipExpired);
+  if (raw.skipExpiredAt !== undefined && !(typeof raw.skipExpiredAt === 'number' && Number.isSafeInteger(raw.skipExpiredAt) && raw.skipExpiredAt >= 0))
+    throw invalid('skipExpiredAt', 'whole epoch seconds', raw.skipExpiredAt);
+  if (raw.skipExpired === undefined) {
+    if (raw.skipExpiredAt !== undefined) throw invalid('skipExpiredAt', 'given only with `skipExpired`', raw.skipExpiredAt);
+    return undefined;
+  }
+  return { attribute: raw.skipExpired, at: raw.skipExpiredAt };
+}
+
+function normalizeMaxCost(raw: LoadOptions): NormalizedLoadOptions['maxCost'] {
+  const given = raw.prices ?? {};
+  for (const name of ['onDemandPerMillionWrites', 'provisionedPerWcuHour'] as const) {
+    const price = given[name];
+    if (price !== undefined && !(typeof price === 'number' && Number.isFinite(price) && price >= 0))
+      throw invalid(`prices.${name}`, 'a price in USD from 0', price);
+  }
+  const estimate = raw.maxCostEstimate;
+  if (
+    estimate !== undefined &&
+    !(
+      typeof estimate === 'object' &&
+      estimate !== null &&
+      Number.isFinite(estimate.writeUnits) &&
+      estimate.writeUnits >= 0 &&
+      typeof estimate.source === 'string'
+    )
+  )
+    throw invalid('maxCostEstimate', "an estimate's { writeUnits, source }", JSON.stringify(estimate));
+  if (raw.maxCostUsd === undefined) {
+    if (estimate !== undefined) throw invalid('maxCostEstimate', 'given only with `maxCostUsd`', JSON.stringify(estimate));
+    return undefined;
+  }
+  if (!(typeof raw.maxCostUsd === 'number' && Number.isFinite(raw.maxCostUsd) && raw.maxCostUsd >= 0))
+    throw invalid('maxCostUsd', 'a price in USD from 0', raw.maxCostUsd);
+  return {
+    usd: raw.maxCostUsd,
+    prices: {
+      onDemandPerMillionWrites: given.onDemandPerMillionWrites ?? DEFAULT_PRICES.onDemandPerMillionWrites,
+      provisionedPerWcuHour: given.provisionedPerWcuHour ?? DEFAULT_PRICES.provisionedPerWcuHour,
+    },
+    estimate,
   };
 }
 

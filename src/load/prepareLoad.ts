@@ -181,6 +181,8 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
   const seed = opts.shard ? (opts.shard.seed ?? randomInt(0, 0xffffffff)) : undefined;
   const checkpoint = await mode.checkpoint(tableInfo, seed, inputSet);
   facts.checkpoint = checkpoint;
+  // --skip-expired's load time: the checkpoint's when it resumed one, else now, fixed for the whole load.
+  if (opts.skipExpired) opts.skipExpired.at ??= Math.floor(Date.now() / 1000);
   const shard = opts.shard ? resolveShardOptions({ ...opts.shard, seed: (checkpoint?.store.file.shardSeed ?? seed)! }, keySchema, opts.table) : undefined;
   const manifest = mode.manifest(shard);
   facts.manifest = manifest;

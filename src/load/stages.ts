@@ -9,6 +9,7 @@ import type { LoadStop } from './loadStop.js';
 import type { LoadTally } from './loadTally.js';
 import type { Restarts } from './restartPoints.js';
 import { segmentOfLine, segmentOfWrite, type Segment } from './segment.js';
+import { expiryOf, looksNumeric } from '../typing/expiry.js';
 
 /*
  * The stages of a row's journey: records → planned writes → the write order → batches. The planner, the
@@ -37,7 +38,9 @@ export interface Stages {
   segment: Segment | undefined;
   /** What goes on to the order for each planned write (a dry run's slimmer copy). */
   onPlanned: (write: PlannedWrite) => PlannedWrite;
-  /** Told of each row read and not written: rejected, or of another segment (a dry run's estimate). */
+  /** --skip-expired: the TTL attribute and the load time (epoch seconds) a put's TTL is judged against. */
+  expiry?: { attribute: string; at: number } | undefined;
+  /** Told of each row read and not written: rejected, of another segment or expired (a dry run's estimate). */
   onSkipped?: ((origin: RowOrigin) => void) | undefined;
   orderer: WriteOrderer;
   order: OrderMode;
@@ -133,8 +136,8 @@ export async function* batchesOf(records: AsyncGenerator<SourceRecord | SourceRe
               batches++;
               yield last;
             }
-            const { rowsRead, otherSegments, rejected } = report.tally.counters;
-            restarts!.reached({ ...place, batch: batches, rowsRead, otherSegments, superseded, rejected });
+            const { rowsRead, otherSegments, skippedExpired = 0, rejected } = report.tally.counters;
+            restarts!.reached({ ...place, batch: batches, rowsRead, otherSegments, ...(skippedExpired > 0 ? { skippedExpired } : {}), superseded, rejected });
           }
         }
         const planning = plan(record);
@@ -179,11 +182,12 @@ export async function* batchesOf(records: AsyncGenerator<SourceRecord | SourceRe
  * row of another segment) and comes back undefined.
  */
 export function planning(
-  stages: Pick<Stages, 'file' | 'planner' | 'segment' | 'onPlanned' | 'onSkipped'>,
+  stages: Pick<Stages, 'file' | 'planner' | 'segment' | 'onPlanned' | 'onSkipped' | 'expiry'>,
   report: Omit<StageReport, 'stop' | 'progress'>,
 ): (record: SourceRecord) => PlannedWrite | undefined | Promise<undefined> {
-  const { planner, segment } = stages;
+  const { planner, segment, expiry } = stages;
   let warnedDynamoJson = false;
+  let warnedTtlText = false;
   return (record) => {
     report.tally.rowRead();
     const planned = planner.plan(record);
@@ -204,6 +208,23 @@ export function planning(
       stages.onSkipped?.(planned.origin);
       report.tally.otherSegment();
       return undefined;
+    }
+    // After the segment: a row is another worker's before it is anyone's expired row, so the workers' counts add up.
+    // A delete is a delete whatever its TTL: only puts are judged.
+    if (expiry && planned.op !== 'delete') {
+      const verdict = expiryOf(planned.item, expiry.attribute, expiry.at);
+      if (verdict === 'expired') {
+        stages.onSkipped?.(planned.origin);
+        report.tally.skippedExpired();
+        return undefined;
+      }
+      if (!warnedTtlText && verdict === 'not-a-number' && looksNumeric(planned.item, expiry.attribute)) {
+        warnedTtlText = true;
+        report.emit({
+          type: 'warning',
+          message: `line ${planned.origin.line} of ${planned.origin.file}: the --skip-expired attribute ${expiry.attribute} is a string, which DynamoDB's TTL ignores (it expires only Numbers), so such rows are written; pass --types ${expiry.attribute}:N if it holds epoch seconds`,
+        });
+      }
     }
     return stages.onPlanned(planned);
   };

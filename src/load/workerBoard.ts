@@ -33,6 +33,8 @@ export interface WorkerDoc {
   superseded: number;
   rejected: number;
   otherSegments: number;
+  /** Rows --skip-expired left out; absent in documents of a ddb-spread before it. */
+  skippedExpired?: number;
   notWritten: number;
   rejectedByReason: Record<string, number>;
   /** The worker's own verdict: every row of its share written or superseded. */
@@ -142,6 +144,7 @@ export function workerDoc(
     superseded: result.superseded,
     rejected: result.rejected,
     otherSegments: result.otherSegments,
+    skippedExpired: result.skippedExpired ?? 0,
     notWritten: result.notWritten,
     rejectedByReason: { ...result.rejectedByReason },
     complete: how.complete ?? result.complete,

@@ -51,6 +51,9 @@ export function writeAffectingOptions(opts: NormalizedLoadOptions): Record<strin
     segment: opts.segment ? `${opts.segment.index}/${opts.segment.count}` : null,
     // Only when given: a checkpoint of a worker that read every part looks as before.
     ...(opts.partsDisjoint ? { partsDisjoint: true } : {}),
+    // The load time is pinned with the attribute: a row expiring between a crash and the resume must not
+    // change the batches the checkpoint recorded (openCheckpoint takes the saved time on resume).
+    ...(opts.skipExpired ? { skipExpired: { attribute: opts.skipExpired.attribute, at: opts.skipExpired.at ?? null } } : {}),
   };
 }
 

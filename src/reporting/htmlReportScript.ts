@@ -298,7 +298,7 @@ export const PAGE_SCRIPT = String.raw`
   }
   var byReason = Object.keys(report.rejectedByReason || {}).reduce(function (s, k) { return s + report.rejectedByReason[k]; }, 0);
   if (byReason !== report.rejected) failures.push('rejects by reason add up to ' + byReason + ', the report says ' + report.rejected + ' rejected');
-  var accounted = report.written + report.superseded + report.rejected + (report.otherSegments || 0) + report.notWritten;
+  var accounted = report.written + report.superseded + report.rejected + (report.otherSegments || 0) + (report.skippedExpired || 0) + report.notWritten;
   if (accounted !== report.rowsRead) failures.push('written, superseded, rejected, other segments and not written add up to ' + accounted + ', not the ' + report.rowsRead + ' rows read');
   Array.prototype.forEach.call(document.querySelectorAll('[data-value][data-figure]'), function (node) {
     var want = path(report, node.dataset.figure);

@@ -34,6 +34,8 @@ export interface LoadCounters {
   bytesRead: number;
   /** Rows of partition keys in other segments (--segment): other workers load them. */
   otherSegments: number;
+  /** Rows --skip-expired did not write: their TTL attribute was already past at the load's fixed load time (src/typing/expiry.ts). */
+  skippedExpired?: number;
   /** Of `written`, the rows an earlier run of the checkpoint wrote (not this run's pace). */
   writtenBeforeResume: number;
 }

@@ -32,8 +32,12 @@ export function formatSummary(result: LoadResult, stoppedBecause?: string, excer
     lines.push(`  other segments ${formatCount(result.otherSegments)}  (this worker loads segment ${result.segment}; other workers load these rows)`);
     if (division) lines.push(`  division      by key: ${division.why}`);
   }
+  if (result.skippedExpired)
+    lines.push(
+      `  expired       ${formatCount(result.skippedExpired)}  (--skip-expired: their TTL was past at the load time, so DynamoDB would delete them; not written)`,
+    );
   if (stoppedBecause) {
-    const unaccounted = result.rowsRead - result.written - result.superseded - result.rejected - result.otherSegments;
+    const unaccounted = result.rowsRead - result.written - result.superseded - result.rejected - result.otherSegments - (result.skippedExpired ?? 0);
     if (unaccounted > 0)
       lines.push(`  not written   ${formatCount(unaccounted)}  (read, not known to be stored before the stop: unsent, or a call cut off without an answer)`);
   }

@@ -43,6 +43,10 @@ export type FatalCode =
   | 'ORDER_NOT_GROUPED'
   /** Another process writes the same worker's state: two workers were given one --segment i/N. */
   | 'WORKER_DUPLICATED'
+  /** --max-cost: the first rows price the whole input above the limit; nothing was written. */
+  | 'COST_LIMIT_EXCEEDED'
+  /** --max-cost: the load stopped before its counted write units would pass the limit; the checkpoint is saved. */
+  | 'COST_LIMIT_REACHED'
   | 'ABORTED'
   | 'BUG';
 

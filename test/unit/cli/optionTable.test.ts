@@ -197,6 +197,10 @@ const SAMPLES: Record<string, unknown> = {
   maxRejects: 3,
   strict: true,
   rejects: 'r.jsonl',
+  skipExpired: 'ttl',
+  maxCost: 5,
+  priceWriteRequest: 1.25,
+  priceWcuHour: 0.001,
 };
 
 describe('flag to load() option', () => {

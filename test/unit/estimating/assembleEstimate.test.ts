@@ -76,11 +76,16 @@ describe('assembleEstimate', () => {
       bytes: 1234,
       rows: 10,
       validRows: 8,
+      expired: 0,
       superseded: 1,
       rejected: 2,
       rejectedByReason: { MISSING_KEY: 2 },
       rejectsPath: 'in.csv.dry-run.rejects.jsonl',
     });
+    // --skip-expired: expired rows are neither valid nor rejected.
+    const skipping = parts();
+    skipping.run = { ...skipping.run, skippedExpired: 3 };
+    expect(assembleEstimate(skipping).input).toMatchObject({ rows: 10, validRows: 5, expired: 3, rejected: 2 });
     const stream = parts();
     stream.run = { ...stream.run, bytesRead: 0 };
     expect(assembleEstimate(stream).input.bytes).toBeUndefined();

@@ -3,6 +3,7 @@ import { loadResult, type ResultFacts } from '../../../src/load/loadResult.js';
 import { LoadTally } from '../../../src/load/loadTally.js';
 import type { RateSnapshot } from '../../../src/pacing/rateControl.js';
 import type { PlannedWrite } from '../../../src/shared/types.js';
+import { formatSummary, summaryJson } from '../../../src/reporting/summary.js';
 
 function write(key: string, i: number): PlannedWrite {
   return { origin: { file: 'f', line: i, raw: '' }, item: {}, keyId: `S${key}|${i}`, partitionId: `S${key}`, size: 100, wcu: 1 };
@@ -75,5 +76,40 @@ describe('loadResult', () => {
     // The best second counts when it beat what the table was known to take.
     const faster = { ...facts(Infinity, 10_000, 8_000), nowWcu: 4_000 };
     expect(loadResult(tally(), faster).bottleneck).toMatchObject({ key: 'ATL', loadSeconds: 4, minShards: 2 });
+  });
+});
+
+describe('--skip-expired in the result', () => {
+  it('expired rows are accounted for: complete, nothing not written, a finished checkpoint keeps them; the summary says so', () => {
+    const t = tally();
+    for (let i = 0; i < 5; i++) {
+      t.rowRead();
+      t.skippedExpired();
+    }
+    t.inputEnded = true;
+    expect(t.accounted).toBe(true);
+    const result = loadResult(t, facts(4_000, 4_000, 10_000));
+    expect(result).toMatchObject({ rowsRead: 20_005, written: 20_000, skippedExpired: 5, notWritten: 0, complete: true });
+    expect(t.outcome()).toMatchObject({ rowsRead: 20_005, skippedExpired: 5 });
+    // A finished checkpoint's outcome, run again, reports them again.
+    const again = new LoadTally();
+    again.restoreFinished(t.outcome(), 0, 0);
+    expect(again.accounted).toBe(true);
+    expect(formatSummary(result)).toMatch(/expired\s+5\s+\(--skip-expired/);
+    expect(JSON.parse(summaryJson(result))).toMatchObject({ skippedExpired: 5, notWritten: 0 });
+  });
+
+  it('a load without it keeps a finished checkpoint as before and prints no expired line', () => {
+    const t = tally();
+    expect(t.outcome()).not.toHaveProperty('skippedExpired');
+    expect(formatSummary(loadResult(t, facts(4_000, 4_000, 10_000)))).not.toMatch(/expired/);
+  });
+
+  it('a resume at a restart point restores the expired rows counted before it', () => {
+    const t = new LoadTally();
+    t.resume({ written: 10, plannedWcu: 10, consumedWcu: 10 });
+    t.resumeAt({ rowsRead: 15, otherSegments: 0, skippedExpired: 5, superseded: 0, batch: 1 });
+    expect(t.counters).toMatchObject({ rowsRead: 15, written: 10, skippedExpired: 5 });
+    expect(t.accounted).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadStatus, parseWorkerDoc, SILENT_AFTER_MS } from '../../../src/load/loadStatus.js';
-import { statusExitCode } from '../../../src/cli/statusCommand.js';
+import { statusExitCode, statusText } from '../../../src/cli/statusCommand.js';
 import { HEARTBEAT_MS, rateBeatMs, WORKER_FORMAT, type WorkerDoc } from '../../../src/load/workerBoard.js';
 
 const NOW = Date.parse('2026-11-27T12:00:00.000Z');
@@ -58,6 +58,24 @@ describe('loadStatus', () => {
       LISTED,
     );
     expect(s.rows).toBe(100);
+  });
+
+  it('--skip-expired: the expired rows of each worker are summed and shown, and a complete load stays complete', () => {
+    const s = loadStatus(
+      2,
+      [doc('0/2', { rowsRead: 100, written: 90, skippedExpired: 10 }), doc('1/2', { rowsRead: 100, written: 97, skippedExpired: 3 })],
+      NOW,
+      LISTED,
+    );
+    expect(s).toMatchObject({ complete: true, rows: 200, written: 187, skippedExpired: 13, notWritten: 0 });
+    expect(statusText({ ...s, listing: 'l.json', listedAt: LISTED, parts: 1, bytes: 10 })).toMatch(/expired\s+13\s+\(--skip-expired/);
+    // A document of a ddb-spread before it has none: counted as 0.
+    expect(loadStatus(1, [doc('0/1')], NOW, LISTED).skippedExpired).toBe(0);
+  });
+
+  it('a worker stopped by the cost guard gives its permanent code (3 refused, 4 stopped)', () => {
+    expect(statusExitCode(loadStatus(1, [doc('0/1', { state: 'stopped', complete: false, stopCode: 'COST_LIMIT_REACHED' })], NOW, LISTED))).toBe(4);
+    expect(statusExitCode(loadStatus(1, [doc('0/1', { state: 'stopped', complete: false, stopCode: 'COST_LIMIT_EXCEEDED' })], NOW, LISTED))).toBe(3);
   });
 
   it('not started, running, silent and stopped workers: not complete, 75; the rate counts the running ones only', () => {
