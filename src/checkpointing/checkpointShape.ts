@@ -69,9 +69,13 @@ export function parseCheckpoint(text: string, path: string): CheckpointFile {
     for (const name of ['rowsRead', 'written', 'superseded', 'rejected', 'otherSegments', 'batches'])
       field(name, isCount, 'a whole number', outcome, 'outcome.');
     field('rejectedByReason', (v) => isRecord(v) && Object.values(v).every(isCount), 'an object of counts', outcome, 'outcome.');
+    for (const name of TRANSFORM_COUNTS) field(name, (v) => v === undefined || isCount(v), 'a whole number', outcome, 'outcome.');
   }
   return value as unknown as CheckpointFile;
 }
+
+/** --transform's counters, in an outcome and a restart point when the load has a transform. */
+const TRANSFORM_COUNTS = ['skippedByTransform', 'transformOutputs', 'splitWrites'];
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -97,6 +101,7 @@ function isRestartPoint(v: unknown): boolean {
     isRecord(v) &&
     ['part', 'row', 'line', 'batch', 'rowsRead', 'otherSegments', 'superseded', 'rejected'].every((name) => isCount(v[name])) &&
     (v['line'] as number) >= 1 &&
+    TRANSFORM_COUNTS.every((name) => v[name] === undefined || isCount(v[name])) &&
     (v['offset'] === undefined || isCount(v['offset'])) &&
     (v['sideBySide'] === undefined || isSideBySide(v['sideBySide'], v['part'] as number)) &&
     (v['stripes'] === undefined || (Array.isArray(v['stripes']) && v['stripes'].length > 0 && v['stripes'].every(isStripeCursor)))

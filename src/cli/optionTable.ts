@@ -212,6 +212,17 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     type: 'name',
   },
   {
+    flags: '--transform <module>',
+    key: 'transform',
+    option: 'transform',
+    group: 'input',
+    commands: LOAD,
+    description:
+      'a JavaScript (or TypeScript, where Node.js strips types) module whose default export takes each typed item and its origin and returns an item, several, or nothing to skip the row; must be deterministic',
+    type: 'path',
+    doc: 'Applied after typing, before `--shard`; its items are checked as rows are (keys, GSI keys, 400 KB). A throw rejects the row (`TRANSFORM_FAILED`), an invalid return too (`TRANSFORM_OUTPUT_INVALID`); skipped rows are counted as `skippedByTransform`. A checkpoint pins the module\'s SHA-256. See [Transforms](#transforms).',
+  },
+  {
     flags: '--allow-broken-export-chain',
     key: 'allowBrokenExportChain',
     option: 'allowBrokenExportChain',

@@ -30,6 +30,7 @@ export interface LoadFlags {
   allowBrokenExportChain?: boolean;
   delete?: boolean;
   operationColumn?: string;
+  transform?: string;
   inputFormat?: InputFormat;
   delimiter?: string;
   columns?: string[];
@@ -240,5 +241,6 @@ export async function toLoadOptions(input: string | string[], flags: LoadFlags, 
   if (flags.allowBrokenExportChain) options.allowBrokenExportChain = true;
   if (flags.delete) options.delete = true;
   if (flags.operationColumn !== undefined) options.operationColumn = flags.operationColumn;
+  if (flags.transform !== undefined) options.transform = flags.transform;
   return options;
 }

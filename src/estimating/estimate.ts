@@ -137,7 +137,7 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
     ...(whole
       ? {
           onListed: (set: InputSet) =>
-            (workersPlan = planWorkers(set, whole.workers, { partsDisjoint: whole.partsDisjoint, checkpointPath: opts.checkpointPath, order: opts.order })),
+            (workersPlan = planWorkers(set, whole.workers, { partsDisjoint: whole.partsDisjoint, checkpointPath: opts.checkpointPath, order: opts.order, transform: opts.transform })),
         }
       : {}),
     onPlanned: (w) => tally!.add(w),

@@ -160,6 +160,13 @@ function inputSection(ctx: Ctx, r: EstimateResult): string[] {
       `${ctx.text(input.file)} (${input.bytes === undefined ? 'size unknown' : `${formatBytes(input.bytes)}, ${formatCount(input.bytes)} bytes`})`,
     ),
     ...row(ctx, 'rows', `${formatCount(input.rows)}: ${formatCount(input.validRows)} valid, ${formatCount(input.superseded)} superseded by a later row`),
+    ...(input.transformOutputs !== undefined
+      ? row(
+          ctx,
+          'transform',
+          `${formatCount(input.transformOutputs)} items out, ${formatCount(input.skippedByTransform ?? 0)} rows skipped (neither written nor rejected); "valid" counts the items`,
+        )
+      : []),
     ...row(
       ctx,
       'rejected',
@@ -539,6 +546,7 @@ export function estimateJson(result: EstimateResult, options: { excerpts?: boole
       bytes: orNull(r.input.bytes),
       rows: r.input.rows,
       validRows: r.input.validRows,
+      ...(r.input.transformOutputs !== undefined ? { skippedByTransform: r.input.skippedByTransform ?? 0, transformOutputs: r.input.transformOutputs } : {}),
       superseded: r.input.superseded,
       rejected: r.input.rejected,
       rejectedByReason: sortedRecord(r.input.rejectedByReason, 0),

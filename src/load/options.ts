@@ -9,6 +9,7 @@ import { DEFAULT_SHARD_SEPARATOR, parseShardRule, type ShardRule, type SuffixBas
 import { defaultOutputPath } from './outputPaths.js';
 import { COLUMN_TYPES, EMPTY_POLICIES, TIMESTAMP_MODES, type ColumnType, type EmptyPolicy, type TimestampMode } from '../typing/typeNames.js';
 import type { KeySchema } from '../shared/types.js';
+import type { LoadedTransform, TransformSource } from './transformModule.js';
 import { DEFAULT_OUTAGE_TIMEOUT_MS } from '../writing/outage.js';
 import { formatFromName, INPUT_FORMATS, type InputFormat } from '../reading/inputFormat.js';
 
@@ -158,6 +159,12 @@ export interface LoadOptions {
   delete?: boolean;
   /** The attribute that says "put" or "delete" per row; dropped from the item. */
   operationColumn?: string;
+  /**
+   * A transform between typing and sharding: the path of a module (relative to the working directory) whose
+   * default export is the function, or the function. It takes each typed item and its origin and returns
+   * an item, several, or nothing to skip the row; it must be deterministic (docs/LOADING.md, "Transforms").
+   */
+  transform?: TransformSource;
 }
 
 /** Sharding options after normalisation; resolved against the table's key schema by load(). */
@@ -219,6 +226,10 @@ export interface NormalizedLoadOptions {
   allowBrokenExportChain: boolean;
   /** --delete and --operation-column; undefined when neither is given. */
   deletes: { all: boolean; column: string | undefined } | undefined;
+  /** --transform as given. */
+  transform: TransformSource | undefined;
+  /** The transform imported (load() sets it, after normalizing and before anything is listed). */
+  transformLoaded?: LoadedTransform | undefined;
 }
 
 const invalid = (name: string, expected: string, value: unknown) =>
@@ -332,6 +343,7 @@ export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean }
     s3PathStyle: raw.s3PathStyle ?? false,
     allowBrokenExportChain: raw.allowBrokenExportChain === true,
     deletes: normalizeDeletes(raw),
+    transform: normalizeTransform(raw, order),
   };
 }
 
@@ -349,6 +361,20 @@ function normalizeCheckpoint(raw: LoadOptions): string | undefined {
   if (raw.input === '-' || (Array.isArray(raw.input) && raw.input.includes('-')))
     throw invalid('checkpointPath', 'used with a file input (stdin cannot be read again to resume); save the input to a file first', raw.checkpointPath);
   return raw.checkpointPath;
+}
+
+function normalizeTransform(raw: LoadOptions, order: OrderMode): TransformSource | undefined {
+  const { transform } = raw;
+  if (transform === undefined) return undefined;
+  if (typeof transform !== 'function' && (typeof transform !== 'string' || transform === ''))
+    throw invalid('transform', "a module's path or a function", transform);
+  // Stripes are cut by the input's keys, and a transform may change them: the auto order then reads through the window.
+  if (order === 'stripes')
+    throw new LoaderError(
+      'INVALID_OPTION',
+      '--order stripes cuts the input by its own partition keys, which --transform may change; use --order auto (which then reads through the window), window, input, round-robin or spread',
+    );
+  return transform;
 }
 
 function normalizePartsDisjoint(raw: LoadOptions): boolean {

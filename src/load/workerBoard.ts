@@ -34,6 +34,9 @@ export interface WorkerDoc {
   rejected: number;
   otherSegments: number;
   notWritten: number;
+  /** --transform: rows it skipped, and the extra items of rows it split (LoadCounters); absent without a transform. */
+  skippedByTransform?: number | undefined;
+  splitWrites?: number | undefined;
   rejectedByReason: Record<string, number>;
   /** The worker's own verdict: every row of its share written or superseded. */
   complete: boolean;
@@ -143,6 +146,7 @@ export function workerDoc(
     rejected: result.rejected,
     otherSegments: result.otherSegments,
     notWritten: result.notWritten,
+    ...(result.transformOutputs !== undefined ? { skippedByTransform: result.skippedByTransform ?? 0, splitWrites: result.splitWrites ?? 0 } : {}),
     rejectedByReason: { ...result.rejectedByReason },
     complete: how.complete ?? result.complete,
     wcu: result.rate.averageWcu,

@@ -51,6 +51,9 @@ export function writeAffectingOptions(opts: NormalizedLoadOptions): Record<strin
     segment: opts.segment ? `${opts.segment.index}/${opts.segment.count}` : null,
     // Only when given: a checkpoint of a worker that read every part looks as before.
     ...(opts.partsDisjoint ? { partsDisjoint: true } : {}),
+    // The transform module's content: another transform could make other items of the same rows, so the done
+    // batches' numbers would name other writes.
+    ...(opts.transform !== undefined ? { transform: opts.transformLoaded?.pin ?? 'not loaded' } : {}),
   };
 }
 
