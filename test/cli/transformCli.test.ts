@@ -14,6 +14,7 @@ import { useLocalAws } from '../support/localAws.js';
 import { rawScan } from '../support/rawScan.js';
 import { readRejects } from '../support/rejects.js';
 import { batchesDone } from '../support/checkpoint.js';
+import { scanAll } from '../support/ddb.js';
 
 beforeAll(assertCliBuilt);
 const aws = useLocalAws({ name: 'transformcli', keys: { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'S' } } });
@@ -242,4 +243,26 @@ describe('--transform', () => {
     expect(items.every((i) => typeof i['title']?.['S'] === 'string' && !(i['title']['S'] as string).endsWith('!'))).toBe(true);
     expect(JSON.parse(await readFile(checkpoint, 'utf8'))).toMatchObject({ status: 'complete' });
   }, 120_000);
+
+  it('a resume from a restart point goes on with the transform counters the point recorded: every row accounted for once', async () => {
+    const table = await newTable();
+    const rows = 40_000;
+    const lines = ['pk,sk,name,kind,qty'];
+    for (let i = 0; i < rows; i++) lines.push(`p${i % 997},${i},n${i},${i % 10 === 0 ? 'split' : i % 10 === 1 ? 'skip' : 'keep'},${i}`);
+    const input = await file('large.csv', lines.join('\n'));
+    const module = await file('rename.mjs', TRANSFORM);
+    const checkpoint = join(dir(), `${++seq}.checkpoint.json`);
+    const args = ['load', input, '--table', table, '--types', 'qty:N', '--transform', module, '--checkpoint', checkpoint, '--order', 'input', '--json'];
+    // Past the restart point at row 16,384 (its batches all done) before the kill.
+    const killed = await cli(args, { kill: { signal: 'SIGKILL', when: () => batchesDone(checkpoint) >= 1000 }, timeoutMs: 120_000 });
+    expect(killed.code, killed.stderr).not.toBe(0);
+    const resumed = await cli(args, { timeoutMs: 120_000 });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toMatch(/reading on from a restart point past the first [\d,]+ rows/);
+    const result = JSON.parse(resumed.stdout) as Counters;
+    expect(result).toMatchObject({ rowsRead: rows, skippedByTransform: rows / 10, splitWrites: rows / 10, transformOutputs: rows, rejected: 0, complete: true });
+    expect(result.written + result.superseded).toBe(rows);
+    // Paginated: the items are over a Scan page's 1 MB.
+    expect(await scanAll(aws.client(), table)).toHaveLength(rows);
+  }, 180_000);
 });
