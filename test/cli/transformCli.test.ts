@@ -265,4 +265,19 @@ describe('--transform', () => {
     // Paginated: the items are over a Scan page's 1 MB.
     expect(await scanAll(aws.client(), table)).toHaveLength(rows);
   }, 180_000);
+
+  it('a TypeScript module loads where Node.js strips types, and is refused with what to do where it does not', async () => {
+    const table = await newTable();
+    const input = await file('rows.csv', 'pk,sk,name\na,1,x\n');
+    const module = await file('typed.ts', 'interface Row { [name: string]: unknown }\nexport default function (item: Row): Row { return { ...item, typed: true }; }\n');
+    const run = await cli(['load', input, '--table', table, '--transform', module, '--json']);
+    const strips = (process.features as { typescript?: unknown }).typescript;
+    if (strips === 'strip' || strips === 'transform') {
+      expect(run.code, run.stderr).toBe(0);
+      expect((await scanned(table))[0]?.['typed']).toEqual({ BOOL: true });
+    } else {
+      expect(run.code).toBe(64);
+      expect(run.stderr).toMatch(/does not run TypeScript itself .* compile it to JavaScript/);
+    }
+  });
 });
