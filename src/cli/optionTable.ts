@@ -220,7 +220,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     description:
       'a JavaScript (or TypeScript, where Node.js strips types) module whose exported function takes each typed item and its origin and returns an item, several, or nothing to skip the row; must be deterministic',
     type: 'path',
-    doc: 'The module\'s default export, applied after typing and before `--shard`; its items are checked as rows are (keys, GSI keys, 400 KB). A throw rejects the row (`TRANSFORM_FAILED`), an invalid return too (`TRANSFORM_OUTPUT_INVALID`); skipped rows are counted as `skippedByTransform`. A checkpoint pins the module\'s SHA-256. See [Transforms](#transforms).',
+    doc: "The module's default export, applied after typing and before `--shard`; its items are checked as rows are (keys, GSI keys, 400 KB). A throw rejects the row (`TRANSFORM_FAILED`), an invalid return too (`TRANSFORM_OUTPUT_INVALID`); skipped rows are counted as `skippedByTransform`. A checkpoint pins the module's SHA-256. See [Transforms](#transforms).",
   },
   {
     flags: '--allow-broken-export-chain',

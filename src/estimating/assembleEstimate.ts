@@ -41,7 +41,16 @@ export interface EstimateParts {
   /** The dry run's counters: rows read, rejected and superseded, and the file. */
   run: Pick<
     LoadResult,
-    'input' | 'bytesRead' | 'rowsRead' | 'rejected' | 'superseded' | 'rejectedByReason' | 'rejectsPath' | 'skippedByTransform' | 'transformOutputs' | 'splitWrites'
+    | 'input'
+    | 'bytesRead'
+    | 'rowsRead'
+    | 'rejected'
+    | 'superseded'
+    | 'rejectedByReason'
+    | 'rejectsPath'
+    | 'skippedByTransform'
+    | 'transformOutputs'
+    | 'splitWrites'
   >;
   table: TableInfo;
   tableSource: EstimateTable['source'];

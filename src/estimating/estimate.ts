@@ -137,7 +137,12 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
     ...(whole
       ? {
           onListed: (set: InputSet) =>
-            (workersPlan = planWorkers(set, whole.workers, { partsDisjoint: whole.partsDisjoint, checkpointPath: opts.checkpointPath, order: opts.order, transform: opts.transform })),
+            (workersPlan = planWorkers(set, whole.workers, {
+              partsDisjoint: whole.partsDisjoint,
+              checkpointPath: opts.checkpointPath,
+              order: opts.order,
+              transform: opts.transform,
+            })),
         }
       : {}),
     onPlanned: (w) => tally!.add(w),

@@ -71,7 +71,10 @@ export function loadStatus(count: number, docs: ReadonlyArray<WorkerDoc | undefi
     // reads every row of a division by key, and each item is one worker's).
     rows: workers.reduce((n, w) => n + (w.doc ? w.doc.rowsRead + (w.doc.splitWrites ?? 0) - w.doc.otherSegments : 0), 0),
     ...(workers.some((w) => w.doc?.skippedByTransform !== undefined)
-      ? { skippedByTransform: workers.reduce((n, w) => n + (w.doc?.skippedByTransform ?? 0), 0), splitWrites: workers.reduce((n, w) => n + (w.doc?.splitWrites ?? 0), 0) }
+      ? {
+          skippedByTransform: workers.reduce((n, w) => n + (w.doc?.skippedByTransform ?? 0), 0),
+          splitWrites: workers.reduce((n, w) => n + (w.doc?.splitWrites ?? 0), 0),
+        }
       : {}),
     written: sum('written'),
     superseded: sum('superseded'),

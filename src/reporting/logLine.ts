@@ -44,7 +44,10 @@ export function progressFields(
   const itemsPerSecond = elapsedS > 0 ? (counters.written - counters.writtenBeforeResume) / elapsedS : 0;
   // Rows the whole input holds, projected from the bytes read; the rest at the pace so far.
   const projectedRows = percent !== undefined && percent > 0 ? counters.rowsRead / (percent / 100) : undefined;
-  const left = projectedRows === undefined ? undefined : projectedRows + writesToAccount(counters) - counters.rowsRead - counters.written - counters.superseded - counters.rejected - counters.otherSegments;
+  const left =
+    projectedRows === undefined
+      ? undefined
+      : projectedRows + writesToAccount(counters) - counters.rowsRead - counters.written - counters.superseded - counters.rejected - counters.otherSegments;
   const etaS = left !== undefined && itemsPerSecond > 0 ? Math.max(0, left / itemsPerSecond) : undefined;
   return {
     type: 'progress',

@@ -24,7 +24,16 @@ export interface GaugeReading {
   counters: Readonly<
     Pick<
       LoadCounters,
-      'rowsRead' | 'written' | 'superseded' | 'rejected' | 'otherSegments' | 'writtenBeforeResume' | 'batches' | 'bytesRead' | 'skippedByTransform' | 'splitWrites'
+      | 'rowsRead'
+      | 'written'
+      | 'superseded'
+      | 'rejected'
+      | 'otherSegments'
+      | 'writtenBeforeResume'
+      | 'batches'
+      | 'bytesRead'
+      | 'skippedByTransform'
+      | 'splitWrites'
     >
   >;
   /** The input's size in bytes, when known (not for stdin). */

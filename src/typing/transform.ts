@@ -56,7 +56,8 @@ export function transformOutputs(result: unknown): Item[] {
 
 function outputItem(value: unknown, index: number | undefined): Item {
   const which = index === undefined ? 'the transform returned' : `the transform returned, as item ${index},`;
-  if (!isPlainObject(value)) throw invalid(`${which} ${describe(value)}; a transform returns an item (an object of attributes), an array of items, or null/undefined to skip the row`);
+  if (!isPlainObject(value))
+    throw invalid(`${which} ${describe(value)}; a transform returns an item (an object of attributes), an array of items, or null/undefined to skip the row`);
   const item = ownRecord<unknown>() as Item;
   for (const name of Object.keys(value)) {
     const element = value[name];
@@ -66,7 +67,10 @@ function outputItem(value: unknown, index: number | undefined): Item {
   }
   const lone = attributeWithLoneSurrogate(item);
   if (lone !== undefined)
-    throw invalid(`${which} an item whose "${lone}" holds a lone UTF-16 surrogate, which UTF-8 cannot encode: DynamoDB would not store what the transform returned`, lone);
+    throw invalid(
+      `${which} an item whose "${lone}" holds a lone UTF-16 surrogate, which UTF-8 cannot encode: DynamoDB would not store what the transform returned`,
+      lone,
+    );
   return item;
 }
 
@@ -90,7 +94,10 @@ function typedValue(value: unknown, path: string, depth: number, field: string):
     }
     return map;
   }
-  throw invalid(`the transform's output: "${path}" is ${describe(value)}, which is no DynamoDB type (string, number or NumberValue, boolean, null, Uint8Array, Set, array, object)`, field);
+  throw invalid(
+    `the transform's output: "${path}" is ${describe(value)}, which is no DynamoDB type (string, number or NumberValue, boolean, null, Uint8Array, Set, array, object)`,
+    field,
+  );
 }
 
 /** A string, number or binary set: non-empty, one kind, numbers canonical (DynamoDB refuses an empty set). */
@@ -99,7 +106,10 @@ function typedSet(set: Set<unknown>, path: string, field: string): Set<unknown> 
   const kinds = new Set([...set].map(setKind));
   const kind = kinds.size === 1 ? [...kinds][0] : undefined;
   if (kind === undefined || kind === 'other')
-    throw invalid(`the transform's output: "${path}" is a Set of ${[...kinds].join(' and ')} values; DynamoDB sets hold only strings, only numbers or only binary values`, field);
+    throw invalid(
+      `the transform's output: "${path}" is a Set of ${[...kinds].join(' and ')} values; DynamoDB sets hold only strings, only numbers or only binary values`,
+      field,
+    );
   if (kind !== 'number') return new Set(set);
   const numbers = new Map<string, NumberValue>();
   for (const element of set) {

@@ -88,8 +88,13 @@ function transformedExpected(model: FileModel, base: Expected, d: Drawn) {
     if (skips(d, line)) return skipped++;
     if ('rejected' in fate) return rejects.set(line, fate.rejected); // its key is missing: refused after the transform
     const item: PlainItem = { ...fate.written };
-    if (d.tag) setOwn(item, TAG, { S: `L${line}` });
-    const sorted = (i: PlainItem) => Object.fromEntries(Object.keys(i).sort().map((k) => [k, i[k]!])) as PlainItem;
+    if (d.tag) setOwn<PlainItem[string]>(item, TAG, { S: `L${line}` });
+    const sorted = (i: PlainItem) =>
+      Object.fromEntries(
+        Object.keys(i)
+          .sort()
+          .map((k) => [k, i[k]!]),
+      ) as PlainItem;
     table.set(fate.key, sorted(item));
     writes++;
     if (d.split) {
@@ -110,7 +115,12 @@ interface Case {
   concurrency: number;
 }
 
-const caseOf = fc.record({ model: fileModel(PROFILE), transform: drawnTransform, order: fc.constantFrom(...ORDERS), concurrency: fc.integer({ min: 1, max: 8 }) });
+const caseOf = fc.record({
+  model: fileModel(PROFILE),
+  transform: drawnTransform,
+  order: fc.constantFrom(...ORDERS),
+  concurrency: fc.integer({ min: 1, max: 8 }),
+});
 
 async function loadAndCheck({ model, transform, order, concurrency }: Case, through: string = endpoint): Promise<void> {
   const file = serialize(model);
@@ -122,7 +132,18 @@ async function loadAndCheck({ model, transform, order, concurrency }: Case, thro
   const table = await newTable();
   try {
     const result = await load(
-      { input, table, endpoint: through, region: 'us-east-1', types: file.types, order, concurrency, rejectsPath, maxAttempts: 100, transform: transformOf(transform) },
+      {
+        input,
+        table,
+        endpoint: through,
+        region: 'us-east-1',
+        types: file.types,
+        order,
+        concurrency,
+        rejectsPath,
+        maxAttempts: 100,
+        transform: transformOf(transform),
+      },
       { random: () => 0, signal: AbortSignal.timeout(60_000) },
     );
     expect({
@@ -132,7 +153,14 @@ async function loadAndCheck({ model, transform, order, concurrency }: Case, thro
       splitWrites: result.splitWrites,
       writtenOrSuperseded: result.written + result.superseded,
       notWritten: result.notWritten,
-    }).toEqual({ rowsRead: model.rows.length, rejected: expected.rejects.size, skippedByTransform: skipped, splitWrites: split, writtenOrSuperseded: expected.good, notWritten: 0 });
+    }).toEqual({
+      rowsRead: model.rows.length,
+      rejected: expected.rejects.size,
+      skippedByTransform: skipped,
+      splitWrites: split,
+      writtenOrSuperseded: expected.good,
+      notWritten: 0,
+    });
     expect(result.rowsRead + (result.splitWrites ?? 0)).toBe(result.written + result.superseded + result.rejected + (result.skippedByTransform ?? 0));
     expect(result.complete).toBe(expected.rejects.size === 0);
     await expectTableAndRejects(endpoint, table, rejectsPath, input, expected);
@@ -142,7 +170,11 @@ async function loadAndCheck({ model, transform, order, concurrency }: Case, thro
 }
 
 describe(`adversarial loads with --transform (${REPLAY(FILE)})`, () => {
-  it.prop([caseOf], fcParams(20))('a drawn transform, any order: the table is the oracle through the transform, counters add up, each reject once', (c) => loadAndCheck(c), 180_000);
+  it.prop([caseOf], fcParams(20))(
+    'a drawn transform, any order: the table is the oracle through the transform, counters add up, each reject once',
+    (c) => loadAndCheck(c),
+    180_000,
+  );
 
   it.prop([caseOf, fc.integer({ min: 1, max: 2 ** 31 - 1 })], fcParams(8))(
     'under injected faults (500, 503, throttling, dropped and lost replies): the same',

@@ -173,7 +173,19 @@ describe('--transform', () => {
     expect(estimate.stderr).toMatch(/rows\.csv:5: TRANSFORM_FAILED: the transform threw: no boom rows here/);
     const report = JSON.parse(estimate.stdout) as { input: { rows: number; validRows: number; skippedByTransform: number; transformOutputs: number } };
     expect(report.input).toMatchObject({ rows: 8, validRows: 6, skippedByTransform: 1, transformOutputs: 7 });
-    const dry = await cli(['load', input, '--table', table, '--types', 'qty:N', '--transform', module, '--dry-run', '--rejects', join(dir(), `${++seq}.r.jsonl`)]);
+    const dry = await cli([
+      'load',
+      input,
+      '--table',
+      table,
+      '--types',
+      'qty:N',
+      '--transform',
+      module,
+      '--dry-run',
+      '--rejects',
+      join(dir(), `${++seq}.r.jsonl`),
+    ]);
     expect([0, 2]).toContain(dry.code);
     expect(dry.stdout + dry.stderr).toMatch(/transform +7 items out, 1 rows skipped/);
     expect(await rawScan(endpoint, table)).toEqual([]);
@@ -224,7 +236,7 @@ describe('--transform', () => {
     const stopped = await cli([...args, '--wcu', '400'], { kill: { signal: 'SIGINT', when: () => batchesDone(checkpoint) >= 4 }, timeoutMs: 120_000 });
     expect(stopped.code, stopped.stderr).toBe(130);
 
-    await writeFile(module, TRANSFORM.replace("rest.title = name;", "rest.title = name + '!';"));
+    await writeFile(module, TRANSFORM.replace('rest.title = name;', "rest.title = name + '!';"));
     const refused = await cli([...args, '--json']);
     expect(refused.code).toBe(78);
     expect(refused.stderr).toMatch(/the --transform module changed since checkpoint .* \("sha256:[0-9a-f]{64}" then, "sha256:[0-9a-f]{64}" now\)/);
@@ -260,7 +272,14 @@ describe('--transform', () => {
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stderr).toMatch(/reading on from a restart point past the first [\d,]+ rows/);
     const result = JSON.parse(resumed.stdout) as Counters;
-    expect(result).toMatchObject({ rowsRead: rows, skippedByTransform: rows / 10, splitWrites: rows / 10, transformOutputs: rows, rejected: 0, complete: true });
+    expect(result).toMatchObject({
+      rowsRead: rows,
+      skippedByTransform: rows / 10,
+      splitWrites: rows / 10,
+      transformOutputs: rows,
+      rejected: 0,
+      complete: true,
+    });
     expect(result.written + result.superseded).toBe(rows);
     // Paginated: the items are over a Scan page's 1 MB.
     expect(await scanAll(aws.client(), table)).toHaveLength(rows);
@@ -269,7 +288,10 @@ describe('--transform', () => {
   it('a TypeScript module loads where Node.js strips types, and is refused with what to do where it does not', async () => {
     const table = await newTable();
     const input = await file('rows.csv', 'pk,sk,name\na,1,x\n');
-    const module = await file('typed.ts', 'interface Row { [name: string]: unknown }\nexport default function (item: Row): Row { return { ...item, typed: true }; }\n');
+    const module = await file(
+      'typed.ts',
+      'interface Row { [name: string]: unknown }\nexport default function (item: Row): Row { return { ...item, typed: true }; }\n',
+    );
     const run = await cli(['load', input, '--table', table, '--transform', module, '--json']);
     const strips = (process.features as { typescript?: unknown }).typescript;
     if (strips === 'strip' || strips === 'transform') {

@@ -266,7 +266,9 @@ describe('writeAffectingOptions', () => {
     const refusal = (saved: Record<string, unknown>, now: Record<string, unknown>) =>
       resumeRefusal({ version: CHECKPOINT_VERSION, input: IDENTITY, options: saved }, IDENTITY, now, 'c.json');
     expect(refusal(a, a)).toBeUndefined();
-    expect(refusal(a, withPin(`sha256:${'b'.repeat(64)}`))).toMatch(/^the --transform module changed since checkpoint c\.json was taken .* restore the module .* delete c\.json/);
+    expect(refusal(a, withPin(`sha256:${'b'.repeat(64)}`))).toMatch(
+      /^the --transform module changed since checkpoint c\.json was taken .* restore the module .* delete c\.json/,
+    );
     expect(refusal(a, recorded(BASE))).toMatch(/^checkpoint c\.json was taken with --transform, and this load runs without one/);
     expect(refusal(recorded(BASE), a)).toMatch(/^checkpoint c\.json was taken without --transform, and this load runs with one/);
   });

@@ -374,7 +374,8 @@ describe('normalizeOptions: transform', () => {
     expect(normalizeOptions({ ...base, transform: './t.mjs' }).transform).toBe('./t.mjs');
     expect(normalizeOptions({ ...base, transform: fn }).transform).toBe(fn);
     expect(normalizeOptions(base).transform).toBeUndefined();
-    for (const bad of ['', 7, {}]) expect(() => normalizeOptions({ ...base, transform: bad as never })).toThrow(/Expected `transform` to be a module's path or a function/);
+    for (const bad of ['', 7, {}])
+      expect(() => normalizeOptions({ ...base, transform: bad as never })).toThrow(/Expected `transform` to be a module's path or a function/);
     expect(() => normalizeOptions({ ...base, transform: './t.mjs', order: 'stripes' })).toThrow(/--order stripes cuts the input by its own partition keys/);
     expect(normalizeOptions({ ...base, transform: './t.mjs', order: 'auto' }).order).toBe('auto');
   });

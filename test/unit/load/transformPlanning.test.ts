@@ -12,8 +12,7 @@ import type { PlannedWrite, RejectedRow } from '../../../src/shared/types.js';
 import { createRowPlanner, type SourceRecord } from '../../../src/typing/planRow.js';
 import type { TransformFunction } from '../../../src/typing/transform.js';
 
-const planner = () =>
-  createRowPlanner({ keySchema: { partitionKey: { name: 'pk', type: 'S' } }, types: {}, infer: false, empty: 'omit', jsonFlavor: 'json' });
+const planner = () => createRowPlanner({ keySchema: { partitionKey: { name: 'pk', type: 'S' } }, types: {}, infer: false, empty: 'omit', jsonFlavor: 'json' });
 const row = (line: number, pk: string, kind: string): SourceRecord => ({
   kind: 'csv',
   origin: { file: 'in.csv', line, raw: `${pk},${kind}` },
@@ -68,8 +67,15 @@ describe('planning with a transform', () => {
     expect(c.splitWrites).toBe(count('split'));
     expect(c.transformOutputs).toBe(count('keep') + 2 * count('split'));
     expect(writes).toHaveLength(count('keep') + 2 * count('split'));
-    expect(rejects.map((r) => r.code).sort()).toEqual([...Array(count('boom')).fill('TRANSFORM_FAILED'), ...Array(count('junk')).fill('TRANSFORM_OUTPUT_INVALID')]);
-    expect(rejects.find((r) => r.code === 'TRANSFORM_FAILED')).toMatchObject({ origin: { file: 'in.csv', line: 5 }, message: 'the transform threw: boom', key: { pk: 'k3' } });
+    expect(rejects.map((r) => r.code).sort()).toEqual([
+      ...Array(count('boom')).fill('TRANSFORM_FAILED'),
+      ...Array(count('junk')).fill('TRANSFORM_OUTPUT_INVALID'),
+    ]);
+    expect(rejects.find((r) => r.code === 'TRANSFORM_FAILED')).toMatchObject({
+      origin: { file: 'in.csv', line: 5 },
+      message: 'the transform threw: boom',
+      key: { pk: 'k3' },
+    });
     // A split row's two writes come one after the other, in the order returned, both of its line.
     const first = writes.findIndex((w) => w.item['pk'] === 'k1');
     expect([writes[first + 1]!.item['pk'], writes[first + 1]!.origin.line]).toEqual(['k1-2', 3]);

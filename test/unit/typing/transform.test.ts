@@ -49,7 +49,10 @@ describe('transformOutputs', () => {
 
   it('refuses what is no item or no DynamoDB value, naming it: TRANSFORM_OUTPUT_INVALID', () => {
     for (const bad of ['text', 7, [1], [{ pk: 'a' }, 'b'], new Map(), new Date(0), { d: new Date(0) }, { f: () => 1 }, { n: NaN }, { n: Infinity }]) {
-      expect(codeOf(() => transformOutputs(bad)), String(bad)).toBe('TRANSFORM_OUTPUT_INVALID');
+      expect(
+        codeOf(() => transformOutputs(bad)),
+        String(bad),
+      ).toBe('TRANSFORM_OUTPUT_INVALID');
     }
     expect(codeOf(() => transformOutputs({ s: new Set() }))).toBe('TRANSFORM_OUTPUT_INVALID');
     expect(codeOf(() => transformOutputs({ s: new Set(['a', 1]) }))).toBe('TRANSFORM_OUTPUT_INVALID');
@@ -82,7 +85,11 @@ describe("the planner's halves around a transform", () => {
     jsonFlavor: 'json',
     indexKeys: [{ index: 'byOwner', name: 'owner', type: 'S', role: 'partition' }],
   });
-  const record = (cells: Record<string, string>, line = 2): SourceRecord => ({ kind: 'csv', origin: { file: 'f.csv', line, raw: Object.values(cells).join(',') }, cells });
+  const record = (cells: Record<string, string>, line = 2): SourceRecord => ({
+    kind: 'csv',
+    origin: { file: 'f.csv', line, raw: Object.values(cells).join(',') },
+    cells,
+  });
 
   it('typed then finish of the same item is plan', () => {
     const rec = record({ pk: 'a', sk: '1', v: 'x' });
