@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadStatus, parseWorkerDoc, SILENT_AFTER_MS } from '../../../src/load/loadStatus.js';
-import { statusExitCode } from '../../../src/cli/statusCommand.js';
+import { statusExitCode, statusText } from '../../../src/cli/statusCommand.js';
 import { HEARTBEAT_MS, rateBeatMs, WORKER_FORMAT, type WorkerDoc } from '../../../src/load/workerBoard.js';
 
 const NOW = Date.parse('2026-11-27T12:00:00.000Z');
@@ -48,6 +48,23 @@ describe('loadStatus', () => {
     expect(s).toMatchObject({ complete: false, finished: true, rejected: 2, rejectedByReason: { TYPE_ERROR: 2 } });
     expect(s.rejectFiles).toEqual([{ segment: '1/2', path: '/s/w1.rejects.jsonl', rejected: 2 }]);
     expect(statusExitCode(s)).toBe(2);
+  });
+
+  it('with --transform: skipped rows summed and shown, split rows counted in rows, so rows = written + superseded + rejected + not written + skipped', () => {
+    // 100 rows each worker reads; 10 split into 2 items (110 writes), 6 skipped; each worker owns half of the items and of the skipped rows.
+    const s = loadStatus(
+      2,
+      [
+        doc('0/2', { rowsRead: 100, splitWrites: 10, skippedByTransform: 3, written: 50, otherSegments: 57 }),
+        doc('1/2', { rowsRead: 100, splitWrites: 10, skippedByTransform: 3, written: 48, rejected: 2, otherSegments: 57, complete: false }),
+      ],
+      NOW,
+      LISTED,
+    );
+    expect(s).toMatchObject({ rows: 106, written: 98, rejected: 2, skippedByTransform: 6, splitWrites: 20 });
+    expect(s.rows).toBe(s.written + s.superseded + s.rejected + s.notWritten + s.skippedByTransform!);
+    expect(statusText({ ...s, listing: 'l.json', listedAt: LISTED, parts: 1, bytes: 1 })).toMatch(/transform +6 rows skipped/);
+    expect(loadStatus(1, [doc('0/1')], NOW, LISTED)).not.toHaveProperty('skippedByTransform');
   });
 
   it('rows divided by key are counted once: each worker counts the rows of its own segment', () => {
