@@ -76,7 +76,7 @@ function outputItem(value: unknown, index: number | undefined): Item {
 
 function typedValue(value: unknown, path: string, depth: number, field: string): unknown {
   if (typeof value === 'string' || typeof value === 'boolean' || value === null) return value;
-  if (value instanceof NumberValue) return number(value.value, path, field);
+  if (isNumberValue(value)) return number(value.value, path, field);
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) throw invalid(`the transform's output: "${path}" is ${value}, which DynamoDB cannot store as a number`, field);
     return number(String(value), path, field);
@@ -113,7 +113,7 @@ function typedSet(set: Set<unknown>, path: string, field: string): Set<unknown> 
   if (kind !== 'number') return new Set(set);
   const numbers = new Map<string, NumberValue>();
   for (const element of set) {
-    const n = number(element instanceof NumberValue ? element.value : String(element as number | bigint), path, field);
+    const n = number(isNumberValue(element) ? element.value : String(element as number | bigint), path, field);
     numbers.set(n.value, n);
   }
   return new Set(numbers.values());
@@ -121,7 +121,7 @@ function typedSet(set: Set<unknown>, path: string, field: string): Set<unknown> 
 
 function setKind(value: unknown): string {
   if (typeof value === 'string') return 'string';
-  if (value instanceof NumberValue || typeof value === 'bigint' || (typeof value === 'number' && Number.isFinite(value))) return 'number';
+  if (isNumberValue(value) || typeof value === 'bigint' || (typeof value === 'number' && Number.isFinite(value))) return 'number';
   if (value instanceof Uint8Array) return 'binary';
   return 'other';
 }
@@ -130,6 +130,20 @@ function number(text: string, path: string, field: string): NumberValue {
   const parsed = parseDynamoNumber(text);
   if (typeof parsed === 'string') throw invalid(`the transform's output: "${path}": ${parsed}`, field);
   return new NumberValue(parsed.text);
+}
+
+/**
+ * lib-dynamodb's NumberValue, also another copy's: a transform module that imports @aws-sdk/lib-dynamodb
+ * from its own node_modules gets another class of the same name, whose instances are not ddb-spread's.
+ */
+function isNumberValue(value: unknown): value is { value: string } {
+  return (
+    value instanceof NumberValue ||
+    (typeof value === 'object' &&
+      value !== null &&
+      (value as object).constructor?.name === 'NumberValue' &&
+      typeof (value as { value?: unknown }).value === 'string')
+  );
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -35,6 +35,19 @@ describe('transformOutputs', () => {
     expect([...(item!['d'] as Set<NumberValue>)].map((n) => n.value)).toEqual(['1', '2']);
   });
 
+  it("takes another copy of lib-dynamodb's NumberValue (a module's own node_modules) as a number", () => {
+    // Another copy's class: same name and shape, not ddb-spread's class.
+    const Other = class {
+      constructor(readonly value: string) {}
+    };
+    Object.defineProperty(Other, 'name', { value: 'NumberValue' });
+    const [item] = transformOutputs({ n: new Other('1.50'), s: new Set([new Other('2')]) });
+    expect(item!['n']).toBeInstanceOf(NumberValue);
+    expect((item!['n'] as NumberValue).value).toBe('1.5');
+    expect([...(item!['s'] as Set<NumberValue>)].map((n) => n.value)).toEqual(['2']);
+    expect(() => transformOutputs({ n: new (class Other {})() })).toThrow(/TRANSFORM|no DynamoDB type/);
+  });
+
   it('copies into prototype-free records: __proto__ and constructor are attribute names', () => {
     const returned = JSON.parse('{"__proto__":"x","constructor":{"__proto__":1}}') as Record<string, unknown>;
     const [item] = transformOutputs(returned);
