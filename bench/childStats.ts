@@ -18,6 +18,8 @@ export interface ChildArgs {
   order?: string;
   /** ddb-spread only: its --key-wcu; the library default when absent. */
   keyWcu?: number;
+  /** ddb-spread only: its --transform module. */
+  transform?: string;
 }
 
 export function childArgs(argv: string[] = process.argv.slice(2)): ChildArgs {
@@ -32,6 +34,7 @@ export function childArgs(argv: string[] = process.argv.slice(2)): ChildArgs {
       rcc: { type: 'boolean', default: false },
       order: { type: 'string' },
       'key-wcu': { type: 'string' },
+      transform: { type: 'string' },
     },
     strict: true,
   });
@@ -46,6 +49,7 @@ export function childArgs(argv: string[] = process.argv.slice(2)): ChildArgs {
     rcc: values.rcc ?? false,
     ...(values.order === undefined ? {} : { order: values.order }),
     ...(values['key-wcu'] === undefined ? {} : { keyWcu: Number(values['key-wcu']) }),
+    ...(values.transform === undefined ? {} : { transform: values.transform }),
   };
 }
 

@@ -66,8 +66,11 @@ export async function plannedWrites(path: string, options: { stripes?: boolean }
         const planning = plan(record);
         const planned = planning instanceof Promise ? await planning : planning;
         if (!planned) continue;
-        const handled = onWrite(planned);
-        if (handled) await handled;
+        // The bench plans without a transform: one write per row (an array only from a transform's split).
+        for (const write of Array.isArray(planned) ? planned : [planned]) {
+          const handled = onWrite(write);
+          if (handled) await handled;
+        }
       }
     },
     async countBatches(orderer) {

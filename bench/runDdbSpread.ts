@@ -26,6 +26,7 @@ const result = await load({
   rejectsPath: args.rejects,
   ...(args.order === undefined ? {} : { order: args.order as LoadOptions['order'] }),
   ...(args.keyWcu === undefined ? {} : { keyWcu: args.keyWcu }),
+  ...(args.transform === undefined ? {} : { transform: args.transform }),
 });
 done(result.written, {
   rowsRead: result.rowsRead,

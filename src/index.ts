@@ -23,3 +23,4 @@ export { queryShards, type QueryShardsOptions } from './querying/queryShards.js'
 export { getSharded, type GetShardedOptions } from './querying/getSharded.js';
 export { itemJsonLine } from './querying/itemJson.js';
 export type { Item } from './shared/types.js';
+export type { TransformFunction, TransformOrigin, TransformResult } from './typing/transform.js';

@@ -70,9 +70,13 @@ export function parseCheckpoint(text: string, path: string): CheckpointFile {
       field(name, isCount, 'a whole number', outcome, 'outcome.');
     field('rejectedByReason', (v) => isRecord(v) && Object.values(v).every(isCount), 'an object of counts', outcome, 'outcome.');
     field('skippedExpired', (v) => v === undefined || isCount(v), 'a whole number', outcome, 'outcome.');
+    for (const name of TRANSFORM_COUNTS) field(name, (v) => v === undefined || isCount(v), 'a whole number', outcome, 'outcome.');
   }
   return value as unknown as CheckpointFile;
 }
+
+/** --transform's counters, in an outcome and a restart point when the load has a transform. */
+const TRANSFORM_COUNTS = ['skippedByTransform', 'transformOutputs', 'splitWrites'];
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -98,6 +102,7 @@ function isRestartPoint(v: unknown): boolean {
     isRecord(v) &&
     ['part', 'row', 'line', 'batch', 'rowsRead', 'otherSegments', 'superseded', 'rejected'].every((name) => isCount(v[name])) &&
     (v['line'] as number) >= 1 &&
+    TRANSFORM_COUNTS.every((name) => v[name] === undefined || isCount(v[name])) &&
     (v['offset'] === undefined || isCount(v['offset'])) &&
     (v['skippedExpired'] === undefined || isCount(v['skippedExpired'])) &&
     (v['sideBySide'] === undefined || isSideBySide(v['sideBySide'], v['part'] as number)) &&

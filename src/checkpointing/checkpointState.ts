@@ -47,6 +47,10 @@ export interface RestartPoint {
   otherSegments: number;
   /** Rows --skip-expired left out before the point; absent: none (and in checkpoints before it). */
   skippedExpired?: number;
+  /** --transform's counters of the rows before the point (LoadCounters); absent without a transform. */
+  skippedByTransform?: number;
+  transformOutputs?: number;
+  splitWrites?: number;
   /** Rows replaced by a later row of their key before the point (as the batcher counted them). */
   superseded: number;
   /**
@@ -167,6 +171,10 @@ export interface LoadOutcome {
   /** Rows --skip-expired left out; absent: none. */
   skippedExpired?: number;
   batches: number;
+  /** --transform's counters (LoadCounters); absent without a transform. */
+  skippedByTransform?: number;
+  transformOutputs?: number;
+  splitWrites?: number;
 }
 
 /** The counters a checkpoint sums over its done batches. */
@@ -203,6 +211,10 @@ export function resumeRefusal(
       return `checkpoint ${path} was taken by an earlier ddb-spread, whose random:N suffixes came from the input's path and line; this one derives them from the seed and the primary key, so resuming would store rows twice: ${startOver} (load again into an empty table)`;
     if (before !== now && key === 'autoReading')
       return `checkpoint ${path} was taken by ${before === 'null' || Number(before) < Number(now) ? 'an earlier' : 'another'} ddb-spread, whose ${options['order'] === 'stripes' ? 'stripes' : 'auto'} order read this input in other batches (reading ${before === 'null' ? 1 : before} then, ${now} now: how an export's data files, small sets and large S3 objects are read, and where restart points fall); resuming would skip rows it never wrote: ${startOver}, or resume with the ddb-spread that took it`;
+    if (before !== now && key === 'transform')
+      return before === 'null' || now === 'null'
+        ? `checkpoint ${path} was taken ${before === 'null' ? 'without' : 'with'} --transform, and this load runs ${now === 'null' ? 'without' : 'with'} one: its batches would hold other items, so resuming would skip rows it never wrote: resume with the same --transform, or ${startOver}`
+        : `the --transform module changed since checkpoint ${path} was taken (${before} then, ${now} now): its outputs could differ, so the batches the checkpoint counts as done would not be this load's; restore the module the load started with, or ${startOver}`;
     if (before !== now) return `option ${key} differs from checkpoint ${path} (${before} then, ${now} now); resume with the same options, or ${startOver}`;
   }
   return undefined;

@@ -107,6 +107,8 @@ export const EXIT_CODE_OF: Readonly<Record<LoaderErrorCode, number>> = {
   SHARD_KEY_COLLISION: EXIT.DATA,
   WRITE_REJECTED: EXIT.DATA,
   RETRIES_EXHAUSTED: EXIT.TEMP_FAIL,
+  TRANSFORM_FAILED: EXIT.DATA,
+  TRANSFORM_OUTPUT_INVALID: EXIT.DATA,
 };
 
 /** The reject counters exitCodeFor* looks at (a LoadResult has them). */

@@ -223,6 +223,17 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     doc: "The table's TTL attribute: a row whose value is a Number of epoch seconds before the load time (fixed when the load starts, kept by its checkpoint) and no more than five years before it is not written, and is counted as `skippedExpired`; strings, sets, a missing attribute and deletes are written as DynamoDB's TTL would keep them, see [Expired rows](#expired-rows)",
   },
   {
+    flags: '--transform <module>',
+    key: 'transform',
+    option: 'transform',
+    group: 'input',
+    commands: LOAD,
+    description:
+      'a JavaScript (or TypeScript, where Node.js strips types) module whose exported function takes each typed item and its origin and returns an item, several, or nothing to skip the row; must be deterministic',
+    type: 'path',
+    doc: "The module's default export, applied after typing and before `--shard`; its items are checked as rows are (keys, GSI keys, 400 KB). A throw rejects the row (`TRANSFORM_FAILED`), an invalid return too (`TRANSFORM_OUTPUT_INVALID`); skipped rows are counted as `skippedByTransform`. A checkpoint pins the module's SHA-256. See [Transforms](#transforms).",
+  },
+  {
     flags: '--allow-broken-export-chain',
     key: 'allowBrokenExportChain',
     option: 'allowBrokenExportChain',

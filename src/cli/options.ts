@@ -30,6 +30,7 @@ export interface LoadFlags {
   allowBrokenExportChain?: boolean;
   delete?: boolean;
   operationColumn?: string;
+  transform?: string;
   inputFormat?: InputFormat;
   delimiter?: string;
   columns?: string[];
@@ -246,5 +247,6 @@ export async function toLoadOptions(input: string | string[], flags: LoadFlags, 
       ...(flags.priceWcuHour !== undefined ? { provisionedPerWcuHour: flags.priceWcuHour } : {}),
     };
   }
+  if (flags.transform !== undefined) options.transform = flags.transform;
   return options;
 }

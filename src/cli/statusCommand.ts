@@ -96,6 +96,11 @@ export function statusText(report: StatusReport): string {
     `  rejected      ${formatCount(report.rejected)}${reasons ? `  (${reasons})` : ''}`,
     ...(report.skippedExpired > 0 ? [`  expired       ${formatCount(report.skippedExpired)}  (--skip-expired: TTL past at the load time)`] : []),
     `  not written   ${formatCount(report.notWritten)}`,
+    ...(report.skippedByTransform !== undefined
+      ? [
+          `  transform     ${formatCount(report.skippedByTransform)} rows skipped (neither written nor rejected), ${formatCount(report.splitWrites ?? 0)} extra items of split rows (in rows read)`,
+        ]
+      : []),
     `  rate          ${formatCount(Math.round(report.wcu))} WCU/s  (${running} of ${report.workers.length} workers running)`,
     ...report.workers.map((w) => `  worker ${w.segment.padEnd(7)}${workerLine(w)}`),
     ...report.rejectFiles.map((f) => `  rejects       ${f.path}  (worker ${f.segment}: ${formatCount(f.rejected)} rows)`),

@@ -25,7 +25,7 @@ import { advisePrewarm } from './prewarmAdvice.js';
 import type { PrewarmPlan } from '../load/prewarmPlan.js';
 import { isGlobalOrder, type OrderMode } from '../ordering/order.js';
 import { findBottleneck } from '../pacing/rateControl.js';
-import type { LoadResult } from '../reporting/result.js';
+import { writesToAccount, type LoadResult } from '../reporting/result.js';
 import type { TableInfo } from '../shared/tableInfo.js';
 
 /** Keys listed as hottest, and considered for shard advice. */
@@ -42,7 +42,20 @@ export interface EstimatePhases {
 /** Everything the estimate's result is made of. */
 export interface EstimateParts {
   /** The dry run's counters: rows read, rejected and superseded, and the file. */
-  run: Pick<LoadResult, 'input' | 'bytesRead' | 'rowsRead' | 'rejected' | 'superseded' | 'rejectedByReason' | 'rejectsPath' | 'skippedExpired'>;
+  run: Pick<
+    LoadResult,
+    | 'input'
+    | 'bytesRead'
+    | 'rowsRead'
+    | 'rejected'
+    | 'superseded'
+    | 'rejectedByReason'
+    | 'rejectsPath'
+    | 'skippedByTransform'
+    | 'transformOutputs'
+    | 'splitWrites'
+    | 'skippedExpired'
+  >;
   table: TableInfo;
   tableSource: EstimateTable['source'];
   rate: EstimateRateChoice;
@@ -167,8 +180,9 @@ function inputOf(run: EstimateParts['run'], superseded: number | undefined): Est
     file: run.input,
     bytes: run.bytesRead > 0 ? run.bytesRead : undefined,
     rows: run.rowsRead,
-    validRows: run.rowsRead - run.rejected - (run.skippedExpired ?? 0),
+    validRows: writesToAccount(run) - run.rejected,
     expired: run.skippedExpired ?? 0,
+    ...(run.transformOutputs !== undefined ? { skippedByTransform: run.skippedByTransform ?? 0, transformOutputs: run.transformOutputs } : {}),
     superseded: superseded ?? run.superseded,
     rejected: run.rejected,
     rejectedByReason: run.rejectedByReason,

@@ -158,7 +158,13 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
     },
     onListed: (set: InputSet) => {
       listedSet = set;
-      if (whole) workersPlan = planWorkers(set, whole.workers, { partsDisjoint: whole.partsDisjoint, checkpointPath: opts.checkpointPath, order: opts.order });
+      if (whole)
+        workersPlan = planWorkers(set, whole.workers, {
+          partsDisjoint: whole.partsDisjoint,
+          checkpointPath: opts.checkpointPath,
+          order: opts.order,
+          transform: opts.transform,
+        });
     },
     onPlanned: (w) => tally!.add(w),
     // The tally keeps of a write its keys and units, and its item only for the GSIs' keys (estimateTally.ts).

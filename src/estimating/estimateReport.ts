@@ -163,6 +163,13 @@ function inputSection(ctx: Ctx, r: EstimateResult): string[] {
     ...(input.expired > 0
       ? row(ctx, 'expired', `${formatCount(input.expired)} (--skip-expired: TTL past at the estimate's load time; not written, not priced)`)
       : []),
+    ...(input.transformOutputs !== undefined
+      ? row(
+          ctx,
+          'transform',
+          `${formatCount(input.transformOutputs)} items out, ${formatCount(input.skippedByTransform ?? 0)} rows skipped (neither written nor rejected); "valid" counts the items`,
+        )
+      : []),
     ...row(
       ctx,
       'rejected',
@@ -604,6 +611,7 @@ export function estimateJson(result: EstimateResult, options: { excerpts?: boole
       rows: r.input.rows,
       validRows: r.input.validRows,
       expired: r.input.expired,
+      ...(r.input.transformOutputs !== undefined ? { skippedByTransform: r.input.skippedByTransform ?? 0, transformOutputs: r.input.transformOutputs } : {}),
       superseded: r.input.superseded,
       rejected: r.input.rejected,
       rejectedByReason: sortedRecord(r.input.rejectedByReason, 0),

@@ -63,10 +63,16 @@ export interface EstimateInput {
   /** Size of the file on disk (compressed size for .gz), when known. */
   bytes: number | undefined;
   rows: number;
-  /** Rows that passed validation and are written: rows - rejected - expired (superseded rows included). */
+  /**
+   * Rows that passed validation and are written: rows - rejected - expired (superseded rows included); with
+   * --transform, the writes: rows + extra items of split rows - rows skipped - expired - rejected.
+   */
   validRows: number;
   /** Rows --skip-expired leaves out (their TTL past at the estimate's load time); 0 without it. */
   expired: number;
+  /** --transform: rows it skipped, and the items it returned; absent without a transform. */
+  skippedByTransform?: number;
+  transformOutputs?: number;
   /** Rows with the same primary key as a later row: only the later one is written. */
   superseded: number;
   rejected: number;

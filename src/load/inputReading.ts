@@ -99,7 +99,8 @@ export async function readingOf(
     if (asked === 'auto') return whole('window', true);
     return whole(onStripes ? 'input' : 'round-robin');
   };
-  if (notGrouped) return notStriped();
+  // Stripes are cut by the input's keys; a transform may write other keys than it reads (--order stripes is refused with one).
+  if (notGrouped || opts.transform !== undefined) return notStriped();
   // A set of plain parts (local files, S3 objects), or one S3 object, is striped across its parts. A dry run reads it so too:
   // the estimate then takes the batches as they come ('own'), as for the window.
   const set = await stripeableParts(inputSet, opts, ctx.restart?.plan !== undefined && !onStripes);

@@ -2,7 +2,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createBatcher } from '../batching/batch.js';
 import { defaultCeiling } from '../pacing/inFlight.js';
 import type { LoadEvent, LoadResult } from '../reporting/events.js';
-import type { DivisionSummary } from '../reporting/result.js';
+import { writesToAccount, type DivisionSummary } from '../reporting/result.js';
 import { LoaderError, bug } from '../shared/errors.js';
 import { RejectSink } from '../reporting/rejectSink.js';
 import type { TableInfo } from '../shared/tableInfo.js';
@@ -25,6 +25,7 @@ import { CostGuard } from './costGuard.js';
 import { usdPerUnit } from '../pacing/unitPrices.js';
 import { formatPrice } from '../shared/format.js';
 import type { PlannedWrite } from '../shared/types.js';
+import { loadTransform } from './transformModule.js';
 
 export type { DryRun, LoadDependencies, TestSeams } from './loadDependencies.js';
 
@@ -105,6 +106,8 @@ function hasRandomRule(rules: LoadOptions['shard']): boolean {
 async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<DryRunOutcome> {
   const startedAt = performance.now();
   const opts = normalizeOptions(options, { dryRun: deps.dryRun !== undefined });
+  // Imported before anything is listed or described: a wrong module costs nothing.
+  if (opts.transform !== undefined) opts.transformLoaded = await loadTransform(opts.transform);
   const emit = deps.onEvent ?? (() => undefined);
   const now = deps.now ?? (() => performance.now());
   const disposer = new Disposer();
@@ -122,6 +125,7 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<D
   const facts: LoadFacts = { started: false };
   const rejects = new RejectSink(opts.rejectsPath);
   const tally = new LoadTally();
+  if (opts.transformLoaded) tally.countTransform();
   const stop = new LoadStop(deps.signal);
   // The load's course for the report; a dry run's has no time to speak of.
   const timeline = deps.dryRun ? undefined : new TimelineRecorder({ bucketMs: deps.testSeams?.timelineBucketMs });
@@ -233,6 +237,7 @@ function batchesOfLoad(prepared: PreparedLoad, opts: NormalizedLoadOptions, repo
     {
       file: input.name,
       planner: prepared.planner,
+      transform: opts.transformLoaded?.fn,
       segment: prepared.segment,
       onPlanned,
       onSkipped: prepared.onSkipped,
@@ -386,9 +391,9 @@ function outcomeOf(final: LoadResult, stop: LoadStop, started: boolean): LoadRes
     if (started) error.result = final;
     throw error;
   }
-  if (final.written + final.superseded + final.rejected + final.otherSegments + (final.skippedExpired ?? 0) !== final.rowsRead) {
+  if (final.written + final.superseded + final.rejected + final.otherSegments !== writesToAccount(final)) {
     const wrong = bug(
-      `row accounting does not add up: read ${final.rowsRead}, written ${final.written}, superseded ${final.superseded}, rejected ${final.rejected}, other segments ${final.otherSegments}, expired ${final.skippedExpired ?? 0}`,
+      `row accounting does not add up: read ${final.rowsRead}${final.transformOutputs !== undefined ? ` (transform: ${final.splitWrites ?? 0} split writes, ${final.skippedByTransform ?? 0} skipped)` : ''}, written ${final.written}, superseded ${final.superseded}, rejected ${final.rejected}, other segments ${final.otherSegments}, expired ${final.skippedExpired ?? 0}`,
     );
     wrong.result = final;
     throw wrong;

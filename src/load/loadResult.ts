@@ -1,6 +1,6 @@
 import { findBottleneck, type RateSnapshot } from '../pacing/rateControl.js';
 import type { OrderMode } from '../ordering/order.js';
-import type { DivisionSummary, LoadResult, RateSummary } from '../reporting/result.js';
+import { writesToAccount, type DivisionSummary, type LoadResult, type RateSummary } from '../reporting/result.js';
 import type { LoadTally } from './loadTally.js';
 import type { CapacityReportsSummary } from '../pacing/capacityReports.js';
 import type { SkippedPart } from '../reading/listing.js';
@@ -77,13 +77,13 @@ export function loadResult(tally: LoadTally, facts: ResultFacts): LoadResult {
     capacityReports: facts.capacityReports,
     ...(facts.timeline ? { timeline: facts.timeline } : {}),
     skipped: [...(facts.skipped ?? [])],
-    notWritten: counters.rowsRead - counters.written - counters.superseded - counters.rejected - counters.otherSegments - (counters.skippedExpired ?? 0),
+    notWritten: writesToAccount(counters) - counters.written - counters.superseded - counters.rejected - counters.otherSegments,
     // Every row of the input (read to its end, not stopped) written or superseded (or another segment's).
     complete:
       tally.inputEnded &&
       facts.stopped !== true &&
       counters.rejected === 0 &&
-      counters.written + counters.superseded + counters.otherSegments + (counters.skippedExpired ?? 0) === counters.rowsRead,
+      counters.written + counters.superseded + counters.otherSegments === writesToAccount(counters),
   };
 }
 

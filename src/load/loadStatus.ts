@@ -31,6 +31,9 @@ export interface LoadStatus {
   finished: boolean;
   /** Rows of the input read so far: each counted by the one worker whose row it is. */
   rows: number;
+  /** --transform: rows skipped by it, and extra items of split rows (counted in `rows`), over all workers. */
+  skippedByTransform?: number;
+  splitWrites?: number;
   written: number;
   superseded: number;
   rejected: number;
@@ -66,7 +69,15 @@ export function loadStatus(count: number, docs: ReadonlyArray<WorkerDoc | undefi
     workers,
     finished,
     complete: finished && workers.every((w) => w.doc!.complete),
-    rows: workers.reduce((n, w) => n + (w.doc ? w.doc.rowsRead - w.doc.otherSegments : 0), 0),
+    // What each worker accounts for as its own: with a transform, the extra items of split rows too (each worker
+    // reads every row of a division by key, and each item is one worker's).
+    rows: workers.reduce((n, w) => n + (w.doc ? w.doc.rowsRead + (w.doc.splitWrites ?? 0) - w.doc.otherSegments : 0), 0),
+    ...(workers.some((w) => w.doc?.skippedByTransform !== undefined)
+      ? {
+          skippedByTransform: workers.reduce((n, w) => n + (w.doc?.skippedByTransform ?? 0), 0),
+          splitWrites: workers.reduce((n, w) => n + (w.doc?.splitWrites ?? 0), 0),
+        }
+      : {}),
     written: sum('written'),
     superseded: sum('superseded'),
     rejected: sum('rejected'),

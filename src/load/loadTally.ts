@@ -1,7 +1,7 @@
 import type { BatchOutcome } from '../writing/writeBatch.js';
 import type { LoadOutcome } from '../checkpointing/checkpointState.js';
 import { createHotKeySketch } from '../shared/heavyHitters.js';
-import type { LoadCounters } from '../reporting/result.js';
+import { writesToAccount, type LoadCounters } from '../reporting/result.js';
 import type { PlannedWrite } from '../shared/types.js';
 import { ownRecord, ownValue, setOwn } from '../shared/ownRecord.js';
 
@@ -135,11 +135,25 @@ export class LoadTally {
    * Goes on from a restart point (after resume()): the rows before it are not read again, so their counts
    * come from the point. Superseded rows an earlier run revived are taken off as reading them again would.
    */
-  resumeAt(point: { rowsRead: number; otherSegments: number; skippedExpired?: number | undefined; superseded: number; batch: number }): void {
+  resumeAt(point: {
+    rowsRead: number;
+    otherSegments: number;
+    superseded: number;
+    batch: number;
+    skippedExpired?: number | undefined;
+    skippedByTransform?: number | undefined;
+    transformOutputs?: number | undefined;
+    splitWrites?: number | undefined;
+  }): void {
     const c = this.counters;
     c.rowsRead = point.rowsRead;
     c.otherSegments = point.otherSegments;
     c.skippedExpired = point.skippedExpired ?? 0;
+    if (c.transformOutputs !== undefined) {
+      c.skippedByTransform = point.skippedByTransform ?? 0;
+      c.transformOutputs = point.transformOutputs ?? 0;
+      c.splitWrites = point.splitWrites ?? 0;
+    }
     c.batches = point.batch;
     const taken = Math.min(point.superseded, this.#revivedBeforeResume);
     this.#revivedBeforeResume -= taken;
@@ -156,16 +170,54 @@ export class LoadTally {
     this.inputEnded = true;
   }
 
-  /** Every row read is written, superseded, rejected, another segment's or skipped as expired. */
+  /** Every row read is written, superseded, rejected or another segment's (or skipped by the transform, or as expired). */
   get accounted(): boolean {
-    const { rowsRead, written, superseded, rejected, otherSegments, skippedExpired = 0 } = this.counters;
-    return written + superseded + rejected + otherSegments + skippedExpired === rowsRead;
+    const { written, superseded, rejected, otherSegments } = this.counters;
+    return written + superseded + rejected + otherSegments === writesToAccount(this.counters);
   }
 
   /** What a finished checkpoint keeps of the load. */
   outcome(): LoadOutcome {
     const { rowsRead, written, superseded, rejected, rejectedByReason, otherSegments, skippedExpired = 0, batches } = this.counters;
     // Only when some: a finished checkpoint of a load without --skip-expired looks as before.
-    return { rowsRead, written, superseded, rejected, rejectedByReason, otherSegments, ...(skippedExpired > 0 ? { skippedExpired } : {}), batches };
+    return {
+      rowsRead,
+      written,
+      superseded,
+      rejected,
+      rejectedByReason,
+      otherSegments,
+      ...(skippedExpired > 0 ? { skippedExpired } : {}),
+      batches,
+      ...this.transformCounts(),
+    };
+  }
+
+  /** Counts a transform's counters from 0: a load with --transform reports them, one without does not. */
+  countTransform(): void {
+    const c = this.counters;
+    c.skippedByTransform ??= 0;
+    c.transformOutputs ??= 0;
+    c.splitWrites ??= 0;
+  }
+
+  /**
+   * A row the transform returned `outputs` items for (0: skipped, by this worker when `own`; a row another
+   * segment's worker counts as skipped is another segment's here). Each item is then a write like a row's.
+   */
+  transformed(outputs: number, own = true): void {
+    const c = this.counters;
+    c.transformOutputs = (c.transformOutputs ?? 0) + outputs;
+    if (outputs > 1) c.splitWrites = (c.splitWrites ?? 0) + outputs - 1;
+    if (outputs === 0) {
+      if (own) c.skippedByTransform = (c.skippedByTransform ?? 0) + 1;
+      else c.otherSegments++;
+    }
+  }
+
+  /** The transform's counters, when the load has a transform (for checkpoints and restart points). */
+  transformCounts(): { skippedByTransform?: number; transformOutputs?: number; splitWrites?: number } {
+    const { skippedByTransform, transformOutputs, splitWrites } = this.counters;
+    return transformOutputs === undefined ? {} : { skippedByTransform: skippedByTransform ?? 0, transformOutputs, splitWrites: splitWrites ?? 0 };
   }
 }

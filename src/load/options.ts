@@ -9,6 +9,7 @@ import { DEFAULT_SHARD_SEPARATOR, parseShardRule, type ShardRule, type SuffixBas
 import { defaultOutputPath } from './outputPaths.js';
 import { COLUMN_TYPES, EMPTY_POLICIES, TIMESTAMP_MODES, type ColumnType, type EmptyPolicy, type TimestampMode } from '../typing/typeNames.js';
 import type { KeySchema } from '../shared/types.js';
+import type { LoadedTransform, TransformSource } from './transformModule.js';
 import { DEFAULT_OUTAGE_TIMEOUT_MS } from '../writing/outage.js';
 import { formatFromName, INPUT_FORMATS, type InputFormat } from '../reading/inputFormat.js';
 import { DEFAULT_PRICES, type Prices } from '../pacing/unitPrices.js';
@@ -187,6 +188,12 @@ export interface LoadOptions {
   maxCostEstimate?: { writeUnits: number; source: string };
   /** Unit prices for the estimate and the cost guard. @default us-east-1's (pacing/unitPrices.ts) */
   prices?: Partial<Prices>;
+  /**
+   * A transform between typing and sharding: the path of a module (relative to the working directory) whose
+   * default export is the function, or the function. It takes each typed item and its origin and returns
+   * an item, several, or nothing to skip the row; it must be deterministic (docs/REFERENCE.md, "Transforms").
+   */
+  transform?: TransformSource;
 }
 
 /** Sharding options after normalisation; resolved against the table's key schema by load(). */
@@ -255,6 +262,10 @@ export interface NormalizedLoadOptions {
   maxCost:
     | { usd: number; prices: Pick<Prices, 'onDemandPerMillionWrites' | 'provisionedPerWcuHour'>; estimate: { writeUnits: number; source: string } | undefined }
     | undefined;
+  /** --transform as given. */
+  transform: TransformSource | undefined;
+  /** The transform imported (load() sets it, after normalizing and before anything is listed). */
+  transformLoaded?: LoadedTransform | undefined;
 }
 
 const invalid = (name: string, expected: string, value: unknown) =>
@@ -371,6 +382,7 @@ export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean }
     deletes: normalizeDeletes(raw),
     skipExpired: normalizeSkipExpired(raw),
     maxCost: normalizeMaxCost(raw),
+    transform: normalizeTransform(raw, order),
   };
 }
 
@@ -435,6 +447,20 @@ function normalizeCheckpoint(raw: LoadOptions): string | undefined {
   if (raw.input === '-' || (Array.isArray(raw.input) && raw.input.includes('-')))
     throw invalid('checkpointPath', 'used with a file input (stdin cannot be read again to resume); save the input to a file first', raw.checkpointPath);
   return raw.checkpointPath;
+}
+
+function normalizeTransform(raw: LoadOptions, order: OrderMode): TransformSource | undefined {
+  const { transform } = raw;
+  if (transform === undefined) return undefined;
+  if (typeof transform !== 'function' && (typeof transform !== 'string' || transform === ''))
+    throw invalid('transform', "a module's path or a function", transform);
+  // Stripes are cut by the input's keys, and a transform may change them: the auto order then reads through the window.
+  if (order === 'stripes')
+    throw new LoaderError(
+      'INVALID_OPTION',
+      '--order stripes cuts the input by its own partition keys, which --transform may change; use --order auto (which then reads through the window), window, input, round-robin or spread',
+    );
+  return transform;
 }
 
 function normalizePartsDisjoint(raw: LoadOptions): boolean {

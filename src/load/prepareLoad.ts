@@ -511,6 +511,9 @@ async function stagesOf(
     const own = planner;
     planner = {
       plan: (record) => own.plan(record),
+      typed: (record) => own.typed(record),
+      finish: (typed, item, transformed) => own.finish(typed, item, transformed),
+      rejection: (typed, error) => own.rejection(typed, error),
       get suspectedDynamoJsonLine() {
         return elsewhere.suspected();
       },
@@ -576,6 +579,8 @@ function planningElsewhere(
   const { opts, mode } = ctx;
   if (!mode.planElsewhere?.(ready.tableInfo) || reading.parts !== 0 || reading.records !== ready.input.records) return undefined;
   if (ready.restart || ctx.facts.division?.by === 'chain' || ready.input.position().row >= 0) return undefined;
+  // A transform runs on the typed item, --skip-expired reads the TTL attribute: both need the item on this thread.
+  if (opts.transform !== undefined || opts.skipExpired !== undefined) return undefined;
   const parts = planningParts(ready.inputSet, opts.inputFormat);
   if (!parts) return undefined;
   try {

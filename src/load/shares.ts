@@ -51,6 +51,8 @@ export interface DivisionOptions {
   /** --checkpoint: a chain is divided by part only with one (see above). */
   checkpointPath?: string | undefined;
   order?: OrderMode | undefined;
+  /** --transform: it may write a key read in one part from another part's rows too, so parts are divided only under --parts-disjoint. */
+  transform?: unknown;
 }
 
 /** Orders that hold nothing across an export boundary once emptied there (WriteOrderer.restart). */
@@ -63,6 +65,11 @@ export function divisionOf(set: Pick<InputSet, 'parts' | 'exports'>, options: Di
     return {
       by: 'keys',
       why: `${set.parts.length === 1 ? 'one part' : `${set.parts.length} parts`} for ${segment.count} workers: every worker reads every part and writes the keys of its segment`,
+    };
+  if (options.transform !== undefined && !options.partsDisjoint)
+    return {
+      by: 'keys',
+      why: '--transform may write keys its input does not hold where they are (pass --parts-disjoint if no key it writes comes from two parts): every worker reads every part and writes the keys of its segment',
     };
   const allExport = set.parts.every((p) => p.format !== undefined && p.format.startsWith('export-'));
   // An export chain before --parts-disjoint: an item changed in a window is in the full export and in that

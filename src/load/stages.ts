@@ -2,9 +2,10 @@ import type { Batch, Batcher } from '../batching/batch.js';
 import { isGlobalOrder, type OrderMode } from '../ordering/order.js';
 import type { WriteOrderer } from '../ordering/writeOrderer.js';
 import type { LoadEvent } from '../reporting/events.js';
-import type { PlannedWrite, RejectedRow, RowOrigin } from '../shared/types.js';
-import { bug } from '../shared/errors.js';
-import { isRejected, type RowPlanner, type SourceRecord } from '../typing/planRow.js';
+import type { Item, PlannedWrite, RejectedRow, RowOrigin } from '../shared/types.js';
+import { bug, RowError } from '../shared/errors.js';
+import { isRejected, type RowPlanner, type SourceRecord, type TypedRow } from '../typing/planRow.js';
+import { transformFailure, transformOutputs, type TransformFunction } from '../typing/transform.js';
 import type { LoadStop } from './loadStop.js';
 import type { LoadTally } from './loadTally.js';
 import type { Restarts } from './restartPoints.js';
@@ -34,6 +35,8 @@ export interface Stages {
   /** The input's name, for messages. */
   file: string;
   planner: RowPlanner;
+  /** --transform: between typing and sharding, each row's item becomes the items it returns. */
+  transform?: TransformFunction | undefined;
   /** Load only this segment's rows (--segment). */
   segment: Segment | undefined;
   /** What goes on to the order for each planned write (a dry run's slimmer copy). */
@@ -137,22 +140,35 @@ export async function* batchesOf(records: AsyncGenerator<SourceRecord | SourceRe
               yield last;
             }
             const { rowsRead, otherSegments, skippedExpired = 0, rejected } = report.tally.counters;
-            restarts!.reached({ ...place, batch: batches, rowsRead, otherSegments, ...(skippedExpired > 0 ? { skippedExpired } : {}), superseded, rejected });
+            restarts!.reached({
+              ...place,
+              batch: batches,
+              rowsRead,
+              otherSegments,
+              ...(skippedExpired > 0 ? { skippedExpired } : {}),
+              superseded,
+              rejected,
+              ...report.tally.transformCounts(),
+            });
           }
         }
         const planning = plan(record);
-        // Awaited only when the row went to the reject file: an await per row costs a turn of the event loop.
+        // Awaited only when the row went to the reject file (or an async transform): an await per row costs a turn of the event loop.
         const planned = planning instanceof Promise ? await planning : planning;
         if (!planned) continue;
-        const now = orderer.passThrough(planned);
-        if (now) {
-          const full = batch(now);
-          if (full) yield full;
-        } else {
-          // The window hands writes on without a promise too, but at the rows where it looks at its keys.
-          for (const write of orderer.pushNow(planned) ?? (await orderer.push(planned))) {
-            const full = batch(write);
+        // A row a transform split: its writes go on in the order it returned them, so a key's writes keep it.
+        const writes = Array.isArray(planned) ? planned : [planned];
+        for (const write of writes) {
+          const now = orderer.passThrough(write);
+          if (now) {
+            const full = batch(now);
             if (full) yield full;
+          } else {
+            // The window hands writes on without a promise too, but at the rows where it looks at its keys.
+            for (const held of orderer.pushNow(write) ?? (await orderer.push(write))) {
+              const full = batch(held);
+              if (full) yield full;
+            }
           }
         }
         report.progress();
@@ -177,20 +193,22 @@ export async function* batchesOf(records: AsyncGenerator<SourceRecord | SourceRe
   if (last && stages.sendLast()) yield last;
 }
 
+/** What planning makes of one record: a write, a transform's several, or nothing (accounted for already). */
+export type Planned = PlannedWrite | PlannedWrite[] | undefined;
+
 /**
- * Typing and keys: each record becomes the write that goes on, or is accounted for here (rejected, or a
- * row of another segment) and comes back undefined.
+ * Typing and keys: each record becomes the write that goes on (with --transform, the writes of the items it
+ * returned), or is accounted for here (rejected, skipped by the transform, or a row of another segment) and
+ * comes back undefined.
  */
 export function planning(
-  stages: Pick<Stages, 'file' | 'planner' | 'segment' | 'onPlanned' | 'onSkipped' | 'expiry'>,
+  stages: Pick<Stages, 'file' | 'planner' | 'transform' | 'segment' | 'onPlanned' | 'onSkipped' | 'expiry'>,
   report: Omit<StageReport, 'stop' | 'progress'>,
-): (record: SourceRecord) => PlannedWrite | undefined | Promise<undefined> {
-  const { planner, segment, expiry } = stages;
+): (record: SourceRecord) => Planned | Promise<Planned> {
+  const { planner, segment, transform, expiry } = stages;
   let warnedDynamoJson = false;
   let warnedTtlText = false;
-  return (record) => {
-    report.tally.rowRead();
-    const planned = planner.plan(record);
+  const warnDynamoJson = () => {
     if (!warnedDynamoJson && planner.suspectedDynamoJsonLine !== undefined) {
       warnedDynamoJson = true;
       report.emit({
@@ -198,34 +216,111 @@ export function planning(
         message: `line ${planner.suspectedDynamoJsonLine} of ${stages.file} looks like DynamoDB JSON ({"attr":{"S":"..."}}) but is read as plain JSON; pass --input-format ddb-json if it is DynamoDB JSON`,
       });
     }
-    if (isRejected(planned)) {
-      stages.onSkipped?.(planned.origin);
-      if (segment && segmentOfLine(planned.origin.line, segment.count) !== segment.index) report.tally.otherSegment();
-      else return report.rejections.reject(planned).then(() => undefined);
-      return undefined;
-    }
-    if (segment && segmentOfWrite(planned, segment.count) !== segment.index) {
-      stages.onSkipped?.(planned.origin);
+  };
+  /** A row (or a transform's item) that cannot be written: this worker's reject, or another segment's (by its line). */
+  const rejected = (row: RejectedRow): Promise<undefined> | undefined => {
+    stages.onSkipped?.(row.origin);
+    if (segment && segmentOfLine(row.origin.line, segment.count) !== segment.index) report.tally.otherSegment();
+    else return report.rejections.reject(row).then(() => undefined);
+    return undefined;
+  };
+  /** A write of this worker's segment, or undefined when it is another's (counted so). */
+  const own = (write: PlannedWrite): PlannedWrite | undefined => {
+    if (segment && segmentOfWrite(write, segment.count) !== segment.index) {
+      stages.onSkipped?.(write.origin);
       report.tally.otherSegment();
       return undefined;
     }
     // After the segment: a row is another worker's before it is anyone's expired row, so the workers' counts add up.
-    // A delete is a delete whatever its TTL: only puts are judged.
-    if (expiry && planned.op !== 'delete') {
-      const verdict = expiryOf(planned.item, expiry.attribute, expiry.at);
+    // A delete is a delete whatever its TTL: only puts are judged (a transform's items each as a row's).
+    if (expiry && write.op !== 'delete') {
+      const verdict = expiryOf(write.item, expiry.attribute, expiry.at);
       if (verdict === 'expired') {
-        stages.onSkipped?.(planned.origin);
+        stages.onSkipped?.(write.origin);
         report.tally.skippedExpired();
         return undefined;
       }
-      if (!warnedTtlText && verdict === 'not-a-number' && looksNumeric(planned.item, expiry.attribute)) {
+      if (!warnedTtlText && verdict === 'not-a-number' && looksNumeric(write.item, expiry.attribute)) {
         warnedTtlText = true;
         report.emit({
           type: 'warning',
-          message: `line ${planned.origin.line} of ${planned.origin.file}: the --skip-expired attribute ${expiry.attribute} is a string, which DynamoDB's TTL ignores (it expires only Numbers), so such rows are written; pass --types ${expiry.attribute}:N if it holds epoch seconds`,
+          message: `line ${write.origin.line} of ${write.origin.file}: the --skip-expired attribute ${expiry.attribute} is a string, which DynamoDB's TTL ignores (it expires only Numbers), so such rows are written; pass --types ${expiry.attribute}:N if it holds epoch seconds`,
         });
       }
     }
-    return stages.onPlanned(planned);
+    return stages.onPlanned(write);
   };
+  if (!transform)
+    return (record) => {
+      report.tally.rowRead();
+      const planned = planner.plan(record);
+      warnDynamoJson();
+      return isRejected(planned) ? rejected(planned) : own(planned);
+    };
+  /** The items a transform returned for a typed row (or its throw), planned: each checked as any row's item. */
+  const outputs = (typed: TypedRow, result: unknown): Planned | Promise<Planned> => {
+    let items: Item[];
+    try {
+      items = transformOutputs(result);
+    } catch (error) {
+      // Invalid: the row is rejected whole (no item of it written), as one reject of its line.
+      if (!(error instanceof RowError)) throw error;
+      return rejected(planner.rejection(typed, error));
+    }
+    const { origin } = typed.record;
+    // A skipped row has no key: it is the worker's of its line, as a rejected row is.
+    report.tally.transformed(items.length, !segment || segmentOfLine(origin.line, segment.count) === segment.index);
+    if (items.length === 0) {
+      stages.onSkipped?.(origin);
+      return undefined;
+    }
+    const writes: PlannedWrite[] = [];
+    let waits: Array<Promise<undefined>> | undefined;
+    for (const item of items) {
+      const planned = planner.finish(typed, item, true);
+      if (isRejected(planned)) {
+        const wait = rejected(planned);
+        if (wait) (waits ??= []).push(wait);
+      } else {
+        const write = own(planned);
+        if (write) writes.push(write);
+      }
+    }
+    const planned: Planned = writes.length === 0 ? undefined : writes.length === 1 ? writes[0] : writes;
+    return waits ? Promise.all(waits).then(() => planned) : planned;
+  };
+  return (record) => {
+    report.tally.rowRead();
+    const typed = planner.typed(record);
+    warnDynamoJson();
+    if (isRejected(typed)) return rejected(typed);
+    const { origin } = record;
+    let result: unknown;
+    try {
+      result = transform(typed.item, {
+        file: origin.file,
+        line: origin.line,
+        ...(origin.part !== undefined ? { part: origin.part } : {}),
+        op: typed.isDelete ? 'delete' : 'put',
+      });
+    } catch (error) {
+      return failed(typed, error);
+    }
+    // Awaited only for an async transform: a synchronous one costs no turn of the event loop.
+    if (isThenable(result))
+      return Promise.resolve(result).then(
+        (value) => outputs(typed, value),
+        (error: unknown) => failed(typed, error),
+      );
+    return outputs(typed, result);
+  };
+
+  /** A transform that threw (or whose promise rejected): the row's reject, TRANSFORM_FAILED with its message; the load goes on. */
+  function failed(typed: TypedRow, error: unknown): Promise<undefined> | undefined {
+    return rejected(planner.rejection(typed, transformFailure(error)));
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }

@@ -36,6 +36,9 @@ export interface WorkerDoc {
   /** Rows --skip-expired left out; absent in documents of a ddb-spread before it. */
   skippedExpired?: number;
   notWritten: number;
+  /** --transform: rows it skipped, and the extra items of rows it split (LoadCounters); absent without a transform. */
+  skippedByTransform?: number | undefined;
+  splitWrites?: number | undefined;
   rejectedByReason: Record<string, number>;
   /** The worker's own verdict: every row of its share written or superseded. */
   complete: boolean;
@@ -146,6 +149,7 @@ export function workerDoc(
     otherSegments: result.otherSegments,
     skippedExpired: result.skippedExpired ?? 0,
     notWritten: result.notWritten,
+    ...(result.transformOutputs !== undefined ? { skippedByTransform: result.skippedByTransform ?? 0, splitWrites: result.splitWrites ?? 0 } : {}),
     rejectedByReason: { ...result.rejectedByReason },
     complete: how.complete ?? result.complete,
     wcu: result.rate.averageWcu,

@@ -298,8 +298,9 @@ export const PAGE_SCRIPT = String.raw`
   }
   var byReason = Object.keys(report.rejectedByReason || {}).reduce(function (s, k) { return s + report.rejectedByReason[k]; }, 0);
   if (byReason !== report.rejected) failures.push('rejects by reason add up to ' + byReason + ', the report says ' + report.rejected + ' rejected');
-  var accounted = report.written + report.superseded + report.rejected + (report.otherSegments || 0) + (report.skippedExpired || 0) + report.notWritten;
-  if (accounted !== report.rowsRead) failures.push('written, superseded, rejected, other segments and not written add up to ' + accounted + ', not the ' + report.rowsRead + ' rows read');
+  var accounted = report.written + report.superseded + report.rejected + (report.otherSegments || 0) + report.notWritten;
+  var toAccount = report.rowsRead + (report.splitWrites || 0) - (report.skippedByTransform || 0) - (report.skippedExpired || 0);
+  if (accounted !== toAccount) failures.push('written, superseded, rejected, other segments and not written add up to ' + accounted + ', not the ' + toAccount + ' writes of the rows read');
   Array.prototype.forEach.call(document.querySelectorAll('[data-value][data-figure]'), function (node) {
     var want = path(report, node.dataset.figure);
     if (typeof want !== 'number' || round1(want) !== Number(node.dataset.value)) failures.push(node.dataset.figure + ' is shown as ' + node.dataset.value + ', the report says ' + want);

@@ -1,6 +1,6 @@
 import type { RateSnapshot } from '../pacing/rateControl.js';
 import { formatCount, formatDuration, formatPercent } from '../shared/format.js';
-import type { LoadCounters } from './result.js';
+import { writesToAccount, type LoadCounters } from './result.js';
 import { mergeOwn } from '../shared/ownRecord.js';
 
 /**
@@ -47,7 +47,7 @@ export function progressFields(
   const left =
     projectedRows === undefined
       ? undefined
-      : projectedRows - counters.written - counters.superseded - counters.rejected - counters.otherSegments - (counters.skippedExpired ?? 0);
+      : projectedRows + writesToAccount(counters) - counters.rowsRead - counters.written - counters.superseded - counters.rejected - counters.otherSegments;
   const etaS = left !== undefined && itemsPerSecond > 0 ? Math.max(0, left / itemsPerSecond) : undefined;
   return {
     type: 'progress',

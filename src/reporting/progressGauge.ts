@@ -1,4 +1,4 @@
-import type { LoadCounters } from './result.js';
+import { writesToAccount, type LoadCounters } from './result.js';
 
 /**
  * What a load is doing, as the progress line names it:
@@ -24,7 +24,17 @@ export interface GaugeReading {
   counters: Readonly<
     Pick<
       LoadCounters,
-      'rowsRead' | 'written' | 'superseded' | 'rejected' | 'otherSegments' | 'skippedExpired' | 'writtenBeforeResume' | 'batches' | 'bytesRead'
+      | 'rowsRead'
+      | 'written'
+      | 'superseded'
+      | 'rejected'
+      | 'otherSegments'
+      | 'writtenBeforeResume'
+      | 'batches'
+      | 'bytesRead'
+      | 'skippedByTransform'
+      | 'splitWrites'
+      | 'skippedExpired'
     >
   >;
   /** The input's size in bytes, when known (not for stdin). */
@@ -79,7 +89,8 @@ export function phaseOf(reading: GaugeReading, facts: PhaseFacts): ProgressPhase
 export function nextGauge(previous: Gauge | undefined, reading: GaugeReading, facts: PhaseFacts): Gauge {
   const c = reading.counters;
   const phase = phaseOf(reading, facts);
-  const done = c.written + c.superseded + c.rejected + c.otherSegments + (c.skippedExpired ?? 0);
+  // In rows: a transform's skipped rows and expired rows are done, the extra items of its split rows are not rows.
+  const done = c.written + c.superseded + c.rejected + c.otherSegments + c.rowsRead - writesToAccount(c);
   const readShare = reading.totalBytes && reading.totalBytes > 0 ? clamp(c.bytesRead / reading.totalBytes, 0, 1) : facts.inputRead ? 1 : undefined;
   const total = facts.inputRead ? c.rowsRead : projectedTotal(previous, c.rowsRead, readShare);
   const finished = facts.inputRead && done >= c.rowsRead;

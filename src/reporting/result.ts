@@ -38,6 +38,21 @@ export interface LoadCounters {
   skippedExpired?: number;
   /** Of `written`, the rows an earlier run of the checkpoint wrote (not this run's pace). */
   writtenBeforeResume: number;
+  /** --transform: rows it returned no item for; neither written nor rejected. Absent without a transform. */
+  skippedByTransform?: number;
+  /** --transform: the items it returned, each then a write like a row's (or a reject). Absent without a transform. */
+  transformOutputs?: number;
+  /** --transform: the items beyond the first of rows it split (a row of k items adds k - 1). Absent without a transform. */
+  splitWrites?: number;
+}
+
+/**
+ * The writes a load must account for: one per row read, plus the extra items of rows a transform split, less
+ * the rows it skipped and the rows --skip-expired left out. Each ends written, superseded, rejected, another
+ * segment's or not written.
+ */
+export function writesToAccount(c: Pick<LoadCounters, 'rowsRead' | 'skippedByTransform' | 'splitWrites' | 'skippedExpired'>): number {
+  return c.rowsRead + (c.splitWrites ?? 0) - (c.skippedByTransform ?? 0) - (c.skippedExpired ?? 0);
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { LoadResult } from './result.js';
+import { writesToAccount, type LoadResult } from './result.js';
 import { bucketWcu, type Timeline } from './timeline.js';
 import { bucketsPerColumn, columnMeans, sparkline } from './charts.js';
 
@@ -19,6 +19,10 @@ export function formatSummary(result: LoadResult, stoppedBecause?: string, excer
     `  superseded    ${formatCount(result.superseded)}  (same primary key later in the input; the later row was written)`,
     `  rejected      ${formatCount(result.rejected)}${formatReasons(result.rejectedByReason)}`,
   ];
+  if (result.transformOutputs !== undefined)
+    lines.push(
+      `  transform     ${formatCount(result.transformOutputs)} items out, ${formatCount(result.skippedByTransform ?? 0)} rows skipped (neither written nor rejected), ${formatCount(result.splitWrites ?? 0)} extra items of split rows`,
+    );
   if (result.revived)
     lines.push(
       `  revived       ${formatCount(result.revived)}  (superseded rows written in place of a later row of their key that DynamoDB refused; in written or rejected above)`,
@@ -37,7 +41,7 @@ export function formatSummary(result: LoadResult, stoppedBecause?: string, excer
       `  expired       ${formatCount(result.skippedExpired)}  (--skip-expired: their TTL was past at the load time, so DynamoDB would delete them; not written)`,
     );
   if (stoppedBecause) {
-    const unaccounted = result.rowsRead - result.written - result.superseded - result.rejected - result.otherSegments - (result.skippedExpired ?? 0);
+    const unaccounted = writesToAccount(result) - result.written - result.superseded - result.rejected - result.otherSegments;
     if (unaccounted > 0)
       lines.push(`  not written   ${formatCount(unaccounted)}  (read, not known to be stored before the stop: unsent, or a call cut off without an answer)`);
   }

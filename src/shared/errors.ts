@@ -72,7 +72,11 @@ export type RejectCode =
   /** An unsharded partition key value that reads as a value a --shard-keys key is written under: the suffixed write would overwrite it. */
   | 'SHARD_KEY_COLLISION'
   | 'WRITE_REJECTED'
-  | 'RETRIES_EXHAUSTED';
+  | 'RETRIES_EXHAUSTED'
+  /** --transform threw (or its promise rejected) on the row. */
+  | 'TRANSFORM_FAILED'
+  /** --transform returned something that is not an item, an array of items or nothing. */
+  | 'TRANSFORM_OUTPUT_INVALID';
 
 export type LoaderErrorCode = FatalCode | RejectCode;
 

@@ -31,6 +31,13 @@ export type SourceRecord =
   /** A record typed and planned on another thread (an estimate's planning thread, load/planningThread.ts): its plan as it came. */
   | { kind: 'planned'; origin: RowOrigin; planned: PlannedWrite | RejectedRow };
 
+/** A record typed into an item (RowPlanner.typed), not yet sharded or checked. */
+export interface TypedRow {
+  record: SourceRecord;
+  item: Item;
+  isDelete: boolean;
+}
+
 export type JsonFlavor = 'json' | 'ddb-json';
 /** How one JSON record is read: the load's flavor, or an export's line. */
 export type RecordFlavor = JsonFlavor | 'ddb-export' | 'ddb-change';
@@ -38,6 +45,18 @@ export type RecordFlavor = JsonFlavor | 'ddb-export' | 'ddb-change';
 export interface RowPlanner {
   /** Validates and types one record: a write ready for batching, or a rejection with its reason. */
   plan(record: SourceRecord): PlannedWrite | RejectedRow;
+  /**
+   * plan's first half: the record typed into an item (a delete's cut to its key and its shard rules'
+   * attributes), before sharding and the checks of keys and size. A transform (--transform) goes between.
+   */
+  typed(record: SourceRecord): TypedRow | RejectedRow;
+  /**
+   * plan's second half: an item of `typed` sharded and checked (keys, GSI keys, size) into a write. `transformed`:
+   * the item is a transform's output (a delete's then cut to its key again; a reject says it was the output).
+   */
+  finish(typed: TypedRow, item: Item, transformed?: boolean): PlannedWrite | RejectedRow;
+  /** A typed row's reject for `error` (a transform's throw or invalid return), its key named from the typed item. */
+  rejection(typed: TypedRow, error: RowError): RejectedRow;
   /** Set once if plain JSON lines look like DynamoDB JSON, so the caller can warn (never silently wrong). */
   readonly suspectedDynamoJsonLine: number | undefined;
 }
@@ -124,6 +143,10 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
     },
     plan(record) {
       if (record.kind === 'planned') return record.planned;
+      const typed = this.typed(record);
+      return isRejected(typed) ? typed : this.finish(typed, typed.item);
+    },
+    typed(record) {
       let item: Item | undefined;
       changeIsDelete = false;
       try {
@@ -142,6 +165,15 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
             );
           }
         }
+        return { record, item, isDelete };
+      } catch (error) {
+        return rejectionOf(error, record, item);
+      }
+    },
+    finish(typed, output, transformed = false) {
+      const { record, isDelete } = typed;
+      let item = isDelete && transformed ? keyOnly(output, options.keySchema, options.shard ? shardAttributes(options.shard) : []) : output;
+      try {
         // Sharding comes before the key checks, so the length limits apply to the suffixed key.
         const sharded = options.shard ? shardRow(item, options.shard, isDelete) : undefined;
         // Without --keep-original-key's attribute and the rules' attributes: DynamoDB refuses a
@@ -159,27 +191,37 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
         if (sharded) write.unshardedKey = sharded.original;
         return write;
       } catch (error) {
-        if (!(error instanceof RowError)) throw error;
-        const message = withHint(error, record, options);
-        const rejected: RejectedRow = {
-          origin: record.origin,
-          code: error.code,
-          message: record.kind === 'values' ? `${record.position}: ${message}` : message,
-        };
-        if (error.field !== undefined) rejected.field = error.field;
-        // A CSV or Parquet row that failed typing still has readable key values; name the key when it can.
-        const key = item
-          ? keyForDisplay(item, options.keySchema)
-          : record.kind === 'csv'
-            ? keyForDisplay(record.cells, options.keySchema)
-            : record.kind === 'values'
-              ? keyForDisplay(record.values, options.keySchema)
-              : undefined;
-        if (key) rejected.key = key;
+        const rejected = rejectionOf(error, record, item);
+        // What the transform made is what was checked: say so, since the row itself may hold no such problem.
+        if (transformed && !rejected.code.startsWith('TRANSFORM_')) rejected.message = `the transform's output: ${rejected.message}`;
         return rejected;
       }
     },
+    rejection(typed, error) {
+      return rejectionOf(error, typed.record, typed.item);
+    },
   };
+
+  function rejectionOf(error: unknown, record: SourceRecord, item: Item | undefined): RejectedRow {
+    if (!(error instanceof RowError)) throw error;
+    const message = withHint(error, record, options);
+    const rejected: RejectedRow = {
+      origin: record.origin,
+      code: error.code,
+      message: record.kind === 'values' ? `${record.position}: ${message}` : message,
+    };
+    if (error.field !== undefined) rejected.field = error.field;
+    // A CSV or Parquet row that failed typing still has readable key values; name the key when it can.
+    const key = item
+      ? keyForDisplay(item, options.keySchema)
+      : record.kind === 'csv'
+        ? keyForDisplay(record.cells, options.keySchema)
+        : record.kind === 'values'
+          ? keyForDisplay(record.values, options.keySchema)
+          : undefined;
+    if (key) rejected.key = key;
+    return rejected;
+  }
 }
 
 function withHint(error: RowError, record: SourceRecord, options: TypeMapOptions): string {
@@ -291,6 +333,6 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-export function isRejected(result: PlannedWrite | RejectedRow): result is RejectedRow {
+export function isRejected<T extends object>(result: T | RejectedRow): result is RejectedRow {
   return 'code' in result;
 }

@@ -257,6 +257,22 @@ describe('writeAffectingOptions', () => {
     expect(writeAffectingOptions({ ...windowed, windowRows: 7 })['window']).toBe(7);
   });
 
+  it("pins a transform by its module's hash: another module, or none, is refused with what to do; a load without one records nothing", () => {
+    const withPin = (pin: string) =>
+      writeAffectingOptions({ ...normalizeOptions({ ...BASE, transform: './t.mjs' }), transformLoaded: { fn: (item) => item, pin, name: './t.mjs' } });
+    const a = withPin(`sha256:${'a'.repeat(64)}`);
+    expect(a['transform']).toBe(`sha256:${'a'.repeat(64)}`);
+    expect(recorded(BASE)).not.toHaveProperty('transform');
+    const refusal = (saved: Record<string, unknown>, now: Record<string, unknown>) =>
+      resumeRefusal({ version: CHECKPOINT_VERSION, input: IDENTITY, options: saved }, IDENTITY, now, 'c.json');
+    expect(refusal(a, a)).toBeUndefined();
+    expect(refusal(a, withPin(`sha256:${'b'.repeat(64)}`))).toMatch(
+      /^the --transform module changed since checkpoint c\.json was taken .* restore the module .* delete c\.json/,
+    );
+    expect(refusal(a, recorded(BASE))).toMatch(/^checkpoint c\.json was taken with --transform, and this load runs without one/);
+    expect(refusal(recorded(BASE), a)).toMatch(/^checkpoint c\.json was taken without --transform, and this load runs with one/);
+  });
+
   it('a hash/time checkpoint from before still resumes; a random:N one (path-and-line suffixes) is refused', () => {
     // What older versions recorded: no suffixBase, no randomSuffix.
     const before = (options: LoadOptions) => {

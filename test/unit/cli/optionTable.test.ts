@@ -161,6 +161,7 @@ const SAMPLES: Record<string, unknown> = {
   timestamps: 'epoch-ms',
   delete: true,
   operationColumn: 'op',
+  transform: './fn.mjs',
   allowBrokenExportChain: true,
   table: 'Other',
   region: 'eu-west-1',

@@ -50,6 +50,23 @@ describe('loadStatus', () => {
     expect(statusExitCode(s)).toBe(2);
   });
 
+  it('with --transform: skipped rows summed and shown, split rows counted in rows, so rows = written + superseded + rejected + not written + skipped', () => {
+    // 100 rows each worker reads; 10 split into 2 items (110 writes), 6 skipped; each worker owns half of the items and of the skipped rows.
+    const s = loadStatus(
+      2,
+      [
+        doc('0/2', { rowsRead: 100, splitWrites: 10, skippedByTransform: 3, written: 50, otherSegments: 57 }),
+        doc('1/2', { rowsRead: 100, splitWrites: 10, skippedByTransform: 3, written: 48, rejected: 2, otherSegments: 57, complete: false }),
+      ],
+      NOW,
+      LISTED,
+    );
+    expect(s).toMatchObject({ rows: 106, written: 98, rejected: 2, skippedByTransform: 6, splitWrites: 20 });
+    expect(s.rows).toBe(s.written + s.superseded + s.rejected + s.notWritten + s.skippedByTransform!);
+    expect(statusText({ ...s, listing: 'l.json', listedAt: LISTED, parts: 1, bytes: 1 })).toMatch(/transform +6 rows skipped/);
+    expect(loadStatus(1, [doc('0/1')], NOW, LISTED)).not.toHaveProperty('skippedByTransform');
+  });
+
   it('rows divided by key are counted once: each worker counts the rows of its own segment', () => {
     const s = loadStatus(
       2,

@@ -367,3 +367,17 @@ describe('sharded deletes', () => {
     expect(normalizeOptions({ ...base, ...deletes, shard: ['hash:4'] }).shard?.seed).toBeUndefined();
   });
 });
+
+describe('normalizeOptions: transform', () => {
+  it("takes a module's path or a function; refuses anything else, and --order stripes (cut by the input's own keys)", () => {
+    const base = { input: 'in.csv', table: 'Items' };
+    const fn = (item: Record<string, unknown>) => item;
+    expect(normalizeOptions({ ...base, transform: './t.mjs' }).transform).toBe('./t.mjs');
+    expect(normalizeOptions({ ...base, transform: fn }).transform).toBe(fn);
+    expect(normalizeOptions(base).transform).toBeUndefined();
+    for (const bad of ['', 7, {}])
+      expect(() => normalizeOptions({ ...base, transform: bad as never })).toThrow(/Expected `transform` to be a module's path or a function/);
+    expect(() => normalizeOptions({ ...base, transform: './t.mjs', order: 'stripes' })).toThrow(/--order stripes cuts the input by its own partition keys/);
+    expect(normalizeOptions({ ...base, transform: './t.mjs', order: 'auto' }).order).toBe('auto');
+  });
+});

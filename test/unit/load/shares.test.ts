@@ -81,6 +81,14 @@ describe('divisionOf', () => {
       why: expect.stringContaining('--parts-disjoint'),
     });
   });
+  it('by key with --transform, which may write a key from rows of several parts, unless --parts-disjoint vouches for its keys', () => {
+    const full = ['d0', 'd1', 'd2'].map((n) => part(n, 5, 'export-full'));
+    expect(divisionOf({ parts: full, exports: [exported('e1')] }, { segment: seg(1, 3), partsDisjoint: false, transform: './t.mjs' })).toMatchObject({
+      by: 'keys',
+      why: expect.stringContaining('--transform'),
+    });
+    expect(divisionOf({ parts: csvParts, exports: [] }, { segment: seg(0, 4), partsDisjoint: true, transform: './t.mjs' })?.by).toBe('parts');
+  });
   it('by key for an export chain, a set of unknown parts (naming the flag), and fewer parts than workers', () => {
     const chain = [part('d0', 5, 'export-full'), part('d1', 5, 'export-incremental')];
     expect(divisionOf({ parts: chain, exports: [exported('e1'), exported('e2')] }, { segment: seg(0, 2), partsDisjoint: false })).toMatchObject({
