@@ -3,6 +3,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { pinnedLocalPart } from '../reading/inputPart.js';
 import { readInputSet } from '../reading/readInputSet.js';
 import { LoaderError } from '../shared/errors.js';
+import { mergeOwn } from '../shared/ownRecord.js';
 import type { RejectedRow } from '../shared/types.js';
 import { createRowPlanner, isRejected, type SourceRecord } from '../typing/planRow.js';
 import { DELETE, REJECTED, type FromPlanning, type PlanningWorkerData, type PlannedChunk } from './planningThread.js';
@@ -71,7 +72,8 @@ async function plan(): Promise<void> {
       ...(data.interleaveExports ? { interleaveExports: true } : {}),
     },
   );
-  const planner = createRowPlanner(data.planner);
+  // Structured clone gives the types back as a plain object: without a prototype again, as the load's own are.
+  const planner = createRowPlanner({ ...data.planner, types: mergeOwn(data.planner.types) });
   let chunk = new Chunk();
   let file: string | undefined;
   const flush = async () => {

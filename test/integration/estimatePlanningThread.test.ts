@@ -176,6 +176,19 @@ describe('an estimate planned on a second thread', () => {
     expect(errors[0]!.file).toContain('b.csv');
   });
 
+  it('columns named after Object.prototype members, typed: the same rejects and figures (the types cross threads as they are)', async () => {
+    const file = join(dir, 'proto-names.csv');
+    const rows = Array.from({ length: 3000 }, (_, i) => `k${i % 13},${i},${i % 50 === 3 ? 'not a number' : String(i * 7)},${i % 2 === 0 ? 'x' : ''}`);
+    await writeFile(file, `pk,sk,__proto__,constructor\n${rows.join('\n')}\n`);
+    // JSON.parse makes "__proto__" an own key, as a config file's types would be.
+    const types = JSON.parse('{"sk": "N", "__proto__": "N", "constructor": "S"}') as Record<string, 'N' | 'S'>;
+    const [threaded, own] = await both(file, { types });
+    expect(threadUsed(threaded.events)).toBe(true);
+    expect(threaded.result.input.rejected).toBe(60);
+    expect(threaded.rejects).toBe(own.rejects);
+    expect(figures(threaded.result)).toEqual(figures(own.result));
+  });
+
   it('JSON lines that look like DynamoDB JSON: the same warning, once', async () => {
     const file = join(dir, 'ddb-looking.jsonl');
     const lines = Array.from({ length: 500 }, (_, i) => JSON.stringify({ pk: { S: `k${i % 9}` }, sk: { N: String(i) } }));
