@@ -12,6 +12,8 @@ export const EXIT = {
   FATAL: 1,
   /** The load finished, but rows were rejected: see the reject file. */
   REJECTED: 2,
+  /** verify: the table was read to the end, and some keys are not as the input leaves them (see the differences file). */
+  DIFFERENT: 3,
   /** EX_USAGE: a bad option or argument. */
   USAGE: 64,
   /** EX_DATAERR: the input's data is at fault (a bad header, --max-rejects reached on bad rows). */

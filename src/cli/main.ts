@@ -21,6 +21,7 @@ import { packageVersion } from '../load/toolVersion.js';
 import { readEstimateBeside, wantsReport, writeReport, type ReportPaths } from './report.js';
 import { handleStopSignals, type StopSignal } from './signals.js';
 import { Terminal, type CliIo } from './terminal.js';
+import { runVerify, type VerifyFlags } from './verifyCommand.js';
 
 /** Exit codes, documented in --help and docs/REFERENCE.md (the table is in exitCodes.ts). */
 export { EXIT };
@@ -83,6 +84,18 @@ Exit codes (load --dry-run too): 0 estimated, no row would be rejected; 2 estima
 rejected, as the load would exit (see the report and the reject file); could not estimate: the codes of
 load (64 usage, 66 input missing, 75 worth retrying, 77 access denied, 78 no such table, 1 other).`;
 
+const VERIFY_EXAMPLES = `
+Examples:
+  # After a load: the same command line, verify instead of load
+  $ ddb-spread verify orders.csv --table Orders --types total:N --rcu 200
+
+  # A load run from a job file, checked with it; 1% of the keys, the same ones on every run
+  $ ddb-spread verify --config job.json --sample 1% --json
+
+Exit codes: 0 every key checked is as the input leaves it; 3 some are not (see the differences file,
+in the reject file's format); otherwise the codes of load (64 usage, 66 input missing, 75 worth retrying,
+77 access denied, 78 no such table, 1 other). docs/VERIFY.md says what is compared.`;
+
 /**
  * The commander program. Output and exit handling are set on the root before any command is added,
  * because commander copies them into each command when it is created.
@@ -91,6 +104,7 @@ export function buildProgram(
   run: (input: Inputs, flags: LoadFlags) => Promise<void>,
   io?: Pick<CliIo, 'stdout' | 'stderr'>,
   runEstimate: (input: Inputs, flags: LoadFlags) => Promise<void> = run,
+  verify: (input: Inputs, flags: VerifyFlags) => Promise<void> = run,
 ): Command {
   const program = new Command('ddb-spread');
   if (io) {
@@ -126,6 +140,18 @@ Examples:
     .description('Predict a load without writing: duration, cost, hot keys, partitions, shard advice (works offline with --partition-key).')
     .argument('<file...>', INPUTS_HELP);
   attachConfigOption(addTableOptions(estimateCommand, 'estimate').addHelpText('after', ESTIMATE_EXAMPLES).action(oneOrMany(runEstimate)));
+
+  const verifyCommand = program
+    .command('verify')
+    .description(
+      "Check a table against what loading the input would leave: every key read back (BatchGetItem, paced by --rcu), attribute by attribute; takes the load's own options or --config. Never writes.",
+    )
+    .argument('<file...>', 'the inputs the load read, given as the load was given them');
+  attachConfigOption(
+    addTableOptions(verifyCommand, 'verify')
+      .addHelpText('after', VERIFY_EXAMPLES)
+      .action((inputs: string[], flags: VerifyFlags) => verify(inputs.length === 1 ? inputs[0]! : inputs, flags)),
+  );
   return program;
 }
 
@@ -155,6 +181,9 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
     (input, flags) => run(input, flags, 'load'),
     io,
     (input, flags) => run(input, flags, 'estimate'),
+    async (input, flags) => {
+      exitCode = await runVerify(io, input, flags);
+    },
   );
   addReadCommands(program, io, (code) => {
     exitCode = code;
