@@ -232,7 +232,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     option: 'table',
     group: 'aws',
     commands: ALL,
-    required: ['load', 'query', 'get'],
+    required: ['load', 'query', 'get', 'verify'],
     description: 'target table (its key schema is read with DescribeTable)',
     variants: {
       estimate: { description: 'the table, read with DescribeTable unless --partition-key describes it offline', defaultText: 'estimate' },

@@ -17,6 +17,10 @@ import { createForwarder, reply, startProxyServer, TARGET_PREFIX } from '../supp
 import { localCli } from '../support/localCli.js';
 import { useLocalAws } from '../support/localAws.js';
 import { rawScan } from '../support/rawScan.js';
+import type { VerifyResult } from '../../src/verifying/verifyResult.js';
+
+/** verify --json's object. */
+type VerifyJson = VerifyResult & { matched: boolean; sampleStatement?: string };
 
 const KEYS: TableKeys = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } };
 
@@ -78,15 +82,15 @@ describe('ddb-spread verify', () => {
     const proxy = await recordingProxy();
     const run = await cli(['verify', input, '--table', table, ...CSV_FLAGS, '--json', '--endpoint-url', proxy.url]);
     expect(run.code, run.stderr).toBe(0);
-    const result = JSON.parse(run.stdout) as Record<string, any>;
-    expect(result['matched']).toBe(true);
+    const result = JSON.parse(run.stdout) as VerifyJson;
+    expect(result.matched).toBe(true);
     // 300 keys: 297 items as written (u-50/1 from its later row), 3 deleted and absent.
-    expect(result['outcomes']).toEqual({ matched: 297, absent: 3, missing: 0, different: 0, deletedButPresent: 0, rejectedButPresent: 0 });
-    expect(result['writes']).toEqual({ planned: 304, checked: 300, superseded: 4, notSampled: 0 });
-    expect(result['differencesPath']).toBeUndefined();
+    expect(result.outcomes).toEqual({ matched: 297, absent: 3, missing: 0, different: 0, deletedButPresent: 0, rejectedButPresent: 0 });
+    expect(result.writes).toEqual({ planned: 304, checked: 300, superseded: 4, notSampled: 0 });
+    expect(result.differencesPath).toBeUndefined();
     // Only reads: DescribeTable and BatchGetItem (with UnprocessedKeys sent again), never a write.
     expect(new Set(proxy.operations)).toEqual(new Set(['DescribeTable', 'BatchGetItem']));
-    expect(result['reads']['retries']).toBeGreaterThan(0);
+    expect(result.reads.retries).toBeGreaterThan(0);
     expect(await rawScan(aws.endpoint, table)).toEqual(before);
     await expect(stat(`${input}.differences.jsonl`)).rejects.toThrow();
   });
@@ -182,8 +186,8 @@ describe('ddb-spread verify', () => {
     expect((await cli(['load', input, '--table', table])).code).toBe(0);
     const run = await cli(['verify', input, '--table', table, '--json']);
     expect(run.code, run.stderr).toBe(0);
-    const result = JSON.parse(run.stdout) as Record<string, any>;
-    expect(result['outcomes']['matched']).toBe(120);
+    const result = JSON.parse(run.stdout) as VerifyJson;
+    expect(result.outcomes.matched).toBe(120);
     // A nested value changed deep in a map is found.
     await aws.client().send(
       new UpdateItemCommand({
@@ -195,9 +199,9 @@ describe('ddb-spread verify', () => {
     );
     const after = await cli(['verify', input, '--table', table, '--json']);
     expect(after.code).toBe(3);
-    const changed = JSON.parse(after.stdout) as Record<string, any>;
-    expect(changed['outcomes']['different']).toBe(1);
-    expect(changed['examples'][0]).toMatchObject({ outcome: 'different', attributes: ['m'], key: { pk: 'j-7', sk: '1' } });
+    const changed = JSON.parse(after.stdout) as VerifyJson;
+    expect(changed.outcomes.different).toBe(1);
+    expect(changed.examples[0]).toMatchObject({ outcome: 'different', attributes: ['m'], key: { pk: 'j-7', sk: '1' } });
   });
 
   it('--sample finds a 1% tampering rate, checks the same keys on a rerun, and states what a clean sample proves', async () => {
@@ -210,28 +214,26 @@ describe('ddb-spread verify', () => {
 
     const clean = await cli(['verify', input, '--table', table, '--types', 'v:N', '--sample', '50%', '--json']);
     expect(clean.code, clean.stderr).toBe(0);
-    const cleanResult = JSON.parse(clean.stdout) as Record<string, any>;
-    const n = cleanResult['checked'] as number;
+    const cleanResult = JSON.parse(clean.stdout) as VerifyJson;
+    const n = cleanResult.checked as number;
     expect(n).toBeGreaterThan(1800);
     expect(n).toBeLessThan(2200);
-    expect(cleanResult['writes']['notSampled']).toBe(4000 - n);
-    expect(cleanResult['sample']['upperBound95']).toBeCloseTo(1 - 0.05 ** (1 / n), 12);
-    expect(cleanResult['sampleStatement']).toMatch(
+    expect(cleanResult.writes.notSampled).toBe(4000 - n);
+    expect(cleanResult.sample?.upperBound95).toBeCloseTo(1 - 0.05 ** (1 / n), 12);
+    expect(cleanResult.sampleStatement).toMatch(
       new RegExp(`^0 differences in ${n.toLocaleString('en-US')} sampled keys: fewer than 0\\.1[45]% of the input's keys differ, at 95% confidence$`),
     );
 
     // 1% of the items changed (every 100th key).
     for (let i = 0; i < 4000; i += 100)
-      await aws
-        .client()
-        .send(
-          new UpdateItemCommand({
-            TableName: table,
-            Key: { pk: { S: `s-${i}` }, sk: { N: '0' } },
-            UpdateExpression: 'SET v = :v',
-            ExpressionAttributeValues: { ':v': { N: '-1' } },
-          }),
-        );
+      await aws.client().send(
+        new UpdateItemCommand({
+          TableName: table,
+          Key: { pk: { S: `s-${i}` }, sk: { N: '0' } },
+          UpdateExpression: 'SET v = :v',
+          ExpressionAttributeValues: { ':v': { N: '-1' } },
+        }),
+      );
     const runs = await Promise.all(
       [1, 2].map(() =>
         cli([
@@ -251,15 +253,15 @@ describe('ddb-spread verify', () => {
     );
     const [first, second] = runs.map((r) => {
       expect(r.code).toBe(3);
-      return JSON.parse(r.stdout) as Record<string, any>;
+      return JSON.parse(r.stdout) as VerifyJson;
     });
     // The same keys each time; about half of the 40 tampered keys fall in a 50% sample.
-    expect(first!['checked']).toBe(n);
-    expect(second!['differing']).toBe(first!['differing']);
-    expect(first!['differing']).toBeGreaterThan(8);
-    expect(first!['differing']).toBeLessThan(32);
-    expect(first!['sampleStatement']).toBe(
-      `${first!['differing']} of ${n.toLocaleString('en-US')} sampled keys differ: an observed rate of ${Number(((100 * first!['differing']) / n).toPrecision(2))}%`,
+    expect(first!.checked).toBe(n);
+    expect(second!.differing).toBe(first!.differing);
+    expect(first!.differing).toBeGreaterThan(8);
+    expect(first!.differing).toBeLessThan(32);
+    expect(first!.sampleStatement).toBe(
+      `${first!.differing} of ${n.toLocaleString('en-US')} sampled keys differ: an observed rate of ${Number(((100 * first!.differing) / n).toPrecision(2))}%`,
     );
   });
 });
