@@ -2,7 +2,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { createClient } from '../aws/client.js';
 import { dryRunLoad } from '../load/load.js';
 import type { TestSeams } from '../load/loadDependencies.js';
@@ -73,6 +73,9 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
   const loadRejects = await readLoadRejects(opts.rejectsPath);
   const differencesPath =
     verifyOpts.differencesPath ?? defaultOutputPath(opts.input, 'rejects', { segment: opts.segment }).replace(/rejects\.jsonl$/, 'differences.jsonl');
+  checkDifferencesPath(differencesPath, opts);
+  // A clean run must not leave an earlier run's differences behind to be read as this one's.
+  await rm(differencesPath, { force: true });
   const ownsClient = deps.client === undefined;
   const client = deps.client ?? createClient({ ...opts, maxSockets: Math.max(50, opts.concurrency * 2) });
   const scratch = await mkdtemp(join(opts.tempDir ?? tmpdir(), 'ddb-spread-verify-'));
@@ -326,6 +329,14 @@ function checkVerifyOptions(options: VerifyOptions): {
   if (differencesPath !== undefined && (typeof differencesPath !== 'string' || differencesPath === ''))
     throw new LoaderError('INVALID_OPTION', `--differences takes a file path, got ${String(differencesPath)}`);
   return { rcu, consistentRead: consistentRead !== false, sample: sample ?? 1, differencesPath, excerpts: excerpts !== false };
+}
+
+/** The differences file may be neither an input nor the load's reject file (both are read). */
+function checkDifferencesPath(path: string, opts: NormalizedLoadOptions): void {
+  const target = resolve(path);
+  const read = [...opts.inputs.filter((input) => !input.startsWith('s3://')), opts.rejectsPath].find((file) => resolve(file) === target);
+  if (read !== undefined)
+    throw new LoaderError('INVALID_OPTION', `--differences ${path} is ${read === opts.rejectsPath ? "the load's reject file" : 'an input'}, which the verify reads: choose another path`);
 }
 
 /**
