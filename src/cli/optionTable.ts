@@ -924,6 +924,14 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     type: 'percent',
   },
   {
+    flags: '--scan <segments>',
+    key: 'scan',
+    group: 'verify',
+    commands: ['verify'],
+    description: 'also Scan the whole table in this many parallel segments (keys only, paced by --rcu) for items no row of the input writes (extra)',
+    ...integer([1, 1_000_000]),
+  },
+  {
     flags: '--differences <path>',
     key: 'differences',
     group: 'verify',

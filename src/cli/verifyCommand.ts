@@ -12,6 +12,7 @@ export interface VerifyFlags extends LoadFlags {
   consistentRead: boolean;
   sample?: number;
   differences?: string;
+  scan?: number;
 }
 
 /** Maps verify's flags to verify() options: the load's, as load would take them, and the verify's own. */
@@ -22,6 +23,7 @@ export async function toVerifyOptions(inputs: string | string[], flags: VerifyFl
   if (flags.sample !== undefined) options.sample = flags.sample;
   if (flags.differences) options.differencesPath = flags.differences;
   if (!flags.excerpts) options.excerpts = false;
+  if (flags.scan !== undefined) options.scanSegments = flags.scan;
   return options;
 }
 

@@ -8,7 +8,7 @@ import { LoaderError } from '../shared/errors.js';
 export interface DifferenceRecord {
   file: string;
   line: number;
-  code: 'MISSING' | 'DIFFERENT' | 'DELETED_BUT_PRESENT' | 'REJECTED_BUT_PRESENT';
+  code: 'MISSING' | 'DIFFERENT' | 'DELETED_BUT_PRESENT' | 'REJECTED_BUT_PRESENT' | 'EXTRA';
   message: string;
   field?: string;
   key?: Record<string, string>;

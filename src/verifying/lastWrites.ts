@@ -37,6 +37,11 @@ export class LastWrites {
     return this.#landed.size + this.#refused.size;
   }
 
+  /** Whether the input has a write of this key (any: landed, refused or a delete). */
+  has(keyId: string): boolean {
+    return this.#landed.has(keyId) || this.#refused.has(keyId);
+  }
+
   /**
    * Pass two: what write `seq` of `keyId` is. 'final': the key's last write that landed (compare it);
    * 'refused': the last of a key none of whose writes landed (expect the key absent); 'superseded': a later

@@ -1,4 +1,4 @@
-import { BatchGetItemCommand, type AttributeValue, type BatchGetItemCommandOutput } from '@aws-sdk/client-dynamodb';
+import { BatchGetItemCommand, ScanCommand, type AttributeValue, type BatchGetItemCommandOutput, type ScanCommandOutput } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorFacts, fatalAwsError, type AwsContext } from '../aws/awsErrors.js';
@@ -106,6 +106,51 @@ export class TableReader {
       attempt = await this.#retryAfter(attempt, 'UnprocessedKeys');
     }
     return found;
+  }
+
+  /**
+   * One segment of a parallel Scan (TotalSegments), keys only: each page's keys go to `onKey`. Paced after
+   * the fact: a page's units (up to 1 MB read, whatever the projection) are reserved once DynamoDB reports
+   * them, and the next page waits for them, so the rate over the scan stays within --rcu.
+   */
+  async scanSegment(segment: number, totalSegments: number, onKey: (keyId: string, key: Record<string, AttributeValue>) => void): Promise<void> {
+    const { keySchema } = this.options;
+    const names = [keySchema.partitionKey.name, ...(keySchema.sortKey ? [keySchema.sortKey.name] : [])];
+    let start: Record<string, AttributeValue> | undefined;
+    let attempt = 0;
+    do {
+      await this.#pace(0);
+      let page: ScanCommandOutput;
+      try {
+        this.counters.calls++;
+        page = await this.options.client.send(
+          new ScanCommand({
+            TableName: this.options.table,
+            Segment: segment,
+            TotalSegments: totalSegments,
+            ConsistentRead: this.options.consistentRead,
+            ProjectionExpression: names.map((_, i) => `#k${i}`).join(', '),
+            ExpressionAttributeNames: Object.fromEntries(names.map((name, i) => [`#k${i}`, name])),
+            ReturnConsumedCapacity: 'TOTAL',
+            ...(start ? { ExclusiveStartKey: start } : {}),
+          }),
+          this.options.signal ? { abortSignal: this.options.signal } : {},
+        );
+      } catch (error) {
+        if (this.options.signal?.aborted) throw new LoaderError('ABORTED', 'the verify was stopped', { cause: error });
+        const facts = errorFacts(error);
+        if (classifyFailure(facts) !== 'retry') throw fatalAwsError(error, this.options.aws);
+        if (facts.name === 'ProvisionedThroughputExceededException' || facts.name === 'ThrottlingException') this.counters.throttled++;
+        attempt = await this.#retryAfter(attempt, `${facts.name ?? facts.code ?? 'an error'}`);
+        continue;
+      }
+      attempt = 0;
+      const consumed = page.ConsumedCapacity?.CapacityUnits ?? 0;
+      this.counters.consumedRcu += consumed;
+      if (this.#bucket && consumed > 0) this.#bucket.reserve(this.#now(), consumed);
+      for (const item of page.Items ?? []) onKey(keyIdOf(keyFromWire(item, keySchema), keySchema), item);
+      start = page.LastEvaluatedKey;
+    } while (start !== undefined);
   }
 
   async #retryAfter(attempt: number, why: string): Promise<number> {

@@ -13,7 +13,7 @@ import { bug, LoaderError } from '../shared/errors.js';
 import type { TableInfo } from '../shared/tableInfo.js';
 import type { PlannedWrite } from '../shared/types.js';
 import { keyForDisplay, keyOf } from '../typing/key.js';
-import { toWireItem } from '../writing/wireItem.js';
+import { keyFromWire, toWireItem } from '../writing/wireItem.js';
 import { differingAttributes } from './attributeEquality.js';
 import { DifferencesFile, type DifferenceRecord } from './differencesFile.js';
 import { LastWrites } from './lastWrites.js';
@@ -34,6 +34,11 @@ export interface VerifyOptions extends LoadOptions {
   differencesPath?: string;
   /** Values of differing attributes in messages and the differences file. @default true */
   excerpts?: boolean;
+  /**
+   * Also Scan the whole table in this many parallel segments (TotalSegments), keys only, for items the input
+   * does not explain (extra). @default no scan
+   */
+  scanSegments?: number;
 }
 
 export interface VerifyDependencies {
@@ -65,7 +70,7 @@ interface Check {
 export async function verify(options: VerifyOptions, deps: VerifyDependencies = {}): Promise<VerifyResult> {
   const startedAt = performance.now();
   const verifyOpts = checkVerifyOptions(options);
-  const { rcu: _r, consistentRead: _c, sample: _s, differencesPath: _d, excerpts: _e, ...loadOptions } = options;
+  const { rcu: _r, consistentRead: _c, sample: _s, differencesPath: _d, excerpts: _e, scanSegments: _n, ...loadOptions } = options;
   const opts = normalizeOptions(loadOptions);
   if (opts.inputs.includes('-'))
     throw new LoaderError('INVALID_OPTION', 'verify reads its input twice and cannot read stdin ("-"): give the files the load read');
@@ -134,7 +139,7 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
       aws: { table: opts.table, region: opts.region, endpoint: opts.endpoint },
       signal: deps.signal,
     });
-    const outcomes = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
+    const outcomes = Object.fromEntries([...OUTCOMES, 'extra'].map((o) => [o, 0])) as Record<Outcome, number>;
     const examples: Difference[] = [];
     const counts = { superseded: 0, notSampled: 0, checked: 0 };
     const pending: Check[] = [];
@@ -200,6 +205,37 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
     while (pending.length > 0) rest.push(pending.splice(0, MAX_KEYS_PER_CALL));
     const lanes = Math.max(1, opts.concurrency);
     for (let i = 0; i < rest.length; i += lanes) await Promise.all(rest.slice(i, i + lanes).map(checkChunk));
+
+    // --scan: every item of the table whose key the input never writes.
+    let scanned: VerifyResult['scan'];
+    if (verifyOpts.scanSegments !== undefined) {
+      const extras: Array<Record<string, AttributeValue>> = [];
+      let items = 0;
+      const segments = verifyOpts.scanSegments;
+      await Promise.all(
+        Array.from({ length: segments }, (_, segment) =>
+          reader.scanSegment(segment, segments, (keyId, key) => {
+            items++;
+            if (!last.has(keyId)) extras.push(key);
+          }),
+        ),
+      );
+      scanned = { segments, items };
+      for (const key of extras) {
+        outcomes.extra++;
+        const shown = keyForDisplay(keyFromWire(key, schema), schema);
+        const difference: Difference = { outcome: 'extra', file: `table:${opts.table}`, line: 0, key: verifyOpts.excerpts ? shown : undefined };
+        if (examples.length < MAX_EXAMPLES) examples.push(difference);
+        await differences.write({
+          file: difference.file,
+          line: 0,
+          code: 'EXTRA',
+          message: messageOf(difference, verifyOpts.excerpts),
+          ...(shown ? { key: shown } : {}),
+          raw: JSON.stringify(plain({ M: key })),
+        });
+      }
+    }
     await differences.close();
 
     const checked = OUTCOMES.reduce((sum, o) => sum + outcomes[o], 0);
@@ -208,6 +244,7 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
         `verify counted ${planned} planned writes but ${counts.checked} checked (${checked} judged), ${counts.superseded} superseded, ${counts.notSampled} outside the sample`,
       );
     const differing = DIFFERENCES.reduce((sum, o) => sum + outcomes[o], 0);
+    const differingKeys = differing - outcomes.extra;
     const elapsedMs = performance.now() - startedAt;
     return {
       table: opts.table,
@@ -219,7 +256,8 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
       rows: rowsOf(second),
       loadRejects: loadRejects.found ? { path: opts.rejectsPath, rows: loadRejects.rows.size } : undefined,
       keys: last.keys,
-      sample: verifyOpts.sample < 1 ? { share: verifyOpts.sample, ...sampleStatement(checked, differing) } : undefined,
+      scan: scanned,
+      sample: verifyOpts.sample < 1 ? { share: verifyOpts.sample, ...sampleStatement(checked, differingKeys) } : undefined,
       reads: { ...reader.counters, consistentRead, rcu: verifyOpts.rcu },
       differencesPath: differences.count > 0 ? differencesPath : undefined,
       examples,
@@ -276,6 +314,7 @@ const CODES: Record<Outcome, DifferenceRecord['code'] | undefined> = {
   different: 'DIFFERENT',
   deletedButPresent: 'DELETED_BUT_PRESENT',
   rejectedButPresent: 'REJECTED_BUT_PRESENT',
+  extra: 'EXTRA',
 };
 
 /** A difference as a line of the differences file. */
@@ -300,6 +339,8 @@ export function messageOf(difference: Difference, excerpts: boolean): string {
       return 'the row deletes this key, but the table still has an item with it';
     case 'rejectedButPresent':
       return "every row of this key is in the load's reject file, but the table has an item with it";
+    case 'extra':
+      return 'the table has an item with this key, which no row of the input writes';
     case 'different': {
       const names = difference.attributes ?? [];
       if (!excerpts || !difference.values) return `the stored item differs in ${names.map((n) => JSON.stringify(n)).join(', ')}`;
@@ -320,15 +361,23 @@ function checkVerifyOptions(options: VerifyOptions): {
   sample: number;
   differencesPath: string | undefined;
   excerpts: boolean;
+  scanSegments: number | undefined;
 } {
-  const { rcu, consistentRead, sample, differencesPath, excerpts } = options;
+  const { rcu, consistentRead, sample, differencesPath, excerpts, scanSegments } = options;
+  if (scanSegments !== undefined && (!Number.isInteger(scanSegments) || scanSegments < 1 || scanSegments > 1_000_000))
+    throw new LoaderError('INVALID_OPTION', `--scan takes a number of parallel Scan segments from 1 to 1,000,000, got ${String(scanSegments)}`);
+  if (scanSegments !== undefined && options.segment !== undefined)
+    throw new LoaderError(
+      'INVALID_OPTION',
+      "--scan reads the whole table, whose other segments' items this --segment's input does not explain: scan without --segment",
+    );
   if (rcu !== undefined && (typeof rcu !== 'number' || !Number.isFinite(rcu) || rcu <= 0))
     throw new LoaderError('INVALID_OPTION', `--rcu takes read units per second above 0, got ${String(rcu)}`);
   if (sample !== undefined && (typeof sample !== 'number' || !(sample > 0) || sample > 1))
     throw new LoaderError('INVALID_OPTION', `sample takes a share of the keys above 0 and at most 1 (--sample 1% is 0.01), got ${String(sample)}`);
   if (differencesPath !== undefined && (typeof differencesPath !== 'string' || differencesPath === ''))
     throw new LoaderError('INVALID_OPTION', `--differences takes a file path, got ${String(differencesPath)}`);
-  return { rcu, consistentRead: consistentRead !== false, sample: sample ?? 1, differencesPath, excerpts: excerpts !== false };
+  return { rcu, consistentRead: consistentRead !== false, sample: sample ?? 1, differencesPath, excerpts: excerpts !== false, scanSegments };
 }
 
 /** The differences file may be neither an input nor the load's reject file (both are read). */
@@ -336,7 +385,10 @@ function checkDifferencesPath(path: string, opts: NormalizedLoadOptions): void {
   const target = resolve(path);
   const read = [...opts.inputs.filter((input) => !input.startsWith('s3://')), opts.rejectsPath].find((file) => resolve(file) === target);
   if (read !== undefined)
-    throw new LoaderError('INVALID_OPTION', `--differences ${path} is ${read === opts.rejectsPath ? "the load's reject file" : 'an input'}, which the verify reads: choose another path`);
+    throw new LoaderError(
+      'INVALID_OPTION',
+      `--differences ${path} is ${read === opts.rejectsPath ? "the load's reject file" : 'an input'}, which the verify reads: choose another path`,
+    );
 }
 
 /**

@@ -9,6 +9,7 @@ const LABELS: Record<Outcome, string> = {
   different: 'different',
   deletedButPresent: 'deleted in the input but present',
   rejectedButPresent: "in the load's reject file but present",
+  extra: 'extra (in the table, not in the input; --scan)',
 };
 
 /** The verify's summary for a person, pure. Keys and values only with excerpts (the differences file always has them). */
@@ -25,6 +26,7 @@ export function formatVerify(result: VerifyResult, options: { excerpts: boolean 
   lines.push(
     `  rows read        ${formatCount(result.rows.read)}: ${formatCount(result.writes.planned)} writes planned (${formatCount(result.writes.superseded)} superseded by a later row of their key), ${formatCount(result.rows.rejected)} rejected as the load rejects them${result.rows.otherSegment > 0 ? `, ${formatCount(result.rows.otherSegment)} of other segments` : ''}`,
   );
+  if (result.scan) lines.push(`  scan             ${formatCount(result.scan.items, 'item')} in the table, ${formatCount(result.scan.segments, 'segment')}`);
   if (result.loadRejects) lines.push(`  load's rejects   ${formatCount(result.loadRejects.rows, 'row')} in ${escapeControl(result.loadRejects.path)}`);
   if (result.sample) lines.push(`  sample           ${sampleSentence(result)}`);
   lines.push(

@@ -13,21 +13,26 @@ export type Outcome =
   /** The input's last word on the key is a delete; the table still has an item. */
   | 'deletedButPresent'
   /** Every row of the key is in the load's reject file, yet the table has an item. */
-  | 'rejectedButPresent';
+  | 'rejectedButPresent'
+  /** --scan: an item of the table whose key the input never writes. */
+  | 'extra';
 
+/** The outcomes of the input's keys (extra items are the table's, counted apart). */
 export const OUTCOMES: readonly Outcome[] = ['matched', 'absent', 'missing', 'different', 'deletedButPresent', 'rejectedButPresent'];
 
 /** The outcomes that are a difference: any one makes the verify exit non-zero. */
-export const DIFFERENCES: readonly Outcome[] = ['missing', 'different', 'deletedButPresent', 'rejectedButPresent'];
+export const DIFFERENCES: readonly Outcome[] = ['missing', 'different', 'deletedButPresent', 'rejectedButPresent', 'extra'];
 
 export interface VerifyResult {
   table: string;
   input: string;
-  /** Keys checked, by outcome. */
+  /** Keys checked, by outcome (extra: items --scan found that the input does not explain; 0 without --scan). */
   outcomes: Record<Outcome, number>;
-  /** Keys checked (the sum of outcomes). */
+  /** --scan: the table's items scanned, in how many segments; undefined without it. */
+  scan: { segments: number; items: number } | undefined;
+  /** Keys of the input checked (the sum of outcomes but extra). */
   checked: number;
-  /** Keys that differ (missing, different, deleted but present, rejected but present). */
+  /** Keys that differ (missing, different, deleted but present, rejected but present, extra). */
   differing: number;
   /**
    * The input's planned writes, each accounted for once: checked (the key's last write), superseded (a

@@ -85,7 +85,7 @@ describe('ddb-spread verify', () => {
     const result = JSON.parse(run.stdout) as VerifyJson;
     expect(result.matched).toBe(true);
     // 300 keys: 297 items as written (u-50/1 from its later row), 3 deleted and absent.
-    expect(result.outcomes).toEqual({ matched: 297, absent: 3, missing: 0, different: 0, deletedButPresent: 0, rejectedButPresent: 0 });
+    expect(result.outcomes).toEqual({ matched: 297, absent: 3, missing: 0, different: 0, deletedButPresent: 0, rejectedButPresent: 0, extra: 0 });
     expect(result.writes).toEqual({ planned: 304, checked: 300, superseded: 4, notSampled: 0 });
     expect(result.differencesPath).toBeUndefined();
     // Only reads: DescribeTable and BatchGetItem (with UnprocessedKeys sent again), never a write.
@@ -174,6 +174,24 @@ describe('ddb-spread verify', () => {
     expect(hidden.stdout).toContain('the stored item differs in "price"');
     expect(hidden.stdout).not.toContain('138.76');
     expect(hidden.stdout).not.toContain('u-10');
+  });
+
+  it('--scan finds an item no row writes (extra), in parallel segments, and nothing else on a clean table', async () => {
+    const { table, input } = await loadedCsv();
+    const clean = await cli(['verify', input, '--table', table, ...CSV_FLAGS, '--scan', '3', '--json']);
+    expect(clean.code, clean.stderr).toBe(0);
+    const cleanResult = JSON.parse(clean.stdout) as VerifyJson;
+    // 297 items: the 3 keys deleted at the end are absent, and no item is extra.
+    expect(cleanResult.scan).toEqual({ segments: 3, items: 297 });
+    expect(cleanResult.outcomes.extra).toBe(0);
+
+    await aws.client().send(new PutItemCommand({ TableName: table, Item: { pk: { S: 'stranger' }, sk: { N: '9' }, note: { S: 'not from the input' } } }));
+    const run = await cli(['verify', input, '--table', table, ...CSV_FLAGS, '--scan', '3', '--differences', join(dir(), `${table}.extra.jsonl`)]);
+    expect(run.code).toBe(3);
+    expect(run.stdout).toContain('1 key not as the input leaves them');
+    expect(run.stdout).toContain('table:' + table + ':0 {"pk":"stranger","sk":"9"}: the table has an item with this key, which no row of the input writes');
+    const records = (await readFile(join(dir(), `${table}.extra.jsonl`), 'utf8')).trim().split('\n');
+    expect(records.map((l) => (JSON.parse(l) as { code: string }).code)).toEqual(['EXTRA']);
   });
 
   it('after a clean JSON Lines load: every key matches', async () => {
