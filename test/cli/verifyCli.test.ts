@@ -282,4 +282,24 @@ describe('ddb-spread verify', () => {
       `${first!.differing} of ${n.toLocaleString('en-US')} sampled keys differ: an observed rate of ${Number(((100 * first!.differing) / n).toPrecision(2))}%`,
     );
   });
+
+  it('refuses what it cannot do before reading the table: stdin, a differences file that is an input, --scan with --segment, a bad --sample', async () => {
+    const input = join(dir(), 'refused.csv');
+    await writeFile(input, 'pk,sk\na,1\n');
+    const stdin = await cli(['verify', '-', '--table', 'Tbl', '--input-format', 'csv'], { stdin: 'pk,sk\na,1\n' });
+    expect(stdin.code).toBe(64);
+    expect(stdin.stderr).toContain('verify reads its input twice and cannot read stdin');
+    const self = await cli(['verify', input, '--table', 'Tbl', '--differences', input]);
+    expect(self.code).toBe(64);
+    expect(self.stderr).toContain(`--differences ${input} is an input, which the verify reads`);
+    const scan = await cli(['verify', input, '--table', 'Tbl', '--scan', '2', '--segment', '0/2']);
+    expect(scan.code).toBe(64);
+    expect(scan.stderr).toContain('--scan reads the whole table');
+    const sample = await cli(['verify', input, '--table', 'Tbl', '--sample', '0%']);
+    expect(sample.code).toBe(64);
+    expect(sample.stderr).toContain('--sample takes a share of the keys');
+    const missing = await cli(['verify', input, '--table', 'NoSuchTable', '--json']);
+    expect(missing.code).toBe(78);
+    expect(JSON.parse(missing.stdout)).toMatchObject({ complete: false, error: { code: 'TABLE_NOT_FOUND' } });
+  });
 });
