@@ -168,6 +168,12 @@ function oneOrMany(run: (input: Inputs, flags: LoadFlags) => Promise<void>) {
 /** The inputs in one string, for messages and --report. */
 const inputsText = (input: Inputs) => (typeof input === 'string' ? input : input.join(' '));
 
+/** `ddb-spread verify` with the load's arguments, each quoted for a POSIX shell where it needs it. */
+export function verifyCommandLine(loadArgs: readonly string[]): string {
+  const quoted = loadArgs.map((arg) => (/^[A-Za-z0-9_./:=,@%+-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`));
+  return ['ddb-spread', 'verify', ...quoted].join(' ');
+}
+
 /** Runs the CLI; returns the exit code instead of calling process.exit, so it can be tested in-process. */
 export async function main(argv: string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin }): Promise<number> {
   let exitCode: number = EXIT.OK;
@@ -176,6 +182,10 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
   ignoreClosedPipe(io.stderr);
   const run = async (input: Inputs, flags: LoadFlags, command: 'load' | 'estimate') => {
     exitCode = await runCommand(io, input, flags, command);
+    // A load that finished (clean or with rejects) says how to check the table against its input.
+    const plainText = !flags.json && !flags.quiet && flags.logFormat !== 'json';
+    if (command === 'load' && !flags.dryRun && plainText && (exitCode === EXIT.OK || exitCode === EXIT.REJECTED) && argv[2] === 'load')
+      io.stderr.write(`ddb-spread: to check the table against the input: ${verifyCommandLine(argv.slice(3))}\n`);
   };
   const program = buildProgram(
     (input, flags) => run(input, flags, 'load'),

@@ -72,6 +72,8 @@ async function loadedCsv(): Promise<{ table: string; input: string }> {
   await writeFile(input, csvInput());
   const run = await cli(['load', input, '--table', table, ...CSV_FLAGS]);
   expect(run.code, run.stderr).toBe(0);
+  // The load's summary says how to check it: this very command, verify for load.
+  expect(run.stderr).toContain(`ddb-spread: to check the table against the input: ddb-spread verify ${input} --table ${table} ${CSV_FLAGS.join(' ')}`);
   return { table, input };
 }
 
