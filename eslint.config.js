@@ -12,6 +12,7 @@ import tseslint from 'typescript-eslint';
  */
 export const LAYERS = [
   'cli',
+  'verifying',
   'querying',
   'estimating',
   'load',

@@ -24,3 +24,7 @@ export { getSharded, type GetShardedOptions } from './querying/getSharded.js';
 export { itemJsonLine } from './querying/itemJson.js';
 export type { Item } from './shared/types.js';
 export type { TransformFunction, TransformOrigin, TransformResult } from './typing/transform.js';
+
+// Checking a load: the table against what loading the input would leave (docs/VERIFY.md).
+export { verify, type VerifyOptions, type VerifyDependencies } from './verifying/verify.js';
+export type { VerifyResult, Outcome as VerifyOutcome, Difference as VerifyDifference } from './verifying/verifyResult.js';

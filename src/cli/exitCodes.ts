@@ -16,6 +16,8 @@ export const EXIT = {
   COST_REFUSED: 3,
   /** --max-cost: the load stopped before its write units would pass the limit; rows are left unwritten, the checkpoint saved. */
   COST_STOPPED: 4,
+  /** verify: the table was read to the end, and some keys are not as the input leaves them (see the differences file). */
+  DIFFERENT: 5,
   /** EX_USAGE: a bad option or argument. */
   USAGE: 64,
   /** EX_DATAERR: the input's data is at fault (a bad header, --max-rejects reached on bad rows). */

@@ -13,6 +13,7 @@ import type { IndexInfo } from '../shared/tableInfo.js';
 import type { KeyAttribute } from '../shared/types.js';
 import { parseSegment, type Segment } from '../load/segment.js';
 import type { ColumnType } from '../typing/typeMap.js';
+import { parseSampleShare } from '../verifying/sampling.js';
 
 /** --outage-timeout: a duration, in seconds without a unit, or with ms, s, m or h ("90", "1.5s", "5m"); in ms. */
 export function parseDurationOption(value: string): number {
@@ -138,4 +139,19 @@ export function parseDelimiterOption(value: string): string {
   if (value === 'tab' || value === '\\t') return '\t';
   if (value.length === 0) throw new InvalidArgumentError('expected a delimiter such as "," ";" "|" or "tab".');
   return value;
+}
+
+/** verify's --rcu: read units per second, above 0. */
+export function parseRcuOption(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n <= 0)
+    throw new InvalidArgumentError(`expected read units per second above 0, such as 100, got "${value}".`);
+  return n;
+}
+
+/** verify's --sample: a share of the keys, "1%" or "0.5%" (the % may be left out), as a share in (0, 1]. */
+export function parseSampleOption(value: string): number {
+  const share = parseSampleShare(value);
+  if (typeof share === 'string') throw new InvalidArgumentError(`${share}.`);
+  return share;
 }

@@ -21,6 +21,7 @@ import { packageVersion } from '../load/toolVersion.js';
 import { readEstimateBeside, wantsReport, writeReport, type ReportPaths } from './report.js';
 import { handleStopSignals, type StopSignal } from './signals.js';
 import { Terminal, type CliIo } from './terminal.js';
+import { runVerify, type VerifyFlags } from './verifyCommand.js';
 
 /** Exit codes, documented in --help and docs/REFERENCE.md (the table is in exitCodes.ts). */
 export { EXIT };
@@ -84,6 +85,18 @@ Exit codes (load --dry-run too): 0 estimated, no row would be rejected; 2 estima
 rejected, as the load would exit (see the report and the reject file); could not estimate: the codes of
 load (64 usage, 66 input missing, 75 worth retrying, 77 access denied, 78 no such table, 1 other).`;
 
+const VERIFY_EXAMPLES = `
+Examples:
+  # After a load: the same command line, verify instead of load
+  $ ddb-spread verify orders.csv --table Orders --types total:N --rcu 200
+
+  # A load run from a job file, checked with it; 1% of the keys, the same ones on every run
+  $ ddb-spread verify --config job.json --sample 1% --json
+
+Exit codes: 0 every key checked is as the input leaves it; 5 some are not (see the differences file,
+in the reject file's format); otherwise the codes of load (64 usage, 66 input missing, 75 worth retrying,
+77 access denied, 78 no such table, 1 other). docs/VERIFY.md says what is compared.`;
+
 /**
  * The commander program. Output and exit handling are set on the root before any command is added,
  * because commander copies them into each command when it is created.
@@ -92,6 +105,7 @@ export function buildProgram(
   run: (input: Inputs, flags: LoadFlags) => Promise<void>,
   io?: Pick<CliIo, 'stdout' | 'stderr'>,
   runEstimate: (input: Inputs, flags: LoadFlags) => Promise<void> = run,
+  verify: (input: Inputs, flags: VerifyFlags) => Promise<void> = run,
 ): Command {
   const program = new Command('ddb-spread');
   if (io) {
@@ -127,6 +141,18 @@ Examples:
     .description('Predict a load without writing: duration, cost, hot keys, partitions, shard advice (works offline with --partition-key).')
     .argument('<file...>', INPUTS_HELP);
   attachConfigOption(addTableOptions(estimateCommand, 'estimate').addHelpText('after', ESTIMATE_EXAMPLES).action(oneOrMany(runEstimate)));
+
+  const verifyCommand = program
+    .command('verify')
+    .description(
+      "Check a table against what loading the input would leave: every key read back (BatchGetItem, paced by --rcu), attribute by attribute; takes the load's own options or --config. Never writes.",
+    )
+    .argument('<file...>', 'the inputs the load read, given as the load was given them');
+  attachConfigOption(
+    addTableOptions(verifyCommand, 'verify')
+      .addHelpText('after', VERIFY_EXAMPLES)
+      .action((inputs: string[], flags: VerifyFlags) => verify(inputs.length === 1 ? inputs[0]! : inputs, flags)),
+  );
   return program;
 }
 
@@ -143,6 +169,12 @@ function oneOrMany(run: (input: Inputs, flags: LoadFlags) => Promise<void>) {
 /** The inputs in one string, for messages and --report. */
 const inputsText = (input: Inputs) => (typeof input === 'string' ? input : input.join(' '));
 
+/** `ddb-spread verify` with the load's arguments, each quoted for a POSIX shell where it needs it. */
+export function verifyCommandLine(loadArgs: readonly string[]): string {
+  const quoted = loadArgs.map((arg) => (/^[A-Za-z0-9_./:=,@%+-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`));
+  return ['ddb-spread', 'verify', ...quoted].join(' ');
+}
+
 /** Runs the CLI; returns the exit code instead of calling process.exit, so it can be tested in-process. */
 export async function main(argv: string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin }): Promise<number> {
   let exitCode: number = EXIT.OK;
@@ -151,11 +183,18 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
   ignoreClosedPipe(io.stderr);
   const run = async (input: Inputs, flags: LoadFlags, command: 'load' | 'estimate') => {
     exitCode = await runCommand(io, input, flags, command);
+    // A load that finished (clean or with rejects) says how to check the table against its input.
+    const plainText = !flags.json && !flags.quiet && flags.logFormat !== 'json';
+    if (command === 'load' && !flags.dryRun && plainText && (exitCode === EXIT.OK || exitCode === EXIT.REJECTED) && argv[2] === 'load')
+      io.stderr.write(`ddb-spread: to check the table against the input: ${verifyCommandLine(argv.slice(3))}\n`);
   };
   const program = buildProgram(
     (input, flags) => run(input, flags, 'load'),
     io,
     (input, flags) => run(input, flags, 'estimate'),
+    async (input, flags) => {
+      exitCode = await runVerify(io, input, flags);
+    },
   );
   addReadCommands(program, io, (code) => {
     exitCode = code;

@@ -33,9 +33,11 @@ import {
   parseTypesOption,
   parseValueOption,
   parseWcuOption,
+  parseRcuOption,
+  parseSampleOption,
 } from './flagParsers.js';
 
-export const COMMANDS = ['load', 'estimate', 'query', 'get'] as const;
+export const COMMANDS = ['load', 'estimate', 'query', 'get', 'verify'] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 /** The groups of --help and of the reference, in the order they are shown. */
@@ -49,6 +51,7 @@ export const OPTION_GROUPS = {
   output: 'Output',
   estimate: 'Estimate only (estimate, and load --dry-run)',
   read: 'What to read',
+  verify: 'Verify only',
 } as const;
 export type OptionGroup = keyof typeof OPTION_GROUPS;
 
@@ -91,7 +94,8 @@ export interface OptionSpec {
   doc?: string;
 }
 
-const LOAD: readonly CommandName[] = ['load', 'estimate'];
+/** verify takes every option of load, so a load's command line or --config checks its own result unchanged. */
+const LOAD: readonly CommandName[] = ['load', 'estimate', 'verify'];
 const ALL: readonly CommandName[] = COMMANDS;
 const READ: readonly CommandName[] = ['query', 'get'];
 /** The same variant on query and get. */
@@ -250,7 +254,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     option: 'table',
     group: 'aws',
     commands: ALL,
-    required: ['load', 'query', 'get'],
+    required: ['load', 'query', 'get', 'verify'],
     description: 'target table (its key schema is read with DescribeTable)',
     variants: {
       estimate: { description: 'the table, read with DescribeTable unless --partition-key describes it offline', defaultText: 'estimate' },
@@ -714,6 +718,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     commands: LOAD,
     description: 'reject file, one JSON line per rejected row, locked while the load runs',
     defaultText: '<input>.rejects.jsonl next to the input; .seg-i-of-N.rejects.jsonl with --segment, .dry-run.rejects.jsonl for a dry run',
+    variants: { verify: { description: "the load's reject file: the rows DynamoDB refused are expected absent (read, never written)" } },
     type: 'path',
     doc: 'Reject file (created only if a row is rejected; locked while the load runs), see [Output files](#output-files)',
   },
@@ -935,6 +940,52 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     commands: READ,
     description: 'print DynamoDB JSON ({"S": "..."}) instead of plain JSON',
     type: 'flag',
+  },
+  // Verify only
+  {
+    flags: '--rcu <units>',
+    key: 'rcu',
+    group: 'verify',
+    commands: ['verify'],
+    description: "read units per second the verify's BatchGetItem calls may use (1 per 4 KB strongly consistent, half that eventually)",
+    defaultText: 'unpaced',
+    parse: parseRcuOption,
+    type: 'number > 0',
+  },
+  {
+    flags: '--no-consistent-read',
+    key: 'consistentRead',
+    group: 'verify',
+    commands: ['verify'],
+    description: 'eventually consistent reads: half the read units, but an item written a moment ago may read as it was',
+    type: 'flag',
+  },
+  {
+    flags: '--sample <percent>',
+    key: 'sample',
+    group: 'verify',
+    commands: ['verify'],
+    description: 'check only this share of the keys, chosen by a hash of the key (a rerun checks the same keys); the summary says what the sample proves',
+    defaultText: '100%',
+    parse: parseSampleOption,
+    type: 'percent',
+  },
+  {
+    flags: '--scan <segments>',
+    key: 'scan',
+    group: 'verify',
+    commands: ['verify'],
+    description: 'also Scan the whole table in this many parallel segments (keys only, paced by --rcu) for items no row of the input writes (extra)',
+    ...integer([1, 1_000_000]),
+  },
+  {
+    flags: '--differences <path>',
+    key: 'differences',
+    group: 'verify',
+    commands: ['verify'],
+    description: "file of the keys that differ, in the reject file's format (file, line, code, message, key, raw), private",
+    defaultText: '<input>.differences.jsonl next to the input',
+    type: 'path',
   },
 ];
 

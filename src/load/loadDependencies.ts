@@ -76,8 +76,11 @@ export interface DryRun {
   onTable?: (table: TableInfo) => 'start over' | undefined;
   /** Each planned write in input order; what it returns goes on to the order (a slimmer copy, say). */
   onPlanned(write: PlannedWrite): PlannedWrite;
-  /** Each batch, in the order `load` would send it. */
-  record(writes: readonly PlannedWrite[]): void;
+  /**
+   * Each batch, in the order `load` would send it. A promise holds the batch's slot until it settles, so a
+   * caller that works on the batches (verify reads the table) holds the reading back, as writes do.
+   */
+  record(writes: readonly PlannedWrite[]): unknown;
   /**
    * The striped read simulated, not done (the estimate). When set and the order is `stripes` or `auto`,
    * the file is cut as a load would cut it and read whole in input order instead: told the stripes'

@@ -25,12 +25,15 @@ export function dynamoSink(context: WriterContext, inFlight: InFlightLimit, now:
   };
 }
 
-/** A dry run's sink: every batch goes to `record`, in the order a load would send it, and counts as written. */
-export function recordingSink(record: (writes: readonly PlannedWrite[]) => void): BatchSink {
+/**
+ * A dry run's sink: every batch goes to `record`, in the order a load would send it, and counts as written.
+ * A `record` that returns a promise holds the batch's slot until it settles (backpressure on the reading).
+ */
+export function recordingSink(record: (writes: readonly PlannedWrite[]) => unknown): BatchSink {
   return {
-    write(writes) {
-      record(writes);
-      return Promise.resolve({ written: writes, rejected: [], consumedWcu: 0, throttledItems: 0, retries: 0, revived: 0 });
+    async write(writes) {
+      await record(writes);
+      return { written: writes, rejected: [], consumedWcu: 0, throttledItems: 0, retries: 0, revived: 0 };
     },
   };
 }

@@ -81,7 +81,7 @@ describe.each(COMMANDS)('%s', (name) => {
       default: option.defaultValueDescription,
       group: option.helpGroupHeading,
       // attachConfigOption makes --table optional for commander and checks it itself.
-      mandatory: option.mandatory || (option.long === '--table' && name === 'load'),
+      mandatory: option.mandatory || (option.long === '--table' && (name === 'load' || name === 'verify')),
     }));
     // --help lists groups in order of first appearance, so the order that counts is within each group
     // (attachConfigOption adds --config last, to the job group).
@@ -118,7 +118,7 @@ describe('help', () => {
 });
 
 describe('config file keys', () => {
-  it.each(['load', 'estimate'] as const)('of %s are the long names and keys of its options in the table', (name) => {
+  it.each(['load', 'estimate', 'verify'] as const)('of %s are the long names and keys of its options in the table', (name) => {
     const expected = optionsOf(name)
       .filter((spec) => longFlag(spec) !== '--config')
       .flatMap((spec) => {

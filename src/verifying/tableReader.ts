@@ -1,0 +1,176 @@
+import { BatchGetItemCommand, ScanCommand, type AttributeValue, type BatchGetItemCommandOutput, type ScanCommandOutput } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { errorFacts, fatalAwsError, type AwsContext } from '../aws/awsErrors.js';
+import { backoffDelay, classifyFailure } from '../aws/backoff.js';
+import { TokenBucket } from '../pacing/tokenBucket.js';
+import { LoaderError } from '../shared/errors.js';
+import type { KeySchema } from '../shared/types.js';
+import { keyIdOf } from '../typing/key.js';
+import { keyFromWire } from '../writing/wireItem.js';
+import { MAX_KEYS_PER_CALL } from './readUnits.js';
+
+/** One key to read, with the read units it is expected to cost (from the item the input makes). */
+export interface KeyToRead {
+  keyId: string;
+  key: Record<string, AttributeValue>;
+  units: number;
+}
+
+export interface TableReaderOptions {
+  client: DynamoDBDocumentClient;
+  table: string;
+  keySchema: KeySchema;
+  consistentRead: boolean;
+  /** Read units per second for the whole verify; undefined: unpaced. */
+  rcu: number | undefined;
+  /** Calls in a row that make no progress (throttled, UnprocessedKeys only, failed) before the verify stops. */
+  maxAttempts: number;
+  aws: AwsContext;
+  signal?: AbortSignal | undefined;
+  random?: () => number;
+  now?: () => number;
+}
+
+/** What the reader did, for the summary and the bench. */
+export interface ReadCounters {
+  calls: number;
+  retries: number;
+  throttled: number;
+  consumedRcu: number;
+}
+
+/**
+ * Reads items by key with BatchGetItem (only reads: verify never calls a write API), at most 100 keys a
+ * call, paced by a token bucket of read units (--rcu): each call reserves the units its keys are expected
+ * to cost before it is sent, and any units DynamoDB reports beyond that are reserved after, so the rate
+ * read stays within --rcu. UnprocessedKeys and throttled or failed calls are sent again after a capped,
+ * jittered backoff (aws/backoff.ts); --max-attempts calls in a row without progress stop the verify.
+ */
+export class TableReader {
+  readonly counters: ReadCounters = { calls: 0, retries: 0, throttled: 0, consumedRcu: 0 };
+  #bucket: TokenBucket | undefined;
+  #now: () => number;
+  #random: () => number;
+
+  constructor(private readonly options: TableReaderOptions) {
+    this.#now = options.now ?? (() => performance.now());
+    this.#random = options.random ?? Math.random;
+    // One second of burst: a verify must not spend a minute of saved-up units at once on a live table.
+    this.#bucket = options.rcu === undefined ? undefined : new TokenBucket(options.rcu, 1, this.#now(), 0);
+  }
+
+  /** The stored items of `keys` (at most 100), by key identity; a key without an item is absent from the map. */
+  async read(keys: readonly KeyToRead[]): Promise<Map<string, Record<string, AttributeValue>>> {
+    if (keys.length > MAX_KEYS_PER_CALL) throw new Error(`BatchGetItem takes at most ${MAX_KEYS_PER_CALL} keys, got ${keys.length}`);
+    const found = new Map<string, Record<string, AttributeValue>>();
+    const units = new Map(keys.map((k) => [k.keyId, k.units]));
+    let pending = [...keys];
+    let attempt = 0;
+    while (pending.length > 0) {
+      await this.#pace(pending.reduce((sum, k) => sum + k.units, 0));
+      let answer: BatchGetItemCommandOutput;
+      try {
+        this.counters.calls++;
+        answer = await this.options.client.send(
+          new BatchGetItemCommand({
+            RequestItems: { [this.options.table]: { Keys: pending.map((k) => k.key), ConsistentRead: this.options.consistentRead } },
+            ReturnConsumedCapacity: 'TOTAL',
+          }),
+          this.options.signal ? { abortSignal: this.options.signal } : {},
+        );
+      } catch (error) {
+        if (this.options.signal?.aborted) throw new LoaderError('ABORTED', 'the verify was stopped', { cause: error });
+        const facts = errorFacts(error);
+        if (classifyFailure(facts) !== 'retry') throw fatalAwsError(error, this.options.aws);
+        if (facts.name === 'ProvisionedThroughputExceededException' || facts.name === 'ThrottlingException') this.counters.throttled++;
+        attempt = await this.#retryAfter(attempt, `${facts.name ?? facts.code ?? 'an error'}`);
+        continue;
+      }
+      const consumed = (answer.ConsumedCapacity ?? []).reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0);
+      this.counters.consumedRcu += consumed;
+      const reserved = pending.reduce((sum, k) => sum + k.units, 0);
+      // Units DynamoDB charged beyond those reserved (items larger than the input's) are owed to the bucket.
+      if (this.#bucket && consumed > reserved) this.#bucket.reserve(this.#now(), consumed - reserved);
+      for (const item of answer.Responses?.[this.options.table] ?? [])
+        found.set(keyIdOf(keyFromWire(item, this.options.keySchema), this.options.keySchema), item);
+      const unprocessed = answer.UnprocessedKeys?.[this.options.table]?.Keys ?? [];
+      if (unprocessed.length === 0) break;
+      const before = pending.length;
+      pending = unprocessed.map((key) => {
+        const keyId = keyIdOf(keyFromWire(key, this.options.keySchema), this.options.keySchema);
+        return { keyId, key, units: units.get(keyId) ?? 1 };
+      });
+      // Progress resets the count of attempts: only calls that read nothing at all add up to --max-attempts.
+      attempt = pending.length < before ? 0 : attempt;
+      attempt = await this.#retryAfter(attempt, 'UnprocessedKeys');
+    }
+    return found;
+  }
+
+  /**
+   * One segment of a parallel Scan (TotalSegments), keys only: each page's keys go to `onKey`. Paced after
+   * the fact: a page's units (up to 1 MB read, whatever the projection) are reserved once DynamoDB reports
+   * them, and the next page waits for them, so the rate over the scan stays within --rcu.
+   */
+  async scanSegment(segment: number, totalSegments: number, onKey: (keyId: string, key: Record<string, AttributeValue>) => void): Promise<void> {
+    const { keySchema } = this.options;
+    const names = [keySchema.partitionKey.name, ...(keySchema.sortKey ? [keySchema.sortKey.name] : [])];
+    let start: Record<string, AttributeValue> | undefined;
+    let attempt = 0;
+    do {
+      await this.#pace(0);
+      let page: ScanCommandOutput;
+      try {
+        this.counters.calls++;
+        page = await this.options.client.send(
+          new ScanCommand({
+            TableName: this.options.table,
+            Segment: segment,
+            TotalSegments: totalSegments,
+            ConsistentRead: this.options.consistentRead,
+            ProjectionExpression: names.map((_, i) => `#k${i}`).join(', '),
+            ExpressionAttributeNames: Object.fromEntries(names.map((name, i) => [`#k${i}`, name])),
+            ReturnConsumedCapacity: 'TOTAL',
+            ...(start ? { ExclusiveStartKey: start } : {}),
+          }),
+          this.options.signal ? { abortSignal: this.options.signal } : {},
+        );
+      } catch (error) {
+        if (this.options.signal?.aborted) throw new LoaderError('ABORTED', 'the verify was stopped', { cause: error });
+        const facts = errorFacts(error);
+        if (classifyFailure(facts) !== 'retry') throw fatalAwsError(error, this.options.aws);
+        if (facts.name === 'ProvisionedThroughputExceededException' || facts.name === 'ThrottlingException') this.counters.throttled++;
+        attempt = await this.#retryAfter(attempt, `${facts.name ?? facts.code ?? 'an error'}`);
+        continue;
+      }
+      attempt = 0;
+      const consumed = page.ConsumedCapacity?.CapacityUnits ?? 0;
+      this.counters.consumedRcu += consumed;
+      if (this.#bucket && consumed > 0) this.#bucket.reserve(this.#now(), consumed);
+      for (const item of page.Items ?? []) onKey(keyIdOf(keyFromWire(item, keySchema), keySchema), item);
+      start = page.LastEvaluatedKey;
+    } while (start !== undefined);
+  }
+
+  async #retryAfter(attempt: number, why: string): Promise<number> {
+    const next = attempt + 1;
+    if (next >= this.options.maxAttempts)
+      throw new LoaderError(
+        'RETRIES_EXHAUSTED',
+        `BatchGetItem on ${this.options.table} made no progress in ${next} calls in a row (last: ${why}); lower --rcu or raise --max-attempts, then run the verify again`,
+        { table: this.options.table },
+      );
+    this.counters.retries++;
+    await sleep(backoffDelay(next, this.#random), undefined, this.options.signal ? { signal: this.options.signal } : {}).catch(() => undefined);
+    if (this.options.signal?.aborted) throw new LoaderError('ABORTED', 'the verify was stopped');
+    return next;
+  }
+
+  async #pace(units: number): Promise<void> {
+    if (!this.#bucket) return;
+    const wait = this.#bucket.reserve(this.#now(), units);
+    if (wait > 0) await sleep(wait, undefined, this.options.signal ? { signal: this.options.signal } : {}).catch(() => undefined);
+    if (this.options.signal?.aborted) throw new LoaderError('ABORTED', 'the verify was stopped');
+  }
+}

@@ -1,0 +1,411 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createClient } from '../aws/client.js';
+import { dryRunLoad } from '../load/load.js';
+import type { TestSeams } from '../load/loadDependencies.js';
+import { normalizeOptions, type LoadOptions, type NormalizedLoadOptions } from '../load/options.js';
+import { defaultOutputPath } from '../load/outputPaths.js';
+import type { LoadEvent, LoadResult } from '../reporting/events.js';
+import { bug, LoaderError } from '../shared/errors.js';
+import type { TableInfo } from '../shared/tableInfo.js';
+import type { PlannedWrite } from '../shared/types.js';
+import { keyForDisplay, keyOf } from '../typing/key.js';
+import { keyFromWire, toWireItem } from '../writing/wireItem.js';
+import { differingAttributes } from './attributeEquality.js';
+import { DifferencesFile, type DifferenceRecord } from './differencesFile.js';
+import { LastWrites } from './lastWrites.js';
+import { readLoadRejects, rowId } from './loadRejects.js';
+import { MAX_KEYS_PER_CALL, readUnitsOf } from './readUnits.js';
+import { inSample, sampleStatement } from './sampling.js';
+import { TableReader, type KeyToRead } from './tableReader.js';
+import { DIFFERENCES, OUTCOMES, type Difference, type Outcome, type VerifyResult } from './verifyResult.js';
+
+export interface VerifyOptions extends LoadOptions {
+  /** Read units per second for the verify's reads (BatchGetItem). @default unpaced */
+  rcu?: number;
+  /** Strongly consistent reads (1 read unit per 4 KB; eventually consistent reads cost half). @default true */
+  consistentRead?: boolean;
+  /** Check only this share of the keys, chosen by a hash of the key (the same keys on every run). @default 1 */
+  sample?: number;
+  /** Where the keys that differ go, in the reject file's format. @default <input>.differences.jsonl next to the input */
+  differencesPath?: string;
+  /** Values of differing attributes in messages and the differences file. @default true */
+  excerpts?: boolean;
+  /**
+   * Also Scan the whole table in this many parallel segments (TotalSegments), keys only, for items the input
+   * does not explain (extra). @default no scan
+   */
+  scanSegments?: number;
+}
+
+export interface VerifyDependencies {
+  client?: DynamoDBDocumentClient;
+  signal?: AbortSignal;
+  /** The dry run's events (warnings, the table described, progress of the read). */
+  onEvent?: (event: LoadEvent) => void;
+  testSeams?: TestSeams;
+}
+
+const MAX_EXAMPLES = 20;
+
+/** One planned write the table is checked against: the key's last write that landed, or the last of a key the load refused throughout. */
+interface Check {
+  write: PlannedWrite;
+  refused: boolean;
+}
+
+/**
+ * Checks a table against what loading the input would leave in it, reading the table only (BatchGetItem).
+ *
+ * What the input leaves is found by load()'s own dry run (the same reading, typing, sharding, deletes and
+ * segment), read twice: the first pass notes each key's last write that landed (lastWrites.ts; the rows of
+ * the load's reject file did not land), the second checks each key once, against that write, in batches of
+ * 100 keys as the dry run hands them over; the reads hold the dry run back (its sink waits on them), so
+ * memory holds the map of keys and a few batches. The dry run reads in input order: every write order of
+ * load keeps each key's rows in input order, so the last row of a key is the one the table shows.
+ */
+export async function verify(options: VerifyOptions, deps: VerifyDependencies = {}): Promise<VerifyResult> {
+  const startedAt = performance.now();
+  const verifyOpts = checkVerifyOptions(options);
+  const { rcu: _r, consistentRead: _c, sample: _s, differencesPath: _d, excerpts: _e, scanSegments: _n, ...loadOptions } = options;
+  const opts = normalizeOptions(loadOptions);
+  if (opts.inputs.includes('-'))
+    throw new LoaderError('INVALID_OPTION', 'verify reads its input twice and cannot read stdin ("-"): give the files the load read');
+  const shardSeed = await seedOf(opts, options.shardSeed);
+  const loadRejects = await readLoadRejects(opts.rejectsPath);
+  const differencesPath =
+    verifyOpts.differencesPath ?? defaultOutputPath(opts.input, 'rejects', { segment: opts.segment }).replace(/rejects\.jsonl$/, 'differences.jsonl');
+  checkDifferencesPath(differencesPath, opts);
+  // A clean run must not leave an earlier run's differences behind to be read as this one's.
+  await rm(differencesPath, { force: true });
+  const ownsClient = deps.client === undefined;
+  const client = deps.client ?? createClient({ ...opts, maxSockets: Math.max(50, opts.concurrency * 2) });
+  const scratch = await mkdtemp(join(opts.tempDir ?? tmpdir(), 'ddb-spread-verify-'));
+  const differences = new DifferencesFile(differencesPath);
+  try {
+    // The dry run as the load ran, in input order, with its own reject file kept out of the user's way.
+    const dryOptions = (pass: number): LoadOptions => {
+      return {
+        ...loadOptions,
+        ...(shardSeed !== undefined ? { shardSeed } : {}),
+        order: 'input',
+        pacing: false,
+        wcu: undefined,
+        keyWcu: undefined,
+        totalWcu: undefined,
+        checkpointPath: undefined,
+        rejectsPath: join(scratch, `pass-${pass}.rejects.jsonl`),
+      };
+    };
+    const events = (event: LoadEvent) => {
+      if (event.type === 'warning') deps.onEvent?.(event);
+    };
+    const common = { client, ...(deps.signal ? { signal: deps.signal } : {}), onEvent: events, ...(deps.testSeams ? { testSeams: deps.testSeams } : {}) };
+
+    // Pass one: each key's last write that landed.
+    const last = new LastWrites();
+    let table: TableInfo | undefined;
+    let seq = 0;
+    await finished(
+      dryRunLoad(dryOptions(1), {
+        ...common,
+        dryRun: {
+          onTable: (t) => void (table = t),
+          onPlanned: (write) => {
+            last.note(write.keyId, seq++, loadRejects.rows.has(rowId(write.origin.file, write.origin.line)));
+            return write;
+          },
+          record: () => undefined,
+        },
+      }),
+    );
+    last.seal();
+    const planned = seq;
+    if (!table) throw bug('the dry run finished without describing the table');
+    const schema = table.keySchema;
+
+    // Pass two: each key checked once, against its last write.
+    const consistentRead = verifyOpts.consistentRead;
+    const reader = new TableReader({
+      client,
+      table: opts.table,
+      keySchema: schema,
+      consistentRead,
+      rcu: verifyOpts.rcu,
+      maxAttempts: opts.maxAttempts,
+      aws: { table: opts.table, region: opts.region, endpoint: opts.endpoint },
+      signal: deps.signal,
+    });
+    const outcomes = Object.fromEntries([...OUTCOMES, 'extra'].map((o) => [o, 0])) as Record<Outcome, number>;
+    const examples: Difference[] = [];
+    const counts = { superseded: 0, notSampled: 0, checked: 0 };
+    const pending: Check[] = [];
+    let failure: unknown;
+    const checkChunk = async (chunk: Check[]) => {
+      const keys: KeyToRead[] = chunk.map(({ write }) => ({
+        keyId: write.keyId,
+        key: toWireItem(keyOf(write.item, schema)),
+        units: readUnitsOf(write.op === 'delete' ? 0 : write.size, consistentRead),
+      }));
+      const stored = await reader.read(keys);
+      for (const check of chunk) {
+        const found = stored.get(check.write.keyId);
+        const difference = judge(check, found, verifyOpts.excerpts);
+        outcomes[difference.outcome]++;
+        if (!DIFFERENCES.includes(difference.outcome)) continue;
+        const key = keyForDisplay(check.write.item, schema);
+        const shown: Difference = { ...difference, file: check.write.origin.file, line: check.write.origin.line, key: verifyOpts.excerpts ? key : undefined };
+        if (examples.length < MAX_EXAMPLES) examples.push(shown);
+        await differences.write(recordOf(shown, key, check.write.origin.raw, verifyOpts.excerpts));
+      }
+    };
+    // The chunks taken while the dry run goes on, each by the batch slot that took it; a failure stops the dry run.
+    const takeFull = async () => {
+      while (pending.length >= MAX_KEYS_PER_CALL && failure === undefined) {
+        try {
+          await checkChunk(pending.splice(0, MAX_KEYS_PER_CALL));
+        } catch (error) {
+          failure ??= error;
+        }
+      }
+      if (failure !== undefined) throw failure;
+    };
+    seq = 0;
+    const second = await finished(
+      dryRunLoad(dryOptions(2), {
+        ...common,
+        dryRun: {
+          tableInfo: table,
+          onPlanned: (write) => {
+            const verdict = last.verdict(write.keyId, seq++);
+            if (verdict === 'superseded') counts.superseded++;
+            else if (verifyOpts.sample < 1 && !inSample(write.keyId, verifyOpts.sample)) counts.notSampled++;
+            else {
+              counts.checked++;
+              pending.push({ write, refused: verdict === 'refused' });
+            }
+            return write;
+          },
+          record: takeFull,
+        },
+      }),
+    ).catch((error: unknown) => {
+      throw failure ?? error;
+    });
+    if (seq !== planned)
+      throw new LoaderError(
+        'INPUT_CHANGED',
+        `the input changed while it was verified: its first reading planned ${planned} writes, its second ${seq}; run the verify again`,
+      );
+    // What is left, a few calls at a time.
+    const rest: Check[][] = [];
+    while (pending.length > 0) rest.push(pending.splice(0, MAX_KEYS_PER_CALL));
+    const lanes = Math.max(1, opts.concurrency);
+    for (let i = 0; i < rest.length; i += lanes) await Promise.all(rest.slice(i, i + lanes).map(checkChunk));
+
+    // --scan: every item of the table whose key the input never writes.
+    let scanned: VerifyResult['scan'];
+    if (verifyOpts.scanSegments !== undefined) {
+      const extras: Array<Record<string, AttributeValue>> = [];
+      let items = 0;
+      const segments = verifyOpts.scanSegments;
+      await Promise.all(
+        Array.from({ length: segments }, (_, segment) =>
+          reader.scanSegment(segment, segments, (keyId, key) => {
+            items++;
+            if (!last.has(keyId)) extras.push(key);
+          }),
+        ),
+      );
+      scanned = { segments, items };
+      for (const key of extras) {
+        outcomes.extra++;
+        const shown = keyForDisplay(keyFromWire(key, schema), schema);
+        const difference: Difference = { outcome: 'extra', file: `table:${opts.table}`, line: 0, key: verifyOpts.excerpts ? shown : undefined };
+        if (examples.length < MAX_EXAMPLES) examples.push(difference);
+        await differences.write({
+          file: difference.file,
+          line: 0,
+          code: 'EXTRA',
+          message: messageOf(difference, verifyOpts.excerpts),
+          ...(shown ? { key: shown } : {}),
+          raw: JSON.stringify(plain({ M: key })),
+        });
+      }
+    }
+    await differences.close();
+
+    const checked = OUTCOMES.reduce((sum, o) => sum + outcomes[o], 0);
+    if (checked !== counts.checked || counts.checked + counts.superseded + counts.notSampled !== planned)
+      throw bug(
+        `verify counted ${planned} planned writes but ${counts.checked} checked (${checked} judged), ${counts.superseded} superseded, ${counts.notSampled} outside the sample`,
+      );
+    const differing = DIFFERENCES.reduce((sum, o) => sum + outcomes[o], 0);
+    const differingKeys = differing - outcomes.extra;
+    const elapsedMs = performance.now() - startedAt;
+    return {
+      table: opts.table,
+      input: opts.input,
+      outcomes,
+      checked,
+      differing,
+      writes: { planned, checked, superseded: counts.superseded, notSampled: counts.notSampled },
+      rows: rowsOf(second),
+      loadRejects: loadRejects.found ? { path: opts.rejectsPath, rows: loadRejects.rows.size } : undefined,
+      keys: last.keys,
+      scan: scanned,
+      sample: verifyOpts.sample < 1 ? { share: verifyOpts.sample, ...sampleStatement(checked, differingKeys) } : undefined,
+      reads: { ...reader.counters, consistentRead, rcu: verifyOpts.rcu },
+      differencesPath: differences.count > 0 ? differencesPath : undefined,
+      examples,
+      elapsedMs,
+      itemsPerSecond: elapsedMs > 0 ? (checked * 1000) / elapsedMs : 0,
+    };
+  } finally {
+    await differences.close().catch(() => undefined);
+    await rm(scratch, { recursive: true, force: true });
+    if (ownsClient) client.destroy();
+  }
+}
+
+/** The dry run's result; a dry run that asked to start over cannot happen here (no onTable asks it). */
+async function finished(run: ReturnType<typeof dryRunLoad>): Promise<LoadResult> {
+  const outcome = await run;
+  if ('startOver' in outcome) throw bug('a verify dry run was asked to start over');
+  return outcome.result;
+}
+
+function rowsOf(result: LoadResult): VerifyResult['rows'] {
+  return { read: result.rowsRead, rejected: result.rejected, otherSegment: result.otherSegments };
+}
+
+/** A key's outcome: the stored item (or none) against the write that decides it. */
+function judge(check: Check, stored: Record<string, AttributeValue> | undefined, excerpts: boolean): Pick<Difference, 'outcome' | 'attributes' | 'values'> {
+  const { write, refused } = check;
+  if (refused) return { outcome: stored ? 'rejectedButPresent' : 'absent' };
+  if (write.op === 'delete') return { outcome: stored ? 'deletedButPresent' : 'absent' };
+  if (!stored) return { outcome: 'missing' };
+  const expected = toWireItem(write.item);
+  const attributes = differingAttributes(expected, stored);
+  if (attributes.length === 0) return { outcome: 'matched' };
+  if (!excerpts) return { outcome: 'different', attributes };
+  const values: NonNullable<Difference['values']> = {};
+  for (const name of attributes) values[name] = { expected: plain(expected[name]), stored: plain(stored[name]) };
+  return { outcome: 'different', attributes, values };
+}
+
+/** An attribute value as JSON can hold it (DynamoDB JSON, binary as base64); undefined when absent. */
+function plain(value: AttributeValue | undefined): unknown {
+  if (value === undefined) return undefined;
+  return JSON.parse(
+    JSON.stringify(value, (_key, v: unknown) =>
+      v instanceof Uint8Array ? Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64') : v instanceof Set ? [...(v as Set<unknown>)] : v,
+    ),
+  ) as unknown;
+}
+
+const CODES: Record<Outcome, DifferenceRecord['code'] | undefined> = {
+  matched: undefined,
+  absent: undefined,
+  missing: 'MISSING',
+  different: 'DIFFERENT',
+  deletedButPresent: 'DELETED_BUT_PRESENT',
+  rejectedButPresent: 'REJECTED_BUT_PRESENT',
+  extra: 'EXTRA',
+};
+
+/** A difference as a line of the differences file. */
+function recordOf(difference: Difference, key: Record<string, string> | undefined, raw: string, excerpts: boolean): DifferenceRecord {
+  return {
+    file: difference.file,
+    line: difference.line,
+    code: CODES[difference.outcome]!,
+    message: messageOf(difference, excerpts),
+    ...(difference.attributes?.length === 1 ? { field: difference.attributes[0]! } : {}),
+    ...(key ? { key } : {}),
+    raw,
+  };
+}
+
+/** One sentence for a difference; values only with excerpts. */
+export function messageOf(difference: Difference, excerpts: boolean): string {
+  switch (difference.outcome) {
+    case 'missing':
+      return 'the table has no item with this key; the row should have written one';
+    case 'deletedButPresent':
+      return 'the row deletes this key, but the table still has an item with it';
+    case 'rejectedButPresent':
+      return "every row of this key is in the load's reject file, but the table has an item with it";
+    case 'extra':
+      return 'the table has an item with this key, which no row of the input writes';
+    case 'different': {
+      const names = difference.attributes ?? [];
+      if (!excerpts || !difference.values) return `the stored item differs in ${names.map((n) => JSON.stringify(n)).join(', ')}`;
+      const parts = names.map((n) => `${JSON.stringify(n)}: expected ${show(difference.values![n]!.expected)}, stored ${show(difference.values![n]!.stored)}`);
+      return `the stored item differs: ${parts.join('; ')}`;
+    }
+    default:
+      return difference.outcome;
+  }
+}
+
+const show = (value: unknown) => (value === undefined ? '(absent)' : JSON.stringify(value));
+
+/** The verify's own options, checked (the load's are checked by normalizeOptions). */
+function checkVerifyOptions(options: VerifyOptions): {
+  rcu: number | undefined;
+  consistentRead: boolean;
+  sample: number;
+  differencesPath: string | undefined;
+  excerpts: boolean;
+  scanSegments: number | undefined;
+} {
+  const { rcu, consistentRead, sample, differencesPath, excerpts, scanSegments } = options;
+  if (scanSegments !== undefined && (!Number.isInteger(scanSegments) || scanSegments < 1 || scanSegments > 1_000_000))
+    throw new LoaderError('INVALID_OPTION', `--scan takes a number of parallel Scan segments from 1 to 1,000,000, got ${String(scanSegments)}`);
+  if (scanSegments !== undefined && options.segment !== undefined)
+    throw new LoaderError(
+      'INVALID_OPTION',
+      "--scan reads the whole table, whose other segments' items this --segment's input does not explain: scan without --segment",
+    );
+  if (rcu !== undefined && (typeof rcu !== 'number' || !Number.isFinite(rcu) || rcu <= 0))
+    throw new LoaderError('INVALID_OPTION', `--rcu takes read units per second above 0, got ${String(rcu)}`);
+  if (sample !== undefined && (typeof sample !== 'number' || !(sample > 0) || sample > 1))
+    throw new LoaderError('INVALID_OPTION', `sample takes a share of the keys above 0 and at most 1 (--sample 1% is 0.01), got ${String(sample)}`);
+  if (differencesPath !== undefined && (typeof differencesPath !== 'string' || differencesPath === ''))
+    throw new LoaderError('INVALID_OPTION', `--differences takes a file path, got ${String(differencesPath)}`);
+  return { rcu, consistentRead: consistentRead !== false, sample: sample ?? 1, differencesPath, excerpts: excerpts !== false, scanSegments };
+}
+
+/** The differences file may be neither an input nor the load's reject file (both are read). */
+function checkDifferencesPath(path: string, opts: NormalizedLoadOptions): void {
+  const target = resolve(path);
+  const read = [...opts.inputs.filter((input) => !input.startsWith('s3://')), opts.rejectsPath].find((file) => resolve(file) === target);
+  if (read !== undefined)
+    throw new LoaderError(
+      'INVALID_OPTION',
+      `--differences ${path} is ${read === opts.rejectsPath ? "the load's reject file" : 'an input'}, which the verify reads: choose another path`,
+    );
+}
+
+/**
+ * The seed of random:N suffixes: the one given, else the one the load's shard manifest recorded (the
+ * suffixes follow from it and the key); a verify cannot draw its own.
+ */
+async function seedOf(opts: NormalizedLoadOptions, given: number | undefined): Promise<number | undefined> {
+  if (given !== undefined || !opts.shard?.rules.some((rule) => rule.kind === 'random')) return given;
+  const path = opts.shard.manifestPath;
+  try {
+    const manifest = JSON.parse(await readFile(path, 'utf8')) as { seed?: unknown };
+    if (typeof manifest.seed === 'number' && Number.isInteger(manifest.seed)) return manifest.seed;
+  } catch {
+    // Said below.
+  }
+  throw new LoaderError(
+    'INVALID_OPTION',
+    `--shard random:N needs the seed the items were written with: pass --shard-seed, or --shard-manifest with the load's manifest (${path} holds no seed)`,
+  );
+}

@@ -1,0 +1,69 @@
+import type { SampleStatement } from './sampling.js';
+
+/** How one key of the input stands in the table. */
+export type Outcome =
+  /** Stored as the input leaves it. */
+  | 'matched'
+  /** Its last row was a delete (or every row of it was refused by the load), and the table has no item: as expected. */
+  | 'absent'
+  /** The input leaves an item; the table has none. */
+  | 'missing'
+  /** The table's item differs from the one the input leaves, in the attributes named. */
+  | 'different'
+  /** The input's last word on the key is a delete; the table still has an item. */
+  | 'deletedButPresent'
+  /** Every row of the key is in the load's reject file, yet the table has an item. */
+  | 'rejectedButPresent'
+  /** --scan: an item of the table whose key the input never writes. */
+  | 'extra';
+
+/** The outcomes of the input's keys (extra items are the table's, counted apart). */
+export const OUTCOMES: readonly Outcome[] = ['matched', 'absent', 'missing', 'different', 'deletedButPresent', 'rejectedButPresent'];
+
+/** The outcomes that are a difference: any one makes the verify exit non-zero. */
+export const DIFFERENCES: readonly Outcome[] = ['missing', 'different', 'deletedButPresent', 'rejectedButPresent', 'extra'];
+
+export interface VerifyResult {
+  table: string;
+  input: string;
+  /** Keys checked, by outcome (extra: items --scan found that the input does not explain; 0 without --scan). */
+  outcomes: Record<Outcome, number>;
+  /** --scan: the table's items scanned, in how many segments; undefined without it. */
+  scan: { segments: number; items: number } | undefined;
+  /** Keys of the input checked (the sum of outcomes but extra). */
+  checked: number;
+  /** Keys that differ (missing, different, deleted but present, rejected but present, extra). */
+  differing: number;
+  /**
+   * The input's planned writes, each accounted for once: checked (the key's last write), superseded (a
+   * later write of its key decides), or outside the sample.
+   */
+  writes: { planned: number; checked: number; superseded: number; notSampled: number };
+  /** Rows the dry run read, and those it rejected as the load would (never written, never checked). */
+  rows: { read: number; rejected: number; otherSegment: number };
+  /** Rows named in the load's reject file (rows DynamoDB refused are expected absent), and the file. */
+  loadRejects: { path: string; rows: number } | undefined;
+  /** Distinct keys of the input (held in memory during the verify). */
+  keys: number;
+  /** --sample: the share asked for and what the sample proves. */
+  sample: ({ share: number } & SampleStatement) | undefined;
+  reads: { calls: number; retries: number; throttled: number; consumedRcu: number; consistentRead: boolean; rcu: number | undefined };
+  /** The differences file (the reject file's format), when any key differs. */
+  differencesPath: string | undefined;
+  /** The first differences, for the summary (at most 20). */
+  examples: Difference[];
+  elapsedMs: number;
+  itemsPerSecond: number;
+}
+
+/** One key not as the input leaves it. */
+export interface Difference {
+  outcome: Outcome;
+  file: string;
+  line: number;
+  key: Record<string, string> | undefined;
+  /** The attributes that differ (different only). */
+  attributes?: string[];
+  /** Expected and stored values of those attributes, as DynamoDB JSON text (absent under --no-excerpts). */
+  values?: Record<string, { expected: unknown; stored: unknown }>;
+}
