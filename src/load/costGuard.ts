@@ -51,11 +51,14 @@ export class CostGuard {
     return !this.#predicted;
   }
 
-  /** A row planned before the first send: its write units (table and GSIs) and the bytes of its text. */
+  /**
+   * Before the first send: a write's units (table and GSIs), and a row's bytes of text (a row read once, however
+   * many writes it made or none): the units per byte of input the whole input is priced by.
+   */
   sample(units: number, bytes: number): void {
     this.#sampleUnits += units;
     this.#sampleBytes += bytes;
-    this.#sampleRows++;
+    if (bytes > 0) this.#sampleRows++;
   }
 
   /** USD of `units` write units. */

@@ -24,7 +24,7 @@ import { batchesOf, type StageReport, type Stages } from './stages.js';
 import { CostGuard } from './costGuard.js';
 import { usdPerUnit } from '../pacing/unitPrices.js';
 import { formatPrice } from '../shared/format.js';
-import type { PlannedWrite } from '../shared/types.js';
+import type { PlannedWrite, RowOrigin } from '../shared/types.js';
 import { loadTransform } from './transformModule.js';
 
 export type { DryRun, LoadDependencies, TestSeams } from './loadDependencies.js';
@@ -225,13 +225,31 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<D
 /** The stages chained: the batches of the load, in the order they are sent. */
 function batchesOfLoad(prepared: PreparedLoad, opts: NormalizedLoadOptions, report: StageReport, settle: () => Promise<void>, guard: CostGuard | undefined) {
   const { input, chain } = prepared;
-  // The cost guard's sample: the rows planned before the first batch of the run is sent.
+  // The cost guard's sample: the rows read before the first batch of the run is sent. Units per write, bytes
+  // per row read, whatever became of it: a row rejected, skipped (expired, by the transform) or another
+  // segment's is bytes of the input that cost nothing, and the items of a row a transform split share its
+  // bytes (its origin, met once in a row).
+  let sampledOrigin: RowOrigin | undefined;
+  const sampleBytes = (origin: RowOrigin) => {
+    if (origin === sampledOrigin) return;
+    sampledOrigin = origin;
+    guard!.sample(0, Buffer.byteLength(origin.raw));
+  };
   const onPlanned = guard
     ? (write: PlannedWrite) => {
-        if (guard.sampling) guard.sample(prepared.costOf(write), Buffer.byteLength(write.origin.raw));
+        if (guard.sampling) {
+          sampleBytes(write.origin);
+          guard.sample(prepared.costOf(write), 0);
+        }
         return prepared.onPlanned(write);
       }
     : prepared.onPlanned;
+  const onSkipped = guard
+    ? (origin: RowOrigin) => {
+        if (guard.sampling) sampleBytes(origin);
+        prepared.onSkipped?.(origin);
+      }
+    : prepared.onSkipped;
   return batchesOf(
     prepared.records,
     {
@@ -240,7 +258,7 @@ function batchesOfLoad(prepared: PreparedLoad, opts: NormalizedLoadOptions, repo
       transform: opts.transformLoaded?.fn,
       segment: prepared.segment,
       onPlanned,
-      onSkipped: prepared.onSkipped,
+      onSkipped,
       expiry: expiryOf(opts),
       orderer: prepared.orderer,
       order: prepared.order,

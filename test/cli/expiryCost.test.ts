@@ -226,6 +226,31 @@ function stopCsv(small: number, large: number, extra = '', tail = '', keys = 'pk
 }
 
 describe('--max-cost', () => {
+  it("prices the input by every row read: rows left out as expired, or another worker's, cost nothing and do not get a load refused", async () => {
+    // 3,000 rows, nine in ten expired: 300 units ($0.000375 on demand) are written, under the $0.001 limit;
+    // priced by the written rows' bytes alone the input would look ten times as dear and be refused.
+    const now = nowSeconds();
+    const rows = Array.from({ length: 3000 }, (_, i) => `k${i},${i % 10 === 0 ? now + 86_400 : now - 3600},${'v'.repeat(40)}`);
+    const input = await file('mostly-expired.csv', `pk,ttl,v\n${rows.join('\n')}\n`);
+    const table = await newTable(KEYS);
+    const run = await cli(['load', input, '--table', table, '--types', 'ttl:N', '--skip-expired', 'ttl', '--max-cost', '0.001', '--json']);
+    expect(run.code, run.stderr).toBe(EXIT.OK);
+    const result = JSON.parse(run.stdout) as LoadResult;
+    expect(result).toMatchObject({ written: 300, skippedExpired: 2700, complete: true });
+    expectAccounted(result);
+    // Two workers dividing it by key: each reads every row and writes half of them, $0.0009375 each, under $0.001.
+    const all = Array.from({ length: 3000 }, (_, i) => `k${i},${'v'.repeat(40)}`);
+    const whole = await file('two-workers.csv', `pk,v\n${all.join('\n')}\n`);
+    const shared = await newTable(KEYS);
+    const workers = await Promise.all(
+      [0, 1].map((i) =>
+        cli(['load', whole, '--table', shared, '--segment', `${i}/2`, '--max-cost', '0.001', '--json', '--rejects', join(dir(), `cost-seg${i}.rejects.jsonl`)]),
+      ),
+    );
+    for (const worker of workers) expect(worker.code, worker.stderr).toBe(EXIT.OK);
+    expect((await keysOf(shared)).length).toBe(3000);
+  });
+
   it('refuses before the first write when the first rows price the whole input above it (exit 3), and the estimate says so too', async () => {
     // 3,000 rows of one unit each: $0.001875 on demand; the limit is $0.001.
     const rows = Array.from({ length: 3000 }, (_, i) => `k${i},${'v'.repeat(40)}`);
