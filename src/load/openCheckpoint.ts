@@ -248,7 +248,7 @@ async function withRejectsFile(again: LoadResult, rejectsPath: string): Promise<
  * The load time a saved checkpoint pinned for --skip-expired of `attribute`, if it holds one. Unreadable or of
  * another attribute: undefined (CheckpointStore.open then says what is wrong with it, or what differs).
  */
-async function pinnedLoadTime(path: string, attribute: string): Promise<number | undefined> {
+export async function pinnedLoadTime(path: string, attribute: string): Promise<number | undefined> {
   try {
     const saved = (JSON.parse(await readFile(path, 'utf8')) as { options?: { skipExpired?: { attribute?: unknown; at?: unknown } } }).options?.skipExpired;
     return saved?.attribute === attribute && typeof saved.at === 'number' && Number.isSafeInteger(saved.at) ? saved.at : undefined;

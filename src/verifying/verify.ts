@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createClient } from '../aws/client.js';
 import { dryRunLoad } from '../load/load.js';
+import { pinnedLoadTime } from '../load/openCheckpoint.js';
 import type { TestSeams } from '../load/loadDependencies.js';
 import { normalizeOptions, type LoadOptions, type NormalizedLoadOptions } from '../load/options.js';
 import { defaultOutputPath } from '../load/outputPaths.js';
@@ -85,12 +86,22 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
   const client = deps.client ?? createClient({ ...opts, maxSockets: Math.max(50, opts.concurrency * 2) });
   const scratch = await mkdtemp(join(opts.tempDir ?? tmpdir(), 'ddb-spread-verify-'));
   const differences = new DifferencesFile(differencesPath);
+  // --skip-expired judges every row at one time in both passes (each dry run would take its own "now", and a
+  // row expiring between them would put the passes out of step): the load's, as its checkpoint pinned it, so
+  // the rows it left out are the ones expected absent; else this run's start.
+  const expiredAt =
+    loadOptions.skipExpired === undefined
+      ? undefined
+      : (loadOptions.skipExpiredAt ??
+        (loadOptions.checkpointPath === undefined ? undefined : await pinnedLoadTime(loadOptions.checkpointPath, loadOptions.skipExpired)) ??
+        Math.floor(Date.now() / 1000));
   try {
     // The dry run as the load ran, in input order, with its own reject file kept out of the user's way.
     const dryOptions = (pass: number): LoadOptions => {
       return {
         ...loadOptions,
         ...(shardSeed !== undefined ? { shardSeed } : {}),
+        ...(expiredAt !== undefined ? { skipExpiredAt: expiredAt } : {}),
         order: 'input',
         pacing: false,
         wcu: undefined,
