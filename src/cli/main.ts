@@ -82,8 +82,9 @@ Examples:
   $ ddb-spread estimate orders.csv --table Orders --shard hash:8 --shard-keys cust-0007
 
 Exit codes (load --dry-run too): 0 estimated, no row would be rejected; 2 estimated, but rows would be
-rejected, as the load would exit (see the report and the reject file); could not estimate: the codes of
-load (64 usage, 66 input missing, 75 worth retrying, 77 access denied, 78 no such table, 1 other).`;
+rejected, as the load would exit (see the report and the reject file); 3 --max-cost would refuse or stop
+the load; could not estimate: the codes of load (64 usage, 66 input missing, 75 worth retrying, 77 access
+denied, 78 no such table, 1 other).`;
 
 const VERIFY_EXAMPLES = `
 Examples:

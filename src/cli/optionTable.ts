@@ -658,7 +658,8 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     flags: '--accept-rejects',
     key: 'acceptRejects',
     group: 'job',
-    commands: ['load'],
+    // verify takes it (and ignores it): the load's own command line checks its table.
+    commands: ['load', 'verify'],
     description:
       'exit 0, not 2, when the load finished with rejected rows, every one in the reject file (a Job then succeeds); --max-rejects reached, a stop, a failure and 75 keep their codes',
     type: 'flag',
@@ -744,7 +745,8 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     flags: '--compare-estimate <file>',
     key: 'compareEstimate',
     group: 'output',
-    commands: ['load'],
+    // verify takes it (and ignores it): the load's own command line checks its table.
+    commands: ['load', 'verify'],
     description:
       'an `estimate --json` output: --report and --html-report set its predictions (duration, write units, rate, throttled requests, rejected rows) beside what the load did',
     type: 'path',

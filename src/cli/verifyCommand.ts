@@ -27,7 +27,7 @@ export async function toVerifyOptions(inputs: string | string[], flags: VerifyFl
   return options;
 }
 
-/** `ddb-spread verify`: runs verify(), prints its summary (or JSON), and returns the exit code (0 all matched, 3 differences). */
+/** `ddb-spread verify`: runs verify(), prints its summary (or JSON), and returns the exit code (0 all matched, 5 differences). */
 export async function runVerify(io: CliIo, inputs: string | string[], flags: VerifyFlags): Promise<number> {
   const controller = new AbortController();
   const signals = handleStopSignals(

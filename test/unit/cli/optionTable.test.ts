@@ -39,6 +39,14 @@ const ownOptions = (command: Command) => command.options.filter((option) => opti
 const squeeze = (text: string) => text.replace(/\s+/g, ' ');
 
 describe('the option table', () => {
+  it("verify takes every option of load but --dry-run: a load's summary prints its own command line as verify's, and a job file serves both", () => {
+    const verify = new Set(optionsOf('verify').map(longFlag));
+    const missing = optionsOf('load')
+      .map(longFlag)
+      .filter((flag) => flag !== '--dry-run' && !verify.has(flag));
+    expect(missing).toEqual([]);
+  });
+
   it('names each value as commander does, and no command takes a flag or a key twice', () => {
     for (const spec of OPTION_TABLE) expect(new Option(spec.flags).attributeName(), spec.flags).toBe(spec.key);
     for (const command of COMMANDS) {
