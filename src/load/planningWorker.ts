@@ -67,8 +67,16 @@ async function plan(): Promise<void> {
     { parts, name: data.name, exports: [], totalBytes: data.totalBytes, notes: [], skipped: [] },
     {
       format: data.format,
-      // Each header row goes to the load's thread, which checks it against the table before any row of its part.
-      csv: { delimiter: data.delimiter, columns: data.columns, checkHeader: (file, names, delimiter) => send({ type: 'header', file, names, delimiter }) },
+      // Each header row goes to the load's thread, which checks it against the table before any row of its
+      // part, and after every row before it (the rows planned so far go first, as one thread would take them).
+      csv: {
+        delimiter: data.delimiter,
+        columns: data.columns,
+        checkHeader: (file, names, delimiter) => {
+          handOn();
+          send({ type: 'header', file, names, delimiter });
+        },
+      },
       ...(data.interleaveExports ? { interleaveExports: true } : {}),
     },
   );
@@ -76,12 +84,17 @@ async function plan(): Promise<void> {
   const planner = createRowPlanner({ ...data.planner, types: mergeOwn(data.planner.types) });
   let chunk = new Chunk();
   let file: string | undefined;
-  const flush = async () => {
+  /** The rows planned so far go to the load's thread (a chunk's credit taken, perhaps below 0: flush waits it back). */
+  function handOn(): void {
+    if (chunk.count === 0) return;
     const full = chunk;
     chunk = new Chunk();
     file = undefined;
     send(full.message(input.bytesRead(), planner.suspectedDynamoJsonLine), [full.lines.buffer, full.sizes.buffer, full.wcus.buffer, full.flags.buffer]);
     credits--;
+  }
+  const flush = async () => {
+    handOn();
     while (credits <= 0) await new Promise<void>((resolve) => (wake = resolve));
   };
   /** Puts a record in the chunk; true once the chunk is full. */
@@ -106,13 +119,19 @@ async function plan(): Promise<void> {
     }
     return chunk.count === data.chunkRows;
   };
-  // A CSV part's records come in csv-parse's arrays: one await per array, not per record.
-  for await (const entry of input.chunks()) {
-    if (!Array.isArray(entry)) {
-      if (take(entry)) await flush();
-      continue;
+  try {
+    // A CSV part's records come in csv-parse's arrays: one await per array, not per record.
+    for await (const entry of input.chunks()) {
+      if (!Array.isArray(entry)) {
+        if (take(entry)) await flush();
+        continue;
+      }
+      for (const record of entry) if (take(record)) await flush();
     }
-    for (const record of entry) if (take(record)) await flush();
+  } catch (error) {
+    // The rows planned before the input failed are the load's, as on one thread: counted, their rejects kept.
+    handOn();
+    throw error;
   }
   if (chunk.count > 0) await flush();
   // This thread's own busy time (its event loop's, from its start): what the rows cost to read and plan.

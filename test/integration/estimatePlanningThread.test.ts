@@ -150,6 +150,10 @@ describe('an estimate planned on a second thread', () => {
     expect(errors[0]!.code).toBe(errors[1]!.code);
     expect(errors[0]!.message).toBe(errors[1]!.message);
     expect(errors[0]!.file).toBe(errors[1]!.file);
+    // The rows read before the failure are counted as on one thread (the thread's last chunk handed on first).
+    const counts = (e: LoaderError) => e.result && { rowsRead: e.result.rowsRead, rejected: e.result.rejected };
+    expect(counts(errors[0]!)).toEqual({ rowsRead: 50, rejected: 0 });
+    expect(counts(errors[0]!)).toEqual(counts(errors[1]!));
   });
 
   it("a CSV part whose header lacks the table's sort key: INPUT_HEADER naming it, as on one thread, and no row of it counted", async () => {
