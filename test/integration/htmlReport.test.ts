@@ -85,7 +85,9 @@ describe('--html-report', () => {
         '--rejects',
         join(dir(), 'e.jsonl'),
       ],
-      { cwd: dir(), env: localEnv(proxy.url), stdout: 'pipe' },
+      // Bounded, as the load is: a step that hangs says which (the full CI run timed this test out at 90 s,
+      // 2026-11-28, where alone it takes 7 s).
+      { cwd: dir(), env: localEnv(proxy.url), stdout: 'pipe', timeoutMs: 30_000 },
     );
     expect(estimate.code, estimate.stderr).toBe(2); // rows would be rejected
     await writeFile(estimatePath, estimate.stdout);
@@ -123,7 +125,12 @@ describe('--html-report', () => {
     expect(report.timeline.buckets.reduce((n, b) => n + b.written, 0)).toBe(report.written);
     expect((await stat(htmlPath)).mode & 0o777).toBe(0o600);
 
-    const browser = await puppeteer.launch({ executablePath: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium', args: ['--no-sandbox'], headless: true });
+    const browser = await puppeteer.launch({
+      executablePath: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium',
+      args: ['--no-sandbox'],
+      headless: true,
+      timeout: 20_000,
+    });
     try {
       const page = await browser.newPage();
       await page.setViewport({ width: 1100, height: 900 });
