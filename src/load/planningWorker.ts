@@ -5,6 +5,7 @@ import { readInputSet } from '../reading/readInputSet.js';
 import { LoaderError } from '../shared/errors.js';
 import { mergeOwn } from '../shared/ownRecord.js';
 import type { RejectedRow } from '../shared/types.js';
+import { csvMeasure } from '../typing/measureCsv.js';
 import { createRowPlanner, isRejected, type SourceRecord } from '../typing/planRow.js';
 import { DELETE, REJECTED, type FromPlanning, type PlanningWorkerData, type PlannedChunk } from './planningThread.js';
 
@@ -81,7 +82,10 @@ async function plan(): Promise<void> {
     },
   );
   // Structured clone gives the types back as a plain object: without a prototype again, as the load's own are.
-  const planner = createRowPlanner({ ...data.planner, types: mergeOwn(data.planner.types) });
+  const plannerOptions = { ...data.planner, types: mergeOwn(data.planner.types) };
+  const planner = createRowPlanner(plannerOptions);
+  // A plain CSV row's figures without its item (the estimate keeps none); any other row is planned in full.
+  const measure = csvMeasure(plannerOptions);
   let chunk = new Chunk();
   let file: string | undefined;
   /** The rows planned so far go to the load's thread (a chunk's credit taken, perhaps below 0: flush waits it back). */
@@ -105,6 +109,14 @@ async function plan(): Promise<void> {
       chunk.files.push({ at, name: file });
     }
     chunk.lines[at] = record.origin.line;
+    const measured = measure?.(record);
+    if (measured) {
+      chunk.keyIds.push(measured.keyId);
+      chunk.partitionIds.push(measured.partitionId);
+      chunk.sizes[at] = measured.size;
+      chunk.wcus[at] = measured.wcu;
+      return chunk.count === data.chunkRows;
+    }
     const planned = planner.plan(record);
     if (isRejected(planned)) {
       chunk.flags[at] = REJECTED;
