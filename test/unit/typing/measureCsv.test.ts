@@ -52,7 +52,15 @@ const options = fc.record({
   ),
 });
 
-function plannerOptions(o: fc.RecordValue<typeof options>): RowPlannerOptions {
+interface Drawn {
+  pkType: 'S' | 'N';
+  skType: 'S' | 'N' | undefined;
+  infer: boolean;
+  empty: EmptyPolicy;
+  types: Record<string, ColumnType>;
+}
+
+function plannerOptions(o: Drawn): RowPlannerOptions {
   const types = Object.create(null) as Record<string, ColumnType>;
   for (const [name, type] of Object.entries(o.types)) types[name] = type;
   return {
