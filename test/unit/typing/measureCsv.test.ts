@@ -38,6 +38,17 @@ const cellText = fc.oneof(
   fc.integer({ min: 1020, max: 1030 }).map((n) => 'é'.repeat(n / 2)),
 );
 
+/** A key cell: mostly plain text or a plain number, sometimes any cell, sometimes missing. */
+const keyText = fc.oneof(
+  { weight: 6, arbitrary: fc.constantFrom('ANC', 'LAX', '12', '-7', '0.5', 'é') },
+  { weight: 3, arbitrary: cellText },
+  { weight: 1, arbitrary: fc.constant(undefined) },
+);
+const otherCells = fc.uniqueArray(fc.tuple(fc.constantFrom(...NAMES.filter((n) => n !== 'pk' && n !== 'sk')), cellText), {
+  selector: ([name]) => name,
+  maxLength: 5,
+});
+
 const columnType = fc.constantFrom<ColumnType | undefined>(undefined, undefined, 'S', 'N', 'BOOL', 'SS', 'JSON');
 
 const options = fc.record({
@@ -82,10 +93,14 @@ describe('csvMeasure', () => {
   it("gives plan()'s keys, size and units, or leaves the row to plan()", () => {
     let measured = 0;
     fc.assert(
-      fc.property(options, fc.uniqueArray(fc.tuple(fc.constantFrom(...NAMES), cellText), { selector: ([name]) => name, maxLength: 6 }), (o, cells) => {
+      fc.property(options, keyText, keyText, otherCells, (o, pk, sk, others) => {
         const opts = plannerOptions(o);
         const measure = csvMeasure(opts)!;
-        const record = csvRecord(cells);
+        const record = csvRecord([
+          ...(pk === undefined ? [] : [['pk', pk] as [string, string]]),
+          ...(sk === undefined ? [] : [['sk', sk] as [string, string]]),
+          ...others,
+        ]);
         const got = measure(record);
         if (got === undefined) return;
         measured++;
@@ -98,8 +113,8 @@ describe('csvMeasure', () => {
       }),
       { numRuns: 3000 },
     );
-    // Not a path that always declines: most generated rows with keys are measured.
-    expect(measured).toBeGreaterThan(100);
+    // Not a path that always declines: a good share of the rows drawn are measured (about one in six; 250 is far below what a run draws).
+    expect(measured).toBeGreaterThan(250);
   });
 
   it('measures the common row, and leaves what needs converting or rejecting to plan()', () => {
