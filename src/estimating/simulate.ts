@@ -194,17 +194,19 @@ export class LoadSimulator {
 
   /** Each GSI the write lands in first (own key, own units), then the table (its own units), as the partition proxy does. */
   #admit(now: number, w: SimWrite): AdmitResult {
-    for (const index of w.indexes ?? []) {
-      const id = parseIndexKeyId(index.key);
-      const name = id?.index ?? '';
-      let model = this.#indexModels.get(name);
-      if (!model) {
-        model = new PartitionModel(this.#modelOptions);
-        this.#indexModels.set(name, model);
+    // Not `w.indexes ?? []`: an array made per write, twice per row (both simulations), without GSIs.
+    if (w.indexes)
+      for (const index of w.indexes) {
+        const id = parseIndexKeyId(index.key);
+        const name = id?.index ?? '';
+        let model = this.#indexModels.get(name);
+        if (!model) {
+          model = new PartitionModel(this.#modelOptions);
+          this.#indexModels.set(name, model);
+        }
+        const r = model.admitOne(now, id?.value ?? index.key, index.units);
+        if (!r.accepted) return r;
       }
-      const r = model.admitOne(now, id?.value ?? index.key, index.units);
-      if (!r.accepted) return r;
-    }
     return this.#model.admitOne(now, w.key, w.tableUnits ?? w.units);
   }
 
@@ -216,7 +218,10 @@ export class LoadSimulator {
     while (i > 0) {
       const parent = (i - 1) >> 1;
       if (!earlier(heap[i]!, heap[parent]!)) break;
-      [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
+      // Swapped through a variable: a destructuring swap made an array per step of every event.
+      const moved = heap[i]!;
+      heap[i] = heap[parent]!;
+      heap[parent] = moved;
       i = parent;
     }
   }
@@ -235,7 +240,9 @@ export class LoadSimulator {
         if (l < heap.length && earlier(heap[l]!, heap[min]!)) min = l;
         if (r < heap.length && earlier(heap[r]!, heap[min]!)) min = r;
         if (min === i) break;
-        [heap[i], heap[min]] = [heap[min]!, heap[i]!];
+        const moved = heap[i]!;
+        heap[i] = heap[min]!;
+        heap[min] = moved;
         i = min;
       }
     }

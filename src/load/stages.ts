@@ -157,8 +157,11 @@ export async function* batchesOf(records: AsyncGenerator<SourceRecord | SourceRe
         const planned = planning instanceof Promise ? await planning : planning;
         if (!planned) continue;
         // A row a transform split: its writes go on in the order it returned them, so a key's writes keep it.
-        const writes = Array.isArray(planned) ? planned : [planned];
-        for (const write of writes) {
+        // (Not an array made for a row's one write: that was the stage's largest allocation per row.)
+        const split = Array.isArray(planned);
+        const writeCount = split ? planned.length : 1;
+        for (let w = 0; w < writeCount; w++) {
+          const write = split ? planned[w]! : planned;
           const now = orderer.passThrough(write);
           if (now) {
             const full = batch(now);

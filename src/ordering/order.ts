@@ -126,6 +126,17 @@ export function orderAll<T>(writes: readonly T[], partitionOf: (write: T) => str
   return keyed.map((k) => k.write);
 }
 
+/**
+ * Emptied key queues a window keeps for their key's next write: in a key-mixed input most keys come back
+ * within a few rows, and a queue made and dropped each time was a third of what the window allocated. Bounded,
+ * so a window over millions of distinct keys keeps no more than this many idle ones.
+ */
+const PARKED_QUEUES = 4096;
+/** A window's answer when no write leaves: shared, and frozen so that no caller can add to it. */
+const NONE_LEAVE: readonly never[] = Object.freeze([]);
+/** Slots a parked queue keeps; a longer one is given up (a key's long run, which would hold the window's memory). */
+const PARKED_SLOTS = 64;
+
 /** Size limits of a window; a write is emitted as soon as either is exceeded. */
 export interface WindowLimits {
   /** Writes held at most. */
@@ -135,8 +146,11 @@ export interface WindowLimits {
 }
 
 export interface WindowInterleaver<T> {
-  /** Adds a write; returns the writes that leave the window because it is full (usually none or one). */
-  push(write: T, bytes?: number): T[];
+  /**
+   * Adds a write; returns the writes that leave the window because it is full (usually none or one). The
+   * array is the interleaver's own, filled again by the next push: read it before pushing again.
+   */
+  push(write: T, bytes?: number): readonly T[];
   /** Empties the window, in round-robin order. */
   flush(): T[];
   /** Lets the next write of the rotation leave now (undefined when empty): for a caller with limits of its own. */
@@ -153,9 +167,13 @@ export interface WindowInterleaver<T> {
 
 interface KeyQueue<T> {
   partition: string;
-  writes: T[];
+  /** The key's writes held: writes[head..tail) (slots past tail are free: the arrays are kept, not remade). */
+  writes: (T | undefined)[];
   head: number;
+  tail: number;
   bytes: number[];
+  /** In the rotation (holding writes), or parked: emptied, kept for the key's next write. */
+  active: boolean;
   next: KeyQueue<T>;
   prev: KeyQueue<T>;
 }
@@ -177,17 +195,39 @@ export function createWindowInterleaver<T>(partitionOf: (write: T) => string, li
   let lastEmitted: KeyQueue<T> | undefined;
   let held = 0;
   let heldBytes = 0;
+  /** Keys held now: queues in the rotation (the map also keeps parked ones). */
+  let activeKeys = 0;
+  /** Emptied queues kept in the map for their key's next write, at most PARKED_QUEUES of them. */
+  let parked = 0;
+  /**
+   * What push hands back when one write leaves (the common case once the window is full), filled again at
+   * each push: an array made per row, grown to hold one write, was most of what the window allocated.
+   */
+  const one: T[] = [undefined as T];
+  const full = () => held > maxRows || (heldBytes > maxBytes && held > 1);
 
-  function emitOne(out: T[]): void {
+  function emitOne(): T {
     const queue = cursor!;
     const write = queue.writes[queue.head]!;
     heldBytes -= queue.bytes[queue.head]!;
+    // The slot lets go of its write: a parked queue holds none.
+    queue.writes[queue.head] = undefined;
     queue.head++;
     held--;
-    out.push(write);
     lastEmitted = queue;
-    if (queue.head === queue.writes.length) {
-      queues.delete(queue.partition);
+    if (queue.head === queue.tail) {
+      // Emptied: parked for the key's next write (keys come back soon in a mixed input), unless too many are.
+      queue.active = false;
+      activeKeys--;
+      if (parked < PARKED_QUEUES) {
+        parked++;
+        queue.head = queue.tail = 0;
+        // A queue that once held a long run keeps no long arrays while parked.
+        if (queue.writes.length > PARKED_SLOTS) {
+          queue.writes = [];
+          queue.bytes = [];
+        }
+      } else queues.delete(queue.partition);
       if (queue.next === queue) {
         cursor = undefined;
       } else {
@@ -196,25 +236,37 @@ export function createWindowInterleaver<T>(partitionOf: (write: T) => string, li
         cursor = queue.next;
       }
     } else {
-      if (queue.head > 64 && queue.head * 2 > queue.writes.length) {
-        queue.writes = queue.writes.slice(queue.head);
-        queue.bytes = queue.bytes.slice(queue.head);
+      if (queue.head > 64 && queue.head * 2 > queue.tail) {
+        // The writes left move to the front, in place.
+        queue.writes.copyWithin(0, queue.head, queue.tail);
+        queue.bytes.copyWithin(0, queue.head, queue.tail);
+        queue.tail -= queue.head;
+        queue.writes.fill(undefined, queue.tail);
         queue.head = 0;
       }
       cursor = queue.next;
     }
+    return write;
   }
 
   return {
     push(write, bytes = 0) {
       const partition = partitionOf(write);
       let queue = queues.get(partition);
-      if (queue) {
-        queue.writes.push(write);
-        queue.bytes.push(bytes);
+      if (queue?.active) {
+        queue.writes[queue.tail] = write;
+        queue.bytes[queue.tail++] = bytes;
       } else {
-        queue = { partition, writes: [write], head: 0, bytes: [bytes] } as KeyQueue<T>;
-        queues.set(partition, queue);
+        if (queue) {
+          parked--;
+          queue.writes[queue.tail] = write;
+          queue.bytes[queue.tail++] = bytes;
+        } else {
+          queue = { partition, writes: [write], head: 0, tail: 1, bytes: [bytes] } as KeyQueue<T>;
+          queues.set(partition, queue);
+        }
+        queue.active = true;
+        activeKeys++;
         if (cursor === undefined) {
           queue.next = queue.prev = queue;
           cursor = queue;
@@ -230,20 +282,24 @@ export function createWindowInterleaver<T>(partitionOf: (write: T) => string, li
       }
       held++;
       heldBytes += bytes;
-      const out: T[] = [];
-      while (held > maxRows || (heldBytes > maxBytes && held > 1)) emitOne(out);
+      if (!full()) return NONE_LEAVE;
+      const first = emitOne();
+      if (!full()) {
+        one[0] = first;
+        return one;
+      }
+      const out = [first];
+      while (full()) out.push(emitOne());
       return out;
     },
     flush() {
       const out: T[] = [];
-      while (held > 0) emitOne(out);
+      while (held > 0) out.push(emitOne());
       return out;
     },
     shift() {
       if (held === 0) return undefined;
-      const out: T[] = [];
-      emitOne(out);
-      return out[0];
+      return emitOne();
     },
     get held() {
       return held;
@@ -255,7 +311,7 @@ export function createWindowInterleaver<T>(partitionOf: (write: T) => string, li
       maxRows = rows;
     },
     get keys() {
-      return queues.size;
+      return activeKeys;
     },
     get bytes() {
       return heldBytes;

@@ -104,6 +104,8 @@ export class WriteOrderer {
   #window: WindowInterleaver<PlannedWrite> | undefined;
   /** Watches the keys' runs, for a window that may go over to round-robin. */
   #runs: KeyRuns | undefined;
+  /** The keys the window holds now, for #runs: one function, not a closure made per row. */
+  readonly #windowKeys = (): number => this.#window?.keys ?? 0;
   /** Writes pushed so far (global orders). */
   #position = 0;
   /** The global order while it fits the budget. */
@@ -225,16 +227,19 @@ export class WriteOrderer {
    * The window's push without a promise, as passThrough: the writes that may go now; undefined where
    * push() must be awaited (the other orders, and the write at which an adaptive window looks at its keys).
    */
-  pushNow(write: PlannedWrite): PlannedWrite[] | undefined {
+  pushNow(write: PlannedWrite): readonly PlannedWrite[] | undefined {
     const window = this.#window;
     if (!window || this.#runs?.due()) return undefined;
     // Not a row at which it looks: the verdict's threshold does not matter.
-    this.#runs?.add(write.partitionId, () => window.keys);
+    this.#runs?.add(write.partitionId, this.#windowKeys);
     return window.push(write, windowBytes(write));
   }
 
-  /** Takes the next write in input order; returns the writes that may go now, in order. */
-  async push(write: PlannedWrite): Promise<PlannedWrite[]> {
+  /**
+   * Takes the next write in input order; returns the writes that may go now, in order. The window's answer
+   * is its own array, filled again by its next push (as pushNow's): read it before pushing again.
+   */
+  async push(write: PlannedWrite): Promise<readonly PlannedWrite[]> {
     switch (this.#mode) {
       case 'input':
       case 'stripes':
@@ -242,7 +247,7 @@ export class WriteOrderer {
       case 'window': {
         const window = this.#window!;
         const full = window.rows >= this.#options.windowRows;
-        if (this.#runs?.add(write.partitionId, () => window.keys, full ? MIN_RUN : GROW_RUN)) {
+        if (this.#runs?.add(write.partitionId, this.#windowKeys, full ? MIN_RUN : GROW_RUN)) {
           if (full) {
             await this.#goGlobal(write);
             return this.push(write);

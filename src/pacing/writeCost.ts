@@ -49,6 +49,13 @@ interface IndexModel {
 export function createWriteCostModel(table: WriteCostTable): WriteCostModel {
   const tableKeys = [table.keySchema.partitionKey.name, ...(table.keySchema.sortKey ? [table.keySchema.sortKey.name] : [])];
   const indexes = table.gsis.map((gsi) => indexModel(gsi, tableKeys));
+  // Without GSIs the cost names no index: one shared empty record, not one per write (called per row).
+  if (indexes.length === 0) {
+    return (_item, tableSize) => {
+      const units = writeUnits(tableSize);
+      return { table: units, indexes: NO_INDEXES, total: units };
+    };
+  }
   return (item, tableSize) => {
     const tableUnits = writeUnits(tableSize);
     const costs: Record<string, number> = {};
@@ -62,6 +69,8 @@ export function createWriteCostModel(table: WriteCostTable): WriteCostModel {
     return { table: tableUnits, indexes: costs, total };
   };
 }
+
+const NO_INDEXES: Readonly<Record<string, number>> = Object.freeze({});
 
 const models = new WeakMap<WriteCostTable, WriteCostModel>();
 
