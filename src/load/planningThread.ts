@@ -45,9 +45,15 @@ export interface PlanningWorkerData {
   planner: RowPlannerOptions;
   chunkRows: number;
   chunksAhead: number;
+  /** Partition keys numbered before the table of them starts over (tests set it low). @default 65,536 */
+  maxNamed?: number;
 }
 
-/** Planned rows in columns: a row's key strings are in keyIds/partitionIds in the order of the rows not rejected. */
+/**
+ * Planned rows in columns: a row's key strings are in keyIds and `partitions` in the order of the rows not
+ * rejected. A partition key is a number in a table both threads build from `named`: the keys first seen in
+ * each chunk, in order, numbered on from those before; `restart` empties the table before this chunk's.
+ */
 export interface PlannedChunk {
   type: 'rows';
   count: number;
@@ -56,7 +62,9 @@ export interface PlannedChunk {
   wcus: Float64Array;
   flags: Uint8Array;
   keyIds: string[];
-  partitionIds: string[];
+  partitions: Uint32Array;
+  named: string[];
+  restart?: true;
   /** Sharded writes' keys before their suffix, at the index of their keyIds. */
   unsharded?: (string | undefined)[];
   /** The rejected rows, in order. */
@@ -127,6 +135,8 @@ export function planInThread(
     if (!stopped && !ended) failure ??= new Error('the thread that reads and plans the rows stopped before the end of the input; this is a bug');
     notify();
   });
+  /** The partition keys the chunks name by number (PlannedChunk). */
+  const partitions: string[] = [];
   async function* records(): AsyncGenerator<SourceRecord[]> {
     try {
       for (;;) {
@@ -157,7 +167,9 @@ export function planInThread(
             if (message.suspected !== undefined) suspected ??= message.suspected;
             // The next chunk is planned while these rows are ordered and simulated.
             worker.postMessage('next');
-            yield rowsOf(message);
+            if (message.restart) partitions.length = 0;
+            for (const name of message.named) partitions.push(name);
+            yield rowsOf(message, partitions);
         }
       }
     } finally {
@@ -178,7 +190,7 @@ export function planInThread(
 }
 
 /** A chunk's rows as records the planner hands on. */
-function rowsOf(chunk: PlannedChunk): SourceRecord[] {
+function rowsOf(chunk: PlannedChunk, partitions: readonly string[]): SourceRecord[] {
   const out: SourceRecord[] = new Array<SourceRecord>(chunk.count);
   let file = 0;
   let name = chunk.files[0]?.name ?? '';
@@ -198,7 +210,7 @@ function rowsOf(chunk: PlannedChunk): SourceRecord[] {
       // No item: an estimate keeps none (it plans on a thread only for tables without GSIs).
       item: NO_ITEM,
       keyId: chunk.keyIds[written]!,
-      partitionId: chunk.partitionIds[written]!,
+      partitionId: partitions[chunk.partitions[written]!]!,
       size: chunk.sizes[at]!,
       wcu: chunk.wcus[at]!,
     };

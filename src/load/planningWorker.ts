@@ -16,6 +16,8 @@ import { DELETE, REJECTED, type FromPlanning, type PlanningWorkerData, type Plan
  */
 const port = parentPort!;
 const data = workerData as PlanningWorkerData;
+/** Partition keys numbered before the table starts over (see partitionNumber). */
+const MAX_NAMED = data.maxNamed ?? 65_536;
 let credits = data.chunksAhead;
 let wake: (() => void) | undefined;
 port.on('message', (message: 'next') => {
@@ -34,7 +36,11 @@ class Chunk {
   readonly wcus = new Float64Array(data.chunkRows);
   readonly flags = new Uint8Array(data.chunkRows);
   readonly keyIds: string[] = [];
-  readonly partitionIds: string[] = [];
+  /** Each written row's partition key, as its number in the partitions named so far (see `named`). */
+  readonly partitions = new Uint32Array(data.chunkRows);
+  /** Partition keys first named in this chunk, numbered on from those before (from 0 after a `restart`). */
+  readonly named: string[] = [];
+  restart = false;
   unsharded: (string | undefined)[] | undefined;
   readonly rejects: RejectedRow[] = [];
   readonly files: { at: number; name: string }[] = [];
@@ -48,7 +54,9 @@ class Chunk {
       wcus: this.wcus,
       flags: this.flags,
       keyIds: this.keyIds,
-      partitionIds: this.partitionIds,
+      partitions: this.partitions,
+      named: this.named,
+      ...(this.restart ? { restart: true } : {}),
       ...(this.unsharded ? { unsharded: this.unsharded } : {}),
       rejects: this.rejects,
       files: this.files,
@@ -88,18 +96,41 @@ async function plan(): Promise<void> {
   const measure = csvMeasure(plannerOptions);
   let chunk = new Chunk();
   let file: string | undefined;
+  // Partition keys cross as numbers, each key's text once (a table of 200 airports, not 3M strings cloned
+  // and allocated on both threads). The table starts over at a chunk past MAX_NAMED keys: it stays bounded
+  // (a chunk names at most chunkRows more), and the other thread starts its own over with that chunk.
+  const numbers = new Map<string, number>();
   /** The rows planned so far go to the load's thread (a chunk's credit taken, perhaps below 0: flush waits it back). */
   function handOn(): void {
     if (chunk.count === 0) return;
     const full = chunk;
     chunk = new Chunk();
     file = undefined;
-    send(full.message(input.bytesRead(), planner.suspectedDynamoJsonLine), [full.lines.buffer, full.sizes.buffer, full.wcus.buffer, full.flags.buffer]);
+    if (numbers.size >= MAX_NAMED) {
+      numbers.clear();
+      chunk.restart = true;
+    }
+    send(full.message(input.bytesRead(), planner.suspectedDynamoJsonLine), [
+      full.lines.buffer,
+      full.sizes.buffer,
+      full.wcus.buffer,
+      full.flags.buffer,
+      full.partitions.buffer,
+    ]);
     credits--;
   }
   const flush = async () => {
     handOn();
     while (credits <= 0) await new Promise<void>((resolve) => (wake = resolve));
+  };
+  const partitionNumber = (partitionId: string): number => {
+    let number = numbers.get(partitionId);
+    if (number === undefined) {
+      number = numbers.size;
+      numbers.set(partitionId, number);
+      chunk.named.push(partitionId);
+    }
+    return number;
   };
   /** Puts a record in the chunk; true once the chunk is full. */
   const take = (record: SourceRecord): boolean => {
@@ -112,7 +143,7 @@ async function plan(): Promise<void> {
     const measured = measure?.(record);
     if (measured) {
       chunk.keyIds.push(measured.keyId);
-      chunk.partitionIds.push(measured.partitionId);
+      chunk.partitions[chunk.keyIds.length - 1] = partitionNumber(measured.partitionId);
       chunk.sizes[at] = measured.size;
       chunk.wcus[at] = measured.wcu;
       return chunk.count === data.chunkRows;
@@ -123,7 +154,7 @@ async function plan(): Promise<void> {
       chunk.rejects.push(planned);
     } else {
       chunk.keyIds.push(planned.keyId);
-      chunk.partitionIds.push(planned.partitionId);
+      chunk.partitions[chunk.keyIds.length - 1] = partitionNumber(planned.partitionId);
       chunk.sizes[at] = planned.size;
       chunk.wcus[at] = planned.wcu;
       if (planned.op === 'delete') chunk.flags[at] = DELETE;
