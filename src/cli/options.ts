@@ -138,6 +138,12 @@ export async function toEstimateOptions(input: string | string[], flags: LoadFla
       throw new LoaderError('INVALID_OPTION', 'estimate needs --table (read with DescribeTable) or --partition-key name:TYPE to describe the table offline');
   }
   if (flags.workers !== undefined) options.workers = flags.workers;
+  // The verify's own flags price the verify after the load (estimate's verify section); load --dry-run has none.
+  const verify = flags as LoadFlags & { rcu?: number; consistentRead?: boolean; sample?: number; scan?: number };
+  if (verify.rcu !== undefined) options.rcu = verify.rcu;
+  if (verify.consistentRead === false) options.consistentRead = false;
+  if (verify.sample !== undefined) options.sample = verify.sample;
+  if (verify.scan !== undefined) options.scanSegments = verify.scan;
   return options;
 }
 

@@ -62,7 +62,8 @@ const SECONDS_PER_HOUR = 3600;
 export function verifyCosts(input: VerifyCostInput): VerifyCosts {
   for (const name of ['keys', 'strongReadUnits', 'tableBytes'] as const) requireFinite(name, input[name], 0);
   requireFinite('rcu', input.rcu, Number.MIN_VALUE);
-  if (!(Number.isInteger(input.scanSegments) && input.scanSegments >= 1)) throw new RangeError(`scanSegments must be a whole number >= 1, got ${input.scanSegments}`);
+  if (!(Number.isInteger(input.scanSegments) && input.scanSegments >= 1))
+    throw new RangeError(`scanSegments must be a whole number >= 1, got ${input.scanSegments}`);
   const given = input.prices ?? {};
   const prices: ReadPrices = {
     region: given.region ?? DEFAULT_READ_PRICES.region,
@@ -123,7 +124,8 @@ export interface TableReadChoice {
  */
 export function chooseTableRead(costs: Pick<VerifyCosts, 'batchGet' | 'scan'>, options: { segmented?: boolean } = {}): TableReadChoice {
   const { batchGet, scan } = costs;
-  if (options.segmented) return { read: 'batch-get', why: 'a verify of one --segment reads its own keys: a Scan would see the other segments\u2019 items as extra' };
+  if (options.segmented)
+    return { read: 'batch-get', why: 'a verify of one --segment reads its own keys: a Scan would see the other segments\u2019 items as extra' };
   const scanCheaper = scan.usd < batchGet.usd || (scan.usd === batchGet.usd && scan.readUnits < batchGet.readUnits);
   const ratio = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(a / b >= 10 ? 0 : 1)}x` : 'all');
   return scanCheaper
