@@ -122,6 +122,23 @@ describe('estimate: the price of a verify', () => {
     expect(segment.why).toContain('--segment');
   });
 
+  it('takes them from --config as from flags, and load --dry-run prices the verify too', async () => {
+    const { path, sizes } = await input('config', 200);
+    const job = join(dir(), 'job.json');
+    await writeFile(job, JSON.stringify({ input: path, 'partition-key': 'pk:S', rcu: 25, 'consistent-read': false, sample: '50%', scan: 2 }));
+    const verify = (await estimateJson(['--config', job])).verify;
+    expect(verify).toMatchObject({ keys: 100, sample: 0.5, consistentRead: false, rcu: 25, rcuSource: 'given' });
+    expect(verify.scan.segments).toBe(2);
+    expect(verify.batchGet.readUnits).toBeCloseTo((strongUnits(sizes) * 0.5) / 2, 1);
+
+    const table = await newTable();
+    const dry = await cli(['load', path, '--table', table, '--dry-run', '--json']);
+    expect(dry.code, dry.stderr).toBe(0);
+    const priced = (JSON.parse(dry.stdout) as EstimateResult).verify;
+    expect(priced.batchGet.readUnits).toBe(strongUnits(sizes));
+    expect(priced.consistentRead).toBe(true);
+  });
+
   it('refuses a nonsense --rcu, --sample or --scan before reading the input', async () => {
     const { path } = await input('bad', 3);
     for (const [flag, value] of [
