@@ -15,6 +15,7 @@ import { DEFAULT_WINDOW_ROWS, ORDER_MODES } from '../ordering/order.js';
 import { DEFAULT_KEY_WCU } from '../pacing/rateControl.js';
 import { EMPTY_POLICIES, TIMESTAMP_MODES } from '../typing/typeNames.js';
 import { DEFAULT_PRICES } from '../estimating/costEstimate.js';
+import { DEFAULT_READ_PRICES } from '../pacing/unitPrices.js';
 import { BROKEN_CHAIN_RISK } from '../reading/exportChain.js';
 import { formatCount } from '../shared/format.js';
 import {
@@ -697,6 +698,28 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     commands: LOAD,
     description: 'estimate and --max-cost: provisioned price per WCU-hour',
     defaultText: priceDefault(DEFAULT_PRICES.provisionedPerWcuHour),
+    parse: parsePriceOption,
+    type: 'USD',
+  },
+  {
+    flags: '--price-read-request <usd>',
+    key: 'priceReadRequest',
+    option: 'prices',
+    group: 'job',
+    commands: LOAD,
+    description: "estimate's verify section: on-demand price per million read request units",
+    defaultText: priceDefault(DEFAULT_READ_PRICES.onDemandPerMillionReads),
+    parse: parsePriceOption,
+    type: 'USD',
+  },
+  {
+    flags: '--price-rcu-hour <usd>',
+    key: 'priceRcuHour',
+    option: 'prices',
+    group: 'job',
+    commands: LOAD,
+    description: "estimate's verify section: provisioned price per RCU-hour",
+    defaultText: priceDefault(DEFAULT_READ_PRICES.provisionedPerRcuHour),
     parse: parsePriceOption,
     type: 'USD',
   },

@@ -95,6 +95,8 @@ export interface LoadFlags {
   workers?: number;
   priceWriteRequest?: number;
   priceWcuHour?: number;
+  priceReadRequest?: number;
+  priceRcuHour?: number;
   skipExpired?: string;
   maxCost?: number;
 }
@@ -247,10 +249,12 @@ export async function toLoadOptions(input: string | string[], flags: LoadFlags, 
   if (flags.operationColumn !== undefined) options.operationColumn = flags.operationColumn;
   if (flags.skipExpired !== undefined) options.skipExpired = flags.skipExpired;
   if (flags.maxCost !== undefined) options.maxCostUsd = flags.maxCost;
-  if (flags.priceWriteRequest !== undefined || flags.priceWcuHour !== undefined) {
+  if (flags.priceWriteRequest !== undefined || flags.priceWcuHour !== undefined || flags.priceReadRequest !== undefined || flags.priceRcuHour !== undefined) {
     options.prices = {
       ...(flags.priceWriteRequest !== undefined ? { onDemandPerMillionWrites: flags.priceWriteRequest } : {}),
       ...(flags.priceWcuHour !== undefined ? { provisionedPerWcuHour: flags.priceWcuHour } : {}),
+      ...(flags.priceReadRequest !== undefined ? { onDemandPerMillionReads: flags.priceReadRequest } : {}),
+      ...(flags.priceRcuHour !== undefined ? { provisionedPerRcuHour: flags.priceRcuHour } : {}),
     };
   }
   if (flags.transform !== undefined) options.transform = flags.transform;

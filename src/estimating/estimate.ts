@@ -103,7 +103,7 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
   const whole = wholeLoadOf(options);
   // --workers N: --prewarm rests on the rates of all of them (whole.rates), which the pass's own options leave out.
   const opts = normalizeOptions(whole ? { ...whole.load, prewarm: false } : options);
-  const verifyPlan: VerifyPlan = verifyPlanOf(options, opts.segment !== undefined);
+  const verifyPlan: VerifyPlan = { ...verifyPlanOf(options, opts.segment !== undefined), prices: readPricesOf(options.prices) };
   const prewarmGiven = options.prewarm === true;
   // A global order is simulated from per-key statistics (plannedOrder.ts), except on a table with GSIs:
   // the statistics hold a table key's writes and units, not the GSI keys each write lands on (they vary
@@ -238,7 +238,8 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
       order: fromStatistics ? opts.order : ownOrder ? run.order : (simulatedOrder ?? run.order),
       sharded: opts.shard !== undefined,
     },
-    prices: options.prices,
+    // The write prices only: a read price given alone leaves the load's cost on the defaults (and their label).
+    prices: writePricesOf(options.prices),
     phases,
     workers: workersPlan,
     prewarm,
@@ -251,6 +252,27 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
     estimated.costGuard = { maxUsd: opts.maxCost.usd, usd, over: usd > opts.maxCost.usd };
   }
   return estimated;
+}
+
+function writePricesOf(prices: EstimateOptions['prices']): EstimateParts['prices'] {
+  const { onDemandPerMillionWrites, provisionedPerWcuHour } = prices ?? {};
+  if (onDemandPerMillionWrites === undefined && provisionedPerWcuHour === undefined) return undefined;
+  return {
+    ...(onDemandPerMillionWrites !== undefined ? { onDemandPerMillionWrites } : {}),
+    ...(provisionedPerWcuHour !== undefined ? { provisionedPerWcuHour } : {}),
+  };
+}
+
+/** The read prices the user gave, labelled as theirs (as the write prices are), else none. */
+function readPricesOf(prices: EstimateOptions['prices']): VerifyPlan['prices'] {
+  const { onDemandPerMillionReads, provisionedPerRcuHour } = prices ?? {};
+  if (onDemandPerMillionReads === undefined && provisionedPerRcuHour === undefined) return undefined;
+  return {
+    region: 'as given',
+    date: 'as given',
+    ...(onDemandPerMillionReads !== undefined ? { onDemandPerMillionReads } : {}),
+    ...(provisionedPerRcuHour !== undefined ? { provisionedPerRcuHour } : {}),
+  };
 }
 
 /** --workers N, checked: the load the estimate's pass reads (the whole input, as one process) and the rates of all N. */

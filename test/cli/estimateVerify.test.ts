@@ -102,7 +102,7 @@ describe('estimate: the price of a verify', () => {
     const section = text.stdout.slice(text.stdout.indexOf('\nVerify\n'));
     expect(section).toContain(`BatchGetItem    ${units.toLocaleString('en-US')} read units, 10 calls`);
     expect(section).toContain(`Scan            ${(Math.ceil(bytes / 4096) + pages).toLocaleString('en-US')} read units, 1 segment`);
-    expect(section).toMatch(/rate +50 read units\/s \(--rcu\)/);
+    expect(section).toMatch(/keys +1,000, strongly consistent, at 50 read units\/s \(--rcu\)/);
     expect(section).toContain('ddb-spread verify');
   });
 
@@ -137,6 +137,34 @@ describe('estimate: the price of a verify', () => {
     const priced = (JSON.parse(dry.stdout) as EstimateResult).verify;
     expect(priced.batchGet.readUnits).toBe(strongUnits(sizes));
     expect(priced.consistentRead).toBe(true);
+  });
+
+  it("prices the reads at --price-read-request and --price-rcu-hour, labelled as given, the load's write prices left alone", async () => {
+    const { path, sizes } = await input('prices', 100);
+    const units = strongUnits(sizes);
+    const result = await estimateJson([path, '--partition-key', 'pk:S', '--price-read-request', '2', '--price-rcu-hour', '0.5']);
+    expect(result.verify.prices).toEqual({ region: 'as given', date: 'as given', onDemandPerMillionReads: 2, provisionedPerRcuHour: 0.5 });
+    expect(result.verify.batchGet.onDemandUsd).toBeCloseTo((units / 1e6) * 2, 12);
+    // Under an hour at 9,600 units/s: one started hour of 9,600 RCU.
+    expect(result.verify.batchGet.provisionedRcuHours).toBe(9_600);
+    expect(result.verify.batchGet.provisionedUsd).toBeCloseTo(9_600 * 0.5, 9);
+    expect(result.cost.prices).toMatchObject({ region: 'us-east-1', onDemandPerMillionWrites: 0.625 });
+    const provisioned = await estimateJson([
+      path,
+      '--partition-key',
+      'pk:S',
+      '--billing',
+      'provisioned',
+      '--table-wcu',
+      '10',
+      '--table-rcu',
+      '40',
+      '--price-rcu-hour',
+      '0.5',
+    ]);
+    // 80% of 40 RCU: 32 units/s; the price on a provisioned table is the RCU-hours'.
+    expect(provisioned.verify).toMatchObject({ rcu: 32, rcuSource: 'provisioned' });
+    expect(provisioned.verify.batchGet.usd).toBeCloseTo(32 * Math.ceil(units / 32 / 3600) * 0.5, 9);
   });
 
   it('refuses a nonsense --rcu, --sample or --scan before reading the input', async () => {
