@@ -124,18 +124,17 @@ export interface TableReadChoice {
  */
 export function chooseTableRead(costs: Pick<VerifyCosts, 'batchGet' | 'scan'>, options: { segmented?: boolean } = {}): TableReadChoice {
   const { batchGet, scan } = costs;
-  if (options.segmented)
-    return { read: 'batch-get', why: 'a verify of one --segment reads its own keys: a Scan would see the other segments\u2019 items as extra' };
+  if (options.segmented) return { read: 'batch-get', why: "a verify of one --segment reads its own keys: a Scan would see the other segments' items as extra" };
   const scanCheaper = scan.usd < batchGet.usd || (scan.usd === batchGet.usd && scan.readUnits < batchGet.readUnits);
-  const ratio = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(a / b >= 10 ? 0 : 1)}x` : 'all');
+  const ratio = (a: number, b: number) => (b > 0 ? ` (${(a / b).toFixed(a / b >= 10 ? 0 : 1)}x as many)` : '');
   return scanCheaper
     ? {
         read: 'scan',
-        why: `a Scan of the table reads ${formatUnits(scan.readUnits)} read units, BatchGetItem of the keys ${formatUnits(batchGet.readUnits)} (${ratio(batchGet.readUnits, scan.readUnits)} as many): the items are small and the table is not much bigger than the input`,
+        why: `a Scan of the table reads ${formatUnits(scan.readUnits)} read units, BatchGetItem of the keys ${formatUnits(batchGet.readUnits)}${ratio(batchGet.readUnits, scan.readUnits)}: rounding each key up to 4 KB costs more than reading the whole table`,
       }
     : {
         read: 'batch-get',
-        why: `BatchGetItem of the keys reads ${formatUnits(batchGet.readUnits)} read units, a Scan of the table ${formatUnits(scan.readUnits)} (${ratio(scan.readUnits, batchGet.readUnits)} as many)`,
+        why: `BatchGetItem of the keys reads ${formatUnits(batchGet.readUnits)} read units, a Scan of the table ${formatUnits(scan.readUnits)}${ratio(scan.readUnits, batchGet.readUnits)}`,
       };
 }
 
