@@ -52,7 +52,7 @@ export const OPTION_GROUPS = {
   output: 'Output',
   estimate: 'Estimate only (estimate, and load --dry-run)',
   read: 'What to read',
-  verify: 'Verify only',
+  verify: "Verify (estimate: the verify's price)",
 } as const;
 export type OptionGroup = keyof typeof OPTION_GROUPS;
 
