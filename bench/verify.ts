@@ -4,7 +4,9 @@
  * machine; items/s of each and their ratio (median of the rounds). The loop only reads: 100 keys a call,
  * the same number of calls in flight as verify's default --concurrency, UnprocessedKeys sent again, no
  * comparison and no input parsing. verify reads the input twice (its dry run) and compares every attribute,
- * so the ratio is what that work costs over bare reads. Prints figures; asserts nothing.
+ * so the ratio is what that work costs over bare reads. Then the estimate's price of the verify against a
+ * verify paced at --rcu: predicted read units and seconds (estimate's `verify.batchGet`) beside what
+ * DynamoDB Local charged (ConsumedCapacity) and the verify took. Prints figures; asserts nothing.
  *
  *   npm run build && npx tsx bench/verify.ts [--rows 50000] [--rounds 3]
  *
@@ -18,19 +20,23 @@ import { parseArgs } from 'node:util';
 import { load } from '../dist/load/load.js';
 import { DEFAULT_CONCURRENCY } from '../dist/load/options.js';
 import { verify } from '../dist/verifying/verify.js';
+import { estimate } from '../dist/estimating/estimate.js';
 import { generateCsv } from './data.js';
 import { withDynamoDBLocal } from './harness.js';
 import { fmtInt, median, table, takenOn, writeResults } from './report.js';
 import { createBenchTable } from './tables.js';
 
 const { values: flags } = parseArgs({
-  options: { rows: { type: 'string', default: '50000' }, rounds: { type: 'string', default: '3' } },
+  options: { rows: { type: 'string', default: '50000' }, rounds: { type: 'string', default: '3' }, 'paced-seconds': { type: 'string', default: '10' } },
   strict: true,
 });
 const ROWS = Number(flags.rows);
 const ROUNDS = Number(flags.rounds);
 if (!Number.isInteger(ROWS) || ROWS < 100) throw new Error(`--rows must be an integer >= 100, got ${flags.rows}`);
 if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error(`--rounds must be an integer >= 1, got ${flags.rounds}`);
+/** How long the paced verify should take by the estimate: its --rcu is the estimate's read units over this. */
+const PACED_SECONDS = Number(flags['paced-seconds']);
+if (!(PACED_SECONDS > 0)) throw new Error(`--paced-seconds must be above 0, got ${flags['paced-seconds']}`);
 const log = (msg: string) => process.stderr.write(`[verify bench] ${msg}\n`);
 
 /** The hand-written loop: every key read once, DEFAULT_CONCURRENCY calls of 100 keys in flight. */
@@ -112,7 +118,32 @@ await withDynamoDBLocal(async ({ endpoint, admin }) => {
         ],
       )}\n`,
     );
-    const path = await writeResults('verify-latest.json', { takenOn: takenOn(cpus().length), rows: ROWS, keys: keys.length, rounds, summary });
+    // The estimate's price of the verify, then a verify paced at the rate that should take PACED_SECONDS.
+    const unpriced = await estimate({ ...common, rejectsPath: join(dir, 'estimate.rejects.jsonl') });
+    const rcu = Math.max(1, Math.round(unpriced.verify.batchGet.readUnits / PACED_SECONDS));
+    const priced = (await estimate({ ...common, rcu, rejectsPath: join(dir, 'estimate.rejects.jsonl') })).verify;
+    const t0 = performance.now();
+    const paced = await verify({ ...common, rcu, differencesPath: join(dir, 'diff.jsonl'), rejectsPath: join(dir, 'load.rejects.jsonl') });
+    const pacedS = (performance.now() - t0) / 1000;
+    const prediction = {
+      rcu,
+      predictedReadUnits: priced.batchGet.readUnits,
+      chargedReadUnits: paced.reads.consumedRcu,
+      predictedSeconds: priced.batchGet.seconds,
+      measuredSeconds: pacedS,
+      predictedScanReadUnits: priced.scan.readUnits,
+      cheaper: priced.cheaper,
+    };
+    process.stdout.write(
+      `${table(
+        ['verify at --rcu ' + fmtInt(rcu), 'estimate', 'measured'],
+        [
+          ['read units (BatchGetItem)', fmtInt(prediction.predictedReadUnits), fmtInt(prediction.chargedReadUnits)],
+          ['seconds', prediction.predictedSeconds.toFixed(1), prediction.measuredSeconds.toFixed(1)],
+        ],
+      )}\n`,
+    );
+    const path = await writeResults('verify-latest.json', { takenOn: takenOn(cpus().length), rows: ROWS, keys: keys.length, rounds, summary, prediction });
     log(`results in ${path}`);
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -28,3 +28,13 @@ export type { TransformFunction, TransformOrigin, TransformResult } from './typi
 // Checking a load: the table against what loading the input would leave (docs/VERIFY.md).
 export { verify, type VerifyOptions, type VerifyDependencies } from './verifying/verify.js';
 export type { VerifyResult, Outcome as VerifyOutcome, Difference as VerifyDifference } from './verifying/verifyResult.js';
+// What a verify costs, two ways (BatchGetItem of the keys, a Scan of the table), and the cheaper one (docs/ESTIMATE.md#verify).
+export {
+  verifyCosts,
+  chooseTableRead,
+  type VerifyCostInput,
+  type VerifyCosts,
+  type TableRead,
+  type TableReadCost,
+  type TableReadChoice,
+} from './estimating/verifyCost.js';

@@ -15,6 +15,7 @@ import { DEFAULT_WINDOW_ROWS, ORDER_MODES } from '../ordering/order.js';
 import { DEFAULT_KEY_WCU } from '../pacing/rateControl.js';
 import { EMPTY_POLICIES, TIMESTAMP_MODES } from '../typing/typeNames.js';
 import { DEFAULT_PRICES } from '../estimating/costEstimate.js';
+import { DEFAULT_READ_PRICES } from '../pacing/unitPrices.js';
 import { BROKEN_CHAIN_RISK } from '../reading/exportChain.js';
 import { formatCount } from '../shared/format.js';
 import {
@@ -51,7 +52,7 @@ export const OPTION_GROUPS = {
   output: 'Output',
   estimate: 'Estimate only (estimate, and load --dry-run)',
   read: 'What to read',
-  verify: 'Verify only',
+  verify: "Verify (estimate: the verify's price)",
 } as const;
 export type OptionGroup = keyof typeof OPTION_GROUPS;
 
@@ -701,6 +702,28 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     type: 'USD',
   },
   {
+    flags: '--price-read-request <usd>',
+    key: 'priceReadRequest',
+    option: 'prices',
+    group: 'job',
+    commands: LOAD,
+    description: "estimate's verify section: on-demand price per million read request units",
+    defaultText: priceDefault(DEFAULT_READ_PRICES.onDemandPerMillionReads),
+    parse: parsePriceOption,
+    type: 'USD',
+  },
+  {
+    flags: '--price-rcu-hour <usd>',
+    key: 'priceRcuHour',
+    option: 'prices',
+    group: 'job',
+    commands: LOAD,
+    description: "estimate's verify section: provisioned price per RCU-hour",
+    defaultText: priceDefault(DEFAULT_READ_PRICES.provisionedPerRcuHour),
+    parse: parsePriceOption,
+    type: 'USD',
+  },
+  {
     flags: '--config <file>',
     key: 'config',
     group: 'job',
@@ -948,7 +971,10 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     flags: '--rcu <units>',
     key: 'rcu',
     group: 'verify',
-    commands: ['verify'],
+    commands: ['verify', 'estimate'],
+    variants: {
+      estimate: { description: "the read rate the verify section's times and provisioned price assume", defaultText: "80% of the table's read capacity" },
+    },
     description: "read units per second the verify's BatchGetItem calls may use (1 per 4 KB strongly consistent, half that eventually)",
     defaultText: 'unpaced',
     parse: parseRcuOption,
@@ -958,7 +984,8 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     flags: '--no-consistent-read',
     key: 'consistentRead',
     group: 'verify',
-    commands: ['verify'],
+    commands: ['verify', 'estimate'],
+    variants: { estimate: { description: 'price the verify section with eventually consistent reads (half the read units)' } },
     description: 'eventually consistent reads: half the read units, but an item written a moment ago may read as it was',
     type: 'flag',
   },
@@ -966,7 +993,8 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     flags: '--sample <percent>',
     key: 'sample',
     group: 'verify',
-    commands: ['verify'],
+    commands: ['verify', 'estimate'],
+    variants: { estimate: { description: 'price the verify section for this share of the keys' } },
     description: 'check only this share of the keys, chosen by a hash of the key (a rerun checks the same keys); the summary says what the sample proves',
     defaultText: '100%',
     parse: parseSampleOption,
@@ -976,7 +1004,8 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     flags: '--scan <segments>',
     key: 'scan',
     group: 'verify',
-    commands: ['verify'],
+    commands: ['verify', 'estimate'],
+    variants: { estimate: { description: "the Scan's segments in the verify section", defaultText: 'one per 2 GB of the table' } },
     description: 'also Scan the whole table in this many parallel segments (keys only, paced by --rcu) for items no row of the input writes (extra)',
     ...integer([1, 1_000_000]),
   },

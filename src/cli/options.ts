@@ -95,6 +95,8 @@ export interface LoadFlags {
   workers?: number;
   priceWriteRequest?: number;
   priceWcuHour?: number;
+  priceReadRequest?: number;
+  priceRcuHour?: number;
   skipExpired?: string;
   maxCost?: number;
 }
@@ -138,6 +140,12 @@ export async function toEstimateOptions(input: string | string[], flags: LoadFla
       throw new LoaderError('INVALID_OPTION', 'estimate needs --table (read with DescribeTable) or --partition-key name:TYPE to describe the table offline');
   }
   if (flags.workers !== undefined) options.workers = flags.workers;
+  // The verify's own flags price the verify after the load (estimate's verify section); load --dry-run has none.
+  const verify = flags as LoadFlags & { rcu?: number; consistentRead?: boolean; sample?: number; scan?: number };
+  if (verify.rcu !== undefined) options.rcu = verify.rcu;
+  if (verify.consistentRead === false) options.consistentRead = false;
+  if (verify.sample !== undefined) options.sample = verify.sample;
+  if (verify.scan !== undefined) options.scanSegments = verify.scan;
   return options;
 }
 
@@ -241,10 +249,12 @@ export async function toLoadOptions(input: string | string[], flags: LoadFlags, 
   if (flags.operationColumn !== undefined) options.operationColumn = flags.operationColumn;
   if (flags.skipExpired !== undefined) options.skipExpired = flags.skipExpired;
   if (flags.maxCost !== undefined) options.maxCostUsd = flags.maxCost;
-  if (flags.priceWriteRequest !== undefined || flags.priceWcuHour !== undefined) {
+  if (flags.priceWriteRequest !== undefined || flags.priceWcuHour !== undefined || flags.priceReadRequest !== undefined || flags.priceRcuHour !== undefined) {
     options.prices = {
       ...(flags.priceWriteRequest !== undefined ? { onDemandPerMillionWrites: flags.priceWriteRequest } : {}),
       ...(flags.priceWcuHour !== undefined ? { provisionedPerWcuHour: flags.priceWcuHour } : {}),
+      ...(flags.priceReadRequest !== undefined ? { onDemandPerMillionReads: flags.priceReadRequest } : {}),
+      ...(flags.priceRcuHour !== undefined ? { provisionedPerRcuHour: flags.priceRcuHour } : {}),
     };
   }
   if (flags.transform !== undefined) options.transform = flags.transform;

@@ -22,6 +22,7 @@ import type { IndexHotKeys } from './indexKeyTally.js';
 import { growthSchedule, type Growth } from './reachableRate.js';
 import { adviseManagedPaths, type ManagedPathInput } from './managedPaths.js';
 import { advisePrewarm } from './prewarmAdvice.js';
+import { estimateVerify, type VerifyPlan } from './verifyEstimate.js';
 import type { PrewarmPlan } from '../load/prewarmPlan.js';
 import { isGlobalOrder, type OrderMode } from '../ordering/order.js';
 import { findBottleneck } from '../pacing/rateControl.js';
@@ -72,6 +73,8 @@ export interface EstimateParts {
   prewarm?: { plan: PrewarmPlan; given: boolean; growth: Growth | undefined; table: TableInfo } | undefined;
   /** What the input is, for the managed paths' advice. */
   managed?: Pick<ManagedPathInput, 'kind' | 'inS3' | 'deletes' | 'compressed'> | undefined;
+  /** The verify's options (--rcu, --no-consistent-read, --sample, --scan), for its price. */
+  verify?: VerifyPlan | undefined;
 }
 
 /** The estimate's result from what was counted and simulated: pure, no I/O. */
@@ -107,9 +110,10 @@ export function assembleEstimate(parts: EstimateParts): EstimateResult {
     ...(parts.prices ? { prices: { region: 'as given', date: 'as given', ...parts.prices } } : {}),
   });
   const prewarm = parts.prewarm ? advisePrewarm({ ...parts.prewarm, totalWcu, offline: parts.tableSource === 'flags' }) : undefined;
+  const input = inputOf(parts.run, parts.totals.superseded);
   return {
     version: 1,
-    input: inputOf(parts.run, parts.totals.superseded),
+    input,
     items: totals.sizes,
     writeUnits: totals.writeUnits,
     table: tableOf(table, parts.tableSource, capacity, totals.planned, peakWcu),
@@ -157,6 +161,7 @@ export function assembleEstimate(parts: EstimateParts): EstimateResult {
       inputBytes: parts.run.bytesRead > 0 ? parts.run.bytesRead : undefined,
       onDemandUsd: cost.onDemandUsd,
     }),
+    verify: estimateVerify(table, parts.tableSource, totals.reads, input.superseded, parts.verify),
   };
 }
 

@@ -11,6 +11,7 @@ import { normalizeOptions, normalizeRates, type LoadOptions, type NormalizedLoad
 import { LoaderError } from '../shared/errors.js';
 import type { InputSet } from '../reading/inputSet.js';
 import { planWorkers, type WorkersPlan } from './workersPlan.js';
+import { verifyPlanOf, type VerifyPlan } from './verifyEstimate.js';
 import { usdPerUnit } from '../pacing/unitPrices.js';
 import type { CallerFiles } from '../load/outputFiles.js';
 import type { TestSeams } from '../load/loadDependencies.js';
@@ -36,6 +37,17 @@ export interface EstimateOptions extends LoadOptions {
    * the parts, what they read together, and the rate of all of them (--total-wcu, or N times --wcu).
    */
   workers?: number;
+  /**
+   * The verify after the load, priced in the estimate's `verify` section: the options `verify()` takes.
+   * Read units per second. @default 80% of the table's read capacity (provisioned RCU, warm read throughput, or a new on-demand table's 12,000)
+   */
+  rcu?: number;
+  /** Strongly consistent reads (verify's default); false: eventually consistent, half the read units. @default true */
+  consistentRead?: boolean;
+  /** The share of the keys the verify checks (verify's --sample). @default 1 */
+  sample?: number;
+  /** The Scan's parallel segments (verify's --scan). @default one per 2 GB of the table */
+  scanSegments?: number;
 }
 
 export interface EstimateDependencies {
@@ -91,6 +103,7 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
   const whole = wholeLoadOf(options);
   // --workers N: --prewarm rests on the rates of all of them (whole.rates), which the pass's own options leave out.
   const opts = normalizeOptions(whole ? { ...whole.load, prewarm: false } : options);
+  const verifyPlan: VerifyPlan = { ...verifyPlanOf(options, opts.segment !== undefined), prices: readPricesOf(options.prices) };
   const prewarmGiven = options.prewarm === true;
   // A global order is simulated from per-key statistics (plannedOrder.ts), except on a table with GSIs:
   // the statistics hold a table key's writes and units, not the GSI keys each write lands on (they vary
@@ -186,8 +199,10 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
   };
   // The dry run itself is unpaced: the pacing the estimate reports is simulated (prepareEstimate). A
   // global order is simulated from key statistics (plannedOrder.ts), so the dry run reads in input order.
+  // The verify's options price the verify only: load() is given none of them.
+  const { rcu: _rcu, consistentRead: _consistent, sample: _sample, scanSegments: _scan, ...loadOptions }: EstimateOptions = whole?.load ?? options;
   const outcome = await dryRunLoad(
-    { ...(whole?.load ?? options), pacing: false, wcu: undefined, keyWcu: undefined, prewarm: false, ...(fromStatistics ? { order: 'input' as const } : {}) },
+    { ...loadOptions, pacing: false, wcu: undefined, keyWcu: undefined, prewarm: false, ...(fromStatistics ? { order: 'input' as const } : {}) },
     {
       ...(deps.signal ? { signal: deps.signal } : {}),
       onEvent,
@@ -223,11 +238,13 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
       order: fromStatistics ? opts.order : ownOrder ? run.order : (simulatedOrder ?? run.order),
       sharded: opts.shard !== undefined,
     },
-    prices: options.prices,
+    // The write prices only: a read price given alone leaves the load's cost on the defaults (and their label).
+    prices: writePricesOf(options.prices),
     phases,
     workers: workersPlan,
     prewarm,
     managed: listedSet ? managedInputOf(listedSet, opts) : undefined,
+    verify: verifyPlan,
   });
   // --max-cost: the write units priced as the load's cost guard prices them (load/costGuard.ts).
   if (opts.maxCost) {
@@ -235,6 +252,27 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
     estimated.costGuard = { maxUsd: opts.maxCost.usd, usd, over: usd > opts.maxCost.usd };
   }
   return estimated;
+}
+
+function writePricesOf(prices: EstimateOptions['prices']): EstimateParts['prices'] {
+  const { onDemandPerMillionWrites, provisionedPerWcuHour } = prices ?? {};
+  if (onDemandPerMillionWrites === undefined && provisionedPerWcuHour === undefined) return undefined;
+  return {
+    ...(onDemandPerMillionWrites !== undefined ? { onDemandPerMillionWrites } : {}),
+    ...(provisionedPerWcuHour !== undefined ? { provisionedPerWcuHour } : {}),
+  };
+}
+
+/** The read prices the user gave, labelled as theirs (as the write prices are), else none. */
+function readPricesOf(prices: EstimateOptions['prices']): VerifyPlan['prices'] {
+  const { onDemandPerMillionReads, provisionedPerRcuHour } = prices ?? {};
+  if (onDemandPerMillionReads === undefined && provisionedPerRcuHour === undefined) return undefined;
+  return {
+    region: 'as given',
+    date: 'as given',
+    ...(onDemandPerMillionReads !== undefined ? { onDemandPerMillionReads } : {}),
+    ...(provisionedPerRcuHour !== undefined ? { provisionedPerRcuHour } : {}),
+  };
 }
 
 /** --workers N, checked: the load the estimate's pass reads (the whole input, as one process) and the rates of all N. */

@@ -1,4 +1,5 @@
-import type { EstimateResult, HotKey, Simulation } from './estimateTypes.js';
+import type { EstimateResult, HotKey, Simulation, VerifyEstimate } from './estimateTypes.js';
+import type { TableReadCost } from './verifyCost.js';
 import { UNNAMED_TABLE } from './offlineTable.js';
 import {
   bar,
@@ -540,12 +541,47 @@ export function formatEstimate(result: EstimateResult, options: EstimateFormatOp
     costSection(ctx, result),
     prewarmSection(ctx, result),
     managedSection(ctx, result),
+    verifySection(ctx, result),
   ];
   // The layout keeps within the width by construction; this is the guarantee should a row not.
   const fit = (line: string) => (displayWidth(line) <= width ? line : truncate(stripAnsi(line), width));
   // No blank line between sections: headings stand at the margin, and the report stays one screen taller at most.
   return `${sections.flat().map(fit).join('\n')}\n`;
 }
+
+const RCU_SOURCES: Record<VerifyEstimate['rcuSource'], string> = {
+  given: '--rcu',
+  provisioned: "80% of the table's provisioned RCU",
+  'warm-throughput': "80% of the table's warm read throughput",
+  'on-demand-default': "80% of a new on-demand table's 12,000 reads/s",
+};
+
+/** The price of `ddb-spread verify` after the load, both ways to read the table (the reason for the choice is in the JSON). */
+function verifySection(ctx: Ctx, r: EstimateResult): string[] {
+  const v = r.verify;
+  const way = (cost: TableReadCost, what: string, cheaper: boolean) =>
+    `${formatRate(cost.readUnits)} read units, ${what}, ${formatDuration(cost.seconds)}, ${formatCost(cost.usd)}${cheaper ? ' (cheaper)' : ''}`;
+  const sampled = v.sample < 1 ? ` (${formatPercent(v.sample)} sample)` : '';
+  const consistency = v.consistentRead ? 'strongly consistent' : 'eventually consistent';
+  const source = v.table.source === 'describe-table' ? 'DescribeTable now, plus the load' : 'what the load leaves';
+  const offline = r.table.source === 'flags' ? ' (not the offline table flags)' : '';
+  return [
+    heading(ctx, 'Verify'),
+    ...row(ctx, 'keys', `${formatCount(Math.round(v.keys))}${sampled}, ${consistency}, at ${formatRate(v.rcu)} read units/s (${RCU_SOURCES[v.rcuSource]})`),
+    ...row(ctx, 'BatchGetItem', way(v.batchGet, `${formatCount(v.batchGet.calls)} calls`, v.cheaper === 'batch-get')),
+    ...row(ctx, 'Scan', way(v.scan, `${formatCount(v.scan.segments)} segment${v.scan.segments === 1 ? '' : 's'}`, v.cheaper === 'scan')),
+    ...row(ctx, 'table', `${formatBytes(v.table.bytes)}, ${formatCount(Math.round(v.table.items))} items (${source})`),
+    // As built, verify reads the keys; --scan reads the table besides, for items the input does not explain.
+    ...row(
+      ctx,
+      'run',
+      `ddb-spread verify with this estimate's inputs and options${offline}${v.flags ? ` and ${v.flags}` : ''}: it reads by BatchGetItem, and --scan adds the Scan`,
+    ),
+  ];
+}
+
+/** A verify of a small load costs fractions of a cent: shown to the 1/10,000 of a dollar. */
+const formatCost = (usd: number) => (usd > 0 && usd < 0.005 ? (usd < 0.00005 ? '< $0.0001' : `$${usd.toFixed(4)}`) : formatMoney(usd));
 
 // ---------------------------------------------------------------------------------------------------
 // JSON
@@ -725,6 +761,39 @@ export function estimateJson(result: EstimateResult, options: { excerpts?: boole
     managedPaths: r.managedPaths.map((m) => ({ name: m.name, serves: m.serves, why: m.why, wouldNot: m.wouldNot, cost: m.cost })),
     // Unrounded: a guard of a few cents on a small load is still read exactly.
     costGuard: r.costGuard ? { maxUsd: r.costGuard.maxUsd, usd: r.costGuard.usd, over: r.costGuard.over } : null,
+    verify: verifyJson(r.verify),
   };
   return `${JSON.stringify(json)}\n`;
+}
+
+/** The verify section for machines: read units to 0.1, dollars unrounded (a small verify costs fractions of a cent). */
+function verifyJson(v: VerifyEstimate): Json<VerifyEstimate> {
+  const way = (c: TableReadCost): Json<TableReadCost> => ({
+    readUnits: round(c.readUnits, UNITS),
+    calls: c.calls,
+    seconds: round(c.seconds, SECONDS),
+    onDemandUsd: c.onDemandUsd,
+    provisionedRcuHours: c.provisionedRcuHours,
+    provisionedUsd: c.provisionedUsd,
+    usd: c.usd,
+  });
+  return {
+    keys: Math.round(v.keys),
+    sample: v.sample,
+    consistentRead: v.consistentRead,
+    rcu: v.rcu,
+    rcuSource: v.rcuSource,
+    table: { bytes: Math.round(v.table.bytes), items: Math.round(v.table.items), source: v.table.source },
+    batchGet: way(v.batchGet),
+    scan: { ...way(v.scan), segments: v.scan.segments },
+    cheaper: v.cheaper,
+    why: v.why,
+    prices: {
+      region: v.prices.region,
+      date: v.prices.date,
+      onDemandPerMillionReads: v.prices.onDemandPerMillionReads,
+      provisionedPerRcuHour: v.prices.provisionedPerRcuHour,
+    },
+    flags: v.flags,
+  };
 }

@@ -9,6 +9,7 @@ import { StripeOrderStats, type StripeLayoutStats } from './stripeOrder.js';
 import type { GlobalOrderMode } from '../ordering/order.js';
 import { MAX_BATCH_REQUESTS } from '../batching/batch.js';
 import type { WriteCostModel } from '../pacing/writeCost.js';
+import { readUnitsOf } from '../pacing/readUnits.js';
 import { NO_ITEM, type PlannedWrite, type RowOrigin } from '../shared/types.js';
 import { ownValue, setOwn } from '../shared/ownRecord.js';
 
@@ -32,6 +33,8 @@ export interface EstimateTotals {
   superseded?: number;
   /** Write units, table and each GSI, of every planned write. */
   writeUnits: { table: number; indexes: Record<string, number>; total: number };
+  /** What reading the writes back would cost (the price of a verify, verifyCost.ts). */
+  reads: ReadTotals;
   /** Partition key values before sharding (the input's own). */
   hottest: HeavyHitters;
   distinct: number;
@@ -42,6 +45,16 @@ export interface EstimateTotals {
   input: SimulationOutcome;
   /** Each GSI's partition keys by the index's own units. */
   indexHottest: IndexHotKeys[];
+}
+
+/** Every planned write's read-back, superseded ones included (the estimate keeps no per-key state). */
+export interface ReadTotals {
+  writes: number;
+  /** Sum over writes of max(1, ceil(size / 4 KB)): a delete reads an absent item, the minimum. */
+  strongReadUnits: number;
+  /** Puts, and the bytes of their items: what the writes leave in the table. */
+  puts: number;
+  putBytes: number;
 }
 
 export interface EstimateTallyOptions {
@@ -70,6 +83,7 @@ export class EstimateTally {
   readonly #hottest = createHotKeySketch();
   readonly #hottestWritten = createHotKeySketch();
   readonly #units = { table: 0, indexes: {} as Record<string, number>, total: 0 };
+  readonly #reads: ReadTotals = { writes: 0, strongReadUnits: 0, puts: 0, putBytes: 0 };
   readonly #indexes: IndexKeyTally;
   #inputBatch: SimWrite[] = [];
   /** The key last counted as distinct, before and after --shard. */
@@ -136,6 +150,12 @@ export class EstimateTally {
       if (Object.hasOwn(indexUnits, name)) setOwn(this.#units.indexes, name, (ownValue(this.#units.indexes, name) ?? 0) + indexUnits[name]!);
     }
     this.#sizes.add(w.size);
+    this.#reads.writes++;
+    this.#reads.strongReadUnits += readUnitsOf(w.size, true);
+    if (w.op !== 'delete') {
+      this.#reads.puts++;
+      this.#reads.putBytes += w.size;
+    }
     // partitionId is the key type letter + the value as written (any shard suffix included); unshardedKey is set only when sharded.
     const written = w.partitionId.slice(1);
     const original = w.unshardedKey ?? written;
@@ -226,6 +246,7 @@ export class EstimateTally {
     return {
       sizes: this.#sizes.toJSON(),
       writeUnits: this.#units,
+      reads: { ...this.#reads },
       hottest: this.#hottest,
       distinct: this.#distinct.estimate,
       hottestWritten: this.#sharded ? this.#hottestWritten : this.#hottest,

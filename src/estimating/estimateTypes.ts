@@ -1,6 +1,7 @@
 import type { OrderMode } from '../ordering/order.js';
 import type { ManagedPath } from './managedPaths.js';
 import type { PrewarmAdvice } from './prewarmAdvice.js';
+import type { TableRead, TableReadCost } from './verifyCost.js';
 
 /**
  * What `ddb-spread estimate` (and `load --dry-run`) reports: one stable object, printed as text for
@@ -42,6 +43,45 @@ export interface EstimateResult {
    * be refused or stopped by it.
    */
   costGuard?: { maxUsd: number; usd: number; over: boolean };
+  /** What `ddb-spread verify` of this load would read and cost, two ways (estimating/verifyCost.ts). */
+  verify: VerifyEstimate;
+}
+
+/**
+ * The price of a verify after the load: BatchGetItem of the keys the input leaves, or a Scan of the table
+ * merged against them, in read units, time at a read rate, and dollars; and which costs less.
+ */
+export interface VerifyEstimate {
+  /**
+   * Keys the verify reads: one per key the input decides (its last write), times the sample. With
+   * superseded rows the keys' read units are the writes' scaled to the keys (the estimate keeps no key's
+   * size); exact when every key is written once.
+   */
+  keys: number;
+  /** --sample as a share (1: every key). The Scan reads the whole table whatever the sample. */
+  sample: number;
+  consistentRead: boolean;
+  /** Read units per second the times and provisioned prices assume. */
+  rcu: number;
+  /** Where the rate comes from: --rcu, 80% of the provisioned RCU, or 80% of the warm read throughput (12,000 a new on-demand table). */
+  rcuSource: 'given' | 'provisioned' | 'warm-throughput' | 'on-demand-default';
+  /**
+   * The table the Scan reads after the load: DescribeTable's size now plus the items the load leaves (a key
+   * already there counted twice: an upper bound; DynamoDB refreshes the size about every six hours), or
+   * offline the items the load leaves.
+   */
+  table: { bytes: number; items: number; source: 'describe-table' | 'input' };
+  batchGet: TableReadCost;
+  scan: TableReadCost & { segments: number };
+  /** The way that costs less (chooseTableRead), and why. */
+  cheaper: TableRead;
+  why: string;
+  prices: { region: string; date: string; onDemandPerMillionReads: number; provisionedPerRcuHour: number };
+  /**
+   * Flags to add to this estimate's inputs and options, with `verify` in place of `estimate` (the verify
+   * as built: BatchGetItem of the keys, at the rate above).
+   */
+  flags: string;
 }
 
 export interface EstimateWorkers {

@@ -12,7 +12,7 @@ import type { KeySchema } from '../shared/types.js';
 import type { LoadedTransform, TransformSource } from './transformModule.js';
 import { DEFAULT_OUTAGE_TIMEOUT_MS } from '../writing/outage.js';
 import { formatFromName, INPUT_FORMATS, type InputFormat } from '../reading/inputFormat.js';
-import { DEFAULT_PRICES, type Prices } from '../pacing/unitPrices.js';
+import { DEFAULT_PRICES, type Prices, type ReadPrices } from '../pacing/unitPrices.js';
 
 /** Batches in flight by default; measured with `npm run bench` (see docs/REFERENCE.md, "Concurrency and memory"). */
 export const DEFAULT_CONCURRENCY = 8;
@@ -186,8 +186,8 @@ export interface LoadOptions {
    * where it is: the cost guard refuses by them before the first row is read, instead of pricing the first rows.
    */
   maxCostEstimate?: { writeUnits: number; source: string };
-  /** Unit prices for the estimate and the cost guard. @default us-east-1's (pacing/unitPrices.ts) */
-  prices?: Partial<Prices>;
+  /** Unit prices for the estimate and the cost guard; the read prices price the estimate's verify. @default us-east-1's (pacing/unitPrices.ts) */
+  prices?: Partial<Prices & ReadPrices>;
   /**
    * A transform between typing and sharding: the path of a module (relative to the working directory) whose
    * default export is the function, or the function. It takes each typed item and its origin and returns
@@ -400,7 +400,7 @@ function normalizeSkipExpired(raw: LoadOptions): NormalizedLoadOptions['skipExpi
 
 function normalizeMaxCost(raw: LoadOptions): NormalizedLoadOptions['maxCost'] {
   const given = raw.prices ?? {};
-  for (const name of ['onDemandPerMillionWrites', 'provisionedPerWcuHour'] as const) {
+  for (const name of ['onDemandPerMillionWrites', 'provisionedPerWcuHour', 'onDemandPerMillionReads', 'provisionedPerRcuHour'] as const) {
     const price = given[name];
     if (price !== undefined && !(typeof price === 'number' && Number.isFinite(price) && price >= 0))
       throw invalid(`prices.${name}`, 'a price in USD from 0', price);

@@ -33,3 +33,24 @@ export const DEFAULT_PRICES: Readonly<Prices> = Object.freeze({
 export function usdPerUnit(billing: 'PROVISIONED' | 'PAY_PER_REQUEST', prices: Pick<Prices, 'onDemandPerMillionWrites' | 'provisionedPerWcuHour'>): number {
   return billing === 'PROVISIONED' ? prices.provisionedPerWcuHour / 3600 : prices.onDemandPerMillionWrites / 1_000_000;
 }
+
+/**
+ * The prices of DynamoDB read units, for the estimate's price of a verify (estimating/verifyCost.ts).
+ * Defaults: DynamoDB Standard, us-east-1, after the same November 2024 cut: $0.125 per million read request
+ * units on demand (from $0.25); provisioned, $0.00013 per RCU-hour (the long-standing $0.0065 per 50
+ * RCU-hours, unchanged). One read request unit reads 4 KB strongly consistent, two eventually consistent, so
+ * read request units are counted as read units are. Sources as for the write prices above.
+ */
+export interface ReadPrices {
+  region: string;
+  date: string;
+  onDemandPerMillionReads: number;
+  provisionedPerRcuHour: number;
+}
+
+export const DEFAULT_READ_PRICES: Readonly<ReadPrices> = Object.freeze({
+  region: 'us-east-1',
+  date: '2024-11',
+  onDemandPerMillionReads: 0.125,
+  provisionedPerRcuHour: 0.00013,
+});

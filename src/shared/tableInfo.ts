@@ -38,6 +38,8 @@ export interface TableInfo {
   provisionedRcu?: number;
   /** Write units per second the table can take at once (warm throughput), when DynamoDB reports it. */
   warmWriteUnits?: number;
+  /** Read units per second the table can take at once (warm throughput), when DynamoDB reports it. */
+  warmReadUnits?: number;
   /** OnDemandThroughput.MaxWriteRequestUnits, when a cap is set (DynamoDB reports -1 for "no cap"). */
   onDemandMaxWriteUnits?: number;
   /** ItemCount and TableSizeBytes: DynamoDB refreshes them about every six hours, so they lag. */
@@ -75,6 +77,7 @@ export function tableInfoFromDescription(description: TableDescription, tableNam
     setPositive(info, 'provisionedRcu', description.ProvisionedThroughput?.ReadCapacityUnits);
   }
   setPositive(info, 'warmWriteUnits', description.WarmThroughput?.WriteUnitsPerSecond);
+  setPositive(info, 'warmReadUnits', description.WarmThroughput?.ReadUnitsPerSecond);
   setPositive(info, 'onDemandMaxWriteUnits', description.OnDemandThroughput?.MaxWriteRequestUnits);
   if (isCount(description.ItemCount)) info.itemCount = description.ItemCount;
   if (isCount(description.TableSizeBytes)) info.sizeBytes = description.TableSizeBytes;

@@ -210,6 +210,8 @@ const SAMPLES: Record<string, unknown> = {
   maxCost: 5,
   priceWriteRequest: 1.25,
   priceWcuHour: 0.001,
+  priceReadRequest: 0.25,
+  priceRcuHour: 0.0002,
 };
 
 describe('flag to load() option', () => {

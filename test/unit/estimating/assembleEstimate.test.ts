@@ -37,6 +37,7 @@ function totals(): EstimateTotals {
   return {
     sizes: sizes.toJSON(),
     writeUnits: { table: 800, indexes: {}, total: 800 },
+    reads: { writes: 8, strongReadUnits: 8, puts: 8, putBytes: 800 },
     hottest: heavy(rows),
     distinct: 2,
     hottestWritten: heavy(rows),

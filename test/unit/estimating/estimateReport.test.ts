@@ -127,8 +127,34 @@ function fixture(): EstimateResult {
       { name: 'import-from-s3', serves: false, why: 'it creates a new table', wouldNot: 'load an existing table', cost: 'per GB of source' },
       { name: 'bulk-put-items', serves: true, why: 'DynamoDB JSON in S3', wouldNot: 'pace per partition key', cost: 'no public price was found' },
     ],
+    verify: VERIFY,
   };
 }
+
+const way = (readUnits: number, calls: number, rcu: number) => ({
+  readUnits,
+  calls,
+  seconds: readUnits / rcu,
+  onDemandUsd: (readUnits / 1e6) * 0.125,
+  provisionedRcuHours: 0,
+  provisionedUsd: 0,
+  usd: (readUnits / 1e6) * 0.125,
+});
+
+const VERIFY: EstimateResult['verify'] = {
+  keys: 1_238_410,
+  sample: 1,
+  consistentRead: true,
+  rcu: 9_600,
+  rcuSource: 'on-demand-default',
+  table: { bytes: 1_500_000_000, items: 1_238_410, source: 'describe-table' },
+  batchGet: way(1_300_000, 12_385, 9_600),
+  scan: { ...way(367_000, 1_431, 9_600), segments: 1 },
+  cheaper: 'scan',
+  why: 'a Scan of the table reads 367,000 read units, BatchGetItem of the keys 1,300,000',
+  prices: { region: 'us-east-1', date: '2024-11', onDemandPerMillionReads: 0.125, provisionedPerRcuHour: 0.00013 },
+  flags: '--rcu 9600',
+};
 
 const PREWARM: NonNullable<EstimateResult['prewarm']> = {
   given: false,
@@ -267,7 +293,20 @@ describe('formatEstimate: sections and numbers', () => {
   it('puts the sections in order, headings at the margin, after the title and a blank line', () => {
     expect(linesOf(report)[1]).toBe('');
     const headings = linesOf(report).filter((l, i) => i > 1 && !l.startsWith(' '));
-    expect(headings).toEqual(['Input', 'Items', 'Write units', 'Table', 'Keys', 'Time', 'Partitions', 'Shard advice', 'Capacity', 'Cost', 'Managed paths']);
+    expect(headings).toEqual([
+      'Input',
+      'Items',
+      'Write units',
+      'Table',
+      'Keys',
+      'Time',
+      'Partitions',
+      'Shard advice',
+      'Capacity',
+      'Cost',
+      'Managed paths',
+      'Verify',
+    ]);
     expect(linesOf(report)[0]).toBe('ddb-spread estimate: data/orders-2024.jsonl.gz into Orders (nothing written)');
   });
 
@@ -569,6 +608,7 @@ describe('estimateJson', () => {
         'prewarm',
         'managedPaths',
         'costGuard',
+        'verify',
       ],
     ],
     ['managedPaths.0', ['name', 'serves', 'why', 'wouldNot', 'cost']],
@@ -591,6 +631,10 @@ describe('estimateJson', () => {
     ['capacity', ['loadWcu', 'partitionsAfterRaise', 'perPartitionWcuAfterLoad', 'noSplitWcu', 'noSplitSeconds', 'advice']],
     ['cost', ['prices', 'onDemandUsd', 'provisionedWcuHours', 'provisionedUsd', 'importFromS3']],
     ['cost.prices', ['region', 'date', 'onDemandPerMillionWrites', 'provisionedPerWcuHour']],
+    ['verify', ['keys', 'sample', 'consistentRead', 'rcu', 'rcuSource', 'table', 'batchGet', 'scan', 'cheaper', 'why', 'prices', 'flags']],
+    ['verify.batchGet', ['readUnits', 'calls', 'seconds', 'onDemandUsd', 'provisionedRcuHours', 'provisionedUsd', 'usd']],
+    ['verify.scan', ['readUnits', 'calls', 'seconds', 'onDemandUsd', 'provisionedRcuHours', 'provisionedUsd', 'usd', 'segments']],
+    ['verify.prices', ['region', 'date', 'onDemandPerMillionReads', 'provisionedPerRcuHour']],
   ])('field order of %s', (path, keys) => {
     expect(Object.keys(path === '' ? parsed : (at(path) as object))).toEqual(keys);
   });
@@ -653,8 +697,8 @@ describe('docs/ESTIMATE.md', () => {
     const doc = readFileSync(new URL('../../../docs/ESTIMATE.md', import.meta.url), 'utf8');
     const example = /## Example[\s\S]*?```text\n([\s\S]*?)```/.exec(doc)?.[1];
     expect(example).toBe(text());
-    // Under 66: the shard advice's read cost and adaptive capacity took two lines, the managed paths four.
-    expect(linesOf(text()).length).toBeLessThan(66);
+    // Under 74: the shard advice's read cost and adaptive capacity took two lines, the managed paths four, the verify's price seven.
+    expect(linesOf(text()).length).toBeLessThan(74);
   });
 });
 

@@ -43,6 +43,9 @@ describe('--skip-expired and --max-cost options', () => {
     expect(normalizeOptions({ ...base, maxCostUsd: 3, prices: { provisionedPerWcuHour: 0.001 } }).maxCost?.prices.provisionedPerWcuHour).toBe(0.001);
     for (const bad of [-1, Number.NaN, Infinity]) expect(code(() => normalizeOptions({ ...base, maxCostUsd: bad }))).toBe('INVALID_OPTION');
     expect(code(() => normalizeOptions({ ...base, maxCostUsd: 1, prices: { onDemandPerMillionWrites: -1 } }))).toBe('INVALID_OPTION');
+    // The read prices (the estimate's price of a verify) are checked as the write prices are, with or without --max-cost.
+    expect(code(() => normalizeOptions({ ...base, prices: { provisionedPerRcuHour: -1 } }))).toBe('INVALID_OPTION');
+    expect(code(() => normalizeOptions({ ...base, prices: { onDemandPerMillionReads: Number.NaN } }))).toBe('INVALID_OPTION');
     expect(code(() => normalizeOptions({ ...base, maxCostEstimate: { writeUnits: 5, source: 'e.json' } }))).toBe('INVALID_OPTION');
     expect(normalizeOptions({ ...base, maxCostUsd: 1, maxCostEstimate: { writeUnits: 5, source: 'e.json' } }).maxCost?.estimate).toEqual({
       writeUnits: 5,

@@ -67,6 +67,7 @@ describe('tableInfoFromDescription', () => {
         provisionedRcu: 50,
         provisionedWcu: 40,
         warmWriteUnits: 4000,
+        warmReadUnits: 12000,
         itemCount: 1234,
         sizeBytes: 56789,
         gsis: [
@@ -119,6 +120,7 @@ describe('tableInfoFromDescription', () => {
         keySchema: { partitionKey: { name: 'pk', type: 'S' } },
         billingMode: 'PAY_PER_REQUEST',
         warmWriteUnits: 4000,
+        warmReadUnits: 12000,
         onDemandMaxWriteUnits: 500,
         itemCount: 0,
         sizeBytes: 0,

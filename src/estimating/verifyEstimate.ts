@@ -1,0 +1,107 @@
+import type { EstimateTable, VerifyEstimate } from './estimateTypes.js';
+import type { ReadTotals } from './estimateTally.js';
+import { chooseTableRead, scanSegmentsFor, verifyCosts } from './verifyCost.js';
+import type { ReadPrices } from '../pacing/unitPrices.js';
+import { LoaderError } from '../shared/errors.js';
+import type { TableInfo } from '../shared/tableInfo.js';
+
+/** The verify's own options, as `verify` takes them (VerifyOptions), read by the estimate to price it. */
+export interface VerifyPlan {
+  /** --rcu: read units per second. */
+  rcu?: number | undefined;
+  /** @default true */
+  consistentRead?: boolean | undefined;
+  /** --sample as a share in (0, 1]. @default 1 */
+  sample?: number | undefined;
+  /** --scan N: the Scan's segments. @default one per 2 GB of the table */
+  scanSegments?: number | undefined;
+  /** --segment i/N: a verify of one segment reads its keys only. */
+  segmented?: boolean | undefined;
+  prices?: Partial<ReadPrices> | undefined;
+}
+
+/**
+ * The verify's options of estimate() (the names verify() takes), checked: the ranges `verify` refuses
+ * are refused here too, before the input is read.
+ */
+export function verifyPlanOf(options: Omit<VerifyPlan, 'segmented' | 'prices'>, segmented: boolean): VerifyPlan {
+  const { rcu, consistentRead, sample, scanSegments } = options;
+  if (rcu !== undefined && !(typeof rcu === 'number' && Number.isFinite(rcu) && rcu > 0))
+    throw new LoaderError('INVALID_OPTION', `--rcu takes read units per second above 0, got ${String(rcu)}`);
+  if (consistentRead !== undefined && typeof consistentRead !== 'boolean')
+    throw new LoaderError('INVALID_OPTION', `consistentRead is true or false, got ${String(consistentRead)}`);
+  if (sample !== undefined && !(typeof sample === 'number' && sample > 0 && sample <= 1))
+    throw new LoaderError('INVALID_OPTION', `--sample takes a share of the keys above 0% and at most 100%, got ${String(sample)}`);
+  if (scanSegments !== undefined && !(Number.isInteger(scanSegments) && scanSegments >= 1 && scanSegments <= 1_000_000))
+    throw new LoaderError('INVALID_OPTION', `--scan takes a whole number of segments from 1 to 1,000,000, got ${String(scanSegments)}`);
+  return { rcu, consistentRead, sample, scanSegments, segmented };
+}
+
+/** Share of the table's read capacity a verify takes by default: a live table keeps the rest. */
+export const VERIFY_READ_SHARE = 0.8;
+/** Reads per second a new on-demand table takes at once (developer guide, pre-warming on-demand capacity mode). */
+export const ON_DEMAND_INITIAL_READS = 12_000;
+
+/**
+ * The verify section of the estimate, pure: what reading back the load's keys would cost, from the
+ * tally's read totals, the keys the writes decide (writes - superseded) and the table as described.
+ */
+export function estimateVerify(
+  table: TableInfo,
+  source: EstimateTable['source'],
+  reads: ReadTotals,
+  superseded: number,
+  plan: VerifyPlan = {},
+): VerifyEstimate {
+  const sample = plan.sample ?? 1;
+  const consistentRead = plan.consistentRead ?? true;
+  // The keys the writes decide; each key's read units and bytes taken as the writes' average (exact without supersedes).
+  const decided = Math.max(0, reads.writes - superseded);
+  const perWrite = reads.writes > 0 ? decided / reads.writes : 0;
+  const keys = decided * sample;
+  const leftItems = reads.puts * perWrite;
+  const leftBytes = reads.putBytes * perWrite;
+  const described = source === 'describe-table' && table.sizeBytes !== undefined;
+  const tableBytes = (described ? (table.sizeBytes ?? 0) : 0) + leftBytes;
+  const tableItems = (described ? (table.itemCount ?? 0) : 0) + leftItems;
+  const { rcu, rcuSource } = readRate(table, plan.rcu);
+  const scanSegments = plan.scanSegments ?? scanSegmentsFor(tableBytes);
+  const costs = verifyCosts({
+    keys,
+    strongReadUnits: reads.strongReadUnits * perWrite * sample,
+    tableBytes,
+    consistent: consistentRead,
+    rcu,
+    billing: table.billingMode,
+    scanSegments,
+    prices: plan.prices,
+  });
+  const choice = chooseTableRead(costs, { segmented: plan.segmented === true });
+  // verify reads the keys with BatchGetItem (--scan adds a Scan to them): the flags pace that read.
+  const flags = plan.rcu === undefined ? `--rcu ${formatRcu(rcu)}` : '';
+  return {
+    keys,
+    sample,
+    consistentRead,
+    rcu,
+    rcuSource,
+    table: { bytes: tableBytes, items: tableItems, source: described ? 'describe-table' : 'input' },
+    batchGet: costs.batchGet,
+    scan: costs.scan,
+    cheaper: choice.read,
+    why: choice.why,
+    prices: costs.prices,
+    flags,
+  };
+}
+
+/** The rate a verify reads at: --rcu, else 80% of what the table takes (provisioned RCU, warm read throughput, a new on-demand table's 12,000). */
+export function readRate(table: TableInfo, given: number | undefined): Pick<VerifyEstimate, 'rcu' | 'rcuSource'> {
+  if (given !== undefined) return { rcu: given, rcuSource: 'given' };
+  if (table.billingMode === 'PROVISIONED' && table.provisionedRcu !== undefined)
+    return { rcu: Math.max(1, Math.floor(table.provisionedRcu * VERIFY_READ_SHARE)), rcuSource: 'provisioned' };
+  if (table.warmReadUnits !== undefined) return { rcu: Math.max(1, Math.floor(table.warmReadUnits * VERIFY_READ_SHARE)), rcuSource: 'warm-throughput' };
+  return { rcu: ON_DEMAND_INITIAL_READS * VERIFY_READ_SHARE, rcuSource: 'on-demand-default' };
+}
+
+const formatRcu = (rcu: number) => String(Math.round(rcu * 1000) / 1000);
