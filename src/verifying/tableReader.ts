@@ -35,6 +35,8 @@ export interface TableReaderOptions {
 /** What the reader did, for the summary and the bench. */
 export interface ReadCounters {
   calls: number;
+  /** Keys asked for by BatchGetItem, each once per read (UnprocessedKeys sent again are not counted again). */
+  keys: number;
   retries: number;
   throttled: number;
   consumedRcu: number;
@@ -48,7 +50,7 @@ export interface ReadCounters {
  * jittered backoff (aws/backoff.ts); --max-attempts calls in a row without progress stop the verify.
  */
 export class TableReader {
-  readonly counters: ReadCounters = { calls: 0, retries: 0, throttled: 0, consumedRcu: 0 };
+  readonly counters: ReadCounters = { calls: 0, keys: 0, retries: 0, throttled: 0, consumedRcu: 0 };
   #bucket: TokenBucket | undefined;
   #now: () => number;
   #random: () => number;
@@ -64,6 +66,7 @@ export class TableReader {
   async read(keys: readonly KeyToRead[]): Promise<Map<string, Record<string, AttributeValue>>> {
     if (keys.length > MAX_KEYS_PER_CALL) throw new Error(`BatchGetItem takes at most ${MAX_KEYS_PER_CALL} keys, got ${keys.length}`);
     const found = new Map<string, Record<string, AttributeValue>>();
+    this.counters.keys += keys.length;
     const units = new Map(keys.map((k) => [k.keyId, k.units]));
     let pending = [...keys];
     let attempt = 0;

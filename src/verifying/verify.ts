@@ -1,5 +1,6 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -9,6 +10,7 @@ import { pinnedLoadTime } from '../load/openCheckpoint.js';
 import type { TestSeams } from '../load/loadDependencies.js';
 import { normalizeOptions, type LoadOptions, type NormalizedLoadOptions } from '../load/options.js';
 import { defaultOutputPath } from '../load/outputPaths.js';
+import { writeAffectingOptions } from '../load/writeAffectingOptions.js';
 import type { LoadEvent, LoadResult } from '../reporting/events.js';
 import { bug, LoaderError } from '../shared/errors.js';
 import type { TableInfo } from '../shared/tableInfo.js';
@@ -22,6 +24,7 @@ import { readLoadRejects, rowId } from './loadRejects.js';
 import { MAX_KEYS_PER_CALL, readUnitsOf } from './readUnits.js';
 import { inSample, sampleStatement } from './sampling.js';
 import { TableReader, type KeyToRead } from './tableReader.js';
+import { savedExpiredAt, VerifyCheckpoint, verifyCheckpointPath, type VerifyProgress } from './verifyCheckpoint.js';
 import { DIFFERENCES, OUTCOMES, type Difference, type Outcome, type VerifyResult } from './verifyResult.js';
 
 export interface VerifyOptions extends LoadOptions {
@@ -56,6 +59,10 @@ const MAX_EXAMPLES = 20;
 interface Check {
   write: PlannedWrite;
   refused: boolean;
+  /** The write's number in input order (the dry run's planned writes). */
+  seq: number;
+  /** The writes since the previous key checked: superseded, or outside the sample (counted as this one is settled). */
+  skippedBefore: { superseded: number; notSampled: number };
 }
 
 /**
@@ -80,37 +87,58 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
   const differencesPath =
     verifyOpts.differencesPath ?? defaultOutputPath(opts.input, 'rejects', { segment: opts.segment }).replace(/rejects\.jsonl$/, 'differences.jsonl');
   checkDifferencesPath(differencesPath, opts);
-  // A clean run must not leave an earlier run's differences behind to be read as this one's.
-  await rm(differencesPath, { force: true });
-  const ownsClient = deps.client === undefined;
-  const client = deps.client ?? createClient({ ...opts, maxSockets: Math.max(50, opts.concurrency * 2) });
-  const scratch = await mkdtemp(join(opts.tempDir ?? tmpdir(), 'ddb-spread-verify-'));
-  const differences = new DifferencesFile(differencesPath);
+  // --checkpoint: the load's is read (its pinned --skip-expired time), the verify's own kept beside it.
+  const checkpointPath = opts.checkpointPath === undefined ? undefined : verifyCheckpointPath(opts.checkpointPath);
   // --skip-expired judges every row at one time in both passes (each dry run would take its own "now", and a
-  // row expiring between them would put the passes out of step): the load's, as its checkpoint pinned it, so
-  // the rows it left out are the ones expected absent; else this run's start.
+  // row expiring between them would put the passes out of step): the one given; a resumed verify's, as its
+  // checkpoint pinned it; the load's, as its checkpoint pinned it, so the rows it left out are the ones
+  // expected absent; else this run's start.
   const expiredAt =
     loadOptions.skipExpired === undefined
       ? undefined
       : (loadOptions.skipExpiredAt ??
+        (checkpointPath === undefined ? undefined : await savedExpiredAt(checkpointPath)) ??
         (loadOptions.checkpointPath === undefined ? undefined : await pinnedLoadTime(loadOptions.checkpointPath, loadOptions.skipExpired)) ??
         Math.floor(Date.now() / 1000));
-  try {
-    // The dry run as the load ran, in input order, with its own reject file kept out of the user's way.
-    const dryOptions = (pass: number): LoadOptions => {
-      return {
-        ...loadOptions,
-        ...(shardSeed !== undefined ? { shardSeed } : {}),
-        ...(expiredAt !== undefined ? { skipExpiredAt: expiredAt } : {}),
-        order: 'input',
-        pacing: false,
-        wcu: undefined,
-        keyWcu: undefined,
-        totalWcu: undefined,
-        checkpointPath: undefined,
-        rejectsPath: join(scratch, `pass-${pass}.rejects.jsonl`),
-      };
+  // The dry run as the load ran, in input order, with its own reject file kept out of the user's way.
+  const dryOptions = (scratch: string, pass: number): LoadOptions => {
+    return {
+      ...loadOptions,
+      ...(shardSeed !== undefined ? { shardSeed } : {}),
+      ...(expiredAt !== undefined ? { skipExpiredAt: expiredAt } : {}),
+      order: 'input',
+      pacing: false,
+      wcu: undefined,
+      keyWcu: undefined,
+      totalWcu: undefined,
+      checkpointPath: undefined,
+      rejectsPath: join(scratch, `pass-${pass}.rejects.jsonl`),
     };
+  };
+  const checkpoint =
+    checkpointPath === undefined
+      ? undefined
+      : await VerifyCheckpoint.open(checkpointPath, opts.inputs, {
+          ...writeAffectingOptions(normalizeOptions(dryOptions('', 0))),
+          sample: verifyOpts.sample,
+          excerpts: verifyOpts.excerpts,
+          differences: resolve(differencesPath),
+          loadRejects: loadRejects.found ? { rows: loadRejects.rows.size, sha256: sha256Of([...loadRejects.rows].sort().join('\n')) } : null,
+        });
+  const resumed = checkpoint?.resumed;
+  const differences = new DifferencesFile(differencesPath);
+  const ownsClient = deps.client === undefined;
+  let client: DynamoDBDocumentClient | undefined;
+  let scratch: string | undefined;
+  // The progress saved when the verify stops before it finishes: the keys' (a stop during --scan scans again).
+  let progressAtStop: (() => VerifyProgress) | undefined;
+  try {
+    // A clean run must not leave an earlier run's differences behind to be read as this one's; a resumed one
+    // goes on from the bytes its checkpoint recorded (a killed run may have written more).
+    if (resumed) await differences.resume(resumed.differences.bytes, resumed.differences.count, checkpoint!.path);
+    else await rm(differencesPath, { force: true });
+    client = deps.client ?? createClient({ ...opts, maxSockets: Math.max(50, opts.concurrency * 2) });
+    scratch = await mkdtemp(join(opts.tempDir ?? tmpdir(), 'ddb-spread-verify-'));
     const events = (event: LoadEvent) => {
       if (event.type === 'warning') deps.onEvent?.(event);
     };
@@ -121,7 +149,7 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
     let table: TableInfo | undefined;
     let seq = 0;
     await finished(
-      dryRunLoad(dryOptions(1), {
+      dryRunLoad(dryOptions(scratch, 1), {
         ...common,
         dryRun: {
           onTable: (t) => void (table = t),
@@ -137,6 +165,13 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
     const planned = seq;
     if (!table) throw bug('the dry run finished without describing the table');
     const schema = table.keySchema;
+    checkpoint?.checkTable(opts.table, table.identity);
+    if (resumed && resumed.planned >= 0 && resumed.planned !== planned)
+      throw new LoaderError(
+        'CHECKPOINT_MISMATCH',
+        `the input plans ${planned} writes, but checkpoint ${checkpoint!.path} was taken over ${resumed.planned}: the input or what makes its items changed; delete ${checkpoint!.path} to verify from the start`,
+        { file: checkpoint!.path },
+      );
 
     // Pass two: each key checked once, against its last write.
     const consistentRead = verifyOpts.consistentRead;
@@ -150,34 +185,91 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
       aws: { table: opts.table, region: opts.region, endpoint: opts.endpoint },
       signal: deps.signal,
     });
-    const outcomes = Object.fromEntries([...OUTCOMES, 'extra'].map((o) => [o, 0])) as Record<Outcome, number>;
-    const examples: Difference[] = [];
-    const counts = { superseded: 0, notSampled: 0, checked: 0 };
-    const pending: Check[] = [];
+    // The counts of the planned writes before `done` (the first, in input order, whose fate is settled): a
+    // resumed verify's start from its checkpoint's, and it reads none of those keys again.
+    const outcomes = resumed ? { ...resumed.outcomes } : (Object.fromEntries([...OUTCOMES, 'extra'].map((o) => [o, 0])) as Record<Outcome, number>);
+    const examples: Difference[] = resumed ? [...resumed.examples] : [];
+    const counts = resumed ? { ...resumed.writes } : { superseded: 0, notSampled: 0, checked: 0 };
+    const resumedFrom = resumed?.done ?? 0;
+    let done = resumedFrom;
+    const readsBefore = resumed?.reads ?? { calls: 0, keys: 0, consumedRcu: 0 };
+    const progress = (): VerifyProgress => ({
+      planned,
+      done,
+      writes: { ...counts },
+      outcomes: { ...outcomes },
+      differences: { bytes: differences.bytes, count: differences.count },
+      examples,
+      reads: {
+        calls: readsBefore.calls + reader.counters.calls,
+        keys: readsBefore.keys + reader.counters.keys,
+        consumedRcu: readsBefore.consumedRcu + reader.counters.consumedRcu,
+      },
+    });
+    progressAtStop = progress;
     let failure: unknown;
-    const checkChunk = async (chunk: Check[]) => {
+    const save = (status: 'running' | 'stopped' | 'complete', state: VerifyProgress) =>
+      checkpoint
+        ?.save(status, state, () => differences.sync())
+        .catch((error: unknown) => {
+          failure ??= error;
+        });
+
+    // The keys are read in chunks of 100, several at once; their results are settled in input order (the
+    // counts, the examples, the differences file), so that what a checkpoint records is a prefix of the
+    // planned writes, and the differences file lists the keys in the same order on every run.
+    const pending: Check[] = [];
+    let skipped = { superseded: 0, notSampled: 0 };
+    let chunksTaken = 0;
+    let chunksSettled = 0;
+    const judgedChunks = new Map<number, Array<{ check: Check; shown: Difference | undefined; record: DifferenceRecord | undefined; outcome: Outcome }>>();
+    const settle = () => {
+      const records: DifferenceRecord[] = [];
+      for (let chunk = judgedChunks.get(chunksSettled); chunk !== undefined; chunk = judgedChunks.get(chunksSettled)) {
+        judgedChunks.delete(chunksSettled++);
+        for (const { check, shown, record, outcome } of chunk) {
+          counts.superseded += check.skippedBefore.superseded;
+          counts.notSampled += check.skippedBefore.notSampled;
+          counts.checked++;
+          outcomes[outcome]++;
+          if (shown && examples.length < MAX_EXAMPLES) examples.push(shown);
+          if (record) records.push(record);
+          done = check.seq + 1;
+        }
+      }
+      differences.write(records).catch((error: unknown) => {
+        failure ??= error;
+      });
+      if (checkpoint?.due) void save('running', progress());
+    };
+    const checkChunk = async (index: number, chunk: Check[]) => {
       const keys: KeyToRead[] = chunk.map(({ write }) => ({
         keyId: write.keyId,
         key: toWireItem(keyOf(write.item, schema)),
         units: readUnitsOf(write.op === 'delete' ? 0 : write.size, consistentRead),
       }));
       const stored = await reader.read(keys);
-      for (const check of chunk) {
-        const found = stored.get(check.write.keyId);
-        const difference = judge(check, found, verifyOpts.excerpts);
-        outcomes[difference.outcome]++;
-        if (!DIFFERENCES.includes(difference.outcome)) continue;
-        const key = keyForDisplay(check.write.item, schema);
-        const shown: Difference = { ...difference, file: check.write.origin.file, line: check.write.origin.line, key: verifyOpts.excerpts ? key : undefined };
-        if (examples.length < MAX_EXAMPLES) examples.push(shown);
-        await differences.write(recordOf(shown, key, check.write.origin.raw, verifyOpts.excerpts));
-      }
+      judgedChunks.set(
+        index,
+        chunk.map((check) => {
+          const difference = judge(check, stored.get(check.write.keyId), verifyOpts.excerpts);
+          if (!DIFFERENCES.includes(difference.outcome)) return { check, shown: undefined, record: undefined, outcome: difference.outcome };
+          const key = keyForDisplay(check.write.item, schema);
+          const shown: Difference = { ...difference, file: check.write.origin.file, line: check.write.origin.line, key: verifyOpts.excerpts ? key : undefined };
+          return { check, shown, record: recordOf(shown, key, check.write.origin.raw, verifyOpts.excerpts), outcome: difference.outcome };
+        }),
+      );
+      settle();
+    };
+    const take = () => {
+      const index = chunksTaken++;
+      return checkChunk(index, pending.splice(0, MAX_KEYS_PER_CALL));
     };
     // The chunks taken while the dry run goes on, each by the batch slot that took it; a failure stops the dry run.
     const takeFull = async () => {
       while (pending.length >= MAX_KEYS_PER_CALL && failure === undefined) {
         try {
-          await checkChunk(pending.splice(0, MAX_KEYS_PER_CALL));
+          await take();
         } catch (error) {
           failure ??= error;
         }
@@ -186,17 +278,20 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
     };
     seq = 0;
     const second = await finished(
-      dryRunLoad(dryOptions(2), {
+      dryRunLoad(dryOptions(scratch, 2), {
         ...common,
         dryRun: {
           tableInfo: table,
           onPlanned: (write) => {
-            const verdict = last.verdict(write.keyId, seq++);
-            if (verdict === 'superseded') counts.superseded++;
-            else if (verifyOpts.sample < 1 && !inSample(write.keyId, verifyOpts.sample)) counts.notSampled++;
+            const at = seq++;
+            // Settled by an earlier run of this checkpoint: neither read nor counted again.
+            if (at < resumedFrom) return write;
+            const verdict = last.verdict(write.keyId, at);
+            if (verdict === 'superseded') skipped.superseded++;
+            else if (verifyOpts.sample < 1 && !inSample(write.keyId, verifyOpts.sample)) skipped.notSampled++;
             else {
-              counts.checked++;
-              pending.push({ write, refused: verdict === 'refused' });
+              pending.push({ write, refused: verdict === 'refused', seq: at, skippedBefore: skipped });
+              skipped = { superseded: 0, notSampled: 0 };
             }
             return write;
           },
@@ -212,10 +307,20 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
         `the input changed while it was verified: its first reading planned ${planned} writes, its second ${seq}; run the verify again`,
       );
     // What is left, a few calls at a time.
-    const rest: Check[][] = [];
-    while (pending.length > 0) rest.push(pending.splice(0, MAX_KEYS_PER_CALL));
     const lanes = Math.max(1, opts.concurrency);
-    for (let i = 0; i < rest.length; i += lanes) await Promise.all(rest.slice(i, i + lanes).map(checkChunk));
+    while (pending.length > 0) {
+      const batch: Array<Promise<void>> = [];
+      while (pending.length > 0 && batch.length < lanes) batch.push(take());
+      await Promise.all(batch);
+    }
+    if (failure !== undefined) throw failure;
+    // The writes after the last key checked: superseded or outside the sample.
+    counts.superseded += skipped.superseded;
+    counts.notSampled += skipped.notSampled;
+    done = planned;
+    const keysChecked = progress();
+    progressAtStop = () => keysChecked;
+    await save('running', keysChecked);
 
     // --scan: every item of the table whose key the input never writes.
     let scanned: VerifyResult['scan'];
@@ -232,12 +337,13 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
         ),
       );
       scanned = { segments, items };
+      const records: DifferenceRecord[] = [];
       for (const key of extras) {
         outcomes.extra++;
         const shown = keyForDisplay(keyFromWire(key, schema), schema);
         const difference: Difference = { outcome: 'extra', file: `table:${opts.table}`, line: 0, key: verifyOpts.excerpts ? shown : undefined };
         if (examples.length < MAX_EXAMPLES) examples.push(difference);
-        await differences.write({
+        records.push({
           file: difference.file,
           line: 0,
           code: 'EXTRA',
@@ -246,6 +352,7 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
           raw: JSON.stringify(plain({ M: key })),
         });
       }
+      await differences.write(records);
     }
     await differences.close();
 
@@ -254,9 +361,13 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
       throw bug(
         `verify counted ${planned} planned writes but ${counts.checked} checked (${checked} judged), ${counts.superseded} superseded, ${counts.notSampled} outside the sample`,
       );
+    progressAtStop = undefined;
+    await save('complete', progress());
+    if (failure !== undefined) throw failure;
     const differing = DIFFERENCES.reduce((sum, o) => sum + outcomes[o], 0);
     const differingKeys = differing - outcomes.extra;
     const elapsedMs = performance.now() - startedAt;
+    const checkedNow = checked - (resumed?.writes.checked ?? 0);
     return {
       table: opts.table,
       input: opts.input,
@@ -273,14 +384,22 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
       differencesPath: differences.count > 0 ? differencesPath : undefined,
       examples,
       elapsedMs,
-      itemsPerSecond: elapsedMs > 0 ? (checked * 1000) / elapsedMs : 0,
+      itemsPerSecond: elapsedMs > 0 ? (checkedNow * 1000) / elapsedMs : 0,
+      ...(checkpoint ? { checkpoint: { path: checkpoint.path, resumedFrom, checkedBefore: resumed?.writes.checked ?? 0, readsTotal: progress().reads } } : {}),
     };
+  } catch (error) {
+    // Stopped (a signal, a failure): the progress settled so far, so that running the same command goes on from it.
+    if (checkpoint && progressAtStop) await checkpoint.save('stopped', progressAtStop(), () => differences.sync()).catch(() => undefined);
+    throw error;
   } finally {
     await differences.close().catch(() => undefined);
-    await rm(scratch, { recursive: true, force: true });
-    if (ownsClient) client.destroy();
+    if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
+    if (ownsClient) client?.destroy();
+    await checkpoint?.release();
   }
 }
+
+const sha256Of = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /** The dry run's result; a dry run that asked to start over cannot happen here (no onTable asks it). */
 async function finished(run: ReturnType<typeof dryRunLoad>): Promise<LoadResult> {

@@ -32,6 +32,10 @@ export function formatVerify(result: VerifyResult, options: { excerpts: boolean 
   lines.push(
     `  reads            ${formatCount(result.reads.calls, 'BatchGetItem call')}, ${formatRate(result.reads.consumedRcu)} read units (${result.reads.consistentRead ? 'strongly' : 'eventually'} consistent${result.reads.rcu !== undefined ? `, --rcu ${result.reads.rcu}` : ', unpaced'}), ${formatCount(result.reads.retries, 'retry')}, ${formatCount(result.reads.throttled, 'throttled call')}`,
   );
+  if (result.checkpoint)
+    lines.push(
+      `  checkpoint       ${escapeControl(result.checkpoint.path)}${result.checkpoint.resumedFrom > 0 ? `: resumed after ${formatCount(result.checkpoint.resumedFrom)} planned writes settled by an earlier run (${formatCount(result.checkpoint.checkedBefore, 'key')} checked then, not read again); ${formatCount(result.checkpoint.readsTotal.keys, 'key')} read in all runs` : ''}`,
+    );
   lines.push(`  time             ${formatDuration(result.elapsedMs / 1000)}, ${formatRate(result.itemsPerSecond)} keys/s`);
   for (const example of result.examples) {
     const key = options.excerpts && example.key ? ` ${escapeControl(JSON.stringify(example.key))}` : '';

@@ -47,7 +47,13 @@ export interface VerifyResult {
   keys: number;
   /** --sample: the share asked for and what the sample proves. */
   sample: ({ share: number } & SampleStatement) | undefined;
-  reads: { calls: number; retries: number; throttled: number; consumedRcu: number; consistentRead: boolean; rcu: number | undefined };
+  /** This run's reads (a resumed verify's earlier runs' are in checkpoint.readsTotal). */
+  reads: { calls: number; keys: number; retries: number; throttled: number; consumedRcu: number; consistentRead: boolean; rcu: number | undefined };
+  /**
+   * --checkpoint: the verify's own checkpoint; the planned writes an earlier run had settled (0: this run
+   * started it), the keys of them it had checked, and the reads of every run so far.
+   */
+  checkpoint?: { path: string; resumedFrom: number; checkedBefore: number; readsTotal: { calls: number; keys: number; consumedRcu: number } };
   /** The differences file (the reject file's format), when any key differs. */
   differencesPath: string | undefined;
   /** The first differences, for the summary (at most 20). */
