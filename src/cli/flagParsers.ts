@@ -13,6 +13,7 @@ import type { IndexInfo } from '../shared/tableInfo.js';
 import type { KeyAttribute } from '../shared/types.js';
 import { parseSegment, type Segment } from '../load/segment.js';
 import type { ColumnType } from '../typing/typeMap.js';
+import { parseRcuSpec } from '../verifying/readRate.js';
 import { parseSampleShare } from '../verifying/sampling.js';
 
 /** --outage-timeout: a duration, in seconds without a unit, or with ms, s, m or h ("90", "1.5s", "5m"); in ms. */
@@ -141,12 +142,14 @@ export function parseDelimiterOption(value: string): string {
   return value;
 }
 
-/** verify's --rcu: read units per second, above 0. */
-export function parseRcuOption(value: string): number {
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n <= 0)
-    throw new InvalidArgumentError(`expected read units per second above 0, such as 100, got "${value}".`);
-  return n;
+/** verify's --rcu: read units per second above 0, or "auto" / "auto:P%" (kept as text, read by verify). */
+export function parseRcuOption(value: string): number | string {
+  try {
+    const spec = parseRcuSpec(value);
+    return spec.kind === 'fixed' ? spec.rcu : `auto:${spec.percent}%`;
+  } catch {
+    throw new InvalidArgumentError(`expected read units per second above 0 (such as 100), "auto" or "auto:P%" (such as auto:50%), got "${value}".`);
+  }
 }
 
 /** verify's --sample: a share of the keys, "1%" or "0.5%" (the % may be left out), as a share in (0, 1]. */

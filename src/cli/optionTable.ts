@@ -945,14 +945,15 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
   },
   // Verify only
   {
-    flags: '--rcu <units>',
+    flags: '--rcu <units|auto[:P%]>',
     key: 'rcu',
     group: 'verify',
     commands: ['verify'],
-    description: "read units per second the verify's BatchGetItem calls may use (1 per 4 KB strongly consistent, half that eventually)",
+    description:
+      "read units per second the verify's reads may use (1 per 4 KB strongly consistent, half that eventually); auto: 80% (auto:P%: P%) of the table's provisioned RCU, or on demand of its warm read throughput (12,000 when unreported)",
     defaultText: 'unpaced',
     parse: parseRcuOption,
-    type: 'number > 0',
+    type: 'number > 0, `auto`, `auto:50%`',
   },
   {
     flags: '--no-consistent-read',

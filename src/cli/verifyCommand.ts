@@ -8,7 +8,7 @@ import { testSeamsFromEnv } from './testSeams.js';
 
 /** The flags of `ddb-spread verify`: every flag of load, and its own. */
 export interface VerifyFlags extends LoadFlags {
-  rcu?: number;
+  rcu?: number | string;
   consistentRead: boolean;
   sample?: number;
   differences?: string;

@@ -1,9 +1,10 @@
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand, type AttributeValue, type TableDescription } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { fatalAwsError } from '../aws/awsErrors.js';
 import { createClient } from '../aws/client.js';
 import { dryRunLoad } from '../load/load.js';
 import { pinnedLoadTime } from '../load/openCheckpoint.js';
@@ -21,6 +22,7 @@ import { differingAttributes } from './attributeEquality.js';
 import { DifferencesFile, type DifferenceRecord } from './differencesFile.js';
 import { LastWrites } from './lastWrites.js';
 import { readLoadRejects, rowId } from './loadRejects.js';
+import { chooseReadRate, parseRcuSpec, type RcuSpec } from './readRate.js';
 import { MAX_KEYS_PER_CALL, readUnitsOf } from './readUnits.js';
 import { inSample, sampleStatement } from './sampling.js';
 import { TableReader, type KeyToRead } from './tableReader.js';
@@ -28,8 +30,11 @@ import { savedExpiredAt, VerifyCheckpoint, verifyCheckpointPath, type VerifyProg
 import { DIFFERENCES, OUTCOMES, type Difference, type Outcome, type VerifyResult } from './verifyResult.js';
 
 export interface VerifyOptions extends LoadOptions {
-  /** Read units per second for the verify's reads (BatchGetItem). @default unpaced */
-  rcu?: number;
+  /**
+   * Read units per second for the verify's reads (BatchGetItem, Scan), or 'auto' / 'auto:P%': P% (80) of the
+   * table's provisioned read capacity, or on demand of its warm read throughput. @default unpaced
+   */
+  rcu?: number | string;
   /** Strongly consistent reads (1 read unit per 4 KB; eventually consistent reads cost half). @default true */
   consistentRead?: boolean;
   /** Check only this share of the keys, chosen by a hash of the key (the same keys on every run). @default 1 */
@@ -175,12 +180,13 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
 
     // Pass two: each key checked once, against its last write.
     const consistentRead = verifyOpts.consistentRead;
+    const rate = verifyOpts.rcu === undefined ? undefined : await readRateOf(verifyOpts.rcu, client, opts, table, deps.signal);
     const reader = new TableReader({
       client,
       table: opts.table,
       keySchema: schema,
       consistentRead,
-      rcu: verifyOpts.rcu,
+      rcu: rate?.rcu,
       maxAttempts: opts.maxAttempts,
       aws: { table: opts.table, region: opts.region, endpoint: opts.endpoint },
       signal: deps.signal,
@@ -380,7 +386,7 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
       keys: last.keys,
       scan: scanned,
       sample: verifyOpts.sample < 1 ? { share: verifyOpts.sample, ...sampleStatement(checked, differingKeys) } : undefined,
-      reads: { ...reader.counters, consistentRead, rcu: verifyOpts.rcu },
+      reads: { ...reader.counters, consistentRead, rcu: rate?.rcu, ...(rate ? { rcuReason: rate.reason } : {}) },
       differencesPath: differences.count > 0 ? differencesPath : undefined,
       examples,
       elapsedMs,
@@ -400,6 +406,37 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
 }
 
 const sha256Of = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/**
+ * The read rate of --rcu: a number as given; auto from the table's read capacity (one more DescribeTable:
+ * the warm throughput and on-demand ceiling the load's TableInfo does not keep), divided among --segment's workers.
+ */
+async function readRateOf(
+  spec: RcuSpec,
+  client: DynamoDBDocumentClient,
+  opts: NormalizedLoadOptions,
+  table: TableInfo,
+  signal: AbortSignal | undefined,
+): Promise<{ rcu: number; reason: string }> {
+  if (spec.kind === 'fixed') return chooseReadRate(spec, { billingMode: table.billingMode });
+  let description: TableDescription | undefined;
+  try {
+    description = (await client.send(new DescribeTableCommand({ TableName: opts.table }), signal ? { abortSignal: signal } : {})).Table;
+  } catch (error) {
+    if (signal?.aborted) throw new LoaderError('ABORTED', 'the verify was stopped', { cause: error });
+    throw fatalAwsError(error, { table: opts.table, region: opts.region, endpoint: opts.endpoint });
+  }
+  return chooseReadRate(
+    spec,
+    {
+      billingMode: table.billingMode,
+      provisionedRcu: table.provisionedRcu ?? description?.ProvisionedThroughput?.ReadCapacityUnits,
+      warmReadUnits: description?.WarmThroughput?.ReadUnitsPerSecond,
+      maxReadUnits: description?.OnDemandThroughput?.MaxReadRequestUnits,
+    },
+    opts.segment?.count ?? 1,
+  );
+}
 
 /** The dry run's result; a dry run that asked to start over cannot happen here (no onTable asks it). */
 async function finished(run: ReturnType<typeof dryRunLoad>): Promise<LoadResult> {
@@ -486,7 +523,7 @@ const show = (value: unknown) => (value === undefined ? '(absent)' : JSON.string
 
 /** The verify's own options, checked (the load's are checked by normalizeOptions). */
 function checkVerifyOptions(options: VerifyOptions): {
-  rcu: number | undefined;
+  rcu: RcuSpec | undefined;
   consistentRead: boolean;
   sample: number;
   differencesPath: string | undefined;
@@ -501,13 +538,18 @@ function checkVerifyOptions(options: VerifyOptions): {
       'INVALID_OPTION',
       "--scan reads the whole table, whose other segments' items this --segment's input does not explain: scan without --segment",
     );
-  if (rcu !== undefined && (typeof rcu !== 'number' || !Number.isFinite(rcu) || rcu <= 0))
-    throw new LoaderError('INVALID_OPTION', `--rcu takes read units per second above 0, got ${String(rcu)}`);
   if (sample !== undefined && (typeof sample !== 'number' || !(sample > 0) || sample > 1))
     throw new LoaderError('INVALID_OPTION', `sample takes a share of the keys above 0 and at most 1 (--sample 1% is 0.01), got ${String(sample)}`);
   if (differencesPath !== undefined && (typeof differencesPath !== 'string' || differencesPath === ''))
     throw new LoaderError('INVALID_OPTION', `--differences takes a file path, got ${String(differencesPath)}`);
-  return { rcu, consistentRead: consistentRead !== false, sample: sample ?? 1, differencesPath, excerpts: excerpts !== false, scanSegments };
+  return {
+    rcu: rcu === undefined ? undefined : parseRcuSpec(rcu),
+    consistentRead: consistentRead !== false,
+    sample: sample ?? 1,
+    differencesPath,
+    excerpts: excerpts !== false,
+    scanSegments,
+  };
 }
 
 /** The differences file may be neither an input nor the load's reject file (both are read). */

@@ -30,7 +30,7 @@ export function formatVerify(result: VerifyResult, options: { excerpts: boolean 
   if (result.loadRejects) lines.push(`  load's rejects   ${formatCount(result.loadRejects.rows, 'row')} in ${escapeControl(result.loadRejects.path)}`);
   if (result.sample) lines.push(`  sample           ${sampleSentence(result)}`);
   lines.push(
-    `  reads            ${formatCount(result.reads.calls, 'BatchGetItem call')}, ${formatRate(result.reads.consumedRcu)} read units (${result.reads.consistentRead ? 'strongly' : 'eventually'} consistent${result.reads.rcu !== undefined ? `, --rcu ${result.reads.rcu}` : ', unpaced'}), ${formatCount(result.reads.retries, 'retry')}, ${formatCount(result.reads.throttled, 'throttled call')}`,
+    `  reads            ${formatCount(result.reads.calls, 'BatchGetItem call')}, ${formatRate(result.reads.consumedRcu)} read units (${result.reads.consistentRead ? 'strongly' : 'eventually'} consistent${result.reads.rcu !== undefined ? `, ${result.reads.rcuReason ?? `--rcu ${result.reads.rcu}`}` : ', unpaced'}), ${formatCount(result.reads.retries, 'retry')}, ${formatCount(result.reads.throttled, 'throttled call')}`,
   );
   if (result.checkpoint)
     lines.push(

@@ -48,7 +48,18 @@ export interface VerifyResult {
   /** --sample: the share asked for and what the sample proves. */
   sample: ({ share: number } & SampleStatement) | undefined;
   /** This run's reads (a resumed verify's earlier runs' are in checkpoint.readsTotal). */
-  reads: { calls: number; keys: number; retries: number; throttled: number; consumedRcu: number; consistentRead: boolean; rcu: number | undefined };
+  reads: {
+    calls: number;
+    keys: number;
+    retries: number;
+    throttled: number;
+    consumedRcu: number;
+    consistentRead: boolean;
+    /** The read units per second paced at (--rcu, or what --rcu auto chose); undefined: unpaced. */
+    rcu: number | undefined;
+    /** How --rcu's rate was chosen (auto: from which capacity). */
+    rcuReason?: string;
+  };
   /**
    * --checkpoint: the verify's own checkpoint; the planned writes an earlier run had settled (0: this run
    * started it), the keys of them it had checked, and the reads of every run so far.
