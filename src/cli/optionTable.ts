@@ -730,6 +730,11 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     commands: LOAD,
     description:
       "write the final summary as a JSON file (counters, rate, rejects by reason, input fingerprint, version, timings, and the load's course, a bucket every few seconds: timeline), atomically",
+    variants: {
+      verify: {
+        description: 'write the --json object (counts per outcome, reads, read units) with the version and timings as a JSON file, private, atomically',
+      },
+    },
     type: 'path',
   },
   {

@@ -56,6 +56,23 @@ export interface VerifyDependencies {
   /** The dry run's events (warnings, the table described, progress of the read). */
   onEvent?: (event: LoadEvent) => void;
   testSeams?: TestSeams;
+  /** How far the verify is, after each chunk of keys settled and at each phase (the CLI's progress line). */
+  onProgress?: (progress: VerifyProgressEvent) => void;
+}
+
+/** How far a verify is: its phase, the planned writes settled of all, the keys checked and differing so far, the reads. */
+export interface VerifyProgressEvent {
+  phase: 'reading the input' | 'checking keys' | 'scanning the table' | 'done';
+  /** Planned writes of the input (known after the first pass; 0 before). */
+  planned: number;
+  /** Planned writes settled (checked, superseded or outside the sample), a resumed run's earlier ones included. */
+  settled: number;
+  checked: number;
+  differing: number;
+  /** This run's read units and keys read. */
+  consumedRcu: number;
+  keysRead: number;
+  elapsedMs: number;
 }
 
 const MAX_EXAMPLES = 20;
@@ -147,6 +164,16 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
     const events = (event: LoadEvent) => {
       if (event.type === 'warning') deps.onEvent?.(event);
     };
+    deps.onProgress?.({
+      phase: 'reading the input',
+      planned: 0,
+      settled: 0,
+      checked: 0,
+      differing: 0,
+      consumedRcu: 0,
+      keysRead: 0,
+      elapsedMs: performance.now() - startedAt,
+    });
     const common = { client, ...(deps.signal ? { signal: deps.signal } : {}), onEvent: events, ...(deps.testSeams ? { testSeams: deps.testSeams } : {}) };
 
     // Pass one: each key's last write that landed.
@@ -213,6 +240,18 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
       },
     });
     progressAtStop = progress;
+    const report = (phase: VerifyProgressEvent['phase']) =>
+      deps.onProgress?.({
+        phase,
+        planned,
+        settled: done,
+        checked: counts.checked,
+        differing: DIFFERENCES.reduce((sum, o) => sum + outcomes[o], 0),
+        consumedRcu: reader.counters.consumedRcu,
+        keysRead: reader.counters.keys,
+        elapsedMs: performance.now() - startedAt,
+      });
+    report('checking keys');
     let failure: unknown;
     const save = (status: 'running' | 'stopped' | 'complete', state: VerifyProgress) =>
       checkpoint
@@ -247,6 +286,7 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
         failure ??= error;
       });
       if (checkpoint?.due) void save('running', progress());
+      report('checking keys');
     };
     const checkChunk = async (index: number, chunk: Check[]) => {
       const keys: KeyToRead[] = chunk.map(({ write }) => ({
@@ -331,6 +371,7 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
     // --scan: every item of the table whose key the input never writes.
     let scanned: VerifyResult['scan'];
     if (verifyOpts.scanSegments !== undefined) {
+      report('scanning the table');
       const extras: Array<Record<string, AttributeValue>> = [];
       let items = 0;
       const segments = verifyOpts.scanSegments;
@@ -369,6 +410,7 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
       );
     progressAtStop = undefined;
     await save('complete', progress());
+    report('done');
     if (failure !== undefined) throw failure;
     const differing = DIFFERENCES.reduce((sum, o) => sum + outcomes[o], 0);
     const differingKeys = differing - outcomes.extra;

@@ -1,5 +1,6 @@
 import { escapeControl, formatCount, formatDuration, formatPercent, formatRate } from '../shared/format.js';
 import { messageOf } from './verify.js';
+import type { VerifyProgressEvent } from './verify.js';
 import type { Outcome, VerifyResult } from './verifyResult.js';
 
 const LABELS: Record<Outcome, string> = {
@@ -64,4 +65,13 @@ const precisePercent = (share: number) => `${Number((share * 100).toPrecision(2)
 export function verifyJson(result: VerifyResult, options: { excerpts: boolean }): string {
   const examples = result.examples.map((example) => (options.excerpts ? example : { ...example, key: undefined, values: undefined }));
   return `${JSON.stringify({ ...result, complete: true, matched: result.differing === 0, examples, ...(result.sample ? { sampleStatement: sampleSentence(result) } : {}) })}\n`;
+}
+
+/** One progress line of a verify (stderr), pure. */
+export function formatVerifyProgress(p: VerifyProgressEvent): string {
+  const seconds = p.elapsedMs / 1000;
+  if (p.phase === 'reading the input') return `verify: reading the input (first pass), ${formatDuration(seconds)}`;
+  const share = p.planned > 0 ? ` (${formatPercent(p.settled / p.planned)})` : '';
+  const rate = seconds > 0 ? `, ${formatRate(p.keysRead / seconds)} keys/s` : '';
+  return `verify: ${p.phase}: ${formatCount(p.settled)} of ${formatCount(p.planned)} planned writes settled${share}, ${formatCount(p.checked, 'key')} checked, ${formatCount(p.differing)} differ, ${formatRate(p.consumedRcu)} read units${rate}, ${formatDuration(seconds)}`;
 }

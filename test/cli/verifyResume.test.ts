@@ -89,8 +89,10 @@ describe('ddb-spread verify --checkpoint', () => {
     const saved = `${checkpoint}.verify`;
     const differences = join(dir(), `${table}.resumed.jsonl`);
     const args = ['verify', input, '--table', table, ...FLAGS, '--json', '--differences', differences, '--checkpoint', checkpoint];
-    const killed = await cli([...args, '--rcu', '300'], { kill: { signal: 'SIGKILL', when: () => settled(saved) >= 900 } });
+    const killed = await cli([...args, '--rcu', '300', '--log-interval', '1'], { kill: { signal: 'SIGKILL', when: () => settled(saved) >= 900 } });
     expect(killed.signal, killed.stderr).toBe('SIGKILL');
+    // Its progress, a line a second without a terminal: the writes settled of all, the keys checked, the reads.
+    expect(killed.stderr).toMatch(/ddb-spread: verify: checking keys: [\d,]+ of 3,004 planned writes settled \(\d+(\.\d+)?%\), [\d,]+ keys? checked, \d+ differ, /);
     const atKill = JSON.parse(await readFile(saved, 'utf8')) as { status: string; done: number; differences: { bytes: number } };
     expect(atKill.status).toBe('running');
     expect(atKill.done).toBeLessThan(ROWS);
@@ -108,9 +110,15 @@ describe('ddb-spread verify --checkpoint', () => {
     await writeFile(input, original);
     await utimes(input, stamp.atime, stamp.mtime);
 
-    const resumed = await cli(args);
+    const report = join(dir(), `${table}.report.json`);
+    const resumed = await cli([...args, '--report', report]);
     expect(resumed.code, resumed.stderr).toBe(5);
     const result = JSON.parse(resumed.stdout) as VerifyJson;
+    // --report: the --json object with the version and timings, private.
+    const written = JSON.parse(await readFile(report, 'utf8')) as VerifyJson & { command: string; complete: boolean; durationMs: number };
+    expect(written).toMatchObject({ command: 'verify', complete: true, matched: false, outcomes: expected.outcomes, writes: expected.writes });
+    expect(written.durationMs).toBeGreaterThan(0);
+    expect((await stat(report)).mode & 0o777).toBe(0o600);
     expect(result.outcomes).toEqual(expected.outcomes);
     expect(result.writes).toEqual(expected.writes);
     expect(result.checked).toBe(expected.checked);
