@@ -116,9 +116,15 @@ export class TableReader {
    * the fact: a page's units (up to 1 MB read, whatever the projection) are reserved once DynamoDB reports
    * them, and the next page waits for them, so the rate over the scan stays within --rcu.
    */
-  async scanSegment(segment: number, totalSegments: number, onKey: (keyId: string, key: Record<string, AttributeValue>) => void): Promise<void> {
+  async scanSegment(
+    segment: number,
+    totalSegments: number,
+    onKey: (keyId: string, item: Record<string, AttributeValue>) => void,
+    /** Attributes read besides the key (the TTL attribute). */
+    more: readonly string[] = [],
+  ): Promise<void> {
     const { keySchema } = this.options;
-    const names = [keySchema.partitionKey.name, ...(keySchema.sortKey ? [keySchema.sortKey.name] : [])];
+    const names = [...new Set([keySchema.partitionKey.name, ...(keySchema.sortKey ? [keySchema.sortKey.name] : []), ...more])];
     let start: Record<string, AttributeValue> | undefined;
     let attempt = 0;
     do {

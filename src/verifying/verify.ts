@@ -16,6 +16,7 @@ import type { LoadEvent, LoadResult } from '../reporting/events.js';
 import { bug, LoaderError } from '../shared/errors.js';
 import type { TableInfo } from '../shared/tableInfo.js';
 import type { PlannedWrite } from '../shared/types.js';
+import { expiryOf, TTL_MAX_AGE_SECONDS } from '../typing/expiry.js';
 import { keyForDisplay, keyOf } from '../typing/key.js';
 import { keyFromWire, toWireItem } from '../writing/wireItem.js';
 import { differingAttributes } from './attributeEquality.js';
@@ -205,7 +206,9 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
         { file: checkpoint!.path },
       );
 
-    // Pass two: each key checked once, against its last write.
+    // Pass two: each key checked once, against its last write. --skip-expired names the TTL attribute: an
+    // item whose TTL passes between the load and this check may be gone, judged at this run's start.
+    const ttl: Ttl | undefined = loadOptions.skipExpired === undefined ? undefined : { attribute: loadOptions.skipExpired, now: Math.floor(Date.now() / 1000) };
     const consistentRead = verifyOpts.consistentRead;
     const rate = verifyOpts.rcu === undefined ? undefined : await readRateOf(verifyOpts.rcu, client, opts, table, deps.signal);
     const reader = new TableReader({
@@ -298,7 +301,7 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
       judgedChunks.set(
         index,
         chunk.map((check) => {
-          const difference = judge(check, stored.get(check.write.keyId), verifyOpts.excerpts);
+          const difference = judge(check, stored.get(check.write.keyId), verifyOpts.excerpts, ttl);
           if (!DIFFERENCES.includes(difference.outcome)) return { check, shown: undefined, record: undefined, outcome: difference.outcome };
           const key = keyForDisplay(check.write.item, schema);
           const shown: Difference = { ...difference, file: check.write.origin.file, line: check.write.origin.line, key: verifyOpts.excerpts ? key : undefined };
@@ -374,16 +377,26 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
       report('scanning the table');
       const extras: Array<Record<string, AttributeValue>> = [];
       let items = 0;
+      let expired = 0;
       const segments = verifyOpts.scanSegments;
+      const keyNames = [schema.partitionKey.name, ...(schema.sortKey ? [schema.sortKey.name] : [])];
       await Promise.all(
         Array.from({ length: segments }, (_, segment) =>
-          reader.scanSegment(segment, segments, (keyId, key) => {
-            items++;
-            if (!last.has(keyId)) extras.push(key);
-          }),
+          reader.scanSegment(
+            segment,
+            segments,
+            (keyId, item) => {
+              items++;
+              if (last.has(keyId)) return;
+              // An item whose TTL has passed is DynamoDB's to delete (an expired row the load skipped, say), not extra.
+              if (ttl && wireExpired(item[ttl.attribute], ttl.now)) expired++;
+              else extras.push(Object.fromEntries(keyNames.map((name) => [name, item[name]!])));
+            },
+            ttl ? [ttl.attribute] : [],
+          ),
         ),
       );
-      scanned = { segments, items };
+      scanned = { segments, items, ...(ttl ? { expired } : {}) };
       const records: DifferenceRecord[] = [];
       for (const key of extras) {
         outcomes.extra++;
@@ -480,6 +493,19 @@ async function readRateOf(
   );
 }
 
+/** --skip-expired's attribute, and the time items are judged expired at (epoch seconds). */
+interface Ttl {
+  attribute: string;
+  now: number;
+}
+
+/** Whether a stored TTL attribute has passed at `now`, by DynamoDB's rules (a Number of epoch seconds, at most five years old). */
+function wireExpired(value: AttributeValue | undefined, now: number): boolean {
+  if (value?.N === undefined) return false;
+  const seconds = Number(value.N);
+  return Number.isFinite(seconds) && seconds < now && now - seconds <= TTL_MAX_AGE_SECONDS;
+}
+
 /** The dry run's result; a dry run that asked to start over cannot happen here (no onTable asks it). */
 async function finished(run: ReturnType<typeof dryRunLoad>): Promise<LoadResult> {
   const outcome = await run;
@@ -492,11 +518,17 @@ function rowsOf(result: LoadResult): VerifyResult['rows'] {
 }
 
 /** A key's outcome: the stored item (or none) against the write that decides it. */
-function judge(check: Check, stored: Record<string, AttributeValue> | undefined, excerpts: boolean): Pick<Difference, 'outcome' | 'attributes' | 'values'> {
+function judge(
+  check: Check,
+  stored: Record<string, AttributeValue> | undefined,
+  excerpts: boolean,
+  ttl: Ttl | undefined,
+): Pick<Difference, 'outcome' | 'attributes' | 'values'> {
   const { write, refused } = check;
   if (refused) return { outcome: stored ? 'rejectedButPresent' : 'absent' };
   if (write.op === 'delete') return { outcome: stored ? 'deletedButPresent' : 'absent' };
-  if (!stored) return { outcome: 'missing' };
+  // Its TTL passed since the load (a row expired at the load's time was skipped, and is not checked): DynamoDB may have deleted it.
+  if (!stored) return { outcome: ttl && expiryOf(write.item, ttl.attribute, ttl.now) === 'expired' ? 'expired' : 'missing' };
   const expected = toWireItem(write.item);
   const attributes = differingAttributes(expected, stored);
   if (attributes.length === 0) return { outcome: 'matched' };
@@ -524,6 +556,7 @@ const CODES: Record<Outcome, DifferenceRecord['code'] | undefined> = {
   deletedButPresent: 'DELETED_BUT_PRESENT',
   rejectedButPresent: 'REJECTED_BUT_PRESENT',
   extra: 'EXTRA',
+  expired: undefined,
 };
 
 /** A difference as a line of the differences file. */

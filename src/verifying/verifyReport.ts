@@ -11,6 +11,7 @@ const LABELS: Record<Outcome, string> = {
   deletedButPresent: 'deleted in the input but present',
   rejectedButPresent: "in the load's reject file but present",
   extra: 'extra (in the table, not in the input; --scan)',
+  expired: 'absent, its TTL passed since the load (--skip-expired)',
 };
 
 /** The verify's summary for a person, pure. Keys and values only with excerpts (the differences file always has them). */
@@ -27,7 +28,10 @@ export function formatVerify(result: VerifyResult, options: { excerpts: boolean 
   lines.push(
     `  rows read        ${formatCount(result.rows.read)}: ${formatCount(result.writes.planned)} writes planned (${formatCount(result.writes.superseded)} superseded by a later row of their key), ${formatCount(result.rows.rejected)} rejected as the load rejects them${result.rows.otherSegment > 0 ? `, ${formatCount(result.rows.otherSegment)} of other segments` : ''}`,
   );
-  if (result.scan) lines.push(`  scan             ${formatCount(result.scan.items, 'item')} in the table, ${formatCount(result.scan.segments, 'segment')}`);
+  if (result.scan)
+    lines.push(
+      `  scan             ${formatCount(result.scan.items, 'item')} in the table, ${formatCount(result.scan.segments, 'segment')}${result.scan.expired ? `; ${formatCount(result.scan.expired, 'item')} no row writes whose TTL has passed (not extra: DynamoDB's TTL deletes them)` : ''}`,
+    );
   if (result.loadRejects) lines.push(`  load's rejects   ${formatCount(result.loadRejects.rows, 'row')} in ${escapeControl(result.loadRejects.path)}`);
   if (result.sample) lines.push(`  sample           ${sampleSentence(result)}`);
   lines.push(
