@@ -92,7 +92,9 @@ describe('ddb-spread verify --checkpoint', () => {
     const killed = await cli([...args, '--rcu', '300', '--log-interval', '1'], { kill: { signal: 'SIGKILL', when: () => settled(saved) >= 900 } });
     expect(killed.signal, killed.stderr).toBe('SIGKILL');
     // Its progress, a line a second without a terminal: the writes settled of all, the keys checked, the reads.
-    expect(killed.stderr).toMatch(/ddb-spread: verify: checking keys: [\d,]+ of 3,004 planned writes settled \(\d+(\.\d+)?%\), [\d,]+ keys? checked, \d+ differ, /);
+    expect(killed.stderr).toMatch(
+      /ddb-spread: verify: checking keys: [\d,]+ of 3,004 planned writes settled \(\d+(\.\d+)?%\), [\d,]+ keys? checked, \d+ differ, /,
+    );
     const atKill = JSON.parse(await readFile(saved, 'utf8')) as { status: string; done: number; differences: { bytes: number } };
     expect(atKill.status).toBe('running');
     expect(atKill.done).toBeLessThan(ROWS);
