@@ -152,6 +152,14 @@ export function parseRcuOption(value: string): number | string {
   }
 }
 
+/** verify's --key-rcu: read units per second for one partition key, from 1 up. */
+export function parseKeyRcuOption(value: string): number {
+  const n = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !(n >= 1) || !Number.isFinite(n))
+    throw new InvalidArgumentError(`expected read units per second, a number from 1 up, got "${value}".`);
+  return n;
+}
+
 /** verify's --sample: a share of the keys, "1%" or "0.5%" (the % may be left out), as a share in (0, 1]. */
 export function parseSampleOption(value: string): number {
   const share = parseSampleShare(value);

@@ -34,6 +34,7 @@ import {
   parseValueOption,
   parseWcuOption,
   parseRcuOption,
+  parseKeyRcuOption,
   parseSampleOption,
 } from './flagParsers.js';
 
@@ -959,6 +960,16 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     defaultText: 'unpaced',
     parse: parseRcuOption,
     type: 'number > 0, `auto`, `auto:50%`',
+  },
+  {
+    flags: '--key-rcu <rate>',
+    key: 'keyRcu',
+    group: 'verify',
+    commands: ['verify'],
+    description: 'no partition key is read faster than this, in read units per second (a partition serves at most 3,000)',
+    defaultText: '3000, the partition ceiling',
+    parse: parseKeyRcuOption,
+    type: '≥ 1',
   },
   {
     flags: '--no-consistent-read',

@@ -12,6 +12,7 @@ import type { VerifyProgressEvent } from '../verifying/verify.js';
 /** The flags of `ddb-spread verify`: every flag of load, and its own. */
 export interface VerifyFlags extends LoadFlags {
   rcu?: number | string;
+  keyRcu?: number;
   consistentRead: boolean;
   sample?: number;
   differences?: string;
@@ -22,6 +23,7 @@ export interface VerifyFlags extends LoadFlags {
 export async function toVerifyOptions(inputs: string | string[], flags: VerifyFlags): Promise<VerifyOptions> {
   const options: VerifyOptions = await toLoadOptions(inputs, { ...flags, dryRun: false });
   if (flags.rcu !== undefined) options.rcu = flags.rcu;
+  if (flags.keyRcu !== undefined) options.keyRcu = flags.keyRcu;
   if (!flags.consistentRead) options.consistentRead = false;
   if (flags.sample !== undefined) options.sample = flags.sample;
   if (flags.differences) options.differencesPath = flags.differences;

@@ -26,7 +26,7 @@ import { readLoadRejects, rowId } from './loadRejects.js';
 import { chooseReadRate, parseRcuSpec, type RcuSpec } from './readRate.js';
 import { MAX_KEYS_PER_CALL, readUnitsOf } from './readUnits.js';
 import { inSample, sampleStatement } from './sampling.js';
-import { TableReader, type KeyToRead } from './tableReader.js';
+import { DEFAULT_KEY_RCU, TableReader, type KeyToRead } from './tableReader.js';
 import { savedExpiredAt, VerifyCheckpoint, verifyCheckpointPath, type VerifyProgress } from './verifyCheckpoint.js';
 import { DIFFERENCES, OUTCOMES, type Difference, type Outcome, type VerifyResult } from './verifyResult.js';
 
@@ -36,6 +36,8 @@ export interface VerifyOptions extends LoadOptions {
    * table's provisioned read capacity, or on demand of its warm read throughput. @default unpaced
    */
   rcu?: number | string;
+  /** Read units per second for any one partition key (a partition serves at most 3,000). @default 3000 */
+  keyRcu?: number;
   /** Strongly consistent reads (1 read unit per 4 KB; eventually consistent reads cost half). @default true */
   consistentRead?: boolean;
   /** Check only this share of the keys, chosen by a hash of the key (the same keys on every run). @default 1 */
@@ -101,7 +103,7 @@ interface Check {
 export async function verify(options: VerifyOptions, deps: VerifyDependencies = {}): Promise<VerifyResult> {
   const startedAt = performance.now();
   const verifyOpts = checkVerifyOptions(options);
-  const { rcu: _r, consistentRead: _c, sample: _s, differencesPath: _d, excerpts: _e, scanSegments: _n, ...loadOptions } = options;
+  const { rcu: _r, keyRcu: _k, consistentRead: _c, sample: _s, differencesPath: _d, excerpts: _e, scanSegments: _n, ...loadOptions } = options;
   const opts = normalizeOptions(loadOptions);
   if (opts.inputs.includes('-'))
     throw new LoaderError('INVALID_OPTION', 'verify reads its input twice and cannot read stdin ("-"): give the files the load read');
@@ -217,6 +219,7 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
       keySchema: schema,
       consistentRead,
       rcu: rate?.rcu,
+      keyRcu: verifyOpts.keyRcu,
       maxAttempts: opts.maxAttempts,
       aws: { table: opts.table, region: opts.region, endpoint: opts.endpoint },
       signal: deps.signal,
@@ -441,7 +444,7 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
       keys: last.keys,
       scan: scanned,
       sample: verifyOpts.sample < 1 ? { share: verifyOpts.sample, ...sampleStatement(checked, differingKeys) } : undefined,
-      reads: { ...reader.counters, consistentRead, rcu: rate?.rcu, ...(rate ? { rcuReason: rate.reason } : {}) },
+      reads: { ...reader.counters, consistentRead, rcu: rate?.rcu, keyRcu: verifyOpts.keyRcu ?? DEFAULT_KEY_RCU, ...(rate ? { rcuReason: rate.reason } : {}) },
       differencesPath: differences.count > 0 ? differencesPath : undefined,
       examples,
       elapsedMs,
@@ -599,13 +602,16 @@ const show = (value: unknown) => (value === undefined ? '(absent)' : JSON.string
 /** The verify's own options, checked (the load's are checked by normalizeOptions). */
 function checkVerifyOptions(options: VerifyOptions): {
   rcu: RcuSpec | undefined;
+  keyRcu: number | undefined;
   consistentRead: boolean;
   sample: number;
   differencesPath: string | undefined;
   excerpts: boolean;
   scanSegments: number | undefined;
 } {
-  const { rcu, consistentRead, sample, differencesPath, excerpts, scanSegments } = options;
+  const { rcu, keyRcu, consistentRead, sample, differencesPath, excerpts, scanSegments } = options;
+  if (keyRcu !== undefined && (typeof keyRcu !== 'number' || !Number.isFinite(keyRcu) || keyRcu < 1))
+    throw new LoaderError('INVALID_OPTION', `--key-rcu takes read units per second from 1 up, got ${String(keyRcu)}`);
   if (scanSegments !== undefined && (!Number.isInteger(scanSegments) || scanSegments < 1 || scanSegments > 1_000_000))
     throw new LoaderError('INVALID_OPTION', `--scan takes a number of parallel Scan segments from 1 to 1,000,000, got ${String(scanSegments)}`);
   if (scanSegments !== undefined && options.segment !== undefined)
@@ -619,6 +625,7 @@ function checkVerifyOptions(options: VerifyOptions): {
     throw new LoaderError('INVALID_OPTION', `--differences takes a file path, got ${String(differencesPath)}`);
   return {
     rcu: rcu === undefined ? undefined : parseRcuSpec(rcu),
+    keyRcu,
     consistentRead: consistentRead !== false,
     sample: sample ?? 1,
     differencesPath,

@@ -63,6 +63,8 @@ export interface VerifyResult {
     consistentRead: boolean;
     /** The read units per second paced at (--rcu, or what --rcu auto chose); undefined: unpaced. */
     rcu: number | undefined;
+    /** The read units per second any one partition key was held to (--key-rcu). */
+    keyRcu?: number;
     /** How --rcu's rate was chosen (auto: from which capacity). */
     rcuReason?: string;
   };

@@ -64,4 +64,18 @@ describe('verify --rcu', () => {
     expect(fast.reads.rcu).toBe(9600);
     expect(fast.reads.rcuReason).toContain('on-demand table; 80% of 12,000 RCU/s');
   });
+
+  it('--key-rcu holds any one partition key to its rate: the items of one large collection are read no faster', async () => {
+    const table = await newTable({ partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } });
+    const input = await loads.inputFile('hot.jsonl', `${Array.from({ length: 600 }, (_, i) => JSON.stringify({ pk: 'hot', sk: i })).join('\n')}\n`);
+    await loads.run({ table, input, types: { sk: 'N' } });
+    const startedAt = performance.now();
+    const held = await verify({ input, table, endpoint, region: 'us-east-1', differencesPath: loads.path('hot.diff'), keyRcu: 200 });
+    const seconds = (performance.now() - startedAt) / 1000;
+    expect(held.differing).toBe(0);
+    expect(held.reads.keyRcu).toBe(200);
+    // 600 units of one key at 200 a second, with one second of burst: at least 2 s.
+    expect(seconds).toBeGreaterThan(1.9);
+    expect((held.reads.consumedRcu - 200) / seconds).toBeLessThanOrEqual(200);
+  });
 });
