@@ -1,3 +1,4 @@
+import { createHash, type Hash } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
 import { open, rm } from 'node:fs/promises';
 import { constants } from 'node:fs';
@@ -34,6 +35,13 @@ export class DifferencesFile {
   count = 0;
   /** Bytes handed over: the file's length once they are written. */
   bytes = 0;
+  /** SHA-256 of the bytes handed over, as they are handed over. */
+  #hash: Hash = createHash('sha256');
+
+  /** The SHA-256 (hex) of the file's `bytes` bytes once written: a checkpoint records it, a resume checks it. */
+  get sha256(): string {
+    return this.#hash.copy().digest('hex');
+  }
 
   constructor(readonly path: string) {}
 
@@ -41,14 +49,14 @@ export class DifferencesFile {
    * Goes on from a checkpoint: the file cut back to its first `bytes` bytes (a run killed after the save wrote
    * more), holding `count` records; with 0 bytes, any file left is removed. A file shorter than that is refused.
    */
-  async resume(bytes: number, count: number, checkpoint: string): Promise<void> {
+  async resume(bytes: number, count: number, checkpoint: string, sha256?: string): Promise<void> {
     if (bytes === 0) {
       await rm(this.path, { force: true });
       return;
     }
     let handle: FileHandle;
     try {
-      handle = await open(this.path, constants.O_WRONLY | constants.O_NOFOLLOW);
+      handle = await open(this.path, constants.O_RDWR | constants.O_NOFOLLOW);
     } catch (error) {
       throw new LoaderError(
         'CHECKPOINT_INVALID',
@@ -65,6 +73,24 @@ export class DifferencesFile {
         { file: checkpoint },
       );
     }
+    // The bytes recorded must be the ones there: a file replaced or edited since would be appended to as if this run's.
+    const hash = createHash('sha256');
+    const buffer = Buffer.alloc(1 << 20);
+    for (let at = 0; at < bytes;) {
+      const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, bytes - at), at);
+      if (bytesRead === 0) break;
+      hash.update(buffer.subarray(0, bytesRead));
+      at += bytesRead;
+    }
+    if (sha256 !== undefined && hash.copy().digest('hex') !== sha256) {
+      await handle.close();
+      throw new LoaderError(
+        'CHECKPOINT_INVALID',
+        `the first ${bytes} bytes of ${this.path} are not the differences checkpoint ${checkpoint} recorded (their SHA-256 differs): the file was changed or replaced since; delete ${checkpoint} to verify from the start`,
+        { file: checkpoint },
+      );
+    }
+    this.#hash = hash;
     await handle.truncate(bytes);
     await handle.chmod(0o600);
     this.#handle = Promise.resolve(handle);
@@ -79,6 +105,7 @@ export class DifferencesFile {
     const text = Buffer.from(records.map((r) => `${JSON.stringify(r)}\n`).join(''));
     const at = this.bytes;
     this.bytes += text.length;
+    this.#hash.update(text);
     this.count += records.length;
     this.#handle ??= createPrivateFile(this.path);
     const handle = this.#handle;

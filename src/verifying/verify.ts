@@ -160,7 +160,7 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
   try {
     // A clean run must not leave an earlier run's differences behind to be read as this one's; a resumed one
     // goes on from the bytes its checkpoint recorded (a killed run may have written more).
-    if (resumed) await differences.resume(resumed.differences.bytes, resumed.differences.count, checkpoint!.path);
+    if (resumed) await differences.resume(resumed.differences.bytes, resumed.differences.count, checkpoint!.path, resumed.differences.sha256);
     else await rm(differencesPath, { force: true });
     client = deps.client ?? createClient({ ...opts, maxSockets: Math.max(50, opts.concurrency * 2) });
     scratch = await mkdtemp(join(opts.tempDir ?? tmpdir(), 'ddb-spread-verify-'));
@@ -237,7 +237,7 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
       done,
       writes: { ...counts },
       outcomes: { ...outcomes },
-      differences: { bytes: differences.bytes, count: differences.count },
+      differences: { bytes: differences.bytes, count: differences.count, sha256: differences.sha256 },
       examples,
       reads: {
         calls: readsBefore.calls + reader.counters.calls,

@@ -24,7 +24,8 @@ export interface VerifyProgress {
   done: number;
   writes: { checked: number; superseded: number; notSampled: number };
   outcomes: Record<Outcome, number>;
-  differences: { bytes: number; count: number };
+  /** The differences file's first `bytes` bytes (their SHA-256), holding `count` records. */
+  differences: { bytes: number; count: number; sha256?: string };
   examples: Difference[];
   /** The reads of every run of this verify so far. */
   reads: { calls: number; keys: number; consumedRcu: number };

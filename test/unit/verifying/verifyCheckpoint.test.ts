@@ -22,18 +22,33 @@ describe('the differences file of a resumed verify', () => {
     const path = join(await tempDir(), 'd.jsonl');
     const first = new DifferencesFile(path);
     await first.write([record(1), record(2)]);
-    const recorded = { bytes: first.bytes, count: first.count };
+    const recorded = { bytes: first.bytes, count: first.count, sha256: first.sha256 };
     // Written after the save, before a kill -9: must not survive the resume.
     await first.write([record(3)]);
     await first.close();
     const resumed = new DifferencesFile(path);
-    await resumed.resume(recorded.bytes, recorded.count, 'cp');
+    await resumed.resume(recorded.bytes, recorded.count, 'cp', recorded.sha256);
     await resumed.write([record(3), record(4)]);
     await resumed.close();
     const lines = (await readFile(path, 'utf8')).trim().split('\n');
     expect(lines.map((l) => (JSON.parse(l) as DifferenceRecord).line)).toEqual([1, 2, 3, 4]);
     expect(resumed.count).toBe(4);
     expect((await stat(path)).mode & 0o777).toBe(0o600);
+    // Its hash goes on from the bytes kept: the same as one file written in one run.
+    const whole = new DifferencesFile(join(await tempDir(), 'w.jsonl'));
+    await whole.write([record(1), record(2), record(3), record(4)]);
+    await whole.close();
+    expect(resumed.sha256).toBe(whole.sha256);
+  });
+
+  it('a file whose recorded bytes were changed since is refused, not appended to', async () => {
+    const path = join(await tempDir(), 'd.jsonl');
+    const first = new DifferencesFile(path);
+    await first.write([record(1), record(2)]);
+    await first.close();
+    const sha256 = first.sha256;
+    await writeFile(path, (await readFile(path, 'utf8')).replace('row 1', 'row 7'));
+    await expect(new DifferencesFile(path).resume(first.bytes, 2, 'cp', sha256)).rejects.toMatchObject({ code: 'CHECKPOINT_INVALID' });
   });
 
   it('a checkpoint of no differences removes what a killed run left; a file shorter than recorded is refused', async () => {
