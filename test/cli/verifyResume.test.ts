@@ -144,4 +144,28 @@ describe('ddb-spread verify --checkpoint', () => {
     // Only reads.
     expect(await rawScan(aws.endpoint, table)).toEqual(before);
   }, 120_000);
+
+  it('Ctrl-C saves the progress as stopped, and the same command resumes from it', async () => {
+    const table = await newTable();
+    const input = join(dir(), `${table}.csv`);
+    await writeFile(input, csvInput());
+    expect((await cli(['load', input, '--table', table, ...FLAGS])).code).toBe(0);
+    await aws.client().send(new DeleteItemCommand({ TableName: table, Key: { pk: { S: 'k-999' }, sk: { N: '2' } } }));
+    const checkpoint = join(dir(), `${table}.checkpoint.json`);
+    const saved = `${checkpoint}.verify`;
+    const args = ['verify', input, '--table', table, ...FLAGS, '--json', '--checkpoint', checkpoint];
+    const stopped = await cli([...args, '--rcu', '300'], { kill: { signal: 'SIGINT', when: () => settled(saved) >= 300 } });
+    expect(stopped.code, stopped.stderr).toBe(130);
+    expect(JSON.parse(stopped.stdout)).toMatchObject({ complete: false, error: { code: 'ABORTED' } });
+    const atStop = JSON.parse(await readFile(saved, 'utf8')) as { status: string; done: number };
+    expect(atStop.status).toBe('stopped');
+    expect(atStop.done).toBeGreaterThanOrEqual(300);
+    expect(atStop.done).toBeLessThan(ROWS);
+    const resumed = await cli(args);
+    expect(resumed.code, resumed.stderr).toBe(5);
+    const result = JSON.parse(resumed.stdout) as VerifyJson;
+    expect(result.outcomes).toMatchObject({ matched: 2996, absent: 3, missing: 1 });
+    expect(result.checkpoint!.resumedFrom).toBe(atStop.done);
+    expect(result.reads.keys).toBe(3000 - result.checkpoint!.checkedBefore);
+  }, 120_000);
 });
