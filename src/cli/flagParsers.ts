@@ -13,6 +13,7 @@ import type { IndexInfo } from '../shared/tableInfo.js';
 import type { KeyAttribute } from '../shared/types.js';
 import { parseSegment, type Segment } from '../load/segment.js';
 import type { ColumnType } from '../typing/typeMap.js';
+import { parseRcuSpec } from '../pacing/readRate.js';
 import { parseSampleShare } from '../verifying/sampling.js';
 
 /** --outage-timeout: a duration, in seconds without a unit, or with ms, s, m or h ("90", "1.5s", "5m"); in ms. */
@@ -141,11 +142,21 @@ export function parseDelimiterOption(value: string): string {
   return value;
 }
 
-/** verify's --rcu: read units per second, above 0. */
-export function parseRcuOption(value: string): number {
+/** verify's --rcu: read units per second above 0, or "auto" / "auto:P%" (kept as text, read by verify). */
+export function parseRcuOption(value: string): number | string {
+  try {
+    const spec = parseRcuSpec(value);
+    return spec.kind === 'fixed' ? spec.rcu : `auto:${spec.percent}%`;
+  } catch {
+    throw new InvalidArgumentError(`expected read units per second above 0 (such as 100), "auto" or "auto:P%" (such as auto:50%), got "${value}".`);
+  }
+}
+
+/** verify's --key-rcu: read units per second for one partition key, from 1 up. */
+export function parseKeyRcuOption(value: string): number {
   const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n <= 0)
-    throw new InvalidArgumentError(`expected read units per second above 0, such as 100, got "${value}".`);
+  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !(n >= 1) || !Number.isFinite(n))
+    throw new InvalidArgumentError(`expected read units per second, a number from 1 up, got "${value}".`);
   return n;
 }
 

@@ -35,6 +35,7 @@ import {
   parseValueOption,
   parseWcuOption,
   parseRcuOption,
+  parseKeyRcuOption,
   parseSampleOption,
 } from './flagParsers.js';
 
@@ -753,6 +754,11 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     commands: LOAD,
     description:
       "write the final summary as a JSON file (counters, rate, rejects by reason, input fingerprint, version, timings, and the load's course, a bucket every few seconds: timeline), atomically",
+    variants: {
+      verify: {
+        description: 'write the --json object (counts per outcome, reads, read units) with the version and timings as a JSON file, private, atomically',
+      },
+    },
     type: 'path',
   },
   {
@@ -968,17 +974,31 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
   },
   // Verify only
   {
-    flags: '--rcu <units>',
+    flags: '--rcu <units|auto[:P%]>',
     key: 'rcu',
     group: 'verify',
     commands: ['verify', 'estimate'],
     variants: {
-      estimate: { description: "the read rate the verify section's times and provisioned price assume", defaultText: "80% of the table's read capacity" },
+      estimate: {
+        description: "the read rate the verify section's times and provisioned price assume (auto: as verify takes it)",
+        defaultText: "80% of the table's read capacity",
+      },
     },
-    description: "read units per second the verify's BatchGetItem calls may use (1 per 4 KB strongly consistent, half that eventually)",
+    description:
+      "read units per second the verify's reads may use (1 per 4 KB strongly consistent, half that eventually); auto: 80% (auto:P%: P%) of the table's provisioned RCU, or on demand of its warm read throughput (12,000 when unreported)",
     defaultText: 'unpaced',
     parse: parseRcuOption,
-    type: 'number > 0',
+    type: 'number > 0, `auto`, `auto:50%`',
+  },
+  {
+    flags: '--key-rcu <rate>',
+    key: 'keyRcu',
+    group: 'verify',
+    commands: ['verify'],
+    description: 'no partition key is read faster than this, in read units per second (a partition serves at most 3,000)',
+    defaultText: '3000, the partition ceiling',
+    parse: parseKeyRcuOption,
+    type: '≥ 1',
   },
   {
     flags: '--no-consistent-read',

@@ -39,9 +39,9 @@ export interface EstimateOptions extends LoadOptions {
   workers?: number;
   /**
    * The verify after the load, priced in the estimate's `verify` section: the options `verify()` takes.
-   * Read units per second. @default 80% of the table's read capacity (provisioned RCU, warm read throughput, or a new on-demand table's 12,000)
+   * Read units per second, or "auto" / "auto:P%" as verify takes them. @default "auto": 80% of the table's read capacity (provisioned RCU, warm read throughput, or a new on-demand table's 12,000)
    */
-  rcu?: number;
+  rcu?: number | string;
   /** Strongly consistent reads (verify's default); false: eventually consistent, half the read units. @default true */
   consistentRead?: boolean;
   /** The share of the keys the verify checks (verify's --sample). @default 1 */

@@ -549,11 +549,11 @@ export function formatEstimate(result: EstimateResult, options: EstimateFormatOp
   return `${sections.flat().map(fit).join('\n')}\n`;
 }
 
-const RCU_SOURCES: Record<VerifyEstimate['rcuSource'], string> = {
-  given: '--rcu',
-  provisioned: "80% of the table's provisioned RCU",
-  'warm-throughput': "80% of the table's warm read throughput",
-  'on-demand-default': "80% of a new on-demand table's 12,000 reads/s",
+const RCU_SOURCES: Record<VerifyEstimate['rcuSource'], (percent: number) => string> = {
+  given: () => '--rcu',
+  provisioned: (percent) => `${percent}% of the table's provisioned RCU`,
+  'warm-throughput': (percent) => `${percent}% of the table's warm read throughput`,
+  'on-demand-default': (percent) => `${percent}% of a new on-demand table's 12,000 reads/s`,
 };
 
 /** The price of `ddb-spread verify` after the load, both ways to read the table (the reason for the choice is in the JSON). */
@@ -567,7 +567,11 @@ function verifySection(ctx: Ctx, r: EstimateResult): string[] {
   const offline = r.table.source === 'flags' ? ' (not the offline table flags)' : '';
   return [
     heading(ctx, 'Verify'),
-    ...row(ctx, 'keys', `${formatCount(Math.round(v.keys))}${sampled}, ${consistency}, at ${formatRate(v.rcu)} read units/s (${RCU_SOURCES[v.rcuSource]})`),
+    ...row(
+      ctx,
+      'keys',
+      `${formatCount(Math.round(v.keys))}${sampled}, ${consistency}, at ${formatRate(v.rcu)} read units/s (${RCU_SOURCES[v.rcuSource](v.rcuPercent)})`,
+    ),
     ...row(ctx, 'BatchGetItem', way(v.batchGet, `${formatCount(v.batchGet.calls)} calls`, v.cheaper === 'batch-get')),
     ...row(ctx, 'Scan', way(v.scan, `${formatCount(v.scan.segments)} segment${v.scan.segments === 1 ? '' : 's'}`, v.cheaper === 'scan')),
     ...row(ctx, 'table', `${formatBytes(v.table.bytes)}, ${formatCount(Math.round(v.table.items))} items (${source})`),
@@ -783,6 +787,7 @@ function verifyJson(v: VerifyEstimate): Json<VerifyEstimate> {
     consistentRead: v.consistentRead,
     rcu: v.rcu,
     rcuSource: v.rcuSource,
+    rcuPercent: v.rcuPercent,
     table: { bytes: Math.round(v.table.bytes), items: Math.round(v.table.items), source: v.table.source },
     batchGet: way(v.batchGet),
     scan: { ...way(v.scan), segments: v.scan.segments },

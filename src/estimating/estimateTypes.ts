@@ -65,6 +65,8 @@ export interface VerifyEstimate {
   rcu: number;
   /** Where the rate comes from: --rcu, 80% of the provisioned RCU, or 80% of the warm read throughput (12,000 a new on-demand table). */
   rcuSource: 'given' | 'provisioned' | 'warm-throughput' | 'on-demand-default';
+  /** The share of that capacity taken, in percent (--rcu auto:P%; 80 by default; 100 for a given --rcu). */
+  rcuPercent: number;
   /**
    * The table the Scan reads after the load: DescribeTable's size now plus the items the load leaves (a key
    * already there counted twice: an upper bound; DynamoDB refreshes the size about every six hours), or

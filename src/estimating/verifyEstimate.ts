@@ -3,12 +3,13 @@ import type { ReadTotals } from './estimateTally.js';
 import { chooseTableRead, scanSegmentsFor, verifyCosts } from './verifyCost.js';
 import type { ReadPrices } from '../pacing/unitPrices.js';
 import { LoaderError } from '../shared/errors.js';
+import { chooseReadRate, DEFAULT_AUTO_READ_PERCENT, parseRcuSpec, type RcuSpec } from '../pacing/readRate.js';
 import type { TableInfo } from '../shared/tableInfo.js';
 
 /** The verify's own options, as `verify` takes them (VerifyOptions), read by the estimate to price it. */
 export interface VerifyPlan {
-  /** --rcu: read units per second. */
-  rcu?: number | undefined;
+  /** --rcu: read units per second, or "auto" / "auto:P%" (a share of the table's read capacity, as verify takes it). */
+  rcu?: number | string | undefined;
   /** @default true */
   consistentRead?: boolean | undefined;
   /** --sample as a share in (0, 1]. @default 1 */
@@ -26,8 +27,8 @@ export interface VerifyPlan {
  */
 export function verifyPlanOf(options: Omit<VerifyPlan, 'segmented' | 'prices'>, segmented: boolean): VerifyPlan {
   const { rcu, consistentRead, sample, scanSegments } = options;
-  if (rcu !== undefined && !(typeof rcu === 'number' && Number.isFinite(rcu) && rcu > 0))
-    throw new LoaderError('INVALID_OPTION', `--rcu takes read units per second above 0, got ${String(rcu)}`);
+  // verify's own parse: the same values refused, with the same message.
+  if (rcu !== undefined) parseRcuSpec(rcu);
   if (consistentRead !== undefined && typeof consistentRead !== 'boolean')
     throw new LoaderError('INVALID_OPTION', `consistentRead is true or false, got ${String(consistentRead)}`);
   if (sample !== undefined && !(typeof sample === 'number' && sample > 0 && sample <= 1))
@@ -36,11 +37,6 @@ export function verifyPlanOf(options: Omit<VerifyPlan, 'segmented' | 'prices'>, 
     throw new LoaderError('INVALID_OPTION', `--scan takes a whole number of segments from 1 to 1,000,000, got ${String(scanSegments)}`);
   return { rcu, consistentRead, sample, scanSegments, segmented };
 }
-
-/** Share of the table's read capacity a verify takes by default: a live table keeps the rest. */
-export const VERIFY_READ_SHARE = 0.8;
-/** Reads per second a new on-demand table takes at once (developer guide, pre-warming on-demand capacity mode). */
-export const ON_DEMAND_INITIAL_READS = 12_000;
 
 /**
  * The verify section of the estimate, pure: what reading back the load's keys would cost, from the
@@ -64,7 +60,7 @@ export function estimateVerify(
   const described = source === 'describe-table' && table.sizeBytes !== undefined;
   const tableBytes = (described ? (table.sizeBytes ?? 0) : 0) + leftBytes;
   const tableItems = (described ? (table.itemCount ?? 0) : 0) + leftItems;
-  const { rcu, rcuSource } = readRate(table, plan.rcu);
+  const { rcu, rcuSource, rcuPercent } = readRate(table, plan.rcu);
   const scanSegments = plan.scanSegments ?? scanSegmentsFor(tableBytes);
   const costs = verifyCosts({
     keys,
@@ -85,6 +81,7 @@ export function estimateVerify(
     consistentRead,
     rcu,
     rcuSource,
+    rcuPercent,
     table: { bytes: tableBytes, items: tableItems, source: described ? 'describe-table' : 'input' },
     batchGet: costs.batchGet,
     scan: costs.scan,
@@ -96,12 +93,18 @@ export function estimateVerify(
 }
 
 /** The rate a verify reads at: --rcu, else 80% of what the table takes (provisioned RCU, warm read throughput, a new on-demand table's 12,000). */
-export function readRate(table: TableInfo, given: number | undefined): Pick<VerifyEstimate, 'rcu' | 'rcuSource'> {
-  if (given !== undefined) return { rcu: given, rcuSource: 'given' };
-  if (table.billingMode === 'PROVISIONED' && table.provisionedRcu !== undefined)
-    return { rcu: Math.max(1, Math.floor(table.provisionedRcu * VERIFY_READ_SHARE)), rcuSource: 'provisioned' };
-  if (table.warmReadUnits !== undefined) return { rcu: Math.max(1, Math.floor(table.warmReadUnits * VERIFY_READ_SHARE)), rcuSource: 'warm-throughput' };
-  return { rcu: ON_DEMAND_INITIAL_READS * VERIFY_READ_SHARE, rcuSource: 'on-demand-default' };
+export function readRate(table: TableInfo, given: number | string | undefined): Pick<VerifyEstimate, 'rcu' | 'rcuSource' | 'rcuPercent'> {
+  // verify's own rule (pacing/readRate.ts), so the estimate prices the rate the verify will take.
+  const spec: RcuSpec = given === undefined ? { kind: 'auto', percent: DEFAULT_AUTO_READ_PERCENT } : parseRcuSpec(given);
+  if (spec.kind === 'fixed') return { rcu: spec.rcu, rcuSource: 'given', rcuPercent: 100 };
+  const { rcu } = chooseReadRate(spec, table);
+  const rcuSource =
+    table.billingMode === 'PROVISIONED' && table.provisionedRcu !== undefined
+      ? 'provisioned'
+      : table.warmReadUnits !== undefined
+        ? 'warm-throughput'
+        : 'on-demand-default';
+  return { rcu, rcuSource, rcuPercent: spec.percent };
 }
 
 const formatRcu = (rcu: number) => String(Math.round(rcu * 1000) / 1000);

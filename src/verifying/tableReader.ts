@@ -24,6 +24,8 @@ export interface TableReaderOptions {
   consistentRead: boolean;
   /** Read units per second for the whole verify; undefined: unpaced. */
   rcu: number | undefined;
+  /** Read units per second for any one partition key (--key-rcu); undefined: DEFAULT_KEY_RCU. */
+  keyRcu?: number | undefined;
   /** Calls in a row that make no progress (throttled, UnprocessedKeys only, failed) before the verify stops. */
   maxAttempts: number;
   aws: AwsContext;
@@ -35,6 +37,8 @@ export interface TableReaderOptions {
 /** What the reader did, for the summary and the bench. */
 export interface ReadCounters {
   calls: number;
+  /** Keys asked for by BatchGetItem, each once per read (UnprocessedKeys sent again are not counted again). */
+  keys: number;
   retries: number;
   throttled: number;
   consumedRcu: number;
@@ -47,9 +51,17 @@ export interface ReadCounters {
  * read stays within --rcu. UnprocessedKeys and throttled or failed calls are sent again after a capped,
  * jittered backoff (aws/backoff.ts); --max-attempts calls in a row without progress stop the verify.
  */
+/** A partition's read ceiling: 3,000 read units per second. */
+export const DEFAULT_KEY_RCU = 3000;
+/** Partition keys whose buckets are kept before the full ones (idle for a second) are let go. */
+const KEY_BUCKETS_KEPT = 10_000;
+
 export class TableReader {
-  readonly counters: ReadCounters = { calls: 0, retries: 0, throttled: 0, consumedRcu: 0 };
+  readonly counters: ReadCounters = { calls: 0, keys: 0, retries: 0, throttled: 0, consumedRcu: 0 };
   #bucket: TokenBucket | undefined;
+  /** Per partition key (its DynamoDB JSON): what it read lately, at most --key-rcu a second. */
+  #keyBuckets = new Map<string, TokenBucket>();
+  #keyRcu: number;
   #now: () => number;
   #random: () => number;
 
@@ -58,16 +70,19 @@ export class TableReader {
     this.#random = options.random ?? Math.random;
     // One second of burst: a verify must not spend a minute of saved-up units at once on a live table.
     this.#bucket = options.rcu === undefined ? undefined : new TokenBucket(options.rcu, 1, this.#now(), 0);
+    this.#keyRcu = options.keyRcu ?? DEFAULT_KEY_RCU;
   }
 
   /** The stored items of `keys` (at most 100), by key identity; a key without an item is absent from the map. */
   async read(keys: readonly KeyToRead[]): Promise<Map<string, Record<string, AttributeValue>>> {
     if (keys.length > MAX_KEYS_PER_CALL) throw new Error(`BatchGetItem takes at most ${MAX_KEYS_PER_CALL} keys, got ${keys.length}`);
     const found = new Map<string, Record<string, AttributeValue>>();
+    this.counters.keys += keys.length;
     const units = new Map(keys.map((k) => [k.keyId, k.units]));
     let pending = [...keys];
     let attempt = 0;
     while (pending.length > 0) {
+      await this.#paceKeys(pending);
       await this.#pace(pending.reduce((sum, k) => sum + k.units, 0));
       let answer: BatchGetItemCommandOutput;
       try {
@@ -113,9 +128,15 @@ export class TableReader {
    * the fact: a page's units (up to 1 MB read, whatever the projection) are reserved once DynamoDB reports
    * them, and the next page waits for them, so the rate over the scan stays within --rcu.
    */
-  async scanSegment(segment: number, totalSegments: number, onKey: (keyId: string, key: Record<string, AttributeValue>) => void): Promise<void> {
+  async scanSegment(
+    segment: number,
+    totalSegments: number,
+    onKey: (keyId: string, item: Record<string, AttributeValue>) => void,
+    /** Attributes read besides the key (the TTL attribute). */
+    more: readonly string[] = [],
+  ): Promise<void> {
     const { keySchema } = this.options;
-    const names = [keySchema.partitionKey.name, ...(keySchema.sortKey ? [keySchema.sortKey.name] : [])];
+    const names = [...new Set([keySchema.partitionKey.name, ...(keySchema.sortKey ? [keySchema.sortKey.name] : []), ...more])];
     let start: Record<string, AttributeValue> | undefined;
     let attempt = 0;
     do {
@@ -165,6 +186,31 @@ export class TableReader {
     await sleep(backoffDelay(next, this.#random), undefined, this.options.signal ? { signal: this.options.signal } : {}).catch(() => undefined);
     if (this.options.signal?.aborted) throw new LoaderError('ABORTED', 'the verify was stopped');
     return next;
+  }
+
+  /**
+   * No partition key read faster than --key-rcu: each key's units reserved on its partition key's bucket
+   * (one second of burst, starting full), and the call waits for the slowest. A partition serves at most
+   * 3,000 read units a second, so a verify of one large item collection would be throttled above it.
+   */
+  async #paceKeys(keys: readonly KeyToRead[]): Promise<void> {
+    const now = this.#now();
+    const partition = this.options.keySchema.partitionKey.name;
+    const perKey = new Map<string, number>();
+    for (const k of keys) {
+      const id = JSON.stringify(k.key[partition]);
+      perKey.set(id, (perKey.get(id) ?? 0) + k.units);
+    }
+    if (this.#keyBuckets.size > KEY_BUCKETS_KEPT)
+      for (const [id, bucket] of this.#keyBuckets) if (bucket.tokens(now) >= this.#keyRcu) this.#keyBuckets.delete(id);
+    let wait = 0;
+    for (const [id, units] of perKey) {
+      let bucket = this.#keyBuckets.get(id);
+      if (!bucket) this.#keyBuckets.set(id, (bucket = new TokenBucket(this.#keyRcu, 1, now)));
+      wait = Math.max(wait, bucket.reserve(now, units));
+    }
+    if (wait > 0) await sleep(wait, undefined, this.options.signal ? { signal: this.options.signal } : {}).catch(() => undefined);
+    if (this.options.signal?.aborted) throw new LoaderError('ABORTED', 'the verify was stopped');
   }
 
   async #pace(units: number): Promise<void> {

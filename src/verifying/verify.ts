@@ -1,32 +1,43 @@
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand, type AttributeValue, type TableDescription } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { fatalAwsError } from '../aws/awsErrors.js';
 import { createClient } from '../aws/client.js';
 import { dryRunLoad } from '../load/load.js';
 import { pinnedLoadTime } from '../load/openCheckpoint.js';
 import type { TestSeams } from '../load/loadDependencies.js';
 import { normalizeOptions, type LoadOptions, type NormalizedLoadOptions } from '../load/options.js';
 import { defaultOutputPath } from '../load/outputPaths.js';
+import { writeAffectingOptions } from '../load/writeAffectingOptions.js';
 import type { LoadEvent, LoadResult } from '../reporting/events.js';
 import { bug, LoaderError } from '../shared/errors.js';
 import type { TableInfo } from '../shared/tableInfo.js';
 import type { PlannedWrite } from '../shared/types.js';
+import { expiryOf, TTL_MAX_AGE_SECONDS } from '../typing/expiry.js';
 import { keyForDisplay, keyOf } from '../typing/key.js';
 import { keyFromWire, toWireItem } from '../writing/wireItem.js';
 import { differingAttributes } from './attributeEquality.js';
 import { DifferencesFile, type DifferenceRecord } from './differencesFile.js';
 import { LastWrites } from './lastWrites.js';
 import { readLoadRejects, rowId } from './loadRejects.js';
+import { chooseReadRate, parseRcuSpec, type RcuSpec } from '../pacing/readRate.js';
 import { MAX_KEYS_PER_CALL, readUnitsOf } from './readUnits.js';
 import { inSample, sampleStatement } from './sampling.js';
-import { TableReader, type KeyToRead } from './tableReader.js';
+import { DEFAULT_KEY_RCU, TableReader, type KeyToRead } from './tableReader.js';
+import { savedExpiredAt, VerifyCheckpoint, verifyCheckpointPath, type VerifyProgress } from './verifyCheckpoint.js';
 import { DIFFERENCES, OUTCOMES, type Difference, type Outcome, type VerifyResult } from './verifyResult.js';
 
 export interface VerifyOptions extends LoadOptions {
-  /** Read units per second for the verify's reads (BatchGetItem). @default unpaced */
-  rcu?: number;
+  /**
+   * Read units per second for the verify's reads (BatchGetItem, Scan), or 'auto' / 'auto:P%': P% (80) of the
+   * table's provisioned read capacity, or on demand of its warm read throughput. @default unpaced
+   */
+  rcu?: number | string;
+  /** Read units per second for any one partition key (a partition serves at most 3,000). @default 3000 */
+  keyRcu?: number;
   /** Strongly consistent reads (1 read unit per 4 KB; eventually consistent reads cost half). @default true */
   consistentRead?: boolean;
   /** Check only this share of the keys, chosen by a hash of the key (the same keys on every run). @default 1 */
@@ -48,6 +59,23 @@ export interface VerifyDependencies {
   /** The dry run's events (warnings, the table described, progress of the read). */
   onEvent?: (event: LoadEvent) => void;
   testSeams?: TestSeams;
+  /** How far the verify is, after each chunk of keys settled and at each phase (the CLI's progress line). */
+  onProgress?: (progress: VerifyProgressEvent) => void;
+}
+
+/** How far a verify is: its phase, the planned writes settled of all, the keys checked and differing so far, the reads. */
+export interface VerifyProgressEvent {
+  phase: 'reading the input' | 'checking keys' | 'scanning the table' | 'done';
+  /** Planned writes of the input (known after the first pass; 0 before). */
+  planned: number;
+  /** Planned writes settled (checked, superseded or outside the sample), a resumed run's earlier ones included. */
+  settled: number;
+  checked: number;
+  differing: number;
+  /** This run's read units and keys read. */
+  consumedRcu: number;
+  keysRead: number;
+  elapsedMs: number;
 }
 
 const MAX_EXAMPLES = 20;
@@ -56,6 +84,10 @@ const MAX_EXAMPLES = 20;
 interface Check {
   write: PlannedWrite;
   refused: boolean;
+  /** The write's number in input order (the dry run's planned writes). */
+  seq: number;
+  /** The writes since the previous key checked: superseded, or outside the sample (counted as this one is settled). */
+  skippedBefore: { superseded: number; notSampled: number };
 }
 
 /**
@@ -71,7 +103,7 @@ interface Check {
 export async function verify(options: VerifyOptions, deps: VerifyDependencies = {}): Promise<VerifyResult> {
   const startedAt = performance.now();
   const verifyOpts = checkVerifyOptions(options);
-  const { rcu: _r, consistentRead: _c, sample: _s, differencesPath: _d, excerpts: _e, scanSegments: _n, ...loadOptions } = options;
+  const { rcu: _r, keyRcu: _k, consistentRead: _c, sample: _s, differencesPath: _d, excerpts: _e, scanSegments: _n, ...loadOptions } = options;
   const opts = normalizeOptions(loadOptions);
   if (opts.inputs.includes('-'))
     throw new LoaderError('INVALID_OPTION', 'verify reads its input twice and cannot read stdin ("-"): give the files the load read');
@@ -80,40 +112,71 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
   const differencesPath =
     verifyOpts.differencesPath ?? defaultOutputPath(opts.input, 'rejects', { segment: opts.segment }).replace(/rejects\.jsonl$/, 'differences.jsonl');
   checkDifferencesPath(differencesPath, opts);
-  // A clean run must not leave an earlier run's differences behind to be read as this one's.
-  await rm(differencesPath, { force: true });
-  const ownsClient = deps.client === undefined;
-  const client = deps.client ?? createClient({ ...opts, maxSockets: Math.max(50, opts.concurrency * 2) });
-  const scratch = await mkdtemp(join(opts.tempDir ?? tmpdir(), 'ddb-spread-verify-'));
-  const differences = new DifferencesFile(differencesPath);
+  // --checkpoint: the load's is read (its pinned --skip-expired time), the verify's own kept beside it.
+  const checkpointPath = opts.checkpointPath === undefined ? undefined : verifyCheckpointPath(opts.checkpointPath);
   // --skip-expired judges every row at one time in both passes (each dry run would take its own "now", and a
-  // row expiring between them would put the passes out of step): the load's, as its checkpoint pinned it, so
-  // the rows it left out are the ones expected absent; else this run's start.
+  // row expiring between them would put the passes out of step): the one given; a resumed verify's, as its
+  // checkpoint pinned it; the load's, as its checkpoint pinned it, so the rows it left out are the ones
+  // expected absent; else this run's start.
   const expiredAt =
     loadOptions.skipExpired === undefined
       ? undefined
       : (loadOptions.skipExpiredAt ??
+        (checkpointPath === undefined ? undefined : await savedExpiredAt(checkpointPath)) ??
         (loadOptions.checkpointPath === undefined ? undefined : await pinnedLoadTime(loadOptions.checkpointPath, loadOptions.skipExpired)) ??
         Math.floor(Date.now() / 1000));
-  try {
-    // The dry run as the load ran, in input order, with its own reject file kept out of the user's way.
-    const dryOptions = (pass: number): LoadOptions => {
-      return {
-        ...loadOptions,
-        ...(shardSeed !== undefined ? { shardSeed } : {}),
-        ...(expiredAt !== undefined ? { skipExpiredAt: expiredAt } : {}),
-        order: 'input',
-        pacing: false,
-        wcu: undefined,
-        keyWcu: undefined,
-        totalWcu: undefined,
-        checkpointPath: undefined,
-        rejectsPath: join(scratch, `pass-${pass}.rejects.jsonl`),
-      };
+  // The dry run as the load ran, in input order, with its own reject file kept out of the user's way.
+  const dryOptions = (scratch: string, pass: number): LoadOptions => {
+    return {
+      ...loadOptions,
+      ...(shardSeed !== undefined ? { shardSeed } : {}),
+      ...(expiredAt !== undefined ? { skipExpiredAt: expiredAt } : {}),
+      order: 'input',
+      pacing: false,
+      wcu: undefined,
+      keyWcu: undefined,
+      totalWcu: undefined,
+      checkpointPath: undefined,
+      rejectsPath: join(scratch, `pass-${pass}.rejects.jsonl`),
     };
+  };
+  const checkpoint =
+    checkpointPath === undefined
+      ? undefined
+      : await VerifyCheckpoint.open(checkpointPath, opts.inputs, {
+          ...writeAffectingOptions(normalizeOptions(dryOptions('', 0))),
+          sample: verifyOpts.sample,
+          excerpts: verifyOpts.excerpts,
+          differences: resolve(differencesPath),
+          loadRejects: loadRejects.found ? { rows: loadRejects.rows.size, sha256: sha256Of([...loadRejects.rows].sort().join('\n')) } : null,
+        });
+  const resumed = checkpoint?.resumed;
+  const differences = new DifferencesFile(differencesPath);
+  const ownsClient = deps.client === undefined;
+  let client: DynamoDBDocumentClient | undefined;
+  let scratch: string | undefined;
+  // The progress saved when the verify stops before it finishes: the keys' (a stop during --scan scans again).
+  let progressAtStop: (() => VerifyProgress) | undefined;
+  try {
+    // A clean run must not leave an earlier run's differences behind to be read as this one's; a resumed one
+    // goes on from the bytes its checkpoint recorded (a killed run may have written more).
+    if (resumed) await differences.resume(resumed.differences.bytes, resumed.differences.count, checkpoint!.path, resumed.differences.sha256);
+    else await rm(differencesPath, { force: true });
+    client = deps.client ?? createClient({ ...opts, maxSockets: Math.max(50, opts.concurrency * 2) });
+    scratch = await mkdtemp(join(opts.tempDir ?? tmpdir(), 'ddb-spread-verify-'));
     const events = (event: LoadEvent) => {
       if (event.type === 'warning') deps.onEvent?.(event);
     };
+    deps.onProgress?.({
+      phase: 'reading the input',
+      planned: 0,
+      settled: 0,
+      checked: 0,
+      differing: 0,
+      consumedRcu: 0,
+      keysRead: 0,
+      elapsedMs: performance.now() - startedAt,
+    });
     const common = { client, ...(deps.signal ? { signal: deps.signal } : {}), onEvent: events, ...(deps.testSeams ? { testSeams: deps.testSeams } : {}) };
 
     // Pass one: each key's last write that landed.
@@ -121,7 +184,7 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
     let table: TableInfo | undefined;
     let seq = 0;
     await finished(
-      dryRunLoad(dryOptions(1), {
+      dryRunLoad(dryOptions(scratch, 1), {
         ...common,
         dryRun: {
           onTable: (t) => void (table = t),
@@ -137,47 +200,128 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
     const planned = seq;
     if (!table) throw bug('the dry run finished without describing the table');
     const schema = table.keySchema;
+    checkpoint?.checkTable(opts.table, table.identity);
+    if (resumed && resumed.planned >= 0 && resumed.planned !== planned)
+      throw new LoaderError(
+        'CHECKPOINT_MISMATCH',
+        `the input plans ${planned} writes, but checkpoint ${checkpoint!.path} was taken over ${resumed.planned}: the input or what makes its items changed; delete ${checkpoint!.path} to verify from the start`,
+        { file: checkpoint!.path },
+      );
 
-    // Pass two: each key checked once, against its last write.
+    // Pass two: each key checked once, against its last write. --skip-expired names the TTL attribute: an
+    // item whose TTL passes between the load and this check may be gone, judged at this run's start.
+    const ttl: Ttl | undefined = loadOptions.skipExpired === undefined ? undefined : { attribute: loadOptions.skipExpired, now: Math.floor(Date.now() / 1000) };
     const consistentRead = verifyOpts.consistentRead;
+    const rate = verifyOpts.rcu === undefined ? undefined : await readRateOf(verifyOpts.rcu, client, opts, table, deps.signal);
     const reader = new TableReader({
       client,
       table: opts.table,
       keySchema: schema,
       consistentRead,
-      rcu: verifyOpts.rcu,
+      rcu: rate?.rcu,
+      keyRcu: verifyOpts.keyRcu,
       maxAttempts: opts.maxAttempts,
       aws: { table: opts.table, region: opts.region, endpoint: opts.endpoint },
       signal: deps.signal,
     });
-    const outcomes = Object.fromEntries([...OUTCOMES, 'extra'].map((o) => [o, 0])) as Record<Outcome, number>;
-    const examples: Difference[] = [];
-    const counts = { superseded: 0, notSampled: 0, checked: 0 };
-    const pending: Check[] = [];
+    // The counts of the planned writes before `done` (the first, in input order, whose fate is settled): a
+    // resumed verify's start from its checkpoint's, and it reads none of those keys again.
+    const outcomes = resumed ? { ...resumed.outcomes } : (Object.fromEntries([...OUTCOMES, 'extra'].map((o) => [o, 0])) as Record<Outcome, number>);
+    const examples: Difference[] = resumed ? [...resumed.examples] : [];
+    const counts = resumed ? { ...resumed.writes } : { superseded: 0, notSampled: 0, checked: 0 };
+    const resumedFrom = resumed?.done ?? 0;
+    let done = resumedFrom;
+    const readsBefore = resumed?.reads ?? { calls: 0, keys: 0, consumedRcu: 0 };
+    const progress = (): VerifyProgress => ({
+      planned,
+      done,
+      writes: { ...counts },
+      outcomes: { ...outcomes },
+      differences: { bytes: differences.bytes, count: differences.count, sha256: differences.sha256 },
+      examples,
+      reads: {
+        calls: readsBefore.calls + reader.counters.calls,
+        keys: readsBefore.keys + reader.counters.keys,
+        consumedRcu: readsBefore.consumedRcu + reader.counters.consumedRcu,
+      },
+    });
+    progressAtStop = progress;
+    const report = (phase: VerifyProgressEvent['phase']) =>
+      deps.onProgress?.({
+        phase,
+        planned,
+        settled: done,
+        checked: counts.checked,
+        differing: DIFFERENCES.reduce((sum, o) => sum + outcomes[o], 0),
+        consumedRcu: reader.counters.consumedRcu,
+        keysRead: reader.counters.keys,
+        elapsedMs: performance.now() - startedAt,
+      });
+    report('checking keys');
     let failure: unknown;
-    const checkChunk = async (chunk: Check[]) => {
+    const save = (status: 'running' | 'stopped' | 'complete', state: VerifyProgress) =>
+      checkpoint
+        ?.save(status, state, () => differences.sync())
+        .catch((error: unknown) => {
+          failure ??= error;
+        });
+
+    // The keys are read in chunks of 100, several at once; their results are settled in input order (the
+    // counts, the examples, the differences file), so that what a checkpoint records is a prefix of the
+    // planned writes, and the differences file lists the keys in the same order on every run.
+    const pending: Check[] = [];
+    let skipped = { superseded: 0, notSampled: 0 };
+    let chunksTaken = 0;
+    let chunksSettled = 0;
+    const judgedChunks = new Map<number, Array<{ check: Check; shown: Difference | undefined; record: DifferenceRecord | undefined; outcome: Outcome }>>();
+    const settle = () => {
+      const records: DifferenceRecord[] = [];
+      for (let chunk = judgedChunks.get(chunksSettled); chunk !== undefined; chunk = judgedChunks.get(chunksSettled)) {
+        judgedChunks.delete(chunksSettled++);
+        for (const { check, shown, record, outcome } of chunk) {
+          counts.superseded += check.skippedBefore.superseded;
+          counts.notSampled += check.skippedBefore.notSampled;
+          counts.checked++;
+          outcomes[outcome]++;
+          if (shown && examples.length < MAX_EXAMPLES) examples.push(shown);
+          if (record) records.push(record);
+          done = check.seq + 1;
+        }
+      }
+      differences.write(records).catch((error: unknown) => {
+        failure ??= error;
+      });
+      if (checkpoint?.due) void save('running', progress());
+      report('checking keys');
+    };
+    const checkChunk = async (index: number, chunk: Check[]) => {
       const keys: KeyToRead[] = chunk.map(({ write }) => ({
         keyId: write.keyId,
         key: toWireItem(keyOf(write.item, schema)),
         units: readUnitsOf(write.op === 'delete' ? 0 : write.size, consistentRead),
       }));
       const stored = await reader.read(keys);
-      for (const check of chunk) {
-        const found = stored.get(check.write.keyId);
-        const difference = judge(check, found, verifyOpts.excerpts);
-        outcomes[difference.outcome]++;
-        if (!DIFFERENCES.includes(difference.outcome)) continue;
-        const key = keyForDisplay(check.write.item, schema);
-        const shown: Difference = { ...difference, file: check.write.origin.file, line: check.write.origin.line, key: verifyOpts.excerpts ? key : undefined };
-        if (examples.length < MAX_EXAMPLES) examples.push(shown);
-        await differences.write(recordOf(shown, key, check.write.origin.raw, verifyOpts.excerpts));
-      }
+      judgedChunks.set(
+        index,
+        chunk.map((check) => {
+          const difference = judge(check, stored.get(check.write.keyId), verifyOpts.excerpts, ttl);
+          if (!DIFFERENCES.includes(difference.outcome)) return { check, shown: undefined, record: undefined, outcome: difference.outcome };
+          const key = keyForDisplay(check.write.item, schema);
+          const shown: Difference = { ...difference, file: check.write.origin.file, line: check.write.origin.line, key: verifyOpts.excerpts ? key : undefined };
+          return { check, shown, record: recordOf(shown, key, check.write.origin.raw, verifyOpts.excerpts), outcome: difference.outcome };
+        }),
+      );
+      settle();
+    };
+    const take = () => {
+      const index = chunksTaken++;
+      return checkChunk(index, pending.splice(0, MAX_KEYS_PER_CALL));
     };
     // The chunks taken while the dry run goes on, each by the batch slot that took it; a failure stops the dry run.
     const takeFull = async () => {
       while (pending.length >= MAX_KEYS_PER_CALL && failure === undefined) {
         try {
-          await checkChunk(pending.splice(0, MAX_KEYS_PER_CALL));
+          await take();
         } catch (error) {
           failure ??= error;
         }
@@ -186,17 +330,20 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
     };
     seq = 0;
     const second = await finished(
-      dryRunLoad(dryOptions(2), {
+      dryRunLoad(dryOptions(scratch, 2), {
         ...common,
         dryRun: {
           tableInfo: table,
           onPlanned: (write) => {
-            const verdict = last.verdict(write.keyId, seq++);
-            if (verdict === 'superseded') counts.superseded++;
-            else if (verifyOpts.sample < 1 && !inSample(write.keyId, verifyOpts.sample)) counts.notSampled++;
+            const at = seq++;
+            // Settled by an earlier run of this checkpoint: neither read nor counted again.
+            if (at < resumedFrom) return write;
+            const verdict = last.verdict(write.keyId, at);
+            if (verdict === 'superseded') skipped.superseded++;
+            else if (verifyOpts.sample < 1 && !inSample(write.keyId, verifyOpts.sample)) skipped.notSampled++;
             else {
-              counts.checked++;
-              pending.push({ write, refused: verdict === 'refused' });
+              pending.push({ write, refused: verdict === 'refused', seq: at, skippedBefore: skipped });
+              skipped = { superseded: 0, notSampled: 0 };
             }
             return write;
           },
@@ -212,32 +359,54 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
         `the input changed while it was verified: its first reading planned ${planned} writes, its second ${seq}; run the verify again`,
       );
     // What is left, a few calls at a time.
-    const rest: Check[][] = [];
-    while (pending.length > 0) rest.push(pending.splice(0, MAX_KEYS_PER_CALL));
     const lanes = Math.max(1, opts.concurrency);
-    for (let i = 0; i < rest.length; i += lanes) await Promise.all(rest.slice(i, i + lanes).map(checkChunk));
+    while (pending.length > 0) {
+      const batch: Array<Promise<void>> = [];
+      while (pending.length > 0 && batch.length < lanes) batch.push(take());
+      await Promise.all(batch);
+    }
+    if (failure !== undefined) throw failure;
+    // The writes after the last key checked: superseded or outside the sample.
+    counts.superseded += skipped.superseded;
+    counts.notSampled += skipped.notSampled;
+    done = planned;
+    const keysChecked = progress();
+    progressAtStop = () => keysChecked;
+    await save('running', keysChecked);
 
     // --scan: every item of the table whose key the input never writes.
     let scanned: VerifyResult['scan'];
     if (verifyOpts.scanSegments !== undefined) {
+      report('scanning the table');
       const extras: Array<Record<string, AttributeValue>> = [];
       let items = 0;
+      let expired = 0;
       const segments = verifyOpts.scanSegments;
+      const keyNames = [schema.partitionKey.name, ...(schema.sortKey ? [schema.sortKey.name] : [])];
       await Promise.all(
         Array.from({ length: segments }, (_, segment) =>
-          reader.scanSegment(segment, segments, (keyId, key) => {
-            items++;
-            if (!last.has(keyId)) extras.push(key);
-          }),
+          reader.scanSegment(
+            segment,
+            segments,
+            (keyId, item) => {
+              items++;
+              if (last.has(keyId)) return;
+              // An item whose TTL has passed is DynamoDB's to delete (an expired row the load skipped, say), not extra.
+              if (ttl && wireExpired(item[ttl.attribute], ttl.now)) expired++;
+              else extras.push(Object.fromEntries(keyNames.map((name) => [name, item[name]!])));
+            },
+            ttl ? [ttl.attribute] : [],
+          ),
         ),
       );
-      scanned = { segments, items };
+      scanned = { segments, items, ...(ttl ? { expired } : {}) };
+      const records: DifferenceRecord[] = [];
       for (const key of extras) {
         outcomes.extra++;
         const shown = keyForDisplay(keyFromWire(key, schema), schema);
         const difference: Difference = { outcome: 'extra', file: `table:${opts.table}`, line: 0, key: verifyOpts.excerpts ? shown : undefined };
         if (examples.length < MAX_EXAMPLES) examples.push(difference);
-        await differences.write({
+        records.push({
           file: difference.file,
           line: 0,
           code: 'EXTRA',
@@ -246,6 +415,7 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
           raw: JSON.stringify(plain({ M: key })),
         });
       }
+      await differences.write(records);
     }
     await differences.close();
 
@@ -254,9 +424,14 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
       throw bug(
         `verify counted ${planned} planned writes but ${counts.checked} checked (${checked} judged), ${counts.superseded} superseded, ${counts.notSampled} outside the sample`,
       );
+    progressAtStop = undefined;
+    await save('complete', progress());
+    report('done');
+    if (failure !== undefined) throw failure;
     const differing = DIFFERENCES.reduce((sum, o) => sum + outcomes[o], 0);
     const differingKeys = differing - outcomes.extra;
     const elapsedMs = performance.now() - startedAt;
+    const checkedNow = checked - (resumed?.writes.checked ?? 0);
     return {
       table: opts.table,
       input: opts.input,
@@ -269,17 +444,69 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
       keys: last.keys,
       scan: scanned,
       sample: verifyOpts.sample < 1 ? { share: verifyOpts.sample, ...sampleStatement(checked, differingKeys) } : undefined,
-      reads: { ...reader.counters, consistentRead, rcu: verifyOpts.rcu },
+      reads: { ...reader.counters, consistentRead, rcu: rate?.rcu, keyRcu: verifyOpts.keyRcu ?? DEFAULT_KEY_RCU, ...(rate ? { rcuReason: rate.reason } : {}) },
       differencesPath: differences.count > 0 ? differencesPath : undefined,
       examples,
       elapsedMs,
-      itemsPerSecond: elapsedMs > 0 ? (checked * 1000) / elapsedMs : 0,
+      itemsPerSecond: elapsedMs > 0 ? (checkedNow * 1000) / elapsedMs : 0,
+      ...(checkpoint ? { checkpoint: { path: checkpoint.path, resumedFrom, checkedBefore: resumed?.writes.checked ?? 0, readsTotal: progress().reads } } : {}),
     };
+  } catch (error) {
+    // Stopped (a signal, a failure): the progress settled so far, so that running the same command goes on from it.
+    if (checkpoint && progressAtStop) await checkpoint.save('stopped', progressAtStop(), () => differences.sync()).catch(() => undefined);
+    throw error;
   } finally {
     await differences.close().catch(() => undefined);
-    await rm(scratch, { recursive: true, force: true });
-    if (ownsClient) client.destroy();
+    if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
+    if (ownsClient) client?.destroy();
+    await checkpoint?.release();
   }
+}
+
+const sha256Of = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/**
+ * The read rate of --rcu: a number as given; auto from the table's read capacity (one more DescribeTable:
+ * the warm throughput and on-demand ceiling the load's TableInfo does not keep), divided among --segment's workers.
+ */
+async function readRateOf(
+  spec: RcuSpec,
+  client: DynamoDBDocumentClient,
+  opts: NormalizedLoadOptions,
+  table: TableInfo,
+  signal: AbortSignal | undefined,
+): Promise<{ rcu: number; reason: string }> {
+  if (spec.kind === 'fixed') return chooseReadRate(spec, { billingMode: table.billingMode });
+  let description: TableDescription | undefined;
+  try {
+    description = (await client.send(new DescribeTableCommand({ TableName: opts.table }), signal ? { abortSignal: signal } : {})).Table;
+  } catch (error) {
+    if (signal?.aborted) throw new LoaderError('ABORTED', 'the verify was stopped', { cause: error });
+    throw fatalAwsError(error, { table: opts.table, region: opts.region, endpoint: opts.endpoint });
+  }
+  return chooseReadRate(
+    spec,
+    {
+      billingMode: table.billingMode,
+      provisionedRcu: table.provisionedRcu ?? description?.ProvisionedThroughput?.ReadCapacityUnits,
+      warmReadUnits: description?.WarmThroughput?.ReadUnitsPerSecond,
+      maxReadUnits: description?.OnDemandThroughput?.MaxReadRequestUnits,
+    },
+    opts.segment?.count ?? 1,
+  );
+}
+
+/** --skip-expired's attribute, and the time items are judged expired at (epoch seconds). */
+interface Ttl {
+  attribute: string;
+  now: number;
+}
+
+/** Whether a stored TTL attribute has passed at `now`, by DynamoDB's rules (a Number of epoch seconds, at most five years old). */
+function wireExpired(value: AttributeValue | undefined, now: number): boolean {
+  if (value?.N === undefined) return false;
+  const seconds = Number(value.N);
+  return Number.isFinite(seconds) && seconds < now && now - seconds <= TTL_MAX_AGE_SECONDS;
 }
 
 /** The dry run's result; a dry run that asked to start over cannot happen here (no onTable asks it). */
@@ -294,11 +521,17 @@ function rowsOf(result: LoadResult): VerifyResult['rows'] {
 }
 
 /** A key's outcome: the stored item (or none) against the write that decides it. */
-function judge(check: Check, stored: Record<string, AttributeValue> | undefined, excerpts: boolean): Pick<Difference, 'outcome' | 'attributes' | 'values'> {
+function judge(
+  check: Check,
+  stored: Record<string, AttributeValue> | undefined,
+  excerpts: boolean,
+  ttl: Ttl | undefined,
+): Pick<Difference, 'outcome' | 'attributes' | 'values'> {
   const { write, refused } = check;
   if (refused) return { outcome: stored ? 'rejectedButPresent' : 'absent' };
   if (write.op === 'delete') return { outcome: stored ? 'deletedButPresent' : 'absent' };
-  if (!stored) return { outcome: 'missing' };
+  // Its TTL passed since the load (a row expired at the load's time was skipped, and is not checked): DynamoDB may have deleted it.
+  if (!stored) return { outcome: ttl && expiryOf(write.item, ttl.attribute, ttl.now) === 'expired' ? 'expired' : 'missing' };
   const expected = toWireItem(write.item);
   const attributes = differingAttributes(expected, stored);
   if (attributes.length === 0) return { outcome: 'matched' };
@@ -326,6 +559,7 @@ const CODES: Record<Outcome, DifferenceRecord['code'] | undefined> = {
   deletedButPresent: 'DELETED_BUT_PRESENT',
   rejectedButPresent: 'REJECTED_BUT_PRESENT',
   extra: 'EXTRA',
+  expired: undefined,
 };
 
 /** A difference as a line of the differences file. */
@@ -367,14 +601,17 @@ const show = (value: unknown) => (value === undefined ? '(absent)' : JSON.string
 
 /** The verify's own options, checked (the load's are checked by normalizeOptions). */
 function checkVerifyOptions(options: VerifyOptions): {
-  rcu: number | undefined;
+  rcu: RcuSpec | undefined;
+  keyRcu: number | undefined;
   consistentRead: boolean;
   sample: number;
   differencesPath: string | undefined;
   excerpts: boolean;
   scanSegments: number | undefined;
 } {
-  const { rcu, consistentRead, sample, differencesPath, excerpts, scanSegments } = options;
+  const { rcu, keyRcu, consistentRead, sample, differencesPath, excerpts, scanSegments } = options;
+  if (keyRcu !== undefined && (typeof keyRcu !== 'number' || !Number.isFinite(keyRcu) || keyRcu < 1))
+    throw new LoaderError('INVALID_OPTION', `--key-rcu takes read units per second from 1 up, got ${String(keyRcu)}`);
   if (scanSegments !== undefined && (!Number.isInteger(scanSegments) || scanSegments < 1 || scanSegments > 1_000_000))
     throw new LoaderError('INVALID_OPTION', `--scan takes a number of parallel Scan segments from 1 to 1,000,000, got ${String(scanSegments)}`);
   if (scanSegments !== undefined && options.segment !== undefined)
@@ -382,13 +619,19 @@ function checkVerifyOptions(options: VerifyOptions): {
       'INVALID_OPTION',
       "--scan reads the whole table, whose other segments' items this --segment's input does not explain: scan without --segment",
     );
-  if (rcu !== undefined && (typeof rcu !== 'number' || !Number.isFinite(rcu) || rcu <= 0))
-    throw new LoaderError('INVALID_OPTION', `--rcu takes read units per second above 0, got ${String(rcu)}`);
   if (sample !== undefined && (typeof sample !== 'number' || !(sample > 0) || sample > 1))
     throw new LoaderError('INVALID_OPTION', `sample takes a share of the keys above 0 and at most 1 (--sample 1% is 0.01), got ${String(sample)}`);
   if (differencesPath !== undefined && (typeof differencesPath !== 'string' || differencesPath === ''))
     throw new LoaderError('INVALID_OPTION', `--differences takes a file path, got ${String(differencesPath)}`);
-  return { rcu, consistentRead: consistentRead !== false, sample: sample ?? 1, differencesPath, excerpts: excerpts !== false, scanSegments };
+  return {
+    rcu: rcu === undefined ? undefined : parseRcuSpec(rcu),
+    keyRcu,
+    consistentRead: consistentRead !== false,
+    sample: sample ?? 1,
+    differencesPath,
+    excerpts: excerpts !== false,
+    scanSegments,
+  };
 }
 
 /** The differences file may be neither an input nor the load's reject file (both are read). */

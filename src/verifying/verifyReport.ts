@@ -1,5 +1,6 @@
 import { escapeControl, formatCount, formatDuration, formatPercent, formatRate } from '../shared/format.js';
 import { messageOf } from './verify.js';
+import type { VerifyProgressEvent } from './verify.js';
 import type { Outcome, VerifyResult } from './verifyResult.js';
 
 const LABELS: Record<Outcome, string> = {
@@ -10,6 +11,7 @@ const LABELS: Record<Outcome, string> = {
   deletedButPresent: 'deleted in the input but present',
   rejectedButPresent: "in the load's reject file but present",
   extra: 'extra (in the table, not in the input; --scan)',
+  expired: 'absent, its TTL passed since the load (--skip-expired)',
 };
 
 /** The verify's summary for a person, pure. Keys and values only with excerpts (the differences file always has them). */
@@ -26,12 +28,19 @@ export function formatVerify(result: VerifyResult, options: { excerpts: boolean 
   lines.push(
     `  rows read        ${formatCount(result.rows.read)}: ${formatCount(result.writes.planned)} writes planned (${formatCount(result.writes.superseded)} superseded by a later row of their key), ${formatCount(result.rows.rejected)} rejected as the load rejects them${result.rows.otherSegment > 0 ? `, ${formatCount(result.rows.otherSegment)} of other segments` : ''}`,
   );
-  if (result.scan) lines.push(`  scan             ${formatCount(result.scan.items, 'item')} in the table, ${formatCount(result.scan.segments, 'segment')}`);
+  if (result.scan)
+    lines.push(
+      `  scan             ${formatCount(result.scan.items, 'item')} in the table, ${formatCount(result.scan.segments, 'segment')}${result.scan.expired ? `; ${formatCount(result.scan.expired, 'item')} no row writes whose TTL has passed (not extra: DynamoDB's TTL deletes them)` : ''}`,
+    );
   if (result.loadRejects) lines.push(`  load's rejects   ${formatCount(result.loadRejects.rows, 'row')} in ${escapeControl(result.loadRejects.path)}`);
   if (result.sample) lines.push(`  sample           ${sampleSentence(result)}`);
   lines.push(
-    `  reads            ${formatCount(result.reads.calls, 'BatchGetItem call')}, ${formatRate(result.reads.consumedRcu)} read units (${result.reads.consistentRead ? 'strongly' : 'eventually'} consistent${result.reads.rcu !== undefined ? `, --rcu ${result.reads.rcu}` : ', unpaced'}), ${formatCount(result.reads.retries, 'retry')}, ${formatCount(result.reads.throttled, 'throttled call')}`,
+    `  reads            ${formatCount(result.reads.calls, 'BatchGetItem call')}, ${formatRate(result.reads.consumedRcu)} read units (${result.reads.consistentRead ? 'strongly' : 'eventually'} consistent${result.reads.rcu !== undefined ? `, ${result.reads.rcuReason ?? `--rcu ${result.reads.rcu}`}` : ', unpaced'}), ${formatCount(result.reads.retries, 'retry')}, ${formatCount(result.reads.throttled, 'throttled call')}`,
   );
+  if (result.checkpoint)
+    lines.push(
+      `  checkpoint       ${escapeControl(result.checkpoint.path)}${result.checkpoint.resumedFrom > 0 ? `: resumed after ${formatCount(result.checkpoint.resumedFrom)} planned writes settled by an earlier run (${formatCount(result.checkpoint.checkedBefore, 'key')} checked then, not read again); ${formatCount(result.checkpoint.readsTotal.keys, 'key')} read in all runs` : ''}`,
+    );
   lines.push(`  time             ${formatDuration(result.elapsedMs / 1000)}, ${formatRate(result.itemsPerSecond)} keys/s`);
   for (const example of result.examples) {
     const key = options.excerpts && example.key ? ` ${escapeControl(JSON.stringify(example.key))}` : '';
@@ -60,4 +69,13 @@ const precisePercent = (share: number) => `${Number((share * 100).toPrecision(2)
 export function verifyJson(result: VerifyResult, options: { excerpts: boolean }): string {
   const examples = result.examples.map((example) => (options.excerpts ? example : { ...example, key: undefined, values: undefined }));
   return `${JSON.stringify({ ...result, complete: true, matched: result.differing === 0, examples, ...(result.sample ? { sampleStatement: sampleSentence(result) } : {}) })}\n`;
+}
+
+/** One progress line of a verify (stderr), pure. */
+export function formatVerifyProgress(p: VerifyProgressEvent): string {
+  const seconds = p.elapsedMs / 1000;
+  if (p.phase === 'reading the input') return `verify: reading the input (first pass), ${formatDuration(seconds)}`;
+  const share = p.planned > 0 ? ` (${formatPercent(p.settled / p.planned)})` : '';
+  const rate = seconds > 0 ? `, ${formatRate(p.keysRead / seconds)} keys/s` : '';
+  return `verify: ${p.phase}: ${formatCount(p.settled)} of ${formatCount(p.planned)} planned writes settled${share}, ${formatCount(p.checked, 'key')} checked, ${formatCount(p.differing)} differ, ${formatRate(p.consumedRcu)} read units${rate}, ${formatDuration(seconds)}`;
 }

@@ -15,10 +15,15 @@ export type Outcome =
   /** Every row of the key is in the load's reject file, yet the table has an item. */
   | 'rejectedButPresent'
   /** --scan: an item of the table whose key the input never writes. */
-  | 'extra';
+  | 'extra'
+  /**
+   * --skip-expired A: the table has no item, and the input's item has a TTL (A) that has passed since the load:
+   * DynamoDB's TTL may have deleted it, so absent is as fine as present (present, it is compared as any item).
+   */
+  | 'expired';
 
 /** The outcomes of the input's keys (extra items are the table's, counted apart). */
-export const OUTCOMES: readonly Outcome[] = ['matched', 'absent', 'missing', 'different', 'deletedButPresent', 'rejectedButPresent'];
+export const OUTCOMES: readonly Outcome[] = ['matched', 'absent', 'missing', 'different', 'deletedButPresent', 'rejectedButPresent', 'expired'];
 
 /** The outcomes that are a difference: any one makes the verify exit non-zero. */
 export const DIFFERENCES: readonly Outcome[] = ['missing', 'different', 'deletedButPresent', 'rejectedButPresent', 'extra'];
@@ -29,7 +34,8 @@ export interface VerifyResult {
   /** Keys checked, by outcome (extra: items --scan found that the input does not explain; 0 without --scan). */
   outcomes: Record<Outcome, number>;
   /** --scan: the table's items scanned, in how many segments; undefined without it. */
-  scan: { segments: number; items: number } | undefined;
+  /** expired: items no row writes whose TTL (--skip-expired) has passed: DynamoDB's TTL deletes them, so not extra. */
+  scan: { segments: number; items: number; expired?: number } | undefined;
   /** Keys of the input checked (the sum of outcomes but extra). */
   checked: number;
   /** Keys that differ (missing, different, deleted but present, rejected but present, extra). */
@@ -47,7 +53,26 @@ export interface VerifyResult {
   keys: number;
   /** --sample: the share asked for and what the sample proves. */
   sample: ({ share: number } & SampleStatement) | undefined;
-  reads: { calls: number; retries: number; throttled: number; consumedRcu: number; consistentRead: boolean; rcu: number | undefined };
+  /** This run's reads (a resumed verify's earlier runs' are in checkpoint.readsTotal). */
+  reads: {
+    calls: number;
+    keys: number;
+    retries: number;
+    throttled: number;
+    consumedRcu: number;
+    consistentRead: boolean;
+    /** The read units per second paced at (--rcu, or what --rcu auto chose); undefined: unpaced. */
+    rcu: number | undefined;
+    /** The read units per second any one partition key was held to (--key-rcu). */
+    keyRcu?: number;
+    /** How --rcu's rate was chosen (auto: from which capacity). */
+    rcuReason?: string;
+  };
+  /**
+   * --checkpoint: the verify's own checkpoint; the planned writes an earlier run had settled (0: this run
+   * started it), the keys of them it had checked, and the reads of every run so far.
+   */
+  checkpoint?: { path: string; resumedFrom: number; checkedBefore: number; readsTotal: { calls: number; keys: number; consumedRcu: number } };
   /** The differences file (the reject file's format), when any key differs. */
   differencesPath: string | undefined;
   /** The first differences, for the summary (at most 20). */

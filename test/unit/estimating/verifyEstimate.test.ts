@@ -10,10 +10,15 @@ const reads = { writes: 1_000, strongReadUnits: 1_000, puts: 1_000, putBytes: 1_
 
 describe('readRate', () => {
   it('is --rcu when given, else 80% of the provisioned RCU, of the warm read throughput, or of a new on-demand table', () => {
-    expect(readRate(provisioned, 37.5)).toEqual({ rcu: 37.5, rcuSource: 'given' });
-    expect(readRate(provisioned, undefined)).toEqual({ rcu: 800, rcuSource: 'provisioned' });
-    expect(readRate({ ...onDemand, warmReadUnits: 20_000 }, undefined)).toEqual({ rcu: 16_000, rcuSource: 'warm-throughput' });
-    expect(readRate(onDemand, undefined)).toEqual({ rcu: 9_600, rcuSource: 'on-demand-default' });
+    expect(readRate(provisioned, 37.5)).toEqual({ rcu: 37.5, rcuSource: 'given', rcuPercent: 100 });
+    // Not rounded: the rate verify itself takes (80% of 1,001).
+    expect(readRate(provisioned, undefined)).toEqual({ rcu: 1_001 * (80 / 100), rcuSource: 'provisioned', rcuPercent: 80 });
+    expect(readRate({ ...onDemand, warmReadUnits: 20_000 }, undefined)).toEqual({ rcu: 16_000, rcuSource: 'warm-throughput', rcuPercent: 80 });
+    expect(readRate(onDemand, undefined)).toEqual({ rcu: 9_600, rcuSource: 'on-demand-default', rcuPercent: 80 });
+    // verify's --rcu auto:P% (pacing/readRate.ts), priced as verify will take it.
+    expect(readRate(provisioned, 'auto:50%')).toEqual({ rcu: 1_001 * (50 / 100), rcuSource: 'provisioned', rcuPercent: 50 });
+    expect(readRate(onDemand, 'auto')).toEqual({ rcu: 9_600, rcuSource: 'on-demand-default', rcuPercent: 80 });
+    expect(readRate(provisioned, '250')).toEqual({ rcu: 250, rcuSource: 'given', rcuPercent: 100 });
     // A table of 1 RCU still reads.
     expect(readRate({ ...provisioned, provisionedRcu: 1 }, undefined).rcu).toBe(1);
   });
@@ -80,7 +85,8 @@ describe('verifyPlanOf (the library options of estimate())', () => {
   it.each([
     [{ rcu: 0 }, '--rcu'],
     [{ rcu: Number.NaN }, '--rcu'],
-    [{ rcu: '5' as unknown as number }, '--rcu'],
+    [{ rcu: 'fast' }, '--rcu'],
+    [{ rcu: 'auto:0%' }, '--rcu'],
     [{ sample: 0 }, '--sample'],
     [{ sample: 1.5 }, '--sample'],
     [{ scanSegments: 0 }, '--scan'],
