@@ -13,8 +13,9 @@ import type { RowPlannerOptions, SourceRecord } from '../typing/planRow.js';
  * An estimate's rows read, typed and planned on a second thread (planningWorker.ts), while its own thread
  * orders, batches and simulates them. Why by hand, and only for the estimate: an estimate keeps of each
  * write its keys and units only (estimateTally.ts makes a slim copy without the item), so a planned row
- * crosses threads as two strings and three numbers in columns (typed arrays moved, not copied), where
- * the item itself would cost as much to clone as to type again. A load needs its items on its own thread
+ * crosses threads as its key string and numbers in columns (typed arrays moved, not copied; its partition
+ * key a number in a table of them), where the item itself would cost as much to clone as to type again. A
+ * plain CSV row is not even typed into an item there (typing/measureCsv.ts). A load needs its items on its own thread
  * and keeps reading there. Measured on the real 3M-row flights file (docs/BENCHMARKS.md, "Estimate").
  */
 
