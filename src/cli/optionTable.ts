@@ -227,6 +227,28 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     doc: "The table's TTL attribute: a row whose value is a Number of epoch seconds before the load time (fixed when the load starts, kept by its checkpoint) and no more than five years before it is not written, and is counted as `skippedExpired`; strings, sets, a missing attribute and deletes are written as DynamoDB's TTL would keep them, see [Expired rows](#expired-rows)",
   },
   {
+    flags: '--if-not-exists',
+    key: 'ifNotExists',
+    option: 'ifNotExists',
+    group: 'input',
+    commands: LOAD,
+    description:
+      'write a row only where its key is absent: each row goes as one PutItem (DeleteItem) with attribute_not_exists on the partition key; a row whose key exists is counted as conditionFailed, not written',
+    type: 'flag',
+    doc: 'Each row is one PutItem (a delete one DeleteItem) with `attribute_not_exists(#pk)` instead of a BatchWriteItem request, and no row supersedes another of its key: each is tried in input order. A failed condition is counted as `conditionFailed` (neither written nor rejected, never retried). See [Conditional writes](#conditional-writes).',
+  },
+  {
+    flags: '--if-newer <attribute>',
+    key: 'ifNewer',
+    option: 'ifNewer',
+    group: 'input',
+    commands: LOAD,
+    description:
+      "write a row only where the stored item has no such attribute or a smaller value (Numbers numerically, Strings such as ISO-8601 times by their characters); a row without it, or of another type, is rejected",
+    type: 'name',
+    doc: "Each row is one PutItem (DeleteItem) with `attribute_not_exists(#a) OR #a < :v`, `:v` the row's own value: Numbers compare numerically, Strings by their UTF-8 bytes (ISO-8601 times in one format and zone order as time). A row whose attribute is missing or neither a Number nor a String is rejected (`IF_NEWER_VALUE`) before any write. Failed conditions are counted as `conditionFailed`. See [Conditional writes](#conditional-writes).",
+  },
+  {
     flags: '--transform <module>',
     key: 'transform',
     option: 'transform',

@@ -97,6 +97,8 @@ export interface LoadFlags {
   priceWcuHour?: number;
   skipExpired?: string;
   maxCost?: number;
+  ifNotExists?: boolean;
+  ifNewer?: string;
 }
 
 /** Flags that describe the table offline (the option table's estimate group): for estimate and load --dry-run only. */
@@ -240,6 +242,8 @@ export async function toLoadOptions(input: string | string[], flags: LoadFlags, 
   if (flags.delete) options.delete = true;
   if (flags.operationColumn !== undefined) options.operationColumn = flags.operationColumn;
   if (flags.skipExpired !== undefined) options.skipExpired = flags.skipExpired;
+  if (flags.ifNotExists) options.ifNotExists = true;
+  if (flags.ifNewer !== undefined) options.ifNewer = flags.ifNewer;
   if (flags.maxCost !== undefined) options.maxCostUsd = flags.maxCost;
   if (flags.priceWriteRequest !== undefined || flags.priceWcuHour !== undefined) {
     options.prices = {

@@ -224,6 +224,7 @@ export function writingMode(ctx: ModeContext): LoadMode {
           pacer: pacing.pacer,
           ...(pacing.capacity ? { capacity: pacing.capacity } : {}),
           watch,
+          ...(opts.condition ? { condition: opts.condition } : {}),
         },
         inFlight,
         now,

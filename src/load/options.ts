@@ -11,6 +11,7 @@ import { COLUMN_TYPES, EMPTY_POLICIES, TIMESTAMP_MODES, type ColumnType, type Em
 import type { KeySchema } from '../shared/types.js';
 import type { LoadedTransform, TransformSource } from './transformModule.js';
 import { DEFAULT_OUTAGE_TIMEOUT_MS } from '../writing/outage.js';
+import type { WriteCondition } from '../writing/condition.js';
 import { formatFromName, INPUT_FORMATS, type InputFormat } from '../reading/inputFormat.js';
 import { DEFAULT_PRICES, type Prices } from '../pacing/unitPrices.js';
 
@@ -177,6 +178,16 @@ export interface LoadOptions {
    */
   skipExpiredAt?: number;
   /**
+   * Write a row only where its key is absent: one PutItem (DeleteItem) per row with attribute_not_exists on the
+   * partition key; a row whose key exists is counted as `conditionFailed`. @default false
+   */
+  ifNotExists?: boolean;
+  /**
+   * Write a row only where the stored item has no such attribute or a smaller value than the row's (Numbers
+   * numerically, Strings by their bytes, as ISO-8601 times in one format order); a row without it is rejected.
+   */
+  ifNewer?: string;
+  /**
    * The cost guard, in USD: the load refuses to start when the first rows price the whole input above it, and
    * stops before the write units it counts would pass it (docs/REFERENCE.md, "Cost guard").
    */
@@ -258,6 +269,8 @@ export interface NormalizedLoadOptions {
   deletes: { all: boolean; column: string | undefined } | undefined;
   /** --skip-expired: the TTL attribute, and the load time (set by the load when not given: prepareLoad, openCheckpoint). */
   skipExpired: { attribute: string; at: number | undefined } | undefined;
+  /** --if-not-exists or --if-newer: every row one conditional PutItem/DeleteItem, none superseded (src/writing/condition.ts). */
+  condition: WriteCondition | undefined;
   /** --max-cost and the unit prices it counts with. */
   maxCost:
     | { usd: number; prices: Pick<Prices, 'onDemandPerMillionWrites' | 'provisionedPerWcuHour'>; estimate: { writeUnits: number; source: string } | undefined }
@@ -381,9 +394,19 @@ export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean }
     allowBrokenExportChain: raw.allowBrokenExportChain === true,
     deletes: normalizeDeletes(raw),
     skipExpired: normalizeSkipExpired(raw),
+    condition: normalizeCondition(raw),
     maxCost: normalizeMaxCost(raw),
     transform: normalizeTransform(raw, order),
   };
+}
+
+function normalizeCondition(raw: LoadOptions): WriteCondition | undefined {
+  if (raw.ifNotExists !== undefined && typeof raw.ifNotExists !== 'boolean') throw invalid('ifNotExists', 'true or false', raw.ifNotExists);
+  if (raw.ifNewer !== undefined && (typeof raw.ifNewer !== 'string' || raw.ifNewer === '')) throw invalid('ifNewer', 'the name of the version attribute', raw.ifNewer);
+  if (raw.ifNotExists === true && raw.ifNewer !== undefined) throw invalid('ifNewer', 'not given with `ifNotExists` (one condition per load)', raw.ifNewer);
+  if (raw.ifNotExists === true) return { kind: 'ifNotExists' };
+  if (raw.ifNewer !== undefined) return { kind: 'ifNewer', attribute: raw.ifNewer };
+  return undefined;
 }
 
 function normalizeSkipExpired(raw: LoadOptions): NormalizedLoadOptions['skipExpired'] {

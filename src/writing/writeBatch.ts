@@ -14,6 +14,8 @@ import { itemJson } from './wireJson.js';
 import type { CapacityReports } from '../pacing/capacityReports.js';
 import type { SendPacer } from '../pacing/sendPacer.js';
 import { ownRecord, ownValue, setOwn } from '../shared/ownRecord.js';
+import type { WriteCondition } from './condition.js';
+import { writeConditional } from './conditionalWrite.js';
 
 export interface WriterContext {
   client: DynamoDBDocumentClient;
@@ -40,11 +42,15 @@ export interface WriterContext {
    * batch whose calls fail for the endpoint `maxAttempts` times in a row stops the same way.
    */
   watch?: EndpointWatch;
+  /** --if-not-exists / --if-newer: each write goes as one conditional PutItem/DeleteItem (conditionalWrite.ts). */
+  condition?: WriteCondition | undefined;
 }
 
 export interface BatchOutcome {
   written: PlannedWrite[];
   rejected: RejectedRow[];
+  /** Writes whose condition (--if-not-exists, --if-newer) was false: neither stored nor rejected, never resent. */
+  conditionFailed?: PlannedWrite[];
   /** Table write units DynamoDB reported (ReturnConsumedCapacity). */
   consumedWcu: number;
   /** Items that came back in UnprocessedItems or failed with a throttling error, summed over attempts. */
@@ -83,6 +89,7 @@ const THROTTLE_NAMES = new Set(['ProvisionedThroughputExceededException', 'Throt
  * (no later write of the key can overtake it). One by one, the earlier row would have been stored.
  */
 export async function writeBatch(writes: PlannedWrite[], ctx: WriterContext): Promise<BatchOutcome> {
+  if (ctx.condition) return writeConditional(writes, ctx, ctx.condition);
   const outcome: BatchOutcome = { written: [], rejected: [], consumedWcu: 0, throttledItems: 0, retries: 0, revived: 0 };
   const revive: PlannedWrite[] = [];
   const wire = new WireJsons();

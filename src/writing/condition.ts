@@ -1,0 +1,55 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { NumberValue } from '@aws-sdk/lib-dynamodb';
+import type { Item, KeySchema, PlannedWrite } from '../shared/types.js';
+import { toWireItem } from './wireItem.js';
+
+/**
+ * A load's write condition (--if-not-exists, --if-newer): each row then goes as one PutItem or DeleteItem
+ * with it, as BatchWriteItem takes no conditions.
+ */
+export type WriteCondition = { kind: 'ifNotExists' } | { kind: 'ifNewer'; attribute: string };
+
+/** The condition parts of one PutItem/DeleteItem call; every name goes through ExpressionAttributeNames. */
+export interface ConditionParts {
+  ConditionExpression: string;
+  ExpressionAttributeNames: Record<string, string>;
+  ExpressionAttributeValues?: Record<string, AttributeValue>;
+}
+
+/**
+ * The condition of `write`'s call.
+ * - ifNotExists: `attribute_not_exists(#k)` on the partition key, true exactly when no item has the key
+ *   (DynamoDB evaluates the condition against the item of the call's primary key).
+ * - ifNewer: `attribute_not_exists(#a) OR #a < :v`, `:v` the row's own value: the stored item is absent, has
+ *   no such attribute, or a smaller one. DynamoDB compares Numbers numerically and Strings by their UTF-8
+ *   bytes; a stored value of another type than `:v` makes `<` false, so the row is not written.
+ * The row's value must have been checked by ifNewerProblem first.
+ */
+export function conditionOf(condition: WriteCondition, write: PlannedWrite, schema: KeySchema): ConditionParts {
+  if (condition.kind === 'ifNotExists') {
+    return { ConditionExpression: 'attribute_not_exists(#k)', ExpressionAttributeNames: { '#k': schema.partitionKey.name } };
+  }
+  const value = toWireItem({ v: write.item[condition.attribute] })['v'];
+  if (value === undefined) throw new Error(`--if-newer: the write of line ${write.origin.line} has no ${condition.attribute} (a bug: ifNewerProblem passed it)`);
+  return {
+    ConditionExpression: 'attribute_not_exists(#a) OR #a < :v',
+    ExpressionAttributeNames: { '#a': condition.attribute },
+    ExpressionAttributeValues: { ':v': value },
+  };
+}
+
+/** Why a row cannot be written under --if-newer `attribute` (its value is missing or not a Number or a String), or undefined. */
+export function ifNewerProblem(item: Item, attribute: string): string | undefined {
+  const value = Object.hasOwn(item, attribute) ? item[attribute] : undefined;
+  if (value === undefined || value === null) return `the row has no ${attribute}, which --if-newer compares with the stored item's; give every row a Number or String ${attribute}`;
+  if (typeof value === 'string' || value instanceof NumberValue || typeof value === 'number' || typeof value === 'bigint') return undefined;
+  return `the row's ${attribute} is ${describe(value)}, but --if-newer compares Numbers or Strings only (pass --types ${attribute}:N or ${attribute}:S)`;
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'boolean') return 'a Boolean';
+  if (value instanceof Uint8Array) return 'a Binary';
+  if (Array.isArray(value)) return 'a List';
+  if (value instanceof Set) return 'a set';
+  return 'a Map';
+}
