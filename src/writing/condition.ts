@@ -53,3 +53,58 @@ function describe(value: unknown): string {
   if (value instanceof Set) return 'a set';
   return 'a Map';
 }
+
+/**
+ * Whether `stored` (DynamoDB's item, as the SDK parses it) is `item`'s wire form: the same attributes and
+ * values, numbers compared as DynamoDB stores them (normalized: `1.50` is `1.5`), sets in any order, binary by
+ * its bytes. A resumed load asks this of the items its false conditions return (ALL_OLD): one equal to the
+ * row is the row's own write that landed before the crash.
+ */
+export function sameItem(item: Record<string, AttributeValue>, stored: Record<string, AttributeValue> | undefined): boolean {
+  if (stored === undefined) return false;
+  const names = Object.keys(item);
+  if (names.length !== Object.keys(stored).length) return false;
+  return names.every((name) => Object.hasOwn(stored, name) && canonical(item[name]!) === canonical(stored[name]!));
+}
+
+function canonical(value: AttributeValue): string {
+  const v = value as unknown as Record<string, unknown>;
+  if (typeof v['S'] === 'string') return `S${JSON.stringify(v['S'])}`;
+  if (typeof v['N'] === 'string') return `N${canonicalNumber(v['N'])}`;
+  if (v['B'] !== undefined) return `B${bytesText(v['B'])}`;
+  if (typeof v['BOOL'] === 'boolean') return `BOOL${String(v['BOOL'])}`;
+  if (v['NULL'] !== undefined) return 'NULL';
+  if (Array.isArray(v['SS'])) return `SS${JSON.stringify([...(v['SS'] as string[])].sort())}`;
+  if (Array.isArray(v['NS'])) return `NS${JSON.stringify((v['NS'] as string[]).map(canonicalNumber).sort())}`;
+  if (Array.isArray(v['BS'])) return `BS${JSON.stringify((v['BS'] as unknown[]).map(bytesText).sort())}`;
+  if (Array.isArray(v['L'])) return `L[${(v['L'] as AttributeValue[]).map(canonical).join(',')}]`;
+  if (v['M'] !== null && typeof v['M'] === 'object') {
+    const map = v['M'] as Record<string, AttributeValue>;
+    return `M{${Object.keys(map)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(map[k]!)}`)
+      .join(',')}}`;
+  }
+  return `?${JSON.stringify(v)}`;
+}
+
+function bytesText(bytes: unknown): string {
+  if (typeof bytes === 'string') return bytes;
+  return bytes instanceof Uint8Array ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64') : String(bytes);
+}
+
+/** A Number's text as DynamoDB keeps it: sign, significant digits and exponent, without leading or trailing zeros. */
+export function canonicalNumber(text: string): string {
+  const match = /^\s*([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?\s*$/.exec(text);
+  if (!match) return text;
+  const [, sign = '', whole = '', fraction = '', exponent = '0'] = match;
+  let digits = whole + fraction;
+  let exp = Number(exponent) - fraction.length;
+  const lead = /^0*/.exec(digits)![0].length;
+  digits = digits.slice(lead);
+  if (digits === '') return '0';
+  const trail = /0*$/.exec(digits)![0].length;
+  digits = digits.slice(0, digits.length - trail);
+  exp += trail;
+  return `${sign === '-' ? '-' : ''}${digits}e${exp}`;
+}

@@ -1,4 +1,5 @@
 import {
+  type AttributeValue,
   DeleteItemCommand,
   PutItemCommand,
   type DeleteItemCommandOutput,
@@ -11,7 +12,7 @@ import { LoaderError } from '../shared/errors.js';
 import { ownRecord, ownValue, setOwn } from '../shared/ownRecord.js';
 import type { PlannedWrite, RejectedRow } from '../shared/types.js';
 import { keyForDisplay } from '../typing/key.js';
-import { conditionOf, type WriteCondition } from './condition.js';
+import { conditionOf, sameItem, type WriteCondition } from './condition.js';
 import { endpointFailure } from './outage.js';
 import type { BatchOutcome, WriterContext } from './writeBatch.js';
 import { toWireItem } from './wireItem.js';
@@ -44,6 +45,9 @@ async function writeOne(write: PlannedWrite, ctx: WriterContext, condition: Writ
   const endpoint = ctx.watch;
   const sent = [write];
   const parts = conditionOf(condition, write, ctx.keySchema);
+  // A resumed load: a call of a batch the crash left unrecorded may have landed; its row's false condition then
+  // returns the stored item (ALL_OLD, no extra units), and one equal to the row is the row's own earlier write.
+  const ownEarlierWrites = ctx.ownEarlierWrites?.() === true;
   let attempt = 0;
   let endpointFailures = 0;
   let failingSince: number | undefined;
@@ -68,7 +72,13 @@ async function writeOne(write: PlannedWrite, ctx: WriterContext, condition: Writ
       const command =
         write.op === 'delete'
           ? new DeleteItemCommand({ TableName: ctx.table, Key: wire, ...parts, ReturnConsumedCapacity: 'INDEXES' })
-          : new PutItemCommand({ TableName: ctx.table, Item: wire, ...parts, ReturnConsumedCapacity: 'INDEXES' });
+          : new PutItemCommand({
+              TableName: ctx.table,
+              Item: wire,
+              ...parts,
+              ReturnConsumedCapacity: 'INDEXES',
+              ...(ownEarlierWrites ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
+            });
       const response = await (ctx.client as unknown as { send(c: PutItemCommand | DeleteItemCommand): Promise<PutItemCommandOutput | DeleteItemCommandOutput> }).send(
         command,
       );
@@ -88,7 +98,10 @@ async function writeOne(write: PlannedWrite, ctx: WriterContext, condition: Writ
       }
       if (facts.name === CONDITION_FAILED) {
         // Not stored, and not to be resent: the table holds a newer item (or the key). Its units are spent all the same.
-        outcome.conditionFailed!.push(write);
+        // After a crash, the stored item may be this very row, put by the earlier run: it is written, not a conflict.
+        if (ownEarlierWrites && write.op !== 'delete' && sameItem(toWireItem(write.item), (error as { Item?: Record<string, AttributeValue> }).Item))
+          outcome.written.push(write);
+        else outcome.conditionFailed!.push(write);
         outcome.consumedWcu += write.wcu;
         ctx.pacer?.afterSend({ sent, stored: sent, throttled: [], consumedUnits: undefined, throttleReasons: [] });
         return;

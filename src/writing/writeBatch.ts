@@ -44,6 +44,11 @@ export interface WriterContext {
   watch?: EndpointWatch;
   /** --if-not-exists / --if-newer: each write goes as one conditional PutItem/DeleteItem (conditionalWrite.ts). */
   condition?: WriteCondition | undefined;
+  /**
+   * Whether an earlier run of this load's checkpoint may have written rows this run sends again (a resume):
+   * a conditional write then asks for the stored item of a false condition, to tell its own write from another's.
+   */
+  ownEarlierWrites?: () => boolean;
 }
 
 export interface BatchOutcome {
