@@ -42,6 +42,11 @@ export interface EstimateResult {
    * be refused or stopped by it.
    */
   costGuard?: { maxUsd: number; usd: number; over: boolean };
+  /**
+   * --if-not-exists / --if-newer: the load's calls, one PutItem/DeleteItem per row (none superseded), each
+   * charged as a write whether its condition holds or not; how many will fail is not known before the load.
+   */
+  conditional?: { condition: string; calls: number };
 }
 
 export interface EstimateWorkers {
