@@ -244,7 +244,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     group: 'input',
     commands: LOAD,
     description:
-      "write a row only where the stored item has no such attribute or a smaller value (Numbers numerically, Strings such as ISO-8601 times by their characters); a row without it, or of another type, is rejected",
+      'write a row only where the stored item has no such attribute or a smaller value (Numbers numerically, Strings such as ISO-8601 times by their characters); a row without it, or of another type, is rejected',
     type: 'name',
     doc: "Each row is one PutItem (DeleteItem) with `attribute_not_exists(#a) OR #a < :v`, `:v` the row's own value: Numbers compare numerically, Strings by their UTF-8 bytes (ISO-8601 times in one format and zone order as time). A row whose attribute is missing or neither a Number nor a String is rejected (`IF_NEWER_VALUE`) before any write. Failed conditions are counted as `conditionFailed`. See [Conditional writes](#conditional-writes).",
   },

@@ -62,7 +62,8 @@ export function loadStatus(count: number, docs: ReadonlyArray<WorkerDoc | undefi
     if (doc) state = doc.state === 'running' && quietMs! > SILENT_AFTER_MS ? 'silent' : doc.state;
     workers.push({ segment: `${i}/${count}`, state, doc, quietMs });
   }
-  const sum = (field: 'written' | 'superseded' | 'rejected' | 'skippedExpired' | 'conditionFailed' | 'notWritten') => workers.reduce((n, w) => n + (w.doc?.[field] ?? 0), 0);
+  const sum = (field: 'written' | 'superseded' | 'rejected' | 'skippedExpired' | 'conditionFailed' | 'notWritten') =>
+    workers.reduce((n, w) => n + (w.doc?.[field] ?? 0), 0);
   const rejectedByReason: Record<string, number> = {};
   for (const w of workers)
     for (const [reason, n] of Object.entries(w.doc?.rejectedByReason ?? {})) rejectedByReason[reason] = (rejectedByReason[reason] ?? 0) + n;

@@ -402,7 +402,8 @@ export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean }
 
 function normalizeCondition(raw: LoadOptions): WriteCondition | undefined {
   if (raw.ifNotExists !== undefined && typeof raw.ifNotExists !== 'boolean') throw invalid('ifNotExists', 'true or false', raw.ifNotExists);
-  if (raw.ifNewer !== undefined && (typeof raw.ifNewer !== 'string' || raw.ifNewer === '')) throw invalid('ifNewer', 'the name of the version attribute', raw.ifNewer);
+  if (raw.ifNewer !== undefined && (typeof raw.ifNewer !== 'string' || raw.ifNewer === ''))
+    throw invalid('ifNewer', 'the name of the version attribute', raw.ifNewer);
   if (raw.ifNotExists === true && raw.ifNewer !== undefined) throw invalid('ifNewer', 'not given with `ifNotExists` (one condition per load)', raw.ifNewer);
   if (raw.ifNotExists === true) return { kind: 'ifNotExists' };
   if (raw.ifNewer !== undefined) return { kind: 'ifNewer', attribute: raw.ifNewer };

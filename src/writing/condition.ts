@@ -30,7 +30,8 @@ export function conditionOf(condition: WriteCondition, write: PlannedWrite, sche
     return { ConditionExpression: 'attribute_not_exists(#k)', ExpressionAttributeNames: { '#k': schema.partitionKey.name } };
   }
   const value = toWireItem({ v: write.item[condition.attribute] })['v'];
-  if (value === undefined) throw new Error(`--if-newer: the write of line ${write.origin.line} has no ${condition.attribute} (a bug: ifNewerProblem passed it)`);
+  if (value === undefined)
+    throw new Error(`--if-newer: the write of line ${write.origin.line} has no ${condition.attribute} (a bug: ifNewerProblem passed it)`);
   return {
     ConditionExpression: 'attribute_not_exists(#a) OR #a < :v',
     ExpressionAttributeNames: { '#a': condition.attribute },
@@ -41,7 +42,8 @@ export function conditionOf(condition: WriteCondition, write: PlannedWrite, sche
 /** Why a row cannot be written under --if-newer `attribute` (its value is missing or not a Number or a String), or undefined. */
 export function ifNewerProblem(item: Item, attribute: string): string | undefined {
   const value = Object.hasOwn(item, attribute) ? item[attribute] : undefined;
-  if (value === undefined || value === null) return `the row has no ${attribute}, which --if-newer compares with the stored item's; give every row a Number or String ${attribute}`;
+  if (value === undefined || value === null)
+    return `the row has no ${attribute}, which --if-newer compares with the stored item's; give every row a Number or String ${attribute}`;
   if (typeof value === 'string' || value instanceof NumberValue || typeof value === 'number' || typeof value === 'bigint') return undefined;
   return `the row's ${attribute} is ${describe(value)}, but --if-newer compares Numbers or Strings only (pass --types ${attribute}:N or ${attribute}:S)`;
 }

@@ -1,10 +1,4 @@
-import {
-  type AttributeValue,
-  DeleteItemCommand,
-  PutItemCommand,
-  type DeleteItemCommandOutput,
-  type PutItemCommandOutput,
-} from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, DeleteItemCommand, PutItemCommand, type DeleteItemCommandOutput, type PutItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { backoffDelay, classifyFailure } from '../aws/backoff.js';
 import { errorFacts, fatalAwsError } from '../aws/awsErrors.js';
@@ -79,9 +73,9 @@ async function writeOne(write: PlannedWrite, ctx: WriterContext, condition: Writ
               ReturnConsumedCapacity: 'INDEXES',
               ...(ownEarlierWrites ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
             });
-      const response = await (ctx.client as unknown as { send(c: PutItemCommand | DeleteItemCommand): Promise<PutItemCommandOutput | DeleteItemCommandOutput> }).send(
-        command,
-      );
+      const response = await (
+        ctx.client as unknown as { send(c: PutItemCommand | DeleteItemCommand): Promise<PutItemCommandOutput | DeleteItemCommandOutput> }
+      ).send(command);
       endpoint?.answered();
       const consumed = response.ConsumedCapacity?.CapacityUnits;
       outcome.consumedWcu += consumed ?? write.wcu;
@@ -151,7 +145,9 @@ async function writeOne(write: PlannedWrite, ctx: WriterContext, condition: Writ
       }
     }
     if (attempt >= ctx.maxAttempts) {
-      outcome.rejected.push(reject(write, 'RETRIES_EXHAUSTED', `not stored after ${attempt} attempts (last: ${reason}); retry later or raise --max-attempts`, ctx));
+      outcome.rejected.push(
+        reject(write, 'RETRIES_EXHAUSTED', `not stored after ${attempt} attempts (last: ${reason}); retry later or raise --max-attempts`, ctx),
+      );
       return;
     }
     const delayMs = backoffDelay(attempt, ctx.random, ctx.backoff);

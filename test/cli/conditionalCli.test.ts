@@ -47,7 +47,22 @@ describe('conditional writes (CLI)', () => {
     for (let i = 0; i < rows; i++) lines.push(`k${i},row ${i},${i}.50`);
     const input = await file('rows.csv', lines.join('\n') + '\n');
     const checkpoint = join(dir(), `${++seq}.checkpoint.json`);
-    const args = ['load', input, '--table', table, '--types', 'n:N', '--if-not-exists', '--checkpoint', checkpoint, '--wcu', '1500', '--concurrency', '8', '--json'];
+    const args = [
+      'load',
+      input,
+      '--table',
+      table,
+      '--types',
+      'n:N',
+      '--if-not-exists',
+      '--checkpoint',
+      checkpoint,
+      '--wcu',
+      '1500',
+      '--concurrency',
+      '8',
+      '--json',
+    ];
     const killed = await cli(args, { kill: { signal: 'SIGKILL', when: () => batchesDone(checkpoint) >= 60 }, timeoutMs: 120_000 });
     expect(killed.signal, killed.stderr).toBe('SIGKILL');
     const resumed = await cli(args, { timeoutMs: 120_000 });

@@ -24,8 +24,7 @@ async function stored(table: string): Promise<Map<string, string>> {
 }
 
 async function seed(table: string, items: Array<{ pk: string; v: string; ver: number }>): Promise<void> {
-  for (const i of items)
-    await client().send(new PutItemCommand({ TableName: table, Item: { pk: { S: i.pk }, v: { S: i.v }, ver: { N: String(i.ver) } } }));
+  for (const i of items) await client().send(new PutItemCommand({ TableName: table, Item: { pk: { S: i.pk }, v: { S: i.v }, ver: { N: String(i.ver) } } }));
 }
 
 interface Row {
@@ -88,7 +87,11 @@ describe('conditional writes', () => {
   it('--if-newer: a row without the attribute, or of another type, is rejected before any write, with its line and field', async () => {
     const table = await newTable(KEYS);
     await seed(table, [{ pk: 'b', v: 'kept', ver: 1 }]);
-    const input = await inputFile('rows.jsonl', ['{"pk":"a","v":"x","ver":5}', '{"pk":"b","v":"x"}', '{"pk":"c","v":"x","ver":true}', '{"pk":"d","v":"x","ver":"2026-01-01T00:00:00Z"}'].join('\n') + '\n');
+    const input = await inputFile(
+      'rows.jsonl',
+      ['{"pk":"a","v":"x","ver":5}', '{"pk":"b","v":"x"}', '{"pk":"c","v":"x","ver":true}', '{"pk":"d","v":"x","ver":"2026-01-01T00:00:00Z"}'].join('\n') +
+        '\n',
+    );
     const result = await run({ input, table, ifNewer: 'ver' });
     expect(result).toMatchObject({ rowsRead: 4, written: 2, rejected: 2, conditionFailed: 0, rejectedByReason: { IF_NEWER_VALUE: 2 } });
     const rejects = await readRejects(result.rejectsPath!);
@@ -107,7 +110,8 @@ describe('conditional writes', () => {
     await client().send(new PutItemCommand({ TableName: table, Item: { pk: { S: 'c' }, v: { S: 'old' }, ver: { N: '5' } } }));
     const input = await inputFile(
       'rows.jsonl',
-      ['{"pk":"a","v":"new","ver":"2026-04-01T00:00:00Z"}', '{"pk":"b","v":"new","ver":"2026-02-01T00:00:00Z"}', '{"pk":"c","v":"new","ver":"9"}'].join('\n') + '\n',
+      ['{"pk":"a","v":"new","ver":"2026-04-01T00:00:00Z"}', '{"pk":"b","v":"new","ver":"2026-02-01T00:00:00Z"}', '{"pk":"c","v":"new","ver":"9"}'].join('\n') +
+        '\n',
     );
     const result = await run({ input, table, ifNewer: 'ver' });
     expect(result).toMatchObject({ rowsRead: 3, written: 1, conditionFailed: 2, rejected: 0, complete: true });

@@ -232,7 +232,11 @@ describe('createBatcher without supersede (conditional writes)', () => {
     }
     const last = batcher.flush();
     if (last) batches.push(last);
-    expect(batches.map((b) => b.writes.map((w) => w.keyId))).toEqual([['a', 'b'], ['a', 'c'], ['a', 'b']]);
+    expect(batches.map((b) => b.writes.map((w) => w.keyId))).toEqual([
+      ['a', 'b'],
+      ['a', 'c'],
+      ['a', 'b'],
+    ]);
     expect(batches.flatMap((b) => b.writes)).toEqual(writes);
     expect(writes.every((w) => w.predecessor === undefined)).toBe(true);
   });

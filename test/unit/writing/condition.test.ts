@@ -4,7 +4,8 @@ import type { KeySchema, PlannedWrite } from '../../../src/shared/types.js';
 import { canonicalNumber, conditionOf, ifNewerProblem, sameItem } from '../../../src/writing/condition.js';
 
 const SCHEMA: KeySchema = { partitionKey: { name: 'order id', type: 'S' }, sortKey: { name: 'sk', type: 'N' } };
-const write = (item: Record<string, unknown>): PlannedWrite => ({ origin: { file: 'in.csv', line: 7 }, item, keyId: 'k', partitionId: 'k', size: 10, wcu: 1 }) as PlannedWrite;
+const write = (item: Record<string, unknown>): PlannedWrite =>
+  ({ origin: { file: 'in.csv', line: 7 }, item, keyId: 'k', partitionId: 'k', size: 10, wcu: 1 }) as PlannedWrite;
 
 describe('conditionOf', () => {
   it('--if-not-exists: attribute_not_exists on the partition key, named through ExpressionAttributeNames (a name with a space is no expression)', () => {
