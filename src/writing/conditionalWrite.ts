@@ -39,9 +39,10 @@ async function writeOne(write: PlannedWrite, ctx: WriterContext, condition: Writ
   const endpoint = ctx.watch;
   const sent = [write];
   const parts = conditionOf(condition, write, ctx.keySchema);
-  // A resumed load: a call of a batch the crash left unrecorded may have landed; its row's false condition then
-  // returns the stored item (ALL_OLD, no extra units), and one equal to the row is the row's own earlier write.
-  const ownEarlierWrites = ctx.ownEarlierWrites?.() === true;
+  // A call may have landed without its answer reaching us: on a resumed load (a batch the crash left unrecorded),
+  // and on a resend after a 5xx or a lost connection. Such a call's false condition then returns the stored item
+  // (ALL_OLD, no extra units), and one equal to the row is the row's own earlier write, not another writer's.
+  let ownEarlierWrites = ctx.ownEarlierWrites?.() === true;
   let attempt = 0;
   let endpointFailures = 0;
   let failingSince: number | undefined;
@@ -118,6 +119,8 @@ async function writeOne(write: PlannedWrite, ctx: WriterContext, condition: Writ
         for (const kind of new Set(throttleReasons.length > 0 ? throttleReasons : [facts.name!])) setOwn(counts, kind, (ownValue(counts, kind) ?? 0) + 1);
       }
       ctx.pacer?.afterSend({ sent, stored: [], throttled: throttled ? sent : [], consumedUnits: undefined, throttleReasons });
+      // A throttled call was refused whole; any other failure (a 5xx, a reset, a timeout) may have been stored.
+      if (!throttled) ownEarlierWrites = true;
       reason = facts.name ?? facts.code ?? `HTTP ${facts.httpStatus ?? '?'}`;
       if (down !== undefined) {
         // The endpoint's failure, not the row's: no attempt of its budget spent, never a reject.

@@ -116,6 +116,20 @@ describe('writeBatch with a condition', () => {
     expect(outcome.conditionFailed).toEqual([b]);
   });
 
+  it('a resend after a 5xx (the first call may have landed) asks for the stored item too: its own write is written', async () => {
+    const [a, b] = [put('a', 1), put('b', 2)];
+    const { ctx, calls } = scripted({
+      a: [awsError('InternalServerError', 500), awsError('ConditionalCheckFailedException', 400, { Item: { pk: { S: 'a' }, n: { S: '1' } } })],
+      // A throttle is a refusal: nothing landed, the resend asks for nothing more.
+      b: [awsError('ThrottlingException', 400), awsError('ConditionalCheckFailedException', 400)],
+    });
+    const outcome = await writeBatch([a, b], ctx);
+    expect(calls.filter((c) => c.input.Item!['pk']!.S === 'a').map((c) => c.input.ReturnValuesOnConditionCheckFailure)).toEqual([undefined, 'ALL_OLD']);
+    expect(calls.filter((c) => c.input.Item!['pk']!.S === 'b').map((c) => c.input.ReturnValuesOnConditionCheckFailure)).toEqual([undefined, undefined]);
+    expect(outcome.written).toEqual([a]);
+    expect(outcome.conditionFailed).toEqual([b]);
+  });
+
   it('--if-newer: the condition carries the row value', async () => {
     const a = put('a', 1);
     const { ctx, calls } = scripted({ a: [{}] }, { condition: { kind: 'ifNewer', attribute: 'n' } });
