@@ -237,7 +237,8 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
   // A conditional load sends every valid row as its own call (its batcher supersedes none).
   if (opts.condition)
     estimated.conditional = {
-      condition: opts.condition.kind === 'ifNewer' ? `--if-newer ${opts.condition.attribute}` : '--if-not-exists',
+      condition:
+        opts.condition.kind === 'ifNewer' ? `--if-newer ${opts.condition.attribute}` : opts.condition.kind === 'expression' ? '--condition' : '--if-not-exists',
       calls: estimated.input.validRows - estimated.input.superseded,
     };
   return estimated;

@@ -11,7 +11,8 @@ import { COLUMN_TYPES, EMPTY_POLICIES, TIMESTAMP_MODES, type ColumnType, type Em
 import type { KeySchema } from '../shared/types.js';
 import type { LoadedTransform, TransformSource } from './transformModule.js';
 import { DEFAULT_OUTAGE_TIMEOUT_MS } from '../writing/outage.js';
-import type { WriteCondition } from '../writing/condition.js';
+import { expressionProblem, type WriteCondition } from '../writing/condition.js';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { formatFromName, INPUT_FORMATS, type InputFormat } from '../reading/inputFormat.js';
 import { DEFAULT_PRICES, type Prices } from '../pacing/unitPrices.js';
 
@@ -187,6 +188,14 @@ export interface LoadOptions {
    * numerically, Strings by their bytes, as ISO-8601 times in one format order); a row without it is rejected.
    */
   ifNewer?: string;
+  /**
+   * A condition expression every row's PutItem/DeleteItem carries (`--condition`), e.g.
+   * `attribute_not_exists(#s) OR #s <> :locked`, with `conditionNames` (`{"#s": "status"}`) and
+   * `conditionValues` in DynamoDB JSON (`{":locked": {"S": "locked"}}`); a false one is counted as `conditionFailed`.
+   */
+  conditionExpression?: string;
+  conditionNames?: Record<string, string>;
+  conditionValues?: Record<string, unknown>;
   /**
    * The cost guard, in USD: the load refuses to start when the first rows price the whole input above it, and
    * stops before the write units it counts would pass it (docs/REFERENCE.md, "Cost guard").
@@ -405,6 +414,23 @@ function normalizeCondition(raw: LoadOptions): WriteCondition | undefined {
   if (raw.ifNewer !== undefined && (typeof raw.ifNewer !== 'string' || raw.ifNewer === ''))
     throw invalid('ifNewer', 'the name of the version attribute', raw.ifNewer);
   if (raw.ifNotExists === true && raw.ifNewer !== undefined) throw invalid('ifNewer', 'not given with `ifNotExists` (one condition per load)', raw.ifNewer);
+  const expression = raw.conditionExpression;
+  if (expression === undefined) {
+    if (raw.conditionNames !== undefined) throw invalid('conditionNames', 'given only with `conditionExpression`', JSON.stringify(raw.conditionNames));
+    if (raw.conditionValues !== undefined) throw invalid('conditionValues', 'given only with `conditionExpression`', JSON.stringify(raw.conditionValues));
+  } else {
+    if (typeof expression !== 'string') throw invalid('conditionExpression', 'a DynamoDB condition expression', expression);
+    if (raw.ifNotExists === true || raw.ifNewer !== undefined)
+      throw invalid('conditionExpression', 'not given with `ifNotExists` or `ifNewer` (one condition per load)', expression);
+    const isMap = (v: unknown) => v === undefined || (v !== null && typeof v === 'object' && !Array.isArray(v));
+    if (!isMap(raw.conditionNames)) throw invalid('conditionNames', 'an object of "#name": "attribute"', JSON.stringify(raw.conditionNames));
+    if (!isMap(raw.conditionValues)) throw invalid('conditionValues', 'an object of ":value": DynamoDB JSON', JSON.stringify(raw.conditionValues));
+    const names = { ...(raw.conditionNames ?? {}) };
+    const values = { ...(raw.conditionValues ?? {}) } as Record<string, AttributeValue>;
+    const problem = expressionProblem(expression, names, values);
+    if (problem !== undefined) throw new LoaderError('INVALID_OPTION', `--condition: ${problem}`);
+    return { kind: 'expression', expression, names, values };
+  }
   if (raw.ifNotExists === true) return { kind: 'ifNotExists' };
   if (raw.ifNewer !== undefined) return { kind: 'ifNewer', attribute: raw.ifNewer };
   return undefined;

@@ -56,11 +56,17 @@ export function writeAffectingOptions(opts: NormalizedLoadOptions): Record<strin
     ...(opts.skipExpired ? { skipExpired: { attribute: opts.skipExpired.attribute, at: opts.skipExpired.at ?? null } } : {}),
     // A condition changes the batches (nothing superseded) and what each call writes: a resume under another
     // condition, or none, would name other writes by the done batches' numbers. Only when given.
-    ...(opts.condition ? { condition: opts.condition.kind === 'ifNewer' ? { ifNewer: opts.condition.attribute } : { ifNotExists: true } } : {}),
+    ...(opts.condition ? { condition: pinnedCondition(opts.condition) } : {}),
     // The transform module's content: another transform could make other items of the same rows, so the done
     // batches' numbers would name other writes.
     ...(opts.transform !== undefined ? { transform: opts.transformLoaded?.pin ?? 'not loaded' } : {}),
   };
+}
+
+function pinnedCondition(condition: NonNullable<NormalizedLoadOptions['condition']>): Record<string, unknown> {
+  if (condition.kind === 'ifNewer') return { ifNewer: condition.attribute };
+  if (condition.kind === 'ifNotExists') return { ifNotExists: true };
+  return { expression: condition.expression, names: sortKeys(condition.names), values: sortKeys(condition.values) };
 }
 
 function sortKeys(record: Record<string, unknown>): Record<string, unknown> {

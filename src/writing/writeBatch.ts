@@ -15,7 +15,6 @@ import type { CapacityReports } from '../pacing/capacityReports.js';
 import type { SendPacer } from '../pacing/sendPacer.js';
 import { ownRecord, ownValue, setOwn } from '../shared/ownRecord.js';
 import type { WriteCondition } from './condition.js';
-import { writeConditional } from './conditionalWrite.js';
 
 export interface WriterContext {
   client: DynamoDBDocumentClient;
@@ -42,7 +41,7 @@ export interface WriterContext {
    * batch whose calls fail for the endpoint `maxAttempts` times in a row stops the same way.
    */
   watch?: EndpointWatch;
-  /** --if-not-exists / --if-newer: each write goes as one conditional PutItem/DeleteItem (conditionalWrite.ts). */
+  /** --if-not-exists, --if-newer, --condition: the sink sends each write as one conditional PutItem/DeleteItem (conditionalWrite.ts). */
   condition?: WriteCondition | undefined;
   /**
    * Whether an earlier run of this load's checkpoint may have written rows this run sends again (a resume):
@@ -94,7 +93,6 @@ const THROTTLE_NAMES = new Set(['ProvisionedThroughputExceededException', 'Throt
  * (no later write of the key can overtake it). One by one, the earlier row would have been stored.
  */
 export async function writeBatch(writes: PlannedWrite[], ctx: WriterContext): Promise<BatchOutcome> {
-  if (ctx.condition) return writeConditional(writes, ctx, ctx.condition);
   const outcome: BatchOutcome = { written: [], rejected: [], consumedWcu: 0, throttledItems: 0, retries: 0, revived: 0 };
   const revive: PlannedWrite[] = [];
   const wire = new WireJsons();

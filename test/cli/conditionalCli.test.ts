@@ -104,6 +104,28 @@ describe('conditional writes (CLI)', () => {
     expect(other.code).not.toBe(0);
     expect(other.stderr).toMatch(/condition/);
 
+    const expression = await cli([
+      'load',
+      input,
+      '--table',
+      table,
+      '--types',
+      'ver:N',
+      '--json',
+      '--condition',
+      '#ver < :cap',
+      '--condition-names',
+      '{"#ver": "ver"}',
+      '--condition-values',
+      '{":cap": {"N": "3"}}',
+    ]);
+    expect(expression.code, expression.stderr).toBe(0);
+    // a holds ver 2 (< 3: lines 2 and 4 are written), b holds 3 (not < 3: its row fails).
+    expect(JSON.parse(expression.stdout)).toMatchObject({ rowsRead: 3, written: 2, conditionFailed: 1, complete: true });
+    const badJson = await cli(['load', input, '--table', table, '--condition', '#v = :v', '--condition-names', '{#v: v}']);
+    expect(badJson.code).toBe(64);
+    expect(badJson.stderr).toMatch(/--condition-names is not JSON/);
+
     const both = await cli(['load', input, '--table', table, '--if-not-exists', '--if-newer', 'ver']);
     expect(both.code).toBe(64);
     expect(both.stderr).toMatch(/ifNewer|--if-newer/);

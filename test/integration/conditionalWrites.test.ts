@@ -171,3 +171,40 @@ describe('conditional writes', () => {
     expect((await stored(table)).get('a')).toBe('kept@1');
   });
 });
+
+describe('--condition with names and values', () => {
+  it('every row carries the expression: rows of locked items fail theirs, the others are written; a bad expression is refused before any write', async () => {
+    const table = await newTable(KEYS);
+    await seed(table, [{ pk: 'a', v: 'locked', ver: 1 }]);
+    await client().send(new PutItemCommand({ TableName: table, Item: { pk: { S: 'b' }, v: { S: 'open' }, ver: { N: '1' } } }));
+    const input = await inputFile(
+      'rows.csv',
+      csv([
+        { pk: 'a', v: 'new', ver: 2 },
+        { pk: 'b', v: 'new', ver: 2 },
+        { pk: 'c', v: 'new', ver: 2 },
+      ]),
+    );
+    const condition = {
+      conditionExpression: 'attribute_not_exists(#v) OR #v <> :locked',
+      conditionNames: { '#v': 'v' },
+      conditionValues: { ':locked': { S: 'locked' } },
+    };
+    const result = await run({ input, table, types: { ver: 'N' }, ...condition });
+    expect(result).toMatchObject({ rowsRead: 3, written: 2, conditionFailed: 1, rejected: 0, complete: true });
+    const now = await stored(table);
+    expect([now.get('a'), now.get('b'), now.get('c')]).toEqual(['locked@1', 'new@2', 'new@2']);
+
+    for (const [bad, message] of [
+      [{ ...condition, conditionValues: {} }, /uses :locked, which --condition-values does not give/],
+      [{ ...condition, conditionNames: { '#v': 'v', '#w': 'w' } }, /gives #w, which the expression does not use/],
+      [{ ...condition, conditionValues: { ':locked': { X: 'y' } } }, /one DynamoDB JSON value/],
+      [{ ...condition, ifNotExists: true }, /one condition per load/],
+    ] as const) {
+      const error = await localLoad(aws).runFailing({ input, table, ...(bad as object) });
+      expect(error.code).toBe('INVALID_OPTION');
+      expect(error.message).toMatch(message);
+    }
+    expect((await stored(table)).get('a')).toBe('locked@1');
+  });
+});

@@ -1,7 +1,7 @@
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import type { KeySchema, PlannedWrite } from '../../../src/shared/types.js';
-import { canonicalNumber, conditionOf, ifNewerProblem, sameItem } from '../../../src/writing/condition.js';
+import { canonicalNumber, conditionOf, expressionProblem, ifNewerProblem, sameItem } from '../../../src/writing/condition.js';
 
 const SCHEMA: KeySchema = { partitionKey: { name: 'order id', type: 'S' }, sortKey: { name: 'sk', type: 'N' } };
 const write = (item: Record<string, unknown>): PlannedWrite =>
@@ -73,5 +73,19 @@ describe('sameItem (a resumed load telling its own landed write from another)', 
     expect(canonicalNumber('100')).toBe(canonicalNumber('1E2'));
     expect(canonicalNumber('-7')).not.toBe(canonicalNumber('7'));
     expect(canonicalNumber('12345678901234567890123456789012345678')).toBe('12345678901234567890123456789012345678e0');
+  });
+});
+
+describe('expressionProblem (--condition, checked before the first write)', () => {
+  it('accepts an expression whose placeholders are all given and used; names each mismatch', () => {
+    expect(expressionProblem('attribute_not_exists(#s) OR #s <> :x', { '#s': 'status' }, { ':x': { S: 'locked' } })).toBeUndefined();
+    expect(expressionProblem('attribute_exists(pk)', {}, {})).toBeUndefined();
+    expect(expressionProblem('  ', {}, {})).toMatch(/empty/);
+    expect(expressionProblem('#s = :x', {}, { ':x': { S: 'a' } })).toMatch(/uses #s/);
+    expect(expressionProblem('#s = :x', { '#s': 's' }, { ':x': { S: 'a' }, ':y': { S: 'b' } })).toMatch(/gives :y/);
+    expect(expressionProblem('#s = :x', { s: 's' }, { ':x': { S: 'a' } })).toMatch(/must be # and/);
+    expect(expressionProblem('#s = :x', { '#s': '' }, { ':x': { S: 'a' } })).toMatch(/non-empty/);
+    expect(expressionProblem('#s = :x', { '#s': 's' }, { ':x': 'a' })).toMatch(/one DynamoDB JSON value/);
+    expect(expressionProblem('#s = :x', { '#s': 's' }, { ':x': { S: 'a', N: '1' } })).toMatch(/one DynamoDB JSON value/);
   });
 });

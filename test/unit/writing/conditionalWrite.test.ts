@@ -1,5 +1,5 @@
 /**
- * writeBatch with a condition, against a fake `send` that answers each PutItem/DeleteItem by its key: the calls
+ * writeConditional (a conditional load's sink), against a fake `send` that answers each PutItem/DeleteItem by its key: the calls
  * sent (one a row, with its condition), a false condition counted apart and never resent, throttles resent after
  * a backoff, a validation error rejected, and a resumed load's own landed write told from another's.
  */
@@ -10,14 +10,15 @@ import { DEFAULT_BACKOFF } from '../../../src/aws/backoff.js';
 import { keyIdsOf } from '../../../src/typing/key.js';
 import type { KeySchema, PlannedWrite } from '../../../src/shared/types.js';
 import type { SendReport } from '../../../src/pacing/sendPacer.js';
-import { writeBatch, type WriterContext } from '../../../src/writing/writeBatch.js';
+import type { WriterContext } from '../../../src/writing/writeBatch.js';
+import { writeConditional } from '../../../src/writing/conditionalWrite.js';
 
 const TABLE = 'Orders';
 const SCHEMA: KeySchema = { partitionKey: { name: 'pk', type: 'S' } };
 
 function put(pk: string, n: number, op?: 'delete'): PlannedWrite {
   const item = op ? { pk } : { pk, n: String(n) };
-  return { origin: { file: 'in.csv', line: n }, item, ...keyIdsOf(item, SCHEMA), size: 10, wcu: 1, ...(op ? { op } : {}) };
+  return { origin: { file: 'in.csv', line: n, raw: pk }, item, ...keyIdsOf(item, SCHEMA), size: 10, wcu: 1, ...(op ? { op } : {}) };
 }
 
 function awsError(name: string, httpStatusCode: number, extra: Record<string, unknown> = {}): Error {
@@ -57,7 +58,7 @@ function scripted(scripts: Record<string, Answer[]>, options: Partial<WriterCont
   return { ctx, calls, reports };
 }
 
-describe('writeBatch with a condition', () => {
+describe('writeConditional', () => {
   it('one PutItem (DeleteItem) a row with its condition; a false condition is conditionFailed, not resent, its units counted', async () => {
     const [a, b, c] = [put('a', 1), put('b', 2), put('c', 3, 'delete')];
     const { ctx, calls, reports } = scripted({
@@ -65,7 +66,7 @@ describe('writeBatch with a condition', () => {
       b: [awsError('ConditionalCheckFailedException', 400)],
       c: [{ ConsumedCapacity: { CapacityUnits: 1 } }],
     });
-    const outcome = await writeBatch([a, b, c], ctx);
+    const outcome = await writeConditional([a, b, c], ctx, ctx.condition!);
     expect(outcome.written).toEqual([a, c]);
     expect(outcome.conditionFailed).toEqual([b]);
     expect(outcome.rejected).toEqual([]);
@@ -90,7 +91,7 @@ describe('writeBatch with a condition', () => {
       b: [awsError('ValidationException', 400)],
       c: [awsError('ThrottlingException', 400), awsError('ThrottlingException', 400), awsError('ThrottlingException', 400)],
     });
-    const outcome = await writeBatch([a, b, c], ctx);
+    const outcome = await writeConditional([a, b, c], ctx, ctx.condition!);
     expect(outcome.written).toEqual([a]);
     expect(outcome.conditionFailed).toEqual([]);
     expect(outcome.rejected.map((r) => [r.origin.line, r.code])).toEqual([
@@ -110,7 +111,7 @@ describe('writeBatch with a condition', () => {
       },
       { ownEarlierWrites: () => true },
     );
-    const outcome = await writeBatch([a, b], ctx);
+    const outcome = await writeConditional([a, b], ctx, ctx.condition!);
     expect(calls[0]!.input.ReturnValuesOnConditionCheckFailure).toBe('ALL_OLD');
     expect(outcome.written).toEqual([a]);
     expect(outcome.conditionFailed).toEqual([b]);
@@ -123,7 +124,7 @@ describe('writeBatch with a condition', () => {
       // A throttle is a refusal: nothing landed, the resend asks for nothing more.
       b: [awsError('ThrottlingException', 400), awsError('ConditionalCheckFailedException', 400)],
     });
-    const outcome = await writeBatch([a, b], ctx);
+    const outcome = await writeConditional([a, b], ctx, ctx.condition!);
     expect(calls.filter((c) => c.input.Item!['pk']!.S === 'a').map((c) => c.input.ReturnValuesOnConditionCheckFailure)).toEqual([undefined, 'ALL_OLD']);
     expect(calls.filter((c) => c.input.Item!['pk']!.S === 'b').map((c) => c.input.ReturnValuesOnConditionCheckFailure)).toEqual([undefined, undefined]);
     expect(outcome.written).toEqual([a]);
@@ -133,7 +134,7 @@ describe('writeBatch with a condition', () => {
   it('--if-newer: the condition carries the row value', async () => {
     const a = put('a', 1);
     const { ctx, calls } = scripted({ a: [{}] }, { condition: { kind: 'ifNewer', attribute: 'n' } });
-    await writeBatch([a], ctx);
+    await writeConditional([a], ctx, ctx.condition!);
     expect(calls[0]!.input).toMatchObject({
       ConditionExpression: 'attribute_not_exists(#a) OR #a < :v',
       ExpressionAttributeNames: { '#a': 'n' },
