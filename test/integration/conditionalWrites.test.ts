@@ -172,6 +172,28 @@ describe('conditional writes', () => {
   });
 });
 
+describe('conditional writes with --segment', () => {
+  it('two workers, each its keys: together they leave the table one by one leaves it, and their counts add up', async () => {
+    const rows: Row[] = [];
+    for (let round = 0; round < 3; round++) for (let k = 0; k < 80; k++) rows.push({ pk: `k${k}`, v: `r${round}`, ver: ((k * 5 + round * 7) % 4) + 1 });
+    const start = new Map(Array.from({ length: 20 }, (_, k): [string, Row] => [`k${k * 4}`, { pk: `k${k * 4}`, v: 'old', ver: 2 }]));
+    const table = await newTable(KEYS);
+    await seed(table, [...start.values()]);
+    const input = await inputFile('rows.csv', csv(rows));
+    const workers = [];
+    for (const segment of ['0/2', '1/2']) workers.push(await run({ input, table, types: { ver: 'N' }, ifNewer: 'ver', segment }));
+    const want = oneByOne(start, rows, 'ifNewer');
+    expect(await stored(table)).toEqual(asText(want.table));
+    const sum = (field: 'written' | 'conditionFailed' | 'otherSegments' | 'superseded') => workers.reduce((n, w) => n + (w[field] ?? 0), 0);
+    expect(sum('written')).toBe(want.written);
+    expect(sum('conditionFailed')).toBe(want.failed);
+    expect(sum('superseded')).toBe(0);
+    // Each row is one worker's: the other counts it as another segment's.
+    expect(sum('otherSegments')).toBe(rows.length);
+    for (const w of workers) expect(w.complete).toBe(true);
+  });
+});
+
 describe('--condition with names and values', () => {
   it('every row carries the expression: rows of locked items fail theirs, the others are written; a bad expression is refused before any write', async () => {
     const table = await newTable(KEYS);
