@@ -5,6 +5,7 @@
  */
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
+import type { LoadResult } from '../../src/reporting/result.js';
 import { formatSummary } from '../../src/reporting/summary.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { useLocalAws } from '../support/localAws.js';
@@ -180,7 +181,7 @@ describe('conditional writes with --segment', () => {
     const table = await newTable(KEYS);
     await seed(table, [...start.values()]);
     const input = await inputFile('rows.csv', csv(rows));
-    const workers = [];
+    const workers: LoadResult[] = [];
     for (const segment of ['0/2', '1/2']) workers.push(await run({ input, table, types: { ver: 'N' }, ifNewer: 'ver', segment }));
     const want = oneByOne(start, rows, 'ifNewer');
     expect(await stored(table)).toEqual(asText(want.table));
