@@ -11,7 +11,7 @@ import { COLUMN_TYPES, EMPTY_POLICIES, TIMESTAMP_MODES, type ColumnType, type Em
 import type { KeySchema } from '../shared/types.js';
 import type { LoadedTransform, TransformSource } from './transformModule.js';
 import { DEFAULT_OUTAGE_TIMEOUT_MS } from '../writing/outage.js';
-import { expressionProblem, type WriteCondition } from '../writing/condition.js';
+import { expressionProblem, type WriteCondition } from '../writing/conditionOption.js';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { formatFromName, INPUT_FORMATS, type InputFormat } from '../reading/inputFormat.js';
 import { DEFAULT_PRICES, type Prices } from '../pacing/unitPrices.js';

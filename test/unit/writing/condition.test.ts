@@ -1,7 +1,8 @@
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import type { KeySchema, PlannedWrite } from '../../../src/shared/types.js';
-import { canonicalNumber, conditionOf, expressionProblem, ifNewerProblem, sameItem } from '../../../src/writing/condition.js';
+import { canonicalNumber, conditionOf, ifNewerProblem, sameItem } from '../../../src/writing/condition.js';
+import { expressionProblem } from '../../../src/writing/conditionOption.js';
 
 const SCHEMA: KeySchema = { partitionKey: { name: 'order id', type: 'S' }, sortKey: { name: 'sk', type: 'N' } };
 const write = (item: Record<string, unknown>): PlannedWrite =>
