@@ -20,6 +20,8 @@ export interface ChildArgs {
   keyWcu?: number;
   /** ddb-spread only: its --transform module. */
   transform?: string;
+  /** ddb-spread only: --if-not-exists. */
+  ifNotExists?: boolean;
 }
 
 export function childArgs(argv: string[] = process.argv.slice(2)): ChildArgs {
@@ -35,6 +37,7 @@ export function childArgs(argv: string[] = process.argv.slice(2)): ChildArgs {
       order: { type: 'string' },
       'key-wcu': { type: 'string' },
       transform: { type: 'string' },
+      'if-not-exists': { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -50,6 +53,7 @@ export function childArgs(argv: string[] = process.argv.slice(2)): ChildArgs {
     ...(values.order === undefined ? {} : { order: values.order }),
     ...(values['key-wcu'] === undefined ? {} : { keyWcu: Number(values['key-wcu']) }),
     ...(values.transform === undefined ? {} : { transform: values.transform }),
+    ...(values['if-not-exists'] ? { ifNotExists: true } : {}),
   };
 }
 

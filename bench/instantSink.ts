@@ -7,6 +7,7 @@
  * - BatchWriteItem: counts the PutRequests in the body (a byte search, no JSON parse, so the sink spends
  *   little of the machine's CPU) and answers `{"UnprocessedItems":{}}`; with ReturnConsumedCapacity TOTAL
  *   or INDEXES, one write unit per item (the bench's rows are all under 1 KB).
+ * - PutItem and DeleteItem (a conditional load's calls): stored, one write unit each.
  * - DescribeTable: an ACTIVE on-demand table with the bench's key schema (pk S HASH, sk S RANGE), no
  *   indexes and, as DynamoDB Local, no WarmThroughput: nothing for ddb-spread's pacing to aim below.
  * - Anything else: 400 UnknownOperationException.
@@ -68,6 +69,12 @@ function answer(req: IncomingMessage, res: ServerResponse, body: Buffer, stats: 
     for (let at = body.indexOf(PUT); at !== -1; at = body.indexOf(PUT, at + PUT.length)) items++;
     stats.items += items;
     send(res, 200, batchAnswer(body, items));
+    return;
+  }
+  if (operation === 'PutItem' || operation === 'DeleteItem') {
+    // A conditional write (--if-not-exists, --if-newer): its condition holds, as on an empty table.
+    stats.items++;
+    send(res, 200, '{"ConsumedCapacity":{"TableName":"sink","CapacityUnits":1,"Table":{"CapacityUnits":1}}}');
     return;
   }
   if (operation === 'DescribeTable') {

@@ -27,6 +27,7 @@ const result = await load({
   ...(args.order === undefined ? {} : { order: args.order as LoadOptions['order'] }),
   ...(args.keyWcu === undefined ? {} : { keyWcu: args.keyWcu }),
   ...(args.transform === undefined ? {} : { transform: args.transform }),
+  ...(args.ifNotExists ? { ifNotExists: true } : {}),
 });
 done(result.written, {
   rowsRead: result.rowsRead,
@@ -35,4 +36,5 @@ done(result.written, {
   retries: result.retries,
   throttledItems: result.throttledItems,
   batches: result.batches,
+  ...(result.conditionFailed === undefined ? {} : { conditionFailed: result.conditionFailed }),
 });

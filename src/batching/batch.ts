@@ -36,9 +36,12 @@ export interface Batcher {
  * duplicates"). When a key repeats inside the batch being filled, the later row replaces the earlier
  * one: that is the state writing them one by one in input order would leave, with one write fewer. The
  * earlier write stays attached as the later one's `predecessor`, to be written if DynamoDB refuses the later.
+ * With `supersede: false` (a conditional load, whose writes' outcomes depend on the writes of their key
+ * before them) a repeated key closes the batch instead, and every row is sent.
  */
-export function createBatcher(limits: { maxRequests?: number; maxBytes?: number } = {}): Batcher {
+export function createBatcher(limits: { maxRequests?: number; maxBytes?: number; supersede?: boolean } = {}): Batcher {
   const maxRequests = limits.maxRequests ?? MAX_BATCH_REQUESTS;
+  const supersede = limits.supersede ?? true;
   const maxBytes = limits.maxBytes ?? MAX_BATCH_BYTES;
   let writes: PlannedWrite[] = [];
   let index = new Map<string, number>();
@@ -59,7 +62,12 @@ export function createBatcher(limits: { maxRequests?: number; maxBytes?: number 
     push(write) {
       const result: BatchPush = {};
       const at = index.get(write.keyId);
-      if (at !== undefined) {
+      if (at !== undefined && !supersede) {
+        // Without supersede (conditional writes, each row tried in input order): the key's earlier write goes in
+        // this batch, the later one starts the next; the dispatcher sends the next only once this one has settled.
+        const full = take();
+        if (full) result.full = full;
+      } else if (at !== undefined) {
         const superseded = writes[at]!;
         result.superseded = superseded;
         attachPredecessor(write, superseded);

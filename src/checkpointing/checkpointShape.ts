@@ -56,6 +56,7 @@ export function parseCheckpoint(text: string, path: string): CheckpointFile {
   for (const name of ['plannedWcu', 'consumedWcu']) field(name, (v) => isNumber(v) && v >= 0, 'a number from 0');
   field('revived', (v) => v === undefined || isCount(v), 'a whole number');
   field('deleted', (v) => v === undefined || isCount(v), 'a whole number');
+  field('conditionFailed', (v) => v === undefined || isCount(v), 'a whole number');
   field('restartEveryRows', isCount, 'a whole number');
   field('manifestBatches', (v) => v === undefined || isCount(v), 'a whole number');
   field('notGrouped', (v) => v === undefined || v === true, 'true when present');
@@ -70,6 +71,7 @@ export function parseCheckpoint(text: string, path: string): CheckpointFile {
       field(name, isCount, 'a whole number', outcome, 'outcome.');
     field('rejectedByReason', (v) => isRecord(v) && Object.values(v).every(isCount), 'an object of counts', outcome, 'outcome.');
     field('skippedExpired', (v) => v === undefined || isCount(v), 'a whole number', outcome, 'outcome.');
+    field('conditionFailed', (v) => v === undefined || isCount(v), 'a whole number', outcome, 'outcome.');
     for (const name of TRANSFORM_COUNTS) field(name, (v) => v === undefined || isCount(v), 'a whole number', outcome, 'outcome.');
   }
   return value as unknown as CheckpointFile;

@@ -136,6 +136,8 @@ export interface CheckpointFile {
   revived?: number;
   /** Of `written`, the deletes; absent when none. */
   deleted?: number;
+  /** Rows of done batches whose condition (--if-not-exists, --if-newer) was false; absent when none. */
+  conditionFailed?: number;
   /** A finished load's counters, reported again when the same command runs after it (a restarted job). */
   outcome?: LoadOutcome;
   /** Rows between restart points within a part (0: restart points off for this load). */
@@ -170,6 +172,8 @@ export interface LoadOutcome {
   otherSegments: number;
   /** Rows --skip-expired left out; absent: none. */
   skippedExpired?: number;
+  /** Rows whose write condition was false; absent: none. */
+  conditionFailed?: number;
   batches: number;
   /** --transform's counters (LoadCounters); absent without a transform. */
   skippedByTransform?: number;
@@ -178,7 +182,7 @@ export interface LoadOutcome {
 }
 
 /** The counters a checkpoint sums over its done batches. */
-export type Counters = Pick<CheckpointFile, 'written' | 'plannedWcu' | 'consumedWcu' | 'writeRejects' | 'revived' | 'deleted'>;
+export type Counters = Pick<CheckpointFile, 'written' | 'plannedWcu' | 'consumedWcu' | 'writeRejects' | 'revived' | 'deleted' | 'conditionFailed'>;
 
 /**
  * Why a checkpoint cannot be resumed with this input and these options, in one sentence that says what
@@ -254,6 +258,8 @@ export interface BatchDone {
   revived?: number;
   /** Of `written`, the deletes. */
   deleted?: number;
+  /** Rows whose write condition was false (BatchOutcome.conditionFailed). */
+  conditionFailed?: number;
 }
 
 /**
@@ -275,6 +281,7 @@ export class BatchProgress {
       // Only when there are any: a checkpoint without them looks as before.
       ...(from?.revived ? { revived: from.revived } : {}),
       ...(from?.deleted ? { deleted: from.deleted } : {}),
+      ...(from?.conditionFailed ? { conditionFailed: from.conditionFailed } : {}),
     };
   }
 
@@ -301,6 +308,7 @@ export class BatchProgress {
     this.totals.writeRejects += batch.writeRejects;
     if (batch.revived) this.totals.revived = (this.totals.revived ?? 0) + batch.revived;
     if (batch.deleted) this.totals.deleted = (this.totals.deleted ?? 0) + batch.deleted;
+    if (batch.conditionFailed) this.totals.conditionFailed = (this.totals.conditionFailed ?? 0) + batch.conditionFailed;
     return true;
   }
 }

@@ -99,6 +99,12 @@ export interface LoadFlags {
   priceRcuHour?: number;
   skipExpired?: string;
   maxCost?: number;
+  ifNotExists?: boolean;
+  ifNewer?: string;
+  /** --condition and its names and values: JSON text from the command line, objects from a config file. */
+  condition?: string;
+  conditionNames?: string | Record<string, string>;
+  conditionValues?: string | Record<string, unknown>;
 }
 
 /** Flags that describe the table offline (the option table's estimate group): for estimate and load --dry-run only. */
@@ -248,6 +254,11 @@ export async function toLoadOptions(input: string | string[], flags: LoadFlags, 
   if (flags.delete) options.delete = true;
   if (flags.operationColumn !== undefined) options.operationColumn = flags.operationColumn;
   if (flags.skipExpired !== undefined) options.skipExpired = flags.skipExpired;
+  if (flags.ifNotExists) options.ifNotExists = true;
+  if (flags.ifNewer !== undefined) options.ifNewer = flags.ifNewer;
+  if (flags.condition !== undefined) options.conditionExpression = flags.condition;
+  if (flags.conditionNames !== undefined) options.conditionNames = jsonFlag('--condition-names', flags.conditionNames) as Record<string, string>;
+  if (flags.conditionValues !== undefined) options.conditionValues = jsonFlag('--condition-values', flags.conditionValues) as Record<string, unknown>;
   if (flags.maxCost !== undefined) options.maxCostUsd = flags.maxCost;
   if (flags.priceWriteRequest !== undefined || flags.priceWcuHour !== undefined || flags.priceReadRequest !== undefined || flags.priceRcuHour !== undefined) {
     options.prices = {
@@ -259,4 +270,14 @@ export async function toLoadOptions(input: string | string[], flags: LoadFlags, 
   }
   if (flags.transform !== undefined) options.transform = flags.transform;
   return options;
+}
+
+/** A flag whose value is a JSON object: text from the command line, or the object itself from a config file. */
+function jsonFlag(flag: string, value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  try {
+    return JSON.parse(value) as unknown;
+  } catch (error) {
+    throw new LoaderError('INVALID_OPTION', `${flag} is not JSON (${(error as Error).message}); give an object, e.g. ${flag} '{"#s": "status"}'`);
+  }
 }

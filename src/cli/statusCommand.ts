@@ -95,6 +95,9 @@ export function statusText(report: StatusReport): string {
     `  superseded    ${formatCount(report.superseded)}`,
     `  rejected      ${formatCount(report.rejected)}${reasons ? `  (${reasons})` : ''}`,
     ...(report.skippedExpired > 0 ? [`  expired       ${formatCount(report.skippedExpired)}  (--skip-expired: TTL past at the load time)`] : []),
+    ...(report.conditionFailed > 0
+      ? [`  condition failed ${formatCount(report.conditionFailed)}  (the table kept its item: --if-not-exists, --if-newer)`]
+      : []),
     `  not written   ${formatCount(report.notWritten)}`,
     ...(report.skippedByTransform !== undefined
       ? [

@@ -251,6 +251,13 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
     const usd = estimated.writeUnits.total * usdPerUnit(estimated.table.billingMode, opts.maxCost.prices);
     estimated.costGuard = { maxUsd: opts.maxCost.usd, usd, over: usd > opts.maxCost.usd };
   }
+  // A conditional load sends every valid row as its own call (its batcher supersedes none).
+  if (opts.condition)
+    estimated.conditional = {
+      condition:
+        opts.condition.kind === 'ifNewer' ? `--if-newer ${opts.condition.attribute}` : opts.condition.kind === 'expression' ? '--condition' : '--if-not-exists',
+      calls: estimated.input.validRows - estimated.input.superseded,
+    };
   return estimated;
 }
 

@@ -457,6 +457,15 @@ function costSection(ctx: Ctx, r: EstimateResult): string[] {
           : `${formatPrice(guard.maxUsd)}: the load's ${formatPrice(guard.usd)} of write units is within it`,
       ),
     );
+  const conditional = r.conditional;
+  if (conditional)
+    lines.push(
+      ...row(
+        ctx,
+        'conditional',
+        `${ctx.text(conditional.condition)}: conditional writes: ${formatCount(conditional.calls)} PutItem/DeleteItem calls, one row each, up to 25 at a time in each of the --concurrency slots a batch would hold (the time above assumes so); each is charged as the write above whether its condition holds or fails (a put over a larger stored item: the larger), so the units and cost are for every row; the estimate cannot know how many conditions will fail, which the load counts as conditionFailed`,
+      ),
+    );
   return lines;
 }
 
@@ -766,6 +775,7 @@ export function estimateJson(result: EstimateResult, options: { excerpts?: boole
     // Unrounded: a guard of a few cents on a small load is still read exactly.
     costGuard: r.costGuard ? { maxUsd: r.costGuard.maxUsd, usd: r.costGuard.usd, over: r.costGuard.over } : null,
     verify: verifyJson(r.verify),
+    ...(r.conditional ? { conditional: { condition: r.conditional.condition, calls: r.conditional.calls } } : {}),
   };
   return `${JSON.stringify(json)}\n`;
 }

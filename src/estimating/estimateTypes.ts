@@ -45,6 +45,11 @@ export interface EstimateResult {
   costGuard?: { maxUsd: number; usd: number; over: boolean };
   /** What `ddb-spread verify` of this load would read and cost, two ways (estimating/verifyCost.ts). */
   verify: VerifyEstimate;
+  /**
+   * --if-not-exists / --if-newer: the load's calls, one PutItem/DeleteItem per row (none superseded), each
+   * charged as a write whether its condition holds or not; how many will fail is not known before the load.
+   */
+  conditional?: { condition: string; calls: number };
 }
 
 /**

@@ -178,6 +178,7 @@ export class Dispatcher {
           writeRejects: outcome.rejected.length,
           revived: outcome.revived,
           deleted: outcome.written.reduce((n, w) => (w.op === 'delete' ? n + 1 : n), 0),
+          ...(outcome.conditionFailed?.length ? { conditionFailed: outcome.conditionFailed.length } : {}),
         },
         logEntriesOf(index, outcome.rejected, this.#o.namedParts),
       );

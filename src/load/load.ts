@@ -126,6 +126,8 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<D
   const rejects = new RejectSink(opts.rejectsPath);
   const tally = new LoadTally();
   if (opts.transformLoaded) tally.countTransform();
+  // A conditional load reports its condition failures, 0 too; one without does not.
+  if (opts.condition) tally.counters.conditionFailed ??= 0;
   const stop = new LoadStop(deps.signal);
   // The load's course for the report; a dry run's has no time to speak of.
   const timeline = deps.dryRun ? undefined : new TimelineRecorder({ bucketMs: deps.testSeams?.timelineBucketMs });
@@ -260,9 +262,11 @@ function batchesOfLoad(prepared: PreparedLoad, opts: NormalizedLoadOptions, repo
       onPlanned,
       onSkipped,
       expiry: expiryOf(opts),
+      ifNewer: opts.condition?.kind === 'ifNewer' ? opts.condition.attribute : undefined,
       orderer: prepared.orderer,
       order: prepared.order,
-      batcher: createBatcher(),
+      // A conditional write's outcome depends on the writes of its key before it: each row is tried, none superseded.
+      batcher: createBatcher({ supersede: opts.condition === undefined }),
       // Rows already read are written even when stopping on a signal: at most one partial batch. Not with
       // a checkpoint: a partial batch is not a batch of the load's fixed sequence, and resuming counts on it.
       sendLast: () => !report.stop.failed && !(prepared.checkpoint && report.stop.stopping),

@@ -224,6 +224,7 @@ export function writingMode(ctx: ModeContext): LoadMode {
           pacer: pacing.pacer,
           ...(pacing.capacity ? { capacity: pacing.capacity } : {}),
           watch,
+          ...(opts.condition ? { condition: opts.condition, ownEarlierWrites: () => ctx.facts.checkpoint?.store.resumed === true } : {}),
         },
         inFlight,
         now,

@@ -39,6 +39,8 @@ export interface LoadStatus {
   rejected: number;
   /** Rows --skip-expired left out (their TTL was past). */
   skippedExpired: number;
+  /** Rows whose write condition was false: the table kept its item (--if-not-exists, --if-newer). */
+  conditionFailed: number;
   notWritten: number;
   rejectedByReason: Record<string, number>;
   /** Write units per second of the workers running now, each its own run's average. */
@@ -60,7 +62,8 @@ export function loadStatus(count: number, docs: ReadonlyArray<WorkerDoc | undefi
     if (doc) state = doc.state === 'running' && quietMs! > SILENT_AFTER_MS ? 'silent' : doc.state;
     workers.push({ segment: `${i}/${count}`, state, doc, quietMs });
   }
-  const sum = (field: 'written' | 'superseded' | 'rejected' | 'skippedExpired' | 'notWritten') => workers.reduce((n, w) => n + (w.doc?.[field] ?? 0), 0);
+  const sum = (field: 'written' | 'superseded' | 'rejected' | 'skippedExpired' | 'conditionFailed' | 'notWritten') =>
+    workers.reduce((n, w) => n + (w.doc?.[field] ?? 0), 0);
   const rejectedByReason: Record<string, number> = {};
   for (const w of workers)
     for (const [reason, n] of Object.entries(w.doc?.rejectedByReason ?? {})) rejectedByReason[reason] = (rejectedByReason[reason] ?? 0) + n;
@@ -82,6 +85,7 @@ export function loadStatus(count: number, docs: ReadonlyArray<WorkerDoc | undefi
     superseded: sum('superseded'),
     rejected: sum('rejected'),
     skippedExpired: sum('skippedExpired'),
+    conditionFailed: sum('conditionFailed'),
     notWritten: sum('notWritten'),
     rejectedByReason,
     wcu: workers.reduce((n, w) => n + (w.state === 'running' ? w.doc!.wcu : 0), 0),

@@ -12,6 +12,7 @@ export interface ResumedCounts {
   consumedWcu: number;
   revived?: number | undefined;
   deleted?: number | undefined;
+  conditionFailed?: number | undefined;
 }
 
 /**
@@ -93,6 +94,7 @@ export class LoadTally {
     const c = this.counters;
     c.written += outcome.written.length;
     for (const w of outcome.written) if (w.op === 'delete') c.deleted = (c.deleted ?? 0) + 1;
+    if (outcome.conditionFailed?.length) c.conditionFailed = (c.conditionFailed ?? 0) + outcome.conditionFailed.length;
     // Superseded rows written (or rejected) in place of a refused successor are superseded no more.
     c.superseded -= outcome.revived;
     c.revived = (c.revived ?? 0) + outcome.revived;
@@ -127,6 +129,7 @@ export class LoadTally {
     this.plannedWcuBeforeResume = saved.plannedWcu;
     c.consumedWcu = saved.consumedWcu;
     c.deleted = saved.deleted ?? 0;
+    if (saved.conditionFailed) c.conditionFailed = saved.conditionFailed;
     this.#revivedBeforeResume = saved.revived ?? 0;
     c.revived = this.#revivedBeforeResume;
   }
@@ -178,7 +181,7 @@ export class LoadTally {
 
   /** What a finished checkpoint keeps of the load. */
   outcome(): LoadOutcome {
-    const { rowsRead, written, superseded, rejected, rejectedByReason, otherSegments, skippedExpired = 0, batches } = this.counters;
+    const { rowsRead, written, superseded, rejected, rejectedByReason, otherSegments, skippedExpired = 0, conditionFailed = 0, batches } = this.counters;
     // Only when some: a finished checkpoint of a load without --skip-expired looks as before.
     return {
       rowsRead,
@@ -188,6 +191,7 @@ export class LoadTally {
       rejectedByReason,
       otherSegments,
       ...(skippedExpired > 0 ? { skippedExpired } : {}),
+      ...(conditionFailed > 0 ? { conditionFailed } : {}),
       batches,
       ...this.transformCounts(),
     };

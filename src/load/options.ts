@@ -11,6 +11,8 @@ import { COLUMN_TYPES, EMPTY_POLICIES, TIMESTAMP_MODES, type ColumnType, type Em
 import type { KeySchema } from '../shared/types.js';
 import type { LoadedTransform, TransformSource } from './transformModule.js';
 import { DEFAULT_OUTAGE_TIMEOUT_MS } from '../writing/outage.js';
+import { expressionProblem, type WriteCondition } from '../writing/conditionOption.js';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { formatFromName, INPUT_FORMATS, type InputFormat } from '../reading/inputFormat.js';
 import { DEFAULT_PRICES, type Prices, type ReadPrices } from '../pacing/unitPrices.js';
 
@@ -177,6 +179,24 @@ export interface LoadOptions {
    */
   skipExpiredAt?: number;
   /**
+   * Write a row only where its key is absent: one PutItem (DeleteItem) per row with attribute_not_exists on the
+   * partition key; a row whose key exists is counted as `conditionFailed`. @default false
+   */
+  ifNotExists?: boolean;
+  /**
+   * Write a row only where the stored item has no such attribute or a smaller value than the row's (Numbers
+   * numerically, Strings by their bytes, as ISO-8601 times in one format order); a row without it is rejected.
+   */
+  ifNewer?: string;
+  /**
+   * A condition expression every row's PutItem/DeleteItem carries (`--condition`), e.g.
+   * `attribute_not_exists(#s) OR #s <> :locked`, with `conditionNames` (`{"#s": "status"}`) and
+   * `conditionValues` in DynamoDB JSON (`{":locked": {"S": "locked"}}`); a false one is counted as `conditionFailed`.
+   */
+  conditionExpression?: string;
+  conditionNames?: Record<string, string>;
+  conditionValues?: Record<string, unknown>;
+  /**
    * The cost guard, in USD: the load refuses to start when the first rows price the whole input above it, and
    * stops before the write units it counts would pass it (docs/REFERENCE.md, "Cost guard").
    */
@@ -258,6 +278,8 @@ export interface NormalizedLoadOptions {
   deletes: { all: boolean; column: string | undefined } | undefined;
   /** --skip-expired: the TTL attribute, and the load time (set by the load when not given: prepareLoad, openCheckpoint). */
   skipExpired: { attribute: string; at: number | undefined } | undefined;
+  /** --if-not-exists or --if-newer: every row one conditional PutItem/DeleteItem, none superseded (src/writing/condition.ts). */
+  condition: WriteCondition | undefined;
   /** --max-cost and the unit prices it counts with. */
   maxCost:
     | { usd: number; prices: Pick<Prices, 'onDemandPerMillionWrites' | 'provisionedPerWcuHour'>; estimate: { writeUnits: number; source: string } | undefined }
@@ -381,9 +403,37 @@ export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean }
     allowBrokenExportChain: raw.allowBrokenExportChain === true,
     deletes: normalizeDeletes(raw),
     skipExpired: normalizeSkipExpired(raw),
+    condition: normalizeCondition(raw),
     maxCost: normalizeMaxCost(raw),
     transform: normalizeTransform(raw, order),
   };
+}
+
+function normalizeCondition(raw: LoadOptions): WriteCondition | undefined {
+  if (raw.ifNotExists !== undefined && typeof raw.ifNotExists !== 'boolean') throw invalid('ifNotExists', 'true or false', raw.ifNotExists);
+  if (raw.ifNewer !== undefined && (typeof raw.ifNewer !== 'string' || raw.ifNewer === ''))
+    throw invalid('ifNewer', 'the name of the version attribute', raw.ifNewer);
+  if (raw.ifNotExists === true && raw.ifNewer !== undefined) throw invalid('ifNewer', 'not given with `ifNotExists` (one condition per load)', raw.ifNewer);
+  const expression = raw.conditionExpression;
+  if (expression === undefined) {
+    if (raw.conditionNames !== undefined) throw invalid('conditionNames', 'given only with `conditionExpression`', JSON.stringify(raw.conditionNames));
+    if (raw.conditionValues !== undefined) throw invalid('conditionValues', 'given only with `conditionExpression`', JSON.stringify(raw.conditionValues));
+  } else {
+    if (typeof expression !== 'string') throw invalid('conditionExpression', 'a DynamoDB condition expression', expression);
+    if (raw.ifNotExists === true || raw.ifNewer !== undefined)
+      throw invalid('conditionExpression', 'not given with `ifNotExists` or `ifNewer` (one condition per load)', expression);
+    const isMap = (v: unknown) => v === undefined || (v !== null && typeof v === 'object' && !Array.isArray(v));
+    if (!isMap(raw.conditionNames)) throw invalid('conditionNames', 'an object of "#name": "attribute"', JSON.stringify(raw.conditionNames));
+    if (!isMap(raw.conditionValues)) throw invalid('conditionValues', 'an object of ":value": DynamoDB JSON', JSON.stringify(raw.conditionValues));
+    const names = { ...(raw.conditionNames ?? {}) };
+    const values = { ...(raw.conditionValues ?? {}) } as Record<string, AttributeValue>;
+    const problem = expressionProblem(expression, names, values);
+    if (problem !== undefined) throw new LoaderError('INVALID_OPTION', `--condition: ${problem}`);
+    return { kind: 'expression', expression, names, values };
+  }
+  if (raw.ifNotExists === true) return { kind: 'ifNotExists' };
+  if (raw.ifNewer !== undefined) return { kind: 'ifNewer', attribute: raw.ifNewer };
+  return undefined;
 }
 
 function normalizeSkipExpired(raw: LoadOptions): NormalizedLoadOptions['skipExpired'] {

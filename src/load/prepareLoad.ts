@@ -579,8 +579,8 @@ function planningElsewhere(
   const { opts, mode } = ctx;
   if (!mode.planElsewhere?.(ready.tableInfo) || reading.parts !== 0 || reading.records !== ready.input.records) return undefined;
   if (ready.restart || ctx.facts.division?.by === 'chain' || ready.input.position().row >= 0) return undefined;
-  // A transform runs on the typed item, --skip-expired reads the TTL attribute: both need the item on this thread.
-  if (opts.transform !== undefined || opts.skipExpired !== undefined) return undefined;
+  // A transform runs on the typed item, --skip-expired reads the TTL attribute, --if-newer its version: all need the item on this thread.
+  if (opts.transform !== undefined || opts.skipExpired !== undefined || opts.condition?.kind === 'ifNewer') return undefined;
   const parts = planningParts(ready.inputSet, opts.inputFormat);
   if (!parts) return undefined;
   try {

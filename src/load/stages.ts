@@ -11,6 +11,7 @@ import type { LoadTally } from './loadTally.js';
 import type { Restarts } from './restartPoints.js';
 import { segmentOfLine, segmentOfWrite, type Segment } from './segment.js';
 import { expiryOf, looksNumeric } from '../typing/expiry.js';
+import { ifNewerProblem } from '../writing/condition.js';
 
 /*
  * The stages of a row's journey: records → planned writes → the write order → batches. The planner, the
@@ -43,6 +44,8 @@ export interface Stages {
   onPlanned: (write: PlannedWrite) => PlannedWrite;
   /** --skip-expired: the TTL attribute and the load time (epoch seconds) a put's TTL is judged against. */
   expiry?: { attribute: string; at: number } | undefined;
+  /** --if-newer: the version attribute every write must carry as a Number or a String (else rejected, IF_NEWER_VALUE). */
+  ifNewer?: string | undefined;
   /** Told of each row read and not written: rejected, of another segment or expired (a dry run's estimate). */
   onSkipped?: ((origin: RowOrigin) => void) | undefined;
   orderer: WriteOrderer;
@@ -205,10 +208,10 @@ export type Planned = PlannedWrite | PlannedWrite[] | undefined;
  * comes back undefined.
  */
 export function planning(
-  stages: Pick<Stages, 'file' | 'planner' | 'transform' | 'segment' | 'onPlanned' | 'onSkipped' | 'expiry'>,
+  stages: Pick<Stages, 'file' | 'planner' | 'transform' | 'segment' | 'onPlanned' | 'onSkipped' | 'expiry' | 'ifNewer'>,
   report: Omit<StageReport, 'stop' | 'progress'>,
 ): (record: SourceRecord) => Planned | Promise<Planned> {
-  const { planner, segment, transform, expiry } = stages;
+  const { planner, segment, transform, expiry, ifNewer } = stages;
   let warnedDynamoJson = false;
   let warnedTtlText = false;
   const warnDynamoJson = () => {
@@ -227,8 +230,8 @@ export function planning(
     else return report.rejections.reject(row).then(() => undefined);
     return undefined;
   };
-  /** A write of this worker's segment, or undefined when it is another's (counted so). */
-  const own = (write: PlannedWrite): PlannedWrite | undefined => {
+  /** A write of this worker's segment, or undefined when it is another's (counted so) or rejected here (a promise then). */
+  const own = (write: PlannedWrite): PlannedWrite | undefined | Promise<undefined> => {
     if (segment && segmentOfWrite(write, segment.count) !== segment.index) {
       stages.onSkipped?.(write.origin);
       report.tally.otherSegment();
@@ -249,6 +252,16 @@ export function planning(
           type: 'warning',
           message: `line ${write.origin.line} of ${write.origin.file}: the --skip-expired attribute ${expiry.attribute} is a string, which DynamoDB's TTL ignores (it expires only Numbers), so such rows are written; pass --types ${expiry.attribute}:N if it holds epoch seconds`,
         });
+      }
+    }
+    // After the segment, as a rejected row of this worker's: before any write of it, with its file, line and field.
+    if (ifNewer !== undefined) {
+      const problem = ifNewerProblem(write.item, ifNewer);
+      if (problem !== undefined) {
+        stages.onSkipped?.(write.origin);
+        return report.rejections
+          .reject({ origin: write.origin, code: 'IF_NEWER_VALUE', message: `line ${write.origin.line} of ${write.origin.file}: ${problem}`, field: ifNewer })
+          .then(() => undefined);
       }
     }
     return stages.onPlanned(write);
@@ -286,7 +299,8 @@ export function planning(
         if (wait) (waits ??= []).push(wait);
       } else {
         const write = own(planned);
-        if (write) writes.push(write);
+        if (write instanceof Promise) (waits ??= []).push(write);
+        else if (write) writes.push(write);
       }
     }
     const planned: Planned = writes.length === 0 ? undefined : writes.length === 1 ? writes[0] : writes;

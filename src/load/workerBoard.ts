@@ -35,6 +35,8 @@ export interface WorkerDoc {
   otherSegments: number;
   /** Rows --skip-expired left out; absent in documents of a ddb-spread before it. */
   skippedExpired?: number;
+  /** Rows whose write condition was false (--if-not-exists, --if-newer); absent without a condition. */
+  conditionFailed?: number;
   notWritten: number;
   /** --transform: rows it skipped, and the extra items of rows it split (LoadCounters); absent without a transform. */
   skippedByTransform?: number | undefined;
@@ -148,6 +150,7 @@ export function workerDoc(
     rejected: result.rejected,
     otherSegments: result.otherSegments,
     skippedExpired: result.skippedExpired ?? 0,
+    ...(result.conditionFailed !== undefined ? { conditionFailed: result.conditionFailed } : {}),
     notWritten: result.notWritten,
     ...(result.transformOutputs !== undefined ? { skippedByTransform: result.skippedByTransform ?? 0, splitWrites: result.splitWrites ?? 0 } : {}),
     rejectedByReason: { ...result.rejectedByReason },

@@ -54,10 +54,19 @@ export function writeAffectingOptions(opts: NormalizedLoadOptions): Record<strin
     // The load time is pinned with the attribute: a row expiring between a crash and the resume must not
     // change the batches the checkpoint recorded (openCheckpoint takes the saved time on resume).
     ...(opts.skipExpired ? { skipExpired: { attribute: opts.skipExpired.attribute, at: opts.skipExpired.at ?? null } } : {}),
+    // A condition changes the batches (nothing superseded) and what each call writes: a resume under another
+    // condition, or none, would name other writes by the done batches' numbers. Only when given.
+    ...(opts.condition ? { condition: pinnedCondition(opts.condition) } : {}),
     // The transform module's content: another transform could make other items of the same rows, so the done
     // batches' numbers would name other writes.
     ...(opts.transform !== undefined ? { transform: opts.transformLoaded?.pin ?? 'not loaded' } : {}),
   };
+}
+
+function pinnedCondition(condition: NonNullable<NormalizedLoadOptions['condition']>): Record<string, unknown> {
+  if (condition.kind === 'ifNewer') return { ifNewer: condition.attribute };
+  if (condition.kind === 'ifNotExists') return { ifNotExists: true };
+  return { expression: condition.expression, names: sortKeys(condition.names), values: sortKeys(condition.values) };
 }
 
 function sortKeys(record: Record<string, unknown>): Record<string, unknown> {

@@ -72,6 +72,7 @@ export const PAGE_SCRIPT = String.raw`
   figureRow(figures, 'Rows read', 'rowsRead', report.rowsRead, 'rows');
   figureRow(figures, 'Written', 'written', report.written, 'rows', report.deleted ? report.deleted + ' of them deleted' : '');
   figureRow(figures, 'Superseded', 'superseded', report.superseded, 'rows', 'same primary key later in the input; the later row was written');
+  if (report.conditionFailed) figureRow(figures, 'Condition failed', 'conditionFailed', report.conditionFailed, 'rows', 'the table kept its item (--if-not-exists, --if-newer); not written');
   figureRow(figures, 'Rejected', 'rejected', report.rejected, 'rows', report.rejectsPath ? 'reject file ' + report.rejectsPath : '');
   figureRow(figures, 'Not written', 'notWritten', report.notWritten, 'rows', 'read, not known to be stored when the load ended');
   figureRow(figures, 'Write units charged', 'consumedWcu', report.consumedWcu, 'WCU', 'by DynamoDB (ConsumedCapacity)');
@@ -299,8 +300,8 @@ export const PAGE_SCRIPT = String.raw`
   var byReason = Object.keys(report.rejectedByReason || {}).reduce(function (s, k) { return s + report.rejectedByReason[k]; }, 0);
   if (byReason !== report.rejected) failures.push('rejects by reason add up to ' + byReason + ', the report says ' + report.rejected + ' rejected');
   var accounted = report.written + report.superseded + report.rejected + (report.otherSegments || 0) + report.notWritten;
-  var toAccount = report.rowsRead + (report.splitWrites || 0) - (report.skippedByTransform || 0) - (report.skippedExpired || 0);
-  if (accounted !== toAccount) failures.push('written, superseded, rejected, other segments and not written add up to ' + accounted + ', not the ' + toAccount + ' writes of the rows read');
+  var toAccount = report.rowsRead + (report.splitWrites || 0) - (report.skippedByTransform || 0) - (report.skippedExpired || 0) - (report.conditionFailed || 0);
+  if (accounted !== toAccount) failures.push('written, superseded, rejected, other segments and not written (besides expired and condition-failed rows) add up to ' + accounted + ', not the ' + toAccount + ' writes of the rows read');
   Array.prototype.forEach.call(document.querySelectorAll('[data-value][data-figure]'), function (node) {
     var want = path(report, node.dataset.figure);
     if (typeof want !== 'number' || round1(want) !== Number(node.dataset.value)) failures.push(node.dataset.figure + ' is shown as ' + node.dataset.value + ', the report says ' + want);

@@ -35,6 +35,7 @@ export interface GaugeReading {
       | 'skippedByTransform'
       | 'splitWrites'
       | 'skippedExpired'
+      | 'conditionFailed'
     >
   >;
   /** The input's size in bytes, when known (not for stdin). */

@@ -34,6 +34,11 @@ export interface LoadCounters {
   bytesRead: number;
   /** Rows of partition keys in other segments (--segment): other workers load them. */
   otherSegments: number;
+  /**
+   * Rows whose write condition (--if-not-exists, --if-newer) DynamoDB found false: the table kept its item.
+   * Neither written nor rejected; absent without a condition.
+   */
+  conditionFailed?: number;
   /** Rows --skip-expired did not write: their TTL attribute was already past at the load's fixed load time (src/typing/expiry.ts). */
   skippedExpired?: number;
   /** Of `written`, the rows an earlier run of the checkpoint wrote (not this run's pace). */
@@ -48,11 +53,12 @@ export interface LoadCounters {
 
 /**
  * The writes a load must account for: one per row read, plus the extra items of rows a transform split, less
- * the rows it skipped and the rows --skip-expired left out. Each ends written, superseded, rejected, another
- * segment's or not written.
+ * the rows it skipped and the rows --skip-expired left out, and the rows whose write condition was false (they
+ * are settled: DynamoDB kept the item). Each other ends written, superseded, rejected, another segment's or not
+ * written. So every sum of a load's rows (summary, --json, report, checkpoint, status, progress) counts them.
  */
-export function writesToAccount(c: Pick<LoadCounters, 'rowsRead' | 'skippedByTransform' | 'splitWrites' | 'skippedExpired'>): number {
-  return c.rowsRead + (c.splitWrites ?? 0) - (c.skippedByTransform ?? 0) - (c.skippedExpired ?? 0);
+export function writesToAccount(c: Pick<LoadCounters, 'rowsRead' | 'skippedByTransform' | 'splitWrites' | 'skippedExpired' | 'conditionFailed'>): number {
+  return c.rowsRead + (c.splitWrites ?? 0) - (c.skippedByTransform ?? 0) - (c.skippedExpired ?? 0) - (c.conditionFailed ?? 0);
 }
 
 /**

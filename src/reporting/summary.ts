@@ -36,6 +36,10 @@ export function formatSummary(result: LoadResult, stoppedBecause?: string, excer
     lines.push(`  other segments ${formatCount(result.otherSegments)}  (this worker loads segment ${result.segment}; other workers load these rows)`);
     if (division) lines.push(`  division      by key: ${division.why}`);
   }
+  if (result.conditionFailed)
+    lines.push(
+      `  condition failed ${formatCount(result.conditionFailed)}  (--if-not-exists/--if-newer: the table kept its item, newer or already there; not written, not rejected)`,
+    );
   if (result.skippedExpired)
     lines.push(
       `  expired       ${formatCount(result.skippedExpired)}  (--skip-expired: their TTL was past at the load time, so DynamoDB would delete them; not written)`,

@@ -76,7 +76,9 @@ export type RejectCode =
   /** --transform threw (or its promise rejected) on the row. */
   | 'TRANSFORM_FAILED'
   /** --transform returned something that is not an item, an array of items or nothing. */
-  | 'TRANSFORM_OUTPUT_INVALID';
+  | 'TRANSFORM_OUTPUT_INVALID'
+  /** --if-newer: the row has no such attribute, or it is neither a Number nor a String. */
+  | 'IF_NEWER_VALUE';
 
 export type LoaderErrorCode = FatalCode | RejectCode;
 

@@ -2,6 +2,7 @@ import type { InFlightLimit } from '../pacing/inFlight.js';
 import type { PlannedWrite } from '../shared/types.js';
 import type { SendPacer } from '../pacing/sendPacer.js';
 import { writeBatch, type BatchOutcome, type WriterContext } from './writeBatch.js';
+import { writeConditional } from './conditionalWrite.js';
 
 /**
  * Where a load's batches go: DynamoDB, or, for a dry run, a recorder. The dispatcher hands each batch to
@@ -20,7 +21,8 @@ export function dynamoSink(context: WriterContext, inFlight: InFlightLimit, now:
     async write(writes) {
       const slot = inFlight.started(now());
       const ctx = context.pacer ? { ...context, pacer: outstandingOnly(context.pacer, inFlight, slot, now) } : context;
-      return writeBatch(writes, ctx).finally(() => inFlight.finished(slot, now()));
+      const condition = ctx.condition;
+      return (condition ? writeConditional(writes, ctx, condition) : writeBatch(writes, ctx)).finally(() => inFlight.finished(slot, now()));
     },
   };
 }

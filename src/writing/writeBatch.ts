@@ -14,6 +14,7 @@ import { itemJson } from './wireJson.js';
 import type { CapacityReports } from '../pacing/capacityReports.js';
 import type { SendPacer } from '../pacing/sendPacer.js';
 import { ownRecord, ownValue, setOwn } from '../shared/ownRecord.js';
+import type { WriteCondition } from './condition.js';
 
 export interface WriterContext {
   client: DynamoDBDocumentClient;
@@ -40,11 +41,20 @@ export interface WriterContext {
    * batch whose calls fail for the endpoint `maxAttempts` times in a row stops the same way.
    */
   watch?: EndpointWatch;
+  /** --if-not-exists, --if-newer, --condition: the sink sends each write as one conditional PutItem/DeleteItem (conditionalWrite.ts). */
+  condition?: WriteCondition | undefined;
+  /**
+   * Whether an earlier run of this load's checkpoint may have written rows this run sends again (a resume):
+   * a conditional write then asks for the stored item of a false condition, to tell its own write from another's.
+   */
+  ownEarlierWrites?: () => boolean;
 }
 
 export interface BatchOutcome {
   written: PlannedWrite[];
   rejected: RejectedRow[];
+  /** Writes whose condition (--if-not-exists, --if-newer) was false: neither stored nor rejected, never resent. */
+  conditionFailed?: PlannedWrite[];
   /** Table write units DynamoDB reported (ReturnConsumedCapacity). */
   consumedWcu: number;
   /** Items that came back in UnprocessedItems or failed with a throttling error, summed over attempts. */

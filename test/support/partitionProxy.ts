@@ -80,6 +80,11 @@ export interface PartitionProxyOptions {
   faults?: ProxyFaults;
   /** The partition key attribute of every table; without it the proxy asks DynamoDB Local (DescribeTable, once per table). */
   partitionKeyName?: string;
+  /**
+   * Draw `faults` for PutItem and DeleteItem calls too (a conditional load's), outside the partition model: each
+   * is dropped, refused with an error, or forwarded (and, for lostReply, its answer lost). @default false
+   */
+  singleWriteFaults?: boolean;
 }
 
 export interface PartitionProxyStats {
@@ -227,7 +232,25 @@ export async function startPartitionProxy(target: string, options: PartitionProx
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void> => {
-    if (req.headers['x-amz-target'] !== BATCH_WRITE) {
+    const target = req.headers['x-amz-target'];
+    if (
+      options.singleWriteFaults &&
+      (target === `${BATCH_WRITE.replace('BatchWriteItem', 'PutItem')}` || target === `${BATCH_WRITE.replace('BatchWriteItem', 'DeleteItem')}`)
+    ) {
+      const index = stats.otherCalls++;
+      const { fault } = pickFaults();
+      if (fault) stats.faults[fault]++;
+      if (fault === 'drop') return void req.socket.destroy();
+      if (fault === 'internal' || fault === 'unavailable' || fault === 'throttling') {
+        const shape = FAULT_ERRORS[fault];
+        return reply(res, shape.status, ownHeaders(`PARTITIONPROXY${index}`), errorBody(shape.type, shape.message));
+      }
+      const answer = await upstream.forward(req, body);
+      // Stored (or refused by its condition), and the answer lost: the client cannot tell which.
+      if (fault === 'lostReply') return void req.socket.destroy();
+      return reply(res, answer.status, answer.headers, answer.body);
+    }
+    if (target !== BATCH_WRITE) {
       stats.otherCalls++;
       const answer = await upstream.forward(req, body);
       return reply(res, answer.status, answer.headers, answer.body);

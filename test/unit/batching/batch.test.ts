@@ -219,3 +219,25 @@ describe('createBatcher: behaviour', () => {
     expect(createBatcher().flush()).toBeUndefined();
   });
 });
+
+describe('createBatcher without supersede (conditional writes)', () => {
+  it('a repeated key closes the batch: every row is sent, a key at most once a batch, in input order', () => {
+    const writes = ['a', 'b', 'a', 'c', 'a', 'b'].map((k) => write(k));
+    const batcher = createBatcher({ supersede: false });
+    const batches: Batch[] = [];
+    for (const w of writes) {
+      const result = batcher.push(w);
+      expect(result.superseded).toBeUndefined();
+      if (result.full) batches.push(result.full);
+    }
+    const last = batcher.flush();
+    if (last) batches.push(last);
+    expect(batches.map((b) => b.writes.map((w) => w.keyId))).toEqual([
+      ['a', 'b'],
+      ['a', 'c'],
+      ['a', 'b'],
+    ]);
+    expect(batches.flatMap((b) => b.writes)).toEqual(writes);
+    expect(writes.every((w) => w.predecessor === undefined)).toBe(true);
+  });
+});

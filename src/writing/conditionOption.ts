@@ -1,0 +1,50 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+
+/*
+ * A load's condition option, apart from the calls it makes (condition.ts): load/options.ts checks it when the
+ * CLI starts, which must not load the SDK (test/unit/startupImports.test.ts).
+ */
+
+/**
+ * A load's write condition (--if-not-exists, --if-newer): each row then goes as one PutItem or DeleteItem
+ * with it, as BatchWriteItem takes no conditions.
+ */
+export type WriteCondition =
+  | { kind: 'ifNotExists' }
+  | { kind: 'ifNewer'; attribute: string }
+  /** --condition with --condition-names and --condition-values: one expression for every row's call. */
+  | { kind: 'expression'; expression: string; names: Record<string, string>; values: Record<string, AttributeValue> };
+
+/**
+ * Why --condition with its names and values cannot be sent, or undefined: DynamoDB would refuse every call
+ * (ValidationException, each row then rejected), so the load refuses before its first write. Names must start
+ * with `#` and values with `:`; each placeholder the expression uses must be given, and each given one used
+ * (DynamoDB refuses unused ones); each value is one DynamoDB JSON AttributeValue.
+ */
+export function expressionProblem(expression: string, names: Record<string, unknown>, values: Record<string, unknown>): string | undefined {
+  if (expression.trim() === '') return 'the condition expression is empty';
+  for (const name of Object.keys(names)) {
+    if (!/^#[A-Za-z0-9_]+$/.test(name)) return `the name placeholder "${name}" must be # and letters, digits or _`;
+    if (typeof names[name] !== 'string' || names[name] === '') return `the name placeholder ${name} must stand for an attribute name (a non-empty string)`;
+  }
+  for (const name of Object.keys(values)) {
+    if (!/^:[A-Za-z0-9_]+$/.test(name)) return `the value placeholder "${name}" must be : and letters, digits or _`;
+    const value = values[name];
+    const types = value !== null && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value) : [];
+    if (types.length !== 1 || !ATTRIBUTE_TYPES.has(types[0]!))
+      return `the value of ${name} must be one DynamoDB JSON value such as {"S": "open"} or {"N": "3"}, got ${JSON.stringify(value)}`;
+  }
+  const used = (prefix: string) => new Set((expression.match(new RegExp(`${prefix}[A-Za-z0-9_]+`, 'g')) ?? []).map(String));
+  for (const [prefix, given, what] of [
+    ['#', names, '--condition-names'],
+    [':', values, '--condition-values'],
+  ] as const) {
+    const inExpression = used(prefix);
+    for (const token of inExpression) if (!Object.hasOwn(given, token)) return `the expression uses ${token}, which ${what} does not give`;
+    for (const token of Object.keys(given))
+      if (!inExpression.has(token)) return `${what} gives ${token}, which the expression does not use (DynamoDB refuses that)`;
+  }
+  return undefined;
+}
+
+const ATTRIBUTE_TYPES = new Set(['S', 'N', 'B', 'BOOL', 'NULL', 'M', 'L', 'SS', 'NS', 'BS']);
