@@ -51,7 +51,7 @@ export interface PlanningWorkerData {
 }
 
 /**
- * Planned rows in columns: a row's key strings are in keyIds and `partitions` in the order of the rows not
+ * Planned rows in columns: a row's key strings are in keyIdText and `partitions` in the order of the rows not
  * rejected. A partition key is a number in a table both threads build from `named`: the keys first seen in
  * each chunk, in order, numbered on from those before; `restart` empties the table before this chunk's.
  */
@@ -62,11 +62,13 @@ export interface PlannedChunk {
   sizes: Float64Array;
   wcus: Float64Array;
   flags: Uint8Array;
-  keyIds: string[];
+  /** The written rows' keyIds end to end, each keyIdLengths[i] UTF-16 units long. */
+  keyIdText: string;
+  keyIdLengths: Uint32Array;
   partitions: Uint32Array;
   named: string[];
   restart?: true;
-  /** Sharded writes' keys before their suffix, at the index of their keyIds. */
+  /** Sharded writes' keys before their suffix, at the index of their keyIds (their order in keyIdText). */
   unsharded?: (string | undefined)[];
   /** The rejected rows, in order. */
   rejects: RejectedRow[];
@@ -196,6 +198,7 @@ function rowsOf(chunk: PlannedChunk, partitions: readonly string[]): SourceRecor
   let file = 0;
   let name = chunk.files[0]?.name ?? '';
   let written = 0;
+  let keyAt = 0;
   let rejected = 0;
   for (let at = 0; at < chunk.count; at++) {
     if (chunk.files[file + 1]?.at === at) name = chunk.files[++file]!.name;
@@ -210,7 +213,7 @@ function rowsOf(chunk: PlannedChunk, partitions: readonly string[]): SourceRecor
       origin,
       // No item: an estimate keeps none (it plans on a thread only for tables without GSIs).
       item: NO_ITEM,
-      keyId: chunk.keyIds[written]!,
+      keyId: chunk.keyIdText.slice(keyAt, (keyAt += chunk.keyIdLengths[written]!)),
       partitionId: partitions[chunk.partitions[written]!]!,
       size: chunk.sizes[at]!,
       wcu: chunk.wcus[at]!,

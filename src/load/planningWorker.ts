@@ -36,6 +36,8 @@ class Chunk {
   readonly wcus = new Float64Array(data.chunkRows);
   readonly flags = new Uint8Array(data.chunkRows);
   readonly keyIds: string[] = [];
+  /** Each written row's keyId length: the keys cross as one string (one copy, not a cloned string per row). */
+  readonly keyIdLengths = new Uint32Array(data.chunkRows);
   /** Each written row's partition key, as its number in the partitions named so far (see `named`). */
   readonly partitions = new Uint32Array(data.chunkRows);
   /** Partition keys first named in this chunk, numbered on from those before (from 0 after a `restart`). */
@@ -53,7 +55,8 @@ class Chunk {
       sizes: this.sizes,
       wcus: this.wcus,
       flags: this.flags,
-      keyIds: this.keyIds,
+      keyIdText: this.keyIds.join(''),
+      keyIdLengths: this.keyIdLengths,
       partitions: this.partitions,
       named: this.named,
       ...(this.restart ? { restart: true } : {}),
@@ -116,6 +119,7 @@ async function plan(): Promise<void> {
       full.wcus.buffer,
       full.flags.buffer,
       full.partitions.buffer,
+      full.keyIdLengths.buffer,
     ]);
     credits--;
   }
@@ -142,6 +146,7 @@ async function plan(): Promise<void> {
     chunk.lines[at] = record.origin.line;
     const measured = measure?.(record);
     if (measured) {
+      chunk.keyIdLengths[chunk.keyIds.length] = measured.keyId.length;
       chunk.keyIds.push(measured.keyId);
       chunk.partitions[chunk.keyIds.length - 1] = partitionNumber(measured.partitionId);
       chunk.sizes[at] = measured.size;
@@ -153,6 +158,7 @@ async function plan(): Promise<void> {
       chunk.flags[at] = REJECTED;
       chunk.rejects.push(planned);
     } else {
+      chunk.keyIdLengths[chunk.keyIds.length] = planned.keyId.length;
       chunk.keyIds.push(planned.keyId);
       chunk.partitions[chunk.keyIds.length - 1] = partitionNumber(planned.partitionId);
       chunk.sizes[at] = planned.size;
