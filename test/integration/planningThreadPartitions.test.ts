@@ -17,6 +17,7 @@ let dir: string;
 beforeAll(async () => (dir = await mkdtemp(join(tmpdir(), 'ddb-spread-planning-partitions-'))));
 afterAll(async () => rm(dir, { recursive: true, force: true }));
 
+/** Each row's partition key and keyId as the thread hands them over (undefined: rejected). */
 async function planned(path: string, maxNamed: number | undefined): Promise<(string | undefined)[]> {
   const thread = planInThread(
     {
@@ -42,14 +43,14 @@ async function planned(path: string, maxNamed: number | undefined): Promise<(str
   for await (const chunk of thread.records) {
     for (const record of chunk as SourceRecord[]) {
       if (record.kind !== 'planned') throw new Error(`a record of kind ${record.kind}`);
-      out.push('partitionId' in record.planned ? (record.planned as PlannedWrite).partitionId : undefined);
+      out.push('partitionId' in record.planned ? `${(record.planned as PlannedWrite).partitionId} ${(record.planned as PlannedWrite).keyId}` : undefined);
     }
   }
   return out;
 }
 
 describe('partition keys across the planning thread', () => {
-  it('every row keeps its own partition key when the table of keys starts over, chunk after chunk', async () => {
+  it('every row keeps its own partition key and keyId when the table of keys starts over, chunk after chunk', async () => {
     const random = mulberry32(3);
     const rows: string[] = [];
     const expected: (string | undefined)[] = [];
@@ -62,7 +63,8 @@ describe('partition keys across the planning thread', () => {
       }
       const key = random() < 0.1 ? `new-${i}` : `k${Math.floor(random() * 300)}`;
       rows.push(`${key},${i}`);
-      expected.push(`S${key}`);
+      // The partition key, and the keyId (length-prefixed partition part, then the sort key), as planRow makes them.
+      expected.push(`S${key} ${`S${key}`.length}:S${key}N${i}`);
     }
     const path = join(dir, 'rows.csv');
     await writeFile(path, `pk,sk\n${rows.join('\n')}\n`);
