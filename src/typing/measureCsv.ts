@@ -33,7 +33,8 @@ export function csvMeasure(options: RowPlannerOptions): ((record: SourceRecord) 
   const types: Record<string, ColumnType> = effectiveTypes(options);
   const { partitionKey, sortKey } = options.keySchema;
   const { infer, empty } = options;
-  const nameBytes = new Map<string, number>();
+  /** Per column: its name's UTF-8 bytes and its type, looked up once (a row's cells are the same columns). */
+  const columns = new Map<string, { bytes: number; type: ColumnType | undefined }>();
   /** A cell's value size as typing would store it; -1: not this fast path's to say. */
   const valueSize = (text: string, type: ColumnType | undefined): number => {
     if (type === 'S' || (type === undefined && !infer)) return utf8(text);
@@ -52,26 +53,29 @@ export function csvMeasure(options: RowPlannerOptions): ((record: SourceRecord) 
     if (text === undefined || text === '') return undefined;
     const type = ownValue(types, attr.name);
     if (type !== attr.type) return undefined;
-    if (type === 'S') return utf8(text) <= maxBytes ? `S${text}` : undefined;
+    // A UTF-16 unit is at most 3 UTF-8 bytes: most keys are short enough not to be measured.
+    if (type === 'S') return text.length * 3 <= maxBytes || utf8(text) <= maxBytes ? `S${text}` : undefined;
     return type === 'N' && plainNumberSize(text) !== 0 ? `N${text}` : undefined;
   };
   return (record) => {
     if (record.kind !== 'csv' || mayHoldSurrogates(record.origin.raw)) return undefined;
     const cells = record.cells;
     let size = 0;
-    for (const name of Object.keys(cells)) {
+    // for...in, not Object.keys: no array per row. A record's own names only (csv-parse's objects inherit none
+    // that enumerate; a record with a `__proto__` column has no prototype), in Object.keys' order.
+    for (const name in cells) {
       const text = cells[name]!;
-      let bytes = nameBytes.get(name);
-      if (bytes === undefined) nameBytes.set(name, (bytes = utf8(name)));
+      let column = columns.get(name);
+      if (column === undefined) columns.set(name, (column = { bytes: utf8(name), type: ownValue(types, name) }));
       if (text === '') {
         // A key's empty cell is a reject: plan() names it.
-        if (empty === 'null') size += bytes + 1;
-        else if (empty === 'string') size += bytes;
+        if (empty === 'null') size += column.bytes + 1;
+        else if (empty === 'string') size += column.bytes;
         continue;
       }
-      const value = valueSize(text, ownValue(types, name));
+      const value = valueSize(text, column.type);
       if (value < 0) return undefined;
-      size += bytes + value;
+      size += column.bytes + value;
     }
     if (size > MAX_ITEM_BYTES) return undefined;
     const pk = keyPart(cells, partitionKey, MAX_PARTITION_KEY_BYTES);
@@ -86,4 +90,9 @@ export function csvMeasure(options: RowPlannerOptions): ((record: SourceRecord) 
   };
 }
 
-const utf8 = (s: string): number => Buffer.byteLength(s, 'utf8');
+/** UTF-8 bytes of a string: its length when it is ASCII (most cells), checked without a call into C++ for short ones. */
+function utf8(s: string): number {
+  if (s.length > 64) return Buffer.byteLength(s, 'utf8');
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 127) return Buffer.byteLength(s, 'utf8');
+  return s.length;
+}
