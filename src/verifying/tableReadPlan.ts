@@ -47,7 +47,8 @@ export function planTableRead(
     segmented: boolean;
   },
 ): TableReadPlan {
-  if (scan === undefined) return { read: 'batch-get', segments: 0, why: 'BatchGetItem of the keys, the default (--scan N or --scan auto reads the table by a Scan)' };
+  if (scan === undefined)
+    return { read: 'batch-get', segments: 0, why: 'BatchGetItem of the keys, the default (--scan N or --scan auto reads the table by a Scan)' };
   if (scan !== 'auto') return { read: 'scan', segments: scan, why: `--scan ${scan}: a Scan of the table in ${scan} segment${scan === 1 ? '' : 's'}` };
   const { tally, sample } = facts;
   const perWrite = tally.writes > 0 ? tally.keys / tally.writes : 0;

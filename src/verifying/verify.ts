@@ -373,6 +373,8 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
     // expected item's matched (the expected item stands in for it); any other is read again by key
     // (BatchGetItem), so that what differs is named from the item itself, as the table holds it now.
     const scannedItems = async (chunk: Check[], keys: KeyToRead[]): Promise<Map<string, Record<string, AttributeValue>>> => {
+      // Most chunks send no call (the Scan read them), so the stop is looked for here.
+      if (deps.signal?.aborted) throw new LoaderError('ABORTED', 'the verify was stopped');
       const stored = new Map<string, Record<string, AttributeValue>>();
       const again: KeyToRead[] = [];
       chunk.forEach((check, i) => {
