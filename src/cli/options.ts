@@ -145,8 +145,7 @@ export async function toEstimateOptions(input: string | string[], flags: LoadFla
   if (verify.rcu !== undefined) options.rcu = verify.rcu;
   if (verify.consistentRead === false) options.consistentRead = false;
   if (verify.sample !== undefined) options.sample = verify.sample;
-  // --scan auto: the estimate prices both reads anyway, the Scan in its default segments.
-  if (typeof verify.scan === 'number') options.scanSegments = verify.scan;
+  if (verify.scan !== undefined) options.scanSegments = verify.scan;
   return options;
 }
 

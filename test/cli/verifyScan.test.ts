@@ -173,6 +173,15 @@ describe('ddb-spread verify --scan', () => {
       /^--scan auto: a Scan of the table reads [\d.]+ read units, BatchGetItem of the keys 300 \(\d+x as many\): rounding each key up to 4 KB costs more than reading the whole table \(the table [\d.]+ KB\)$/,
     );
     expect(smallResult.outcomes.matched).toBe(297);
+    // The same from a config file; and estimate takes --scan auto too (it prices both reads anyway).
+    const config = join(dir(), `${table}.job.json`);
+    await writeFile(config, JSON.stringify({ table, types: 'price:N,qty:N,tags:SS', operationColumn: 'op', scan: 'auto' }));
+    const fromConfig = await cli(['verify', input, '--config', config, '--json']);
+    expect(fromConfig.code, fromConfig.stderr).toBe(0);
+    expect((JSON.parse(fromConfig.stdout) as VerifyJson).tableRead).toEqual(smallResult.tableRead);
+    const estimate = await cli(['estimate', input, '--table', table, ...FLAGS, '--scan', 'auto', '--json']);
+    expect(estimate.code, estimate.stderr).toBe(0);
+    expect((JSON.parse(estimate.stdout) as { verify: { cheaper: string } }).verify.cheaper).toBe('scan');
 
     // 400 items of 8 KB no row writes: the table is ~3 MB, a Scan ~800 read units against 300 by key.
     const pad = 'x'.repeat(8000);
