@@ -579,7 +579,7 @@ function verifySection(ctx: Ctx, r: EstimateResult): string[] {
     ...row(
       ctx,
       'run',
-      `ddb-spread verify with this estimate's inputs and options${offline}${v.flags ? ` and ${v.flags}` : ''}: it reads by BatchGetItem, --scan N by a Scan instead, --scan auto the cheaper`,
+      `ddb-spread verify with this estimate's inputs and options${offline}${v.flags ? ` and ${v.flags}` : ''}: it reads by BatchGetItem; --scan auto the cheaper`,
     ),
   ];
 }
