@@ -147,7 +147,9 @@ export class TableReader {
     const names = more === 'all' ? [] : [...new Set([keySchema.partitionKey.name, ...(keySchema.sortKey ? [keySchema.sortKey.name] : []), ...more])];
     let start: Record<string, AttributeValue> | undefined;
     let attempt = 0;
-    do {
+    // Not do-while: a retried page's `continue` must send the page again, not test for a next one (a
+    // throttled first page would otherwise end the segment with none of its items read).
+    for (;;) {
       const reserved = page?.units ?? 0;
       await this.#pace(reserved);
       let answer: ScanCommandOutput;
@@ -187,7 +189,8 @@ export class TableReader {
       if (this.#bucket && consumed > reserved) this.#bucket.reserve(this.#now(), consumed - reserved);
       for (const item of answer.Items ?? []) onItem(keyIdOf(keyFromWire(item, keySchema), keySchema), item);
       start = answer.LastEvaluatedKey;
-    } while (start !== undefined);
+      if (start === undefined) return;
+    }
   }
 
   async #retryAfter(attempt: number, why: string, call = 'BatchGetItem'): Promise<number> {

@@ -299,7 +299,7 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
             segment,
             plan.segments,
             (keyId, item) => {
-              items++;
+              if (++items % 1000 === 0) report('scanning the table');
               if (last.has(keyId)) {
                 if (verifyOpts.sample >= 1 || inSample(keyId, verifyOpts.sample)) scanned.set(keyId, itemFingerprint(item));
               } else if (ttl && wireExpired(item[ttl.attribute], ttl.now)) expired++;

@@ -3,12 +3,13 @@
  * (each page's units reserved before it is sent, DynamoDB's reported units trued up after); and a verify
  * stopped during the Scan, or after part of the keys were settled, resumes from its checkpoint: the Scan
  * reads the whole table again (the result says so), and every key and extra item is counted once, with
- * the same differences file as an uninterrupted verify.
+ * the same differences file as an uninterrupted verify; throttled Scan pages are sent again after a backoff.
  */
 import { DeleteItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { verify, type VerifyOptions, type VerifyProgressEvent } from '../../src/verifying/verify.js';
+import { createForwarder, dynamoErrors, errorBody, ownHeaders, reply, startProxyServer, TARGET_PREFIX } from '../support/httpForward.js';
 import { useLocalAws } from '../support/localAws.js';
 import { localLoad } from '../support/localLoad.js';
 
@@ -47,6 +48,41 @@ describe('verify, read by a Scan', () => {
     expect((performance.now() - unpacedAt) / 1000).toBeLessThan(seconds / 2);
   }, 60_000);
 
+  it('a throttled Scan page is sent again after a backoff, and every item still compared once', async () => {
+    const table = await newTable({ partitionKey: { name: 'pk', type: 'S' } });
+    const input = await loads.inputFile('throttled.jsonl', `${Array.from({ length: 300 }, (_, i) => JSON.stringify({ pk: `t${i}`, n: i })).join('\n')}\n`);
+    await loads.run({ table, input });
+    // Every other Scan call is answered ProvisionedThroughputExceededException, as a hot partition would.
+    const upstream = createForwarder(endpoint);
+    let scans = 0;
+    const server = await startProxyServer('verify-scan-throttle', async (req, res, body) => {
+      const operation = String(req.headers['x-amz-target'] ?? '').replace(TARGET_PREFIX, '');
+      if (operation === 'Scan' && scans++ % 2 === 0) {
+        const { status, type, message } = dynamoErrors.provisionedThroughputExceeded;
+        reply(res, status, ownHeaders(`throttled-${scans}`), errorBody(type, message));
+        return;
+      }
+      const answer = await upstream.forward(req, body);
+      reply(res, answer.status, answer.headers, answer.body);
+    });
+    aws.closeAfterAll({ close: async () => (await server.close(), upstream.close()) });
+    // Paced (each page reserved first) and throttled: each throttled page is sent again, its items read once.
+    const result = await verify({
+      input,
+      table,
+      endpoint: server.url,
+      region: 'us-east-1',
+      scanSegments: 2,
+      rcu: 200,
+      maxAttempts: 5,
+      differencesPath: loads.path('t.jsonl'),
+    });
+    expect(result.outcomes.matched).toBe(300);
+    expect(result.scan).toEqual({ segments: 2, items: 300 });
+    expect(result.reads.throttled).toBeGreaterThanOrEqual(2);
+    expect(result.reads.retries).toBe(result.reads.throttled);
+  }, 60_000);
+
   it('stopped during the Scan or mid-keys, it resumes from its checkpoint: the table scanned again, nothing counted twice', async () => {
     const table = await newTable({ partitionKey: { name: 'pk', type: 'S' } });
     const rows = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ pk: `k${i}`, n: i, note: `n${i}` }));
@@ -69,6 +105,15 @@ describe('verify, read by a Scan', () => {
     const wholePath = loads.path('whole.jsonl');
     const whole = await verify({ ...base, differencesPath: wholePath });
     expect(whole.outcomes).toMatchObject({ matched: 2995, missing: 3, different: 2, extra: 1 });
+
+    // --sample with a Scan: the whole table read, only the sampled keys compared, the same outcomes as by key.
+    const sampledByKeys = await verify({ ...base, scanSegments: undefined, sample: 0.5, differencesPath: loads.path('sample-keys.jsonl') });
+    const sampledByScan = await verify({ ...base, sample: 0.5, differencesPath: loads.path('sample-scan.jsonl') });
+    expect(sampledByScan.scan?.items).toBe(2998);
+    expect(sampledByScan.checked).toBe(sampledByKeys.checked);
+    expect(sampledByScan.checked).toBeLessThan(2000);
+    expect(sampledByScan.writes).toEqual(sampledByKeys.writes);
+    expect(sampledByScan.outcomes).toEqual({ ...sampledByKeys.outcomes, extra: 1 });
 
     for (const stopAt of ['scanning the table', 'checking keys'] as const) {
       const checkpointPath = loads.path(`${stopAt}.checkpoint.json`);
