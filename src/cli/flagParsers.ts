@@ -152,6 +152,16 @@ export function parseRcuOption(value: string): number | string {
   }
 }
 
+/** verify's --scan: a number of Scan segments from 1 to 1,000,000, or auto. */
+export function parseScanOption(value: string): number | 'auto' {
+  if (value.trim() === 'auto') return 'auto';
+  try {
+    return parseIntegerOption(1, 1_000_000)(value);
+  } catch {
+    throw new InvalidArgumentError(`expected a number of Scan segments from 1 to 1000000, or auto, got "${value}".`);
+  }
+}
+
 /** verify's --key-rcu: read units per second for one partition key, from 1 up. */
 export function parseKeyRcuOption(value: string): number {
   const n = Number(value);

@@ -37,6 +37,7 @@ import {
   parseRcuOption,
   parseKeyRcuOption,
   parseSampleOption,
+  parseScanOption,
 } from './flagParsers.js';
 
 export const COMMANDS = ['load', 'estimate', 'query', 'get', 'verify'] as const;
@@ -1072,13 +1073,16 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     type: 'percent',
   },
   {
-    flags: '--scan <segments>',
+    flags: '--scan <segments|auto>',
     key: 'scan',
     group: 'verify',
     commands: ['verify', 'estimate'],
-    variants: { estimate: { description: "the Scan's segments in the verify section", defaultText: 'one per 2 GB of the table' } },
-    description: 'also Scan the whole table in this many parallel segments (keys only, paced by --rcu) for items no row of the input writes (extra)',
-    ...integer([1, 1_000_000]),
+    variants: { estimate: { description: "the Scan's segments in the verify section (auto: one per 2 GB)", defaultText: 'one per 2 GB of the table' } },
+    description:
+      "read the table by a parallel Scan in this many segments instead of BatchGetItem of the input's keys (paced by --rcu), which also finds items no row writes (extra); auto: whichever of the two costs fewer read units, as estimate prices them",
+    defaultText: 'BatchGetItem of the keys',
+    parse: parseScanOption,
+    type: '1–1,000,000, `auto`',
   },
   {
     flags: '--differences <path>',

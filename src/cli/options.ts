@@ -147,7 +147,7 @@ export async function toEstimateOptions(input: string | string[], flags: LoadFla
   }
   if (flags.workers !== undefined) options.workers = flags.workers;
   // The verify's own flags price the verify after the load (estimate's verify section); load --dry-run has none.
-  const verify = flags as LoadFlags & { rcu?: number | string; consistentRead?: boolean; sample?: number; scan?: number };
+  const verify = flags as LoadFlags & { rcu?: number | string; consistentRead?: boolean; sample?: number; scan?: number | 'auto' };
   if (verify.rcu !== undefined) options.rcu = verify.rcu;
   if (verify.consistentRead === false) options.consistentRead = false;
   if (verify.sample !== undefined) options.sample = verify.sample;

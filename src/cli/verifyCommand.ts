@@ -16,7 +16,7 @@ export interface VerifyFlags extends LoadFlags {
   consistentRead: boolean;
   sample?: number;
   differences?: string;
-  scan?: number;
+  scan?: number | 'auto';
 }
 
 /** Maps verify's flags to verify() options: the load's, as load would take them, and the verify's own. */

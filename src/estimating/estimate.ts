@@ -46,8 +46,8 @@ export interface EstimateOptions extends LoadOptions {
   consistentRead?: boolean;
   /** The share of the keys the verify checks (verify's --sample). @default 1 */
   sample?: number;
-  /** The Scan's parallel segments (verify's --scan). @default one per 2 GB of the table */
-  scanSegments?: number;
+  /** The Scan's parallel segments (verify's --scan; 'auto', as verify takes it: one per 2 GB). @default one per 2 GB of the table */
+  scanSegments?: number | 'auto';
 }
 
 export interface EstimateDependencies {

@@ -584,11 +584,11 @@ function verifySection(ctx: Ctx, r: EstimateResult): string[] {
     ...row(ctx, 'BatchGetItem', way(v.batchGet, `${formatCount(v.batchGet.calls)} calls`, v.cheaper === 'batch-get')),
     ...row(ctx, 'Scan', way(v.scan, `${formatCount(v.scan.segments)} segment${v.scan.segments === 1 ? '' : 's'}`, v.cheaper === 'scan')),
     ...row(ctx, 'table', `${formatBytes(v.table.bytes)}, ${formatCount(Math.round(v.table.items))} items (${source})`),
-    // As built, verify reads the keys; --scan reads the table besides, for items the input does not explain.
+    // verify reads the keys by default; --scan N reads the table by a Scan instead, --scan auto takes the cheaper.
     ...row(
       ctx,
       'run',
-      `ddb-spread verify with this estimate's inputs and options${offline}${v.flags ? ` and ${v.flags}` : ''}: it reads by BatchGetItem, and --scan adds the Scan`,
+      `ddb-spread verify with this estimate's inputs and options${offline}${v.flags ? ` and ${v.flags}` : ''}: it reads by BatchGetItem; --scan auto the cheaper`,
     ),
   ];
 }

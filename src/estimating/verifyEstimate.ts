@@ -25,8 +25,13 @@ export interface VerifyPlan {
  * The verify's options of estimate() (the names verify() takes), checked: the ranges `verify` refuses
  * are refused here too, before the input is read.
  */
-export function verifyPlanOf(options: Omit<VerifyPlan, 'segmented' | 'prices'>, segmented: boolean): VerifyPlan {
-  const { rcu, consistentRead, sample, scanSegments } = options;
+export function verifyPlanOf(
+  options: Omit<VerifyPlan, 'segmented' | 'prices' | 'scanSegments'> & { scanSegments?: number | 'auto' | undefined },
+  segmented: boolean,
+): VerifyPlan {
+  const { rcu, consistentRead, sample } = options;
+  // verify's --scan auto: the estimate prices both reads anyway, the Scan in its default segments.
+  const scanSegments = options.scanSegments === 'auto' ? undefined : options.scanSegments;
   // verify's own parse: the same values refused, with the same message.
   if (rcu !== undefined) parseRcuSpec(rcu);
   if (consistentRead !== undefined && typeof consistentRead !== 'boolean')
@@ -73,7 +78,7 @@ export function estimateVerify(
     prices: plan.prices,
   });
   const choice = chooseTableRead(costs, { segmented: plan.segmented === true });
-  // verify reads the keys with BatchGetItem (--scan adds a Scan to them): the flags pace that read.
+  // verify reads the keys with BatchGetItem unless --scan: the flags pace either read.
   const flags = plan.rcu === undefined ? `--rcu ${formatRcu(rcu)}` : '';
   return {
     keys,

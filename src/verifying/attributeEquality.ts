@@ -37,12 +37,12 @@ export function differingAttributes(expected: Record<string, AttributeValue>, ac
 }
 
 /** A number's canonical text (typing/number.ts): one text per value. Text DynamoDB would refuse stays as it is. */
-function numberText(text: string): string {
+export function numberText(text: string): string {
   const parsed = parseDynamoNumber(text);
   return typeof parsed === 'string' ? text : parsed.text;
 }
 
-function bytesText(bytes: Uint8Array): string {
+export function bytesText(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
 }
 

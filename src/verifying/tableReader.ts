@@ -42,6 +42,10 @@ export interface ReadCounters {
   retries: number;
   throttled: number;
   consumedRcu: number;
+  /** Scan calls (pages, retries included), of `calls`. */
+  scanCalls: number;
+  /** Items the Scan evaluated (ScannedCount), over its segments. */
+  scanned: number;
 }
 
 /**
@@ -57,7 +61,7 @@ export const DEFAULT_KEY_RCU = 3000;
 const KEY_BUCKETS_KEPT = 10_000;
 
 export class TableReader {
-  readonly counters: ReadCounters = { calls: 0, keys: 0, retries: 0, throttled: 0, consumedRcu: 0 };
+  readonly counters: ReadCounters = { calls: 0, keys: 0, retries: 0, throttled: 0, consumedRcu: 0, scanCalls: 0, scanned: 0 };
   #bucket: TokenBucket | undefined;
   /** Per partition key (its DynamoDB JSON): what it read lately, at most --key-rcu a second. */
   #keyBuckets = new Map<string, TokenBucket>();
@@ -124,34 +128,47 @@ export class TableReader {
   }
 
   /**
-   * One segment of a parallel Scan (TotalSegments), keys only: each page's keys go to `onKey`. Paced after
-   * the fact: a page's units (up to 1 MB read, whatever the projection) are reserved once DynamoDB reports
-   * them, and the next page waits for them, so the rate over the scan stays within --rcu.
+   * One segment of a parallel Scan (TotalSegments): each page's items go to `onItem`, keys only (and the
+   * attributes of `more`) or whole (`more: 'all'`, the Scan read of verify). A Scan is charged on the items
+   * it evaluates, whatever the projection. Paced: with `page`, each page evaluates at most `page.limit`
+   * items and reserves the units they are expected to cost before it is sent; whatever DynamoDB reports
+   * beyond that (and every page's units, without `page`) is reserved once it comes back, and the next page
+   * waits for it, so the rate over the scan stays within --rcu.
    */
   async scanSegment(
     segment: number,
     totalSegments: number,
-    onKey: (keyId: string, item: Record<string, AttributeValue>) => void,
-    /** Attributes read besides the key (the TTL attribute). */
-    more: readonly string[] = [],
+    onItem: (keyId: string, item: Record<string, AttributeValue>) => void,
+    /** Attributes read besides the key (the TTL attribute), or 'all': the whole item. */
+    more: readonly string[] | 'all' = [],
+    page?: { limit: number; units: number },
   ): Promise<void> {
     const { keySchema } = this.options;
-    const names = [...new Set([keySchema.partitionKey.name, ...(keySchema.sortKey ? [keySchema.sortKey.name] : []), ...more])];
+    const names = more === 'all' ? [] : [...new Set([keySchema.partitionKey.name, ...(keySchema.sortKey ? [keySchema.sortKey.name] : []), ...more])];
     let start: Record<string, AttributeValue> | undefined;
     let attempt = 0;
-    do {
-      await this.#pace(0);
-      let page: ScanCommandOutput;
+    // Not do-while: a retried page's `continue` must send the page again, not test for a next one (a
+    // throttled first page would otherwise end the segment with none of its items read).
+    for (;;) {
+      const reserved = page?.units ?? 0;
+      await this.#pace(reserved);
+      let answer: ScanCommandOutput;
       try {
         this.counters.calls++;
-        page = await this.options.client.send(
+        this.counters.scanCalls++;
+        answer = await this.options.client.send(
           new ScanCommand({
             TableName: this.options.table,
             Segment: segment,
             TotalSegments: totalSegments,
             ConsistentRead: this.options.consistentRead,
-            ProjectionExpression: names.map((_, i) => `#k${i}`).join(', '),
-            ExpressionAttributeNames: Object.fromEntries(names.map((name, i) => [`#k${i}`, name])),
+            ...(names.length > 0
+              ? {
+                  ProjectionExpression: names.map((_, i) => `#k${i}`).join(', '),
+                  ExpressionAttributeNames: Object.fromEntries(names.map((name, i) => [`#k${i}`, name])),
+                }
+              : {}),
+            ...(page ? { Limit: page.limit } : {}),
             ReturnConsumedCapacity: 'TOTAL',
             ...(start ? { ExclusiveStartKey: start } : {}),
           }),
@@ -162,24 +179,26 @@ export class TableReader {
         const facts = errorFacts(error);
         if (classifyFailure(facts) !== 'retry') throw fatalAwsError(error, this.options.aws);
         if (facts.name === 'ProvisionedThroughputExceededException' || facts.name === 'ThrottlingException') this.counters.throttled++;
-        attempt = await this.#retryAfter(attempt, `${facts.name ?? facts.code ?? 'an error'}`);
+        attempt = await this.#retryAfter(attempt, `${facts.name ?? facts.code ?? 'an error'}`, 'Scan');
         continue;
       }
       attempt = 0;
-      const consumed = page.ConsumedCapacity?.CapacityUnits ?? 0;
+      const consumed = answer.ConsumedCapacity?.CapacityUnits ?? 0;
       this.counters.consumedRcu += consumed;
-      if (this.#bucket && consumed > 0) this.#bucket.reserve(this.#now(), consumed);
-      for (const item of page.Items ?? []) onKey(keyIdOf(keyFromWire(item, keySchema), keySchema), item);
-      start = page.LastEvaluatedKey;
-    } while (start !== undefined);
+      this.counters.scanned += answer.ScannedCount ?? answer.Items?.length ?? 0;
+      if (this.#bucket && consumed > reserved) this.#bucket.reserve(this.#now(), consumed - reserved);
+      for (const item of answer.Items ?? []) onItem(keyIdOf(keyFromWire(item, keySchema), keySchema), item);
+      start = answer.LastEvaluatedKey;
+      if (start === undefined) return;
+    }
   }
 
-  async #retryAfter(attempt: number, why: string): Promise<number> {
+  async #retryAfter(attempt: number, why: string, call = 'BatchGetItem'): Promise<number> {
     const next = attempt + 1;
     if (next >= this.options.maxAttempts)
       throw new LoaderError(
         'RETRIES_EXHAUSTED',
-        `BatchGetItem on ${this.options.table} made no progress in ${next} calls in a row (last: ${why}); lower --rcu or raise --max-attempts, then run the verify again`,
+        `${call} on ${this.options.table} made no progress in ${next} calls in a row (last: ${why}); lower --rcu or raise --max-attempts, then run the verify again`,
         { table: this.options.table },
       );
     this.counters.retries++;

@@ -24,9 +24,11 @@ import { DifferencesFile, type DifferenceRecord } from './differencesFile.js';
 import { LastWrites } from './lastWrites.js';
 import { readLoadRejects, rowId } from './loadRejects.js';
 import { chooseReadRate, parseRcuSpec, type RcuSpec } from '../pacing/readRate.js';
+import { itemFingerprint } from './itemFingerprint.js';
 import { MAX_KEYS_PER_CALL, readUnitsOf } from './readUnits.js';
 import { inSample, sampleStatement } from './sampling.js';
 import { DEFAULT_KEY_RCU, TableReader, type KeyToRead } from './tableReader.js';
+import { planTableRead, type InputReadTally } from './tableReadPlan.js';
 import { savedExpiredAt, VerifyCheckpoint, verifyCheckpointPath, type VerifyProgress } from './verifyCheckpoint.js';
 import { DIFFERENCES, OUTCOMES, type Difference, type Outcome, type VerifyResult } from './verifyResult.js';
 
@@ -47,10 +49,12 @@ export interface VerifyOptions extends LoadOptions {
   /** Values of differing attributes in messages and the differences file. @default true */
   excerpts?: boolean;
   /**
-   * Also Scan the whole table in this many parallel segments (TotalSegments), keys only, for items the input
-   * does not explain (extra). @default no scan
+   * Read the table by a parallel Scan in this many segments (TotalSegments) instead of BatchGetItem of the
+   * input's keys: each scanned item is compared with its key's expected item, and the items no row writes
+   * are found (extra). 'auto': whichever of the two reads costs less (as `estimate` prices them).
+   * @default BatchGetItem of the keys, no scan
    */
-  scanSegments?: number;
+  scanSegments?: number | 'auto';
 }
 
 export interface VerifyDependencies {
@@ -183,6 +187,8 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
     const last = new LastWrites();
     let table: TableInfo | undefined;
     let seq = 0;
+    // What --scan auto prices the two reads by (as the estimate's tally counts them).
+    const tally: InputReadTally & { puts: number } = { writes: 0, keys: 0, strongReadUnits: 0, putBytes: 0, puts: 0 };
     await finished(
       dryRunLoad(dryOptions(scratch, 1), {
         ...common,
@@ -190,6 +196,11 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
           onTable: (t) => void (table = t),
           onPlanned: (write) => {
             last.note(write.keyId, seq++, loadRejects.rows.has(rowId(write.origin.file, write.origin.line)));
+            tally.strongReadUnits += readUnitsOf(write.op === 'delete' ? 0 : write.size, true);
+            if (write.op !== 'delete') {
+              tally.putBytes += write.size;
+              tally.puts++;
+            }
             return write;
           },
           record: () => undefined,
@@ -198,6 +209,8 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
     );
     last.seal();
     const planned = seq;
+    tally.writes = planned;
+    tally.keys = last.keys;
     if (!table) throw bug('the dry run finished without describing the table');
     const schema = table.keySchema;
     checkpoint?.checkTable(opts.table, table.identity);
@@ -213,6 +226,15 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
     const ttl: Ttl | undefined = loadOptions.skipExpired === undefined ? undefined : { attribute: loadOptions.skipExpired, now: Math.floor(Date.now() / 1000) };
     const consistentRead = verifyOpts.consistentRead;
     const rate = verifyOpts.rcu === undefined ? undefined : await readRateOf(verifyOpts.rcu, client, opts, table, deps.signal);
+    const plan = planTableRead(verifyOpts.scanSegments, {
+      tally,
+      tableBytes: table.sizeBytes,
+      consistent: consistentRead,
+      sample: verifyOpts.sample,
+      rcu: rate?.rcu,
+      billing: table.billingMode,
+      segmented: opts.segment !== undefined,
+    });
     const reader = new TableReader({
       client,
       table: opts.table,
@@ -257,6 +279,40 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
         keysRead: reader.counters.keys,
         elapsedMs: performance.now() - startedAt,
       });
+
+    // The Scan read: the whole table, before the keys are checked. Each item of a key the input writes
+    // (and the sample takes) is kept as its fingerprint, to be compared as pass two reaches the key; an
+    // item no row writes is extra, counted once the keys are (a stop before then counts none of them). A
+    // resumed verify scans the whole table again: what its earlier run scanned is not kept.
+    const scanned = new Map<string, string>();
+    const extras: Array<Record<string, AttributeValue>> = [];
+    let scan: VerifyResult['scan'];
+    if (plan.read === 'scan') {
+      report('scanning the table');
+      let items = 0;
+      let expired = 0;
+      const keyNames = [schema.partitionKey.name, ...(schema.sortKey ? [schema.sortKey.name] : [])];
+      const page = rate === undefined ? undefined : scanPage(rate.rcu, tally.puts > 0 ? tally.putBytes / tally.puts : 0, consistentRead);
+      await Promise.all(
+        Array.from({ length: plan.segments }, (_, segment) =>
+          reader.scanSegment(
+            segment,
+            plan.segments,
+            (keyId, item) => {
+              if (++items % 1000 === 0) report('scanning the table');
+              if (last.has(keyId)) {
+                if (verifyOpts.sample >= 1 || inSample(keyId, verifyOpts.sample)) scanned.set(keyId, itemFingerprint(item));
+              } else if (ttl && wireExpired(item[ttl.attribute], ttl.now)) expired++;
+              // An item whose TTL has passed is DynamoDB's to delete (an expired row the load skipped, say), not extra.
+              else extras.push(Object.fromEntries(keyNames.map((name) => [name, item[name]!])));
+            },
+            'all',
+            page,
+          ),
+        ),
+      );
+      scan = { segments: plan.segments, items, ...(ttl ? { expired } : {}) };
+    }
     report('checking keys');
     let failure: unknown;
     const save = (status: 'running' | 'stopped' | 'complete', state: VerifyProgress) =>
@@ -300,7 +356,7 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
         key: toWireItem(keyOf(write.item, schema)),
         units: readUnitsOf(write.op === 'delete' ? 0 : write.size, consistentRead),
       }));
-      const stored = await reader.read(keys);
+      const stored = plan.read === 'scan' ? await scannedItems(chunk, keys) : await reader.read(keys);
       judgedChunks.set(
         index,
         chunk.map((check) => {
@@ -312,6 +368,29 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
         }),
       );
       settle();
+    };
+    // The Scan read's items of a chunk: a key the Scan did not see has none; one whose fingerprint is the
+    // expected item's matched (the expected item stands in for it); any other is read again by key
+    // (BatchGetItem), so that what differs is named from the item itself, as the table holds it now.
+    const scannedItems = async (chunk: Check[], keys: KeyToRead[]): Promise<Map<string, Record<string, AttributeValue>>> => {
+      // Most chunks send no call (the Scan read them), so the stop is looked for here.
+      if (deps.signal?.aborted) throw new LoaderError('ABORTED', 'the verify was stopped');
+      const stored = new Map<string, Record<string, AttributeValue>>();
+      const again: KeyToRead[] = [];
+      chunk.forEach((check, i) => {
+        const keyId = check.write.keyId;
+        const fingerprint = scanned.get(keyId);
+        scanned.delete(keyId);
+        if (fingerprint === undefined) return;
+        if (check.refused || check.write.op === 'delete') again.push(keys[i]!);
+        else {
+          const expected = toWireItem(check.write.item);
+          if (itemFingerprint(expected) === fingerprint) stored.set(keyId, expected);
+          else again.push(keys[i]!);
+        }
+      });
+      if (again.length > 0) for (const [keyId, item] of await reader.read(again)) stored.set(keyId, item);
+      return stored;
     };
     const take = () => {
       const index = chunksTaken++;
@@ -374,32 +453,8 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
     progressAtStop = () => keysChecked;
     await save('running', keysChecked);
 
-    // --scan: every item of the table whose key the input never writes.
-    let scanned: VerifyResult['scan'];
-    if (verifyOpts.scanSegments !== undefined) {
-      report('scanning the table');
-      const extras: Array<Record<string, AttributeValue>> = [];
-      let items = 0;
-      let expired = 0;
-      const segments = verifyOpts.scanSegments;
-      const keyNames = [schema.partitionKey.name, ...(schema.sortKey ? [schema.sortKey.name] : [])];
-      await Promise.all(
-        Array.from({ length: segments }, (_, segment) =>
-          reader.scanSegment(
-            segment,
-            segments,
-            (keyId, item) => {
-              items++;
-              if (last.has(keyId)) return;
-              // An item whose TTL has passed is DynamoDB's to delete (an expired row the load skipped, say), not extra.
-              if (ttl && wireExpired(item[ttl.attribute], ttl.now)) expired++;
-              else extras.push(Object.fromEntries(keyNames.map((name) => [name, item[name]!])));
-            },
-            ttl ? [ttl.attribute] : [],
-          ),
-        ),
-      );
-      scanned = { segments, items, ...(ttl ? { expired } : {}) };
+    // The Scan read's extra items, once every key is settled (a resumed run scanned again and found them anew).
+    if (plan.read === 'scan') {
       const records: DifferenceRecord[] = [];
       for (const key of extras) {
         outcomes.extra++;
@@ -442,7 +497,8 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
       rows: rowsOf(second),
       loadRejects: loadRejects.found ? { path: opts.rejectsPath, rows: loadRejects.rows.size } : undefined,
       keys: last.keys,
-      scan: scanned,
+      scan,
+      tableRead: { ...plan, ...(plan.read === 'scan' && resumed ? { rescanned: true } : {}) },
       sample: verifyOpts.sample < 1 ? { share: verifyOpts.sample, ...sampleStatement(checked, differingKeys) } : undefined,
       reads: { ...reader.counters, consistentRead, rcu: rate?.rcu, keyRcu: verifyOpts.keyRcu ?? DEFAULT_KEY_RCU, ...(rate ? { rcuReason: rate.reason } : {}) },
       differencesPath: differences.count > 0 ? differencesPath : undefined,
@@ -494,6 +550,17 @@ async function readRateOf(
     },
     opts.segment?.count ?? 1,
   );
+}
+
+/**
+ * The Scan's pages under --rcu: at most about a second of the rate (and 1 MB, DynamoDB's own bound), by a
+ * Limit of items of the input's average size, whose read units each page reserves before it is sent.
+ */
+function scanPage(rcu: number, averageBytes: number, consistent: boolean): { limit: number; units: number } {
+  const unitBytes = consistent ? 4096 : 8192;
+  const target = Math.max(1, Math.min(rcu, (1024 * 1024) / unitBytes));
+  const limit = Math.max(1, Math.floor((target * unitBytes) / Math.max(1, averageBytes)));
+  return { limit, units: Math.max(consistent ? 1 : 0.5, Math.ceil((limit * averageBytes) / 4096) * (consistent ? 1 : 0.5)) };
 }
 
 /** --skip-expired's attribute, and the time items are judged expired at (epoch seconds). */
@@ -607,14 +674,15 @@ function checkVerifyOptions(options: VerifyOptions): {
   sample: number;
   differencesPath: string | undefined;
   excerpts: boolean;
-  scanSegments: number | undefined;
+  scanSegments: number | 'auto' | undefined;
 } {
   const { rcu, keyRcu, consistentRead, sample, differencesPath, excerpts, scanSegments } = options;
   if (keyRcu !== undefined && (typeof keyRcu !== 'number' || !Number.isFinite(keyRcu) || keyRcu < 1))
     throw new LoaderError('INVALID_OPTION', `--key-rcu takes read units per second from 1 up, got ${String(keyRcu)}`);
-  if (scanSegments !== undefined && (!Number.isInteger(scanSegments) || scanSegments < 1 || scanSegments > 1_000_000))
-    throw new LoaderError('INVALID_OPTION', `--scan takes a number of parallel Scan segments from 1 to 1,000,000, got ${String(scanSegments)}`);
-  if (scanSegments !== undefined && options.segment !== undefined)
+  if (scanSegments !== undefined && scanSegments !== 'auto' && (!Number.isInteger(scanSegments) || scanSegments < 1 || scanSegments > 1_000_000))
+    throw new LoaderError('INVALID_OPTION', `--scan takes a number of parallel Scan segments from 1 to 1,000,000, or auto, got ${String(scanSegments)}`);
+  // --scan auto with --segment reads the keys (tableReadPlan.ts says why).
+  if (typeof scanSegments === 'number' && options.segment !== undefined)
     throw new LoaderError(
       'INVALID_OPTION',
       "--scan reads the whole table, whose other segments' items this --segment's input does not explain: scan without --segment",

@@ -10,7 +10,7 @@ const LABELS: Record<Outcome, string> = {
   different: 'different',
   deletedButPresent: 'deleted in the input but present',
   rejectedButPresent: "in the load's reject file but present",
-  extra: 'extra (in the table, not in the input; --scan)',
+  extra: 'extra (in the table, not in the input; found by a Scan)',
   expired: 'absent, its TTL passed since the load (--skip-expired)',
 };
 
@@ -28,6 +28,9 @@ export function formatVerify(result: VerifyResult, options: { excerpts: boolean 
   lines.push(
     `  rows read        ${formatCount(result.rows.read)}: ${formatCount(result.writes.planned)} writes planned (${formatCount(result.writes.superseded)} superseded by a later row of their key), ${formatCount(result.rows.rejected)} rejected as the load rejects them${result.rows.otherSegment > 0 ? `, ${formatCount(result.rows.otherSegment)} of other segments` : ''}`,
   );
+  lines.push(`  table read       ${escapeControl(result.tableRead.why)}${result.tableRead.rescanned ? '; resumed, so the whole table was scanned again' : ''}`);
+  if (result.tableRead.read === 'batch-get')
+    lines.push(`                   (BatchGetItem reads only the input's keys: items no row writes are not looked for)`);
   if (result.scan)
     lines.push(
       `  scan             ${formatCount(result.scan.items, 'item')} in the table, ${formatCount(result.scan.segments, 'segment')}${result.scan.expired ? `; ${formatCount(result.scan.expired, 'item')} no row writes whose TTL has passed (not extra: DynamoDB's TTL deletes them)` : ''}`,
@@ -35,7 +38,7 @@ export function formatVerify(result: VerifyResult, options: { excerpts: boolean 
   if (result.loadRejects) lines.push(`  load's rejects   ${formatCount(result.loadRejects.rows, 'row')} in ${escapeControl(result.loadRejects.path)}`);
   if (result.sample) lines.push(`  sample           ${sampleSentence(result)}`);
   lines.push(
-    `  reads            ${formatCount(result.reads.calls, 'BatchGetItem call')}, ${formatRate(result.reads.consumedRcu)} read units (${result.reads.consistentRead ? 'strongly' : 'eventually'} consistent${result.reads.rcu !== undefined ? `, ${result.reads.rcuReason ?? `--rcu ${result.reads.rcu}`}` : ', unpaced'}), ${formatCount(result.reads.retries, 'retry')}, ${formatCount(result.reads.throttled, 'throttled call')}`,
+    `  reads            ${readCalls(result.reads)}, ${formatRate(result.reads.consumedRcu)} read units (${result.reads.consistentRead ? 'strongly' : 'eventually'} consistent${result.reads.rcu !== undefined ? `, ${result.reads.rcuReason ?? `--rcu ${result.reads.rcu}`}` : ', unpaced'}), ${formatCount(result.reads.retries, 'retry')}, ${formatCount(result.reads.throttled, 'throttled call')}`,
   );
   if (result.checkpoint)
     lines.push(
@@ -50,6 +53,12 @@ export function formatVerify(result: VerifyResult, options: { excerpts: boolean 
   if (result.differencesPath)
     lines.push(`  differences in ${escapeControl(result.differencesPath)} (the reject file's format: jq -r .raw gives the rows to load again)`);
   return `${lines.join('\n')}\n`;
+}
+
+/** The read calls: BatchGetItem's, and the Scan's. */
+function readCalls(reads: VerifyResult['reads']): string {
+  const batchGet = formatCount(reads.calls - reads.scanCalls, 'BatchGetItem call');
+  return reads.scanCalls > 0 ? `${formatCount(reads.scanCalls, 'Scan call')}, ${batchGet} (keys read again to name what differs)` : batchGet;
 }
 
 /** What the sample proves, in one sentence. */

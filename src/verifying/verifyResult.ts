@@ -33,9 +33,14 @@ export interface VerifyResult {
   input: string;
   /** Keys checked, by outcome (extra: items --scan found that the input does not explain; 0 without --scan). */
   outcomes: Record<Outcome, number>;
-  /** --scan: the table's items scanned, in how many segments; undefined without it. */
+  /** The Scan read (--scan): the table's items scanned, in how many segments; undefined when the keys were read by BatchGetItem. */
   /** expired: items no row writes whose TTL (--skip-expired) has passed: DynamoDB's TTL deletes them, so not extra. */
   scan: { segments: number; items: number; expired?: number } | undefined;
+  /**
+   * How the table was read: BatchGetItem of the input's keys, or a Scan of the whole table (segments), and
+   * why (--scan N, or what --scan auto priced); rescanned: a resumed verify scanned the whole table again.
+   */
+  tableRead: { read: 'batch-get' | 'scan'; segments: number; why: string; rescanned?: boolean };
   /** Keys of the input checked (the sum of outcomes but extra). */
   checked: number;
   /** Keys that differ (missing, different, deleted but present, rejected but present, extra). */
@@ -60,6 +65,10 @@ export interface VerifyResult {
     retries: number;
     throttled: number;
     consumedRcu: number;
+    /** Scan calls, of `calls` (the rest are BatchGetItem's). */
+    scanCalls: number;
+    /** Items the Scan read evaluated (0 when the keys were read by BatchGetItem). */
+    scanned: number;
     consistentRead: boolean;
     /** The read units per second paced at (--rcu, or what --rcu auto chose); undefined: unpaced. */
     rcu: number | undefined;
