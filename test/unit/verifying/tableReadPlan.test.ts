@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planTableRead, type InputReadTally } from '../../src/verifying/tableReadPlan.js';
+import { planTableRead, type InputReadTally } from '../../../src/verifying/tableReadPlan.js';
 
 /** 1,000 keys of 200-byte items, one write each: 1,000 read units by key, ~49 by a Scan of ~200 KB. */
 const tally: InputReadTally = { writes: 1000, keys: 1000, strongReadUnits: 1000, putBytes: 200_000 };

@@ -1,7 +1,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { differingAttributes } from '../../src/verifying/attributeEquality.js';
-import { itemFingerprint } from '../../src/verifying/itemFingerprint.js';
+import { differingAttributes } from '../../../src/verifying/attributeEquality.js';
+import { itemFingerprint } from '../../../src/verifying/itemFingerprint.js';
 
 type Item = Record<string, AttributeValue>;
 const bytes = (...b: number[]) => new Uint8Array(b);
