@@ -3,7 +3,7 @@ import type { ReadTotals } from './estimateTally.js';
 import { chooseTableRead, scanSegmentsFor, verifyCosts } from './verifyCost.js';
 import type { ReadPrices } from '../pacing/unitPrices.js';
 import { LoaderError } from '../shared/errors.js';
-import { chooseReadRate, DEFAULT_AUTO_READ_PERCENT, parseRcuSpec, type RcuSpec } from '../pacing/readRate.js';
+import { chooseReadRate, DEFAULT_AUTO_READ_PERCENT, NEW_ON_DEMAND_RCU, parseRcuSpec, type RcuSpec } from '../pacing/readRate.js';
 import type { TableInfo } from '../shared/tableInfo.js';
 
 /** The verify's own options, as `verify` takes them (VerifyOptions), read by the estimate to price it. */
@@ -100,13 +100,15 @@ export function readRate(table: TableInfo, given: number | string | undefined, w
   const spec: RcuSpec = given === undefined ? { kind: 'auto', percent: DEFAULT_AUTO_READ_PERCENT } : parseRcuSpec(given);
   if (spec.kind === 'fixed') return { rcu: spec.rcu, rcuSource: 'given', rcuPercent: 100 };
   // With --segment i/N, verify gives each worker 1/N of the share (verify.ts readRateOf).
-  const { rcu } = chooseReadRate(spec, table, workers);
+  const { rcu } = chooseReadRate(spec, { ...table, maxReadUnits: table.onDemandMaxReadUnits }, workers);
   const rcuSource =
     table.billingMode === 'PROVISIONED' && table.provisionedRcu !== undefined
       ? 'provisioned'
-      : table.warmReadUnits !== undefined
-        ? 'warm-throughput'
-        : 'on-demand-default';
+      : table.onDemandMaxReadUnits !== undefined && table.onDemandMaxReadUnits <= (table.warmReadUnits ?? NEW_ON_DEMAND_RCU)
+        ? 'on-demand-max'
+        : table.warmReadUnits !== undefined
+          ? 'warm-throughput'
+          : 'on-demand-default';
   return { rcu, rcuSource, rcuPercent: spec.percent };
 }
 

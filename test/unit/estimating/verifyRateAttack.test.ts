@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { estimateVerify, verifyPlanOf } from '../../../src/estimating/verifyEstimate.js';
 import { chooseReadRate } from '../../../src/pacing/readRate.js';
-import type { TableInfo } from '../../../src/shared/tableInfo.js';
+import { tableInfoFromDescription, type TableInfo } from '../../../src/shared/tableInfo.js';
 
 const provisioned: TableInfo = {
   name: 't',
@@ -29,5 +29,21 @@ describe("the estimate's verify rate is the one verify takes", () => {
     expect(v.batchGet.seconds).toBe(500);
     // The flags the estimate tells the user to add make verify read at that rate.
     expect(v.flags).toBe('--rcu 200');
+  });
+
+  it("on demand with a MaxReadRequestUnits cap, --rcu auto stays within P% of the cap, as verify's does", () => {
+    const table = tableInfoFromDescription({
+      TableName: 't',
+      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+      BillingModeSummary: { BillingMode: 'PAY_PER_REQUEST' },
+      OnDemandThroughput: { MaxReadRequestUnits: 1_000, MaxWriteRequestUnits: -1 },
+    });
+    const verifyTakes = chooseReadRate({ kind: 'auto', percent: 80 }, { billingMode: 'PAY_PER_REQUEST', warmReadUnits: undefined, maxReadUnits: 1_000 }).rcu;
+    expect(verifyTakes).toBe(800);
+    const v = estimateVerify(table, 'describe-table', reads, 0, verifyPlanOf({}, false));
+    expect(v.rcu).toBe(verifyTakes);
+    expect(v.rcuSource).toBe('on-demand-max');
+    expect(v.batchGet.seconds).toBe(125);
   });
 });
