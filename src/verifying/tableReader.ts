@@ -124,9 +124,12 @@ export class TableReader {
   }
 
   /**
-   * One segment of a parallel Scan (TotalSegments), keys only: each page's keys go to `onKey`. Paced after
-   * the fact: a page's units (up to 1 MB read, whatever the projection) are reserved once DynamoDB reports
-   * them, and the next page waits for them, so the rate over the scan stays within --rcu.
+   * One segment of a parallel Scan (TotalSegments), keys only: each page's keys go to `onKey`. Paced: a
+   * page's units are known only once DynamoDB answers (up to 1 MB read, whatever the projection), so with
+   * --rcu each page is cut by Limit to the items this segment's share of a second's units reads (at the
+   * units per item seen so far; the first page one item), those units are reserved before it is sent and
+   * any beyond them after, and the segment ends once the units it read are paid for: the segments together
+   * read no more than --rcu, not a 1 MB page each at once.
    */
   async scanSegment(
     segment: number,
@@ -139,8 +142,13 @@ export class TableReader {
     const names = [...new Set([keySchema.partitionKey.name, ...(keySchema.sortKey ? [keySchema.sortKey.name] : []), ...more])];
     let start: Record<string, AttributeValue> | undefined;
     let attempt = 0;
+    // Units per item evaluated, as the pages so far cost (undefined before the first page).
+    let unitsPerItem: number | undefined;
     do {
-      await this.#pace(0);
+      const share = this.options.rcu === undefined ? undefined : Math.max(1, this.options.rcu / totalSegments);
+      const limit = share === undefined ? undefined : unitsPerItem === undefined ? 1 : Math.max(1, Math.floor(share / unitsPerItem));
+      const expected = limit === undefined || unitsPerItem === undefined ? 0 : limit * unitsPerItem;
+      await this.#pace(expected);
       let page: ScanCommandOutput;
       try {
         this.counters.calls++;
@@ -153,6 +161,7 @@ export class TableReader {
             ProjectionExpression: names.map((_, i) => `#k${i}`).join(', '),
             ExpressionAttributeNames: Object.fromEntries(names.map((name, i) => [`#k${i}`, name])),
             ReturnConsumedCapacity: 'TOTAL',
+            ...(limit !== undefined ? { Limit: limit } : {}),
             ...(start ? { ExclusiveStartKey: start } : {}),
           }),
           this.options.signal ? { abortSignal: this.options.signal } : {},
@@ -168,10 +177,14 @@ export class TableReader {
       attempt = 0;
       const consumed = page.ConsumedCapacity?.CapacityUnits ?? 0;
       this.counters.consumedRcu += consumed;
-      if (this.#bucket && consumed > 0) this.#bucket.reserve(this.#now(), consumed);
+      if (this.#bucket && consumed > expected) this.#bucket.reserve(this.#now(), consumed - expected);
+      const evaluated = page.ScannedCount ?? page.Items?.length ?? 0;
+      if (evaluated > 0 && consumed > 0) unitsPerItem = consumed / evaluated;
       for (const item of page.Items ?? []) onKey(keyIdOf(keyFromWire(item, keySchema), keySchema), item);
       start = page.LastEvaluatedKey;
     } while (start !== undefined);
+    // The last page's units are paid for before the segment ends, as every other page's were.
+    await this.#pace(0);
   }
 
   async #retryAfter(attempt: number, why: string): Promise<number> {
