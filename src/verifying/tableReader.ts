@@ -46,7 +46,7 @@ export interface ReadCounters {
 
 /**
  * Reads items by key with BatchGetItem (only reads: verify never calls a write API), at most 100 keys a
- * call, paced by a token bucket of read units (--rcu): each call reserves the units its keys are expected
+ * call (paced, at most a second of --rcu), paced by a token bucket of read units (--rcu): each call reserves the units its keys are expected
  * to cost before it is sent, and any units DynamoDB reports beyond that are reserved after, so the rate
  * read stays within --rcu. UnprocessedKeys and throttled or failed calls are sent again after a capped,
  * jittered backoff (aws/backoff.ts); --max-attempts calls in a row without progress stop the verify.
@@ -78,6 +78,35 @@ export class TableReader {
     if (keys.length > MAX_KEYS_PER_CALL) throw new Error(`BatchGetItem takes at most ${MAX_KEYS_PER_CALL} keys, got ${keys.length}`);
     const found = new Map<string, Record<string, AttributeValue>>();
     this.counters.keys += keys.length;
+    for (const group of this.#groups(keys)) await this.#readGroup(group, found);
+    return found;
+  }
+
+  /**
+   * The keys as calls: paced, a call holds at most one second of --rcu (one key at least). A call's units
+   * are read at once, so 100 keys at a low --rcu would read many seconds' units in one burst.
+   */
+  #groups(keys: readonly KeyToRead[]): KeyToRead[][] {
+    const rcu = this.options.rcu;
+    if (rcu === undefined) return [[...keys]];
+    const groups: KeyToRead[][] = [];
+    let group: KeyToRead[] = [];
+    let sum = 0;
+    for (const key of keys) {
+      if (group.length > 0 && sum + key.units > rcu) {
+        groups.push(group);
+        group = [];
+        sum = 0;
+      }
+      group.push(key);
+      sum += key.units;
+    }
+    if (group.length > 0) groups.push(group);
+    return groups;
+  }
+
+  /** One BatchGetItem of `keys`, sent again for its UnprocessedKeys; the items found go to `found`. */
+  async #readGroup(keys: readonly KeyToRead[], found: Map<string, Record<string, AttributeValue>>): Promise<void> {
     const units = new Map(keys.map((k) => [k.keyId, k.units]));
     let pending = [...keys];
     let attempt = 0;
@@ -120,7 +149,6 @@ export class TableReader {
       attempt = pending.length < before ? 0 : attempt;
       attempt = await this.#retryAfter(attempt, 'UnprocessedKeys');
     }
-    return found;
   }
 
   /**
