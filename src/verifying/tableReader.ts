@@ -175,7 +175,8 @@ export class TableReader {
     do {
       const share = this.options.rcu === undefined ? undefined : Math.max(1, this.options.rcu / totalSegments);
       const limit = share === undefined ? undefined : unitsPerItem === undefined ? 1 : Math.max(1, Math.floor(share / unitsPerItem));
-      const expected = limit === undefined || unitsPerItem === undefined ? 0 : limit * unitsPerItem;
+      // A first page of one item costs a unit at least (half eventually consistent).
+      const expected = limit === undefined ? 0 : unitsPerItem === undefined ? (this.options.consistentRead ? 1 : 0.5) : limit * unitsPerItem;
       await this.#pace(expected);
       let page: ScanCommandOutput;
       try {
