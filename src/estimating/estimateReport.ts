@@ -563,6 +563,7 @@ const RCU_SOURCES: Record<VerifyEstimate['rcuSource'], (percent: number) => stri
   provisioned: (percent) => `${percent}% of the table's provisioned RCU`,
   'warm-throughput': (percent) => `${percent}% of the table's warm read throughput`,
   'on-demand-default': (percent) => `${percent}% of a new on-demand table's 12,000 reads/s`,
+  'on-demand-max': (percent) => `${percent}% of the table's MaxReadRequestUnits`,
 };
 
 /** The price of `ddb-spread verify` after the load, both ways to read the table (the reason for the choice is in the JSON). */

@@ -68,8 +68,8 @@ export interface VerifyEstimate {
   consistentRead: boolean;
   /** Read units per second the times and provisioned prices assume. */
   rcu: number;
-  /** Where the rate comes from: --rcu, 80% of the provisioned RCU, or 80% of the warm read throughput (12,000 a new on-demand table). */
-  rcuSource: 'given' | 'provisioned' | 'warm-throughput' | 'on-demand-default';
+  /** Where the rate comes from: --rcu, 80% of the provisioned RCU, of the warm read throughput (12,000 a new on-demand table), or of a lower MaxReadRequestUnits. */
+  rcuSource: 'given' | 'provisioned' | 'warm-throughput' | 'on-demand-default' | 'on-demand-max';
   /** The share of that capacity taken, in percent (--rcu auto:P%; 80 by default; 100 for a given --rcu). */
   rcuPercent: number;
   /**

@@ -3,7 +3,7 @@ import type { ReadTotals } from './estimateTally.js';
 import { chooseTableRead, scanSegmentsFor, verifyCosts } from './verifyCost.js';
 import type { ReadPrices } from '../pacing/unitPrices.js';
 import { LoaderError } from '../shared/errors.js';
-import { chooseReadRate, DEFAULT_AUTO_READ_PERCENT, parseRcuSpec, type RcuSpec } from '../pacing/readRate.js';
+import { chooseReadRate, DEFAULT_AUTO_READ_PERCENT, NEW_ON_DEMAND_RCU, parseRcuSpec, type RcuSpec } from '../pacing/readRate.js';
 import type { TableInfo } from '../shared/tableInfo.js';
 
 /** The verify's own options, as `verify` takes them (VerifyOptions), read by the estimate to price it. */
@@ -18,6 +18,8 @@ export interface VerifyPlan {
   scanSegments?: number | undefined;
   /** --segment i/N: a verify of one segment reads its keys only. */
   segmented?: boolean | undefined;
+  /** --segment i/N's N: verify's --rcu auto gives each of the N workers 1/N of its share. @default 1 */
+  workers?: number | undefined;
   prices?: Partial<ReadPrices> | undefined;
 }
 
@@ -26,8 +28,9 @@ export interface VerifyPlan {
  * are refused here too, before the input is read.
  */
 export function verifyPlanOf(
-  options: Omit<VerifyPlan, 'segmented' | 'prices' | 'scanSegments'> & { scanSegments?: number | 'auto' | undefined },
+  options: Omit<VerifyPlan, 'segmented' | 'workers' | 'prices' | 'scanSegments'> & { scanSegments?: number | 'auto' | undefined },
   segmented: boolean,
+  workers = 1,
 ): VerifyPlan {
   const { rcu, consistentRead, sample } = options;
   // verify's --scan auto: the estimate prices both reads anyway, the Scan in its default segments.
@@ -40,7 +43,7 @@ export function verifyPlanOf(
     throw new LoaderError('INVALID_OPTION', `--sample takes a share of the keys above 0% and at most 100%, got ${String(sample)}`);
   if (scanSegments !== undefined && !(Number.isInteger(scanSegments) && scanSegments >= 1 && scanSegments <= 1_000_000))
     throw new LoaderError('INVALID_OPTION', `--scan takes a whole number of segments from 1 to 1,000,000, got ${String(scanSegments)}`);
-  return { rcu, consistentRead, sample, scanSegments, segmented };
+  return { rcu, consistentRead, sample, scanSegments, segmented, ...(workers > 1 ? { workers } : {}) };
 }
 
 /**
@@ -65,7 +68,7 @@ export function estimateVerify(
   const described = source === 'describe-table' && table.sizeBytes !== undefined;
   const tableBytes = (described ? (table.sizeBytes ?? 0) : 0) + leftBytes;
   const tableItems = (described ? (table.itemCount ?? 0) : 0) + leftItems;
-  const { rcu, rcuSource, rcuPercent } = readRate(table, plan.rcu);
+  const { rcu, rcuSource, rcuPercent } = readRate(table, plan.rcu, plan.workers);
   const scanSegments = plan.scanSegments ?? scanSegmentsFor(tableBytes);
   const costs = verifyCosts({
     keys,
@@ -98,17 +101,20 @@ export function estimateVerify(
 }
 
 /** The rate a verify reads at: --rcu, else 80% of what the table takes (provisioned RCU, warm read throughput, a new on-demand table's 12,000). */
-export function readRate(table: TableInfo, given: number | string | undefined): Pick<VerifyEstimate, 'rcu' | 'rcuSource' | 'rcuPercent'> {
+export function readRate(table: TableInfo, given: number | string | undefined, workers = 1): Pick<VerifyEstimate, 'rcu' | 'rcuSource' | 'rcuPercent'> {
   // verify's own rule (pacing/readRate.ts), so the estimate prices the rate the verify will take.
   const spec: RcuSpec = given === undefined ? { kind: 'auto', percent: DEFAULT_AUTO_READ_PERCENT } : parseRcuSpec(given);
   if (spec.kind === 'fixed') return { rcu: spec.rcu, rcuSource: 'given', rcuPercent: 100 };
-  const { rcu } = chooseReadRate(spec, table);
+  // With --segment i/N, verify gives each worker 1/N of the share (verify.ts readRateOf).
+  const { rcu } = chooseReadRate(spec, { ...table, maxReadUnits: table.onDemandMaxReadUnits }, workers);
   const rcuSource =
     table.billingMode === 'PROVISIONED' && table.provisionedRcu !== undefined
       ? 'provisioned'
-      : table.warmReadUnits !== undefined
-        ? 'warm-throughput'
-        : 'on-demand-default';
+      : table.onDemandMaxReadUnits !== undefined && table.onDemandMaxReadUnits <= (table.warmReadUnits ?? NEW_ON_DEMAND_RCU)
+        ? 'on-demand-max'
+        : table.warmReadUnits !== undefined
+          ? 'warm-throughput'
+          : 'on-demand-default';
   return { rcu, rcuSource, rcuPercent: spec.percent };
 }
 

@@ -42,6 +42,8 @@ export interface TableInfo {
   warmReadUnits?: number;
   /** OnDemandThroughput.MaxWriteRequestUnits, when a cap is set (DynamoDB reports -1 for "no cap"). */
   onDemandMaxWriteUnits?: number;
+  /** OnDemandThroughput.MaxReadRequestUnits, when a cap is set: verify's --rcu auto stays within it. */
+  onDemandMaxReadUnits?: number;
   /** ItemCount and TableSizeBytes: DynamoDB refreshes them about every six hours, so they lag. */
   itemCount?: number;
   sizeBytes?: number;
@@ -79,6 +81,7 @@ export function tableInfoFromDescription(description: TableDescription, tableNam
   setPositive(info, 'warmWriteUnits', description.WarmThroughput?.WriteUnitsPerSecond);
   setPositive(info, 'warmReadUnits', description.WarmThroughput?.ReadUnitsPerSecond);
   setPositive(info, 'onDemandMaxWriteUnits', description.OnDemandThroughput?.MaxWriteRequestUnits);
+  setPositive(info, 'onDemandMaxReadUnits', description.OnDemandThroughput?.MaxReadRequestUnits);
   if (isCount(description.ItemCount)) info.itemCount = description.ItemCount;
   if (isCount(description.TableSizeBytes)) info.sizeBytes = description.TableSizeBytes;
   if ((description.Replicas?.length ?? 0) > 0) info.replicas = description.Replicas!.length;

@@ -50,7 +50,7 @@ export interface ReadCounters {
 
 /**
  * Reads items by key with BatchGetItem (only reads: verify never calls a write API), at most 100 keys a
- * call, paced by a token bucket of read units (--rcu): each call reserves the units its keys are expected
+ * call (paced, at most a second of --rcu), paced by a token bucket of read units (--rcu): each call reserves the units its keys are expected
  * to cost before it is sent, and any units DynamoDB reports beyond that are reserved after, so the rate
  * read stays within --rcu. UnprocessedKeys and throttled or failed calls are sent again after a capped,
  * jittered backoff (aws/backoff.ts); --max-attempts calls in a row without progress stop the verify.
@@ -82,6 +82,35 @@ export class TableReader {
     if (keys.length > MAX_KEYS_PER_CALL) throw new Error(`BatchGetItem takes at most ${MAX_KEYS_PER_CALL} keys, got ${keys.length}`);
     const found = new Map<string, Record<string, AttributeValue>>();
     this.counters.keys += keys.length;
+    for (const group of this.#groups(keys)) await this.#readGroup(group, found);
+    return found;
+  }
+
+  /**
+   * The keys as calls: paced, a call holds at most one second of --rcu (one key at least). A call's units
+   * are read at once, so 100 keys at a low --rcu would read many seconds' units in one burst.
+   */
+  #groups(keys: readonly KeyToRead[]): KeyToRead[][] {
+    const rcu = this.options.rcu;
+    if (rcu === undefined) return [[...keys]];
+    const groups: KeyToRead[][] = [];
+    let group: KeyToRead[] = [];
+    let sum = 0;
+    for (const key of keys) {
+      if (group.length > 0 && sum + key.units > rcu) {
+        groups.push(group);
+        group = [];
+        sum = 0;
+      }
+      group.push(key);
+      sum += key.units;
+    }
+    if (group.length > 0) groups.push(group);
+    return groups;
+  }
+
+  /** One BatchGetItem of `keys`, sent again for its UnprocessedKeys; the items found go to `found`. */
+  async #readGroup(keys: readonly KeyToRead[], found: Map<string, Record<string, AttributeValue>>): Promise<void> {
     const units = new Map(keys.map((k) => [k.keyId, k.units]));
     let pending = [...keys];
     let attempt = 0;
@@ -124,16 +153,18 @@ export class TableReader {
       attempt = pending.length < before ? 0 : attempt;
       attempt = await this.#retryAfter(attempt, 'UnprocessedKeys');
     }
-    return found;
   }
 
   /**
    * One segment of a parallel Scan (TotalSegments): each page's items go to `onItem`, keys only (and the
    * attributes of `more`) or whole (`more: 'all'`, the Scan read of verify). A Scan is charged on the items
-   * it evaluates, whatever the projection. Paced: with `page`, each page evaluates at most `page.limit`
-   * items and reserves the units they are expected to cost before it is sent; whatever DynamoDB reports
-   * beyond that (and every page's units, without `page`) is reserved once it comes back, and the next page
-   * waits for it, so the rate over the scan stays within --rcu.
+   * it evaluates, whatever the projection, and a page's units are known only once DynamoDB answers (up to
+   * 1 MB read). Paced: with `page`, each page evaluates at most `page.limit` items and reserves the units
+   * they are expected to cost before it is sent; without it, with --rcu, each page is cut by Limit to the
+   * items this segment's share of a second's units reads (at the units per item seen so far; the first
+   * page one item), those units reserved before it is sent. Whatever DynamoDB reports beyond is reserved
+   * once it comes back, and the segment ends once the units it read are paid for: the segments together
+   * read no more than --rcu, not a 1 MB page each at once.
    */
   async scanSegment(
     segment: number,
@@ -147,10 +178,23 @@ export class TableReader {
     const names = more === 'all' ? [] : [...new Set([keySchema.partitionKey.name, ...(keySchema.sortKey ? [keySchema.sortKey.name] : []), ...more])];
     let start: Record<string, AttributeValue> | undefined;
     let attempt = 0;
+    // Units per item evaluated, as the pages so far cost (undefined before the first page).
+    let unitsPerItem: number | undefined;
     // Not do-while: a retried page's `continue` must send the page again, not test for a next one (a
     // throttled first page would otherwise end the segment with none of its items read).
     for (;;) {
-      const reserved = page?.units ?? 0;
+      const share = this.options.rcu === undefined ? undefined : Math.max(1, this.options.rcu / totalSegments);
+      const limit = page ? page.limit : share === undefined ? undefined : unitsPerItem === undefined ? 1 : Math.max(1, Math.floor(share / unitsPerItem));
+      // A first page of one item costs a unit at least (half eventually consistent).
+      const reserved = page
+        ? page.units
+        : limit === undefined
+          ? 0
+          : unitsPerItem === undefined
+            ? this.options.consistentRead
+              ? 1
+              : 0.5
+            : limit * unitsPerItem;
       await this.#pace(reserved);
       let answer: ScanCommandOutput;
       try {
@@ -168,8 +212,8 @@ export class TableReader {
                   ExpressionAttributeNames: Object.fromEntries(names.map((name, i) => [`#k${i}`, name])),
                 }
               : {}),
-            ...(page ? { Limit: page.limit } : {}),
             ReturnConsumedCapacity: 'TOTAL',
+            ...(limit !== undefined ? { Limit: limit } : {}),
             ...(start ? { ExclusiveStartKey: start } : {}),
           }),
           this.options.signal ? { abortSignal: this.options.signal } : {},
@@ -187,10 +231,14 @@ export class TableReader {
       this.counters.consumedRcu += consumed;
       this.counters.scanned += answer.ScannedCount ?? answer.Items?.length ?? 0;
       if (this.#bucket && consumed > reserved) this.#bucket.reserve(this.#now(), consumed - reserved);
+      const evaluated = answer.ScannedCount ?? answer.Items?.length ?? 0;
+      if (evaluated > 0 && consumed > 0) unitsPerItem = consumed / evaluated;
       for (const item of answer.Items ?? []) onItem(keyIdOf(keyFromWire(item, keySchema), keySchema), item);
       start = answer.LastEvaluatedKey;
-      if (start === undefined) return;
+      if (start === undefined) break;
     }
+    // The last page's units are paid for before the segment ends, as every other page's were.
+    await this.#pace(0);
   }
 
   async #retryAfter(attempt: number, why: string, call = 'BatchGetItem'): Promise<number> {
