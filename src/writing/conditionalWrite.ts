@@ -66,7 +66,13 @@ async function writeOne(write: PlannedWrite, ctx: WriterContext, condition: Writ
       const wire = toWireItem(write.item);
       const command =
         write.op === 'delete'
-          ? new DeleteItemCommand({ TableName: ctx.table, Key: wire, ...parts, ReturnConsumedCapacity: 'INDEXES' })
+          ? new DeleteItemCommand({
+              TableName: ctx.table,
+              Key: wire,
+              ...parts,
+              ReturnConsumedCapacity: 'INDEXES',
+              ...(ownEarlierWrites ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
+            })
           : new PutItemCommand({
               TableName: ctx.table,
               Item: wire,
@@ -94,8 +100,9 @@ async function writeOne(write: PlannedWrite, ctx: WriterContext, condition: Writ
       if (facts.name === CONDITION_FAILED) {
         // Not stored, and not to be resent: the table holds a newer item (or the key). Its units are spent all the same.
         // After a crash, the stored item may be this very row, put by the earlier run: it is written, not a conflict.
-        if (ownEarlierWrites && write.op !== 'delete' && sameItem(toWireItem(write.item), (error as { Item?: Record<string, AttributeValue> }).Item))
-          outcome.written.push(write);
+        // A delete's own earlier call leaves no item: an absent one is the delete done (its condition, such as
+        // attribute_exists, now false because of it).
+        if (ownEarlierWrites && ownEffect(write, (error as { Item?: Record<string, AttributeValue> }).Item)) outcome.written.push(write);
         else outcome.conditionFailed!.push(write);
         outcome.consumedWcu += write.wcu;
         ctx.pacer?.afterSend({ sent, stored: sent, throttled: [], consumedUnits: undefined, throttleReasons: [] });
@@ -158,6 +165,12 @@ async function writeOne(write: PlannedWrite, ctx: WriterContext, condition: Writ
     ctx.onRetry?.({ reason, items: 1, attempt, delayMs });
     await sleep(delayMs);
   }
+}
+
+/** Whether the stored item a false condition returned (ALL_OLD) is `write`'s own effect: its item put, or no item after its delete. */
+function ownEffect(write: PlannedWrite, stored: Record<string, AttributeValue> | undefined): boolean {
+  if (write.op === 'delete') return stored === undefined || Object.keys(stored).length === 0;
+  return sameItem(toWireItem(write.item), stored);
 }
 
 function throttleReasonsOf(error: unknown): string[] {

@@ -1,0 +1,50 @@
+/**
+ * Holes found reviewing conditional writes (--if-not-exists, --if-newer, --condition), each a load against
+ * DynamoDB Local through the partition proxy's PutItem/DeleteItem faults: a call whose reply is lost was
+ * applied, and its resend must not count the row's own effect as another writer's (conditionFailed).
+ */
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { scanAll, type TableKeys } from '../support/ddb.js';
+import { useLocalAws } from '../support/localAws.js';
+import { localLoad } from '../support/localLoad.js';
+import { startPartitionProxy } from '../support/partitionProxy.js';
+
+const KEYS: TableKeys = { partitionKey: { name: 'pk', type: 'S' } };
+
+const aws = useLocalAws({ name: 'conditional-holes', processCredentials: true });
+const { client, newTable, endpoint } = aws;
+const { inputFile, run } = localLoad(aws);
+
+describe('conditional writes under lost replies', () => {
+  it('deletes under --condition attribute_exists: a delete whose reply was lost is written (deleted), not conditionFailed', async () => {
+    const table = await newTable(KEYS);
+    const N = 40;
+    for (let k = 0; k < N; k++) await client().send(new PutItemCommand({ TableName: table, Item: { pk: { S: `k${k}` }, v: { S: 'old' } } }));
+    const input = await inputFile('deletes.csv', `pk,op\n${Array.from({ length: N }, (_, k) => `k${k},delete`).join('\n')}\n`);
+    const proxy = await startPartitionProxy(endpoint, {
+      model: { tableWcu: 1_000_000 },
+      partitionKeyName: 'pk',
+      singleWriteFaults: true,
+      seed: 7,
+      faults: { lostReply: 0.5 },
+    });
+    try {
+      const result = await run({
+        input,
+        table,
+        endpoint: proxy.url,
+        operationColumn: 'op',
+        conditionExpression: 'attribute_exists(#p)',
+        conditionNames: { '#p': 'pk' },
+        maxAttempts: 100,
+      });
+      expect(proxy.stats().faults.lostReply).toBeGreaterThan(0);
+      // Every item existed when its delete was first sent, and every delete went through: none failed its condition.
+      expect(await scanAll(client(), table)).toEqual([]);
+      expect(result).toMatchObject({ rowsRead: N, written: N, deleted: N, conditionFailed: 0, rejected: 0, notWritten: 0, complete: true });
+    } finally {
+      await proxy.close();
+    }
+  });
+});
