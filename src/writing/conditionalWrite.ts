@@ -13,6 +13,9 @@ import { toWireItem } from './wireItem.js';
 
 const THROTTLE_NAMES = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded']);
 
+/** The error DynamoDB answers a PutItem/DeleteItem on an item an ongoing TransactWriteItems holds with (HTTP 400). */
+const TRANSACTION_CONFLICT = 'TransactionConflictException';
+
 /** The error DynamoDB answers a call whose condition is false with. */
 export const CONDITION_FAILED = 'ConditionalCheckFailedException';
 
@@ -108,7 +111,10 @@ async function writeOne(write: PlannedWrite, ctx: WriterContext, condition: Writ
         ctx.pacer?.afterSend({ sent, stored: sent, throttled: [], consumedUnits: undefined, throttleReasons: [] });
         return;
       }
-      const kind = classifyFailure(facts);
+      // The item is in another writer's transaction (DynamoDB refused this call, nothing stored): resent after a
+      // backoff as a 5xx is, the row's attempts counted; not a reason to stop the load.
+      const conflict = facts.name === TRANSACTION_CONFLICT;
+      const kind = conflict ? 'retry' : classifyFailure(facts);
       if (kind === 'fatal') {
         outcome.fatal ??= fatalAwsError(error, ctx);
         return;
@@ -127,7 +133,7 @@ async function writeOne(write: PlannedWrite, ctx: WriterContext, condition: Writ
       }
       ctx.pacer?.afterSend({ sent, stored: [], throttled: throttled ? sent : [], consumedUnits: undefined, throttleReasons });
       // A throttled call was refused whole; any other failure (a 5xx, a reset, a timeout) may have been stored.
-      if (!throttled) ownEarlierWrites = true;
+      if (!throttled && !conflict) ownEarlierWrites = true;
       reason = facts.name ?? facts.code ?? `HTTP ${facts.httpStatus ?? '?'}`;
       if (down !== undefined) {
         // The endpoint's failure, not the row's: no attempt of its budget spent, never a reject.

@@ -9,6 +9,7 @@ import { scanAll, type TableKeys } from '../support/ddb.js';
 import { useLocalAws } from '../support/localAws.js';
 import { localLoad } from '../support/localLoad.js';
 import { startPartitionProxy } from '../support/partitionProxy.js';
+import { createForwarder, errorBody, ownHeaders, reply, startProxyServer, TARGET_PREFIX } from '../support/httpForward.js';
 
 const KEYS: TableKeys = { partitionKey: { name: 'pk', type: 'S' } };
 
@@ -45,6 +46,40 @@ describe('conditional writes under lost replies', () => {
       expect(result).toMatchObject({ rowsRead: N, written: N, deleted: N, conditionFailed: 0, rejected: 0, notWritten: 0, complete: true });
     } finally {
       await proxy.close();
+    }
+  });
+});
+
+describe('conditional writes meeting a transaction', () => {
+  it("a PutItem refused with TransactionConflictException (the item is in another writer's transaction) is resent, not a fatal stop", async () => {
+    const table = await newTable(KEYS);
+    const N = 30;
+    const input = await inputFile('rows.csv', `pk,v\n${Array.from({ length: N }, (_, k) => `k${k},new`).join('\n')}\n`);
+    // Every key's first PutItem meets a transaction on its item (400, as DynamoDB answers it); its next one goes through.
+    const upstream = createForwarder(endpoint);
+    const seen = new Set<string>();
+    let conflicts = 0;
+    const server = await startProxyServer('transactionConflict', async (req, res, body) => {
+      if (req.headers['x-amz-target'] === `${TARGET_PREFIX}PutItem`) {
+        const key = (JSON.parse(body.toString('utf8')) as { Item: { pk: { S: string } } }).Item.pk.S;
+        if (!seen.has(key)) {
+          seen.add(key);
+          conflicts++;
+          const type = 'com.amazonaws.dynamodb.v20120810#TransactionConflictException';
+          return reply(res, 400, ownHeaders(`CONFLICT${conflicts}`), errorBody(type, 'Transaction is ongoing for the item'));
+        }
+      }
+      const answer = await upstream.forward(req, body);
+      return reply(res, answer.status, answer.headers, answer.body);
+    });
+    try {
+      const result = await run({ input, table, endpoint: server.url, ifNotExists: true, maxAttempts: 5 });
+      expect(conflicts).toBe(N);
+      expect(result).toMatchObject({ rowsRead: N, written: N, conditionFailed: 0, rejected: 0, notWritten: 0, complete: true });
+      expect((await scanAll(client(), table)).length).toBe(N);
+    } finally {
+      await server.close();
+      upstream.close();
     }
   });
 });
