@@ -83,3 +83,26 @@ describe('conditional writes meeting a transaction', () => {
     }
   });
 });
+
+describe('--if-newer on an untyped CSV column', () => {
+  it('numbers read as text would compare as text ("9" after "10") and overwrite a newer item: such rows are rejected before any write', async () => {
+    const table = await newTable(KEYS);
+    // The stored item of a earlier load of the same untyped CSV: version "10", as text.
+    await client().send(new PutItemCommand({ TableName: table, Item: { pk: { S: 'a' }, v: { S: 'newer' }, ver: { S: '10' } } }));
+    const input = await inputFile('rows.csv', 'pk,v,ver\na,older,9\nb,fresh,3\nc,dated,2026-01-01T00:00:00Z\n');
+    const result = await run({ input, table, ifNewer: 'ver' });
+    const items = new Map((await scanAll(client(), table)).map((i) => [i.pk!.S!, i.v!.S!]));
+    expect(items.get('a')).toBe('newer');
+    expect(items.has('b')).toBe(false);
+    // A text that is no number (an ISO time) compares as text, as the docs say: written.
+    expect(items.get('c')).toBe('dated');
+    expect(result).toMatchObject({ rowsRead: 3, written: 1, rejected: 2, conditionFailed: 0, rejectedByReason: { IF_NEWER_VALUE: 2 } });
+    // Typed, the numbers compare as numbers (a Number row against the stored text: not newer, kept), or as text on purpose.
+    const numbers = await inputFile('numbers.csv', 'pk,v,ver\na,older,9\nb,fresh,3\n');
+    const typed = await run({ input: numbers, table, ifNewer: 'ver', types: { ver: 'N' } });
+    expect(typed).toMatchObject({ rowsRead: 2, written: 1, conditionFailed: 1, rejected: 0 });
+    expect(new Map((await scanAll(client(), table)).map((i) => [i.pk!.S!, i.v!.S!])).get('a')).toBe('newer');
+    const asText = await run({ input: numbers, table, ifNewer: 'ver', types: { ver: 'S' } });
+    expect(asText).toMatchObject({ rowsRead: 2, rejected: 0 });
+  });
+});
