@@ -1,7 +1,8 @@
 /**
- * Holes found reviewing conditional writes (--if-not-exists, --if-newer, --condition), each a load against
- * DynamoDB Local through the partition proxy's PutItem/DeleteItem faults: a call whose reply is lost was
- * applied, and its resend must not count the row's own effect as another writer's (conditionFailed).
+ * Holes found reviewing conditional writes (--if-not-exists, --if-newer, --condition), each a real load into
+ * DynamoDB Local: a delete whose reply the partition proxy lost must count as written, not conditionFailed; a
+ * PutItem refused with TransactionConflictException (a proxy answering as DynamoDB does) is resent, not a fatal
+ * stop; and --if-newer on an untyped CSV column must not compare numbers as text and overwrite a newer item.
  */
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
