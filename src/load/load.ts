@@ -263,6 +263,7 @@ function batchesOfLoad(prepared: PreparedLoad, opts: NormalizedLoadOptions, repo
       onSkipped,
       expiry: expiryOf(opts),
       ifNewer: opts.condition?.kind === 'ifNewer' ? opts.condition.attribute : undefined,
+      ifNewerUntyped: opts.condition?.kind === 'ifNewer' && !opts.infer && !Object.hasOwn(opts.types, opts.condition.attribute),
       orderer: prepared.orderer,
       order: prepared.order,
       // A conditional write's outcome depends on the writes of its key before it: each row is tried, none superseded.

@@ -46,6 +46,11 @@ export interface Stages {
   expiry?: { attribute: string; at: number } | undefined;
   /** --if-newer: the version attribute every write must carry as a Number or a String (else rejected, IF_NEWER_VALUE). */
   ifNewer?: string | undefined;
+  /**
+   * --if-newer's attribute is typed by neither --types nor --infer: in a CSV row it is text, and a number as
+   * text compares as text ("9" after "10"), so such a row is rejected (IF_NEWER_VALUE) rather than sent.
+   */
+  ifNewerUntyped?: boolean | undefined;
   /** Told of each row read and not written: rejected, of another segment or expired (a dry run's estimate). */
   onSkipped?: ((origin: RowOrigin) => void) | undefined;
   orderer: WriteOrderer;
@@ -208,7 +213,7 @@ export type Planned = PlannedWrite | PlannedWrite[] | undefined;
  * comes back undefined.
  */
 export function planning(
-  stages: Pick<Stages, 'file' | 'planner' | 'transform' | 'segment' | 'onPlanned' | 'onSkipped' | 'expiry' | 'ifNewer'>,
+  stages: Pick<Stages, 'file' | 'planner' | 'transform' | 'segment' | 'onPlanned' | 'onSkipped' | 'expiry' | 'ifNewer' | 'ifNewerUntyped'>,
   report: Omit<StageReport, 'stop' | 'progress'>,
 ): (record: SourceRecord) => Planned | Promise<Planned> {
   const { planner, segment, transform, expiry, ifNewer } = stages;
@@ -231,7 +236,7 @@ export function planning(
     return undefined;
   };
   /** A write of this worker's segment, or undefined when it is another's (counted so) or rejected here (a promise then). */
-  const own = (write: PlannedWrite): PlannedWrite | undefined | Promise<undefined> => {
+  const own = (write: PlannedWrite, csv = false): PlannedWrite | undefined | Promise<undefined> => {
     if (segment && segmentOfWrite(write, segment.count) !== segment.index) {
       stages.onSkipped?.(write.origin);
       report.tally.otherSegment();
@@ -256,7 +261,11 @@ export function planning(
     }
     // After the segment, as a rejected row of this worker's: before any write of it, with its file, line and field.
     if (ifNewer !== undefined) {
-      const problem = ifNewerProblem(write.item, ifNewer);
+      const problem =
+        ifNewerProblem(write.item, ifNewer) ??
+        (csv && stages.ifNewerUntyped && looksNumeric(write.item, ifNewer)
+          ? `${ifNewer} is a number read as text (a CSV column is text unless typed), which --if-newer would compare as text, "9" after "10", and so overwrite newer items; pass --types ${ifNewer}:N to compare numbers (or --types ${ifNewer}:S to compare text on purpose)`
+          : undefined);
       if (problem !== undefined) {
         stages.onSkipped?.(write.origin);
         return report.rejections
@@ -271,7 +280,7 @@ export function planning(
       report.tally.rowRead();
       const planned = planner.plan(record);
       warnDynamoJson();
-      return isRejected(planned) ? rejected(planned) : own(planned);
+      return isRejected(planned) ? rejected(planned) : own(planned, record.kind === 'csv');
     };
   /** The items a transform returned for a typed row (or its throw), planned: each checked as any row's item. */
   const outputs = (typed: TypedRow, result: unknown): Planned | Promise<Planned> => {

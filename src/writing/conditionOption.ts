@@ -33,6 +33,8 @@ export function expressionProblem(expression: string, names: Record<string, unkn
     const types = value !== null && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value) : [];
     if (types.length !== 1 || !ATTRIBUTE_TYPES.has(types[0]!))
       return `the value of ${name} must be one DynamoDB JSON value such as {"S": "open"} or {"N": "3"}, got ${JSON.stringify(value)}`;
+    const wrong = valueProblem(types[0]!, (value as Record<string, unknown>)[types[0]!]);
+    if (wrong !== undefined) return `the value of ${name} is ${JSON.stringify(value)}, which DynamoDB refuses: ${wrong}`;
   }
   const used = (prefix: string) => new Set((expression.match(new RegExp(`${prefix}[A-Za-z0-9_]+`, 'g')) ?? []).map(String));
   for (const [prefix, given, what] of [
@@ -48,3 +50,26 @@ export function expressionProblem(expression: string, names: Record<string, unkn
 }
 
 const ATTRIBUTE_TYPES = new Set(['S', 'N', 'B', 'BOOL', 'NULL', 'M', 'L', 'SS', 'NS', 'BS']);
+
+const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/** What DynamoDB would refuse in a value of `type` (its ValidationException on every call), or undefined; B, BS, M and L are left to it. */
+function valueProblem(type: string, inner: unknown): string | undefined {
+  const strings = (list: unknown) => Array.isArray(list) && list.length > 0 && list.every((v) => typeof v === 'string');
+  switch (type) {
+    case 'S':
+      return typeof inner === 'string' ? undefined : 'S takes a string';
+    case 'N':
+      return typeof inner === 'string' && NUMBER.test(inner) ? undefined : 'N takes a number written as a string, such as "3" or "-1.5e3"';
+    case 'BOOL':
+      return typeof inner === 'boolean' ? undefined : 'BOOL takes true or false';
+    case 'NULL':
+      return inner === true ? undefined : 'NULL takes true';
+    case 'SS':
+      return strings(inner) ? undefined : 'SS takes a non-empty list of strings';
+    case 'NS':
+      return strings(inner) && (inner as string[]).every((v) => NUMBER.test(v)) ? undefined : 'NS takes a non-empty list of numbers written as strings';
+    default:
+      return undefined;
+  }
+}

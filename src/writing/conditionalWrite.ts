@@ -13,6 +13,9 @@ import { toWireItem } from './wireItem.js';
 
 const THROTTLE_NAMES = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded']);
 
+/** The error DynamoDB answers a PutItem/DeleteItem on an item an ongoing TransactWriteItems holds with (HTTP 400). */
+const TRANSACTION_CONFLICT = 'TransactionConflictException';
+
 /** The error DynamoDB answers a call whose condition is false with. */
 export const CONDITION_FAILED = 'ConditionalCheckFailedException';
 
@@ -43,6 +46,8 @@ async function writeOne(write: PlannedWrite, ctx: WriterContext, condition: Writ
   // and on a resend after a 5xx or a lost connection. Such a call's false condition then returns the stored item
   // (ALL_OLD, no extra units), and one equal to the row is the row's own earlier write, not another writer's.
   let ownEarlierWrites = ctx.ownEarlierWrites?.() === true;
+  // This row's own call of this run may have been applied (an answer lost after a 5xx, a reset or a timeout).
+  let mayHaveLanded = false;
   let attempt = 0;
   let endpointFailures = 0;
   let failingSince: number | undefined;
@@ -66,7 +71,13 @@ async function writeOne(write: PlannedWrite, ctx: WriterContext, condition: Writ
       const wire = toWireItem(write.item);
       const command =
         write.op === 'delete'
-          ? new DeleteItemCommand({ TableName: ctx.table, Key: wire, ...parts, ReturnConsumedCapacity: 'INDEXES' })
+          ? new DeleteItemCommand({
+              TableName: ctx.table,
+              Key: wire,
+              ...parts,
+              ReturnConsumedCapacity: 'INDEXES',
+              ...(ownEarlierWrites ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
+            })
           : new PutItemCommand({
               TableName: ctx.table,
               Item: wire,
@@ -94,14 +105,21 @@ async function writeOne(write: PlannedWrite, ctx: WriterContext, condition: Writ
       if (facts.name === CONDITION_FAILED) {
         // Not stored, and not to be resent: the table holds a newer item (or the key). Its units are spent all the same.
         // After a crash, the stored item may be this very row, put by the earlier run: it is written, not a conflict.
-        if (ownEarlierWrites && write.op !== 'delete' && sameItem(toWireItem(write.item), (error as { Item?: Record<string, AttributeValue> }).Item))
+        // A delete's own earlier call leaves no item: an absent one is the delete done (its condition, such as
+        // attribute_exists, now false because of it), but only after this run's own call may have landed: on a
+        // resume every absent key would look so, and the rest of the file's deletes of absent keys be counted written.
+        const stored = (error as { Item?: Record<string, AttributeValue> }).Item;
+        if (ownEarlierWrites && (write.op === 'delete' ? mayHaveLanded && absent(stored) : sameItem(toWireItem(write.item), stored)))
           outcome.written.push(write);
         else outcome.conditionFailed!.push(write);
         outcome.consumedWcu += write.wcu;
         ctx.pacer?.afterSend({ sent, stored: sent, throttled: [], consumedUnits: undefined, throttleReasons: [] });
         return;
       }
-      const kind = classifyFailure(facts);
+      // The item is in another writer's transaction (DynamoDB refused this call, nothing stored): resent after a
+      // backoff as a 5xx is, the row's attempts counted; not a reason to stop the load.
+      const conflict = facts.name === TRANSACTION_CONFLICT;
+      const kind = conflict ? 'retry' : classifyFailure(facts);
       if (kind === 'fatal') {
         outcome.fatal ??= fatalAwsError(error, ctx);
         return;
@@ -120,7 +138,7 @@ async function writeOne(write: PlannedWrite, ctx: WriterContext, condition: Writ
       }
       ctx.pacer?.afterSend({ sent, stored: [], throttled: throttled ? sent : [], consumedUnits: undefined, throttleReasons });
       // A throttled call was refused whole; any other failure (a 5xx, a reset, a timeout) may have been stored.
-      if (!throttled) ownEarlierWrites = true;
+      if (!throttled && !conflict) ownEarlierWrites = mayHaveLanded = true;
       reason = facts.name ?? facts.code ?? `HTTP ${facts.httpStatus ?? '?'}`;
       if (down !== undefined) {
         // The endpoint's failure, not the row's: no attempt of its budget spent, never a reject.
@@ -158,6 +176,11 @@ async function writeOne(write: PlannedWrite, ctx: WriterContext, condition: Writ
     ctx.onRetry?.({ reason, items: 1, attempt, delayMs });
     await sleep(delayMs);
   }
+}
+
+/** No item under the key (a false condition's ALL_OLD answer without one). */
+function absent(stored: Record<string, AttributeValue> | undefined): boolean {
+  return stored === undefined || Object.keys(stored).length === 0;
 }
 
 function throttleReasonsOf(error: unknown): string[] {

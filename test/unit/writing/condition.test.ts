@@ -89,4 +89,12 @@ describe('expressionProblem (--condition, checked before the first write)', () =
     expect(expressionProblem('#s = :x', { '#s': 's' }, { ':x': 'a' })).toMatch(/one DynamoDB JSON value/);
     expect(expressionProblem('#s = :x', { '#s': 's' }, { ':x': { S: 'a', N: '1' } })).toMatch(/one DynamoDB JSON value/);
   });
+
+  it('refuses values DynamoDB would refuse on every call (each row then rejected): a Number that is no number, a String or Boolean of another type, an empty set', () => {
+    const problem = (value: unknown) => expressionProblem('#s < :x', { '#s': 's' }, { ':x': value });
+    for (const good of [{ N: '3' }, { N: '-1.5e3' }, { S: '' }, { BOOL: false }, { NULL: true }, { SS: ['a'] }, { NS: ['1', '2.5'] }, { M: {} }, { L: [] }])
+      expect(problem(good), JSON.stringify(good)).toBeUndefined();
+    for (const bad of [{ N: 'abc' }, { N: 3 }, { N: '' }, { S: 5 }, { BOOL: 'true' }, { NULL: false }, { SS: [] }, { SS: [1] }, { NS: ['x'] }])
+      expect(problem(bad), JSON.stringify(bad)).toMatch(/:x/);
+  });
 });

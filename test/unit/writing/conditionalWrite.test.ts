@@ -131,6 +131,25 @@ describe('writeConditional', () => {
     expect(outcome.conditionFailed).toEqual([b]);
   });
 
+  it("a delete's false condition with no item is its own delete only after its own call may have landed, not because the load resumed", async () => {
+    const [c, d, e] = [put('c', 3, 'delete'), put('d', 4, 'delete'), put('e', 5, 'delete')];
+    const { ctx, calls } = scripted(
+      {
+        // Never sent before: the key is absent, its condition (attribute_exists) false: not a delete of this load.
+        c: [awsError('ConditionalCheckFailedException', 400)],
+        // Its answer lost after a 500: the item it deleted is gone; the resend's false condition is its own delete.
+        d: [awsError('InternalServerError', 500), awsError('ConditionalCheckFailedException', 400)],
+        // Another writer's item is there: not this delete's effect.
+        e: [awsError('InternalServerError', 500), awsError('ConditionalCheckFailedException', 400, { Item: { pk: { S: 'e' } } })],
+      },
+      { ownEarlierWrites: () => true, condition: { kind: 'expression', expression: 'attribute_exists(#p)', names: { '#p': 'pk' }, values: {} } },
+    );
+    const outcome = await writeConditional([c, d, e], ctx, ctx.condition!);
+    expect(calls.every((call) => call.kind === 'delete' && call.input.ReturnValuesOnConditionCheckFailure === 'ALL_OLD')).toBe(true);
+    expect(outcome.written).toEqual([d]);
+    expect(outcome.conditionFailed).toEqual([c, e]);
+  });
+
   it('--if-newer: the condition carries the row value', async () => {
     const a = put('a', 1);
     const { ctx, calls } = scripted({ a: [{}] }, { condition: { kind: 'ifNewer', attribute: 'n' } });
