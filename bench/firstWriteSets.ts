@@ -8,7 +8,9 @@
  * the stripes it read. Then a resumed load of each S3 prefix: the CLI loads it into the instant sink with
  * --checkpoint, is killed (SIGKILL) once half its batches are written, and is run again: the time from the
  * second start to its first BatchWriteItem, its peak RSS and temporary files.
- *   npx tsx bench/firstWriteSets.ts [--small-rows 1000000] [--no-resume | --resume-only]
+ *   npx tsx bench/firstWriteSets.ts [--small-rows 1000000] [--no-resume | --resume-only | --resume-mixed]
+ * --resume-mixed measures instead a resumed load of each key-mixed local input of firstWrite.ts (mixedData.ts:
+ * a time-ordered CSV, the same as gzip, a full DynamoDB export folder), killed and run again the same way.
  * Results also go to bench/results/first-write-sets-latest.json.
  */
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -20,12 +22,18 @@ import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startS3Local } from '../tools/s3Local.js';
 import { generateSkewedCsv, splitSortedCsv } from './data.js';
+import { generateExport, generateTimeOrderedCsv, generateTimeOrderedGzip } from './mixedData.js';
 import { Harness, repoRoot, watchDiskUse, type Observed } from './harness.js';
 import { startInstantSink } from './instantSink.js';
 import { fmtInt, pass, table, takenOn, writeResults } from './report.js';
 
 const { values: flags } = parseArgs({
-  options: { 'small-rows': { type: 'string' }, 'no-resume': { type: 'boolean' }, 'resume-only': { type: 'boolean' } },
+  options: {
+    'small-rows': { type: 'string' },
+    'no-resume': { type: 'boolean' },
+    'resume-only': { type: 'boolean' },
+    'resume-mixed': { type: 'boolean' },
+  },
 });
 /** Parts of the sets measured. */
 const SET_PARTS = 16;
@@ -235,10 +243,27 @@ try {
   harness.cleanupOnSignals();
   await harness.compileChildren(['childStats.ts', 'runFirstWrite.ts']);
   log(`first-write bench, sets of sorted parts: ${fmtInt(SMALL_ROWS)} key-sorted rows, ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)}`);
-  const small = join(dir, 'small.csv');
-  await generateSkewedCsv(small, SMALL_ROWS, 14);
-  const { runs, resumed } = await setRuns(small);
-  log(`written ${await writeResults('first-write-sets-latest.json', { ...takenOn(cpus().length), smallRows: SMALL_ROWS, runs, resumed })}`);
+  if (flags['resume-mixed']) {
+    // Key-mixed local inputs, each killed half way and run again (no S3: the endpoint given is never called).
+    const killAt = Math.round(SMALL_ROWS / 25 / 2);
+    const inputs = [
+      (await generateTimeOrderedCsv(join(dir, 'mixed.csv'), SMALL_ROWS, 7)).path,
+      (await generateTimeOrderedGzip(join(dir, 'mixed.csv.gz'), SMALL_ROWS, 7)).path,
+      (await generateExport(join(dir, 'export'), SMALL_ROWS, 16, 7)).path,
+    ];
+    const resumed: Resumed[] = [];
+    for (const [i, input] of inputs.entries()) resumed.push(await resumedRun(input, `mixed-${i}`, 'http://127.0.0.1:9', killAt));
+    for (const r of resumed)
+      log(
+        `resumed ${basename(r.input)}: first write ${r.firstWriteS?.toFixed(2) ?? 'none'} s (${pass(r.firstWriteS !== undefined && r.firstWriteS <= 3)}); no temporary files: ${pass(r.tempPeakBytes === 0)}; peak RSS ${r.peakRssMB.toFixed(0)} MB (${pass(r.peakRssMB < 256)}); exit ${r.exitCode}`,
+      );
+    log(`written ${await writeResults('first-write-resume-mixed-latest.json', { ...takenOn(cpus().length), rows: SMALL_ROWS, resumed })}`);
+  } else {
+    const small = join(dir, 'small.csv');
+    await generateSkewedCsv(small, SMALL_ROWS, 14);
+    const { runs, resumed } = await setRuns(small);
+    log(`written ${await writeResults('first-write-sets-latest.json', { ...takenOn(cpus().length), smallRows: SMALL_ROWS, runs, resumed })}`);
+  }
 } catch (error) {
   process.stderr.write(`first-write bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exitCode = 1;
