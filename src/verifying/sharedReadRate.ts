@@ -65,16 +65,23 @@ export function nextReadTarget(
   peers: ReadonlyArray<VerifyWorkerDoc | undefined>,
   how: { table: string; workers: number; wallMs: number },
 ): number {
-  const live = peers.filter(
-    (d): d is VerifyWorkerDoc => d !== undefined && d.table === how.table && d.state === 'running' && how.wallMs - Date.parse(d.updatedAt) <= SILENT_AFTER_MS,
-  );
   return nextTarget(
     total,
     mine,
-    live.map((d) => d.targetRcu),
+    livePeers(peers, how).map((d) => d.targetRcu),
     how.workers,
   );
 }
+
+/** The peers that count: of the same table, running, heard from within SILENT_AFTER_MS. Pure. */
+export function livePeers(peers: ReadonlyArray<VerifyWorkerDoc | undefined>, how: { table: string; wallMs: number }): VerifyWorkerDoc[] {
+  return peers.filter(
+    (d): d is VerifyWorkerDoc => d !== undefined && d.table === how.table && d.state === 'running' && how.wallMs - Date.parse(d.updatedAt) <= SILENT_AFTER_MS,
+  );
+}
+
+/** Beats a worker that joined with no room waits for the others to make it, before it reads at all. */
+const JOIN_BEATS = 5;
 
 export interface SharedReadRateOptions {
   total: number;
@@ -101,12 +108,15 @@ export class SharedReadRate {
   readonly #startedAt = new Date().toISOString();
   readonly #known = new Map<number, VerifyWorkerDoc | undefined>();
   #mine: number | undefined;
+  /** An equal part among the live workers at the last beat: what this worker is owed. */
+  #owed: number;
   #timer: NodeJS.Timeout | undefined;
   #chain: Promise<void> = Promise.resolve();
   #warned = false;
 
   constructor(options: SharedReadRateOptions) {
     this.#o = options;
+    this.#owed = options.total / options.segment.count;
   }
 
   /** This worker's part now (before start: undefined). */
@@ -118,6 +128,14 @@ export class SharedReadRate {
   async start(): Promise<void> {
     await this.#adjust();
     await this.#post('running');
+    // Joined with no room (the others took the part of a worker still reading its input): wait a few beats
+    // for them to give it back, as a load's worker does (load/rateSharing.ts), rather than reserve a call's
+    // units at the least part, whose wait (a large item at 2% of a part: minutes) would outlast the room.
+    for (let beat = 0; beat < JOIN_BEATS && this.#mine! < 0.9 * Math.min(this.#owed, this.#o.total / this.#o.segment.count); beat++) {
+      await new Promise((resolve) => setTimeout(resolve, this.#o.beatMs));
+      await this.#adjust();
+      await this.#post('running');
+    }
     this.#timer = setInterval(() => void this.#beat(), this.#o.beatMs);
     this.#timer.unref();
   }
@@ -153,7 +171,9 @@ export class SharedReadRate {
         return this.#known.get(i);
       }),
     );
-    const next = nextReadTarget(this.#o.total, this.#mine, docs, { table: this.#o.table, workers: this.#o.segment.count, wallMs: Date.now() });
+    const how = { table: this.#o.table, workers: this.#o.segment.count, wallMs: Date.now() };
+    this.#owed = this.#o.total / (livePeers(docs, how).length + 1);
+    const next = nextReadTarget(this.#o.total, this.#mine, docs, how);
     if (this.#mine === undefined || Math.abs(next - this.#mine) > 1e-6) this.#o.setRate(next);
     this.#mine = next;
   }
