@@ -197,7 +197,9 @@ export class SharedReadRate {
     try {
       await this.#o.own.write(`${JSON.stringify(doc, null, 2)}\n`);
     } catch (error) {
-      this.#tell(`cannot write this verify worker's state to ${this.#o.own.where} (${(error as Error).message}); the other workers keep its part until it has been silent ${SILENT_AFTER_MS / 1000} s`);
+      this.#tell(
+        `cannot write this verify worker's state to ${this.#o.own.where} (${(error as Error).message}); the other workers keep its part until it has been silent ${SILENT_AFTER_MS / 1000} s`,
+      );
     }
   }
 

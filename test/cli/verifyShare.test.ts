@@ -121,7 +121,9 @@ describe('verify --segment with --listing: one read rate shared by the workers r
     const after = rateIn(smallDone + 1500, bigReads.at(-1)!.at);
     expect(before).toBeLessThan(rcu * 0.7);
     expect(after).toBeGreaterThan(before * 1.4);
-    console.log(`verify share: ${units} units in ${span.toFixed(1)} s (${(units / span).toFixed(1)}/s of --rcu ${rcu}); big worker ${before.toFixed(1)}/s before the small finished, ${after.toFixed(1)}/s after; small took ${smallSpan.toFixed(1)} s`);
+    console.log(
+      `verify share: ${units} units in ${span.toFixed(1)} s (${(units / span).toFixed(1)}/s of --rcu ${rcu}); big worker ${before.toFixed(1)}/s before the small finished, ${after.toFixed(1)}/s after; small took ${smallSpan.toFixed(1)} s`,
+    );
     expect(Date.now() - started).toBeLessThan(40_000);
 
     // The state documents: private, counts only, each worker's last word "finished".
@@ -138,7 +140,12 @@ describe('verify --segment with --listing: one read rate shared by the workers r
   it('without --listing each worker paces its own --rcu, as before', async () => {
     const table = await newTable();
     const input = join(dir(), 'alone.csv');
-    await writeFile(input, `pk,sk,v\n${keysOf(0, 3).map((pk) => `${pk},1,x`).join('\n')}\n`);
+    await writeFile(
+      input,
+      `pk,sk,v\n${keysOf(0, 3)
+        .map((pk) => `${pk},1,x`)
+        .join('\n')}\n`,
+    );
     expect((await cli(['load', input, '--table', table, '--types', 'sk:N'])).code).toBe(0);
     const run = await cli(['verify', input, '--table', table, '--types', 'sk:N', '--segment', '0/2', '--rcu', '10', '--json']);
     expect(run.code, run.stderr).toBe(0);

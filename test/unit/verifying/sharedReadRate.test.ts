@@ -43,7 +43,7 @@ describe('nextReadTarget', () => {
     expect(nextReadTarget(40, undefined, [doc({ targetRcu: 25 })], how)).toBe(15);
   });
 
-  it('lowers at once to an equal part when a peer runs, raises into the room a finished, silent or other table\'s peer left', () => {
+  it("lowers at once to an equal part when a peer runs, raises into the room a finished, silent or other table's peer left", () => {
     expect(nextReadTarget(40, 40, [doc({ targetRcu: 1 })], how)).toBe(20);
     expect(nextReadTarget(40, 20, [doc({ state: 'finished' })], how)).toBe(40);
     expect(nextReadTarget(40, 20, [doc({ state: 'stopped' })], how)).toBe(40);
@@ -54,7 +54,7 @@ describe('nextReadTarget', () => {
     expect(nextReadTarget(40, 10, [doc({ targetRcu: 30 })], how)).toBe(10);
   });
 
-  it('reads only its own format, beside the listing apart from the load\'s workers', () => {
+  it("reads only its own format, beside the listing apart from the load's workers", () => {
     expect(parseVerifyWorkerDoc(JSON.stringify(doc({})))?.targetRcu).toBe(20);
     expect(parseVerifyWorkerDoc(JSON.stringify({ format: 'ddb-spread-worker', targetWcu: 5 }))).toBeUndefined();
     expect(parseVerifyWorkerDoc('{"format": "ddb-spread-verify-worker", ')).toBeUndefined();
