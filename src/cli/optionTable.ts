@@ -1037,7 +1037,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
       },
     },
     description:
-      "read units per second the verify's reads may use (1 per 4 KB strongly consistent, half that eventually); auto: 80% (auto:P%: P%) of the table's provisioned RCU, or on demand of its warm read throughput (12,000 when unreported)",
+      "read units per second the verify's reads may use (1 per 4 KB strongly consistent, half that eventually); auto: 80% (auto:P%: P%) of the table's provisioned RCU, or on demand of its warm read throughput (12,000 when unreported); with --segment and --listing, the rate of all N workers together, shared by those running (a finished worker's part goes to the others)",
     defaultText: 'unpaced',
     parse: parseRcuOption,
     type: 'number > 0, `auto`, `auto:50%`',

@@ -103,7 +103,10 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
   const whole = wholeLoadOf(options);
   // --workers N: --prewarm rests on the rates of all of them (whole.rates), which the pass's own options leave out.
   const opts = normalizeOptions(whole ? { ...whole.load, prewarm: false } : options);
-  const verifyPlan: VerifyPlan = { ...verifyPlanOf(options, opts.segment !== undefined, opts.segment?.count), prices: readPricesOf(options.prices) };
+  const verifyPlan: VerifyPlan = {
+    ...verifyPlanOf(options, opts.segment !== undefined, opts.segment?.count, opts.listing !== undefined),
+    prices: readPricesOf(options.prices),
+  };
   const prewarmGiven = options.prewarm === true;
   // A global order is simulated from per-key statistics (plannedOrder.ts), except on a table with GSIs:
   // the statistics hold a table key's writes and units, not the GSI keys each write lands on (they vary

@@ -20,6 +20,8 @@ export interface VerifyPlan {
   segmented?: boolean | undefined;
   /** --segment i/N's N: verify's --rcu auto gives each of the N workers 1/N of its share. @default 1 */
   workers?: number | undefined;
+  /** --segment with --listing: a given --rcu is the rate of the N workers together, 1/N each while all run. */
+  sharedRate?: boolean | undefined;
   prices?: Partial<ReadPrices> | undefined;
 }
 
@@ -28,9 +30,10 @@ export interface VerifyPlan {
  * are refused here too, before the input is read.
  */
 export function verifyPlanOf(
-  options: Omit<VerifyPlan, 'segmented' | 'workers' | 'prices' | 'scanSegments'> & { scanSegments?: number | 'auto' | undefined },
+  options: Omit<VerifyPlan, 'segmented' | 'workers' | 'sharedRate' | 'prices' | 'scanSegments'> & { scanSegments?: number | 'auto' | undefined },
   segmented: boolean,
   workers = 1,
+  sharedRate = false,
 ): VerifyPlan {
   const { rcu, consistentRead, sample } = options;
   // verify's --scan auto: the estimate prices both reads anyway, the Scan in its default segments.
@@ -43,7 +46,7 @@ export function verifyPlanOf(
     throw new LoaderError('INVALID_OPTION', `--sample takes a share of the keys above 0% and at most 100%, got ${String(sample)}`);
   if (scanSegments !== undefined && !(Number.isInteger(scanSegments) && scanSegments >= 1 && scanSegments <= 1_000_000))
     throw new LoaderError('INVALID_OPTION', `--scan takes a whole number of segments from 1 to 1,000,000, got ${String(scanSegments)}`);
-  return { rcu, consistentRead, sample, scanSegments, segmented, ...(workers > 1 ? { workers } : {}) };
+  return { rcu, consistentRead, sample, scanSegments, segmented, ...(workers > 1 ? { workers } : {}), ...(sharedRate && workers > 1 ? { sharedRate } : {}) };
 }
 
 /**
@@ -68,7 +71,7 @@ export function estimateVerify(
   const described = source === 'describe-table' && table.sizeBytes !== undefined;
   const tableBytes = (described ? (table.sizeBytes ?? 0) : 0) + leftBytes;
   const tableItems = (described ? (table.itemCount ?? 0) : 0) + leftItems;
-  const { rcu, rcuSource, rcuPercent } = readRate(table, plan.rcu, plan.workers);
+  const { rcu, rcuSource, rcuPercent } = readRate(table, plan.rcu, plan.workers, plan.sharedRate);
   const scanSegments = plan.scanSegments ?? scanSegmentsFor(tableBytes);
   const costs = verifyCosts({
     keys,
@@ -101,10 +104,16 @@ export function estimateVerify(
 }
 
 /** The rate a verify reads at: --rcu, else 80% of what the table takes (provisioned RCU, warm read throughput, a new on-demand table's 12,000). */
-export function readRate(table: TableInfo, given: number | string | undefined, workers = 1): Pick<VerifyEstimate, 'rcu' | 'rcuSource' | 'rcuPercent'> {
+export function readRate(
+  table: TableInfo,
+  given: number | string | undefined,
+  workers = 1,
+  sharedRate = false,
+): Pick<VerifyEstimate, 'rcu' | 'rcuSource' | 'rcuPercent'> {
   // verify's own rule (pacing/readRate.ts), so the estimate prices the rate the verify will take.
   const spec: RcuSpec = given === undefined ? { kind: 'auto', percent: DEFAULT_AUTO_READ_PERCENT } : parseRcuSpec(given);
-  if (spec.kind === 'fixed') return { rcu: spec.rcu, rcuSource: 'given', rcuPercent: 100 };
+  // Shared by the workers of a --listing (verifying/sharedReadRate.ts): 1/N each while all of them read.
+  if (spec.kind === 'fixed') return { rcu: sharedRate ? spec.rcu / workers : spec.rcu, rcuSource: 'given', rcuPercent: 100 };
   // With --segment i/N, verify gives each worker 1/N of the share (verify.ts readRateOf).
   const { rcu } = chooseReadRate(spec, { ...table, maxReadUnits: table.onDemandMaxReadUnits }, workers);
   const rcuSource =

@@ -66,6 +66,8 @@ export class TableReader {
   /** Per partition key (its DynamoDB JSON): what it read lately, at most --key-rcu a second. */
   #keyBuckets = new Map<string, TokenBucket>();
   #keyRcu: number;
+  /** Read units per second now: --rcu, or this worker's part of the rate the workers share (sharedReadRate.ts). */
+  #rcu: number | undefined;
   #now: () => number;
   #random: () => number;
 
@@ -73,8 +75,16 @@ export class TableReader {
     this.#now = options.now ?? (() => performance.now());
     this.#random = options.random ?? Math.random;
     // One second of burst: a verify must not spend a minute of saved-up units at once on a live table.
+    this.#rcu = options.rcu;
     this.#bucket = options.rcu === undefined ? undefined : new TokenBucket(options.rcu, 1, this.#now(), 0);
     this.#keyRcu = options.keyRcu ?? DEFAULT_KEY_RCU;
+  }
+
+  /** Paces the reads from now on at `rcu` read units per second (a paced reader only); reads already reserved keep their turn. */
+  setRate(rcu: number): void {
+    if (!this.#bucket) throw new Error('setRate on a TableReader without --rcu');
+    this.#rcu = rcu;
+    this.#bucket.setRate(this.#now(), rcu);
   }
 
   /** The stored items of `keys` (at most 100), by key identity; a key without an item is absent from the map. */
@@ -91,7 +101,7 @@ export class TableReader {
    * are read at once, so 100 keys at a low --rcu would read many seconds' units in one burst.
    */
   #groups(keys: readonly KeyToRead[]): KeyToRead[][] {
-    const rcu = this.options.rcu;
+    const rcu = this.#rcu;
     if (rcu === undefined) return [[...keys]];
     const groups: KeyToRead[][] = [];
     let group: KeyToRead[] = [];
@@ -183,7 +193,7 @@ export class TableReader {
     // Not do-while: a retried page's `continue` must send the page again, not test for a next one (a
     // throttled first page would otherwise end the segment with none of its items read).
     for (;;) {
-      const share = this.options.rcu === undefined ? undefined : Math.max(1, this.options.rcu / totalSegments);
+      const share = this.#rcu === undefined ? undefined : Math.max(1, this.#rcu / totalSegments);
       const limit = page ? page.limit : share === undefined ? undefined : unitsPerItem === undefined ? 1 : Math.max(1, Math.floor(share / unitsPerItem));
       // A first page of one item costs a unit at least (half eventually consistent).
       const reserved = page

@@ -28,6 +28,10 @@ import { itemFingerprint } from './itemFingerprint.js';
 import { MAX_KEYS_PER_CALL, readUnitsOf } from './readUnits.js';
 import { inSample, sampleStatement } from './sampling.js';
 import { DEFAULT_KEY_RCU, TableReader, type KeyToRead } from './tableReader.js';
+import { SharedReadRate, verifyWorkerDocPath } from './sharedReadRate.js';
+import type { S3Access } from '../reading/s3Part.js';
+import type { Segment } from '../load/segment.js';
+import { localWorkerStore, rateBeatMs, s3WorkerStore, type WorkerDocStore } from '../load/workerBoard.js';
 import { planTableRead, type InputReadTally } from './tableReadPlan.js';
 import { savedExpiredAt, VerifyCheckpoint, verifyCheckpointPath, type VerifyProgress } from './verifyCheckpoint.js';
 import { DIFFERENCES, OUTCOMES, type Difference, type Outcome, type VerifyResult } from './verifyResult.js';
@@ -161,6 +165,10 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
   let scratch: string | undefined;
   // The progress saved when the verify stops before it finishes: the keys' (a stop during --scan scans again).
   let progressAtStop: (() => VerifyProgress) | undefined;
+  // The shared read rate's state beside --listing, and the S3 client of one on S3.
+  let sharing: SharedReadRate | undefined;
+  let s3Access: Promise<S3Access> | undefined;
+  let stopped = false;
   try {
     // A clean run must not leave an earlier run's differences behind to be read as this one's; a resumed one
     // goes on from the bytes its checkpoint recorded (a killed run may have written more).
@@ -225,7 +233,16 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
     // item whose TTL passes between the load and this check may be gone, judged at this run's start.
     const ttl: Ttl | undefined = loadOptions.skipExpired === undefined ? undefined : { attribute: loadOptions.skipExpired, now: Math.floor(Date.now() / 1000) };
     const consistentRead = verifyOpts.consistentRead;
-    const rate = verifyOpts.rcu === undefined ? undefined : await readRateOf(verifyOpts.rcu, client, opts, table, deps.signal);
+    // --segment with --listing: the workers share one rate, the whole table's (sharedReadRate.ts); else each paces its own.
+    const shared = verifyOpts.rcu !== undefined && opts.segment !== undefined && opts.segment.count > 1 && opts.listing !== undefined;
+    const whole = verifyOpts.rcu === undefined ? undefined : await readRateOf(verifyOpts.rcu, client, opts, table, deps.signal, shared ? 1 : undefined);
+    const rate =
+      whole && shared
+        ? {
+            rcu: whole.rcu / opts.segment!.count,
+            reason: `${whole.reason}, shared by the ${opts.segment!.count} workers of --listing ${opts.listing!} (each its part of those running)`,
+          }
+        : whole;
     const plan = planTableRead(verifyOpts.scanSegments, {
       tally,
       tableBytes: table.sizeBytes,
@@ -246,6 +263,19 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
       aws: { table: opts.table, region: opts.region, endpoint: opts.endpoint },
       signal: deps.signal,
     });
+    if (shared && whole) {
+      sharing = new SharedReadRate({
+        total: whole.rcu,
+        table: opts.table,
+        segment: opts.segment!,
+        ...verifyWorkerStores(opts.listing!, opts.segment!, () => (s3Access ??= s3AccessOf(opts))),
+        beatMs: deps.testSeams?.heartbeatMs ?? rateBeatMs(opts.segment!.count),
+        setRate: (rcu) => reader.setRate(rcu),
+        consumed: () => reader.counters.consumedRcu,
+        warn: (message) => deps.onEvent?.({ type: 'warning', message }),
+      });
+      await sharing.start();
+    }
     // The counts of the planned writes before `done` (the first, in input order, whose fate is settled): a
     // resumed verify's start from its checkpoint's, and it reads none of those keys again.
     const outcomes = resumed ? { ...resumed.outcomes } : (Object.fromEntries([...OUTCOMES, 'extra'].map((o) => [o, 0])) as Record<Outcome, number>);
@@ -508,10 +538,14 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
       ...(checkpoint ? { checkpoint: { path: checkpoint.path, resumedFrom, checkedBefore: resumed?.writes.checked ?? 0, readsTotal: progress().reads } } : {}),
     };
   } catch (error) {
+    stopped = true;
     // Stopped (a signal, a failure): the progress settled so far, so that running the same command goes on from it.
     if (checkpoint && progressAtStop) await checkpoint.save('stopped', progressAtStop(), () => differences.sync()).catch(() => undefined);
     throw error;
   } finally {
+    // Its part freed for the other workers (a failure to say so is told by the board and costs nothing here).
+    await sharing?.end(stopped ? 'stopped' : 'finished');
+    await s3Access?.then((s3) => s3.destroy()).catch(() => undefined);
     await differences.close().catch(() => undefined);
     if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
     if (ownsClient) client?.destroy();
@@ -531,6 +565,8 @@ async function readRateOf(
   opts: NormalizedLoadOptions,
   table: TableInfo,
   signal: AbortSignal | undefined,
+  /** The workers it is divided among: --segment's N unless the workers share the whole rate. */
+  workers = opts.segment?.count ?? 1,
 ): Promise<{ rcu: number; reason: string }> {
   if (spec.kind === 'fixed') return chooseReadRate(spec, { billingMode: table.billingMode });
   let description: TableDescription | undefined;
@@ -548,8 +584,31 @@ async function readRateOf(
       warmReadUnits: description?.WarmThroughput?.ReadUnitsPerSecond,
       maxReadUnits: description?.OnDemandThroughput?.MaxReadRequestUnits,
     },
-    opts.segment?.count ?? 1,
+    workers,
   );
+}
+
+/** This verify worker's state document beside the listing, and its peers'. */
+function verifyWorkerStores(listing: string, segment: Segment, s3: () => Promise<S3Access>): { own: WorkerDocStore; peers: WorkerDocStore[] } {
+  const store = (index: number) => {
+    const path = verifyWorkerDocPath(listing, { index, count: segment.count });
+    return path.startsWith('s3://') ? s3WorkerStore(path, s3) : localWorkerStore(path);
+  };
+  const others = Array.from({ length: segment.count }, (_, index) => index).filter((index) => index !== segment.index);
+  return { own: store(segment.index), peers: others.map(store) };
+}
+
+/** An S3 client for a listing on S3, as the load's (prepareLoad.ts) is made: the S3 SDK loaded only then. */
+async function s3AccessOf(opts: NormalizedLoadOptions): Promise<S3Access> {
+  const { createS3Access } = await import('../reading/s3Part.js');
+  return createS3Access({
+    region: opts.region,
+    profile: opts.profile,
+    endpoint: opts.s3Endpoint,
+    forcePathStyle: opts.s3PathStyle,
+    caBundle: opts.caBundle,
+    requestTimeoutMs: opts.requestTimeoutMs,
+  });
 }
 
 /**

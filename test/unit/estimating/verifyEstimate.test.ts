@@ -19,6 +19,9 @@ describe('readRate', () => {
     expect(readRate(provisioned, 'auto:50%')).toEqual({ rcu: 1_001 * (50 / 100), rcuSource: 'provisioned', rcuPercent: 50 });
     expect(readRate(onDemand, 'auto')).toEqual({ rcu: 9_600, rcuSource: 'on-demand-default', rcuPercent: 80 });
     expect(readRate(provisioned, '250')).toEqual({ rcu: 250, rcuSource: 'given', rcuPercent: 100 });
+    // --segment i/4 with --listing: the given rate is the four workers', a quarter each while all read; alone, each worker's own.
+    expect(readRate(provisioned, 200, 4, true)).toEqual({ rcu: 50, rcuSource: 'given', rcuPercent: 100 });
+    expect(readRate(provisioned, 200, 4)).toEqual({ rcu: 200, rcuSource: 'given', rcuPercent: 100 });
     // A table of 1 RCU still reads.
     expect(readRate({ ...provisioned, provisionedRcu: 1 }, undefined).rcu).toBe(1);
   });
