@@ -62,6 +62,17 @@
  *                     bare node and node importing @aws-sdk/client-dynamodb (~1 minute). It runs after the main
  *                     bench by default; --skip-startup leaves it out. --startup-bin FILE compares another
  *                     build's bin/ddb-spread.js in the same rounds (e.g. the main branch's).
+ *   --verify-only     run only the verify bench, bench/verify.ts: `ddb-spread verify` against a hand-written
+ *                     BatchGetItem loop on DynamoDB Local, items/s as a ratio, and its predicted time (~1 minute at
+ *                     20k rows). It runs after the main bench by default; --skip-verify leaves it out;
+ *                     --verify-rows N sets its size.
+ *   --transform-only  run only the transform bench, bench/transform.ts: client CPU per item with an identity
+ *                     --transform against none, into the instant sink (~1 minute at 50k rows). It runs after the
+ *                     main bench by default; --skip-transform leaves it out; --transform-rows N.
+ *   --conditional-only run only the conditional-writes bench, bench/conditional.ts: items/s and client CPU per
+ *                     item with --if-not-exists against without, into the instant sink and DynamoDB Local (~2
+ *                     minutes). It runs after the main bench by default; --skip-conditional leaves it out;
+ *                     --conditional-rows N (instant sink), --conditional-local-rows N (DynamoDB Local).
  *   --order-rows N, --order-large-rows N, --order-load-rows N
  *                     passed to bench/order.ts as --rows, --large-rows, --load-rows (see there)
  *
@@ -124,6 +135,16 @@ const { values: flags } = parseArgs({
     'scale-out': { type: 'boolean' },
     'scale-out-rows': { type: 'string' },
     'startup-only': { type: 'boolean' },
+    'verify-only': { type: 'boolean' },
+    'skip-verify': { type: 'boolean' },
+    'verify-rows': { type: 'string' },
+    'transform-only': { type: 'boolean' },
+    'skip-transform': { type: 'boolean' },
+    'transform-rows': { type: 'string' },
+    'conditional-only': { type: 'boolean' },
+    'skip-conditional': { type: 'boolean' },
+    'conditional-rows': { type: 'string' },
+    'conditional-local-rows': { type: 'string' },
     'skip-startup': { type: 'boolean' },
     'startup-bin': { type: 'string' },
   },
@@ -159,9 +180,22 @@ const NOISE_ONLY = flags['noise-only'] ?? false;
 const SINK_ONLY = flags['sink-only'] ?? false;
 const SCALE_OUT_ONLY = flags['scale-out-only'] ?? false;
 const STARTUP_ONLY = flags['startup-only'] ?? false;
+const VERIFY_ONLY = flags['verify-only'] ?? false;
+const TRANSFORM_ONLY = flags['transform-only'] ?? false;
+const CONDITIONAL_ONLY = flags['conditional-only'] ?? false;
 const SINK_BENCH = SINK_ONLY || !(flags['skip-sink'] ?? false);
 /** The main bench (parse, loads, sweep) is left out by --order-only and --rate-only. */
-const SKIP_MAIN = ORDER_ONLY || RATE_ONLY || ESTIMATE_ONLY || NOISE_ONLY || FIRST_WRITE_ONLY || SCALE_OUT_ONLY || STARTUP_ONLY;
+const SKIP_MAIN =
+  ORDER_ONLY ||
+  RATE_ONLY ||
+  ESTIMATE_ONLY ||
+  NOISE_ONLY ||
+  FIRST_WRITE_ONLY ||
+  SCALE_OUT_ONLY ||
+  STARTUP_ONLY ||
+  VERIFY_ONLY ||
+  TRANSFORM_ONLY ||
+  CONDITIONAL_ONLY;
 /** --sink-only runs the main bench's data generation and instant-sink phase, and nothing after it. */
 const SINK_ALONE = SINK_ONLY && !SKIP_MAIN;
 const FIRST_WRITE_BENCH = FIRST_WRITE_ONLY || (!SKIP_MAIN && !SINK_ONLY && !(flags['skip-first-write'] ?? false));
@@ -171,6 +205,9 @@ const RATE_BENCH = RATE_ONLY || (!SKIP_MAIN && !SINK_ONLY && !(flags['skip-rate'
 const ESTIMATE_BENCH = ESTIMATE_ONLY || (!SKIP_MAIN && !SINK_ONLY && !(flags['skip-estimate'] ?? false));
 const SCALE_OUT_BENCH = SCALE_OUT_ONLY || (!SKIP_MAIN && !SINK_ONLY && (flags['scale-out'] ?? false));
 const STARTUP_BENCH = STARTUP_ONLY || (!SKIP_MAIN && !SINK_ONLY && !(flags['skip-startup'] ?? false));
+const VERIFY_BENCH = VERIFY_ONLY || (!SKIP_MAIN && !SINK_ONLY && !(flags['skip-verify'] ?? false));
+const TRANSFORM_BENCH = TRANSFORM_ONLY || (!SKIP_MAIN && !SINK_ONLY && !(flags['skip-transform'] ?? false));
+const CONDITIONAL_BENCH = CONDITIONAL_ONLY || (!SKIP_MAIN && !SINK_ONLY && !(flags['skip-conditional'] ?? false));
 /**
  * DynamoDB Local is a JVM and keeps getting faster for its first ~150k items (JIT): its CPU per 50k items
  * went 25 s -> 17 s -> 11 s. 30k rows of warm-up were not enough (the first measured load ran ~25% slower).
@@ -612,5 +649,11 @@ if (FIRST_WRITE_BENCH && !flags['first-write-mixed-only']) runBench('firstWriteS
 if (SCALE_OUT_BENCH) runBench('scaleOut.ts', forward('scale-out-rows', 'rows'));
 // CPU and wall from the process's start to --version, --help, a first write and an estimate.
 if (STARTUP_BENCH) runBench('startup.ts', forward('startup-bin', 'bin'));
+// verify against a hand-written BatchGetItem loop on DynamoDB Local (issue 34).
+if (VERIFY_BENCH) runBench('verify.ts', forward('verify-rows', 'rows'));
+// What an identity --transform costs the client (issue 33).
+if (TRANSFORM_BENCH) runBench('transform.ts', forward('transform-rows', 'rows'));
+// Conditional writes (--if-not-exists) against plain BatchWriteItem loads (issue 33).
+if (CONDITIONAL_BENCH) runBench('conditional.ts', [...forward('conditional-rows', 'rows'), ...forward('conditional-local-rows', 'local-rows')]);
 if (ORDER_BENCH)
   runBench('order.ts', [...forward('order-rows', 'rows'), ...forward('order-large-rows', 'large-rows'), ...forward('order-load-rows', 'load-rows')]);
