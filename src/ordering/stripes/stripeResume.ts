@@ -218,12 +218,14 @@ async function resumeStripe(stripe: Stripe, cursor: StripeCursor, reading: Resum
   const offsetOf = (i: number) => places[i]![2] ?? offsets.get(pieceOf[i]!)!.get(places[i]![1])!;
   if (pieceOf[0] !== cursor.piece) throw bug(`a stripe's last row (line ${cursor.at[1]}) is not in the piece its cursor names`);
   // The record at each place, read once however many places name it: the grouping check's keys, and the
-  // proof that a recorded offset is where its line starts.
-  const records = new Map<number, Promise<SourceRecord | undefined>>();
+  // proof that a recorded offset is where its line starts. Keyed by part and byte: a stripe spans parts,
+  // and the first rows of two parts start at the same byte (past the same header).
+  const records = new Map<string, Promise<SourceRecord | undefined>>();
   const recordAt = (i: number) => {
     const offset = offsetOf(i);
-    if (!records.has(offset)) records.set(offset, placedRecord(stripe.pieces[pieceOf[i]!]!, places[i]!, offset, reading));
-    return records.get(offset)!;
+    const at = `${places[i]![0]}:${offset}`;
+    if (!records.has(at)) records.set(at, placedRecord(stripe.pieces[pieceOf[i]!]!, places[i]!, offset, reading));
+    return records.get(at)!;
   };
   // (The last row handed on is proved by its stripe's own read: piecesAfter.)
   const pieces = piecesAfter(stripe.pieces, cursor, offsetOf(0));
