@@ -169,8 +169,9 @@ export class Dispatcher {
     if (manifest) addToManifest(manifest, outcome.written, keySchema);
     for (const row of outcome.rejected) await this.#o.rejections.reject(row);
     // The rows whose condition was false, into --condition-failures: with a checkpoint, at the moment the batch
-    // is counted done (a save then records both or neither); a batch cut short is sent again by the resume,
-    // which lists them then. Without one, as they are counted.
+    // is counted done (a save then records both or neither). A batch cut short is not counted done: this run's
+    // file ends with its rows, past what the checkpoint records, and the resume cuts them and sends it again.
+    // Without a checkpoint, as they are counted.
     const failures = this.#o.conditionFailures;
     const failed = outcome.conditionFailed ?? [];
     let handed: Promise<void> | undefined;
@@ -178,8 +179,10 @@ export class Dispatcher {
     if (!checkpoint) handOn?.();
     // Done means every write stored or rejected; a batch cut short by a fatal error is not, even when
     // another batch's fatal error came first.
-    if (outcome.fatal) stop.fail(outcome.fatal);
-    else
+    if (outcome.fatal) {
+      stop.fail(outcome.fatal);
+      if (checkpoint && failed.length > 0) failures?.uncounted(failed, keySchema);
+    } else
       await checkpoint?.complete(
         index,
         {

@@ -30,6 +30,8 @@ export class ConditionFailureSink {
   /** Settles once every line handed on is written (writes are chained, in order). */
   #chain: Promise<void> = Promise.resolve();
   #closed = false;
+  /** Lines of batches a checkpoint will not count done, written at close after every counted line (see uncounted). */
+  #tail = '';
   /** Lines in the file (kept by a resume, and handed on since). */
   count = 0;
 
@@ -101,6 +103,24 @@ export class ConditionFailureSink {
    */
   handOn(writes: readonly PlannedWrite[], keySchema: KeySchema): Promise<void> {
     if (writes.length === 0) return this.#chain;
+    const text = this.#lines(writes, keySchema);
+    this.#bytes += Buffer.byteLength(text);
+    this.#hash.update(text);
+    this.count += writes.length;
+    return this.#write(text);
+  }
+
+  /**
+   * Lines of a batch that a checkpoint does not count done (cut short by a fatal error): this run's file lists
+   * them, as its result counts them, but after every counted line and outside `state`, so the checkpoint's
+   * record ends before them and a resume cuts them (it sends the batch again, which lists its rows again).
+   */
+  uncounted(writes: readonly PlannedWrite[], keySchema: KeySchema): void {
+    this.#tail += this.#lines(writes, keySchema);
+    this.count += writes.length;
+  }
+
+  #lines(writes: readonly PlannedWrite[], keySchema: KeySchema): string {
     let text = '';
     for (const write of writes) {
       const key = keyForDisplay(write.item, keySchema);
@@ -115,9 +135,10 @@ export class ConditionFailureSink {
       };
       text += `${JSON.stringify(record)}\n`;
     }
-    this.#bytes += Buffer.byteLength(text);
-    this.#hash.update(text);
-    this.count += writes.length;
+    return text;
+  }
+
+  #write(text: string): Promise<void> {
     this.#handle ??= createPrivateFile(this.path);
     const opened = this.#handle;
     const next = this.#chain.then(async () => {
@@ -151,6 +172,11 @@ export class ConditionFailureSink {
   }
 
   async close(): Promise<void> {
+    if (this.#tail !== '' && !this.#closed) {
+      // Counted lines first (settled below with these): a checkpoint's record ends before the tail.
+      void this.#write(this.#tail).catch(() => undefined);
+      this.#tail = '';
+    }
     if (!this.#handle || this.#closed) return;
     try {
       await this.settle();

@@ -170,3 +170,22 @@ describe('--condition-failures as an option', () => {
     expect(conditionLabel({ kind: 'expression', expression: '#s <> :l' })).toBe('--condition #s <> :l');
   });
 });
+
+describe('the rows of a batch a checkpoint does not count done', () => {
+  it('are written after every counted line and outside the recorded state, so a resume cuts them', async () => {
+    const file = path('tail.jsonl');
+    const sink = new ConditionFailureSink(file, '--if-not-exists');
+    void sink.handOn([write(1)], SCHEMA);
+    // A batch cut short by a fatal error, while a counted one is still to come.
+    sink.uncounted([write(7)], SCHEMA);
+    void sink.handOn([write(2)], SCHEMA);
+    const recorded = sink.state();
+    await sink.close();
+    expect(sink.count).toBe(3);
+    expect(lines(file).map((l) => (JSON.parse(l) as { line: number }).line)).toEqual([1, 2, 7]);
+    const again = new ConditionFailureSink(file, '--if-not-exists');
+    await again.resume(recorded, 2, 'cp.json');
+    await again.close();
+    expect(lines(file).map((l) => (JSON.parse(l) as { line: number }).line)).toEqual([1, 2]);
+  });
+});
