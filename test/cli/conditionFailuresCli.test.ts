@@ -17,6 +17,7 @@ import { batchesDone } from '../support/checkpoint.js';
 import { scanAll } from '../support/ddb.js';
 import { localCli } from '../support/localCli.js';
 import { useLocalAws } from '../support/localAws.js';
+import { localEnv } from '../support/env.js';
 
 beforeAll(assertCliBuilt);
 const aws = useLocalAws({ name: 'condfailcli', keys: { partitionKey: { name: 'pk', type: 'S' } } });
@@ -140,6 +141,27 @@ describe('--condition-failures (CLI)', () => {
     const items = await scanAll(client(), table);
     expect(items).toHaveLength(rows);
     for (const item of items) expect(item.v!.S, item.pk!.S).toBe(Number(item.pk!.S!.slice(1)) % 10 === 0 ? 'there before' : `row ${item.pk!.S!.slice(1)}`);
+  }, 300_000);
+
+  it('killed and resumed at a restart point (rows before it not read again): their lines kept, every conditionFailed row once', async () => {
+    const rows = 6000;
+    const { table, input, taken } = await prefilled(rows, 10);
+    const failures = join(dir(), `${++seq}-failed.jsonl`);
+    const checkpoint = join(dir(), `${++seq}.checkpoint.json`);
+    const args = ['load', input, '--table', table, '--if-not-exists', '--order', 'input', '--condition-failures', failures, '--checkpoint', checkpoint];
+    const env = { ...localEnv(aws.endpoint), DDB_SPREAD_TEST_RESTART_ROWS: '500' };
+    const killed = await cli([...args, '--wcu', '1500', '--concurrency', '8'], {
+      env,
+      kill: { signal: 'SIGKILL', when: () => batchesDone(checkpoint) >= 100 },
+      timeoutMs: 120_000,
+    });
+    expect(killed.signal, killed.stderr).toBe('SIGKILL');
+    const resumed = await cli([...args, '--json'], { env, timeoutMs: 120_000 });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toMatch(/reading on from a restart point past the first [\d,]+ rows/);
+    const result = JSON.parse(resumed.stdout) as Result;
+    expect(result).toMatchObject({ rowsRead: rows, conditionFailed: taken.length, notWritten: 0, complete: true });
+    expectAccounted(result, failures, taken);
   }, 300_000);
 
   it('a resume refuses the file changed or gone, and a resume without the option; the checkpoint names the way out', async () => {
