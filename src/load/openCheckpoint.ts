@@ -155,6 +155,8 @@ export async function openCheckpoint(
     // are sent again). A new checkpoint: an earlier file goes. Recorded with every save from now on.
     if (opened.resumed) await failures.resume(opened.file.conditionFailuresFile, opened.file.conditionFailed ?? 0, path);
     else await failures.startFresh();
+    // Closed here too should a later step of the setup fail (load() closes it before this otherwise; twice is once).
+    disposer.defer(() => failures.close().catch(() => undefined));
     opened.trackConditionFailures(failures);
   }
   return { store: opened, resumeFrom, resumed: opened.resumed, restartFrom, ...(restartFrom && manifestPlan ? { manifestKept: manifestPlan } : {}) };
