@@ -53,6 +53,8 @@ export class CheckpointStore {
   #firstRejectBatch = Infinity;
   /** The reject file this run writes, recorded with each save (see trackRejectFile). */
   #rejectFile: TrackedRejectFile | undefined;
+  /** The --condition-failures file of this run, recorded with each save (see trackConditionFailures). */
+  #conditionFailures: TrackedRejectFile | undefined;
   /** A sharded load's manifest, saved before a save that makes a later restart point usable (see trackManifest). */
   #saveManifest: (() => Promise<void>) | undefined;
   /** The batches whose keys the manifest file holds: Infinity for a load that is not sharded. */
@@ -105,6 +107,15 @@ export class CheckpointStore {
    */
   trackRejectFile(file: TrackedRejectFile): void {
     this.#rejectFile = file;
+  }
+
+  /**
+   * The --condition-failures file of this run, from now on recorded with each save (its bytes and hash, on
+   * disk before the checkpoint is). Its lines are handed on by `complete`'s `beforeDone`, in the same step as
+   * their batch is counted done, so each save records exactly the lines of the batches it counts done.
+   */
+  trackConditionFailures(file: TrackedRejectFile): void {
+    this.#conditionFailures = file;
   }
 
   /** The stripes a striped read is planned in: recorded with the next save (a resume reads by them). */
@@ -255,12 +266,18 @@ export class CheckpointStore {
     return store;
   }
 
-  /** Records batch `index` as done (its write rejects first, in the log), and saves at most every 200 ms. */
-  async complete(index: number, batch: BatchDone, rejects: readonly WriteRejectEntry[]): Promise<void> {
+  /**
+   * Records batch `index` as done (its write rejects first, in the log), and saves at most every 200 ms.
+   * `beforeDone` runs at the moment the batch is counted done, with nothing in between (the batch's lines of
+   * the --condition-failures file), so that no save records one without the other.
+   */
+  async complete(index: number, batch: BatchDone, rejects: readonly WriteRejectEntry[], beforeDone?: () => void): Promise<void> {
     if (this.progress.isDone(index)) return;
     if (!this.#rejectLog) throw new Error(`checkpoint ${this.path} is finished and cannot record batches`);
     await this.#rejectLog.append(rejects);
     for (const entry of rejects) this.#firstRejectBatch = Math.min(this.#firstRejectBatch, entry.batch);
+    if (this.progress.isDone(index)) return;
+    beforeDone?.();
     if (!this.progress.complete(index, batch)) return;
     const since = performance.now() - this.#lastSave;
     if (since >= SAVE_EVERY_MS) void this.save('running').catch(() => undefined);
@@ -296,10 +313,13 @@ export class CheckpointStore {
       ...(Number.isFinite(this.#manifestCovers) ? { manifestBatches: this.#manifestCovers } : {}),
       // Every reject of a batch counted done here was handed to the file before the batch was (dispatcher.ts).
       ...(this.#rejectFile ? { rejectsFile: this.#rejectFile.state() } : {}),
+      // Its lines of the batches counted here were handed on as each was counted (complete's beforeDone).
+      ...(this.#conditionFailures ? { conditionFailuresFile: this.#conditionFailures.state() } : {}),
       ...(outcome ? { outcome } : {}),
     };
     this.#file = file;
     const rejectFile = this.#rejectFile;
+    const conditionFailures = this.#conditionFailures;
     const next = this.#saving.then(async () => {
       try {
         await this.#rejectLog?.sync();
@@ -308,6 +328,7 @@ export class CheckpointStore {
       }
       // The reject file's own errors are its own (REJECTS_UNWRITABLE), and the manifest's (MANIFEST_UNWRITABLE).
       await rejectFile?.settle();
+      await conditionFailures?.settle();
       if (manifestDue) {
         try {
           await saveManifest();

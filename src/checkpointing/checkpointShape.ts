@@ -62,6 +62,11 @@ export function parseCheckpoint(text: string, path: string): CheckpointFile {
   field('notGrouped', (v) => v === undefined || v === true, 'true when present');
   field('tableIdentity', (v) => v === undefined || (typeof v === 'string' && v.length > 0), 'a non-empty string');
   field('rejectsFile', (v) => v === undefined || (isRecord(v) && isCount(v['bytes']) && isHash(v['sha256'])), "the reject file's bytes and SHA-256");
+  field(
+    'conditionFailuresFile',
+    (v) => v === undefined || (isRecord(v) && isCount(v['bytes']) && isHash(v['sha256'])),
+    "the --condition-failures file's bytes and SHA-256",
+  );
   field('restarts', (v) => Array.isArray(v) && v.every(isRestartPoint), 'a list of restart points (part, row, line, batch and counters)');
   field('stripePlan', (v) => v === undefined || isStripePlan(v), "a striped read's stripes (pieces of byte ranges)");
   field('outcome', (v) => (v === undefined ? value['status'] !== 'complete' : isRecord(v)), 'an object (a finished checkpoint records its outcome)');

@@ -158,6 +158,11 @@ export interface CheckpointFile {
    * resume only at points before any reject.
    */
   rejectsFile?: RejectFileState;
+  /**
+   * The --condition-failures file as of this save: the lines of the batches counted done (conditionFailed of
+   * them), which a resume keeps, cutting what follows. Absent when the load writes none.
+   */
+  conditionFailuresFile?: RejectFileState;
   /** Which table of its name the load wrote (TableInfo.identity); absent in checkpoints of a ddb-spread before it. */
   tableIdentity?: string;
 }
@@ -219,6 +224,8 @@ export function resumeRefusal(
       return before === 'null' || now === 'null'
         ? `checkpoint ${path} was taken ${before === 'null' ? 'without' : 'with'} --transform, and this load runs ${now === 'null' ? 'without' : 'with'} one: its batches would hold other items, so resuming would skip rows it never wrote: resume with the same --transform, or ${startOver}`
         : `the --transform module changed since checkpoint ${path} was taken (${before} then, ${now} now): its outputs could differ, so the batches the checkpoint counts as done would not be this load's; restore the module the load started with, or ${startOver}`;
+    if (before !== now && key === 'conditionFailures')
+      return `checkpoint ${path} was taken ${before === 'null' ? 'without' : 'with'} --condition-failures, and this load runs ${now === 'null' ? 'without' : 'with'} it: the file must list the rows of the batches done before too, which are not sent again; resume ${before === 'null' ? 'without' : 'with'} --condition-failures (the file it began), or ${startOver}`;
     if (before !== now) return `option ${key} differs from checkpoint ${path} (${before} then, ${now} now); resume with the same options, or ${startOver}`;
   }
   return undefined;

@@ -76,6 +76,7 @@ export const EXIT_CODE_OF: Readonly<Record<LoaderErrorCode, number>> = {
   // This worker is sound and its checkpoint saved: it goes on once the other worker is fixed and run again.
   PEER_STOPPED: EXIT.TEMP_FAIL,
   MANIFEST_UNWRITABLE: EXIT.CANT_CREATE,
+  CONDITION_FAILURES_UNWRITABLE: EXIT.CANT_CREATE,
   MANIFEST_INVALID: EXIT.CONFIG,
   REPORT_UNWRITABLE: EXIT.CANT_CREATE,
   CHECKPOINT_MISMATCH: EXIT.CONFIG,

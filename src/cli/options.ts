@@ -45,6 +45,7 @@ export interface LoadFlags {
   /** --outage-timeout, in ms. */
   outageTimeout?: number;
   rejects?: string;
+  conditionFailures?: string;
   maxRejects?: number;
   strict?: boolean;
   /** --accept-rejects: a load that finished with its rejected rows in the reject file exits 0, not 2. */
@@ -220,6 +221,7 @@ export async function toLoadOptions(input: string | string[], flags: LoadFlags, 
   if (flags.delimiter !== undefined) options.delimiter = flags.delimiter;
   if (flags.columns) options.columns = flags.columns;
   if (flags.rejects) options.rejectsPath = flags.rejects;
+  if (flags.conditionFailures) options.conditionFailuresPath = flags.conditionFailures;
   if (flags.strict) options.maxRejects = 1;
   else if (flags.maxRejects !== undefined) options.maxRejects = flags.maxRejects;
   if (flags.order) options.order = flags.order;

@@ -107,6 +107,7 @@ export function statusText(report: StatusReport): string {
     `  rate          ${formatCount(Math.round(report.wcu))} WCU/s  (${running} of ${report.workers.length} workers running)`,
     ...report.workers.map((w) => `  worker ${w.segment.padEnd(7)}${workerLine(w)}`),
     ...report.rejectFiles.map((f) => `  rejects       ${f.path}  (worker ${f.segment}: ${formatCount(f.rejected)} rows)`),
+    ...(report.conditionFailuresFiles ?? []).map((f) => `  condition failures ${f.path}  (worker ${f.segment}: ${formatCount(f.conditionFailed)} rows)`),
   ];
   return `${lines.join('\n')}\n`;
 }

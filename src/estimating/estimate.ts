@@ -260,6 +260,7 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
       condition:
         opts.condition.kind === 'ifNewer' ? `--if-newer ${opts.condition.attribute}` : opts.condition.kind === 'expression' ? '--condition' : '--if-not-exists',
       calls: estimated.input.validRows - estimated.input.superseded,
+      ...(opts.conditionFailuresPath !== undefined ? { conditionFailuresPath: opts.conditionFailuresPath } : {}),
     };
   return estimated;
 }

@@ -463,7 +463,7 @@ function costSection(ctx: Ctx, r: EstimateResult): string[] {
       ...row(
         ctx,
         'conditional',
-        `${ctx.text(conditional.condition)}: conditional writes: ${formatCount(conditional.calls)} PutItem/DeleteItem calls, one row each, up to 25 at a time in each of the --concurrency slots a batch would hold (the time above assumes so); each is charged as the write above whether its condition holds or fails (a put over a larger stored item: the larger), so the units and cost are for every row; the estimate cannot know how many conditions will fail, which the load counts as conditionFailed`,
+        `${ctx.text(conditional.condition)}: conditional writes: ${formatCount(conditional.calls)} PutItem/DeleteItem calls, one row each, up to 25 at a time in each of the --concurrency slots a batch would hold (the time above assumes so); each is charged as the write above whether its condition holds or fails (a put over a larger stored item: the larger), so the units and cost are for every row; the estimate cannot know how many conditions will fail, which the load counts as conditionFailed${conditional.conditionFailuresPath !== undefined ? ` and would list in ${ctx.text(conditional.conditionFailuresPath)} (--condition-failures; not written by an estimate or a dry run)` : ''}`,
       ),
     );
   return lines;
@@ -776,7 +776,15 @@ export function estimateJson(result: EstimateResult, options: { excerpts?: boole
     // Unrounded: a guard of a few cents on a small load is still read exactly.
     costGuard: r.costGuard ? { maxUsd: r.costGuard.maxUsd, usd: r.costGuard.usd, over: r.costGuard.over } : null,
     verify: verifyJson(r.verify),
-    ...(r.conditional ? { conditional: { condition: r.conditional.condition, calls: r.conditional.calls } } : {}),
+    ...(r.conditional
+      ? {
+          conditional: {
+            condition: r.conditional.condition,
+            calls: r.conditional.calls,
+            ...(r.conditional.conditionFailuresPath !== undefined ? { conditionFailuresPath: r.conditional.conditionFailuresPath } : {}),
+          },
+        }
+      : {}),
   };
   return `${JSON.stringify(json)}\n`;
 }

@@ -49,7 +49,8 @@ export interface EstimateResult {
    * --if-not-exists / --if-newer: the load's calls, one PutItem/DeleteItem per row (none superseded), each
    * charged as a write whether its condition holds or not; how many will fail is not known before the load.
    */
-  conditional?: { condition: string; calls: number };
+  /** `conditionFailuresPath`: --condition-failures, where the load would list the rows whose condition fails. */
+  conditional?: { condition: string; calls: number; conditionFailuresPath?: string };
 }
 
 /**

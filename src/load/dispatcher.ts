@@ -10,6 +10,7 @@ import type { LoadStop } from './loadStop.js';
 import type { LoadTally } from './loadTally.js';
 import type { Rejections } from './rejections.js';
 import type { CostGuard } from './costGuard.js';
+import type { ConditionFailureSink } from '../reporting/conditionFailureSink.js';
 
 export interface DispatcherOptions {
   /** Batches in flight to start with (--concurrency); `inFlight` may lend more while calls are slow. */
@@ -32,6 +33,8 @@ export interface DispatcherOptions {
   manifest: ShardManifest | undefined;
   /** --max-cost: asked before each batch is sent (a load's, never a dry run's). */
   costGuard?: CostGuard | undefined;
+  /** --condition-failures: each batch's rows whose condition was false (a load's, never a dry run's). */
+  conditionFailures?: ConditionFailureSink | undefined;
 }
 
 /**
@@ -165,10 +168,21 @@ export class Dispatcher {
     const batchWcu = tally.batchWritten(outcome, this.#o.costOf, this.#o.countKeys);
     if (manifest) addToManifest(manifest, outcome.written, keySchema);
     for (const row of outcome.rejected) await this.#o.rejections.reject(row);
+    // The rows whose condition was false, into --condition-failures: with a checkpoint, at the moment the batch
+    // is counted done (a save then records both or neither). A batch cut short is not counted done: this run's
+    // file ends with its rows, past what the checkpoint records, and the resume cuts them and sends it again.
+    // Without a checkpoint, as they are counted.
+    const failures = this.#o.conditionFailures;
+    const failed = outcome.conditionFailed ?? [];
+    let handed: Promise<void> | undefined;
+    const handOn = failures && failed.length > 0 ? () => void (handed = failures.handOn(failed, keySchema)) : undefined;
+    if (!checkpoint) handOn?.();
     // Done means every write stored or rejected; a batch cut short by a fatal error is not, even when
     // another batch's fatal error came first.
-    if (outcome.fatal) stop.fail(outcome.fatal);
-    else
+    if (outcome.fatal) {
+      stop.fail(outcome.fatal);
+      if (checkpoint && failed.length > 0) failures?.uncounted(failed, keySchema);
+    } else
       await checkpoint?.complete(
         index,
         {
@@ -181,7 +195,9 @@ export class Dispatcher {
           ...(outcome.conditionFailed?.length ? { conditionFailed: outcome.conditionFailed.length } : {}),
         },
         logEntriesOf(index, outcome.rejected, this.#o.namedParts),
+        handOn,
       );
+    await handed;
     this.#o.progress();
   }
 }

@@ -5,6 +5,7 @@ import type { LoadEvent, LoadResult } from '../reporting/events.js';
 import { writesToAccount, type DivisionSummary } from '../reporting/result.js';
 import { LoaderError, bug } from '../shared/errors.js';
 import { RejectSink } from '../reporting/rejectSink.js';
+import { ConditionFailureSink, conditionLabel } from '../reporting/conditionFailureSink.js';
 import type { TableInfo } from '../shared/tableInfo.js';
 import { createClient } from '../aws/client.js';
 import { targetOf } from '../aws/awsTarget.js';
@@ -124,6 +125,11 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<D
   };
   const facts: LoadFacts = { started: false };
   const rejects = new RejectSink(opts.rejectsPath);
+  // --condition-failures: a load's, never a dry run's (which sends no condition).
+  const conditionFailures =
+    opts.conditionFailuresPath !== undefined && opts.condition && !deps.dryRun
+      ? new ConditionFailureSink(opts.conditionFailuresPath, conditionLabel(opts.condition))
+      : undefined;
   const tally = new LoadTally();
   if (opts.transformLoaded) tally.countTransform();
   // A conditional load reports its condition failures, 0 too; one without does not.
@@ -134,12 +140,13 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<D
   const result = () =>
     loadResult(tally, {
       ...resultFacts(facts, rejects, opts, performance.now() - startedAt, now),
+      conditionFailuresPath: conditionFailures && conditionFailures.count > 0 ? conditionFailures.path : undefined,
       stopped: stop.stopping,
       timeline: timeline?.begun ? sampledTimeline(timeline, tally, facts, startedAt, now) : undefined,
     });
   const progress = progressEvents(emit, tally, facts, startedAt, now, timeline);
   const rejections = new Rejections(tally, rejects, emit, stop, opts);
-  const mode = loadModeOf({ opts, deps, client, ownsClient, aws, disposer, facts, stop, tally, rejections, emit, now, result });
+  const mode = loadModeOf({ opts, deps, client, ownsClient, aws, disposer, facts, stop, tally, rejections, conditionFailures, emit, now, result });
   let dispatcher: Dispatcher | undefined;
   let readToEnd = false;
   let startOver: TableInfo | undefined;
@@ -169,6 +176,18 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<D
         }
       });
       const { checkpoint, manifest } = prepared;
+      if (conditionFailures) {
+        // Closed with the reject file, before the checkpoint's last save (which records it as written).
+        disposer.defer(async () => {
+          try {
+            await conditionFailures.close();
+          } catch (error) {
+            stop.fail(error);
+          }
+        });
+        // A resumed checkpoint cut it back to what it recorded (openCheckpoint); a load without one starts it anew.
+        if (!checkpoint) await conditionFailures.startFresh();
+      }
       if (timeline) {
         // From here on: a resumed load's earlier writes are counted already, and kept apart.
         timeline.begin(performance.now() - startedAt, timelineCounts(tally, facts, now));
@@ -195,6 +214,7 @@ async function loadOnce(options: LoadOptions, deps: LoadDependencies): Promise<D
         resumeFrom: checkpoint?.resumeFrom ?? 0,
         manifest,
         costGuard,
+        conditionFailures,
       });
       const report = { stop, tally, rejections, progress, emit };
       const drain = dispatcher;

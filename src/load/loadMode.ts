@@ -26,6 +26,7 @@ import type { LoadFacts } from './loadFacts.js';
 import type { LoadStop } from './loadStop.js';
 import type { LoadTally } from './loadTally.js';
 import type { Rejections } from './rejections.js';
+import type { ConditionFailureSink } from '../reporting/conditionFailureSink.js';
 import { restartSpacing } from './restartPoints.js';
 import { openCheckpoint, type OpenedCheckpoint } from './openCheckpoint.js';
 import type { NormalizedLoadOptions } from './options.js';
@@ -97,6 +98,8 @@ export interface ModeContext {
   tally: LoadTally;
   /** Where rejected rows go: a resume at a restart point puts back the rejects of the rows before it. */
   rejections: Rejections;
+  /** --condition-failures: a resumed checkpoint cuts it back to what it recorded. */
+  conditionFailures: ConditionFailureSink | undefined;
   emit: (event: LoadEvent) => void;
   now: () => number;
   result: () => LoadResult;
@@ -183,7 +186,18 @@ export function writingMode(ctx: ModeContext): LoadMode {
       return openCheckpoint(
         table.keySchema,
         seed,
-        { opts, inputSet, tableIdentity: table.identity, disposer, stop: ctx.stop, tally: ctx.tally, rejections: ctx.rejections, emit, result: ctx.result },
+        {
+          opts,
+          inputSet,
+          tableIdentity: table.identity,
+          disposer,
+          stop: ctx.stop,
+          tally: ctx.tally,
+          rejections: ctx.rejections,
+          conditionFailures: ctx.conditionFailures,
+          emit,
+          result: ctx.result,
+        },
         restartEveryRows,
         deps.notGrouped === true,
       );

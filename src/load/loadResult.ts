@@ -16,6 +16,8 @@ export interface ResultFacts {
   bytesRead: number;
   /** The reject file, when a row went there. */
   rejectsPath: string | undefined;
+  /** The --condition-failures file, when a row went there. */
+  conditionFailuresPath?: string | undefined;
   orderTempBytes: number;
   shardManifestPath: string | undefined;
   shardedKeys: number;
@@ -61,6 +63,7 @@ export function loadResult(tally: LoadTally, facts: ResultFacts): LoadResult {
     table: facts.table,
     input: facts.input,
     rejectsPath: facts.rejectsPath,
+    ...(facts.conditionFailuresPath !== undefined ? { conditionFailuresPath: facts.conditionFailuresPath } : {}),
     order: facts.order,
     orderTempBytes: facts.orderTempBytes,
     shardManifestPath: facts.shardManifestPath,

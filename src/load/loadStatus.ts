@@ -47,6 +47,8 @@ export interface LoadStatus {
   wcu: number;
   /** Reject files with rows in them, by worker. */
   rejectFiles: Array<{ segment: string; path: string; rejected: number }>;
+  /** --condition-failures files with rows in them, by worker; absent when no worker wrote one. */
+  conditionFailuresFiles?: Array<{ segment: string; path: string; conditionFailed: number }>;
 }
 
 /** A worker is silent after this long without a word while it said it was running. */
@@ -92,7 +94,17 @@ export function loadStatus(count: number, docs: ReadonlyArray<WorkerDoc | undefi
     rejectFiles: workers.flatMap((w) =>
       w.doc?.rejectsPath && w.doc.rejected > 0 ? [{ segment: w.segment, path: w.doc.rejectsPath, rejected: w.doc.rejected }] : [],
     ),
+    ...conditionFailuresFiles(workers),
   };
+}
+
+function conditionFailuresFiles(workers: readonly WorkerStatus[]): Pick<LoadStatus, 'conditionFailuresFiles'> {
+  const files = workers.flatMap((w) =>
+    typeof w.doc?.conditionFailuresPath === 'string' && (w.doc.conditionFailed ?? 0) > 0
+      ? [{ segment: w.segment, path: w.doc.conditionFailuresPath, conditionFailed: w.doc.conditionFailed! }]
+      : [],
+  );
+  return files.length > 0 ? { conditionFailuresFiles: files } : {};
 }
 
 /** A worker's document as written by workerBoard.ts, checked as far as status relies on it. */

@@ -2,6 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { rejectsBeforePoint, type KeptRejects, type RejectFileState } from '../checkpointing/rejectsBeforePoint.js';
 import type { Rejections } from './rejections.js';
+import type { ConditionFailureSink } from '../reporting/conditionFailureSink.js';
 import { CheckpointStore } from '../checkpointing/checkpoint.js';
 import { writeAffectingOptions } from './writeAffectingOptions.js';
 import { hashFile } from '../files/hashFile.js';
@@ -42,6 +43,8 @@ export interface CheckpointContext {
   stop: LoadStop;
   tally: LoadTally;
   rejections: Rejections;
+  /** --condition-failures: cut back to what the checkpoint recorded on resume, removed for a new one. */
+  conditionFailures?: ConditionFailureSink | undefined;
   emit: (event: LoadEvent) => void;
   result: () => LoadResult;
 }
@@ -101,7 +104,7 @@ export async function openCheckpoint(
     );
     // Its outcome again, so a restarted job that ended with rejects does not now exit 0.
     tally.restoreFinished(opened.file.outcome!, opened.file.plannedWcu, opened.file.consumedWcu);
-    done.result = await withRejectsFile(ctx.result(), opts.rejectsPath);
+    done.result = await withConditionFailuresFile(await withRejectsFile(ctx.result(), opts.rejectsPath), opts.conditionFailuresPath);
     throw done;
   }
   disposer.defer(async () => {
@@ -146,6 +149,16 @@ export async function openCheckpoint(
     emit({ type: 'resumed', checkpoint: path, batchesDone: resumeFrom, written: saved.written, rowsSkipped: restartFrom?.rowsRead ?? 0 });
   }
   opened.trackRejectFile(ctx.rejections.file);
+  const failures = ctx.conditionFailures;
+  if (failures) {
+    // Resumed: the lines of the batches done are kept, those written after the last save cut (their batches
+    // are sent again). A new checkpoint: an earlier file goes. Recorded with every save from now on.
+    if (opened.resumed) await failures.resume(opened.file.conditionFailuresFile, opened.file.conditionFailed ?? 0, path);
+    else await failures.startFresh();
+    // Closed here too should a later step of the setup fail (load() closes it before this otherwise; twice is once).
+    disposer.defer(() => failures.close().catch(() => undefined));
+    opened.trackConditionFailures(failures);
+  }
   return { store: opened, resumeFrom, resumed: opened.resumed, restartFrom, ...(restartFrom && manifestPlan ? { manifestKept: manifestPlan } : {}) };
 }
 
@@ -242,6 +255,13 @@ async function withRejectsFile(again: LoadResult, rejectsPath: string): Promise<
   if (again.rejected === 0) return again;
   const file = await stat(rejectsPath).catch(() => undefined);
   return file?.isFile() === true && file.size > 0 ? { ...again, rejectsPath } : again;
+}
+
+/** A finished load's outcome told again names its --condition-failures file too, when it is still there. */
+async function withConditionFailuresFile(again: LoadResult, path: string | undefined): Promise<LoadResult> {
+  if (path === undefined || !again.conditionFailed) return again;
+  const file = await stat(path).catch(() => undefined);
+  return file?.isFile() === true && file.size > 0 ? { ...again, conditionFailuresPath: path } : again;
 }
 
 /**

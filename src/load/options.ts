@@ -6,7 +6,7 @@ import { parseWcuSpec, type WcuSpec } from '../pacing/rateChoice.js';
 import { parseSegment, type Segment } from './segment.js';
 import { DEFAULT_KEY_WCU } from '../pacing/rateControl.js';
 import { DEFAULT_SHARD_SEPARATOR, parseShardRule, type ShardRule, type SuffixBase } from '../sharding/shardRule.js';
-import { defaultOutputPath } from './outputPaths.js';
+import { conditionFailuresPathOf, defaultOutputPath } from './outputPaths.js';
 import { COLUMN_TYPES, EMPTY_POLICIES, TIMESTAMP_MODES, type ColumnType, type EmptyPolicy, type TimestampMode } from '../typing/typeNames.js';
 import type { KeySchema } from '../shared/types.js';
 import type { LoadedTransform, TransformSource } from './transformModule.js';
@@ -197,6 +197,12 @@ export interface LoadOptions {
   conditionNames?: Record<string, string>;
   conditionValues?: Record<string, unknown>;
   /**
+   * With a condition: the rows whose condition was false, one JSON line each in the reject file's format (file,
+   * line, key, code CONDITION_FAILED, the condition, the row's text), 0600. With `segment`, each worker's own:
+   * `.seg-i-of-N` goes before the path's `.jsonl` (or at its end). A checkpoint records the file and resumes it.
+   */
+  conditionFailuresPath?: string;
+  /**
    * The cost guard, in USD: the load refuses to start when the first rows price the whole input above it, and
    * stops before the write units it counts would pass it (docs/REFERENCE.md, "Cost guard").
    */
@@ -280,6 +286,8 @@ export interface NormalizedLoadOptions {
   skipExpired: { attribute: string; at: number | undefined } | undefined;
   /** --if-not-exists or --if-newer: every row one conditional PutItem/DeleteItem, none superseded (src/writing/condition.ts). */
   condition: WriteCondition | undefined;
+  /** --condition-failures, with the segment in it (conditionFailuresPathOf); undefined when not given. */
+  conditionFailuresPath: string | undefined;
   /** --max-cost and the unit prices it counts with. */
   maxCost:
     | { usd: number; prices: Pick<Prices, 'onDemandPerMillionWrites' | 'provisionedPerWcuHour'>; estimate: { writeUnits: number; source: string } | undefined }
@@ -404,9 +412,23 @@ export function normalizeOptions(raw: LoadOptions, context: { dryRun?: boolean }
     deletes: normalizeDeletes(raw),
     skipExpired: normalizeSkipExpired(raw),
     condition: normalizeCondition(raw),
+    conditionFailuresPath: normalizeConditionFailures(raw, segment),
     maxCost: normalizeMaxCost(raw),
     transform: normalizeTransform(raw, order),
   };
+}
+
+/** --condition-failures: a path, given with a condition only; a segment's own (conditionFailuresPathOf). */
+function normalizeConditionFailures(raw: LoadOptions, segment: Segment | undefined): string | undefined {
+  const path = raw.conditionFailuresPath;
+  if (path === undefined) return undefined;
+  if (typeof path !== 'string' || path === '') throw invalid('conditionFailuresPath', 'a file path', path);
+  if (raw.ifNotExists !== true && raw.ifNewer === undefined && raw.conditionExpression === undefined)
+    throw new LoaderError(
+      'INVALID_OPTION',
+      `--condition-failures ${path} lists the rows whose write condition was false, but no condition is given: add --if-not-exists, --if-newer <attribute> or --condition <expression>, or leave --condition-failures out`,
+    );
+  return conditionFailuresPathOf(path, segment);
 }
 
 function normalizeCondition(raw: LoadOptions): WriteCondition | undefined {

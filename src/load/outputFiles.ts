@@ -92,6 +92,8 @@ export interface CallerFiles {
 export async function prepareOutputFiles(opts: NormalizedLoadOptions, dryRun: boolean, caller: CallerFiles = {}): Promise<FileLock> {
   const rejects: NamedFile = { option: '--rejects', path: opts.rejectsPath, code: 'REJECTS_UNWRITABLE' };
   const writes: NamedFile[] = [rejects];
+  if (opts.conditionFailuresPath !== undefined && !dryRun)
+    writes.push({ option: '--condition-failures', path: opts.conditionFailuresPath, code: 'CONDITION_FAILURES_UNWRITABLE' });
   if (opts.shard && !dryRun) writes.push({ option: '--shard-manifest', path: opts.shard.manifestPath, code: 'MANIFEST_UNWRITABLE' });
   if (opts.checkpointPath && !dryRun) writes.push({ option: '--checkpoint', path: opts.checkpointPath, code: 'CHECKPOINT_UNWRITABLE' });
   // Its write-reject log (CheckpointStore.rejectLogPath) is created, emptied, beside it: an output too.

@@ -33,6 +33,16 @@ export function defaultOutputPath(
   return `${base}${table}${segment}${dryRun}.${EXTENSIONS[kind]}`;
 }
 
+/**
+ * The --condition-failures file of a segment: each worker its own, as each has its own reject file
+ * (`failed.jsonl` -> `failed.seg-1-of-4.jsonl`; a path not ending in .jsonl gets the segment at its end).
+ */
+export function conditionFailuresPathOf(path: string, segment: Segment | undefined): string {
+  if (!segment) return path;
+  const tag = `.seg-${segment.index}-of-${segment.count}`;
+  return path.endsWith('.jsonl') && !path.endsWith('/.jsonl') ? `${path.slice(0, -'.jsonl'.length)}${tag}.jsonl` : `${path}${tag}`;
+}
+
 /** A table name, or the name in a table ARN (arn:aws:dynamodb:…:table/Orders), as a file name part. */
 function tableFileName(table: string): string {
   const name = table.startsWith('arn:') ? (table.split('/')[1] ?? table) : table;

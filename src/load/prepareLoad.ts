@@ -31,6 +31,7 @@ import type { StripedRead } from '../ordering/stripes/stripedRecords.js';
 import { skipToLine, stripedPoints, wholeInputPoints, type Restarts } from './restartPoints.js';
 import type { OpenedCheckpoint } from './openCheckpoint.js';
 import { prepareOutputFiles, type CallerFiles } from './outputFiles.js';
+import { FileLock } from '../files/fileLock.js';
 import { headerChecker, preflightInput } from './inputPreflight.js';
 import { localListingStore, s3ListingStore, sharedListing } from './sharedListing.js';
 import type { Segment } from './segment.js';
@@ -129,6 +130,11 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
   // Before anything is read: no output is an input, each is writable, and no other load writes these rejects.
   const rejectsLock = await prepareOutputFiles(opts, !mode.writes, deps.files);
   disposer.defer(() => rejectsLock.release());
+  // --condition-failures is locked as the reject file is: two loads appending to one would each count the other's lines.
+  if (opts.conditionFailuresPath !== undefined && mode.writes) {
+    const failuresLock = await FileLock.acquire({ option: '--condition-failures', path: opts.conditionFailuresPath, code: 'CONDITION_FAILURES_UNWRITABLE' });
+    disposer.defer(() => failuresLock.release());
+  }
   // Listed before the table is described: a missing file, object or bad manifest costs no call.
   const { set: everything, division, s3, listedAt } = await listInputSet(ctx);
   const board =
@@ -442,6 +448,7 @@ function outputPathsOf(opts: PreparedLoadOptions, caller: CallerFiles | undefine
       { option: "the workers' states beside --listing", path: `${opts.listing}.worker-`, rest: /^\d+-of-\d+\.json(\.\d+(\.[0-9a-f]+)?\.tmp)?$/ },
     );
   if (opts.shard) paths.push({ option: '--shard-manifest', path: opts.shard.manifestPath });
+  if (opts.conditionFailuresPath !== undefined) paths.push({ option: '--condition-failures', path: opts.conditionFailuresPath });
   if (opts.checkpointPath)
     paths.push(
       { option: '--checkpoint', path: opts.checkpointPath },

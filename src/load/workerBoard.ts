@@ -52,6 +52,8 @@ export interface WorkerDoc {
   /** Batches an earlier run of its checkpoint had done, when this run resumed it. */
   resumedFromBatch?: number | undefined;
   rejectsPath?: string | undefined;
+  /** Its --condition-failures file, when a line went there. */
+  conditionFailuresPath?: string | undefined;
   checkpointPath?: string | undefined;
   division?: DivisionSummary | undefined;
   /** Why a stopped worker stopped: the error's code (ddb-spread's, or the signal), never its message. */
@@ -158,6 +160,7 @@ export function workerDoc(
     wcu: result.rate.averageWcu,
     resumedFromBatch: result.resumedFromBatch,
     rejectsPath: result.rejectsPath,
+    ...(result.conditionFailuresPath !== undefined ? { conditionFailuresPath: result.conditionFailuresPath } : {}),
     checkpointPath: result.checkpointPath,
     division: result.division,
     ...(how.stopCode !== undefined ? { stopCode: how.stopCode } : {}),

@@ -57,6 +57,11 @@ export function writeAffectingOptions(opts: NormalizedLoadOptions): Record<strin
     // A condition changes the batches (nothing superseded) and what each call writes: a resume under another
     // condition, or none, would name other writes by the done batches' numbers. Only when given.
     ...(opts.condition ? { condition: pinnedCondition(opts.condition) } : {}),
+    // --condition-failures does not change what is written, but a resume must go on writing the file the earlier
+    // run began: a resume without it would leave the done batches' rows out of it, one that adds it would list
+    // only the rows after the resume. Whether it is written is pinned; its path is not (the file may move: its
+    // recorded length and SHA-256 decide whether it is the one, CheckpointStore.trackConditionFailures).
+    ...(opts.conditionFailuresPath !== undefined ? { conditionFailures: true } : {}),
     // The transform module's content: another transform could make other items of the same rows, so the done
     // batches' numbers would name other writes.
     ...(opts.transform !== undefined ? { transform: opts.transformLoaded?.pin ?? 'not loaded' } : {}),

@@ -72,7 +72,7 @@ export const PAGE_SCRIPT = String.raw`
   figureRow(figures, 'Rows read', 'rowsRead', report.rowsRead, 'rows');
   figureRow(figures, 'Written', 'written', report.written, 'rows', report.deleted ? report.deleted + ' of them deleted' : '');
   figureRow(figures, 'Superseded', 'superseded', report.superseded, 'rows', 'same primary key later in the input; the later row was written');
-  if (report.conditionFailed) figureRow(figures, 'Condition failed', 'conditionFailed', report.conditionFailed, 'rows', 'the table kept its item (--if-not-exists, --if-newer); not written');
+  if (report.conditionFailed) figureRow(figures, 'Condition failed', 'conditionFailed', report.conditionFailed, 'rows', 'the table kept its item (--if-not-exists, --if-newer); not written' + (report.conditionFailuresPath ? '; listed in ' + report.conditionFailuresPath : ''));
   figureRow(figures, 'Rejected', 'rejected', report.rejected, 'rows', report.rejectsPath ? 'reject file ' + report.rejectsPath : '');
   figureRow(figures, 'Not written', 'notWritten', report.notWritten, 'rows', 'read, not known to be stored when the load ended');
   figureRow(figures, 'Write units charged', 'consumedWcu', report.consumedWcu, 'WCU', 'by DynamoDB (ConsumedCapacity)');

@@ -82,6 +82,8 @@ export interface LoadResult extends LoadCounters {
   input: string;
   /** Path of the reject file, when any row was rejected. */
   rejectsPath: string | undefined;
+  /** Path of the --condition-failures file, when a row's condition was false and it was asked for. */
+  conditionFailuresPath?: string | undefined;
   elapsedMs: number;
   itemsPerSecond: number;
   /** The write order used. */

@@ -65,6 +65,7 @@ export function formatSummary(result: LoadResult, stoppedBecause?: string, excer
     );
   if (result.shardManifestPath) lines.push(`  shard manifest ${result.shardManifestPath}  (${formatCount(result.shardedKeys, 'key')} sharded)`);
   if (result.rejectsPath) lines.push(`  reject file   ${result.rejectsPath}`);
+  if (result.conditionFailuresPath) lines.push(`  condition failures ${result.conditionFailuresPath}  (one line per row whose condition was false)`);
   lines.push(...formatSkipped(result.skipped));
   return `${lines.join('\n')}\n`;
 }

@@ -24,6 +24,8 @@ export type FatalCode =
   | 'AWS_ERROR'
   | 'REJECTS_UNWRITABLE'
   | 'MANIFEST_UNWRITABLE'
+  /** --condition-failures cannot be written, or a resume finds it changed or gone since the checkpoint. */
+  | 'CONDITION_FAILURES_UNWRITABLE'
   /** The shard manifest given to query or get is not one ddb-spread wrote, or cannot answer the question. */
   | 'MANIFEST_INVALID'
   /** --report cannot be created where it was asked for. */

@@ -5,10 +5,11 @@
  * its resend finds the row's own item). After each load the table equals the oracle's (the rows one by one,
  * each written only where its key is absent: the first good row of a key wins), each rejected line is in the
  * reject file once, and the counters add up exactly: written = the keys, conditionFailed = the later good
- * rows of those keys, superseded 0, rows read = written + conditionFailed + rejected.
+ * rows of those keys, superseded 0, rows read = written + conditionFailed + rejected; and --condition-failures
+ * lists exactly the lines of those later rows, each once (a lost reply's resend that finds its own item lists none).
  */
 import { fc, it } from '@fast-check/vitest';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { load } from '../../src/index.js';
@@ -27,16 +28,16 @@ const { endpoint, dir, newTable, dropTable } = useLocalAws({ name: 'adversarial-
 let seq = 0;
 let injected = 0;
 
-/** The oracle under --if-not-exists: a key's first good row is stored, its later ones fail their condition. */
-function firstWins(base: Expected): { expected: Expected; failed: number } {
+/** The oracle under --if-not-exists: a key's first good row is stored, its later ones fail their condition (their lines). */
+function firstWins(base: Expected): { expected: Expected; failed: number; failedLines: number[] } {
   const table = new Map<string, PlainItem>();
-  let failed = 0;
+  const failedLines: number[] = [];
   for (const fate of base.fates) {
     if (!('written' in fate)) continue;
-    if (table.has(fate.key)) failed++;
+    if (table.has(fate.key)) failedLines.push(fate.line);
     else table.set(fate.key, fate.written);
   }
-  return { expected: { ...base, table, good: table.size }, failed };
+  return { expected: { ...base, table, good: table.size }, failed: failedLines.length, failedLines };
 }
 
 interface Case {
@@ -49,15 +50,28 @@ const caseOf = fc.record({ model: fileModel(PROFILE), order: fc.constantFrom(...
 
 async function loadAndCheck({ model, order, concurrency }: Case, through: string = endpoint): Promise<void> {
   const file = serialize(model);
-  const { expected, failed } = firstWins(expectedOf(model, file.lines));
+  const { expected, failed, failedLines } = firstWins(expectedOf(model, file.lines));
   const n = ++seq;
   const input = join(dir(), `${n}.${model.format}${model.gzip ? '.gz' : ''}`);
   await writeFile(input, file.bytes);
   const rejectsPath = join(dir(), `${n}.rejects.jsonl`);
+  const conditionFailuresPath = join(dir(), `${n}.failed.jsonl`);
   const table = await newTable();
   try {
     const result = await load(
-      { input, table, endpoint: through, region: 'us-east-1', types: file.types, order, concurrency, rejectsPath, maxAttempts: 100, ifNotExists: true },
+      {
+        input,
+        table,
+        endpoint: through,
+        region: 'us-east-1',
+        types: file.types,
+        order,
+        concurrency,
+        rejectsPath,
+        maxAttempts: 100,
+        ifNotExists: true,
+        conditionFailuresPath,
+      },
       { random: () => 0, signal: AbortSignal.timeout(60_000) },
     );
     expect({
@@ -77,6 +91,9 @@ async function loadAndCheck({ model, order, concurrency }: Case, through: string
     });
     expect(result.complete).toBe(expected.rejects.size === 0);
     await expectTableAndRejects(endpoint, table, rejectsPath, input, expected);
+    const listed = failed === 0 ? [] : (await readFile(conditionFailuresPath, 'utf8')).split('\n').filter(Boolean);
+    expect(listed.map((l) => (JSON.parse(l) as { line: number }).line).sort((a, b) => a - b)).toEqual(failedLines.sort((a, b) => a - b));
+    expect(result.conditionFailuresPath).toBe(failed === 0 ? undefined : conditionFailuresPath);
   } finally {
     await dropTable(table);
   }

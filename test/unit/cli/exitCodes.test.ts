@@ -26,6 +26,7 @@ describe('exit code of a LoaderError', () => {
     ['TEMP_FILES', 73],
     ['REJECTS_UNWRITABLE', 73],
     ['MANIFEST_UNWRITABLE', 73],
+    ['CONDITION_FAILURES_UNWRITABLE', 73],
     ['CHECKPOINT_UNWRITABLE', 73],
     ['ENDPOINT_UNREACHABLE', 75],
     ['CREDENTIALS_UNAVAILABLE', 75],

@@ -206,6 +206,7 @@ const SAMPLES: Record<string, unknown> = {
   maxRejects: 3,
   strict: true,
   rejects: 'r.jsonl',
+  conditionFailures: 'failed.jsonl',
   skipExpired: 'ttl',
   ifNotExists: true,
   ifNewer: 'updatedAt',

@@ -50,6 +50,21 @@ describe('loadStatus', () => {
     expect(statusExitCode(s)).toBe(2);
   });
 
+  it('--condition-failures files named by worker, only those with rows; none: no field', () => {
+    const s = loadStatus(
+      2,
+      [
+        doc('0/2', { written: 97, conditionFailed: 3, conditionFailuresPath: '/s/kept.seg-0-of-2.jsonl' }),
+        doc('1/2', { conditionFailed: 0, conditionFailuresPath: '/s/kept.seg-1-of-2.jsonl' }),
+      ],
+      NOW,
+      LISTED,
+    );
+    expect(s.conditionFailed).toBe(3);
+    expect(s.conditionFailuresFiles).toEqual([{ segment: '0/2', path: '/s/kept.seg-0-of-2.jsonl', conditionFailed: 3 }]);
+    expect(loadStatus(1, [doc('0/1')], NOW, LISTED)).not.toHaveProperty('conditionFailuresFiles');
+  });
+
   it('with --transform: skipped rows summed and shown, split rows counted in rows, so rows = written + superseded + rejected + not written + skipped', () => {
     // 100 rows each worker reads; 10 split into 2 items (110 writes), 6 skipped; each worker owns half of the items and of the skipped rows.
     const s = loadStatus(
