@@ -807,6 +807,11 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     commands: LOAD,
     description:
       "with a condition: write each row whose condition was false as one JSON line (file, line, key, CONDITION_FAILED, the condition, the row's text), 0600; with --segment, .seg-i-of-N before .jsonl",
+    variants: {
+      verify: {
+        description: "the load's file (read, never written): a key whose last row tried is in it is not compared, as the table kept its item (conditionKept)",
+      },
+    },
     type: 'path',
     doc: "Only with `--if-not-exists`, `--if-newer` or `--condition`. One line per `conditionFailed` row, in the reject file's format (code `CONDITION_FAILED`, `condition` the option that failed); created at the first one, private (0600). A checkpoint records its length and SHA-256: a resume cuts lines written after the last save and refuses a file changed or gone. See [Conditional writes](#conditional-writes).",
   },

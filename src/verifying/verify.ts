@@ -92,6 +92,8 @@ const MAX_EXAMPLES = 20;
 interface Check {
   write: PlannedWrite;
   refused: boolean;
+  /** The key's last write tried failed its condition in the load (--condition-failures): the table kept its item, not compared. */
+  kept: boolean;
   /** The write's number in input order (the dry run's planned writes). */
   seq: number;
   /** The writes since the previous key checked: superseded, or outside the sample (counted as this one is settled). */
@@ -117,6 +119,8 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
     throw new LoaderError('INVALID_OPTION', 'verify reads its input twice and cannot read stdin ("-"): give the files the load read');
   const shardSeed = await seedOf(opts, options.shardSeed);
   const loadRejects = await readLoadRejects(opts.rejectsPath);
+  // A conditional load's rows whose condition was false: the table kept what it had for them.
+  const conditionKept = opts.conditionFailuresPath === undefined ? undefined : await readLoadRejects(opts.conditionFailuresPath, '--condition-failures');
   const differencesPath =
     verifyOpts.differencesPath ?? defaultOutputPath(opts.input, 'rejects', { segment: opts.segment }).replace(/rejects\.jsonl$/, 'differences.jsonl');
   checkDifferencesPath(differencesPath, opts);
@@ -157,6 +161,7 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
           excerpts: verifyOpts.excerpts,
           differences: resolve(differencesPath),
           loadRejects: loadRejects.found ? { rows: loadRejects.rows.size, sha256: sha256Of([...loadRejects.rows].sort().join('\n')) } : null,
+          ...(conditionKept?.found ? { conditionKept: { rows: conditionKept.rows.size, sha256: sha256Of([...conditionKept.rows].sort().join('\n')) } } : {}),
         });
   const resumed = checkpoint?.resumed;
   const differences = new DifferencesFile(differencesPath);
@@ -203,7 +208,8 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
         dryRun: {
           onTable: (t) => void (table = t),
           onPlanned: (write) => {
-            last.note(write.keyId, seq++, loadRejects.rows.has(rowId(write.origin.file, write.origin.line)));
+            const id = rowId(write.origin.file, write.origin.line);
+            last.note(write.keyId, seq++, loadRejects.rows.has(id) ? 'refused' : conditionKept?.rows.has(id) ? 'kept' : 'landed');
             tally.strongReadUnits += readUnitsOf(write.op === 'delete' ? 0 : write.size, true);
             if (write.op !== 'delete') {
               tally.putBytes += write.size;
@@ -278,7 +284,8 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
     }
     // The counts of the planned writes before `done` (the first, in input order, whose fate is settled): a
     // resumed verify's start from its checkpoint's, and it reads none of those keys again.
-    const outcomes = resumed ? { ...resumed.outcomes } : (Object.fromEntries([...OUTCOMES, 'extra'].map((o) => [o, 0])) as Record<Outcome, number>);
+    // (A checkpoint of a release before an outcome was added holds no count of it.)
+    const outcomes = { ...(Object.fromEntries([...OUTCOMES, 'extra'].map((o) => [o, 0])) as Record<Outcome, number>), ...resumed?.outcomes };
     const examples: Difference[] = resumed ? [...resumed.examples] : [];
     const counts = resumed ? { ...resumed.writes } : { superseded: 0, notSampled: 0, checked: 0 };
     const resumedFrom = resumed?.done ?? 0;
@@ -386,7 +393,8 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
         key: toWireItem(keyOf(write.item, schema)),
         units: readUnitsOf(write.op === 'delete' ? 0 : write.size, consistentRead),
       }));
-      const stored = plan.read === 'scan' ? await scannedItems(chunk, keys) : await reader.read(keys);
+      // A key the load's condition kept is not compared: not read either.
+      const stored = plan.read === 'scan' ? await scannedItems(chunk, keys) : await reader.read(keys.filter((_, i) => !chunk[i]!.kept));
       judgedChunks.set(
         index,
         chunk.map((check) => {
@@ -411,7 +419,7 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
         const keyId = check.write.keyId;
         const fingerprint = scanned.get(keyId);
         scanned.delete(keyId);
-        if (fingerprint === undefined) return;
+        if (fingerprint === undefined || check.kept) return;
         if (check.refused || check.write.op === 'delete') again.push(keys[i]!);
         else {
           const expected = toWireItem(check.write.item);
@@ -451,7 +459,7 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
             if (verdict === 'superseded') skipped.superseded++;
             else if (verifyOpts.sample < 1 && !inSample(write.keyId, verifyOpts.sample)) skipped.notSampled++;
             else {
-              pending.push({ write, refused: verdict === 'refused', seq: at, skippedBefore: skipped });
+              pending.push({ write, refused: verdict === 'refused', kept: verdict === 'kept', seq: at, skippedBefore: skipped });
               skipped = { superseded: 0, notSampled: 0 };
             }
             return write;
@@ -654,6 +662,7 @@ function judge(
   ttl: Ttl | undefined,
 ): Pick<Difference, 'outcome' | 'attributes' | 'values'> {
   const { write, refused } = check;
+  if (check.kept) return { outcome: 'conditionKept' };
   if (refused) return { outcome: stored ? 'rejectedButPresent' : 'absent' };
   if (write.op === 'delete') return { outcome: stored ? 'deletedButPresent' : 'absent' };
   // Its TTL passed since the load (a row expired at the load's time was skipped, and is not checked): DynamoDB may have deleted it.
@@ -686,6 +695,7 @@ const CODES: Record<Outcome, DifferenceRecord['code'] | undefined> = {
   rejectedButPresent: 'REJECTED_BUT_PRESENT',
   extra: 'EXTRA',
   expired: undefined,
+  conditionKept: undefined,
 };
 
 /** A difference as a line of the differences file. */

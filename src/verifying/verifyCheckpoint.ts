@@ -109,7 +109,7 @@ export class VerifyCheckpoint {
         planned: -1,
         done: 0,
         writes: { checked: 0, superseded: 0, notSampled: 0 },
-        outcomes: { matched: 0, absent: 0, missing: 0, different: 0, deletedButPresent: 0, rejectedButPresent: 0, extra: 0, expired: 0 },
+        outcomes: { matched: 0, absent: 0, missing: 0, different: 0, deletedButPresent: 0, rejectedButPresent: 0, extra: 0, expired: 0, conditionKept: 0 },
         differences: { bytes: 0, count: 0 },
         examples: [],
         reads: { calls: 0, keys: 0, consumedRcu: 0 },

@@ -12,6 +12,7 @@ const LABELS: Record<Outcome, string> = {
   rejectedButPresent: "in the load's reject file but present",
   extra: 'extra (in the table, not in the input; found by a Scan)',
   expired: 'absent, its TTL passed since the load (--skip-expired)',
+  conditionKept: "kept by the load's condition (--condition-failures): not compared",
 };
 
 /** The verify's summary for a person, pure. Keys and values only with excerpts (the differences file always has them). */

@@ -20,10 +20,25 @@ export type Outcome =
    * --skip-expired A: the table has no item, and the input's item has a TTL (A) that has passed since the load:
    * DynamoDB's TTL may have deleted it, so absent is as fine as present (present, it is compared as any item).
    */
-  | 'expired';
+  | 'expired'
+  /**
+   * The key's last row tried in the load is in its --condition-failures file: its condition was false, and
+   * the table kept the item it had (another writer's, or an earlier row's), which the input cannot tell.
+   * Not compared, and not read.
+   */
+  | 'conditionKept';
 
 /** The outcomes of the input's keys (extra items are the table's, counted apart). */
-export const OUTCOMES: readonly Outcome[] = ['matched', 'absent', 'missing', 'different', 'deletedButPresent', 'rejectedButPresent', 'expired'];
+export const OUTCOMES: readonly Outcome[] = [
+  'matched',
+  'absent',
+  'missing',
+  'different',
+  'deletedButPresent',
+  'rejectedButPresent',
+  'expired',
+  'conditionKept',
+];
 
 /** The outcomes that are a difference: any one makes the verify exit non-zero. */
 export const DIFFERENCES: readonly Outcome[] = ['missing', 'different', 'deletedButPresent', 'rejectedButPresent', 'extra'];

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { LastWrites } from '../../../src/verifying/lastWrites.js';
+import { LastWrites, type WriteFate } from '../../../src/verifying/lastWrites.js';
 
 /** Two passes over the same writes: [keyId, refused] in order; returns each write's verdict. */
 function verdicts(writes: Array<[string, boolean]>): string[] {
   const last = new LastWrites();
-  writes.forEach(([key, refused], seq) => last.note(key, seq, refused));
+  writes.forEach(([key, refused], seq) => last.note(key, seq, refused ? 'refused' : 'landed'));
   last.seal();
   return writes.map(([key], seq) => last.verdict(key, seq));
 }
@@ -43,12 +43,39 @@ describe('each key compared against its last write that landed', () => {
 
   it('counts distinct keys, and refuses to be used out of order', () => {
     const last = new LastWrites();
-    last.note('a', 0, false);
-    last.note('b', 1, true);
-    last.note('a', 2, false);
+    last.note('a', 0, 'landed');
+    last.note('b', 1, 'refused');
+    last.note('a', 2, 'landed');
     expect(() => last.verdict('a', 2)).toThrow(/before seal/);
     last.seal();
     expect(last.keys).toBe(2);
-    expect(() => last.note('c', 3, false)).toThrow(/after seal/);
+    expect(() => last.note('c', 3, 'landed')).toThrow(/after seal/);
+  });
+
+  it("a write whose condition was false kept the table's item: the key is not compared, unless a later write of it landed", () => {
+    const fates = (writes: Array<[string, WriteFate]>) => {
+      const last = new LastWrites();
+      writes.forEach(([key, fate], seq) => last.note(key, seq, fate));
+      last.seal();
+      return { verdicts: writes.map(([key], seq) => last.verdict(key, seq)), keys: last.keys };
+    };
+    // --if-newer: the first row landed, the second found a newer item (another writer's): not compared against the first.
+    expect(
+      fates([
+        ['a', 'landed'],
+        ['a', 'kept'],
+      ]).verdicts,
+    ).toEqual(['superseded', 'kept']);
+    // A row that landed after a failed one decides again; a refused row after a kept one leaves the kept item.
+    expect(
+      fates([
+        ['a', 'kept'],
+        ['a', 'landed'],
+        ['b', 'kept'],
+        ['b', 'refused'],
+        ['c', 'refused'],
+        ['c', 'kept'],
+      ]),
+    ).toEqual({ verdicts: ['superseded', 'final', 'kept', 'superseded', 'superseded', 'kept'], keys: 3 });
   });
 });

@@ -75,7 +75,7 @@ describe('the verify checkpoint', () => {
     planned: 10,
     done: 4,
     writes: { checked: 3, superseded: 1, notSampled: 0 },
-    outcomes: { matched: 3, absent: 0, missing: 0, different: 0, deletedButPresent: 0, rejectedButPresent: 0, extra: 0, expired: 0 },
+    outcomes: { matched: 3, absent: 0, missing: 0, different: 0, deletedButPresent: 0, rejectedButPresent: 0, extra: 0, expired: 0, conditionKept: 0 },
     differences: { bytes: 0, count: 0 },
     examples: [],
     reads: { calls: 1, keys: 3, consumedRcu: 3 },

@@ -1,0 +1,88 @@
+/**
+ * verify() after a conditional load, in-process against DynamoDB Local: a backfill with --if-newer into a
+ * table another writer already holds newer items of, and --if-not-exists over items there before. The
+ * rows whose condition was false are in the load's --condition-failures file; given it, verify does not
+ * compare those keys against the input (the table kept the other writer's item, which the input cannot
+ * tell: outcome conditionKept, not read), compares a key whose later row landed after a failed one against
+ * that row, and still names a tampering of a key the load wrote. Without the file, the kept keys read as
+ * different: what the file is for.
+ */
+import { DeleteItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { verify } from '../../src/verifying/verify.js';
+import { useLocalAws } from '../support/localAws.js';
+import { localLoad } from '../support/localLoad.js';
+
+const aws = useLocalAws({ name: 'verify-conditions', processCredentials: true });
+const { endpoint, client, newTable } = aws;
+const loads = localLoad(aws);
+
+describe("verify with the load's --condition-failures file", () => {
+  it('--if-newer: keys kept by the condition are not compared; the rest are, and a tampering is still named', async () => {
+    const table = await newTable({ partitionKey: { name: 'id', type: 'S' } });
+    // Another writer's items, newer than some rows of the input (version 50).
+    for (const id of ['a', 'c']) await client().send(new PutItemCommand({ TableName: table, Item: { id: { S: id }, version: { N: '50' }, by: { S: 'app' } } }));
+    // a: both rows older than the app's (kept); b: no item before (written); c: first row older (kept), the
+    // second newer (written, decides); d: first row written, second older than it (kept: the first stays).
+    const rows = [
+      { id: 'a', version: 10, by: 'backfill' },
+      { id: 'b', version: 10, by: 'backfill' },
+      { id: 'c', version: 20, by: 'backfill' },
+      { id: 'a', version: 30, by: 'backfill' },
+      { id: 'c', version: 60, by: 'backfill' },
+      { id: 'd', version: 40, by: 'backfill' },
+      { id: 'd', version: 35, by: 'backfill' },
+      { id: 'e', version: 1, by: 'backfill' },
+    ];
+    const input = await loads.inputFile('rows.jsonl', `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
+    const conditionFailuresPath = loads.path('kept.jsonl');
+    const options = { table, input, ifNewer: 'version', conditionFailuresPath };
+    const loaded = await loads.run(options);
+    expect(loaded.conditionFailed).toBe(4);
+    const kept = (await readFile(conditionFailuresPath, 'utf8')).trim().split('\n');
+    expect(kept.map((l) => (JSON.parse(l) as { line: number }).line)).toEqual([1, 3, 4, 7]);
+
+    const base = { ...options, endpoint, region: 'us-east-1', differencesPath: loads.path('diff.jsonl') };
+    const result = await verify(base);
+    expect(result.differing, JSON.stringify(result.examples)).toBe(0);
+    // a and d kept; b, c (its row 5) and e matched.
+    expect(result.outcomes).toMatchObject({ matched: 3, conditionKept: 2, different: 0, missing: 0 });
+    expect(result.writes).toMatchObject({ planned: 8, checked: 5, superseded: 3 });
+    // The kept keys are not read: 3 keys of one unit each (small items, strongly consistent).
+    expect(result.reads.consumedRcu).toBe(3);
+    // The load's file is read, never written.
+    expect((await readFile(conditionFailuresPath, 'utf8')).trim().split('\n')).toEqual(kept);
+
+    // Tampering a key the load wrote is still found; tampering a kept key is not the input's to judge.
+    await client().send(new PutItemCommand({ TableName: table, Item: { id: { S: 'b' }, version: { N: '10' }, by: { S: 'changed' } } }));
+    await client().send(new DeleteItemCommand({ TableName: table, Key: { id: { S: 'e' } } }));
+    await client().send(new PutItemCommand({ TableName: table, Item: { id: { S: 'a' }, version: { N: '70' }, by: { S: 'app' } } }));
+    const tampered = await verify({ ...base, differencesPath: loads.path('diff2.jsonl') });
+    expect(tampered.outcomes).toMatchObject({ matched: 1, conditionKept: 2, different: 1, missing: 1 });
+
+    // Without the file, every key's last row is expected: the kept keys read as different.
+    const { conditionFailuresPath: _file, ...blind } = base;
+    const without = await verify({ ...blind, differencesPath: loads.path('diff3.jsonl') });
+    expect(without.outcomes.conditionKept).toBe(0);
+    expect(without.outcomes.different).toBeGreaterThanOrEqual(3);
+  });
+
+  it('--if-not-exists: items there before are kept, the rest compared; a line that is not the file format is refused', async () => {
+    const table = await newTable({ partitionKey: { name: 'id', type: 'S' } });
+    await client().send(new PutItemCommand({ TableName: table, Item: { id: { S: 'x' }, v: { S: 'there before' } } }));
+    const input = await loads.inputFile('rows.csv', 'id,v\nx,ours\ny,ours\nx,again\nz,ours\n');
+    const conditionFailuresPath = loads.path('kept.jsonl');
+    const options = { table, input, ifNotExists: true, conditionFailuresPath };
+    const loaded = await loads.run(options);
+    expect(loaded.conditionFailed).toBe(2);
+    const base = { ...options, endpoint, region: 'us-east-1', differencesPath: loads.path('diff.jsonl') };
+    const result = await verify(base);
+    expect(result.differing, JSON.stringify(result.examples)).toBe(0);
+    expect(result.outcomes).toMatchObject({ matched: 2, conditionKept: 1 });
+
+    const wrong = loads.path('wrong.jsonl');
+    await import('node:fs/promises').then((fs) => fs.writeFile(wrong, 'not json\n'));
+    await expect(verify({ ...base, conditionFailuresPath: wrong })).rejects.toThrow(/is not a line of the load's --condition-failures file/);
+  });
+});
