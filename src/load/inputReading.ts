@@ -101,6 +101,10 @@ export async function readingOf(
   };
   // Stripes are cut by the input's keys; a transform may write other keys than it reads (--order stripes is refused with one).
   if (notGrouped || opts.transform !== undefined) return notStriped();
+  // A conditional load is never started over: its second pass would find the first pass's own items and count those
+  // rows conditionFailed (and list them in --condition-failures), not written. The auto order reads it through the
+  // window from the start, unless a checkpoint resumed here was planned in stripes (its batches must be made again).
+  if (asked === 'auto' && opts.condition !== undefined && ctx.restart?.plan === undefined) return notStriped();
   // A set of plain parts (local files, S3 objects), or one S3 object, is striped across its parts. A dry run reads it so too:
   // the estimate then takes the batches as they come ('own'), as for the window.
   const set = await stripeableParts(inputSet, opts, ctx.restart?.plan !== undefined && !onStripes);
