@@ -219,6 +219,9 @@ export function createWindowInterleaver<T>(partitionOf: (write: T) => string, li
       // Emptied: parked for the key's next write (keys come back soon in a mixed input), unless too many are.
       queue.active = false;
       activeKeys--;
+      // It no longer is the key that just wrote: a parked queue written again (after a flush emptied the
+      // window) would otherwise let a newcomer go ahead of it, unlike a queue made afresh.
+      lastEmitted = undefined;
       if (parked < PARKED_QUEUES) {
         parked++;
         queue.head = queue.tail = 0;
