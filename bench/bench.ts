@@ -42,7 +42,8 @@
  *                     --estimate-rows 3000000, ~4 more minutes). --skip-accuracy leaves out its accuracy part.
  *   --first-write-only run only the first-write bench, bench/firstWrite.ts: time to the first
  *                     write, temp files and peak RSS of the default order on key-mixed inputs (a 3M-row
- *                     time-ordered CSV, 16 parts, gzip, a DynamoDB export), then of the default order
+ *                     time-ordered CSV, 16 parts, gzip, a DynamoDB export, that export then two
+ *                     incrementals: an export chain, ~2 minutes of it at 3M), then of the default order
  *                     against round-robin on a key-sorted 3M-row CSV (~40 minutes on a loaded 2-core
  *                     machine). It runs after the main bench by default; --skip-first-write leaves it out;
  *                     then bench/firstWriteSets.ts: 16 key-sorted parts as a folder and an S3 prefix (s3rver),

@@ -12,8 +12,9 @@
  *
  * Key-mixed inputs first (mixedData.ts), with the default order (target: first write within 3 s of the
  * load's start, no temporary files, peak RSS under 256 MB; also printed: from the process's start): a time-ordered CSV, the same rows as 16
- * CSV parts in a folder, as one gzip file, and a full DynamoDB export folder (16 data files, keys
- * grouped within each as a scan writes them). --mixed-rows N sets their size (default --rows);
+ * CSV parts in a folder, as one gzip file, a full DynamoDB export folder (16 data files, keys
+ * grouped within each as a scan writes them), and an export chain: that full export then two incremental
+ * exports (15% and 12% of its items changed: updates, new items, deletes), the folder that holds the three. --mixed-rows N sets their size (default --rows);
  * --flights FILE takes a real file for the CSV instead (columns id,date,delay,distance,origin,destination,
  * key origin + id, e.g. /work/scratch/flights-3m.csv); --mixed-only runs only these, --skip-mixed leaves
  * them out. (An S3 prefix of 16 parts is not measured: the bench has no S3 server.)
@@ -31,7 +32,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { generateSkewedCsv } from './data.js';
-import { generateExport, generateTimeOrderedCsv, generateTimeOrderedGzip, generateTimeOrderedParts } from './mixedData.js';
+import { chainChanges, generateExport, generateExportChain, generateTimeOrderedCsv, generateTimeOrderedGzip, generateTimeOrderedParts } from './mixedData.js';
 import { Harness, watchDiskUse, type Observed } from './harness.js';
 import { fmtInt, pass, table, takenOn, writeResults } from './report.js';
 
@@ -177,6 +178,14 @@ async function mixedRuns(): Promise<Run[]> {
     { make: async () => ({ label: `${PARTS} parts`, ...(await generateTimeOrderedParts(join(dir, 'mixed-parts'), MIXED_ROWS, PARTS, seed)) }) },
     { make: async () => ({ label: 'gzip', ...(await generateTimeOrderedGzip(join(dir, 'mixed.csv.gz'), MIXED_ROWS, seed)) }) },
     { make: async () => ({ label: 'ddb export', ...(await generateExport(join(dir, 'export'), MIXED_ROWS, PARTS, seed)), types: '' }) },
+    {
+      // The folder that holds a full export and two incrementals, read in chain order.
+      make: async () => ({
+        label: 'export chain',
+        ...(await generateExportChain(join(dir, 'chain'), MIXED_ROWS, PARTS, chainChanges(MIXED_ROWS), seed)),
+        types: '',
+      }),
+    },
   ];
   const runs: Run[] = [];
   for (const { make } of inputs) {

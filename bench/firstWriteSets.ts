@@ -10,7 +10,9 @@
  * second start to its first BatchWriteItem, its peak RSS and temporary files.
  *   npx tsx bench/firstWriteSets.ts [--small-rows 1000000] [--no-resume | --resume-only | --resume-mixed]
  * --resume-mixed measures instead a resumed load of each key-mixed local input of firstWrite.ts (mixedData.ts:
- * a time-ordered CSV, the same as gzip, a full DynamoDB export folder), killed and run again the same way.
+ * a time-ordered CSV, the same as gzip, a full DynamoDB export folder), killed and run again the same way,
+ * and of an export chain (that full export then two incrementals, the folder holding them), killed once in
+ * the full export and once in the first incremental.
  * Results also go to bench/results/first-write-sets-latest.json.
  */
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -22,9 +24,9 @@ import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startS3Local } from '../tools/s3Local.js';
 import { generateSkewedCsv, splitSortedCsv } from './data.js';
-import { generateExport, generateTimeOrderedCsv, generateTimeOrderedGzip } from './mixedData.js';
+import { chainChanges, generateExport, generateExportChain, generateTimeOrderedCsv, generateTimeOrderedGzip } from './mixedData.js';
 import { Harness, repoRoot, watchDiskUse, type Observed } from './harness.js';
-import { startInstantSink } from './instantSink.js';
+import { startInstantSink, type InstantSinkStats } from './instantSink.js';
 import { fmtInt, pass, table, takenOn, writeResults } from './report.js';
 
 const { values: flags } = parseArgs({
@@ -54,7 +56,11 @@ interface Run {
 /** A resumed load: its first write after the second start, its whole time, peak RSS and temp peak. */
 interface Resumed {
   input: string;
+  /** What the input is and where the first run was killed. */
+  label: string;
   killedAtBatch: number;
+  /** DeleteRequests written before the kill: an export chain's first run killed inside an incremental wrote some. */
+  killedAtDeletes: number;
   firstWriteS: number | undefined;
   allS: number;
   exitCode: number | null;
@@ -62,11 +68,20 @@ interface Resumed {
   tempPeakBytes: number;
 }
 
+/** Killed once `batches` BatchWriteItem calls are written. */
+const afterBatches = (batches: number) => (stats: InstantSinkStats) => stats.batchCalls >= batches;
+
 /**
- * The CLI loading `input` into the instant sink with --checkpoint, killed once `killAt` batches are written,
- * then run again with the same command.
+ * The CLI loading `input` into the instant sink with --checkpoint, killed once `kill` says so (asked
+ * every 5 ms with the sink's counts), then run again with the same command.
  */
-async function resumedRun(input: string, label: string, s3Endpoint: string, killAt: number): Promise<Resumed> {
+async function resumedRun(
+  input: string,
+  label: string,
+  s3Endpoint: string,
+  kill: (stats: InstantSinkStats) => boolean,
+  what = basename(input),
+): Promise<Resumed> {
   const sink = await startInstantSink();
   const temp = join(dir, `temp-resume-${label}`);
   await mkdir(temp, { recursive: true });
@@ -116,8 +131,9 @@ async function resumedRun(input: string, label: string, s3Endpoint: string, kill
       });
     });
   try {
-    await cli(() => sink.stats.batchCalls >= killAt);
+    await cli(() => kill(sink.stats));
     const killedAtBatch = sink.stats.batchCalls;
+    const killedAtDeletes = sink.stats.deletes;
     const watchTemp = watchDiskUse(temp);
     const t0 = performance.now();
     let firstWriteS: number | undefined;
@@ -126,9 +142,19 @@ async function resumedRun(input: string, label: string, s3Endpoint: string, kill
       return false;
     });
     const allS = (performance.now() - t0) / 1000;
-    const resumed = { input, killedAtBatch, firstWriteS, allS, exitCode: second.code, peakRssMB: second.peakRssMB, tempPeakBytes: await watchTemp.stop() };
+    const resumed = {
+      input,
+      label: what,
+      killedAtBatch,
+      killedAtDeletes,
+      firstWriteS,
+      allS,
+      exitCode: second.code,
+      peakRssMB: second.peakRssMB,
+      tempPeakBytes: await watchTemp.stop(),
+    };
     log(
-      `  resumed ${input}: killed at batch ${killedAtBatch}, first write ${firstWriteS?.toFixed(2) ?? 'none'} s after the second start, all ${allS.toFixed(1)} s, peak RSS ${resumed.peakRssMB.toFixed(0)} MB, temp peak ${(resumed.tempPeakBytes / 1e6).toFixed(0)} MB, exit ${second.code}`,
+      `  resumed ${what}: killed at batch ${killedAtBatch}${killedAtDeletes > 0 ? ` (${killedAtDeletes} deletes written)` : ''}, first write ${firstWriteS?.toFixed(2) ?? 'none'} s after the second start, all ${allS.toFixed(1)} s, peak RSS ${resumed.peakRssMB.toFixed(0)} MB, temp peak ${(resumed.tempPeakBytes / 1e6).toFixed(0)} MB, exit ${second.code}`,
     );
     return resumed;
   } finally {
@@ -227,7 +253,10 @@ async function setRuns(small: string): Promise<{ runs: Run[]; resumed: Resumed[]
     const killAt = Math.round(SMALL_ROWS / 25 / 2);
     const resumed = flags['no-resume']
       ? []
-      : [await resumedRun('s3://bench/parts/', 'parts', s3.endpoint, killAt), await resumedRun('s3://bench/two/', 'two', s3.endpoint, killAt)];
+      : [
+          await resumedRun('s3://bench/parts/', 'parts', s3.endpoint, afterBatches(killAt)),
+          await resumedRun('s3://bench/two/', 'two', s3.endpoint, afterBatches(killAt)),
+        ];
     for (const r of resumed)
       log(
         `resumed ${r.input}: first write ${r.firstWriteS?.toFixed(2) ?? 'none'} s (${pass(r.firstWriteS !== undefined && r.firstWriteS <= 3)}); no temporary files: ${pass(r.tempPeakBytes === 0)}; peak RSS ${r.peakRssMB.toFixed(0)} MB (${pass(r.peakRssMB < 256)}); exit ${r.exitCode}`,
@@ -252,10 +281,19 @@ try {
       (await generateExport(join(dir, 'export'), SMALL_ROWS, 16, 7)).path,
     ];
     const resumed: Resumed[] = [];
-    for (const [i, input] of inputs.entries()) resumed.push(await resumedRun(input, `mixed-${i}`, 'http://127.0.0.1:9', killAt));
+    for (const [i, input] of inputs.entries()) resumed.push(await resumedRun(input, `mixed-${i}`, 'http://127.0.0.1:9', afterBatches(killAt)));
+    // An export chain (the full export above, then two incrementals), the folder that holds the three: killed half
+    // way through the full export, and half way through the first incremental (its deletes, the only ones in
+    // the chain, say when: once half of them are written, the full export is done and the incremental half read).
+    const chain = await generateExportChain(join(dir, 'chain'), SMALL_ROWS, 16, chainChanges(SMALL_ROWS), 7);
+    resumed.push(await resumedRun(chain.path, 'chain-full', 'http://127.0.0.1:9', afterBatches(killAt), 'export chain, killed in the full export'));
+    const halfFirstDeletes = Math.round(chain.incrementals[0]!.deletes / 2);
+    resumed.push(
+      await resumedRun(chain.path, 'chain-incremental', 'http://127.0.0.1:9', (s) => s.deletes >= halfFirstDeletes, 'export chain, killed in incremental 1'),
+    );
     for (const r of resumed)
       log(
-        `resumed ${basename(r.input)}: first write ${r.firstWriteS?.toFixed(2) ?? 'none'} s (${pass(r.firstWriteS !== undefined && r.firstWriteS <= 3)}); no temporary files: ${pass(r.tempPeakBytes === 0)}; peak RSS ${r.peakRssMB.toFixed(0)} MB (${pass(r.peakRssMB < 256)}); exit ${r.exitCode}`,
+        `resumed ${r.label}: first write ${r.firstWriteS?.toFixed(2) ?? 'none'} s (${pass(r.firstWriteS !== undefined && r.firstWriteS <= 3)}); no temporary files: ${pass(r.tempPeakBytes === 0)}; peak RSS ${r.peakRssMB.toFixed(0)} MB (${pass(r.peakRssMB < 256)}); exit ${r.exitCode}`,
       );
     log(`written ${await writeResults('first-write-resume-mixed-latest.json', { ...takenOn(cpus().length), rows: SMALL_ROWS, resumed })}`);
   } else {

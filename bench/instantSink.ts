@@ -4,9 +4,9 @@
  * the call asks for it). That is what a table far from its capacity looks like to the client: the
  * server's time drops out, and items/s measure the client's own cost per item.
  *
- * - BatchWriteItem: counts the PutRequests in the body (a byte search, no JSON parse, so the sink spends
- *   little of the machine's CPU) and answers `{"UnprocessedItems":{}}`; with ReturnConsumedCapacity TOTAL
- *   or INDEXES, one write unit per item (the bench's rows are all under 1 KB).
+ * - BatchWriteItem: counts the PutRequests and DeleteRequests in the body (a byte search, no JSON parse,
+ *   so the sink spends little of the machine's CPU) and answers `{"UnprocessedItems":{}}`; with ReturnConsumedCapacity TOTAL
+ *   or INDEXES, one write unit per request (the bench's rows are all under 1 KB).
  * - PutItem and DeleteItem (a conditional load's calls): stored, one write unit each.
  * - DescribeTable: an ACTIVE on-demand table with the bench's key schema (pk S HASH, sk S RANGE), no
  *   indexes and, as DynamoDB Local, no WarmThroughput: nothing for ddb-spread's pacing to aim below.
@@ -25,6 +25,8 @@ export interface InstantSinkStats {
   batchCalls: number;
   /** PutRequests received, summed over calls. */
   items: number;
+  /** DeleteRequests received, summed over calls (an incremental export's deletes). */
+  deletes: number;
   describeCalls: number;
   bytesIn: number;
 }
@@ -37,10 +39,11 @@ export interface InstantSink {
 
 const TARGET_PREFIX = 'DynamoDB_20120810.';
 const PUT = Buffer.from('{"PutRequest":');
+const DELETE = Buffer.from('{"DeleteRequest":');
 const TABLE_RE = /^\{"RequestItems":\{("(?:[^"\\]|\\.)*"):/;
 
 export async function startInstantSink(port = 0): Promise<InstantSink> {
-  const stats: InstantSinkStats = { batchCalls: 0, items: 0, describeCalls: 0, bytesIn: 0 };
+  const stats: InstantSinkStats = { batchCalls: 0, items: 0, deletes: 0, describeCalls: 0, bytesIn: 0 };
   const server = createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -68,7 +71,11 @@ function answer(req: IncomingMessage, res: ServerResponse, body: Buffer, stats: 
     let items = 0;
     for (let at = body.indexOf(PUT); at !== -1; at = body.indexOf(PUT, at + PUT.length)) items++;
     stats.items += items;
-    send(res, 200, batchAnswer(body, items));
+    let deletes = 0;
+    for (let at = body.indexOf(DELETE); at !== -1; at = body.indexOf(DELETE, at + DELETE.length)) deletes++;
+    stats.deletes += deletes;
+    // A delete costs a write unit as a put does.
+    send(res, 200, batchAnswer(body, items + deletes));
     return;
   }
   if (operation === 'PutItem' || operation === 'DeleteItem') {

@@ -297,7 +297,10 @@ function batchesOfLoad(prepared: PreparedLoad, opts: NormalizedLoadOptions, repo
         ? {
             of: (record) => chain.exportOf(record.origin.file),
             from: chain.from,
+            mustEmpty: chain.barrier !== undefined,
             cross: async (next) => {
+              // Read by this process alone: nothing to wait for once the order has emptied.
+              if (!chain.barrier) return;
               await settle();
               if (!report.stop.stopping) await chain.barrier.cross(next);
             },

@@ -79,17 +79,21 @@ export interface PreparedLoad {
   restarts: Restarts | undefined;
   /** A striped read's restart points (StripedRead.pointAt), when it makes them. */
   stripePointAt?: StripedRead['pointAt'];
-  /** An export chain divided by part: each row's export, and the barrier before a later export's first row. */
+  /**
+   * An export chain: each row's export, and (divided by part between workers) the barrier before a later
+   * export's first row. Undefined: not a chain of two exports or more.
+   */
   chain?: ChainReading | undefined;
 }
 
-/** What the stages need of an export chain divided by part (shares.ts, exportBarrier.ts). */
+/** What the stages need of an export chain (shares.ts, exportBarrier.ts). */
 export interface ChainReading {
   /** The export (its index in the chain) a row of this part came from, by the part's name. */
   exportOf: (file: string) => number | undefined;
   /** The exports before this one are settled already (a resume at a restart point inside a later export). */
   from: number;
-  barrier: ExportBarrier;
+  /** Divided by part between workers: the barrier every worker crosses before a later export. Undefined: read by this process alone. */
+  barrier?: ExportBarrier | undefined;
 }
 
 /** A dry run that asked to begin again, before any row was read, with what the table showed. */
@@ -231,7 +235,12 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
         }
       : undefined;
   const stages = await stagesOf(ctx, { tableInfo, inputSet, input, format, shard, pacing, notGrouped, restart });
-  const chain = share?.exportOfPart && board ? await chainReading(ctx, share, everything, board, checkpoint, s3, listedAt!) : undefined;
+  const chain =
+    share?.exportOfPart && board
+      ? await chainReading(ctx, share, everything, board, checkpoint, s3, listedAt!)
+      : share
+        ? undefined
+        : wholeChain(listed, checkpoint);
   return { ...stages, segment: share ? undefined : opts.segment, checkpoint, manifest, restarts: restartsOf(checkpoint, stages, input), chain };
 }
 
@@ -283,6 +292,22 @@ async function startWorkerBoard(
   // A shared budget is handed on at every beat: often enough that a part a finished worker frees is soon taken up.
   await board.start(ctx.deps.testSeams?.heartbeatMs ?? (ctx.opts.totalWcu !== undefined ? rateBeatMs(segment.count) : HEARTBEAT_MS));
   return board;
+}
+
+/**
+ * An export chain read whole by this process (alone, or by key beside other workers): each row's export,
+ * so that the order empties between exports (stages.ts). Without that, an auto window grown on one
+ * export's last files (few of them left side by side, in long runs of one key) stays grown through the
+ * next export, whose rows a window of that many may cost far more memory (an incremental's change records
+ * with their old images: 270 MB peak RSS on bench/firstWrite.ts's chain of 1M items, 200 MB with it).
+ */
+function wholeChain(set: InputSet, checkpoint: OpenedCheckpoint | undefined): ChainReading | undefined {
+  const spans = set.exports.length > 1 ? exportSpans(set) : undefined;
+  if (!spans) return undefined;
+  const exportOfPart = spans.flatMap(({ count }, e) => new Array<number>(count).fill(e));
+  const byName = new Map(set.parts.map((p, i) => [p.part.name, exportOfPart[i]!]));
+  const at = checkpoint?.restartFrom?.part;
+  return { exportOf: (file) => byName.get(file), from: at === undefined ? 0 : (exportOfPart[at] ?? 0) };
 }
 
 /**

@@ -73,6 +73,12 @@ export interface ExportBoundaries {
   /** The export reading starts in: the ones before it are settled. */
   from: number;
   /**
+   * Divided between workers: the order must empty before each later export (it cannot be a global one).
+   * Read by one process: a global order (round-robin, an auto window gone over to it) holds every write
+   * to the end and keeps each key's writes in chain order; only a window empties.
+   */
+  mustEmpty: boolean;
+  /**
    * Called before the first row of export `next`, once every row read before it has been handed on as a
    * batch: waits until those batches have settled and every worker has settled the exports before `next`.
    */
@@ -119,15 +125,17 @@ export async function* batchesOf(records: AsyncGenerator<SourceRecord | SourceRe
             throw bug(`a row of ${record.origin.file} came after a row of export ${exportNow + 1} of the chain, but is not of a later export`);
           // Nothing of the exports before it is held: the order empties, the batcher sends its partial batch.
           const held = orderer.restart();
-          if (!held) throw bug(`the ${orderer.mode} order cannot empty itself between the exports of a chain`);
-          for (const write of held) {
-            const full = batch(write);
-            if (full) yield full;
-          }
-          const last = batcher.flush();
-          if (last) {
-            batches++;
-            yield last;
+          if (!held && exports.mustEmpty) throw bug(`the ${orderer.mode} order cannot empty itself between the exports of a chain`);
+          if (held) {
+            for (const write of held) {
+              const full = batch(write);
+              if (full) yield full;
+            }
+            const last = batcher.flush();
+            if (last) {
+              batches++;
+              yield last;
+            }
           }
           await exports.cross(next);
           if (stop.stopping) break reading;

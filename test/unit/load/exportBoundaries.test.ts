@@ -23,14 +23,14 @@ async function* chainRows(files: string[]): AsyncGenerator<SourceRecord> {
   }
 }
 
-const stagesOf = (exports: ExportBoundaries) => ({
+const stagesOf = (exports: ExportBoundaries, mode: 'window' | 'round-robin' = 'window') => ({
   file: 'chain',
   planner: createRowPlanner({ keySchema: { partitionKey: { name: 'pk', type: 'S' } }, types: {}, infer: false, empty: 'omit', jsonFlavor: 'json' }),
   segment: undefined,
   onPlanned: (w: PlannedWrite) => w,
   // A window larger than an export: without the boundary it would hold rows of two exports at once.
-  orderer: new WriteOrderer({ mode: 'window', windowRows: 1000, memoryBytes: 1 << 20, tempDir: '/tmp' }),
-  order: 'window' as const,
+  orderer: new WriteOrderer({ mode, windowRows: 1000, memoryBytes: 1 << 20, tempDir: '/tmp' }),
+  order: mode,
   batcher: createBatcher(),
   sendLast: () => true,
   close: () => undefined,
@@ -53,6 +53,7 @@ describe('batchesOf at the boundaries of an export chain', () => {
     const exports: ExportBoundaries = {
       of: exportOf,
       from: 0,
+      mustEmpty: true,
       cross: async (next) => {
         crossed.push({ next, handedBefore: [...handed] });
       },
@@ -70,7 +71,7 @@ describe('batchesOf at the boundaries of an export chain', () => {
 
   it('a resume inside a later export does not cross again; a row of an earlier export after a later one is a bug', async () => {
     const crossed: number[] = [];
-    const exports = (from: number): ExportBoundaries => ({ of: exportOf, from, cross: async (next) => void crossed.push(next) });
+    const exports = (from: number): ExportBoundaries => ({ of: exportOf, from, mustEmpty: true, cross: async (next) => void crossed.push(next) });
     for await (const batch of batchesOf(chainRows(['e2', 'e2', 'e3']), stagesOf(exports(2)), reportOf(new LoadStop()))) expect(batch).toBeDefined();
     expect(crossed).toEqual([3]);
     const out = batchesOf(chainRows(['e1', 'e2', 'e1']), stagesOf(exports(0)), reportOf(new LoadStop()));
@@ -90,6 +91,7 @@ describe('batchesOf at the boundaries of an export chain', () => {
     const exports: ExportBoundaries = {
       of: exportOf,
       from: 0,
+      mustEmpty: true,
       cross: async () => {
         stop.fail(new LoaderError('PEER_STOPPED', 'a peer stopped'));
       },
@@ -101,5 +103,24 @@ describe('batchesOf at the boundaries of an export chain', () => {
     // Every row of export 0 handed on (written, or superseded in its batch), none of export 1.
     expect(rows).toBe(10);
     expect(report.tally.counters.rowsRead).toBe(10);
+  });
+
+  it('read by one process, a global order goes on across the exports (it holds every write to the end, each key in chain order); divided between workers it cannot', async () => {
+    const files = [...Array<string>(30).fill('e0'), ...Array<string>(12).fill('e1')];
+    const crossed: number[] = [];
+    const exports = (mustEmpty: boolean): ExportBoundaries => ({ of: exportOf, from: 0, mustEmpty, cross: async (next) => void crossed.push(next) });
+    const handed: string[] = [];
+    for await (const batch of batchesOf(chainRows(files), stagesOf(exports(false), 'round-robin'), reportOf(new LoadStop())))
+      for (const w of batch.writes) for (let x: PlannedWrite | undefined = w; x; x = x.predecessor) handed.push(x.origin.file);
+    expect(crossed).toEqual([1]);
+    expect(handed).toHaveLength(files.length);
+    const out = batchesOf(chainRows(files), stagesOf(exports(true), 'round-robin'), reportOf(new LoadStop()));
+    const error = await (async () => {
+      for await (const batch of out) expect(batch).toBeDefined();
+    })().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((error as LoaderError).code).toBe('BUG');
   });
 });
