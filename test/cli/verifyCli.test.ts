@@ -87,7 +87,17 @@ describe('ddb-spread verify', () => {
     const result = JSON.parse(run.stdout) as VerifyJson;
     expect(result.matched).toBe(true);
     // 300 keys: 297 items as written (u-50/1 from its later row), 3 deleted and absent.
-    expect(result.outcomes).toEqual({ matched: 297, absent: 3, missing: 0, different: 0, deletedButPresent: 0, rejectedButPresent: 0, extra: 0, expired: 0, conditionKept: 0 });
+    expect(result.outcomes).toEqual({
+      matched: 297,
+      absent: 3,
+      missing: 0,
+      different: 0,
+      deletedButPresent: 0,
+      rejectedButPresent: 0,
+      extra: 0,
+      expired: 0,
+      conditionKept: 0,
+    });
     expect(result.writes).toEqual({ planned: 304, checked: 300, superseded: 4, notSampled: 0 });
     expect(result.differencesPath).toBeUndefined();
     // Only reads: DescribeTable and BatchGetItem (with UnprocessedKeys sent again), never a write.

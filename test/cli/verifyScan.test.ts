@@ -128,7 +128,17 @@ describe('ddb-spread verify --scan', () => {
     const scan = JSON.parse(scanRun.stdout) as VerifyJson;
     expect(scan.tableRead).toEqual({ read: 'scan', segments: 4, why: '--scan 4: a Scan of the table in 4 segments' });
     // 300 keys: 5 not as the input leaves them (u-5/1's delete undone), 2 deleted and absent; the Scan also sees the stranger.
-    expect(keys.outcomes).toEqual({ matched: 293, absent: 2, missing: 1, different: 3, deletedButPresent: 1, rejectedButPresent: 0, extra: 0, expired: 0, conditionKept: 0 });
+    expect(keys.outcomes).toEqual({
+      matched: 293,
+      absent: 2,
+      missing: 1,
+      different: 3,
+      deletedButPresent: 1,
+      rejectedButPresent: 0,
+      extra: 0,
+      expired: 0,
+      conditionKept: 0,
+    });
     expect(scan.outcomes).toEqual({ ...keys.outcomes, extra: 1 });
     expect(scan.writes).toEqual(keys.writes);
     expect(scan.differing).toBe(keys.differing + 1);

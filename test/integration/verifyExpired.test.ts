@@ -49,7 +49,17 @@ describe('verify --skip-expired', () => {
       scanSegments: 2,
       differencesPath: loads.path('ttl.diff.jsonl'),
     });
-    expect(result.outcomes).toEqual({ matched: 6, absent: 0, missing: 1, different: 1, deletedButPresent: 0, rejectedButPresent: 0, extra: 1, expired: 2, conditionKept: 0 });
+    expect(result.outcomes).toEqual({
+      matched: 6,
+      absent: 0,
+      missing: 1,
+      different: 1,
+      deletedButPresent: 0,
+      rejectedButPresent: 0,
+      extra: 1,
+      expired: 2,
+      conditionKept: 0,
+    });
     expect(result.examples.map((e) => `${e.outcome} ${e.key?.['pk']}`).sort()).toEqual(['different s2', 'extra stranger', 'missing l0']);
     expect(result.scan).toEqual({ segments: 2, items: 9, expired: 1 });
     expect(result.writes).toEqual({ planned: 10, checked: 10, superseded: 0, notSampled: 0 });
