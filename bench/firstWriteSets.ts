@@ -8,7 +8,8 @@
  * the stripes it read. Then a resumed load of each S3 prefix: the CLI loads it into the instant sink with
  * --checkpoint, is killed (SIGKILL) once half its batches are written, and is run again: the time from the
  * second start to its first BatchWriteItem, its peak RSS and temporary files.
- *   npx tsx bench/firstWriteSets.ts [--small-rows 1000000] [--no-resume | --resume-only | --resume-mixed]
+ *   npx tsx bench/firstWriteSets.ts [--small-rows 1000000] [--no-resume | --resume-only | --resume-mixed] [--s3-mixed-only]
+ * --s3-mixed-only runs only the key-mixed 16-part S3 prefix (time-ordered rows; streamed, not striped), first run and resumed.
  * --resume-mixed measures instead a resumed load of each key-mixed local input of firstWrite.ts (mixedData.ts:
  * a time-ordered CSV, the same as gzip, a full DynamoDB export folder), killed and run again the same way,
  * and of an export chain (that full export then two incrementals, the folder holding them), killed once in
@@ -18,13 +19,13 @@
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdir, readFile, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startS3Local } from '../tools/s3Local.js';
 import { generateSkewedCsv, splitSortedCsv } from './data.js';
-import { chainChanges, generateExport, generateExportChain, generateTimeOrderedCsv, generateTimeOrderedGzip } from './mixedData.js';
+import { chainChanges, generateExport, generateExportChain, generateTimeOrderedCsv, generateTimeOrderedGzip, generateTimeOrderedParts } from './mixedData.js';
 import { Harness, repoRoot, watchDiskUse, type Observed } from './harness.js';
 import { startInstantSink, type InstantSinkStats } from './instantSink.js';
 import { fmtInt, pass, table, takenOn, writeResults } from './report.js';
@@ -35,6 +36,7 @@ const { values: flags } = parseArgs({
     'no-resume': { type: 'boolean' },
     'resume-only': { type: 'boolean' },
     'resume-mixed': { type: 'boolean' },
+    's3-mixed-only': { type: 'boolean' },
   },
 });
 /** Parts of the sets measured. */
@@ -210,21 +212,36 @@ async function setRuns(small: string): Promise<{ runs: Run[]; resumed: Resumed[]
     for (const file of files) await client.send(new PutObjectCommand({ Bucket: 'bench', Key: `parts/${basename(file)}`, Body: await readFile(file) }));
     for (const file of two) await client.send(new PutObjectCommand({ Bucket: 'bench', Key: `two/${basename(file)}`, Body: await readFile(file) }));
     await client.send(new PutObjectCommand({ Bucket: 'bench', Key: 'one/small.csv', Body: await readFile(small) }));
+    // The same count of rows in time order (keys mixed: a log, an export in time order) as 16 S3 objects:
+    // no stripes, the window from the first object's first rows.
+    const mixed = await generateTimeOrderedParts(join(dir, 'mixed-parts'), SMALL_ROWS, SET_PARTS, 7);
+    for (const file of await readdir(mixed.path))
+      await client.send(new PutObjectCommand({ Bucket: 'bench', Key: `mixed/${file}`, Body: await readFile(join(mixed.path, file)) }));
     client.destroy();
     const smallBytes = (await stat(small)).size;
+    const mixedOnly = flags['s3-mixed-only'] === true;
+    const mixedRun = () =>
+      measure('s3://bench/mixed/', SMALL_ROWS, 'default', {
+        label: `${SET_PARTS}-part S3 prefix, keys mixed`,
+        bytes: mixed.bytes,
+        args: ['--s3-endpoint', s3.endpoint],
+      });
     const runs = flags['resume-only']
       ? []
-      : [
-          await measure(small, SMALL_ROWS, 'default', { label: 'one file', bytes: (await stat(small)).size, args: [] }),
-          await measure(folder, SMALL_ROWS, 'default', { label: `${files.length}-part folder`, bytes, args: [] }),
-          await measure('s3://bench/parts/', SMALL_ROWS, 'default', { label: `${files.length}-part S3 prefix`, bytes, args: ['--s3-endpoint', s3.endpoint] }),
-          await measure('s3://bench/two/', SMALL_ROWS, 'default', {
-            label: `${two.length}-object S3 prefix`,
-            bytes: smallBytes,
-            args: ['--s3-endpoint', s3.endpoint],
-          }),
-          await measure('s3://bench/one/small.csv', SMALL_ROWS, 'default', { label: '1 S3 object', bytes: smallBytes, args: ['--s3-endpoint', s3.endpoint] }),
-        ];
+      : mixedOnly
+        ? [await mixedRun()]
+        : [
+            await measure(small, SMALL_ROWS, 'default', { label: 'one file', bytes: (await stat(small)).size, args: [] }),
+            await measure(folder, SMALL_ROWS, 'default', { label: `${files.length}-part folder`, bytes, args: [] }),
+            await measure('s3://bench/parts/', SMALL_ROWS, 'default', { label: `${files.length}-part S3 prefix`, bytes, args: ['--s3-endpoint', s3.endpoint] }),
+            await measure('s3://bench/two/', SMALL_ROWS, 'default', {
+              label: `${two.length}-object S3 prefix`,
+              bytes: smallBytes,
+              args: ['--s3-endpoint', s3.endpoint],
+            }),
+            await measure('s3://bench/one/small.csv', SMALL_ROWS, 'default', { label: '1 S3 object', bytes: smallBytes, args: ['--s3-endpoint', s3.endpoint] }),
+            await mixedRun(),
+          ];
     const first = (r: Run) => (r.stats.extra as { firstWriteS: number; order: string }).firstWriteS;
     if (runs.length > 0) log('');
     if (runs.length > 0)
@@ -246,17 +263,21 @@ async function setRuns(small: string): Promise<{ runs: Run[]; resumed: Resumed[]
     for (const [i, r] of runs.entries()) {
       const against = i === 0 ? '' : `, ${(first(r) / first(runs[0]!)).toFixed(2)}x the one file's`;
       log(
-        `${r.order}: first write ${first(r).toFixed(2)} s (${pass(first(r) <= 3)})${against}; striped: ${pass((r.stats.extra as { order: string }).order === 'stripes')}; no temporary files: ${pass(r.tempPeakBytes === 0)}; peak RSS ${r.stats.maxRssMB.toFixed(0)} MB (${pass(r.stats.maxRssMB < 256)})`,
+        `${r.order}: first write ${first(r).toFixed(2)} s (${pass(first(r) <= 3)})${against}; ${r.order.includes('keys mixed') ? 'streamed (no stripes)' : 'striped'}: ${pass(((r.stats.extra as { order: string }).order === 'stripes') !== r.order.includes('keys mixed'))}; no temporary files: ${pass(r.tempPeakBytes === 0)}; peak RSS ${r.stats.maxRssMB.toFixed(0)} MB (${pass(r.stats.maxRssMB < 256)})`,
       );
     }
     // Killed half way through its batches (the rows over 25 a batch, about).
     const killAt = Math.round(SMALL_ROWS / 25 / 2);
+    const mixedResumed = () => resumedRun('s3://bench/mixed/', 'mixed', s3.endpoint, afterBatches(killAt), `${SET_PARTS}-part S3 prefix, keys mixed`);
     const resumed = flags['no-resume']
       ? []
-      : [
-          await resumedRun('s3://bench/parts/', 'parts', s3.endpoint, afterBatches(killAt)),
-          await resumedRun('s3://bench/two/', 'two', s3.endpoint, afterBatches(killAt)),
-        ];
+      : mixedOnly
+        ? [await mixedResumed()]
+        : [
+            await resumedRun('s3://bench/parts/', 'parts', s3.endpoint, afterBatches(killAt)),
+            await resumedRun('s3://bench/two/', 'two', s3.endpoint, afterBatches(killAt)),
+            await mixedResumed(),
+          ];
     for (const r of resumed)
       log(
         `resumed ${r.input}: first write ${r.firstWriteS?.toFixed(2) ?? 'none'} s (${pass(r.firstWriteS !== undefined && r.firstWriteS <= 3)}); no temporary files: ${pass(r.tempPeakBytes === 0)}; peak RSS ${r.peakRssMB.toFixed(0)} MB (${pass(r.peakRssMB < 256)}); exit ${r.exitCode}`,
