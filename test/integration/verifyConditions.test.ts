@@ -8,7 +8,7 @@
  * different: what the file is for.
  */
 import { DeleteItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { verify } from '../../src/verifying/verify.js';
 import { useLocalAws } from '../support/localAws.js';
@@ -85,5 +85,44 @@ describe("verify with the load's --condition-failures file", () => {
     const wrong = loads.path('wrong.jsonl');
     await import('node:fs/promises').then((fs) => fs.writeFile(wrong, 'not json\n'));
     await expect(verify({ ...base, conditionFailuresPath: wrong })).rejects.toThrow(/is not a line of the load's --condition-failures file/);
+  });
+
+  it("a file that is not this input's load's is refused, naming its line; a line twice counts once", async () => {
+    const table = await newTable({ partitionKey: { name: 'id', type: 'S' } });
+    await client().send(new PutItemCommand({ TableName: table, Item: { id: { S: 'x' }, v: { S: 'there before' } } }));
+    const input = await loads.inputFile('rows.csv', 'id,v\nx,ours\ny,ours\nz,ours\n');
+    const conditionFailuresPath = loads.path('kept.jsonl');
+    const options = { table, input, ifNotExists: true, conditionFailuresPath };
+    expect((await loads.run(options)).conditionFailed).toBe(1);
+    const text = await readFile(conditionFailuresPath, 'utf8');
+    const base = { ...options, endpoint, region: 'us-east-1', differencesPath: loads.path('diff.jsonl') };
+    // y's item changed since the load: a verify that skipped y would not see it.
+    await client().send(new PutItemCommand({ TableName: table, Item: { id: { S: 'y' }, v: { S: 'changed' } } }));
+    const write = async (name: string, lines: object[]) => {
+      const path = loads.path(name);
+      await writeFile(path, lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
+      return path;
+    };
+    const line = { code: 'CONDITION_FAILED', condition: '--if-not-exists', raw: 'q,theirs' };
+    // Another input's row at a line of this one (same file name, another key): y is not kept.
+    const otherKey = await write('other-key.jsonl', [{ ...line, file: input, line: 3, key: { id: 'q' } }]);
+    const refused = (await verify({ ...base, conditionFailuresPath: otherKey }).catch((e: Error) => e)) as Error;
+    expect(refused.message).toContain(`${otherKey} line 1`);
+    expect(refused.message).toContain(`line 3 of ${input}`);
+    // A row the input does not have.
+    const noRow = await write('no-row.jsonl', [{ ...line, file: input, line: 9, key: { id: 'q' } }]);
+    await expect(verify({ ...base, conditionFailuresPath: noRow })).rejects.toThrow(/line 1 .* is not a row of the input/);
+    const otherFile = await write('other-file.jsonl', [{ ...line, file: `${input}.old`, line: 2, key: { id: 'x' } }]);
+    await expect(verify({ ...base, conditionFailuresPath: otherFile })).rejects.toThrow(/is not a row of the input/);
+    // The load's own lines, twice: x kept once, y found changed.
+    const twice = await write(
+      'twice.jsonl',
+      `${text}${text}`
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as object),
+    );
+    const result = await verify({ ...base, conditionFailuresPath: twice });
+    expect(result.outcomes).toMatchObject({ matched: 1, conditionKept: 1, different: 1 });
   });
 });
