@@ -125,4 +125,41 @@ describe("verify with the load's --condition-failures file", () => {
     const result = await verify({ ...base, conditionFailuresPath: twice });
     expect(result.outcomes).toMatchObject({ matched: 1, conditionKept: 1, different: 1 });
   });
+  it("stopped mid-keys, it resumes with the same file to the whole run's outcomes; a file changed since is refused", async () => {
+    const table = await newTable({ partitionKey: { name: 'id', type: 'S' } });
+    // Every tenth key there before: --if-not-exists keeps it.
+    for (let i = 0; i < 2000; i += 10) await client().send(new PutItemCommand({ TableName: table, Item: { id: { S: `k${i}` }, v: { S: 'theirs' } } }));
+    const input = await loads.inputFile('rows.csv', `id,v\n${Array.from({ length: 2000 }, (_, i) => `k${i},ours`).join('\n')}\n`);
+    const conditionFailuresPath = loads.path('kept.jsonl');
+    const options = { table, input, ifNotExists: true, conditionFailuresPath };
+    expect((await loads.run(options)).conditionFailed).toBe(200);
+    const base = { ...options, endpoint, region: 'us-east-1' };
+    const whole = await verify({ ...base, differencesPath: loads.path('whole.jsonl') });
+    expect(whole.outcomes).toMatchObject({ matched: 1800, conditionKept: 200, different: 0 });
+
+    const checkpointPath = loads.path('verify.checkpoint.json');
+    const differencesPath = loads.path('diff.jsonl');
+    const controller = new AbortController();
+    const stopped = await verify(
+      { ...base, checkpointPath, differencesPath, concurrency: 1 },
+      { signal: controller.signal, onProgress: (p) => void (p.phase === 'checking keys' && p.settled >= 600 && controller.abort(new Error('stop'))) },
+    ).then(
+      () => undefined,
+      (error: unknown) => error as { code?: string },
+    );
+    expect(stopped?.code).toBe('ABORTED');
+    const saved = JSON.parse(await readFile(`${checkpointPath}.verify`, 'utf8')) as { done: number };
+    expect(saved.done).toBeGreaterThanOrEqual(600);
+    expect(saved.done).toBeLessThan(2000);
+
+    // The file with its last line gone: another set of kept keys than the checkpoint counted.
+    const text = await readFile(conditionFailuresPath, 'utf8');
+    const changed = loads.path('changed.jsonl');
+    await writeFile(changed, text.trim().split('\n').slice(0, -1).join('\n') + '\n');
+    await expect(verify({ ...base, conditionFailuresPath: changed, checkpointPath, differencesPath })).rejects.toMatchObject({ code: 'CHECKPOINT_MISMATCH' });
+    const resumed = await verify({ ...base, checkpointPath, differencesPath });
+    expect(resumed.checkpoint!.resumedFrom).toBe(saved.done);
+    expect(resumed.outcomes).toEqual(whole.outcomes);
+    expect(resumed.writes).toEqual(whole.writes);
+  }, 60_000);
 });
