@@ -52,6 +52,13 @@ describe("verify with the load's --condition-failures file", () => {
     expect(result.writes).toMatchObject({ planned: 8, checked: 5, superseded: 3 });
     // The kept keys are not read: 3 keys of one unit each (small items, strongly consistent).
     expect(result.reads.consumedRcu).toBe(3);
+    // By a Scan: the kept keys' items are the input's keys (not extra), and not compared; the same outcomes.
+    const scanned = await verify({ ...base, scanSegments: 2, differencesPath: loads.path('scan.jsonl') });
+    expect(scanned.outcomes).toEqual({ ...result.outcomes, extra: 0 });
+    // A sample: each key in it has the outcome it has in the whole run.
+    const sampled = await verify({ ...base, sample: 0.5, differencesPath: loads.path('sample.jsonl') });
+    expect(sampled.differing).toBe(0);
+    expect(sampled.outcomes.matched + sampled.outcomes.conditionKept).toBe(sampled.checked);
     // The load's file is read, never written.
     expect((await readFile(conditionFailuresPath, 'utf8')).trim().split('\n')).toEqual(kept);
 
@@ -162,4 +169,34 @@ describe("verify with the load's --condition-failures file", () => {
     expect(resumed.outcomes).toEqual(whole.outcomes);
     expect(resumed.writes).toEqual(whole.writes);
   }, 60_000);
+  it('--segment: each segment verifies against its own file (the load named it .seg-i-of-N), whichever segment a kept key is in', async () => {
+    const table = await newTable({ partitionKey: { name: 'id', type: 'S' } });
+    for (let i = 0; i < 40; i += 4) await client().send(new PutItemCommand({ TableName: table, Item: { id: { S: `k${i}` }, v: { S: 'theirs' } } }));
+    const input = await loads.inputFile('rows.csv', `id,v\n${Array.from({ length: 40 }, (_, i) => `k${i},ours`).join('\n')}\n`);
+    const conditionFailuresPath = loads.path('kept.jsonl');
+    const options = { table, input, ifNotExists: true, conditionFailuresPath };
+    let failed = 0;
+    for (const segment of ['0/2', '1/2']) failed += (await loads.run({ ...options, segment })).conditionFailed;
+    expect(failed).toBe(10);
+    const outcomes = { matched: 0, conditionKept: 0, differing: 0 };
+    for (const segment of ['0/2', '1/2']) {
+      const result = await verify({
+        ...options,
+        segment,
+        endpoint,
+        region: 'us-east-1',
+        differencesPath: loads.path(`diff-${segment.replace('/', '-')}.jsonl`),
+      });
+      outcomes.matched += result.outcomes.matched;
+      outcomes.conditionKept += result.outcomes.conditionKept;
+      outcomes.differing += result.differing;
+    }
+    expect(outcomes).toEqual({ matched: 30, conditionKept: 10, differing: 0 });
+    // The other segment's lines in this segment's file: not this segment's rows, refused.
+    const own = conditionFailuresPath.replace(/\.jsonl$/, '.seg-0-of-2.jsonl');
+    await writeFile(own, await readFile(conditionFailuresPath.replace(/\.jsonl$/, '.seg-1-of-2.jsonl')));
+    await expect(verify({ ...options, segment: '0/2', endpoint, region: 'us-east-1', differencesPath: loads.path('x.jsonl') })).rejects.toThrow(
+      /is not a row of the input written by the load/,
+    );
+  });
 });
