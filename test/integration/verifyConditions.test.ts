@@ -176,7 +176,7 @@ describe("verify with the load's --condition-failures file", () => {
     const conditionFailuresPath = loads.path('kept.jsonl');
     const options = { table, input, ifNotExists: true, conditionFailuresPath };
     let failed = 0;
-    for (const segment of ['0/2', '1/2']) failed += (await loads.run({ ...options, segment })).conditionFailed;
+    for (const segment of ['0/2', '1/2']) failed += (await loads.run({ ...options, segment })).conditionFailed ?? 0;
     expect(failed).toBe(10);
     const outcomes = { matched: 0, conditionKept: 0, differing: 0 };
     for (const segment of ['0/2', '1/2']) {
