@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { load } from '../../src/load/load.js';
-import type { OrderMode } from '../../src/load/options.js';
+import type { OrderMode } from '../../src/ordering/order.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { chainExports, simulateChain, writeExport } from '../support/exportFixture.js';
 import { useLocalAws } from '../support/localAws.js';
