@@ -25,7 +25,9 @@ import type { StripeCursor } from '../ordering/stripes/stripeResume.js';
 // stripes across its parts, where format 4 wrote it in round-robin): its batches differ from format 4's.
 // 6: a striped read makes restart points too (every stripe's place recorded), emptying its batcher there, which
 // changes its batches.
-export const CHECKPOINT_VERSION = 6;
+// 7: an export chain read by one process (alone, or by key beside other workers) empties its order and its
+// batcher between exports, in every order that can (auto, window, input, stripes), which changes its batches.
+export const CHECKPOINT_VERSION = 7;
 
 /**
  * A restart point the reader reached: a place in the input where the order and the batcher held nothing,

@@ -23,6 +23,7 @@ import { differingAttributes } from './attributeEquality.js';
 import { DifferencesFile, type DifferenceRecord } from './differencesFile.js';
 import { LastWrites } from './lastWrites.js';
 import { readLoadRejects, rowId } from './loadRejects.js';
+import { ConditionKeptRows } from './conditionKept.js';
 import { chooseReadRate, parseRcuSpec, type RcuSpec } from '../pacing/readRate.js';
 import { itemFingerprint } from './itemFingerprint.js';
 import { MAX_KEYS_PER_CALL, readUnitsOf } from './readUnits.js';
@@ -120,7 +121,7 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
   const shardSeed = await seedOf(opts, options.shardSeed);
   const loadRejects = await readLoadRejects(opts.rejectsPath);
   // A conditional load's rows whose condition was false: the table kept what it had for them.
-  const conditionKept = opts.conditionFailuresPath === undefined ? undefined : await readLoadRejects(opts.conditionFailuresPath, '--condition-failures');
+  const conditionKept = opts.conditionFailuresPath === undefined ? undefined : await readLoadRejects(opts.conditionFailuresPath, '--condition-failures', true);
   const differencesPath =
     verifyOpts.differencesPath ?? defaultOutputPath(opts.input, 'rejects', { segment: opts.segment }).replace(/rejects\.jsonl$/, 'differences.jsonl');
   checkDifferencesPath(differencesPath, opts);
@@ -202,6 +203,7 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
     let seq = 0;
     // What --scan auto prices the two reads by (as the estimate's tally counts them).
     const tally: InputReadTally & { puts: number } = { writes: 0, keys: 0, strongReadUnits: 0, putBytes: 0, puts: 0 };
+    const keptRows = conditionKept?.found ? new ConditionKeptRows(conditionKept, opts.conditionFailuresPath!) : undefined;
     await finished(
       dryRunLoad(dryOptions(scratch, 1), {
         ...common,
@@ -209,7 +211,9 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
           onTable: (t) => void (table = t),
           onPlanned: (write) => {
             const id = rowId(write.origin.file, write.origin.line);
-            last.note(write.keyId, seq++, loadRejects.rows.has(id) ? 'refused' : conditionKept?.rows.has(id) ? 'kept' : 'landed');
+            if (keptRows && !table) throw bug('a verify dry run planned a write before describing the table');
+            const kept = keptRows?.kept(write, id, table!.keySchema) ?? false;
+            last.note(write.keyId, seq++, loadRejects.rows.has(id) ? 'refused' : kept ? 'kept' : 'landed');
             tally.strongReadUnits += readUnitsOf(write.op === 'delete' ? 0 : write.size, true);
             if (write.op !== 'delete') {
               tally.putBytes += write.size;
@@ -222,6 +226,8 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
       }),
     );
     last.seal();
+    // Every line of the --condition-failures file must be a write of this input (conditionKept.ts).
+    await keptRows?.check(expiredAt !== undefined);
     const planned = seq;
     tally.writes = planned;
     tally.keys = last.keys;

@@ -8,7 +8,7 @@
  * different: what the file is for.
  */
 import { DeleteItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { verify } from '../../src/verifying/verify.js';
 import { useLocalAws } from '../support/localAws.js';
@@ -41,7 +41,8 @@ describe("verify with the load's --condition-failures file", () => {
     const loaded = await loads.run(options);
     expect(loaded.conditionFailed).toBe(4);
     const kept = (await readFile(conditionFailuresPath, 'utf8')).trim().split('\n');
-    expect(kept.map((l) => (JSON.parse(l) as { line: number }).line)).toEqual([1, 3, 4, 7]);
+    // In the order the calls settled (rows of other keys are written side by side).
+    expect(kept.map((l) => (JSON.parse(l) as { line: number }).line).sort((x, y) => x - y)).toEqual([1, 3, 4, 7]);
 
     const base = { ...options, endpoint, region: 'us-east-1', differencesPath: loads.path('diff.jsonl') };
     const result = await verify(base);
@@ -51,6 +52,13 @@ describe("verify with the load's --condition-failures file", () => {
     expect(result.writes).toMatchObject({ planned: 8, checked: 5, superseded: 3 });
     // The kept keys are not read: 3 keys of one unit each (small items, strongly consistent).
     expect(result.reads.consumedRcu).toBe(3);
+    // By a Scan: the kept keys' items are the input's keys (not extra), and not compared; the same outcomes.
+    const scanned = await verify({ ...base, scanSegments: 2, differencesPath: loads.path('scan.jsonl') });
+    expect(scanned.outcomes).toEqual({ ...result.outcomes, extra: 0 });
+    // A sample: each key in it has the outcome it has in the whole run.
+    const sampled = await verify({ ...base, sample: 0.5, differencesPath: loads.path('sample.jsonl') });
+    expect(sampled.differing).toBe(0);
+    expect(sampled.outcomes.matched + sampled.outcomes.conditionKept).toBe(sampled.checked);
     // The load's file is read, never written.
     expect((await readFile(conditionFailuresPath, 'utf8')).trim().split('\n')).toEqual(kept);
 
@@ -84,5 +92,111 @@ describe("verify with the load's --condition-failures file", () => {
     const wrong = loads.path('wrong.jsonl');
     await import('node:fs/promises').then((fs) => fs.writeFile(wrong, 'not json\n'));
     await expect(verify({ ...base, conditionFailuresPath: wrong })).rejects.toThrow(/is not a line of the load's --condition-failures file/);
+  });
+
+  it("a file that is not this input's load's is refused, naming its line; a line twice counts once", async () => {
+    const table = await newTable({ partitionKey: { name: 'id', type: 'S' } });
+    await client().send(new PutItemCommand({ TableName: table, Item: { id: { S: 'x' }, v: { S: 'there before' } } }));
+    const input = await loads.inputFile('rows.csv', 'id,v\nx,ours\ny,ours\nz,ours\n');
+    const conditionFailuresPath = loads.path('kept.jsonl');
+    const options = { table, input, ifNotExists: true, conditionFailuresPath };
+    expect((await loads.run(options)).conditionFailed).toBe(1);
+    const text = await readFile(conditionFailuresPath, 'utf8');
+    const base = { ...options, endpoint, region: 'us-east-1', differencesPath: loads.path('diff.jsonl') };
+    // y's item changed since the load: a verify that skipped y would not see it.
+    await client().send(new PutItemCommand({ TableName: table, Item: { id: { S: 'y' }, v: { S: 'changed' } } }));
+    const write = async (name: string, lines: object[]) => {
+      const path = loads.path(name);
+      await writeFile(path, lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
+      return path;
+    };
+    const line = { code: 'CONDITION_FAILED', condition: '--if-not-exists', raw: 'q,theirs' };
+    // Another input's row at a line of this one (same file name, another key): y is not kept.
+    const otherKey = await write('other-key.jsonl', [{ ...line, file: input, line: 3, key: { id: 'q' } }]);
+    const refused = (await verify({ ...base, conditionFailuresPath: otherKey }).catch((e: Error) => e)) as Error;
+    expect(refused.message).toContain(`${otherKey} line 1`);
+    expect(refused.message).toContain(`line 3 of ${input}`);
+    // A row the input does not have.
+    const noRow = await write('no-row.jsonl', [{ ...line, file: input, line: 9, key: { id: 'q' } }]);
+    await expect(verify({ ...base, conditionFailuresPath: noRow })).rejects.toThrow(/line 1 .* is not a row of the input/);
+    const otherFile = await write('other-file.jsonl', [{ ...line, file: `${input}.old`, line: 2, key: { id: 'x' } }]);
+    await expect(verify({ ...base, conditionFailuresPath: otherFile })).rejects.toThrow(/is not a row of the input/);
+    // The load's own lines, twice: x kept once, y found changed.
+    const twice = await write(
+      'twice.jsonl',
+      `${text}${text}`
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as object),
+    );
+    const result = await verify({ ...base, conditionFailuresPath: twice });
+    expect(result.outcomes).toMatchObject({ matched: 1, conditionKept: 1, different: 1 });
+  });
+  it("stopped mid-keys, it resumes with the same file to the whole run's outcomes; a file changed since is refused", async () => {
+    const table = await newTable({ partitionKey: { name: 'id', type: 'S' } });
+    // Every tenth key there before: --if-not-exists keeps it.
+    for (let i = 0; i < 2000; i += 10) await client().send(new PutItemCommand({ TableName: table, Item: { id: { S: `k${i}` }, v: { S: 'theirs' } } }));
+    const input = await loads.inputFile('rows.csv', `id,v\n${Array.from({ length: 2000 }, (_, i) => `k${i},ours`).join('\n')}\n`);
+    const conditionFailuresPath = loads.path('kept.jsonl');
+    const options = { table, input, ifNotExists: true, conditionFailuresPath };
+    expect((await loads.run(options)).conditionFailed).toBe(200);
+    const base = { ...options, endpoint, region: 'us-east-1' };
+    const whole = await verify({ ...base, differencesPath: loads.path('whole.jsonl') });
+    expect(whole.outcomes).toMatchObject({ matched: 1800, conditionKept: 200, different: 0 });
+
+    const checkpointPath = loads.path('verify.checkpoint.json');
+    const differencesPath = loads.path('diff.jsonl');
+    const controller = new AbortController();
+    const stopped = await verify(
+      { ...base, checkpointPath, differencesPath, concurrency: 1 },
+      { signal: controller.signal, onProgress: (p) => void (p.phase === 'checking keys' && p.settled >= 600 && controller.abort(new Error('stop'))) },
+    ).then(
+      () => undefined,
+      (error: unknown) => error as { code?: string },
+    );
+    expect(stopped?.code).toBe('ABORTED');
+    const saved = JSON.parse(await readFile(`${checkpointPath}.verify`, 'utf8')) as { done: number };
+    expect(saved.done).toBeGreaterThanOrEqual(600);
+    expect(saved.done).toBeLessThan(2000);
+
+    // The file with its last line gone: another set of kept keys than the checkpoint counted.
+    const text = await readFile(conditionFailuresPath, 'utf8');
+    const changed = loads.path('changed.jsonl');
+    await writeFile(changed, text.trim().split('\n').slice(0, -1).join('\n') + '\n');
+    await expect(verify({ ...base, conditionFailuresPath: changed, checkpointPath, differencesPath })).rejects.toMatchObject({ code: 'CHECKPOINT_MISMATCH' });
+    const resumed = await verify({ ...base, checkpointPath, differencesPath });
+    expect(resumed.checkpoint!.resumedFrom).toBe(saved.done);
+    expect(resumed.outcomes).toEqual(whole.outcomes);
+    expect(resumed.writes).toEqual(whole.writes);
+  }, 60_000);
+  it('--segment: each segment verifies against its own file (the load named it .seg-i-of-N), whichever segment a kept key is in', async () => {
+    const table = await newTable({ partitionKey: { name: 'id', type: 'S' } });
+    for (let i = 0; i < 40; i += 4) await client().send(new PutItemCommand({ TableName: table, Item: { id: { S: `k${i}` }, v: { S: 'theirs' } } }));
+    const input = await loads.inputFile('rows.csv', `id,v\n${Array.from({ length: 40 }, (_, i) => `k${i},ours`).join('\n')}\n`);
+    const conditionFailuresPath = loads.path('kept.jsonl');
+    const options = { table, input, ifNotExists: true, conditionFailuresPath };
+    let failed = 0;
+    for (const segment of ['0/2', '1/2']) failed += (await loads.run({ ...options, segment })).conditionFailed ?? 0;
+    expect(failed).toBe(10);
+    const outcomes = { matched: 0, conditionKept: 0, differing: 0 };
+    for (const segment of ['0/2', '1/2']) {
+      const result = await verify({
+        ...options,
+        segment,
+        endpoint,
+        region: 'us-east-1',
+        differencesPath: loads.path(`diff-${segment.replace('/', '-')}.jsonl`),
+      });
+      outcomes.matched += result.outcomes.matched;
+      outcomes.conditionKept += result.outcomes.conditionKept;
+      outcomes.differing += result.differing;
+    }
+    expect(outcomes).toEqual({ matched: 30, conditionKept: 10, differing: 0 });
+    // The other segment's lines in this segment's file: not this segment's rows, refused.
+    const own = conditionFailuresPath.replace(/\.jsonl$/, '.seg-0-of-2.jsonl');
+    await writeFile(own, await readFile(conditionFailuresPath.replace(/\.jsonl$/, '.seg-1-of-2.jsonl')));
+    await expect(verify({ ...options, segment: '0/2', endpoint, region: 'us-east-1', differencesPath: loads.path('x.jsonl') })).rejects.toThrow(
+      /is not a row of the input written by the load/,
+    );
   });
 });

@@ -104,6 +104,12 @@ describe('parseCheckpoint', () => {
     expect(refusal({}).message).toContain('no format version');
   });
 
+  it('refuses a checkpoint of format 6: an export chain read by one process now empties its order and batcher between exports, so its done batch numbers would be other rows', () => {
+    const e = refusal({ ...VALID, version: 6 });
+    expect(e.code).toBe('CHECKPOINT_MISMATCH');
+    expect(e.message).toContain('format 6');
+  });
+
   it.each<[string, Record<string, unknown>, string]>([
     ['status', { status: 'done' }, 'field status'],
     ['input', { input: null }, 'field input'],
