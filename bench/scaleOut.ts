@@ -9,7 +9,9 @@
  *    where the CLI does not know the flag yet, it says so and runs without it), and one large key-sorted
  *    CSV (bench/data.ts's skewed file, as a sorted database dump would be). Bytes read by all
  *    workers together against the input (the export: against what one worker reads, its data files being
- *    gzip), their CPU together against one worker's, wall time. Targets: bytes <= 1.05x, CPU <= 1.15x.
+ *    gzip), their CPU together against one worker's, wall time. Targets: bytes <= 1.05x, CPU <= 1.15x. The
+ *    N workers are also run one after another, so that what each process costs whatever the cores (start-up,
+ *    warming up) shows apart from what N processes on few cores cost each other.
  * 2. One shared budget through the partition model (test/support/partitionProxy.ts in front of DynamoDB
  *    Local): the CSV parts at --total-wcu T, N workers against one, the time against the ideal (the rows'
  *    write units / T) and the table's rate over every 10 s window against T. The modelled table has twice
@@ -176,34 +178,34 @@ let runSeq = 0;
  * `n` workers of one load started at once, each `load <input> <args> --segment i/n --listing <a new
  * listing> --total-wcu <totalWcu> --json`. Throws when a worker fails (its stderr in the message).
  */
-async function runWorkers(label: string, n: number, input: string, args: string[], totalWcu: number): Promise<Run> {
+async function runWorkers(label: string, n: number, input: string, args: string[], totalWcu: number, oneAtATime = false): Promise<Run> {
   const id = ++runSeq;
   const listing = join(dir, `run${id}.listing.json`);
   const t0 = performance.now();
-  const workers = await Promise.all(
-    Array.from({ length: n }, (_, i) =>
-      worker(
-        [
-          'load',
-          input,
-          ...args,
-          '--segment',
-          `${i}/${n}`,
-          '--listing',
-          listing,
-          '--total-wcu',
-          String(totalWcu),
-          '--rejects',
-          join(dir, `run${id}.seg${i}.rejects.jsonl`),
-          '--json',
-          '--no-progress',
-        ],
-        join(dir, `run${id}.seg${i}.stats.json`),
-        t0,
+  const start = (i: number) =>
+    worker(
+      [
+        'load',
+        input,
+        ...args,
+        '--segment',
         `${i}/${n}`,
-      ),
-    ),
-  );
+        '--listing',
+        listing,
+        '--total-wcu',
+        String(totalWcu),
+        '--rejects',
+        join(dir, `run${id}.seg${i}.rejects.jsonl`),
+        '--json',
+        '--no-progress',
+      ],
+      join(dir, `run${id}.seg${i}.stats.json`),
+      t0,
+      `${i}/${n}`,
+    );
+  const workers: Worker[] = [];
+  if (oneAtATime) for (let i = 0; i < n; i++) workers.push(await start(i));
+  else workers.push(...(await Promise.all(Array.from({ length: n }, (_, i) => start(i)))));
   const wallS = (performance.now() - t0) / 1000;
   const failed = workers.find((w) => w.code !== 0 || w.result === undefined);
   if (failed) throw new WorkerFailed(label, failed);
@@ -218,7 +220,7 @@ async function runWorkers(label: string, n: number, input: string, args: string[
     written: sum((w) => w.result!.written),
   };
   log(
-    `  ${label}, ${n} worker${n === 1 ? '' : 's'}: ${run.wallS.toFixed(1)} s wall, CPU ${run.cpuS.toFixed(2)} s (${workers.map((w) => w.cpuS.toFixed(2)).join(' + ')}), ` +
+    `  ${label}, ${n} worker${n === 1 ? '' : 's'}${oneAtATime ? ' one at a time' : ''}: ${run.wallS.toFixed(1)} s wall, CPU ${run.cpuS.toFixed(2)} s (${workers.map((w) => w.cpuS.toFixed(2)).join(' + ')}), ` +
       `read ${(run.bytesRead / 1e6).toFixed(2)} MB (${workers.map((w) => (w.result!.bytesRead / 1e6).toFixed(2)).join(' + ')}), ` +
       `rows read ${fmtInt(run.rowsRead)}, written ${fmtInt(run.written)}, peak RSS ${Math.max(...workers.map((w) => w.peakRssMB)).toFixed(0)} MB`,
   );
@@ -246,10 +248,14 @@ interface Reading {
   partsDisjoint: boolean | undefined;
   one: Run;
   many: Run;
+  /** The same N workers run one after another: their CPU with no other worker on the cores. */
+  sequential: Run;
   bytesRatio: number;
   cpuRatio: number;
   /** The same with each worker's start-up CPU taken out: the share of the work itself that was repeated. */
   cpuRatioLessStartup: number;
+  /** The N workers' CPU run one at a time against one worker's: what each process costs whatever the cores. */
+  cpuRatioOneAtATime: number;
   wallRatio: number;
   rowsOk: boolean;
 }
@@ -266,11 +272,11 @@ async function readingRuns(
 ): Promise<Reading> {
   const { rows, reference } = input;
   let partsDisjoint = input.disjoint ? true : undefined;
-  const run = async (n: number) => {
+  const run = async (n: number, oneAtATime = false) => {
     const sink = await startInstantSink();
     try {
       const common = ['--table', 'bench', '--endpoint-url', sink.endpoint, '--key-wcu', String(UNBOUNDED_WCU), ...args];
-      const result = await runWorkers(label, n, input.path, [...common, ...(partsDisjoint ? ['--parts-disjoint'] : [])], UNBOUNDED_WCU);
+      const result = await runWorkers(label, n, input.path, [...common, ...(partsDisjoint ? ['--parts-disjoint'] : [])], UNBOUNDED_WCU, oneAtATime);
       if (sink.stats.items !== rows) log(`  WARNING ${label}, ${n} workers: ${fmtInt(rows)} rows in the input, ${fmtInt(sink.stats.items)} put in the sink`);
       return result;
     } finally {
@@ -287,6 +293,9 @@ async function readingRuns(
     one = await run(1);
   }
   const many = await run(WORKERS);
+  // The same workers one after another: CPU that four processes pay on two cores (contention) apart from what
+  // each process pays whatever it runs beside (start-up, its JIT and heap warming up on fewer rows).
+  const sequential = await run(WORKERS, true);
   const bytesRatio = many.bytesRead / (reference === 'input' ? input.bytes : one.bytesRead);
   const rowsOk = one.written === rows && many.written === rows && many.rowsRead - sumOther(many) === rows;
   return {
@@ -296,9 +305,11 @@ async function readingRuns(
     partsDisjoint,
     one,
     many,
+    sequential,
     bytesRatio,
     cpuRatio: many.cpuS / one.cpuS,
     cpuRatioLessStartup: (many.cpuS - WORKERS * startupS) / (one.cpuS - startupS),
+    cpuRatioOneAtATime: sequential.cpuS / one.cpuS,
     wallRatio: many.wallS / one.wallS,
     rowsOk,
   };
@@ -495,7 +506,7 @@ function report(reading: Reading[], shared: Shared[], startupS: number): string[
   const lines = ['', `Scale-out: ${WORKERS} workers against 1 (each a CLI process, --segment i/N --listing, started at once)`];
   lines.push(
     table(
-      ['input', 'flag', 'bytes read 1 / N MB', 'bytes N / ref', 'CPU 1 / N s', 'CPU N / 1', 'less start-up', 'wall 1 / N s', 'rows'],
+      ['input', 'flag', 'bytes read 1 / N MB', 'bytes N / ref', 'CPU 1 / N s', 'CPU N / 1', 'less start-up', 'one at a time', 'wall 1 / N s', 'rows'],
       reading.map((r) => [
         r.input,
         r.partsDisjoint === undefined ? '-' : r.partsDisjoint ? '--parts-disjoint' : 'none (unknown)',
@@ -504,6 +515,7 @@ function report(reading: Reading[], shared: Shared[], startupS: number): string[
         `${r.one.cpuS.toFixed(2)} / ${r.many.cpuS.toFixed(2)}`,
         `${r.cpuRatio.toFixed(2)}x`,
         `${r.cpuRatioLessStartup.toFixed(2)}x`,
+        `${r.cpuRatioOneAtATime.toFixed(2)}x`,
         `${r.one.wallS.toFixed(1)} / ${r.many.wallS.toFixed(1)}`,
         r.rowsOk ? 'all once' : 'MISMATCH',
       ]),
@@ -515,7 +527,8 @@ function report(reading: Reading[], shared: Shared[], startupS: number): string[
     );
   lines.push(
     `(CPU: user + system of each whole worker process, start-up included; a worker's start-up alone is ${startupS.toFixed(2)} s (the CLI loading 2 rows),`,
-    ` which ${WORKERS} workers pay ${WORKERS} times: "less start-up" takes it out of both sides. Bytes: the --json bytesRead of each worker, summed)`,
+    ` which ${WORKERS} workers pay ${WORKERS} times: "less start-up" takes it out of both sides; "one at a time": the same ${WORKERS} workers run one after`,
+    ` another, so no two share the cores: what is left over 1x is each process's own cost, the rest of "CPU N / 1" is contention. Bytes: the --json bytesRead of each worker, summed)`,
   );
   if (shared.length > 0) {
     lines.push('', `Shared budget: --total-wcu ${BUDGET} through the partition model (table modelled at ${MODEL.tableWcu} WCU/s so that overshoot shows)`);
@@ -583,7 +596,7 @@ try {
     `written ${await writeResults('scale-out-latest.json', {
       ...takenOn(cpus().length),
       options: { rows: ROWS, parts: PARTS, workers: WORKERS, rateRows: RATE_ROWS, budget: BUDGET, model: MODEL },
-      reading: reading.map((r) => ({ ...r, one: strip(r.one), many: strip(r.many) })),
+      reading: reading.map((r) => ({ ...r, one: strip(r.one), many: strip(r.many), sequential: strip(r.sequential) })),
       shared: shared.map((s) => ({ ...s, run: strip(s.run) })),
       report: lines.join('\n'),
     })}`,
