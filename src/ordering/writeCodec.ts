@@ -8,8 +8,10 @@ import { setOwn } from '../shared/ownRecord.js';
  * writes as bytes, in memory or in temporary files. The origin travels too, so a write read back can
  * still be rejected with its line.
  *
- * Layout: a JSON array [partitionId, keyId, file, line, raw, size, wcu, unshardedKey | null, then name,
- * value for each attribute]. A string value is the attribute's S value; any other value is its DynamoDB
+ * Layout: a JSON array [partitionId, keyId, file, line, raw, size, wcu, unshardedKey | null, op, then name,
+ * value for each attribute]. `op` is 1 for a delete, else 0; a write with its own condition (--item-conditions)
+ * has [op, expression, names | null, values in DynamoDB JSON | null] there instead, so a write without one
+ * encodes as before (an encoding's length decides where a --memory bound cuts the window order). A string value is the attribute's S value; any other value is its DynamoDB
  * JSON ({"N":"1.5"}, {"M":{...}}), so numbers keep every digit and binary every byte. Strings and
  * numbers, the common case, need no object of their own, and numbers are not validated again when read
  * back. The partition identity comes first, so `partitionEnd` can find it in the bytes without decoding
@@ -29,7 +31,16 @@ export function encodeWrite(write: PlannedWrite, file?: string): string {
     size,
     wcu,
     unshardedKey ?? null,
-    write.op === 'delete' ? 1 : 0,
+    write.condition
+      ? [
+          write.op === 'delete' ? 1 : 0,
+          write.condition.expression,
+          write.condition.names ?? null,
+          write.condition.values ? itemToDynamoJson(write.condition.values) : null,
+        ]
+      : write.op === 'delete'
+        ? 1
+        : 0,
   ];
   for (const name in item) {
     if (!Object.prototype.hasOwnProperty.call(item, name)) continue;
@@ -67,7 +78,14 @@ export function decodeWrite(text: string, file?: string): PlannedWrite {
   ];
   const write: PlannedWrite = { origin: { file: ownFile ?? file ?? '', line, raw }, item, keyId, partitionId, size, wcu };
   if (unshardedKey !== null) write.unshardedKey = unshardedKey;
-  if (fields[8] === 1) write.op = 'delete';
+  const op = fields[8] as number | [number, string, Record<string, string> | null, Record<string, unknown> | null];
+  if (Array.isArray(op)) {
+    const [deletes, expression, names, values] = op;
+    if (deletes === 1) write.op = 'delete';
+    write.condition = { expression };
+    if (names !== null) write.condition.names = names;
+    if (values !== null) write.condition.values = itemFromAttributeValues(values);
+  } else if (op === 1) write.op = 'delete';
   return write;
 }
 

@@ -61,6 +61,18 @@ export interface PlannedWrite {
    * would have left it stored.
    */
   predecessor?: PlannedWrite;
+  /**
+   * The row's own condition (--item-conditions: ConditionExpression, ExpressionAttributeNames and
+   * ExpressionAttributeValues beside Item in a DynamoDB JSON line), sent with its PutItem/DeleteItem.
+   */
+  condition?: RowCondition;
+}
+
+/** A row's own condition expression, its names, and its values typed as an item's are. */
+export interface RowCondition {
+  expression: string;
+  names?: Record<string, string>;
+  values?: Item;
 }
 
 /** A row that could not be stored, and why. */

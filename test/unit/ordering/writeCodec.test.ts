@@ -172,6 +172,22 @@ describe('encodeWrite / decodeWrite', () => {
     expect([back.keyId, back.partitionId, back.unshardedKey, back.size, back.wcu]).toEqual(['7:Suser-1#3', 'Suser-1#3', 'user-1', 4321, 5]);
   });
 
+  it("a write's own condition (--item-conditions) round-trips, a delete's too; a write without one encodes as before", () => {
+    const plain = write({ pk: 'a' });
+    const before = encodeWrite(plain);
+    expect(JSON.parse(before)[8]).toBe(0);
+    const conditioned = write(
+      { pk: 'a' },
+      { condition: { expression: '#v < :v OR attribute_not_exists(pk)', names: { '#v': 'v' }, values: { ':v': n('7'), ':b': bytes(1, 2) } } },
+    );
+    expect(decodeWrite(encodeWrite(conditioned))).toEqual(conditioned);
+    const bare = write({ pk: 'a' }, { op: 'delete', condition: { expression: 'attribute_exists(pk)' } });
+    expect(decodeWrite(encodeWrite(bare))).toEqual(bare);
+    const deleted = write({ pk: 'a' }, { op: 'delete' });
+    expect(JSON.parse(encodeWrite(deleted))[8]).toBe(1);
+    expect(decodeWrite(encodeWrite(deleted))).toEqual(deleted);
+  });
+
   it('a write without unshardedKey comes back without the property', () => {
     const back = decodeWrite(encodeWrite(write({ pk: 'a' })));
     expect('unshardedKey' in back).toBe(false);
