@@ -281,6 +281,17 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     type: 'JSON',
   },
   {
+    flags: '--item-conditions',
+    key: 'itemConditions',
+    option: 'itemConditions',
+    group: 'input',
+    commands: LOAD,
+    description:
+      'apply the condition a DynamoDB JSON line carries beside its Item (ConditionExpression, ExpressionAttributeNames, ExpressionAttributeValues, as in a PutItem request): each row goes as one PutItem (DeleteItem) with its own; a false one is counted as conditionFailed, not written',
+    type: 'flag',
+    doc: 'A line `{"Item": {...}, "ConditionExpression": "attribute_not_exists(pk) OR #v < :v", "ExpressionAttributeNames": {"#v": "version"}, "ExpressionAttributeValues": {":v": {"N": "7"}}}` is written only where its condition holds; a line without one is put unconditionally, still as its own call in input order. A condition DynamoDB would refuse, or any other field beside `Item`, rejects the row (`INVALID_CONDITION`). Without this flag a line that carries a condition is rejected (`ITEM_CONDITION`), never written without it. Not with `--if-not-exists`, `--if-newer`, `--condition` or `--transform`. See [Conditional writes](#conditional-writes).',
+  },
+  {
     flags: '--transform <module>',
     key: 'transform',
     option: 'transform',

@@ -101,6 +101,7 @@ export interface LoadFlags {
   skipExpired?: string;
   maxCost?: number;
   ifNotExists?: boolean;
+  itemConditions?: boolean;
   ifNewer?: string;
   /** --condition and its names and values: JSON text from the command line, objects from a config file. */
   condition?: string;
@@ -259,6 +260,7 @@ export async function toLoadOptions(input: string | string[], flags: LoadFlags, 
   if (flags.ifNotExists) options.ifNotExists = true;
   if (flags.ifNewer !== undefined) options.ifNewer = flags.ifNewer;
   if (flags.condition !== undefined) options.conditionExpression = flags.condition;
+  if (flags.itemConditions) options.itemConditions = true;
   if (flags.conditionNames !== undefined) options.conditionNames = jsonFlag('--condition-names', flags.conditionNames) as Record<string, string>;
   if (flags.conditionValues !== undefined) options.conditionValues = jsonFlag('--condition-values', flags.conditionValues) as Record<string, unknown>;
   if (flags.maxCost !== undefined) options.maxCostUsd = flags.maxCost;

@@ -258,7 +258,13 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
   if (opts.condition)
     estimated.conditional = {
       condition:
-        opts.condition.kind === 'ifNewer' ? `--if-newer ${opts.condition.attribute}` : opts.condition.kind === 'expression' ? '--condition' : '--if-not-exists',
+        opts.condition.kind === 'ifNewer'
+          ? `--if-newer ${opts.condition.attribute}`
+          : opts.condition.kind === 'expression'
+            ? '--condition'
+            : opts.condition.kind === 'item'
+              ? '--item-conditions'
+              : '--if-not-exists',
       calls: estimated.input.validRows - estimated.input.superseded,
       ...(opts.conditionFailuresPath !== undefined ? { conditionFailuresPath: opts.conditionFailuresPath } : {}),
     };

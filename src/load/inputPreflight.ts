@@ -17,6 +17,16 @@ import type { NormalizedLoadOptions } from './options.js';
 export async function preflightInput(set: InputSet, table: TableInfo, opts: NormalizedLoadOptions): Promise<InputSet> {
   const heads = await readPartHeads(set, { format: opts.inputFormat, csv: { delimiter: opts.delimiter, columns: opts.columns } });
   throwProblem(heads.columns, heads.everyPartKnown, table, opts);
+  if (opts.condition?.kind !== 'item') {
+    // Every first line carries its own condition: the flag that applies them is missing, not one row's fault.
+    const conditioned = heads.columns.find((c) => c.rows !== undefined && c.conditionedRows === c.rows);
+    if (conditioned)
+      throw new LoaderError(
+        'INPUT_HEADER',
+        `the first ${conditioned.rows === 1 ? 'line' : `${conditioned.rows} lines`} of ${conditioned.file} carry their own condition (ConditionExpression beside Item), which this load does not apply: pass --item-conditions to send each row with its condition${opts.condition ? " (instead of the load's one condition)" : ''}, or remove those fields (jq -c '{Item}') to write the items unconditionally`,
+        { file: conditioned.file, field: 'ConditionExpression' },
+      );
+  }
   return heads.set;
 }
 

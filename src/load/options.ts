@@ -197,6 +197,13 @@ export interface LoadOptions {
   conditionNames?: Record<string, string>;
   conditionValues?: Record<string, unknown>;
   /**
+   * Each DynamoDB JSON line's own condition (`ConditionExpression`, `ExpressionAttributeNames`,
+   * `ExpressionAttributeValues` beside `Item`, as in a PutItem request) goes with its row's PutItem/DeleteItem;
+   * a false one is counted as `conditionFailed`. Without it, a line that carries a condition is rejected
+   * (ITEM_CONDITION). Not with the other conditions or `transform`. @default false
+   */
+  itemConditions?: boolean;
+  /**
    * With a condition: the rows whose condition was false, one JSON line each in the reject file's format (file,
    * line, key, code CONDITION_FAILED, the condition, the row's text), 0600. With `segment`, each worker's own:
    * `.seg-i-of-N` goes before the path's `.jsonl` (or at its end). A checkpoint records the file and resumes it.
@@ -423,16 +430,24 @@ function normalizeConditionFailures(raw: LoadOptions, segment: Segment | undefin
   const path = raw.conditionFailuresPath;
   if (path === undefined) return undefined;
   if (typeof path !== 'string' || path === '') throw invalid('conditionFailuresPath', 'a file path', path);
-  if (raw.ifNotExists !== true && raw.ifNewer === undefined && raw.conditionExpression === undefined)
+  if (raw.ifNotExists !== true && raw.ifNewer === undefined && raw.conditionExpression === undefined && raw.itemConditions !== true)
     throw new LoaderError(
       'INVALID_OPTION',
-      `--condition-failures ${path} lists the rows whose write condition was false, but no condition is given: add --if-not-exists, --if-newer <attribute> or --condition <expression>, or leave --condition-failures out`,
+      `--condition-failures ${path} lists the rows whose write condition was false, but no condition is given: add --if-not-exists, --if-newer <attribute>, --condition <expression> or --item-conditions, or leave --condition-failures out`,
     );
   return conditionFailuresPathOf(path, segment);
 }
 
 function normalizeCondition(raw: LoadOptions): WriteCondition | undefined {
   if (raw.ifNotExists !== undefined && typeof raw.ifNotExists !== 'boolean') throw invalid('ifNotExists', 'true or false', raw.ifNotExists);
+  if (raw.itemConditions !== undefined && typeof raw.itemConditions !== 'boolean') throw invalid('itemConditions', 'true or false', raw.itemConditions);
+  if (raw.itemConditions === true) {
+    if (raw.ifNotExists === true || raw.ifNewer !== undefined || raw.conditionExpression !== undefined)
+      throw invalid('itemConditions', 'not given with `ifNotExists`, `ifNewer` or `conditionExpression` (one kind of condition per load)', true);
+    // A transform's items are not its row's line: which of them the line's condition would guard is not said.
+    if (raw.transform !== undefined) throw invalid('itemConditions', 'not given with `transform`', true);
+    return { kind: 'item' };
+  }
   if (raw.ifNewer !== undefined && (typeof raw.ifNewer !== 'string' || raw.ifNewer === ''))
     throw invalid('ifNewer', 'the name of the version attribute', raw.ifNewer);
   if (raw.ifNotExists === true && raw.ifNewer !== undefined) throw invalid('ifNewer', 'not given with `ifNotExists` (one condition per load)', raw.ifNewer);

@@ -522,6 +522,7 @@ async function stagesOf(
     ...(shard ? { shard } : {}),
     indexKeys: indexKeyAttributes(tableInfo),
     ...(opts.deletes ? { deletes: opts.deletes } : {}),
+    ...(opts.condition?.kind === 'item' ? { itemConditions: true } : {}),
   };
   let planner = createRowPlanner(plannerOptions);
   let reading = await readingOf(ready, plannerOptions, {

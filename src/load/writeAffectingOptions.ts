@@ -71,6 +71,7 @@ export function writeAffectingOptions(opts: NormalizedLoadOptions): Record<strin
 function pinnedCondition(condition: NonNullable<NormalizedLoadOptions['condition']>): Record<string, unknown> {
   if (condition.kind === 'ifNewer') return { ifNewer: condition.attribute };
   if (condition.kind === 'ifNotExists') return { ifNotExists: true };
+  if (condition.kind === 'item') return { itemConditions: true };
   return { expression: condition.expression, names: sortKeys(condition.names), values: sortKeys(condition.values) };
 }
 

@@ -2,6 +2,7 @@ import pLimit from 'p-limit';
 import { LoaderError } from '../shared/errors.js';
 import type { PartColumns } from '../typing/headerCheck.js';
 import { itemFromIon } from '../typing/ionItem.js';
+import { CONDITION_FIELDS } from '../typing/itemCondition.js';
 import type { SourceRecord } from '../typing/planRow.js';
 import { detectFormat } from './detectFormat.js';
 import { delimiterOf, type InputFormat, type PartFormat } from './inputFormat.js';
@@ -118,9 +119,11 @@ async function rowNames(records: AsyncGenerator<SourceRecord>, file: string, for
   const seen = new Set<string>();
   let every: Set<string> | undefined;
   let rows = 0;
+  let conditionedRows = 0;
   try {
     for await (const record of records) {
       if (record.kind !== 'json' && record.kind !== 'ion') continue;
+      if (format !== 'ion' && carriesCondition(record.origin.raw)) conditionedRows++;
       const names = namesOf(record.origin.raw, format);
       if (names === undefined) continue;
       rows++;
@@ -134,7 +137,25 @@ async function rowNames(records: AsyncGenerator<SourceRecord>, file: string, for
   } finally {
     await records.return(undefined);
   }
-  return rows === 0 ? undefined : { file, source: 'rows', names: [...seen], rows, everyRow: [...(every ?? [])] };
+  if (rows === 0) return undefined;
+  return { file, source: 'rows', names: [...seen], rows, everyRow: [...(every ?? [])], ...(conditionedRows > 0 ? { conditionedRows } : {}) };
+}
+
+/** {"Item": {...}} with a condition field beside it (itemCondition.ts). */
+function carriesCondition(raw: string): boolean {
+  if (!raw.includes('"Item"')) return false;
+  try {
+    const value = JSON.parse(raw) as unknown;
+    return (
+      typeof value === 'object' &&
+      value !== null &&
+      !Array.isArray(value) &&
+      Object.hasOwn(value, 'Item') &&
+      CONDITION_FIELDS.some((f) => Object.hasOwn(value, f))
+    );
+  } catch {
+    return false;
+  }
 }
 
 /** A row's top-level attribute names (an export-style {"Item":{...}} unwrapped), or undefined when it does not parse as an object. */
@@ -154,6 +175,8 @@ function namesOf(raw: string, format: 'jsonl' | 'ddb-json' | 'ion'): string[] | 
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const names = Object.keys(value);
-  const inner = names.length === 1 && names[0] === 'Item' ? (value as { Item: unknown }).Item : undefined;
+  // {"Item": {...}}, with its own condition beside it or not (itemCondition.ts): the item's names.
+  const wrapped = names.includes('Item') && names.every((n) => n === 'Item' || CONDITION_FIELDS.includes(n));
+  const inner = wrapped ? (value as { Item: unknown }).Item : undefined;
   return typeof inner === 'object' && inner !== null && !Array.isArray(inner) ? Object.keys(inner) : names;
 }

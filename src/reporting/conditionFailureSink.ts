@@ -124,12 +124,14 @@ export class ConditionFailureSink {
     let text = '';
     for (const write of writes) {
       const key = keyForDisplay(write.item, keySchema);
+      // --item-conditions: the row's own expression is the condition that was false.
+      const condition = write.condition ? write.condition.expression : this.condition;
       const record = {
         file: write.origin.file,
         line: write.origin.line,
         code: CONDITION_FAILED_CODE,
-        message: `the condition of ${this.condition} was false: the table kept its item, this row was not written`,
-        condition: this.condition,
+        message: `the condition ${write.condition ? `${condition} (the line's own)` : `of ${condition}`} was false: the table kept its item, this row was not written`,
+        condition,
         ...(key !== undefined ? { key } : {}),
         raw: write.origin.raw,
       };
@@ -197,9 +199,10 @@ export class ConditionFailureSink {
 
 /** The condition as the user gave it, for the file's lines: `--if-not-exists`, `--if-newer updatedAt`, `--condition <expression>`. */
 export function conditionLabel(
-  condition: { kind: 'ifNotExists' } | { kind: 'ifNewer'; attribute: string } | { kind: 'expression'; expression: string },
+  condition: { kind: 'ifNotExists' } | { kind: 'ifNewer'; attribute: string } | { kind: 'expression'; expression: string } | { kind: 'item' },
 ): string {
   if (condition.kind === 'ifNotExists') return '--if-not-exists';
+  if (condition.kind === 'item') return '--item-conditions';
   if (condition.kind === 'ifNewer') return `--if-newer ${condition.attribute}`;
   return `--condition ${condition.expression}`;
 }

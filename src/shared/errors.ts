@@ -80,7 +80,11 @@ export type RejectCode =
   /** --transform returned something that is not an item, an array of items or nothing. */
   | 'TRANSFORM_OUTPUT_INVALID'
   /** --if-newer: the row has no such attribute, or it is neither a Number nor a String. */
-  | 'IF_NEWER_VALUE';
+  | 'IF_NEWER_VALUE'
+  /** A DynamoDB JSON line carries its own condition (ConditionExpression beside Item) and the load does not apply them (no --item-conditions). */
+  | 'ITEM_CONDITION'
+  /** A line's own condition DynamoDB would refuse, or fields beside Item that are neither the item nor its condition. */
+  | 'INVALID_CONDITION';
 
 export type LoaderErrorCode = FatalCode | RejectCode;
 

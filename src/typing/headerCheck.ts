@@ -27,6 +27,8 @@ export interface PartColumns {
   /** For `rows`: how many rows were looked at, and the names every one of them has. */
   rows?: number;
   everyRow?: readonly string[];
+  /** For `rows`: how many of them carry their own condition beside their Item (itemCondition.ts). */
+  conditionedRows?: number;
 }
 
 export interface ColumnCheckOptions {

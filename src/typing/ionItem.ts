@@ -7,6 +7,7 @@ import { makeSet, toNumberValue } from './json.js';
 import { Temporal, temporalValue, type TimestampMode } from './temporal.js';
 import type { Item } from '../shared/types.js';
 import { setOwn } from '../shared/ownRecord.js';
+import { CONDITION_FIELDS } from './itemCondition.js';
 
 /** ion-js, loaded at the first Ion value: only Ion inputs need it, and it costs ~0.1 s of CPU to load. */
 const ion = lazyRequire<typeof IonJs>('ion-js', 'reading Ion');
@@ -46,6 +47,14 @@ export function itemFromIon(text: string, timestamps: TimestampMode = 'iso'): It
 function structItem(reader: Reader, timestamps: TimestampMode): Item {
   const item = structValue(reader, '', timestamps, 0);
   const names = Object.keys(item);
+  // {Item:{...}, ConditionExpression:"..."}: a row's own condition, as a DynamoDB JSON line may carry one. An Ion
+  // line's is not applied, so the row is refused rather than written without it (or as an item named so).
+  if (names.length > 1 && names.includes('Item') && names.some((n) => CONDITION_FIELDS.includes(n)))
+    throw new RowError(
+      'ITEM_CONDITION',
+      `the line carries its own condition (${names.filter((n) => n !== 'Item').join(', ')} beside Item), which ddb-spread applies from DynamoDB JSON lines only (--item-conditions): convert the lines to DynamoDB JSON, or remove those fields to write the items unconditionally`,
+      names.find((n) => CONDITION_FIELDS.includes(n)),
+    );
   const inner = names.length === 1 && names[0] === 'Item' ? item.Item : undefined;
   return typeof inner === 'object' && inner !== null && !Array.isArray(inner) && !(inner instanceof Uint8Array) && !(inner instanceof Set)
     ? (inner as Item)

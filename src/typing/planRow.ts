@@ -7,9 +7,10 @@ import { attributeWithLoneSurrogate, mayHoldSurrogates } from './loneSurrogates.
 import { applyShard, type ResolvedShardOptions } from '../sharding/shard.js';
 import { coerceJsonItem, effectiveTypes, itemFromCells, type ColumnType, type TypeMapOptions } from './typeMap.js';
 import { itemFromIon } from './ionItem.js';
+import { CONDITION_FIELDS, conditionedDynamoJson } from './itemCondition.js';
 import { itemFromTypedValues } from './typedValues.js';
 import type { TimestampMode } from './temporal.js';
-import type { Item, KeySchema, PlannedWrite, RejectedRow, RowOrigin } from '../shared/types.js';
+import type { Item, KeySchema, PlannedWrite, RejectedRow, RowCondition, RowOrigin } from '../shared/types.js';
 import { ownValue, setOwn } from '../shared/ownRecord.js';
 
 /** What a reader hands to the planner: a parsed CSV record, a JSON line, or a row the reader could not parse. */
@@ -36,6 +37,8 @@ export interface TypedRow {
   record: SourceRecord;
   item: Item;
   isDelete: boolean;
+  /** The line's own condition (--item-conditions), sent with the row's write. */
+  condition?: RowCondition;
 }
 
 export type JsonFlavor = 'json' | 'ddb-json';
@@ -75,6 +78,11 @@ export interface RowPlannerOptions extends TypeMapOptions {
    * change record without NewImage is a delete either way.
    */
   deletes?: { all: boolean; column?: string | undefined };
+  /**
+   * --item-conditions: a DynamoDB JSON line's ConditionExpression (with its names and values) beside Item is
+   * the row's condition (itemCondition.ts); without it such a line is rejected (ITEM_CONDITION).
+   */
+  itemConditions?: boolean;
 }
 
 export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
@@ -84,6 +92,8 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
   let checkedFirstJson = false;
   /** Set by toItem for a change record without NewImage: a delete of its Keys. */
   let changeIsDelete = false;
+  /** Set by toItem for a DynamoDB JSON line with its own condition (--item-conditions). */
+  let rowCondition: RowCondition | undefined;
   /**
    * The attributes a delete change record takes from its OldImage (NEW_AND_OLD_IMAGES exports): those of
    * hash and time rules, whose values say which shard the deleted item was written under.
@@ -104,7 +114,11 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
           if (error instanceof RowError) throw error;
           throw new RowError('JSON_SYNTAX', `invalid JSON: ${(error as Error).message}`);
         }
-        if (flavor === 'ddb-json') return itemFromDynamoJson(value);
+        if (flavor === 'ddb-json') {
+          const line = conditionedDynamoJson(value, options.itemConditions === true);
+          rowCondition = line.condition;
+          return line.item;
+        }
         if (flavor === 'ddb-export' || flavor === 'ddb-change') {
           const line = itemOfExportLine(value, flavor, oldImageFor);
           changeIsDelete = line.delete;
@@ -112,7 +126,11 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
         }
         if (!checkedFirstJson) {
           checkedFirstJson = true;
-          if (isDynamoJsonItem(value) || (isPlainObject(value) && Object.keys(value).join() === 'Item' && isDynamoJsonItem(value.Item))) {
+          // An item, {"Item": item}, or {"Item": item} with its own condition beside it (itemCondition.ts).
+          if (
+            isDynamoJsonItem(value) ||
+            (isPlainObject(value) && isDynamoJsonItem(value.Item) && Object.keys(value).every((name) => name === 'Item' || CONDITION_FIELDS.includes(name)))
+          ) {
             suspected = record.origin.line;
           }
         }
@@ -149,6 +167,7 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
     typed(record) {
       let item: Item | undefined;
       changeIsDelete = false;
+      rowCondition = undefined;
       try {
         item = toItem(record);
         const isDelete = operationOf(item, options.deletes) || changeIsDelete;
@@ -165,7 +184,7 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
             );
           }
         }
-        return { record, item, isDelete };
+        return rowCondition ? { record, item, isDelete, condition: rowCondition } : { record, item, isDelete };
       } catch (error) {
         return rejectionOf(error, record, item);
       }
@@ -189,6 +208,7 @@ export function createRowPlanner(options: RowPlannerOptions): RowPlanner {
         const write: PlannedWrite = { origin: record.origin, item, keyId, partitionId, size, wcu: isDelete ? 1 : writeUnits(size) };
         if (isDelete) write.op = 'delete';
         if (sharded) write.unshardedKey = sharded.original;
+        if (typed.condition) write.condition = typed.condition;
         return write;
       } catch (error) {
         const rejected = rejectionOf(error, record, item);

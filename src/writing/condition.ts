@@ -14,7 +14,8 @@ export interface ConditionParts {
 }
 
 /**
- * The condition of `write`'s call.
+ * The condition of `write`'s call (undefined: none, a row without its own under --item-conditions).
+ * - item: the row's own (--item-conditions), its values in DynamoDB's wire form.
  * - ifNotExists: `attribute_not_exists(#k)` on the partition key, true exactly when no item has the key
  *   (DynamoDB evaluates the condition against the item of the call's primary key).
  * - ifNewer: `attribute_not_exists(#a) OR #a < :v`, `:v` the row's own value: the stored item is absent, has
@@ -22,7 +23,16 @@ export interface ConditionParts {
  *   bytes; a stored value of another type than `:v` makes `<` false, so the row is not written.
  * The row's value must have been checked by ifNewerProblem first.
  */
-export function conditionOf(condition: WriteCondition, write: PlannedWrite, schema: KeySchema): ConditionParts {
+export function conditionOf(condition: WriteCondition, write: PlannedWrite, schema: KeySchema): ConditionParts | undefined {
+  if (condition.kind === 'item') {
+    const own = write.condition;
+    if (!own) return undefined;
+    return {
+      ConditionExpression: own.expression,
+      ...(own.names ? { ExpressionAttributeNames: own.names } : {}),
+      ...(own.values ? { ExpressionAttributeValues: toWireItem(own.values) } : {}),
+    };
+  }
   if (condition.kind === 'ifNotExists') {
     return { ConditionExpression: 'attribute_not_exists(#k)', ExpressionAttributeNames: { '#k': schema.partitionKey.name } };
   }

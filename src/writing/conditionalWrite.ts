@@ -45,7 +45,8 @@ async function writeOne(write: PlannedWrite, ctx: WriterContext, condition: Writ
   // A call may have landed without its answer reaching us: on a resumed load (a batch the crash left unrecorded),
   // and on a resend after a 5xx or a lost connection. Such a call's false condition then returns the stored item
   // (ALL_OLD, no extra units), and one equal to the row is the row's own earlier write, not another writer's.
-  let ownEarlierWrites = ctx.ownEarlierWrites?.() === true;
+  // A row without a condition (--item-conditions) cannot fail one: DynamoDB takes ReturnValuesOnConditionCheckFailure only with one.
+  let ownEarlierWrites = parts !== undefined && ctx.ownEarlierWrites?.() === true;
   // This row's own call of this run may have been applied (an answer lost after a 5xx, a reset or a timeout).
   let mayHaveLanded = false;
   let attempt = 0;
@@ -138,7 +139,10 @@ async function writeOne(write: PlannedWrite, ctx: WriterContext, condition: Writ
       }
       ctx.pacer?.afterSend({ sent, stored: [], throttled: throttled ? sent : [], consumedUnits: undefined, throttleReasons });
       // A throttled call was refused whole; any other failure (a 5xx, a reset, a timeout) may have been stored.
-      if (!throttled && !conflict) ownEarlierWrites = mayHaveLanded = true;
+      if (!throttled && !conflict) {
+        mayHaveLanded = true;
+        ownEarlierWrites = parts !== undefined;
+      }
       reason = facts.name ?? facts.code ?? `HTTP ${facts.httpStatus ?? '?'}`;
       if (down !== undefined) {
         // The endpoint's failure, not the row's: no attempt of its budget spent, never a reject.

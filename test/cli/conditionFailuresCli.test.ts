@@ -234,6 +234,6 @@ describe('--condition-failures (CLI)', () => {
 
     const refused = await cli(['load', input, '--table', table, '--condition-failures', dryPath]);
     expect(refused.code).toBe(64);
-    expect(refused.stderr).toMatch(/no condition is given: add --if-not-exists, --if-newer <attribute> or --condition/);
+    expect(refused.stderr).toMatch(/no condition is given: add --if-not-exists, --if-newer <attribute>, --condition <expression> or --item-conditions/);
   }, 240_000);
 });

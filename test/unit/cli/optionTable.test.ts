@@ -209,6 +209,7 @@ const SAMPLES: Record<string, unknown> = {
   conditionFailures: 'failed.jsonl',
   skipExpired: 'ttl',
   ifNotExists: true,
+  itemConditions: true,
   ifNewer: 'updatedAt',
   condition: 'attribute_not_exists(#s) OR #s <> :x',
   conditionNames: '{"#s": "status"}',

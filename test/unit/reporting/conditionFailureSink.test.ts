@@ -141,7 +141,8 @@ describe('--condition-failures as an option', () => {
   it('is refused without a condition, saying which to add', () => {
     const error = loaderErrorOf(() => normalizeOptions({ ...base, conditionFailuresPath: 'f.jsonl' }));
     expect(error.code).toBe('INVALID_OPTION');
-    expect(error.message).toMatch(/no condition is given: add --if-not-exists, --if-newer <attribute> or --condition/);
+    expect(error.message).toMatch(/no condition is given: add --if-not-exists, --if-newer <attribute>, --condition <expression> or --item-conditions/);
+    expect(normalizeOptions({ ...base, itemConditions: true, conditionFailuresPath: 'f.jsonl' }).conditionFailuresPath).toBe('f.jsonl');
     expect(normalizeOptions({ ...base, ifNotExists: true, conditionFailuresPath: 'f.jsonl' }).conditionFailuresPath).toBe('f.jsonl');
   });
 
@@ -162,6 +163,35 @@ describe('--condition-failures as an option', () => {
     const version = CHECKPOINT_VERSION;
     expect(refusal(pinned({}), version)).toMatch(/taken with --condition-failures, and this load runs without it/);
     expect(refusal(pinned({ conditionFailuresPath: 'c.jsonl' }), version)).toBeUndefined();
+  });
+
+  it('--item-conditions is pinned by a checkpoint: a resume with another condition, or none, is refused', () => {
+    const pinned = (extra: Record<string, unknown>) => writeAffectingOptions(normalizeOptions({ ...base, ...extra }));
+    const input = { path: 'x.csv', size: 1, mtimeMs: 1, edgesSha256: 'e' };
+    const saved = { version: CHECKPOINT_VERSION, input, options: pinned({ itemConditions: true }) };
+    const refusal = (options: Record<string, unknown>) => resumeRefusal(saved, input, options, 'cp.json');
+    expect(refusal(pinned({ itemConditions: true }))).toBeUndefined();
+    for (const other of [{}, { ifNotExists: true }, { conditionExpression: 'attribute_not_exists(pk)' }]) expect(refusal(pinned(other))).toBeDefined();
+  });
+
+  it("a failed row's line names the row's own expression under --item-conditions", async () => {
+    const path = join(dir, `${++seq}.jsonl`);
+    const sink = new ConditionFailureSink(path, conditionLabel({ kind: 'item' }));
+    const item = { pk: 'a', sk: 'b' };
+    const own: PlannedWrite = {
+      origin: { file: 'in.jsonl', line: 4, raw: 'x' },
+      item,
+      ...keyIdsOf(item, SCHEMA),
+      size: 1,
+      wcu: 1,
+      condition: { expression: 'attribute_not_exists(pk)' },
+    };
+    await sink.handOn([own], SCHEMA);
+    await sink.close();
+    const line = JSON.parse(readFileSync(path, 'utf8').trim()) as { condition: string; message: string; line: number };
+    expect(line).toMatchObject({ condition: 'attribute_not_exists(pk)', line: 4 });
+    expect(line.message).toMatch(/attribute_not_exists\(pk\) \(the line's own\) was false/);
+    expect(conditionLabel({ kind: 'item' })).toBe('--item-conditions');
   });
 
   it('labels the condition as it was given', () => {

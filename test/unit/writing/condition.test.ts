@@ -22,9 +22,25 @@ describe('conditionOf', () => {
       ExpressionAttributeNames: { '#a': 'updated at' },
       ExpressionAttributeValues: { ':v': { N: '1700000000.5' } },
     });
-    expect(conditionOf({ kind: 'ifNewer', attribute: 'at' }, write({ at: '2026-01-02T03:04:05Z' }), SCHEMA).ExpressionAttributeValues).toEqual({
+    expect(conditionOf({ kind: 'ifNewer', attribute: 'at' }, write({ at: '2026-01-02T03:04:05Z' }), SCHEMA)?.ExpressionAttributeValues).toEqual({
       ':v': { S: '2026-01-02T03:04:05Z' },
     });
+  });
+});
+
+describe('conditionOf --item-conditions', () => {
+  it("sends the row's own expression, names and values (values in DynamoDB's wire form), and none for a row without one", () => {
+    const own = write({ 'order id': 'a', sk: new NumberValue('1') });
+    own.condition = { expression: 'attribute_not_exists(#k) OR #v < :v', names: { '#k': 'order id', '#v': 'version' }, values: { ':v': new NumberValue('7') } };
+    expect(conditionOf({ kind: 'item' }, own, SCHEMA)).toEqual({
+      ConditionExpression: 'attribute_not_exists(#k) OR #v < :v',
+      ExpressionAttributeNames: { '#k': 'order id', '#v': 'version' },
+      ExpressionAttributeValues: { ':v': { N: '7' } },
+    });
+    const bare = write({ 'order id': 'b', sk: new NumberValue('1') });
+    bare.condition = { expression: 'attribute_exists(sk)' };
+    expect(conditionOf({ kind: 'item' }, bare, SCHEMA)).toEqual({ ConditionExpression: 'attribute_exists(sk)' });
+    expect(conditionOf({ kind: 'item' }, write({ 'order id': 'c', sk: new NumberValue('1') }), SCHEMA)).toBeUndefined();
   });
 });
 
