@@ -8,9 +8,11 @@
 export interface ExpressionLabels {
   names: string;
   values: string;
+  /** Quote a refused value in the message: the user's own flag's, yes; a row's, no (its contents stay off the terminal under --no-excerpts). */
+  quoteValues: boolean;
 }
 
-const FLAG_LABELS: ExpressionLabels = { names: '--condition-names', values: '--condition-values' };
+const FLAG_LABELS: ExpressionLabels = { names: '--condition-names', values: '--condition-values', quoteValues: true };
 
 /**
  * Why a condition expression with its names and values cannot be sent, or undefined: DynamoDB would refuse every call
@@ -34,9 +36,9 @@ export function expressionProblem(
     const value = values[name];
     const types = value !== null && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value) : [];
     if (types.length !== 1 || !ATTRIBUTE_TYPES.has(types[0]!))
-      return `the value of ${name} must be one DynamoDB JSON value such as {"S": "open"} or {"N": "3"}, got ${JSON.stringify(value)}`;
+      return `the value of ${name} must be one DynamoDB JSON value such as {"S": "open"} or {"N": "3"}${labels.quoteValues ? `, got ${JSON.stringify(value)}` : ''}`;
     const wrong = valueProblem(types[0]!, (value as Record<string, unknown>)[types[0]!]);
-    if (wrong !== undefined) return `the value of ${name} is ${JSON.stringify(value)}, which DynamoDB refuses: ${wrong}`;
+    if (wrong !== undefined) return `the value of ${name}${labels.quoteValues ? ` is ${JSON.stringify(value)}, which` : ''} DynamoDB refuses: ${wrong}`;
   }
   const used = (prefix: string) => new Set((expression.match(new RegExp(`${prefix}[A-Za-z0-9_]+`, 'g')) ?? []).map(String));
   for (const [prefix, given, what] of [

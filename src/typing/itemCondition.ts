@@ -21,7 +21,8 @@ export interface ConditionedItem {
   condition?: RowCondition;
 }
 
-const LABELS = { names: 'ExpressionAttributeNames', values: 'ExpressionAttributeValues' } as const;
+/** A row's values are not quoted in its reject's message: that is printed, and row contents stay off the terminal under --no-excerpts. */
+const LABELS = { names: 'ExpressionAttributeNames', values: 'ExpressionAttributeValues', quoteValues: false } as const;
 
 /** A DynamoDB JSON line's item, and its condition when it carries one and `apply` (--item-conditions) is on. */
 export function conditionedDynamoJson(value: unknown, apply: boolean): ConditionedItem {

@@ -84,6 +84,12 @@ describe('a DynamoDB JSON line with its own condition (--item-conditions)', () =
       expect(reject.code).toBe('INVALID_CONDITION');
       expect(reject.message).toMatch(message);
     }
+    // A row's values stay out of the message (it is printed; --no-excerpts keeps row contents off the terminal).
+    for (const bad of [{ N: 'secret-41' }, { S: 'secret-42', N: '1' }]) {
+      const reject = rejected(planner(true).plan(line({ Item: ITEM, ConditionExpression: 'a = :v', ExpressionAttributeValues: { ':v': bad } })));
+      expect(reject.code).toBe('INVALID_CONDITION');
+      expect(reject.message).not.toMatch(/secret/);
+    }
   });
 
   it('an item whose attributes are named Item and ConditionExpression is an item, not a condition', () => {
