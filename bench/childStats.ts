@@ -22,6 +22,10 @@ export interface ChildArgs {
   transform?: string;
   /** ddb-spread only: --if-not-exists. */
   ifNotExists?: boolean;
+  /** ddb-spread only: --item-conditions. */
+  itemConditions?: boolean;
+  /** ddb-spread only: --input-format. */
+  inputFormat?: string;
 }
 
 export function childArgs(argv: string[] = process.argv.slice(2)): ChildArgs {
@@ -38,6 +42,8 @@ export function childArgs(argv: string[] = process.argv.slice(2)): ChildArgs {
       'key-wcu': { type: 'string' },
       transform: { type: 'string' },
       'if-not-exists': { type: 'boolean', default: false },
+      'item-conditions': { type: 'boolean', default: false },
+      'input-format': { type: 'string' },
     },
     strict: true,
   });
@@ -54,6 +60,8 @@ export function childArgs(argv: string[] = process.argv.slice(2)): ChildArgs {
     ...(values['key-wcu'] === undefined ? {} : { keyWcu: Number(values['key-wcu']) }),
     ...(values.transform === undefined ? {} : { transform: values.transform }),
     ...(values['if-not-exists'] ? { ifNotExists: true } : {}),
+    ...(values['item-conditions'] ? { itemConditions: true } : {}),
+    ...(values['input-format'] === undefined ? {} : { inputFormat: values['input-format'] }),
   };
 }
 

@@ -22,12 +22,14 @@ const result = await load({
   endpoint: args.endpoint,
   region: 'us-east-1',
   concurrency: args.concurrency,
-  types: { amount: 'N', qty: 'N' },
+  // The CSV's number columns; DynamoDB JSON says its own types.
+  ...(args.inputFormat === undefined ? { types: { amount: 'N', qty: 'N' } } : { inputFormat: args.inputFormat as LoadOptions['inputFormat'] }),
   rejectsPath: args.rejects,
   ...(args.order === undefined ? {} : { order: args.order as LoadOptions['order'] }),
   ...(args.keyWcu === undefined ? {} : { keyWcu: args.keyWcu }),
   ...(args.transform === undefined ? {} : { transform: args.transform }),
   ...(args.ifNotExists ? { ifNotExists: true } : {}),
+  ...(args.itemConditions ? { itemConditions: true } : {}),
 });
 done(result.written, {
   rowsRead: result.rowsRead,
