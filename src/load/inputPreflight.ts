@@ -17,6 +17,15 @@ import type { NormalizedLoadOptions } from './options.js';
 export async function preflightInput(set: InputSet, table: TableInfo, opts: NormalizedLoadOptions): Promise<InputSet> {
   const heads = await readPartHeads(set, { format: opts.inputFormat, csv: { delimiter: opts.delimiter, columns: opts.columns } });
   throwProblem(heads.columns, heads.everyPartKnown, table, opts);
+  // DynamoDB JSON lines with their own condition, read as plain JSON (a .jsonl name): every row would be an item
+  // named Item, missing its key. Said before the first write, with what to pass.
+  const plain = heads.columns.find((c) => c.plainJson === true && (c.conditionedRows ?? 0) > 0);
+  if (plain)
+    throw new LoaderError(
+      'INPUT_HEADER',
+      `${plain.file} holds DynamoDB JSON lines with their own condition ({"Item": ..., "ConditionExpression": ...}) but is read as plain JSON Lines (by its name): pass --input-format ddb-json${opts.condition?.kind === 'item' ? '' : ', and --item-conditions to apply the conditions'}`,
+      { file: plain.file, field: 'Item' },
+    );
   if (opts.condition?.kind !== 'item') {
     // Every first line carries its own condition: the flag that applies them is missing, not one row's fault.
     const conditioned = heads.columns.find((c) => c.rows !== undefined && c.conditionedRows === c.rows);

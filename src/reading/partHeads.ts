@@ -138,7 +138,15 @@ async function rowNames(records: AsyncGenerator<SourceRecord>, file: string, for
     await records.return(undefined);
   }
   if (rows === 0) return undefined;
-  return { file, source: 'rows', names: [...seen], rows, everyRow: [...(every ?? [])], ...(conditionedRows > 0 ? { conditionedRows } : {}) };
+  return {
+    file,
+    source: 'rows',
+    names: [...seen],
+    rows,
+    everyRow: [...(every ?? [])],
+    ...(conditionedRows > 0 ? { conditionedRows } : {}),
+    ...(format === 'jsonl' ? { plainJson: true } : {}),
+  };
 }
 
 /** {"Item": {...}} with a condition field beside it (itemCondition.ts). */

@@ -29,6 +29,8 @@ export interface PartColumns {
   everyRow?: readonly string[];
   /** For `rows`: how many of them carry their own condition beside their Item (itemCondition.ts). */
   conditionedRows?: number;
+  /** For `rows`: the part is read as plain JSON (not DynamoDB JSON), so a line's Item is not unwrapped. */
+  plainJson?: boolean;
 }
 
 export interface ColumnCheckOptions {

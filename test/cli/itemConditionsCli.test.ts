@@ -126,6 +126,24 @@ describe('--item-conditions (CLI)', () => {
     expect(await scanAll(client(), table)).toEqual([]);
   }, 60_000);
 
+  it('conditioned DynamoDB JSON lines in a .jsonl file (read as plain JSON by its name) are refused before any write, saying --input-format ddb-json', async () => {
+    const table = await newTable();
+    const input = join(dir(), 'rows.jsonl');
+    await writeFile(
+      input,
+      `${JSON.stringify({ Item: { pk: { S: 'a' } }, ConditionExpression: 'attribute_not_exists(pk)' })}\n${JSON.stringify({ Item: { pk: { S: 'b' } } })}\n`,
+    );
+    for (const extra of [[], ['--item-conditions']]) {
+      const run = await cli(['load', input, '--table', table, ...extra]);
+      expect(run.code, run.stderr).toBe(65);
+      expect(run.stderr).toMatch(/rows\.jsonl holds DynamoDB JSON lines with their own condition .* pass --input-format ddb-json/s);
+    }
+    expect(await scanAll(client(), table)).toEqual([]);
+    const loaded = await cli(['load', input, '--table', table, '--input-format', 'ddb-json', '--item-conditions', '--json']);
+    expect(loaded.code, loaded.stderr).toBe(0);
+    expect(JSON.parse(loaded.stdout)).toMatchObject({ rowsRead: 2, written: 2, conditionFailed: 0 });
+  }, 60_000);
+
   it('without the flag the CLI rejects each line that carries a condition (exit 2: rows rejected) and writes the others', async () => {
     const table = await newTable();
     const input = join(dir(), 'two.json');
