@@ -89,7 +89,7 @@ export function statusText(report: StatusReport): string {
     .map(([reason, n]) => `${reason} ${formatCount(n)}`)
     .join(', ');
   const lines = [
-    `ddb-spread: load of ${report.listing} (listed ${report.listedAt}: ${formatCount(report.parts)} parts, ${formatBytes(report.bytes)}; ${report.workers.length} workers): ${verdict}`,
+    `ddb-spread: load of ${report.listing}${report.table !== undefined ? ` into ${report.table}` : ''} (listed ${report.listedAt}: ${formatCount(report.parts)} parts, ${formatBytes(report.bytes)}; ${report.workers.length} workers): ${verdict}`,
     `  rows read     ${formatCount(report.rows)}`,
     `  written       ${formatCount(report.written)}`,
     `  superseded    ${formatCount(report.superseded)}`,
@@ -114,7 +114,10 @@ export function statusText(report: StatusReport): string {
 
 function workerLine(w: WorkerStatus): string {
   const doc = w.doc;
-  if (!doc) return 'not started: start it (its checkpoint, if it has one, resumes it)';
+  if (!doc)
+    return w.otherTable !== undefined
+      ? `not started into this table: its state is of a load of this listing into ${w.otherTable}; start it with this load's --table`
+      : 'not started: start it (its checkpoint, if it has one, resumes it)';
   const counts = `${formatCount(doc.written)} written, ${formatCount(doc.rejected)} rejected`;
   const share =
     doc.division?.by === 'parts' || doc.division?.by === 'chain'
