@@ -14,11 +14,13 @@ import { runCli, type ProcessRun } from '../support/cli.js';
 import { scanAll } from '../support/ddb.js';
 import { localEnv } from '../support/env.js';
 import { useLocalAws } from '../support/localAws.js';
+import { readRejectsIfAny } from '../support/rejects.js';
+import { newBucket, putObjects, s3Client, s3Endpoint } from '../support/s3.js';
 
 const KEYS = { partitionKey: { name: 'pk', type: 'S' as const }, sortKey: { name: 'sk', type: 'N' as const } };
 const { endpoint, client, dir, newTable } = useLocalAws({ name: 'divattack' });
 
-const env = () => localEnv(endpoint);
+const env = () => ({ ...localEnv(endpoint), AWS_ENDPOINT_URL_S3: s3Endpoint() });
 const run = (args: string[]): Promise<ProcessRun> => runCli(args, { cwd: dir(), env: env(), timeoutMs: 60_000 });
 const resultOf = (r: ProcessRun) => JSON.parse(r.stdout) as LoadResult;
 const keysOf = (items: ReadonlyArray<Record<string, { S?: string; N?: string }>>) => items.map((i) => `${i['pk']!.S}|${i['sk']!.N}`).sort();
@@ -106,5 +108,140 @@ describe('--segment workers dividing the parts, attacked', () => {
     const after = await run(['status', listing, '--json']);
     expect(after.code, after.stdout).toBe(EXIT.OK);
     expect(JSON.parse(after.stdout)).toMatchObject({ complete: true, rows: keys.length, written: keys.length, table: second });
+  });
+
+  it('rejected rows in every worker’s share: each in one reject file, once, with its file and line; status names every file and exits 2', async () => {
+    const folder = join(dir(), 'rejects');
+    await mkdir(folder);
+    const keys: string[] = [];
+    const bad: Array<{ file: string; line: number }> = [];
+    let rows = 0;
+    for (const [n, name] of ['a', 'b', 'c', 'd', 'e', 'f'].entries()) {
+      // Bad rows at rows n+3 and 150+n of each part: line = row + 2 (the header is line 1).
+      const lines = [n + 3, 150 + n];
+      const part = partCsv(name, 200 + n * 30, lines);
+      keys.push(...part.keys);
+      rows += 200 + n * 30;
+      const path = join(folder, `${name}.csv`);
+      await writeFile(path, part.text);
+      for (const l of lines) bad.push({ file: path, line: l + 2 });
+    }
+    const table = await newTable(KEYS);
+    const listing = join(dir(), 'rejects.listing.json');
+    const rejects = (i: number) => join(dir(), `rej${i}.rejects.jsonl`);
+    const runs = await Promise.all(
+      [0, 1, 2].map((i) =>
+        run([
+          'load',
+          folder,
+          '--table',
+          table,
+          '--types',
+          'sk:N',
+          '--segment',
+          `${i}/3`,
+          '--listing',
+          listing,
+          '--parts-disjoint',
+          '--json',
+          '--rejects',
+          rejects(i),
+          '--checkpoint',
+          join(dir(), `rej${i}.checkpoint.json`),
+        ]),
+      ),
+    );
+    for (const r of runs) expect(r.code, r.stderr).toBe(EXIT.REJECTED);
+    const results = runs.map(resultOf);
+    for (const r of results) {
+      expect(r.division?.by).toBe('parts');
+      expect(r.rowsRead).toBe(r.written + r.superseded + r.rejected + r.notWritten + r.otherSegments);
+    }
+    const records = (await Promise.all([0, 1, 2].map(async (i) => (await readRejectsIfAny(rejects(i))).map((rec) => ({ ...rec, worker: i }))))).flat();
+    expect(records.map((r) => `${r.file}:${r.line}`).sort()).toEqual(bad.map((b) => `${b.file}:${b.line}`).sort());
+    // Each worker's reject file holds only rows of its own share's parts, and every worker has some.
+    for (const i of [0, 1, 2]) expect(records.some((r) => r.worker === i)).toBe(true);
+    const partsOfWorker = new Map<string, number>();
+    for (const r of records) {
+      expect(partsOfWorker.get(r.file) ?? r.worker).toBe(r.worker);
+      partsOfWorker.set(r.file, r.worker);
+    }
+    expect(keysOf(await scanAll(client(), table))).toEqual([...keys].sort());
+    const status = await run(['status', listing, '--json']);
+    expect(status.code, status.stdout).toBe(EXIT.REJECTED);
+    const answer = JSON.parse(status.stdout) as StatusJson;
+    expect(answer).toMatchObject({ finished: true, complete: false, rows, written: keys.length, rejected: bad.length, superseded: 0, notWritten: 0 });
+    expect(answer.rejectFiles.map((f) => f.path).sort()).toEqual([0, 1, 2].map(rejects).sort());
+    expect(answer.rejectFiles.reduce((n, f) => n + f.rejected, 0)).toBe(bad.length);
+    // Every worker run again (a recreated Job): nothing is written or rejected twice, the answer stays the same.
+    const again = await Promise.all(
+      [0, 1, 2].map((i) =>
+        run([
+          'load',
+          folder,
+          '--table',
+          table,
+          '--types',
+          'sk:N',
+          '--segment',
+          `${i}/3`,
+          '--listing',
+          listing,
+          '--parts-disjoint',
+          '--json',
+          '--rejects',
+          rejects(i),
+          '--checkpoint',
+          join(dir(), `rej${i}.checkpoint.json`),
+        ]),
+      ),
+    );
+    for (const r of again) expect(r.code, r.stderr).toBe(EXIT.REJECTED);
+    const recordsAfter = (await Promise.all([0, 1, 2].map((i) => readRejectsIfAny(rejects(i))))).flat();
+    expect(recordsAfter).toHaveLength(bad.length);
+    const after = await run(['status', listing, '--json']);
+    expect(after.code, after.stdout).toBe(EXIT.REJECTED);
+    expect(JSON.parse(after.stdout)).toMatchObject({ rows, written: keys.length, rejected: bad.length });
+  });
+
+  it('an S3 part overwritten (same size) after the listing: the worker whose share holds it stops before any write (66), and status says so', async () => {
+    const s3 = s3Client();
+    const bucket = await newBucket(s3);
+    const names = ['p1', 'p2', 'p3', 'p4'];
+    const parts = Object.fromEntries(names.map((name, n) => [`in/${name}.csv`, partCsv(name, 300 + n * 50).text]));
+    await putObjects(s3, bucket, parts);
+    const table = await newTable(KEYS);
+    const listing = `s3://${bucket}/state/listing.json`;
+    const worker = (i: number) =>
+      run([
+        'load',
+        `s3://${bucket}/in/`,
+        '--table',
+        table,
+        '--types',
+        'sk:N',
+        '--s3-path-style',
+        '--segment',
+        `${i}/2`,
+        '--listing',
+        listing,
+        '--parts-disjoint',
+        '--json',
+        '--rejects',
+        join(dir(), `s3o${i}.rejects.jsonl`),
+      ]);
+    const first = await worker(0);
+    expect(first.code, first.stderr).toBe(EXIT.OK);
+    const loaded = (await scanAll(client(), table)).length;
+    expect(loaded).toBe(resultOf(first).written);
+    // Every part rewritten with other values of the same length: the size alone cannot tell.
+    await putObjects(s3, bucket, Object.fromEntries(Object.entries(parts).map(([key, text]) => [key, text.replaceAll(':', ';')])));
+    const second = await worker(1);
+    expect(second.code, second.stderr).toBe(EXIT.NO_INPUT);
+    expect(second.stderr).toMatch(/changed/);
+    expect((await scanAll(client(), table)).length).toBe(loaded);
+    const status = await run(['status', listing, '--s3-path-style', '--json']);
+    expect(status.code, status.stdout).toBe(EXIT.NO_INPUT);
+    expect(JSON.parse(status.stdout)).toMatchObject({ complete: false, finished: false });
   });
 });
