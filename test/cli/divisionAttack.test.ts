@@ -5,7 +5,7 @@
  * listing and the reading. Nothing may say complete while a row of the input is neither in the table nor in
  * a reject file.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/exitCodes.js';
@@ -243,5 +243,58 @@ describe('--segment workers dividing the parts, attacked', () => {
     const status = await run(['status', listing, '--s3-path-style', '--json']);
     expect(status.code, status.stdout).toBe(EXIT.NO_INPUT);
     expect(JSON.parse(status.stdout)).toMatchObject({ complete: false, finished: false });
+  });
+
+  it('a part taken out of the listing by hand after a worker loaded its share: the next worker refuses the listing, so no part is left to no worker', async () => {
+    const folder = join(dir(), 'edited');
+    await mkdir(folder);
+    const keys: string[] = [];
+    for (const [n, name] of ['a', 'b', 'c', 'd', 'e'].entries()) {
+      const part = partCsv(name, 100 + n * 40);
+      keys.push(...part.keys);
+      await writeFile(join(folder, `${name}.csv`), part.text);
+    }
+    const table = await newTable(KEYS);
+    const listing = join(dir(), 'edited.listing.json');
+    const worker = (i: number) =>
+      run([
+        'load',
+        folder,
+        '--table',
+        table,
+        '--types',
+        'sk:N',
+        '--segment',
+        `${i}/2`,
+        '--listing',
+        listing,
+        '--parts-disjoint',
+        '--json',
+        '--rejects',
+        join(dir(), `edited${i}.rejects.jsonl`),
+      ]);
+    const first = await worker(0);
+    expect(first.code, first.stderr).toBe(EXIT.OK);
+    // The largest part (dealt first, to worker 0) taken out: worker 1's deal would now differ from worker 0's.
+    const text = await readFile(listing, 'utf8');
+    const edited = text
+      .split('\n')
+      .filter((line) => !line.includes('e.csv'))
+      .join('\n')
+      .replace(/\},\n {2}\]/, '}\n  ]');
+    expect(edited).not.toBe(text);
+    expect(() => JSON.parse(edited) as unknown).not.toThrow();
+    await writeFile(listing, edited);
+    const second = await worker(1);
+    const loaded = keysOf(await scanAll(client(), table));
+    // Before, worker 1 loaded its share of the edited listing (exit 0) and rows of a part were in no share.
+    expect(second.code, second.stderr).toBe(EXIT.USAGE);
+    expect(second.stderr).toMatch(/--listing .* was changed since it was written/);
+    expect(loaded.length).toBe(resultOf(first).written);
+    expect(loaded.length).toBeLessThan(keys.length);
+    // status reads the listing too: it refuses it rather than answer for the load.
+    const status = await run(['status', listing, '--json']);
+    expect(status.code, status.stdout).toBe(EXIT.USAGE);
+    expect(status.stderr).toMatch(/was changed since it was written/);
   });
 });
