@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/exitCodes.js';
 import type { LoadResult } from '../../src/index.js';
+import { killableCli } from '../support/checkpoint.js';
 import { runCli, type ProcessRun } from '../support/cli.js';
 import { scanAll } from '../support/ddb.js';
 import { localEnv } from '../support/env.js';
@@ -296,5 +297,59 @@ describe('--segment workers dividing the parts, attacked', () => {
     const status = await run(['status', listing, '--json']);
     expect(status.code, status.stdout).toBe(EXIT.USAGE);
     expect(status.stderr).toMatch(/was changed since it was written/);
+  });
+
+  it('divided by key (one file), a worker killed with SIGKILL and started again from its checkpoint: status adds up to the input, rows = written + rejected', async () => {
+    const lines = ['pk,sk,v'];
+    const keys: string[] = [];
+    const total = 3000;
+    for (let i = 0; i < total; i++) {
+      if (i === 700 || i === 2500) lines.push(`k${i % 53},bad${i},x`);
+      else {
+        lines.push(`k${i % 53},${i},v${i}`);
+        keys.push(`k${i % 53}|${i}`);
+      }
+    }
+    const csv = join(dir(), 'bykey.csv');
+    await writeFile(csv, `${lines.join('\n')}\n`);
+    const table = await newTable(KEYS);
+    const listing = join(dir(), 'bykey.listing.json');
+    const checkpoint = (i: number) => join(dir(), `bykey${i}.checkpoint.json`);
+    const args = (i: number) => [
+      'load',
+      csv,
+      '--table',
+      table,
+      '--types',
+      'sk:N',
+      '--segment',
+      `${i}/2`,
+      '--listing',
+      listing,
+      '--checkpoint',
+      checkpoint(i),
+      '--rejects',
+      join(dir(), `bykey${i}.rejects.jsonl`),
+    ];
+    // Restart points every 200 rows, so the resume skips what it had read.
+    const envRestart = { ...env(), DDB_SPREAD_TEST_RESTART_ROWS: '200' };
+    const slow = killableCli([...args(1), '--wcu', '150'], checkpoint(1), { cwd: dir(), env: envRestart });
+    const [killed, other] = await Promise.all([slow(8), runCli([...args(0), '--json'], { cwd: dir(), env: envRestart, timeoutMs: 60_000 })]);
+    expect(killed!.signal).toBe('SIGKILL');
+    expect([EXIT.OK, EXIT.REJECTED], other!.stderr).toContain(other!.code);
+    const mid = await run(['status', listing, '--json']);
+    expect(mid.code, mid.stdout).toBe(EXIT.TEMP_FAIL);
+    const resumed = await runCli([...args(1), '--json'], { cwd: dir(), env: envRestart, timeoutMs: 60_000 });
+    expect([EXIT.OK, EXIT.REJECTED], resumed.stderr).toContain(resumed.code);
+    expect(resultOf(resumed).resumedFromBatch).toBeGreaterThan(0);
+    expect(resultOf(resumed).division?.by).toBe('keys');
+    expect(keysOf(await scanAll(client(), table))).toEqual([...keys].sort());
+    const status = await run(['status', listing, '--json']);
+    expect(status.code, status.stdout).toBe(EXIT.REJECTED);
+    const answer = JSON.parse(status.stdout) as StatusJson;
+    expect(answer).toMatchObject({ finished: true, rows: total, written: keys.length, rejected: 2, superseded: 0, notWritten: 0 });
+    expect(answer.rejectFiles.reduce((n, f) => n + f.rejected, 0)).toBe(2);
+    const rejected = (await Promise.all([0, 1].map((i) => readRejectsIfAny(join(dir(), `bykey${i}.rejects.jsonl`))))).flat();
+    expect(rejected.map((r) => r.line).sort((a, b) => a - b)).toEqual([702, 2502]);
   });
 });
