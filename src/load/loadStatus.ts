@@ -13,7 +13,7 @@ import { HEARTBEAT_MS, WORKER_FORMAT, type WorkerDoc } from './workerBoard.js';
  * named with what to do.
  *
  * One listing can serve several loads (the same Job run again into a new table): a load is the workers of one
- * listing writing one table, that of the worker started last. A worker whose document names another table has
+ * listing writing one table: the one asked for (status --table), else that of the worker started last. A worker whose document names another table has
  * not started this load: counting its earlier run's rows would call the load complete while rows of its share
  * are in another table only.
  */
@@ -63,13 +63,20 @@ export interface LoadStatus {
 /** A worker is silent after this long without a word while it said it was running. */
 export const SILENT_AFTER_MS = 3 * HEARTBEAT_MS;
 
-export function loadStatus(count: number, docs: ReadonlyArray<WorkerDoc | undefined>, now: number, listedAt?: string): LoadStatus {
+export function loadStatus(
+  count: number,
+  docs: ReadonlyArray<WorkerDoc | undefined>,
+  now: number,
+  listedAt?: string,
+  /** The load's table when known (status --table); else that of the worker started last. */
+  ofTable?: string,
+): LoadStatus {
   const workers: WorkerStatus[] = [];
   // A document of an earlier load that used the same listing path is not this load's.
   const ofListing = Array.from({ length: count }, (_, i) =>
     docs[i] !== undefined && (listedAt === undefined || docs[i]!.listedAt === listedAt) ? docs[i] : undefined,
   );
-  const table = latestTable(ofListing);
+  const table = ofTable ?? latestTable(ofListing);
   for (let i = 0; i < count; i++) {
     const mine = ofListing[i];
     const otherTable = mine !== undefined && mine.table !== table ? mine.table : undefined;

@@ -102,6 +102,14 @@ describe('--segment workers dividing the parts, attacked', () => {
     const text = await run(['status', listing]);
     expect(text.stdout).toMatch(/NOT COMPLETE/);
     expect(text.stdout).toContain(first);
+    // Asked by table, whichever worker ran last: the load into B is not complete; nor can the load into A be
+    // said to be (worker 0's state is now of the load into B).
+    const ofFirst = await run(['status', listing, '--table', first, '--json']);
+    expect(ofFirst.code, ofFirst.stdout).toBe(EXIT.TEMP_FAIL);
+    expect(JSON.parse(ofFirst.stdout)).toMatchObject({ complete: false, table: first });
+    const ofSecond = await run(['status', listing, '--table', second]);
+    expect(ofSecond.code, ofSecond.stdout).toBe(EXIT.TEMP_FAIL);
+    expect(ofSecond.stdout).toMatch(/worker 1\/2 +not started into this table: its state is of a load of this listing into t_/);
     // Worker 1 run into table B: now complete, every row of the input in table B.
     const w1 = await worker(1, second, 'b');
     expect(w1.code, w1.stderr).toBe(EXIT.OK);
