@@ -12,8 +12,9 @@ import { HEARTBEAT_MS, WORKER_FORMAT, type WorkerDoc } from './workerBoard.js';
  * silent (no word for SILENT_AFTER_MS while it said it was running: killed, or its machine lost), each
  * named with what to do.
  *
- * One listing can serve several loads (the same Job run again into a new table): a load is the workers of one
- * listing writing one table: the one asked for (status --table), else that of the worker started last. A worker whose document names another table has
+ * One listing can serve several loads (the same Job run again into a new table, or into its table deleted and
+ * created again): a load is the workers of one listing writing one table: the one asked for (status --table),
+ * else that of the worker started last, and of that name the one the last started of them described. A worker whose document names another table has
  * not started this load: counting its earlier run's rows would call the load complete while rows of its share
  * are in another table only.
  */
@@ -76,10 +77,17 @@ export function loadStatus(
   const ofListing = Array.from({ length: count }, (_, i) =>
     docs[i] !== undefined && (listedAt === undefined || docs[i]!.listedAt === listedAt) ? docs[i] : undefined,
   );
-  const table = ofTable ?? latestTable(ofListing);
+  const { table, identity } = loadTable(ofListing, ofTable);
   for (let i = 0; i < count; i++) {
     const mine = ofListing[i];
-    const otherTable = mine !== undefined && mine.table !== table ? mine.table : undefined;
+    const otherTable =
+      mine === undefined
+        ? undefined
+        : mine.table !== table
+          ? mine.table
+          : identity !== undefined && mine.tableIdentity !== undefined && mine.tableIdentity !== identity
+            ? `${mine.table} (${mine.tableIdentity}), deleted and created again since`
+            : undefined;
     const doc = otherTable === undefined ? mine : undefined;
     const quietMs = doc ? Math.max(0, now - Date.parse(doc.updatedAt)) : undefined;
     let state: WorkerState = 'not started';
@@ -121,16 +129,16 @@ export function loadStatus(
   };
 }
 
-/** The table of the worker started last (its run's start; then its last word), among these documents. */
-function latestTable(docs: ReadonlyArray<WorkerDoc | undefined>): string | undefined {
-  let latest: WorkerDoc | undefined;
-  for (const doc of docs)
-    if (
-      doc !== undefined &&
-      (latest === undefined || doc.startedAt > latest.startedAt || (doc.startedAt === latest.startedAt && doc.updatedAt > latest.updatedAt))
-    )
-      latest = doc;
-  return latest?.table;
+/**
+ * The load's table (`table`, else that of the worker started last: its run's start, then its last word), and
+ * which table of that name: the identity the last started of its workers that knew it said.
+ */
+function loadTable(docs: ReadonlyArray<WorkerDoc | undefined>, table: string | undefined): { table: string | undefined; identity: string | undefined } {
+  const byStart = docs
+    .filter((doc): doc is WorkerDoc => doc !== undefined)
+    .sort((a, b) => (a.startedAt !== b.startedAt ? (a.startedAt < b.startedAt ? 1 : -1) : a.updatedAt < b.updatedAt ? 1 : -1));
+  const name = table ?? byStart[0]?.table;
+  return { table: name, identity: byStart.find((doc) => doc.table === name && doc.tableIdentity !== undefined)?.tableIdentity };
 }
 
 function conditionFailuresFiles(workers: readonly WorkerStatus[]): Pick<LoadStatus, 'conditionFailuresFiles'> {

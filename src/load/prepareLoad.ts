@@ -158,6 +158,8 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
   for (const note of listed.notes) emit({ type: 'warning', message: note });
   const { table: described, startOver } = await mode.table();
   if (startOver) return { startOver: described };
+  // Said at the next beat: status tells this table from one of its name deleted since (loadStatus.ts).
+  if (board) board.tableIdentity = described.identity;
   const keySchema = described.keySchema;
   checkTypesAgainstKeys(opts.types, keySchema, opts.table);
   // Headers and first rows against the table's keys and the columns options name, before anything is kept.

@@ -7,6 +7,7 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { CreateTableCommand, DeleteTableCommand, waitUntilTableExists, waitUntilTableNotExists } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/exitCodes.js';
 import type { LoadResult } from '../../src/index.js';
@@ -19,7 +20,7 @@ import { readRejectsIfAny } from '../support/rejects.js';
 import { newBucket, putObjects, s3Client, s3Endpoint } from '../support/s3.js';
 
 const KEYS = { partitionKey: { name: 'pk', type: 'S' as const }, sortKey: { name: 'sk', type: 'N' as const } };
-const { endpoint, client, dir, newTable } = useLocalAws({ name: 'divattack' });
+const { endpoint, client, dir, newTable, trackTable } = useLocalAws({ name: 'divattack' });
 
 const env = () => ({ ...localEnv(endpoint), AWS_ENDPOINT_URL_S3: s3Endpoint() });
 const run = (args: string[]): Promise<ProcessRun> => runCli(args, { cwd: dir(), env: env(), timeoutMs: 60_000 });
@@ -359,5 +360,76 @@ describe('--segment workers dividing the parts, attacked', () => {
     expect(answer.rejectFiles.reduce((n, f) => n + f.rejected, 0)).toBe(2);
     const rejected = (await Promise.all([0, 1].map((i) => readRejectsIfAny(join(dir(), `bykey${i}.rejects.jsonl`))))).flat();
     expect(rejected.map((r) => r.line).sort((a, b) => a - b)).toEqual([702, 2502]);
+  });
+
+  it('the table deleted and created again under its name, the same Job run again: status does not take the first load’s finished workers for this table’s', async () => {
+    const folder = join(dir(), 'recreated');
+    await mkdir(folder);
+    const keys: string[] = [];
+    for (const name of ['a', 'b', 'c', 'd']) {
+      const part = partCsv(name, 250);
+      keys.push(...part.keys);
+      await writeFile(join(folder, `${name}.csv`), part.text);
+    }
+    const table = trackTable(`t_recreated_${Date.now()}`);
+    const create = async () => {
+      await client().send(
+        new CreateTableCommand({
+          TableName: table,
+          AttributeDefinitions: [
+            { AttributeName: 'pk', AttributeType: 'S' },
+            { AttributeName: 'sk', AttributeType: 'N' },
+          ],
+          KeySchema: [
+            { AttributeName: 'pk', KeyType: 'HASH' },
+            { AttributeName: 'sk', KeyType: 'RANGE' },
+          ],
+          BillingMode: 'PAY_PER_REQUEST',
+        }),
+      );
+      await waitUntilTableExists({ client: client(), maxWaitTime: 30 }, { TableName: table });
+    };
+    await create();
+    const listing = join(dir(), 'recreated.listing.json');
+    const worker = (i: number, run_: string) =>
+      run([
+        'load',
+        folder,
+        '--table',
+        table,
+        '--types',
+        'sk:N',
+        '--segment',
+        `${i}/2`,
+        '--listing',
+        listing,
+        '--parts-disjoint',
+        '--json',
+        '--rejects',
+        join(dir(), `recreated-${run_}-${i}.rejects.jsonl`),
+      ]);
+    for (const r of await Promise.all([worker(0, 'a'), worker(1, 'a')])) expect(r.code, r.stderr).toBe(EXIT.OK);
+    await client().send(new DeleteTableCommand({ TableName: table }));
+    await waitUntilTableNotExists({ client: client(), maxWaitTime: 30 }, { TableName: table });
+    await create();
+    const w0 = await worker(0, 'b');
+    expect(w0.code, w0.stderr).toBe(EXIT.OK);
+    const inTable = (await scanAll(client(), table)).length;
+    expect(inTable).toBeLessThan(keys.length);
+    // Half the input is in no table and no reject file: worker 1's finished state is of the table deleted.
+    const status = await run(['status', listing, '--json']);
+    expect(status.code, status.stdout).toBe(EXIT.TEMP_FAIL);
+    const answer = JSON.parse(status.stdout) as StatusJson;
+    expect(answer).toMatchObject({ complete: false, rows: inTable });
+    expect(answer.workers.map((w) => w.state)).toEqual(['finished', 'not started']);
+    const text = await run(['status', listing, '--table', table]);
+    expect(text.code).toBe(EXIT.TEMP_FAIL);
+    expect(text.stdout).toMatch(/worker 1\/2 +not started into this table: its state is of a load of this listing into .*deleted/);
+    const w1 = await worker(1, 'b');
+    expect(w1.code, w1.stderr).toBe(EXIT.OK);
+    expect(keysOf(await scanAll(client(), table))).toEqual([...keys].sort());
+    const after = await run(['status', listing, '--json']);
+    expect(after.code, after.stdout).toBe(EXIT.OK);
+    expect(JSON.parse(after.stdout)).toMatchObject({ complete: true, rows: keys.length });
   });
 });
