@@ -33,7 +33,7 @@ import type { OpenedCheckpoint } from './openCheckpoint.js';
 import { prepareOutputFiles, type CallerFiles } from './outputFiles.js';
 import { FileLock } from '../files/fileLock.js';
 import { headerChecker, preflightInput } from './inputPreflight.js';
-import { localListingStore, s3ListingStore, sharedListing } from './sharedListing.js';
+import { addedWarning, localListingStore, s3ListingStore, sharedListing } from './sharedListing.js';
 import type { Segment } from './segment.js';
 import { divisionOf, exportSpans, shareOf, type Division, type DivisionBy, type Share } from './shares.js';
 import { ExportBarrier, settledOf } from './exportBarrier.js';
@@ -415,6 +415,8 @@ async function listInputSet({
   const store = opts.listing.startsWith('s3://') ? s3ListingStore(opts.listing, s3) : localListingStore(opts.listing);
   const shared = await sharedListing(store, opts.inputs, opts.segment, list, { s3 }, Date.now, (set) => divide(set)?.by);
   emit({ type: 'listing', where: opts.listing, made: shared.made, parts: shared.set.parts.length, listedAt: shared.listedAt });
+  const added = addedWarning(shared, opts.listing);
+  if (added !== undefined) emit({ type: 'warning', message: added });
   return { set: shared.set, division: agreedDivision(divide(shared.set), shared.division, opts.listing), s3, listedAt: shared.listedAt };
 }
 

@@ -5,7 +5,7 @@
  * listing and the reading. Nothing may say complete while a row of the input is neither in the table nor in
  * a reject file.
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CreateTableCommand, DeleteTableCommand, waitUntilTableExists, waitUntilTableNotExists } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
@@ -431,5 +431,52 @@ describe('--segment workers dividing the parts, attacked', () => {
     const after = await run(['status', listing, '--json']);
     expect(after.code, after.stdout).toBe(EXIT.OK);
     expect(JSON.parse(after.stdout)).toMatchObject({ complete: true, rows: keys.length });
+  });
+
+  it('parts added to the folder after the listing: a worker that loads the listing names them as read by no worker; a part removed stops a worker before any write (66)', async () => {
+    const folder = join(dir(), 'grown');
+    await mkdir(folder);
+    const listed: string[] = [];
+    for (const name of ['a', 'b', 'c']) {
+      const part = partCsv(name, 120);
+      listed.push(...part.keys);
+      await writeFile(join(folder, `${name}.csv`), part.text);
+    }
+    const table = await newTable(KEYS);
+    const listing = join(dir(), 'grown.listing.json');
+    const worker = (i: number) =>
+      run([
+        'load',
+        folder,
+        '--table',
+        table,
+        '--types',
+        'sk:N',
+        '--segment',
+        `${i}/2`,
+        '--listing',
+        listing,
+        '--parts-disjoint',
+        '--json',
+        '--rejects',
+        join(dir(), `grown${i}.rejects.jsonl`),
+      ]);
+    const first = await worker(0);
+    expect(first.code, first.stderr).toBe(EXIT.OK);
+    expect(first.stderr).not.toMatch(/in the input now/);
+    // A job still writing the folder: two parts land after worker 0 listed it.
+    for (const name of ['e', 'f']) await writeFile(join(folder, `${name}.csv`), partCsv(name, 50).text);
+    const second = await worker(1);
+    expect(second.code, second.stderr).toBe(EXIT.OK);
+    expect(second.stderr).toMatch(
+      /2 parts are in the input now that were not when --listing .* was listed \([^)]+\): .*e\.csv, .*f\.csv\. No worker of this load reads them/,
+    );
+    // The listing's parts are loaded, every row once; the parts added are not.
+    expect(keysOf(await scanAll(client(), table))).toEqual([...listed].sort());
+    // A part of the listing removed: refused before any write, naming it.
+    await rm(join(folder, 'a.csv'));
+    const again = await worker(0);
+    expect(again.code, again.stderr).toBe(EXIT.NO_INPUT);
+    expect(again.stderr).toMatch(/a\.csv is gone since it was listed/);
   });
 });
