@@ -34,6 +34,7 @@ import { prepareOutputFiles, type CallerFiles } from './outputFiles.js';
 import { FileLock } from '../files/fileLock.js';
 import { headerChecker, preflightInput } from './inputPreflight.js';
 import { addedWarning, localListingStore, s3ListingStore, sharedListing } from './sharedListing.js';
+import { refuseSharedRejects } from './peerRejects.js';
 import type { Segment } from './segment.js';
 import { divisionOf, exportSpans, shareOf, type Division, type DivisionBy, type Share } from './shares.js';
 import { ExportBarrier, settledOf } from './exportBarrier.js';
@@ -260,6 +261,8 @@ async function startWorkerBoard(
   division: Division | undefined,
   exports: number,
 ): Promise<WorkerBoard> {
+  // Before this worker writes its state or a row: its reject file must not be another worker's.
+  await refuseSharedRejects({ listing, segment, listedAt, table: ctx.opts.table, rejectsPath: ctx.opts.rejectsPath, s3 });
   const path = workerDocPath(listing, segment);
   const store = path.startsWith('s3://') ? s3WorkerStore(path, s3) : localWorkerStore(path);
   const board = new WorkerBoard(store, segment, listedAt, ctx.result, (message) => ctx.emit({ type: 'warning', message }));
