@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { S3Access } from '../reading/s3Part.js';
 import { LoaderError } from '../shared/errors.js';
@@ -10,8 +11,8 @@ import { localWorkerStore, s3WorkerStore, workerDocPath, type WorkerDoc } from '
  * line without the index in it) would have each worker's file replace the one before: the rows an earlier
  * worker rejected would then be in no reject file, while status still counts them. A worker's reject file is
  * created at its first reject (reporting/rejectSink.ts), and two workers cannot hold it at once (its lock),
- * so a worker that finds its path in another worker's state of this load, with rows in it, is refused
- * before it reads a row.
+ * so a worker that finds its path in another worker's state of this load, with rows in it, and a file there,
+ * is refused before it reads a row.
  */
 
 /** The worker (i/N) of this load (its listing time and table) whose reject file, with rows in it, is `rejectsPath`; undefined if none. Pure. */
@@ -60,7 +61,15 @@ export async function refuseSharedRejects(o: {
       }),
   );
   const peer = sharedRejectsOf(peers, o);
-  if (peer === undefined) return;
+  // Not there: the path is on the other worker's own disk (a pod's /tmp), not a file they share.
+  if (
+    peer === undefined ||
+    !(await stat(o.rejectsPath).then(
+      () => true,
+      () => false,
+    ))
+  )
+    return;
   const { index } = o.segment;
   throw new LoaderError(
     'INVALID_OPTION',
