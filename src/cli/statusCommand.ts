@@ -8,6 +8,7 @@ import type { CliIo } from './terminal.js';
 
 interface StatusFlags {
   json?: boolean;
+  table?: string;
   region?: string;
   profile?: string;
   s3EndpointUrl?: string;
@@ -22,6 +23,7 @@ Reads the listing the workers share (--listing of their load) and the state each
 Examples:
   $ ddb-spread status /state/orders.listing.json
   $ ddb-spread status s3://migrations/orders/listing.json --json
+  $ ddb-spread status /state/orders.listing.json --table orders-v2   (the same listing loaded again into orders-v2)
 
 Exit codes: 0 complete (every worker read its share to the end, every row written); 2 every worker
 finished, rows were rejected (they are in the reject files named); 75 not complete yet (a worker not
@@ -35,6 +37,7 @@ export function addStatusCommand(program: Command, io: Pick<CliIo, 'stdout' | 's
     .description('Say whether a load run by several workers (--segment, --listing) is complete: totals, rate, each worker, every reject file.')
     .argument('<listing>', "the workers' --listing: a file on their shared volume, or s3://bucket/key")
     .option('--json', 'print the status as one JSON object')
+    .option('--table <name>', 'the load into this table (one listing can serve loads into several); default: the table of the worker started last')
     .option('--region <region>', 'AWS region of the S3 listing')
     .option('--profile <name>', 'AWS profile for the S3 listing')
     .option('--s3-endpoint-url <url>', 'S3 endpoint (an S3-compatible server)')
@@ -48,13 +51,18 @@ async function runStatus(io: Pick<CliIo, 'stdout' | 'stderr'>, listing: string, 
   try {
     // Loaded when the command runs: the other commands, --help and --version never need it.
     const { readStatus } = await import('../load/readStatus.js');
-    const report = await readStatus(listing, {
-      region: flags.region,
-      profile: flags.profile,
-      endpoint: flags.s3EndpointUrl,
-      forcePathStyle: flags.s3PathStyle === true,
-      caBundle: flags.caBundle,
-    });
+    const report = await readStatus(
+      listing,
+      {
+        region: flags.region,
+        profile: flags.profile,
+        endpoint: flags.s3EndpointUrl,
+        forcePathStyle: flags.s3PathStyle === true,
+        caBundle: flags.caBundle,
+      },
+      Date.now,
+      flags.table,
+    );
     io.stdout.write(flags.json ? `${JSON.stringify(report)}\n` : statusText(report));
     return statusExitCode(report);
   } catch (error) {
@@ -89,7 +97,7 @@ export function statusText(report: StatusReport): string {
     .map(([reason, n]) => `${reason} ${formatCount(n)}`)
     .join(', ');
   const lines = [
-    `ddb-spread: load of ${report.listing} (listed ${report.listedAt}: ${formatCount(report.parts)} parts, ${formatBytes(report.bytes)}; ${report.workers.length} workers): ${verdict}`,
+    `ddb-spread: load of ${report.listing}${report.table !== undefined ? ` into ${report.table}` : ''} (listed ${report.listedAt}: ${formatCount(report.parts)} parts, ${formatBytes(report.bytes)}; ${report.workers.length} workers): ${verdict}`,
     `  rows read     ${formatCount(report.rows)}`,
     `  written       ${formatCount(report.written)}`,
     `  superseded    ${formatCount(report.superseded)}`,
@@ -114,7 +122,10 @@ export function statusText(report: StatusReport): string {
 
 function workerLine(w: WorkerStatus): string {
   const doc = w.doc;
-  if (!doc) return 'not started: start it (its checkpoint, if it has one, resumes it)';
+  if (!doc)
+    return w.otherTable !== undefined
+      ? `not started into this table: its state is of a load of this listing into ${w.otherTable}; start it with this load's --table`
+      : 'not started: start it (its checkpoint, if it has one, resumes it)';
   const counts = `${formatCount(doc.written)} written, ${formatCount(doc.rejected)} rejected`;
   const share =
     doc.division?.by === 'parts' || doc.division?.by === 'chain'

@@ -11,6 +11,12 @@ import { HEARTBEAT_MS, WORKER_FORMAT, type WorkerDoc } from './workerBoard.js';
  * file. Anything else is not complete yet: a worker not started, running, stopped (a signal, a failure), or
  * silent (no word for SILENT_AFTER_MS while it said it was running: killed, or its machine lost), each
  * named with what to do.
+ *
+ * One listing can serve several loads (the same Job run again into a new table, or into its table deleted and
+ * created again): a load is the workers of one listing writing one table: the one asked for (status --table),
+ * else that of the worker started last, and of that name the one the last started of them described. A worker whose document names another table has
+ * not started this load: counting its earlier run's rows would call the load complete while rows of its share
+ * are in another table only.
  */
 export type WorkerState = 'not started' | 'running' | 'silent' | 'finished' | 'stopped';
 
@@ -21,9 +27,13 @@ export interface WorkerStatus {
   doc: WorkerDoc | undefined;
   /** Since its last word, in ms. */
   quietMs: number | undefined;
+  /** Not started for this load's table: its document (not counted) is of a load of this listing into that table. */
+  otherTable?: string | undefined;
 }
 
 export interface LoadStatus {
+  /** The table the load writes (that of the worker started last); absent when no worker has started. */
+  table?: string;
   workers: WorkerStatus[];
   /** Every worker finished, and every row is written or superseded. */
   complete: boolean;
@@ -54,15 +64,35 @@ export interface LoadStatus {
 /** A worker is silent after this long without a word while it said it was running. */
 export const SILENT_AFTER_MS = 3 * HEARTBEAT_MS;
 
-export function loadStatus(count: number, docs: ReadonlyArray<WorkerDoc | undefined>, now: number, listedAt?: string): LoadStatus {
+export function loadStatus(
+  count: number,
+  docs: ReadonlyArray<WorkerDoc | undefined>,
+  now: number,
+  listedAt?: string,
+  /** The load's table when known (status --table); else that of the worker started last. */
+  ofTable?: string,
+): LoadStatus {
   const workers: WorkerStatus[] = [];
+  // A document of an earlier load that used the same listing path is not this load's.
+  const ofListing = Array.from({ length: count }, (_, i) =>
+    docs[i] !== undefined && (listedAt === undefined || docs[i]!.listedAt === listedAt) ? docs[i] : undefined,
+  );
+  const { table, identity } = loadTable(ofListing, ofTable);
   for (let i = 0; i < count; i++) {
-    // A document of an earlier load that used the same listing path is not this load's.
-    const doc = docs[i] !== undefined && (listedAt === undefined || docs[i]!.listedAt === listedAt) ? docs[i] : undefined;
+    const mine = ofListing[i];
+    const otherTable =
+      mine === undefined
+        ? undefined
+        : mine.table !== table
+          ? mine.table
+          : identity !== undefined && mine.tableIdentity !== undefined && mine.tableIdentity !== identity
+            ? `${mine.table} (${mine.tableIdentity}), deleted and created again since`
+            : undefined;
+    const doc = otherTable === undefined ? mine : undefined;
     const quietMs = doc ? Math.max(0, now - Date.parse(doc.updatedAt)) : undefined;
     let state: WorkerState = 'not started';
     if (doc) state = doc.state === 'running' && quietMs! > SILENT_AFTER_MS ? 'silent' : doc.state;
-    workers.push({ segment: `${i}/${count}`, state, doc, quietMs });
+    workers.push({ segment: `${i}/${count}`, state, doc, quietMs, ...(otherTable !== undefined ? { otherTable } : {}) });
   }
   const sum = (field: 'written' | 'superseded' | 'rejected' | 'skippedExpired' | 'conditionFailed' | 'notWritten') =>
     workers.reduce((n, w) => n + (w.doc?.[field] ?? 0), 0);
@@ -71,6 +101,7 @@ export function loadStatus(count: number, docs: ReadonlyArray<WorkerDoc | undefi
     for (const [reason, n] of Object.entries(w.doc?.rejectedByReason ?? {})) rejectedByReason[reason] = (rejectedByReason[reason] ?? 0) + n;
   const finished = workers.every((w) => w.state === 'finished');
   return {
+    ...(table !== undefined ? { table } : {}),
     workers,
     finished,
     complete: finished && workers.every((w) => w.doc!.complete),
@@ -96,6 +127,18 @@ export function loadStatus(count: number, docs: ReadonlyArray<WorkerDoc | undefi
     ),
     ...conditionFailuresFiles(workers),
   };
+}
+
+/**
+ * The load's table (`table`, else that of the worker started last: its run's start, then its last word), and
+ * which table of that name: the identity the last started of its workers that knew it said.
+ */
+function loadTable(docs: ReadonlyArray<WorkerDoc | undefined>, table: string | undefined): { table: string | undefined; identity: string | undefined } {
+  const byStart = docs
+    .filter((doc): doc is WorkerDoc => doc !== undefined)
+    .sort((a, b) => (a.startedAt !== b.startedAt ? (a.startedAt < b.startedAt ? 1 : -1) : a.updatedAt < b.updatedAt ? 1 : -1));
+  const name = table ?? byStart[0]?.table;
+  return { table: name, identity: byStart.find((doc) => doc.table === name && doc.tableIdentity !== undefined)?.tableIdentity };
 }
 
 function conditionFailuresFiles(workers: readonly WorkerStatus[]): Pick<LoadStatus, 'conditionFailuresFiles'> {

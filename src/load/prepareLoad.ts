@@ -33,7 +33,8 @@ import type { OpenedCheckpoint } from './openCheckpoint.js';
 import { prepareOutputFiles, type CallerFiles } from './outputFiles.js';
 import { FileLock } from '../files/fileLock.js';
 import { headerChecker, preflightInput } from './inputPreflight.js';
-import { localListingStore, s3ListingStore, sharedListing } from './sharedListing.js';
+import { addedWarning, localListingStore, s3ListingStore, sharedListing } from './sharedListing.js';
+import { refuseSharedRejects } from './peerRejects.js';
 import type { Segment } from './segment.js';
 import { divisionOf, exportSpans, shareOf, type Division, type DivisionBy, type Share } from './shares.js';
 import { ExportBarrier, settledOf } from './exportBarrier.js';
@@ -158,6 +159,8 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
   for (const note of listed.notes) emit({ type: 'warning', message: note });
   const { table: described, startOver } = await mode.table();
   if (startOver) return { startOver: described };
+  // Said at the next beat: status tells this table from one of its name deleted since (loadStatus.ts).
+  if (board) board.tableIdentity = described.identity;
   const keySchema = described.keySchema;
   checkTypesAgainstKeys(opts.types, keySchema, opts.table);
   // Headers and first rows against the table's keys and the columns options name, before anything is kept.
@@ -258,6 +261,8 @@ async function startWorkerBoard(
   division: Division | undefined,
   exports: number,
 ): Promise<WorkerBoard> {
+  // Before this worker writes its state or a row: its reject file must not be another worker's.
+  await refuseSharedRejects({ listing, segment, listedAt, table: ctx.opts.table, rejectsPath: ctx.opts.rejectsPath, s3 });
   const path = workerDocPath(listing, segment);
   const store = path.startsWith('s3://') ? s3WorkerStore(path, s3) : localWorkerStore(path);
   const board = new WorkerBoard(store, segment, listedAt, ctx.result, (message) => ctx.emit({ type: 'warning', message }));
@@ -413,6 +418,8 @@ async function listInputSet({
   const store = opts.listing.startsWith('s3://') ? s3ListingStore(opts.listing, s3) : localListingStore(opts.listing);
   const shared = await sharedListing(store, opts.inputs, opts.segment, list, { s3 }, Date.now, (set) => divide(set)?.by);
   emit({ type: 'listing', where: opts.listing, made: shared.made, parts: shared.set.parts.length, listedAt: shared.listedAt });
+  const added = addedWarning(shared, opts.listing);
+  if (added !== undefined) emit({ type: 'warning', message: added });
   return { set: shared.set, division: agreedDivision(divide(shared.set), shared.division, opts.listing), s3, listedAt: shared.listedAt };
 }
 

@@ -17,7 +17,13 @@ export interface StatusReport extends LoadStatus {
  * Reads the listing the workers of a load share (a local file or s3://bucket/key) and each worker's state
  * beside it, and says where the load as a whole stands (loadStatus.ts). Reads only: nothing is written.
  */
-export async function readStatus(listing: string, s3Options: Omit<S3Options, 'requestTimeoutMs'>, now: () => number = Date.now): Promise<StatusReport> {
+export async function readStatus(
+  listing: string,
+  s3Options: Omit<S3Options, 'requestTimeoutMs'>,
+  now: () => number = Date.now,
+  /** The table whose load is asked about (one listing may have served loads into several). */
+  table?: string,
+): Promise<StatusReport> {
   let access: S3Access | undefined;
   let making: Promise<S3Access> | undefined;
   // The S3 client is loaded only for a listing in S3: the status of a local listing never needs it. One
@@ -49,7 +55,7 @@ export async function readStatus(listing: string, s3Options: Omit<S3Options, 're
       listedAt: doc.listedAt,
       parts: doc.parts.length,
       bytes: doc.parts.reduce((n, p) => n + p.size, 0),
-      ...loadStatus(count, docs, now(), doc.listedAt),
+      ...loadStatus(count, docs, now(), doc.listedAt, table),
     };
   } finally {
     access?.destroy();

@@ -38,6 +38,11 @@ export interface SharedListing {
   /** True when this worker listed the input and wrote the listing. */
   made: boolean;
   listedAt: string;
+  /**
+   * Parts the inputs hold now that the listing does not (added since it was listed), when this worker loads a
+   * listing another wrote: no worker of this load reads them, so the worker names them (addedWarning).
+   */
+  added: string[];
 }
 
 export async function sharedListing(
@@ -51,7 +56,7 @@ export async function sharedListing(
   divide: (set: InputSet) => 'parts' | 'chain' | 'keys' | undefined = () => undefined,
 ): Promise<SharedListing> {
   const existing = await store.read();
-  if (existing !== undefined) return revived(existing, store.where, inputs, segment, parts);
+  if (existing !== undefined) return withAdded(await revived(existing, store.where, inputs, segment, parts), list);
   const set = await list();
   const doc = await docOf(set, inputs, segment?.count, new Date(now()).toISOString(), divide(set));
   const text = listingText(doc);
@@ -59,13 +64,33 @@ export async function sharedListing(
     // Read back: a store without conditional writes (an S3-compatible server that ignores If-None-Match)
     // keeps the last writer's; loading what is stored keeps every worker on one listing all the same.
     const stored = await store.read();
-    if (stored === undefined || stored === text) return { set, made: true, listedAt: doc.listedAt, division: doc.division };
-    return revived(stored, store.where, inputs, segment, parts);
+    if (stored === undefined || stored === text) return { set, made: true, listedAt: doc.listedAt, division: doc.division, added: [] };
+    return withAdded(await revived(stored, store.where, inputs, segment, parts), async () => set);
   }
   // Another worker wrote its listing first: load that one, so all load the same parts.
   const theirs = await store.read();
   if (theirs === undefined) throw new LoaderError('INPUT_UNREADABLE', `--listing ${store.where} was there a moment ago and is gone; run the load again`);
-  return revived(theirs, store.where, inputs, segment, parts);
+  return withAdded(await revived(theirs, store.where, inputs, segment, parts), async () => set);
+}
+
+/**
+ * The listing with the parts the inputs hold now and it does not: a part written after the listing (a job
+ * still writing the folder when the first worker started) is read by no worker of this load, and must not go
+ * unsaid. A listing that fails (an input gone: the parts' own check says so) names none.
+ */
+async function withAdded(shared: SharedListing, list: () => Promise<InputSet>): Promise<SharedListing> {
+  const now = await list().catch(() => undefined);
+  if (!now) return shared;
+  const listed = new Set(shared.set.parts.map((p) => p.part.name));
+  return { ...shared, added: now.parts.map((p) => p.part.name).filter((name) => !listed.has(name)) };
+}
+
+/** What a worker says of the parts added since the listing; undefined when there are none. */
+export function addedWarning(shared: Pick<SharedListing, 'added' | 'listedAt'>, where: string): string | undefined {
+  const { added } = shared;
+  if (added.length === 0) return undefined;
+  const shown = added.slice(0, 5).join(', ') + (added.length > 5 ? `, and ${added.length - 5} more` : '');
+  return `${added.length === 1 ? '1 part is' : `${added.length} parts are`} in the input now that ${added.length === 1 ? 'was' : 'were'} not when --listing ${where} was listed (${shared.listedAt}): ${shown}. No worker of this load reads ${added.length === 1 ? 'it' : 'them'}; load ${added.length === 1 ? 'it' : 'them'} in a load of ${added.length === 1 ? 'its' : 'their'} own, or start this load over with a new listing (remove it and every worker's checkpoint)`;
 }
 
 async function revived(
@@ -98,6 +123,7 @@ async function revived(
     made: false,
     listedAt: doc.listedAt,
     division: doc.division,
+    added: [],
   };
 }
 

@@ -24,6 +24,11 @@ export interface WorkerDoc {
   /** running: heard from every HEARTBEAT_MS; finished: read its input to the end; stopped: asked to stop (a signal) or failed. */
   state: 'running' | 'finished' | 'stopped';
   table: string;
+  /**
+   * Which table of that name (TableInfo.identity: its id, or when it was created), once described: a table
+   * deleted and created again under its name is another load's. Absent before, and from an earlier ddb-spread.
+   */
+  tableIdentity?: string | undefined;
   host: string;
   pid: number;
   startedAt: string;
@@ -133,6 +138,7 @@ export function workerDoc(
     runId?: string | undefined;
     settledExports?: number | undefined;
     barrier?: WorkerDoc['barrier'];
+    tableIdentity?: string | undefined;
   },
 ): WorkerDoc {
   return {
@@ -142,6 +148,7 @@ export function workerDoc(
     listedAt: how.listedAt,
     state: how.state,
     table: result.table,
+    ...(how.tableIdentity !== undefined ? { tableIdentity: how.tableIdentity } : {}),
     host: hostname(),
     pid: process.pid,
     startedAt: how.startedAt,
@@ -217,6 +224,8 @@ export class WorkerBoard {
   onBeat: (() => Promise<void>) | undefined;
   /** Set by an export chain's barrier (exportBarrier.ts): the exports this worker has settled. */
   settledExports: number | undefined;
+  /** Which table of its name this worker writes, once described (WorkerDoc.tableIdentity). */
+  tableIdentity: string | undefined;
   /** What this worker's document of this load said it had settled of a chain before this run (Infinity: finished), 0 if nothing. */
   earlierSettled = 0;
   barrier: WorkerDoc['barrier'];
@@ -288,6 +297,7 @@ export class WorkerBoard {
       runId: this.#runId,
       settledExports: this.settledExports,
       barrier: this.barrier,
+      tableIdentity: this.tableIdentity,
     });
     const text = `${JSON.stringify(doc, null, 2)}\n`;
     this.#writing = this.#writing.then(() =>

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { LoaderError } from '../shared/errors.js';
 import type { ListedExport } from './dynamodbExport.js';
 import type { SkippedPart } from './listing.js';
@@ -55,12 +56,23 @@ export interface ListingPartDoc {
 
 export const LISTING_FORMAT = 'ddb-spread-listing';
 
-/** The listing as JSON text, one part a line, so a person can read and diff it. */
+/**
+ * The listing as JSON text, one part a line, so a person can read and diff it; with the digest of what it
+ * says, so a listing changed by hand after some workers loaded it is refused (parseListing) rather than
+ * dealt to the others otherwise, leaving a part to no worker.
+ */
 export function listingText(doc: ListingDoc): string {
   const { parts, ...head } = doc;
   const lines = parts.map((p) => `    ${JSON.stringify(p)}`);
-  const headText = JSON.stringify(head, null, 2).replace(/\n}$/, '');
+  const headText = JSON.stringify({ ...head, digest: digestOf(head, parts) }, null, 2).replace(/\n}$/, '');
   return `${headText},\n  "parts": [\n${lines.join(',\n')}\n  ]\n}\n`;
+}
+
+/** SHA-256 of what a listing says, its fields in the order written (the parts last); not of its spacing. */
+function digestOf(head: object, parts: unknown): string {
+  return `sha256:${createHash('sha256')
+    .update(JSON.stringify({ ...head, parts }))
+    .digest('hex')}`;
 }
 
 /** The listing in `text` (from `where`, for messages), checked field by field. */
@@ -99,7 +111,15 @@ export function parseListing(text: string, where: string): ListingDoc {
   if (!Array.isArray(doc.exports)) throw bad('no "exports"');
   if (!Array.isArray(doc.skipped)) throw bad('no "skipped"');
   if (!Array.isArray(doc.notes)) throw bad('no "notes"');
-  return doc as ListingDoc;
+  // A listing without one is an earlier ddb-spread's.
+  const { digest, parts, ...head } = doc as ListingDoc & { digest?: unknown };
+  if (digest !== undefined && digest !== digestOf(head, parts))
+    throw new LoaderError(
+      'INVALID_OPTION',
+      `--listing ${where} was changed since it was written (what it says no longer matches its "digest"): workers that loaded it before and after the change would divide different parts between them, and a part could be read by no worker. Put it back as it was written, or start the load over: remove it and every worker's checkpoint, and run every worker again`,
+      { file: where },
+    );
+  return { ...head, parts } as ListingDoc;
 }
 
 /**

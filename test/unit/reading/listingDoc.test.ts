@@ -46,6 +46,20 @@ describe('listing document', () => {
     expect(() => parseListing(text, 'shared/l.json')).toThrow(/--listing shared\/l\.json is not a listing ddb-spread wrote .*remove it/);
   });
 
+  it('refuses a listing changed since it was written (a part taken out, a size changed), and says to start over; spacing and a listing of before the digest are no change', () => {
+    const text = listingText(doc);
+    const dropped = text.replace(/\n {4}\{[^\n]*"local\/d\/x_y\.csv"[^\n]*,/, '');
+    expect(dropped).not.toBe(text);
+    expect(() => parseListing(dropped, 'shared/l.json')).toThrow(
+      /--listing shared\/l\.json was changed since it was written .*remove it and every worker's checkpoint/,
+    );
+    const resized = text.replace('"size":10', '"size":11');
+    expect(resized).not.toBe(text);
+    expect(() => parseListing(resized, 'l.json')).toThrow(/was changed since it was written/);
+    expect(parseListing(JSON.stringify(JSON.parse(text)), 'l.json')).toEqual(doc);
+    expect(parseListing(JSON.stringify(doc), 'l.json')).toEqual(doc);
+  });
+
   it('a listing serves only the inputs it was made for, in their order', () => {
     expect(inputsMismatch(['a', 'b'], ['a', 'b'])).toBeUndefined();
     expect(inputsMismatch(['a', 'b'], ['b', 'a'])).toContain('"b" "a"');
