@@ -44,6 +44,8 @@ export async function shareTheRate(board: WorkerBoard, sharing: RateSharing): Pr
   // A peer's last document read: a read that fails (S3 unreachable for a moment) keeps it, rather than
   // counting the peer as gone and taking its part while it may still be writing.
   const known = new Map<string, WorkerDoc | undefined>();
+  const heard = new Map<string, Heard>();
+  let first = true;
   const adjust = async () => {
     const docs = await Promise.all(
       peers.map(async (p) => {
@@ -52,10 +54,15 @@ export async function shareTheRate(board: WorkerBoard, sharing: RateSharing): Pr
         return known.get(p.segment);
       }),
     );
+    const at = now();
     const wall = Date.now();
-    const live = docs.filter(
-      (d): d is WorkerDoc => d !== undefined && d.listedAt === listedAt && d.state === 'running' && wall - Date.parse(d.updatedAt) <= SILENT_AFTER_MS,
-    );
+    const live = docs.filter((d, i): d is WorkerDoc => {
+      if (d === undefined) return false;
+      const last = heardFrom(heard.get(peers[i]!.segment), d.updatedAt, { at, wall, first });
+      heard.set(peers[i]!.segment, last);
+      return d.listedAt === listedAt && d.state === 'running' && at - last.at <= SILENT_AFTER_MS;
+    });
+    first = false;
     owed = total / (live.length + 1);
     // A worker still joining has published no target yet: it may take up to one part of N.
     mine = nextTarget(
@@ -78,6 +85,27 @@ export async function shareTheRate(board: WorkerBoard, sharing: RateSharing): Pr
     await adjust();
     await board.refresh();
   }
+}
+
+/** When this worker last heard from a peer: the updatedAt its document said, and when (this worker's monotonic clock) that was first read. */
+interface Heard {
+  updatedAt: string;
+  at: number;
+}
+
+/**
+ * When a peer was last heard from, by this worker's own monotonic clock, never by the peer's: a document
+ * whose updatedAt changed since the last read was written since then, whatever the two clocks say (a
+ * peer's clock 60 s behind made it look silent while it wrote at its part, the table at 1.5x the budget;
+ * one ahead kept a killed peer's part from the others for as long). Only a document already there when
+ * this worker joins is dated by its updatedAt, and only to make it older, never newer than now: the state
+ * of a worker killed long before is not heard for another SILENT_AFTER_MS, and a peer whose clock is behind
+ * is heard again at its next beat (meanwhile a joining worker takes no more than one part of N). Pure.
+ */
+export function heardFrom(last: Heard | undefined, updatedAt: string, now: { at: number; wall: number; first: boolean }): Heard {
+  if (last?.updatedAt === updatedAt) return last;
+  const age = now.first && last === undefined ? Math.max(0, now.wall - Date.parse(updatedAt)) : 0;
+  return { updatedAt, at: now.at - age };
 }
 
 /** A peer's document; undefined when it has none yet (not started); 'unreadable' when it could not be read. */
