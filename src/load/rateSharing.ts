@@ -46,7 +46,19 @@ export async function shareTheRate(board: WorkerBoard, sharing: RateSharing): Pr
   const known = new Map<string, WorkerDoc | undefined>();
   const heard = new Map<string, Heard>();
   let first = true;
+  // When this worker's document last changed (its board's writes that succeeded), by its own clock.
+  let writes = board.writes;
+  let publishedAt = now();
   const adjust = async () => {
+    // Unheard for half the time the others wait (stopped by SIGSTOP or a long pause, or its writes
+    // failing): they may have taken its part meanwhile; it must not write at it beside them until they see
+    // it again (the table at 1.75x the budget for a second, 1.16x over 10 s).
+    const began = now();
+    const unheard = began - publishedAt > SILENT_AFTER_MS / 2;
+    if (board.writes !== writes) {
+      writes = board.writes;
+      publishedAt = began;
+    }
     const docs = await Promise.all(
       peers.map(async (p) => {
         const read = await readPeer(p.store, p.segment);
@@ -65,13 +77,16 @@ export async function shareTheRate(board: WorkerBoard, sharing: RateSharing): Pr
     first = false;
     owed = total / (live.length + 1);
     // A worker still joining has published no target yet: it may take up to one part of N.
-    mine = nextTarget(
-      total,
-      mine,
-      live.map((d) => d.targetWcu ?? total / segment.count),
-      segment.count,
-    );
+    const targets = live.map((d) => d.targetWcu ?? total / segment.count);
+    const next = nextTarget(total, mine, targets, segment.count);
+    // Never more while unheard: the others may be as unheard (their state beside the listing unwritable, S3
+    // unreachable), each then taking the silent others' parts, the table at N times the budget.
+    mine = unheard && mine !== undefined ? Math.min(mine, next) : next;
     if (Math.abs(mine - controller.targetWcu) > 0.01) controller.setTarget(now(), mine);
+    // Unheard while the others took its part: they give it back once they see it again, at their next
+    // beat; until then it sends nothing more (at its least part instead, its sends would be reserved
+    // seconds apart, and kept so after the room came back).
+    if (unheard && total - targets.reduce((sum, t) => sum + t, 0) < mine) controller.hold(now(), 1.5 * sharing.beatMs);
   };
   await adjust();
   board.onBeat = adjust;

@@ -268,6 +268,15 @@ export class RateController {
   }
 
   /**
+   * Sends nothing more for `ms` from `now` (sends already reserved are not held back): a worker of a
+   * shared budget heard again after a pause, while the others still hold its part (load/rateSharing.ts).
+   */
+  hold(now: number, ms: number): void {
+    this.#adapt(now);
+    this.#table.hold(now, ms);
+  }
+
+  /**
    * The most the load may send at `now`: the target, or on an on-demand table what its growth allows
    * (the warm throughput, twice the previous peak every window). Advice rests on it, not on the account quota.
    */
