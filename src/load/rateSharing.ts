@@ -82,7 +82,8 @@ export async function shareTheRate(board: WorkerBoard, sharing: RateSharing): Pr
     // Never more while unheard: the others may be as unheard (their state beside the listing unwritable, S3
     // unreachable), each then taking the silent others' parts, the table at N times the budget.
     mine = unheard && mine !== undefined ? Math.min(mine, next) : next;
-    if (Math.abs(mine - controller.targetWcu) > 0.01) controller.setTarget(now(), mine);
+    // An on-demand table's growth was divided as the budget was, 1/N each: this worker's part of it follows its part of the budget.
+    if (Math.abs(mine - controller.targetWcu) > 0.01) controller.setTarget(now(), mine, (mine * segment.count) / total);
     // Unheard while the others took its part: they give it back once they see it again, at their next
     // beat; until then it sends nothing more (at its least part instead, its sends would be reserved
     // seconds apart, and kept so after the room came back).
