@@ -64,6 +64,8 @@ export const SERIAL_INTEGRATION_FILES = [
   'test/cli/rateShareAttackClockAhead.test.ts',
   'test/cli/rateShareAttackPause.test.ts',
   'test/cli/rateShareAttackOutage.test.ts',
+  'test/cli/rateShareAttackRestart.test.ts',
+  'test/cli/rateShareAttackStall.test.ts',
 ];
 
 // The AWS SDK warns once a process, on Node < 22, that its releases after January 2027 need Node 22: in the
