@@ -62,7 +62,9 @@ export async function shareTheRate(board: WorkerBoard, sharing: RateSharing): Pr
     const docs = await Promise.all(
       peers.map(async (p) => {
         const read = await readPeer(p.store, p.segment);
-        if (read !== 'unreadable') known.set(p.segment, read);
+        // A document gone after it was read (a folder emptied, a volume remounted, a 404 from S3) is not a
+        // worker not yet started, whose part is free: it ages as an unreadable one does.
+        if (read !== 'unreadable' && (read !== undefined || known.get(p.segment) === undefined)) known.set(p.segment, read);
         return known.get(p.segment);
       }),
     );
