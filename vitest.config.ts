@@ -59,6 +59,13 @@ export const SERIAL_INTEGRATION_FILES = [
   'test/integration/htmlReport.test.ts',
   'test/cli/shares.test.ts',
   'test/adversarial/stripeResumeAttack.test.ts',
+  // The table's rate over 10 s windows, and a part handed on 30 s after a kill, under a shared budget.
+  'test/cli/rateShareAttackClock.test.ts',
+  'test/cli/rateShareAttackClockAhead.test.ts',
+  'test/cli/rateShareAttackPause.test.ts',
+  'test/cli/rateShareAttackOutage.test.ts',
+  'test/cli/rateShareAttackRestart.test.ts',
+  'test/cli/rateShareAttackStall.test.ts',
 ];
 
 // The AWS SDK warns once a process, on Node < 22, that its releases after January 2027 need Node 22: in the

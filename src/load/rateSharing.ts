@@ -44,27 +44,52 @@ export async function shareTheRate(board: WorkerBoard, sharing: RateSharing): Pr
   // A peer's last document read: a read that fails (S3 unreachable for a moment) keeps it, rather than
   // counting the peer as gone and taking its part while it may still be writing.
   const known = new Map<string, WorkerDoc | undefined>();
+  const heard = new Map<string, Heard>();
+  let first = true;
+  // When this worker's document last changed (its board's writes that succeeded), by its own clock.
+  let writes = board.writes;
+  let publishedAt = now();
   const adjust = async () => {
+    // Unheard for half the time the others wait (stopped by SIGSTOP or a long pause, or its writes
+    // failing): they may have taken its part meanwhile; it must not write at it beside them until they see
+    // it again (the table at 1.75x the budget for a second, 1.16x over 10 s).
+    const began = now();
+    const unheard = began - publishedAt > SILENT_AFTER_MS / 2;
+    if (board.writes !== writes) {
+      writes = board.writes;
+      publishedAt = began;
+    }
     const docs = await Promise.all(
       peers.map(async (p) => {
         const read = await readPeer(p.store, p.segment);
-        if (read !== 'unreadable') known.set(p.segment, read);
+        // A document gone after it was read (a folder emptied, a volume remounted, a 404 from S3) is not a
+        // worker not yet started, whose part is free: it ages as an unreadable one does.
+        if (read !== 'unreadable' && (read !== undefined || known.get(p.segment) === undefined)) known.set(p.segment, read);
         return known.get(p.segment);
       }),
     );
+    const at = now();
     const wall = Date.now();
-    const live = docs.filter(
-      (d): d is WorkerDoc => d !== undefined && d.listedAt === listedAt && d.state === 'running' && wall - Date.parse(d.updatedAt) <= SILENT_AFTER_MS,
-    );
+    const live = docs.filter((d, i): d is WorkerDoc => {
+      if (d === undefined) return false;
+      const last = heardFrom(heard.get(peers[i]!.segment), d.updatedAt, { at, wall, first });
+      heard.set(peers[i]!.segment, last);
+      return d.listedAt === listedAt && d.state === 'running' && at - last.at <= SILENT_AFTER_MS;
+    });
+    first = false;
     owed = total / (live.length + 1);
     // A worker still joining has published no target yet: it may take up to one part of N.
-    mine = nextTarget(
-      total,
-      mine,
-      live.map((d) => d.targetWcu ?? total / segment.count),
-      segment.count,
-    );
-    if (Math.abs(mine - controller.targetWcu) > 0.01) controller.setTarget(now(), mine);
+    const targets = live.map((d) => d.targetWcu ?? total / segment.count);
+    const next = nextTarget(total, mine, targets, segment.count);
+    // Never more while unheard: the others may be as unheard (their state beside the listing unwritable, S3
+    // unreachable), each then taking the silent others' parts, the table at N times the budget.
+    mine = unheard && mine !== undefined ? Math.min(mine, next) : next;
+    // An on-demand table's growth was divided as the budget was, 1/N each: this worker's part of it follows its part of the budget.
+    if (Math.abs(mine - controller.targetWcu) > 0.01) controller.setTarget(now(), mine, (mine * segment.count) / total);
+    // Unheard while the others took its part: they give it back once they see it again, at their next
+    // beat; until then it sends nothing more (at its least part instead, its sends would be reserved
+    // seconds apart, and kept so after the room came back).
+    if (unheard && total - targets.reduce((sum, t) => sum + t, 0) < mine) controller.hold(now(), 1.5 * sharing.beatMs);
   };
   await adjust();
   board.onBeat = adjust;
@@ -78,6 +103,27 @@ export async function shareTheRate(board: WorkerBoard, sharing: RateSharing): Pr
     await adjust();
     await board.refresh();
   }
+}
+
+/** When this worker last heard from a peer: the updatedAt its document said, and when (this worker's monotonic clock) that was first read. */
+interface Heard {
+  updatedAt: string;
+  at: number;
+}
+
+/**
+ * When a peer was last heard from, by this worker's own monotonic clock, never by the peer's: a document
+ * whose updatedAt changed since the last read was written since then, whatever the two clocks say (a
+ * peer's clock 60 s behind made it look silent while it wrote at its part, the table at 1.5x the budget;
+ * one ahead kept a killed peer's part from the others for as long). Only a document already there when
+ * this worker joins is dated by its updatedAt, and only to make it older, never newer than now: the state
+ * of a worker killed long before is not heard for another SILENT_AFTER_MS, and a peer whose clock is behind
+ * is heard again at its next beat (meanwhile a joining worker takes no more than one part of N). Pure.
+ */
+export function heardFrom(last: Heard | undefined, updatedAt: string, now: { at: number; wall: number; first: boolean }): Heard {
+  if (last?.updatedAt === updatedAt) return last;
+  const age = now.first && last === undefined ? Math.max(0, now.wall - Date.parse(updatedAt)) : 0;
+  return { updatedAt, at: now.at - age };
 }
 
 /** A peer's document; undefined when it has none yet (not started); 'unreadable' when it could not be read. */

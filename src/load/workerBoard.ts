@@ -217,6 +217,7 @@ export class WorkerBoard {
   /** When this worker's document was last written (its updatedAt), once a write has succeeded. */
   #lastWrite: string | undefined;
   #duplicated = false;
+  #writes = 0;
   /** Told once when another process writes this worker's document: a second worker with the same --segment. */
   onDuplicate: ((other: WorkerDoc) => void) | undefined;
   /** Set by a shared budget (rateSharing.ts): what the document says of the rate, and what each beat does after writing it. */
@@ -236,6 +237,11 @@ export class WorkerBoard {
     this.#listedAt = listedAt;
     this.#result = result;
     this.#warn = warn;
+  }
+
+  /** How many of its writes have succeeded: a shared budget tells from it how long the others have not heard from it. */
+  get writes(): number {
+    return this.#writes;
   }
 
   /** The interval of its beats, once started. */
@@ -304,6 +310,7 @@ export class WorkerBoard {
       this.#store.write(text).then(
         () => {
           this.#lastWrite = now;
+          this.#writes++;
         },
         (error: unknown) => {
           if (this.#warned) return;

@@ -181,6 +181,7 @@ export class RateController {
   #target: number;
   readonly #keyWcu: number;
   readonly #growth: RateControlOptions['growth'];
+  #growthScale = 1;
   readonly #decrease: number;
   readonly #keyDecrease: number;
   readonly #increase: number;
@@ -255,16 +256,29 @@ export class RateController {
    * finish (load/sharedRate.ts). Lower, the rate drops to it at once. Higher, the rate goes up to it at
    * once unless the table throttled within the quiet period: the share was being used by a worker that
    * finished, so the table took it a moment ago; after a throttle it grows back as after any cut.
+   * `growthScale`: on an on-demand table, this worker's part of the table's growth (its warm start and
+   * cap) as a multiple of the part it was given at first: its part of the budget grows, so does its part of
+   * what the table takes (else the last worker running stayed at the first 1/N of the table's warm rate).
    */
-  setTarget(now: number, wcu: number): void {
+  setTarget(now: number, wcu: number, growthScale = 1): void {
     this.#adapt(now);
     this.#target = wcu;
+    this.#growthScale = growthScale;
     const ceiling = this.#ceiling(now);
     const quiet = now >= this.#lastTableThrottle + this.#quietMs && this.#probe === undefined;
     if (this.#current > ceiling || (quiet && this.#current < ceiling)) {
       this.#current = ceiling;
       this.#table.setRate(now, ceiling);
     }
+  }
+
+  /**
+   * Sends nothing more for `ms` from `now` (sends already reserved are not held back): a worker of a
+   * shared budget heard again after a pause, while the others still hold its part (load/rateSharing.ts).
+   */
+  hold(now: number, ms: number): void {
+    this.#adapt(now);
+    this.#table.hold(now, ms);
   }
 
   /**
@@ -623,7 +637,8 @@ export class RateController {
     let before = 0;
     // Only minutes wholly older than the window count: a peak must be a whole window old.
     for (const m of this.#minutePeaks) if (m.minute < minute) before = Math.max(before, m.peak);
-    return Math.min(this.#target, growth.cap, Math.max(growth.initial, growth.factor * before));
+    const scale = this.#growthScale;
+    return Math.min(this.#target, growth.cap * scale, Math.max(growth.initial * scale, growth.factor * before));
   }
 
   #keyState(now: number, key: string): KeyState {

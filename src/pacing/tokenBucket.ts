@@ -57,6 +57,16 @@ export class TokenBucket {
     return this.#tokens >= 0 ? 0 : (-this.#tokens * 1000) / this.#rate;
   }
 
+  /**
+   * Lends nothing for `ms` from `now`: the bucket owes at least that much time at its rate, so what is
+   * reserved next waits until then (and after any debt already owed). Called again, it does not add up.
+   */
+  hold(now: number, ms: number): void {
+    if (!Number.isFinite(this.#rate)) return;
+    this.#refill(now);
+    this.#tokens = Math.min(this.#tokens, (-ms * this.#rate) / 1000);
+  }
+
   /** Milliseconds until `units` could be taken without waiting (0 if now). Takes nothing. */
   waitFor(now: number, units: number): number {
     if (!Number.isFinite(this.#rate)) return 0;
