@@ -11,7 +11,8 @@ export function testSeamsFromEnv(env: NodeJS.ProcessEnv): { testSeams?: TestSeam
   const timelineBucketMs = numberOf(env['DDB_SPREAD_TEST_TIMELINE_BUCKET_MS']);
   const heartbeatMs = numberOf(env['DDB_SPREAD_TEST_HEARTBEAT_MS']);
   const prewarmPollMs = numberOf(env['DDB_SPREAD_TEST_PREWARM_POLL_MS']);
-  if ([stripeBytes, parquetStallMs, restartRows, timelineBucketMs, heartbeatMs, prewarmPollMs].every((v) => v === undefined)) return {};
+  const silentMs = numberOf(env['DDB_SPREAD_TEST_SILENT_MS']);
+  if ([stripeBytes, parquetStallMs, restartRows, timelineBucketMs, heartbeatMs, prewarmPollMs, silentMs].every((v) => v === undefined)) return {};
   return {
     testSeams: {
       ...(stripeBytes !== undefined ? { stripeBytes } : {}),
@@ -20,6 +21,7 @@ export function testSeamsFromEnv(env: NodeJS.ProcessEnv): { testSeams?: TestSeam
       ...(timelineBucketMs !== undefined ? { timelineBucketMs } : {}),
       ...(heartbeatMs !== undefined ? { heartbeatMs } : {}),
       ...(prewarmPollMs !== undefined ? { prewarmPollMs } : {}),
+      ...(silentMs !== undefined ? { silentMs } : {}),
     },
   };
 }

@@ -59,6 +59,8 @@ export interface TestSeams {
   timelineBucketMs?: number;
   /** How often a worker writes its state beside the listing (load/workerBoard.ts' HEARTBEAT_MS otherwise). */
   heartbeatMs?: number;
+  /** How long a peer of a shared budget may be unheard before its part is taken (load/loadStatus.ts' SILENT_AFTER_MS otherwise). */
+  silentMs?: number;
 }
 
 /**

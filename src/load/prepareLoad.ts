@@ -187,6 +187,7 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
       listedAt,
       s3,
       beatMs: board.beatMs,
+      ...(ctx.deps.testSeams?.silentMs !== undefined ? { silentMs: ctx.deps.testSeams.silentMs } : {}),
     });
   const tableWcu = tableInfo.billingMode === 'PROVISIONED' && tableInfo.provisionedWcu !== undefined ? tableInfo.provisionedWcu : Infinity;
   facts.rate = { reason: rate.reason, tableWcu, nowWcu: nowCapacity(tableInfo), pacer: pacing.pacer, capacity: pacing.capacity };

@@ -17,6 +17,8 @@ export interface RateSharing {
   s3: () => Promise<S3Access>;
   /** The board's beat: how soon the others see this worker and make room. */
   beatMs: number;
+  /** How long a peer may be unheard before its part is taken: SILENT_AFTER_MS, as status waits (tests shorten it). */
+  silentMs?: number;
 }
 
 /** Beats a worker that joined with no room waits for the others to make it, before it writes at all. */
@@ -30,6 +32,7 @@ const JOIN_BEATS = 5;
  */
 export async function shareTheRate(board: WorkerBoard, sharing: RateSharing): Promise<void> {
   const { controller, now, segment, listing, listedAt, total } = sharing;
+  const silentMs = sharing.silentMs ?? SILENT_AFTER_MS;
   const peers = Array.from({ length: segment.count }, (_, index) => index)
     .filter((index) => index !== segment.index)
     .map((index) => {
@@ -54,7 +57,7 @@ export async function shareTheRate(board: WorkerBoard, sharing: RateSharing): Pr
     // failing): they may have taken its part meanwhile; it must not write at it beside them until they see
     // it again (the table at 1.75x the budget for a second, 1.16x over 10 s).
     const began = now();
-    const unheard = began - publishedAt > SILENT_AFTER_MS / 2;
+    const unheard = began - publishedAt > silentMs / 2;
     if (board.writes !== writes) {
       writes = board.writes;
       publishedAt = began;
@@ -74,7 +77,7 @@ export async function shareTheRate(board: WorkerBoard, sharing: RateSharing): Pr
       if (d === undefined) return false;
       const last = heardFrom(heard.get(peers[i]!.segment), d.updatedAt, { at, wall, first });
       heard.set(peers[i]!.segment, last);
-      return d.listedAt === listedAt && d.state === 'running' && at - last.at <= SILENT_AFTER_MS;
+      return d.listedAt === listedAt && d.state === 'running' && at - last.at <= silentMs;
     });
     first = false;
     owed = total / (live.length + 1);

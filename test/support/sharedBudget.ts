@@ -87,8 +87,17 @@ export function peakWindow(seconds: readonly number[], span = 10): { wcu: number
 /**
  * A load of `rows` (part name: row count) divided by part between `workers` workers sharing --total-wcu
  * `budget`, through a counting proxy: `worker(i, skewMs)` starts worker i (its clock `skewMs` off).
+ * `silentMs`: how long a peer may be unheard before its part is taken (30 s otherwise, as status waits): a
+ * test of what happens past it shortens it, so as not to wait 30 s (DDB_SPREAD_TEST_SILENT_MS).
  */
-export async function budgetLoad(aws: LocalAws, name: string, rows: Record<string, number>, budget: number, workers = Object.keys(rows).length) {
+export async function budgetLoad(
+  aws: LocalAws,
+  name: string,
+  rows: Record<string, number>,
+  budget: number,
+  workers = Object.keys(rows).length,
+  silentMs?: number,
+) {
   const folder = join(aws.dir(), name);
   await mkdir(folder);
   for (const [part, n] of Object.entries(rows)) await writeFile(join(folder, `${part}.csv`), partCsv(part, n));
@@ -104,7 +113,11 @@ export async function budgetLoad(aws: LocalAws, name: string, rows: Record<strin
   const worker = async (i: number, skewMs = 0) =>
     startWorker(args(i), {
       cwd: aws.dir(),
-      env: { ...localEnv(proxy.url), ...(skewMs !== 0 ? { NODE_OPTIONS: `--import=${await clockSkewModule(aws.dir(), skewMs)}` } : {}) },
+      env: {
+        ...localEnv(proxy.url),
+        ...(skewMs !== 0 ? { NODE_OPTIONS: `--import=${await clockSkewModule(aws.dir(), skewMs)}` } : {}),
+        ...(silentMs !== undefined ? { DDB_SPREAD_TEST_SILENT_MS: String(silentMs) } : {}),
+      },
     });
   /** Worker i's published target, undefined before it has one. */
   const targetOf = async (i: number) => {
