@@ -109,7 +109,7 @@ export async function shareTheRate(board: WorkerBoard, sharing: RateSharing): Pr
 }
 
 /** When this worker last heard from a peer: the updatedAt its document said, and when (this worker's monotonic clock) that was first read. */
-interface Heard {
+export interface Heard {
   updatedAt: string;
   at: number;
 }

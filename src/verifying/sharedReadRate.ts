@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import type { Segment } from '../load/segment.js';
 import { SILENT_AFTER_MS } from '../load/loadStatus.js';
 import { nextTarget } from '../load/sharedRate.js';
+import { heardFrom, type Heard } from '../load/rateSharing.js';
 import type { WorkerDocStore } from '../load/workerBoard.js';
 
 /**
@@ -56,6 +57,17 @@ export function parseVerifyWorkerDoc(text: string | undefined): VerifyWorkerDoc 
 }
 
 /**
+ * How a peer's silence is judged: `ages`, how long ago each peer was last heard from by this worker's own
+ * clock (SharedReadRate's heardFrom: its document changed since); without them, by the time its document
+ * says it was written against `wallMs`, as a document read for the first time is dated.
+ */
+export interface PeerClock {
+  table: string;
+  wallMs: number;
+  ages?: ReadonlyArray<number | undefined>;
+}
+
+/**
  * This worker's next part of `total`, from the documents of its peers (undefined: none seen yet): only
  * those of the same table, running, heard from within SILENT_AFTER_MS count as live. Pure.
  */
@@ -63,7 +75,7 @@ export function nextReadTarget(
   total: number,
   mine: number | undefined,
   peers: ReadonlyArray<VerifyWorkerDoc | undefined>,
-  how: { table: string; workers: number; wallMs: number },
+  how: PeerClock & { workers: number },
 ): number {
   return nextTarget(
     total,
@@ -74,10 +86,12 @@ export function nextReadTarget(
 }
 
 /** The peers that count: of the same table, running, heard from within SILENT_AFTER_MS. Pure. */
-export function livePeers(peers: ReadonlyArray<VerifyWorkerDoc | undefined>, how: { table: string; wallMs: number }): VerifyWorkerDoc[] {
-  return peers.filter(
-    (d): d is VerifyWorkerDoc => d !== undefined && d.table === how.table && d.state === 'running' && how.wallMs - Date.parse(d.updatedAt) <= SILENT_AFTER_MS,
-  );
+export function livePeers(peers: ReadonlyArray<VerifyWorkerDoc | undefined>, how: PeerClock): VerifyWorkerDoc[] {
+  return peers.filter((d, i): d is VerifyWorkerDoc => {
+    if (d === undefined || d.table !== how.table || d.state !== 'running') return false;
+    const age = how.ages?.[i] ?? how.wallMs - Date.parse(d.updatedAt);
+    return age <= SILENT_AFTER_MS;
+  });
 }
 
 /** Beats a worker that joined with no room waits for the others to make it, before it reads at all. */
@@ -95,6 +109,8 @@ export interface SharedReadRateOptions {
   setRate: (rcu: number) => void;
   consumed: () => number;
   warn: (message: string) => void;
+  /** A monotonic clock, ms (performance.now): when a peer was last heard from is measured on it, never on the peer's clock. */
+  now?: () => number;
 }
 
 /**
@@ -107,6 +123,9 @@ export class SharedReadRate {
   readonly #runId = randomBytes(8).toString('hex');
   readonly #startedAt = new Date().toISOString();
   readonly #known = new Map<number, VerifyWorkerDoc | undefined>();
+  /** When each peer was last heard from by this worker's clock (its document changed): as a load's workers judge (load/rateSharing.ts). */
+  readonly #heard = new Map<number, Heard>();
+  #firstRead = true;
   #mine: number | undefined;
   /** An equal part among the live workers at the last beat: what this worker is owed. */
   #owed: number;
@@ -171,7 +190,19 @@ export class SharedReadRate {
         return this.#known.get(i);
       }),
     );
-    const how = { table: this.#o.table, workers: this.#o.segment.count, wallMs: Date.now() };
+    // A peer is silent when its document has not changed for SILENT_AFTER_MS by this worker's own clock: the
+    // time it writes in it is its own clock's (60 s behind, a live peer looked silent and its part was taken;
+    // ahead, a killed one kept its part for as long).
+    const at = (this.#o.now ?? (() => performance.now()))();
+    const wallMs = Date.now();
+    const ages = docs.map((d, i) => {
+      if (d === undefined) return undefined;
+      const heard = heardFrom(this.#heard.get(i), d.updatedAt, { at, wall: wallMs, first: this.#firstRead });
+      this.#heard.set(i, heard);
+      return at - heard.at;
+    });
+    this.#firstRead = false;
+    const how = { table: this.#o.table, workers: this.#o.segment.count, wallMs, ages };
     this.#owed = this.#o.total / (livePeers(docs, how).length + 1);
     const next = nextReadTarget(this.#o.total, this.#mine, docs, how);
     if (this.#mine === undefined || Math.abs(next - this.#mine) > 1e-6) this.#o.setRate(next);

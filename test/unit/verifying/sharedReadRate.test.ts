@@ -63,6 +63,65 @@ describe('nextReadTarget', () => {
   });
 });
 
+describe("SharedReadRate: a peer heard by this worker's own clock", () => {
+  // A peer whose clock is far off writes its own time in its document: judged by it, a live peer 60 s
+  // behind looked silent (its part taken while it read at it), and a dead one 10 min ahead kept its part.
+  const peerAt = (updatedAt: () => string, state: VerifyWorkerDoc['state'] = 'running'): WorkerDocStore => ({
+    where: 'peer',
+    read: () => Promise.resolve(JSON.stringify(doc({ segment: '1/2', updatedAt: updatedAt(), state }))),
+    write: () => Promise.resolve(),
+  });
+  const own: WorkerDocStore = { where: 'own', read: () => Promise.resolve(undefined), write: () => Promise.resolve() };
+  const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it('a live peer whose clock is behind keeps its part: its document changes at every beat', async () => {
+    let beat = 0;
+    // Written every beat, each time 60 s before this worker's clock.
+    const behind = peerAt(() => new Date(Date.now() - 60_000 - ++beat).toISOString());
+    const worker = new SharedReadRate({
+      total: 40,
+      table: 'T',
+      segment: { index: 0, count: 2 },
+      own,
+      peers: [behind],
+      beatMs: 20,
+      setRate: () => undefined,
+      consumed: () => 0,
+      warn: () => undefined,
+    });
+    await worker.start();
+    await wait(200);
+    expect(worker.target).toBe(20);
+    await worker.end('finished');
+  });
+
+  it('a dead peer whose clock was ahead is silent once its document has not changed for SILENT_AFTER_MS by this clock', async () => {
+    const ahead = new Date(Date.now() + 600_000).toISOString();
+    let clock = 0;
+    const worker = new SharedReadRate({
+      total: 40,
+      table: 'T',
+      segment: { index: 0, count: 2 },
+      own,
+      peers: [peerAt(() => ahead)],
+      beatMs: 20,
+      setRate: () => undefined,
+      consumed: () => 0,
+      warn: () => undefined,
+      now: () => clock,
+    });
+    await worker.start();
+    expect(worker.target).toBe(20);
+    clock = SILENT_AFTER_MS - 1000;
+    await wait(100);
+    expect(worker.target).toBe(20);
+    clock = SILENT_AFTER_MS + 1000;
+    await wait(100);
+    expect(worker.target).toBe(40);
+    await worker.end('finished');
+  });
+});
+
 describe('SharedReadRate', () => {
   it('two workers hand the rate between them: never more than the total published, all of it to the one left', async () => {
     const files = new Map<number, string>();
