@@ -162,7 +162,8 @@ describe('--item-conditions: inputs other than plain DynamoDB JSON lines', () =>
       const folder = await writeExport(path(`export-${flag}`), fixture);
       const result = await run({ input: folder, table, ...(flag ? { itemConditions: true } : {}) });
       expect(await guarded(table)).toEqual(KEPT);
-      expect(result.written).toBe(1);
+      expect(result).toMatchObject({ written: 1, rejected: 2, notWritten: 0 });
+      expect(result.rejectedByReason).toEqual({ ITEM_CONDITION: 2 });
     });
 
     it(`an incremental export's change record that carries a condition is not written without it (${flag ? 'with' : 'without'} the flag)`, async () => {
@@ -181,7 +182,8 @@ describe('--item-conditions: inputs other than plain DynamoDB JSON lines', () =>
       const folders = [await writeExport(root, full), await writeExport(root, incremental)];
       const result = await run({ input: folders, table, ...(flag ? { itemConditions: true } : {}) });
       expect(await guarded(table)).toEqual(KEPT);
-      expect(result.written).toBe(1);
+      expect(result).toMatchObject({ written: 1, rejected: 2, notWritten: 0 });
+      expect(result.rejectedByReason).toEqual({ ITEM_CONDITION: 2 });
     });
   }
 
