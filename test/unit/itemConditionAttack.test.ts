@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { KeySchema, PlannedWrite, RejectedRow, RowOrigin } from '../../src/shared/types.js';
 import { createRowPlanner, isRejected, type RecordFlavor, type SourceRecord } from '../../src/typing/planRow.js';
 import { decodeWrite, encodeWrite } from '../../src/ordering/writeCodec.js';
+import { expressionProblem } from '../../src/typing/conditionExpression.js';
 
 const SCHEMA: KeySchema = { partitionKey: { name: 'pk', type: 'S' } };
 const planner = (itemConditions: boolean) =>
@@ -79,5 +80,33 @@ describe('a DynamoDB JSON line read as its author wrote it', () => {
     ]) {
       for (const on of [true, false]) expect(['INVALID_CONDITION', 'ITEM_CONDITION']).toContain(rejected(planner(on).plan(json(raw))).code);
     }
+  });
+});
+
+describe('a condition DynamoDB would refuse on every call is refused before it', () => {
+  // DynamoDB's limit on any expression string: 4 KB (docs: "Constraints", expression parameters), counted in UTF-8 bytes.
+  const sized = (bytes: number) => `attribute_not_exists(pk) OR #v = :v${' '.repeat(bytes - 'attribute_not_exists(pk) OR #v = :v'.length)}`;
+  const names = { '#v': 'v' };
+  const values = { ':v': { S: 'x' } };
+
+  it("a line's expression over 4 KB rejects its row (INVALID_CONDITION), as an estimate and a dry run count it; 4 KB is sent", () => {
+    const over = rejected(
+      planner(true).plan(
+        json(JSON.stringify({ Item: ITEM, ConditionExpression: sized(4097), ExpressionAttributeNames: names, ExpressionAttributeValues: values })),
+      ),
+    );
+    expect(over.code).toBe('INVALID_CONDITION');
+    expect(over.message).toMatch(/4,097 bytes.*4 KB/);
+    const at = planner(true).plan(
+      json(JSON.stringify({ Item: ITEM, ConditionExpression: sized(4096), ExpressionAttributeNames: names, ExpressionAttributeValues: values })),
+    );
+    expect(isRejected(at)).toBe(false);
+  });
+
+  it('--condition over 4 KB is refused before the first write; bytes, not characters, count', () => {
+    expect(expressionProblem(sized(4097), names, values)).toMatch(/4,097 bytes/);
+    expect(expressionProblem(sized(4096), names, values)).toBeUndefined();
+    // 2,040 two-byte characters: under 4,096 characters, over 4,096 bytes.
+    expect(expressionProblem(`attribute_not_exists(pk) OR #v = :v OR #v = ${'é'.repeat(2040)}`, names, values)).toMatch(/bytes/);
   });
 });
