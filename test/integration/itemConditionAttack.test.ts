@@ -201,3 +201,22 @@ describe('--item-conditions: inputs other than plain DynamoDB JSON lines', () =>
     }
   });
 });
+
+describe('--item-conditions on lines read as plain JSON', () => {
+  it('a .jsonl file (plain JSON Lines by its name) whose lines carry conditions is refused before any write, saying --input-format ddb-json', async () => {
+    const table = await seeded();
+    const lines = [
+      { Item: { pk: { S: 'g0' }, v: { S: 'overwritten' } }, ConditionExpression: 'attribute_not_exists(pk)' },
+      { Item: { pk: { S: 'f1' }, v: { S: 'new' } } },
+    ];
+    for (const name of ['rows.jsonl', 'rows.json']) {
+      const file = await inputFile(name, name.endsWith('l') ? `${lines.map((l) => JSON.stringify(l)).join('\n')}\n` : JSON.stringify(lines));
+      const error = await localLoad(aws).runFailing({ input: file, table, itemConditions: true });
+      expect(error.code, name).toBe('INPUT_HEADER');
+      expect(error.message, name).toMatch(/read as plain JSON.*--input-format ddb-json/s);
+      expect(error.file, name).toBe(file);
+    }
+    expect(await guarded(table)).toEqual(KEPT);
+    expect((await scanAll(client(), table)).length).toBe(GUARDED);
+  });
+});
