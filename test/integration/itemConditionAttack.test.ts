@@ -7,6 +7,7 @@
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { batchesDone } from '../support/checkpoint.js';
 import { buildExport, writeExport } from '../support/exportFixture.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { useLocalAws } from '../support/localAws.js';
@@ -219,4 +220,53 @@ describe('--item-conditions on lines read as plain JSON', () => {
     expect(await guarded(table)).toEqual(KEPT);
     expect((await scanAll(client(), table)).length).toBe(GUARDED);
   });
+});
+
+describe('--item-conditions stopped and resumed from its checkpoint', () => {
+  for (const [order, seams] of [
+    ['window', { restartRows: 40 }],
+    ['round-robin', {}],
+  ] as const) {
+    it(`--order ${order}${'restartRows' in seams ? ' with restart points' : ''}: the guarded items kept, every row counted once`, async () => {
+      const table = await seeded();
+      const rows = input(1000);
+      const file = await inputFile(`resume-${order}.jsonl`, rows.text);
+      const options = {
+        input: file,
+        table,
+        order,
+        memoryBytes: 64 * 1024,
+        inputFormat: 'ddb-json' as const,
+        itemConditions: true,
+        concurrency: 2,
+        checkpointPath: path(`resume-${order}.checkpoint.json`),
+        rejectsPath: path(`resume-${order}.rejects.jsonl`),
+      };
+      const controller = new AbortController();
+      // Stopped once the checkpoint records some batches done, the load paced slow enough to be stopped midway.
+      const poll = setInterval(() => {
+        if (batchesDone(options.checkpointPath) >= 8) controller.abort();
+      }, 5);
+      const stopped = await run({ ...options, wcu: 300 }, { signal: controller.signal, testSeams: seams })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        )
+        .finally(() => clearInterval(poll));
+      expect((stopped as { code?: string } | undefined)?.code, order).toBe('ABORTED');
+      expect(await guarded(table), order).toEqual(KEPT);
+      let resumed = false;
+      const result = await run(options, { testSeams: seams, onEvent: (event) => void (resumed ||= event.type === 'resumed') });
+      expect(resumed, order).toBe(true);
+      expect(await guarded(table), order).toEqual(KEPT);
+      expect(result, order).toMatchObject({
+        rowsRead: 1000,
+        written: rows.freeRows,
+        conditionFailed: rows.guardedRows,
+        rejected: 0,
+        notWritten: 0,
+        complete: true,
+      });
+    });
+  }
 });
