@@ -9,6 +9,7 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { batchesDone } from '../support/checkpoint.js';
 import { buildExport, writeExport } from '../support/exportFixture.js';
+import { LoaderError, verify } from '../../src/index.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { useLocalAws } from '../support/localAws.js';
 import { localLoad } from '../support/localLoad.js';
@@ -269,4 +270,48 @@ describe('--item-conditions stopped and resumed from its checkpoint', () => {
       });
     });
   }
+});
+
+describe('verify after an --item-conditions load', () => {
+  it('without the flag it refuses to call the table matched when the load applied conditions it cannot read; with it, matched', async () => {
+    const table = await seeded();
+    // Line 1 guarded (false, kept), line 2 a new key with a true condition (written), line 3 no condition.
+    const lines = [
+      { Item: { pk: { S: 'g0' }, v: { S: 'overwritten' } }, ConditionExpression: 'attribute_not_exists(pk)' },
+      { Item: { pk: { S: 'f1' }, v: { S: 'new' } }, ConditionExpression: 'attribute_not_exists(pk)' },
+      { Item: { pk: { S: 'f2' }, v: { S: 'new' } } },
+    ];
+    const file = await inputFile('verify.json', `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
+    const rejectsPath = path('verify.rejects.jsonl');
+    const conditionFailuresPath = path('verify.kept.jsonl');
+    const options = { input: file, table, inputFormat: 'ddb-json' as const, rejectsPath, conditionFailuresPath };
+    expect(await run({ ...options, itemConditions: true })).toMatchObject({ written: 2, conditionFailed: 1, rejected: 0 });
+    const base = { ...options, endpoint: aws.endpoint, region: 'us-east-1', differencesPath: path('verify.diff.jsonl') };
+    const matched = await verify({ ...base, itemConditions: true });
+    expect(matched).toMatchObject({ differing: 0, outcomes: { matched: 2, conditionKept: 1 } });
+    const error = await verify({ ...base, conditionFailuresPath: undefined }).then(
+      (result) => result,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(LoaderError);
+    expect((error as LoaderError).message).toMatch(/line 2 of .*verify\.json.*--item-conditions/s);
+  });
+
+  it('without the flag after a load without it (the lines rejected there too), verify goes on', async () => {
+    const table = await seeded();
+    const lines = [{ Item: { pk: { S: 'f1' } }, ConditionExpression: 'attribute_not_exists(pk)' }, { Item: { pk: { S: 'f2' } } }];
+    const file = await inputFile('verify-noflag.json', `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
+    const rejectsPath = path('verify-noflag.rejects.jsonl');
+    expect(await run({ input: file, table, inputFormat: 'ddb-json', rejectsPath })).toMatchObject({ written: 1, rejected: 1 });
+    const result = await verify({
+      input: file,
+      table,
+      inputFormat: 'ddb-json',
+      rejectsPath,
+      endpoint: aws.endpoint,
+      region: 'us-east-1',
+      differencesPath: path('noflag.diff.jsonl'),
+    });
+    expect(result).toMatchObject({ differing: 0, outcomes: { matched: 1 } });
+  });
 });
