@@ -294,7 +294,7 @@ describe('verify after an --item-conditions load', () => {
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(LoaderError);
-    expect((error as LoaderError).message).toMatch(/line 2 of .*verify\.json.*--item-conditions/s);
+    expect((error as LoaderError).message).toMatch(/line 1 of .*verify\.json.*pass --item-conditions to verify/s);
   });
 
   it('without the flag after a load without it (the lines rejected there too), verify goes on', async () => {
