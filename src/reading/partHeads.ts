@@ -78,7 +78,8 @@ async function headOf(listed: ListedPart, options: PartHeadsOptions): Promise<{ 
     if (shape !== format) {
       // A document's first items, as a line's: an array of items or scan output's Items.
       const items = readJsonDocument(opened.stream, part.name, shape === 'scan-output' ? 'scan' : 'array');
-      const columns = await rowNames(items, part.name, 'jsonl');
+      // Parsed as JSON either way; read as plain JSON only as an array of plain objects (not --input-format ddb-json's array, not scan output).
+      const columns = await rowNames(items, part.name, 'jsonl', shape === 'json-array');
       return { format: shape, ...(columns ? { columns } : {}) };
     }
     return { ...unchanged, columns: await rowNames(readJsonLines(opened.stream, part.name), part.name, format) };
@@ -115,7 +116,13 @@ async function firstCells(stream: OpenedStream, file: string, delimiter: string,
 type OpenedStream = Parameters<typeof readCsvChunks>[0];
 
 /** The attribute names of a part's first rows (the rows that parse as objects), for the key's spelling. */
-async function rowNames(records: AsyncGenerator<SourceRecord>, file: string, format: 'jsonl' | 'ddb-json' | 'ion'): Promise<PartColumns | undefined> {
+async function rowNames(
+  records: AsyncGenerator<SourceRecord>,
+  file: string,
+  format: 'jsonl' | 'ddb-json' | 'ion',
+  /** The part is read as plain JSON (not DynamoDB JSON): JSON Lines, or an array of plain objects. */
+  plain = format === 'jsonl',
+): Promise<PartColumns | undefined> {
   const seen = new Set<string>();
   let every: Set<string> | undefined;
   let rows = 0;
@@ -145,7 +152,7 @@ async function rowNames(records: AsyncGenerator<SourceRecord>, file: string, for
     rows,
     everyRow: [...(every ?? [])],
     ...(conditionedRows > 0 ? { conditionedRows } : {}),
-    ...(format === 'jsonl' ? { plainJson: true } : {}),
+    ...(plain ? { plainJson: true } : {}),
   };
 }
 

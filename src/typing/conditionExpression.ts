@@ -16,9 +16,9 @@ const FLAG_LABELS: ExpressionLabels = { names: '--condition-names', values: '--c
 
 /**
  * Why a condition expression with its names and values cannot be sent, or undefined: DynamoDB would refuse every call
- * (ValidationException, each row then rejected), so the load refuses before its first write. Names must start
- * with `#` and values with `:`; each placeholder the expression uses must be given, and each given one used
- * (DynamoDB refuses unused ones); each value is one DynamoDB JSON AttributeValue.
+ * (ValidationException, each row then rejected), so the load refuses before its first write. The expression is at
+ * most 4 KB; names must start with `#` and values with `:`; each placeholder the expression uses must be given, and
+ * each given one used (DynamoDB refuses unused ones); each value is one DynamoDB JSON AttributeValue.
  */
 export function expressionProblem(
   expression: string,
@@ -27,6 +27,9 @@ export function expressionProblem(
   labels: ExpressionLabels = FLAG_LABELS,
 ): string | undefined {
   if (expression.trim() === '') return 'the condition expression is empty';
+  const bytes = Buffer.byteLength(expression, 'utf8');
+  if (bytes > MAX_EXPRESSION_BYTES)
+    return `the condition expression is ${bytes.toLocaleString('en-US')} bytes, over DynamoDB's limit of 4 KB (${MAX_EXPRESSION_BYTES.toLocaleString('en-US')} bytes) for any expression`;
   for (const name of Object.keys(names)) {
     if (!/^#[A-Za-z0-9_]+$/.test(name)) return `the name placeholder "${name}" must be # and letters, digits or _`;
     if (typeof names[name] !== 'string' || names[name] === '') return `the name placeholder ${name} must stand for an attribute name (a non-empty string)`;
@@ -52,6 +55,9 @@ export function expressionProblem(
   }
   return undefined;
 }
+
+/** DynamoDB's limit on the length of any expression string, in UTF-8 bytes (Developer Guide, "Constraints": expression parameters). */
+const MAX_EXPRESSION_BYTES = 4096;
 
 const ATTRIBUTE_TYPES = new Set(['S', 'N', 'B', 'BOOL', 'NULL', 'M', 'L', 'SS', 'NS', 'BS']);
 

@@ -268,6 +268,7 @@ function typeOfKey(field: string, options: TypeMapOptions): string {
  */
 function itemOfExportLine(value: unknown, flavor: 'ddb-export' | 'ddb-change', fromOldImage: readonly string[]): { item: Item; delete: boolean } {
   if (!isPlainObject(value)) throw new RowError('NOT_AN_OBJECT', 'an export line must be a JSON object');
+  refuseExportCondition(Object.keys(value));
   if (flavor === 'ddb-export') {
     if (!isPlainObject(value.Item)) throw new RowError('NOT_AN_OBJECT', 'a full export line must be {"Item":{...}}');
     return { item: itemFromDynamoJson(value.Item), delete: false };
@@ -281,8 +282,24 @@ function itemOfExportLine(value: unknown, flavor: 'ddb-export' | 'ddb-change', f
   throw new RowError('NOT_AN_OBJECT', 'a change record of an incremental export needs NewImage (a put) or Keys (a delete)');
 }
 
+/**
+ * An export's line or change record never carries a condition (DynamoDB writes {"Item":...} and Metadata, Keys,
+ * NewImage, OldImage only), and its reader does not apply one: a line that does (a hand-made folder) is refused,
+ * as a DynamoDB JSON line's is without --item-conditions and an Ion line's always, never written without it.
+ */
+function refuseExportCondition(names: readonly string[]): void {
+  const fields = names.filter((name) => CONDITION_FIELDS.includes(name));
+  if (fields.length === 0) return;
+  throw new RowError(
+    'ITEM_CONDITION',
+    `the export's line carries its own condition (${fields.join(', ')}), which ddb-spread applies from DynamoDB JSON lines only (--input-format ddb-json --item-conditions), not from an export's: load the lines as DynamoDB JSON, or remove those fields to write the items unconditionally`,
+    fields[0],
+  );
+}
+
 /** An incremental ION export's change record (read by itemFromIon): its NewImage (a put), or without one its Keys (a delete). */
 function changeOfIon(record: Item, fromOldImage: readonly string[]): { item: Item; delete: boolean } {
+  refuseExportCondition(Object.keys(record));
   const image = ownValue(record, 'NewImage') as unknown;
   if (isPlainObject(image) && !(image instanceof Set) && !(image instanceof Uint8Array)) return { item: image as Item, delete: false };
   const keys = ownValue(record, 'Keys') as unknown;

@@ -15,7 +15,7 @@ import { writeAffectingOptions } from '../load/writeAffectingOptions.js';
 import type { LoadEvent, LoadResult } from '../reporting/events.js';
 import { bug, LoaderError } from '../shared/errors.js';
 import type { TableInfo } from '../shared/tableInfo.js';
-import type { PlannedWrite } from '../shared/types.js';
+import type { PlannedWrite, RowOrigin } from '../shared/types.js';
 import { expiryOf, TTL_MAX_AGE_SECONDS } from '../typing/expiry.js';
 import { keyForDisplay, keyOf } from '../typing/key.js';
 import { keyFromWire, toWireItem } from '../writing/wireItem.js';
@@ -182,8 +182,13 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
     else await rm(differencesPath, { force: true });
     client = deps.client ?? createClient({ ...opts, maxSockets: Math.max(50, opts.concurrency * 2) });
     scratch = await mkdtemp(join(opts.tempDir ?? tmpdir(), 'ddb-spread-verify-'));
+    // A line verify rejects for its own condition (no --item-conditions here) that the load did not reject: the
+    // load applied it, and its key would go uncompared while verify called the table matched.
+    let unreadCondition: RowOrigin | undefined;
     const events = (event: LoadEvent) => {
       if (event.type === 'warning') deps.onEvent?.(event);
+      if (event.type === 'rowRejected' && event.row.code === 'ITEM_CONDITION' && !loadRejects.rows.has(rowId(event.row.origin.file, event.row.origin.line)))
+        unreadCondition ??= event.row.origin;
     };
     deps.onProgress?.({
       phase: 'reading the input',
@@ -226,6 +231,12 @@ export async function verify(options: VerifyOptions, deps: VerifyDependencies = 
       }),
     );
     last.seal();
+    if (unreadCondition)
+      throw new LoaderError(
+        'INVALID_OPTION',
+        `line ${unreadCondition.line} of ${unreadCondition.file} carries its own condition, which the load applied (its reject file ${opts.rejectsPath} does not list the row): pass --item-conditions to verify, as to the load, so that its key is compared`,
+        { file: unreadCondition.file, line: unreadCondition.line, field: 'ConditionExpression' },
+      );
     // Every line of the --condition-failures file must be a write of this input (conditionKept.ts).
     await keptRows?.check(expiredAt !== undefined);
     const planned = seq;
