@@ -222,6 +222,13 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
   disposer.defer(() => input.close());
   facts.input = input;
   const format = await loadFormatOf(inputSet, opts);
+  // --item-conditions reads a condition beside a DynamoDB JSON line's Item; of one file in another format it
+  // would read none, and a column named ConditionExpression would be stored as an attribute, unguarded.
+  if (opts.condition?.kind === 'item' && format !== undefined && format !== 'ddb-json')
+    throw new LoaderError(
+      'INVALID_OPTION',
+      `--item-conditions reads the condition a DynamoDB JSON line carries beside its Item, but ${inputSet.parts[0]?.part.name ?? 'the input'} is read as ${format}: pass --input-format ddb-json if it is DynamoDB JSON, or give the load one condition (--condition, --if-not-exists, --if-newer)`,
+    );
   // Written now as well as at the end: a bad path fails before any row, and a crash leaves a manifest.
   if (manifest) await saveManifest(opts.shard!.manifestPath, manifest);
   announce(rate, opts.pacing ? keyWcu : undefined, emit);

@@ -144,6 +144,16 @@ describe('--item-conditions (CLI)', () => {
     expect(JSON.parse(loaded.stdout)).toMatchObject({ rowsRead: 2, written: 2, conditionFailed: 0 });
   }, 60_000);
 
+  it('given a CSV file, --item-conditions is refused before any write (64): a column named ConditionExpression would be stored unguarded', async () => {
+    const table = await newTable();
+    const input = join(dir(), 'rows.csv');
+    await writeFile(input, 'pk,ConditionExpression\na,attribute_not_exists(pk)\n');
+    const run = await cli(['load', input, '--table', table, '--item-conditions']);
+    expect(run.code, run.stderr).toBe(64);
+    expect(run.stderr).toMatch(/--item-conditions reads the condition a DynamoDB JSON line carries .* is read as csv/s);
+    expect(await scanAll(client(), table)).toEqual([]);
+  }, 60_000);
+
   it('without the flag the CLI rejects each line that carries a condition (exit 2: rows rejected) and writes the others', async () => {
     const table = await newTable();
     const input = join(dir(), 'two.json');
