@@ -117,9 +117,11 @@ describe('verify --segment with --listing: one read rate shared by the workers r
     expect(smallDone).toBeLessThan(big.ended);
     const bigReads = proxies[0]!.reads;
     const rateIn = (from: number, to: number) => bigReads.filter((r) => r.at >= from && r.at < to).reduce((sum, r) => sum + r.units, 0) / ((to - from) / 1000);
-    // Before: up to the small worker's last read, not its exit (its results and exit come after, while the
-    // big worker may already have taken the whole rate: a CI run on a busy machine counted that as before).
-    const before = rateIn(bigReads[0]!.at + 1000, smallReads.at(-1)!.at);
+    // Before: from a second after both read (on a busy machine the small worker's process started seconds
+    // after the big one, which read at the whole rate until then, as it should: a CI run counted that as
+    // before) up to the small worker's last read, not its exit (its results and exit come after, while the
+    // big worker may already have taken the whole rate).
+    const before = rateIn(Math.max(bigReads[0]!.at, smallReads[0]!.at) + 1000, smallReads.at(-1)!.at);
     const after = rateIn(smallDone + 1500, bigReads.at(-1)!.at);
     expect(before).toBeLessThan(rcu * 0.7);
     expect(after).toBeGreaterThan(before * 1.4);
