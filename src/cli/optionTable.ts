@@ -653,7 +653,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     group: 'job',
     commands: LOAD,
     description:
-      'with --segment and --listing over several parts (or estimate --workers): no primary key is in two parts, so each worker reads only its share of the parts (dealt by size) instead of every part; one DynamoDB export is divided so without it, and an export chain export by export when every worker has --checkpoint',
+      'with --segment and --listing (or estimate --workers): no primary key is in two parts, nor twice in one file, so each worker reads only its share of the parts (dealt by size) instead of every part; fewer plain CSV or JSON Lines parts than workers (one large file) are cut into byte ranges at record starts, one worker a range; one DynamoDB export is divided by part without it, and an export chain export by export when every worker has --checkpoint',
     type: 'flag',
   },
   {

@@ -128,8 +128,8 @@ function workerLine(w: WorkerStatus): string {
       : 'not started: start it (its checkpoint, if it has one, resumes it)';
   const counts = `${formatCount(doc.written)} written, ${formatCount(doc.rejected)} rejected`;
   const share =
-    doc.division?.by === 'parts' || doc.division?.by === 'chain'
-      ? `; its share ${formatCount(doc.division.parts)} parts, ${formatBytes(doc.division.bytes)}`
+    doc.division?.by === 'parts' || doc.division?.by === 'chain' || doc.division?.by === 'ranges'
+      ? `; its share ${formatCount(doc.division.parts)} ${doc.division.by === 'ranges' ? 'byte ranges' : 'parts'}, ${formatBytes(doc.division.bytes)}`
       : '';
   // A chain's worker: how far it has got (one waiting at the barrier between exports is running).
   const chain =

@@ -12,7 +12,8 @@ export function testSeamsFromEnv(env: NodeJS.ProcessEnv): { testSeams?: TestSeam
   const heartbeatMs = numberOf(env['DDB_SPREAD_TEST_HEARTBEAT_MS']);
   const prewarmPollMs = numberOf(env['DDB_SPREAD_TEST_PREWARM_POLL_MS']);
   const silentMs = numberOf(env['DDB_SPREAD_TEST_SILENT_MS']);
-  if ([stripeBytes, parquetStallMs, restartRows, timelineBucketMs, heartbeatMs, prewarmPollMs, silentMs].every((v) => v === undefined)) return {};
+  const rangeWaitMs = numberOf(env['DDB_SPREAD_TEST_RANGE_WAIT_MS']);
+  if ([stripeBytes, parquetStallMs, restartRows, timelineBucketMs, heartbeatMs, prewarmPollMs, silentMs, rangeWaitMs].every((v) => v === undefined)) return {};
   return {
     testSeams: {
       ...(stripeBytes !== undefined ? { stripeBytes } : {}),
@@ -22,6 +23,7 @@ export function testSeamsFromEnv(env: NodeJS.ProcessEnv): { testSeams?: TestSeam
       ...(heartbeatMs !== undefined ? { heartbeatMs } : {}),
       ...(prewarmPollMs !== undefined ? { prewarmPollMs } : {}),
       ...(silentMs !== undefined ? { silentMs } : {}),
+      ...(rangeWaitMs !== undefined ? { rangeWaitMs } : {}),
     },
   };
 }

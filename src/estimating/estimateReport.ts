@@ -301,7 +301,7 @@ function workersSection(ctx: Ctx, r: EstimateResult): string[] {
   const ratio = w.inputBytes > 0 ? ` (${(w.bytesReadByAll / w.inputBytes).toFixed(2)}x the input)` : '';
   return [
     heading(ctx, `Workers (${formatCount(w.count)}, --segment 0/${w.count} … ${w.count - 1}/${w.count})`),
-    ...row(ctx, 'division', `by ${w.by === 'keys' ? 'key' : 'part'}: ${ctx.text(w.why)}`),
+    ...row(ctx, 'division', `by ${w.by === 'keys' ? 'key' : w.by === 'ranges' ? 'byte range' : 'part'}: ${ctx.text(w.why)}`),
     ...row(
       ctx,
       'reading',

@@ -95,7 +95,7 @@ export interface VerifyEstimate {
 export interface EstimateWorkers {
   count: number;
   /** By part (each worker reads its share of the parts), a chain's export by export, or by key (every worker reads every part). */
-  by: 'parts' | 'chain' | 'keys';
+  by: 'parts' | 'chain' | 'keys' | 'ranges';
   why: string;
   inputBytes: number;
   /** The bytes the worker with the most reads. */

@@ -1,4 +1,4 @@
-import { divisionOf, exportSpans, ownersOf, type DivisionBy, type DivisionOptions } from '../load/shares.js';
+import { divisionOf, exportSpans, ownersOf, rangeLayout, type DivisionBy, type DivisionOptions } from '../load/shares.js';
 import type { InputSet } from '../reading/inputSet.js';
 
 /**
@@ -34,6 +34,7 @@ export function planWorkers(set: Pick<InputSet, 'parts' | 'exports'>, workers: n
   const division = divisionOf(set, { ...options, segment: { index: 0, count: workers } }) ?? { by: 'parts', why: 'one worker reads every part' };
   if (division.by === 'keys')
     return { count: workers, by: 'keys', why: division.why, inputBytes, largestShareBytes: inputBytes, bytesReadByAll: inputBytes * workers, readShare: 1 };
+  if (division.by === 'ranges') return rangesPlan(sizes, workers, division.why);
   const spans = division.by === 'chain' ? exportSpans(set) : undefined;
   const owner = ownersOf(set.parts, workers, spans);
   const largestOf = (first: number, count: number) => {
@@ -52,5 +53,38 @@ export function planWorkers(set: Pick<InputSet, 'parts' | 'exports'>, workers: n
     bytesReadByAll: inputBytes,
     // Parts of unknown size (stdin cannot be divided: one part) count as the whole.
     readShare: inputBytes > 0 ? slowest / inputBytes : 1,
+  };
+}
+
+/**
+ * Parts cut into byte ranges (load/rangeCuts.ts): each worker reads its ranges, and first scans the bytes of
+ * its segment of a part for where records start (all but each part's last segment), so the bytes read by all
+ * are the input and those segments again.
+ */
+function rangesPlan(sizes: readonly number[], workers: number, why: string): WorkersPlan {
+  const inputBytes = sizes.reduce((a, b) => a + b, 0);
+  const layout = rangeLayout(sizes, workers);
+  const perWorker = new Array<number>(workers).fill(0);
+  // The scan of a segment for record starts skips from quote to line break, without parsing: its bytes do not slow the read phase as a range's do.
+  const parsed = new Array<number>(workers).fill(0);
+  let scanned = 0;
+  let r = 0;
+  for (const [p, starts] of layout.segments.entries())
+    for (let k = 0; k < starts.length; k++, r++) {
+      const bytes = (k + 1 < starts.length ? starts[k + 1]! : sizes[p]!) - starts[k]!;
+      const scan = k + 1 < starts.length ? bytes : 0;
+      perWorker[layout.owner[r]!]! += bytes + scan;
+      parsed[layout.owner[r]!]! += bytes;
+      scanned += scan;
+    }
+  const largest = Math.max(...perWorker);
+  return {
+    count: workers,
+    by: 'ranges',
+    why,
+    inputBytes,
+    largestShareBytes: largest,
+    bytesReadByAll: inputBytes + scanned,
+    readShare: inputBytes > 0 ? Math.max(...parsed) / inputBytes : 1,
   };
 }

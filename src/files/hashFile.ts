@@ -6,8 +6,11 @@ import { createReadStream } from 'node:fs';
  * takes some 20 s: small next to loading 10 GB into DynamoDB, and it lets a resume recognise an input
  * downloaded again (same bytes, new modification time) and refuse one changed in the middle.
  */
-export async function hashFile(path: string): Promise<string> {
+export async function hashFile(path: string, range?: { start: number; end: number }): Promise<string> {
   const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 })) hash.update(chunk as Buffer);
+  // A worker's byte range of a file (load/rangeCuts.ts): only the bytes it reads are its input's content.
+  const bytes = range ? { start: range.start, end: range.end - 1 } : {};
+  if (range && range.end <= range.start) return hash.digest('hex');
+  for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024, ...bytes })) hash.update(chunk as Buffer);
   return hash.digest('hex');
 }

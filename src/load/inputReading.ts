@@ -286,7 +286,7 @@ async function storedPartPlan(stripes: Stripe[], parts: StripePart[]): Promise<P
 function plainLocalFile(inputSet: InputSet, opts: NormalizedLoadOptions): string | undefined {
   const parts = inputSet.parts;
   const only = parts.length === 1 ? parts[0]! : undefined;
-  if (!only || only.format !== undefined || opts.deletes) return undefined;
+  if (!only || only.format !== undefined || only.range !== undefined || opts.deletes) return undefined;
   return only.part.path;
 }
 

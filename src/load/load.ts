@@ -342,7 +342,16 @@ function expiryOf(opts: NormalizedLoadOptions): Stages['expiry'] {
 /** How the workers divide the load, for the result: this worker's share when by part, every part when by key. */
 function divisionSummary({ division, share, inputSet }: LoadFacts): DivisionSummary | undefined {
   if (!division) return undefined;
-  if (share) return { by: share.by, why: share.why, parts: share.parts.length, bytes: share.bytes, otherParts: share.otherParts, otherBytes: share.otherBytes };
+  if (share)
+    return {
+      by: share.by,
+      why: share.why,
+      parts: share.parts.length,
+      bytes: share.bytes,
+      otherParts: share.otherParts,
+      otherBytes: share.otherBytes,
+      ...(share.scannedBytes !== undefined ? { scannedBytes: share.scannedBytes } : {}),
+    };
   return { by: division.by, why: division.why, parts: inputSet?.parts.length ?? 0, bytes: inputSet?.totalBytes ?? 0, otherParts: 0, otherBytes: 0 };
 }
 

@@ -61,6 +61,8 @@ export interface TestSeams {
   heartbeatMs?: number;
   /** How long a peer of a shared budget may be unheard before its part is taken (load/loadStatus.ts' SILENT_AFTER_MS otherwise). */
   silentMs?: number;
+  /** How long a worker waits for another's scan of its segment before scanning it itself (load/rangeCuts.ts' WAIT_MS otherwise). */
+  rangeWaitMs?: number;
 }
 
 /**

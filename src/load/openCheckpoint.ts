@@ -72,7 +72,10 @@ export async function openCheckpoint(
   disposer.defer(() => lock.release().catch(() => undefined));
   const { identity, hash, hashPart } = await identityOf(ctx.inputSet);
   // Reading every byte of a large input takes a while before the first row: said, not silent.
-  const bytes = ctx.inputSet.parts.reduce((sum, { part }) => sum + (part.path !== undefined ? (part.size ?? 0) : 0), 0);
+  const bytes = ctx.inputSet.parts.reduce(
+    (sum, { part, range }) => sum + (part.path === undefined ? 0 : range ? range.end - range.start : (part.size ?? 0)),
+    0,
+  );
   const announcedHash = async () => {
     emit({ type: 'hashing', checkpoint: path, bytes });
     const started = performance.now();
@@ -214,7 +217,8 @@ async function identityOf(set: InputSet): Promise<{ identity: InputIdentity; has
     const identity = (await fingerprintFile(resolve(only.part.name)))!;
     await pin?.check();
     const hash = async () => {
-      const sha256 = await hashFile(identity.path);
+      // A worker's range of the file (a part cut by range) is hashed alone: the others' bytes are theirs to read.
+      const sha256 = await hashFile(identity.path, only.range);
       await pin?.check();
       return sha256;
     };

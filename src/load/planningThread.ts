@@ -90,7 +90,8 @@ export function planningParts(set: InputSet, format: InputFormat | undefined): P
   for (const listed of set.parts) {
     const { part, expected } = listed;
     const partFormat = formatOfPart(listed, format);
-    if (part.path === undefined || part.pin === undefined || partFormat === 'parquet') return undefined;
+    // A range of a part (rangeCuts.ts) is read on this thread: the planning thread reads parts whole.
+    if (part.path === undefined || part.pin === undefined || partFormat === 'parquet' || listed.range !== undefined) return undefined;
     parts.push({ path: part.path, name: part.name, identity: part.pin.identity, format: listed.format, expected });
   }
   return parts;

@@ -37,6 +37,7 @@ import { addedWarning, localListingStore, s3ListingStore, sharedListing } from '
 import { refuseSharedRejects } from './peerRejects.js';
 import type { Segment } from './segment.js';
 import { divisionOf, exportSpans, shareOf, type Division, type DivisionBy, type Share } from './shares.js';
+import { rangeShare } from './rangeCuts.js';
 import { ExportBarrier, settledOf } from './exportBarrier.js';
 import { parseWorkerDoc } from './loadStatus.js';
 import { HEARTBEAT_MS, localWorkerStore, rateBeatMs, s3WorkerStore, WorkerBoard, workerDocPath } from './workerBoard.js';
@@ -152,7 +153,18 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
   const share =
     division?.by === 'parts' || division?.by === 'chain'
       ? shareOf(everything.parts, opts.segment!, division, division.by === 'chain' ? exportSpans(everything) : undefined)
-      : undefined;
+      : division?.by === 'ranges'
+        ? await rangeShare(everything, division, {
+            listing: opts.listing!,
+            segment: opts.segment!,
+            s3,
+            delimiter: opts.delimiter,
+            inputFormat: opts.inputFormat,
+            warn: (message) => emit({ type: 'warning', message }),
+            stopping: ctx.stopping,
+            ...(ctx.deps.testSeams?.rangeWaitMs !== undefined ? { waitMs: ctx.deps.testSeams.rangeWaitMs } : {}),
+          })
+        : undefined;
   facts.share = share;
   const listed = share ? { ...everything, parts: share.parts, totalBytes: share.bytes } : everything;
   facts.inputSet = listed;
@@ -420,7 +432,7 @@ async function listInputSet({
     refuseUnsharedListing(set, opts);
     // Dividing by part needs a listing (options.ts asks for one with --parts-disjoint, and an export is listed).
     const division = divide(set);
-    if (division?.by === 'parts' || division?.by === 'chain') throw bug('parts divided without a shared listing');
+    if (division?.by === 'parts' || division?.by === 'chain' || division?.by === 'ranges') throw bug('parts divided without a shared listing');
     return { set, division, s3 };
   }
   const store = opts.listing.startsWith('s3://') ? s3ListingStore(opts.listing, s3) : localListingStore(opts.listing);
@@ -435,6 +447,7 @@ const DIVIDED: Record<DivisionBy, string> = {
   parts: 'part (each worker reads its share of the parts)',
   chain: "part, export by export (each worker reads its share of each export of the chain, and waits for the others' between exports)",
   keys: 'key (every worker reads every part)',
+  ranges: 'byte range (each worker reads its range of each part)',
 };
 
 /**

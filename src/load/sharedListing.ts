@@ -34,7 +34,7 @@ export interface PartFactory {
 export interface SharedListing {
   set: InputSet;
   /** How the listing says the workers divide the work; undefined when it does not say (see ListingDoc.division). */
-  division: 'parts' | 'chain' | 'keys' | undefined;
+  division: 'parts' | 'chain' | 'keys' | 'ranges' | undefined;
   /** True when this worker listed the input and wrote the listing. */
   made: boolean;
   listedAt: string;
@@ -53,7 +53,7 @@ export async function sharedListing(
   parts: PartFactory,
   now: () => number = Date.now,
   /** How the workers will divide the listed set, recorded in a listing this worker writes. */
-  divide: (set: InputSet) => 'parts' | 'chain' | 'keys' | undefined = () => undefined,
+  divide: (set: InputSet) => 'parts' | 'chain' | 'keys' | 'ranges' | undefined = () => undefined,
 ): Promise<SharedListing> {
   const existing = await store.read();
   if (existing !== undefined) return withAdded(await revived(existing, store.where, inputs, segment, parts), list);
@@ -147,7 +147,7 @@ async function docOf(
   inputs: readonly string[],
   segments: number | undefined,
   listedAt: string,
-  division: 'parts' | 'chain' | 'keys' | undefined,
+  division: 'parts' | 'chain' | 'keys' | 'ranges' | undefined,
 ): Promise<ListingDoc> {
   const parts: ListingPartDoc[] = [];
   for (const { part, format, expected } of set.parts) {

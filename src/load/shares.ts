@@ -1,4 +1,5 @@
 import type { ListedPart } from '../reading/inputPart.js';
+import { formatFromName, nameBeforeCompression, type InputFormat } from '../reading/inputFormat.js';
 import type { InputSet } from '../reading/inputSet.js';
 import type { OrderMode } from '../ordering/order.js';
 import type { Segment } from './segment.js';
@@ -18,6 +19,12 @@ import type { Segment } from './segment.js';
  * up to k. That needs a checkpoint (a worker run again without one would write export k again over the
  * others' later exports) and an order that can empty itself at the boundary (input, window, auto).
  *
+ * By byte range, where there are fewer parts than workers and the user vouches that no primary key is in
+ * two places (--parts-disjoint: a table's dump, a file sorted by key): each part is cut into ranges of
+ * about equal bytes at record starts, every range read by one worker (rangeCuts.ts finds the exact cuts
+ * with the other workers). Plain CSV and JSON Lines only: a compressed part or a JSON document cannot be
+ * read from the middle.
+ *
  * By key hash otherwise: every worker reads every part and writes the partition keys of its segment
  * (segment.ts). That is what keeps a key's rows in input order when they may be spread over parts: an
  * export chain with no checkpoint or a global order, or parts of unknown content.
@@ -25,7 +32,7 @@ import type { Segment } from './segment.js';
  * The division needs the listing every worker shares (--listing): a worker that listed other parts would
  * take other shares, and a part could then be read by two workers or by none.
  */
-export type DivisionBy = 'parts' | 'chain' | 'keys';
+export type DivisionBy = 'parts' | 'chain' | 'keys' | 'ranges';
 
 export interface Division {
   by: DivisionBy;
@@ -43,6 +50,8 @@ export interface Share extends Division {
   otherBytes: number;
   /** A chain's: the export (its index in the chain) of each of this worker's parts. */
   exportOfPart?: number[];
+  /** Divided by range: the bytes this worker read to find where its ranges start and end (rangeCuts.ts), besides reading them. */
+  scannedBytes?: number;
 }
 
 export interface DivisionOptions {
@@ -53,6 +62,55 @@ export interface DivisionOptions {
   order?: OrderMode | undefined;
   /** --transform: it may write a key read in one part from another part's rows too, so parts are divided only under --parts-disjoint. */
   transform?: unknown;
+  /** --input-format: what a part is read as when its name does not say (a range cut needs a line format). */
+  inputFormat?: InputFormat | undefined;
+  /** --deletes: not cut into ranges (a delete's key may be anywhere). */
+  deletes?: unknown;
+}
+
+/** Formats a part can be cut in at record starts without reading it from its start (one record a line or CSV). */
+const RANGE_FORMATS: ReadonlySet<InputFormat> = new Set(['csv', 'jsonl', 'ddb-json']);
+
+/**
+ * A part that can be cut into byte ranges, as far as its listing says: of known size, read as CSV or JSON
+ * Lines, named without a compression suffix, and not named .json (a JSON document is read whole). Its
+ * first bytes are checked when it is cut (rangeCuts.ts): a compressed file under a plain name is refused there.
+ */
+export function cuttableByName(listed: ListedPart, forced: InputFormat | undefined): boolean {
+  const { part } = listed;
+  if (listed.format !== undefined || part.size === undefined || part.name === 'stdin') return false;
+  const plainName = nameBeforeCompression(part.name);
+  if (plainName !== part.name.toLowerCase() || plainName.endsWith('.json')) return false;
+  const format = forced ?? formatFromName(part.name);
+  return format !== undefined && RANGE_FORMATS.has(format);
+}
+
+/** Bytes a part's range holds at least: smaller parts are one range (a few records each would be all overhead). */
+export const MIN_RANGE_BYTES = 64 * 1024;
+
+/**
+ * How the parts of a set divided by range are cut, pure: each part into ranges in proportion to its bytes
+ * (at least one, none under MIN_RANGE_BYTES unless the part is), so there are about as many ranges as
+ * workers; `segments[p]` are the first bytes of part p's segments (0 first), where the cuts are looked for.
+ * The ranges, in listing order, are then dealt to the workers as parts are (dealParts, by segment bytes).
+ */
+export interface RangeLayout {
+  segments: number[][];
+  /** The worker each range goes to, ranges numbered through the parts in order. */
+  owner: number[];
+}
+
+export function rangeLayout(sizes: readonly number[], workers: number, minBytes = MIN_RANGE_BYTES): RangeLayout {
+  const total = sizes.reduce((a, b) => a + b, 0);
+  const segments = sizes.map((size) => {
+    const wanted = total > 0 ? Math.round((size * workers) / total) : 1;
+    const count = Math.max(1, Math.min(wanted, Math.floor(size / minBytes)));
+    return Array.from({ length: count }, (_, k) => Math.floor((size * k) / count));
+  });
+  const bytes = segments.flatMap((starts, p) => starts.map((start, k) => (k + 1 < starts.length ? starts[k + 1]! : sizes[p]!) - start));
+  // No more ranges than workers: range k to worker k (one part's workers then read it in order, each after the one before).
+  const owner = bytes.length <= workers ? bytes.map((_, k) => k) : dealParts(bytes, workers);
+  return { segments, owner };
 }
 
 /** Orders that hold nothing across an export boundary once emptied there (WriteOrderer.restart). */
@@ -61,11 +119,21 @@ const CHAIN_ORDERS: ReadonlySet<OrderMode> = new Set(['auto', 'window', 'input']
 export function divisionOf(set: Pick<InputSet, 'parts' | 'exports'>, options: DivisionOptions): Division | undefined {
   const { segment } = options;
   if (segment === undefined || segment.count < 2) return undefined;
-  if (set.parts.length < segment.count)
-    return {
-      by: 'keys',
-      why: `${set.parts.length === 1 ? 'one part' : `${set.parts.length} parts`} for ${segment.count} workers: every worker reads every part and writes the keys of its segment`,
-    };
+  if (set.parts.length < segment.count) {
+    const few = `${set.parts.length === 1 ? 'one part' : `${set.parts.length} parts`} for ${segment.count} workers`;
+    const uncut = set.parts.find((p) => !cuttableByName(p, options.inputFormat));
+    if (options.partsDisjoint && uncut === undefined && !options.deletes)
+      return {
+        by: 'ranges',
+        why: `--parts-disjoint with ${few}: each part cut into byte ranges at record starts, one worker a range; no primary key is in two of them`,
+      };
+    const hint = options.partsDisjoint
+      ? uncut
+        ? ` (${uncut.part.name} cannot be cut into byte ranges: only plain .csv, .tsv, .jsonl and .ndjson files or objects can)`
+        : ' (--deletes: its keys may be anywhere in the file)'
+      : ' (pass --parts-disjoint when no primary key is in two places of the input, to have each worker read only a byte range of it)';
+    return { by: 'keys', why: `${few}: every worker reads every part and writes the keys of its segment${hint}` };
+  }
   if (options.transform !== undefined && !options.partsDisjoint)
     return {
       by: 'keys',

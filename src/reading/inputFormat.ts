@@ -23,7 +23,7 @@ export type PartFormat = InputFormat | ExportKind | DocumentKind;
  * A name without its compression suffix (.gz, .gzip, .zst, .zstd, .bz2, .bzip2), lower case: what tells the
  * format and the delimiter. The compression itself is read from the bytes (magic.ts).
  */
-function nameBeforeCompression(input: string): string {
+export function nameBeforeCompression(input: string): string {
   return input.toLowerCase().replace(/\.(gz|gzip|zst|zstd|bz2|bzip2)$/, '');
 }
 

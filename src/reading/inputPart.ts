@@ -92,4 +92,16 @@ export interface ListedPart {
   format?: PartFormat | undefined;
   /** An export's manifest: items in this data file, and its MD5 (hex) when given. */
   expected?: { items: number; md5?: string | undefined } | undefined;
+  /**
+   * Only these bytes of the part are read (a worker's range of a part divided by byte range,
+   * load/rangeCuts.ts): from `start`, where a record starts on line `line`, to `end` (exclusive), where
+   * the next record starts or the part ends. A CSV part's columns are still its header's.
+   */
+  range?: PartRange | undefined;
+}
+
+export interface PartRange {
+  start: number;
+  end: number;
+  line: number;
 }

@@ -28,7 +28,7 @@ export interface ListingDoc {
    * worker. Absent in listings written before it was recorded (whose workers divided by keys), and for a load
    * of one worker.
    */
-  division?: 'parts' | 'chain' | 'keys';
+  division?: 'parts' | 'chain' | 'keys' | 'ranges';
   /** When it was listed (ISO), for messages. */
   listedAt: string;
   parts: ListingPartDoc[];
@@ -95,7 +95,7 @@ export function parseListing(text: string, where: string): ListingDoc {
   if (!Array.isArray(doc.inputs) || !doc.inputs.every((i) => typeof i === 'string')) throw bad('"inputs" is not a list of strings');
   if (typeof doc.listedAt !== 'string') throw bad('no "listedAt"');
   if (doc.segments !== undefined && (!Number.isSafeInteger(doc.segments) || doc.segments < 1)) throw bad('"segments" is not a count');
-  if (doc.division !== undefined && doc.division !== 'parts' && doc.division !== 'chain' && doc.division !== 'keys')
+  if (doc.division !== undefined && doc.division !== 'parts' && doc.division !== 'chain' && doc.division !== 'keys' && doc.division !== 'ranges')
     throw bad('"division" is none of "parts", "chain", "keys"');
   if (!Array.isArray(doc.parts) || doc.parts.length === 0) throw bad('no "parts"');
   for (const [i, p] of doc.parts.entries()) {

@@ -202,8 +202,14 @@ export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInpu
     at: { row: number; line: number; offset?: number | undefined; byLine: boolean } | undefined,
     chunked: boolean,
   ): AsyncGenerator<SourceRecord | SourceRecord[]> {
-    const { part, expected } = set.parts[i]!;
+    const { part, expected, range } = set.parts[i]!;
     const named = formats[i];
+    // A range past the part's first byte (a worker's share of a part cut by range): opened where its first record starts.
+    if (range && range.start > 0 && !(at && at.row > 0)) {
+      if (named === undefined || !LINE_FORMATS.has(named)) throw bug(`${part.name} is cut into ranges but is not read as lines`);
+      yield* partFromOffset(i, named, { row: 0, line: range.line, offset: range.start }, false);
+      return;
+    }
     // A resume at a record's byte offset opens the part there (it was read plain, by its name's format, by the run that recorded it).
     if (
       at &&
@@ -218,7 +224,7 @@ export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInpu
       yield* partFromOffset(i, named, { row: at.row, line: at.line, offset: at.offset });
       return;
     }
-    const raw = await part.open(0);
+    const raw = await part.open(0, range?.end);
     const opened = await openPart(part, raw, expected?.md5 !== undefined);
     const open = { raw, opened };
     reading.add(open);
@@ -277,18 +283,25 @@ export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInpu
    * an empty line, and the record comes out on its own line; any other byte means the offset is not this
    * part's, and the resume stops there, before any row of it is handed on.
    */
-  async function* partFromOffset(i: number, format: PartFormat, at: { row: number; line: number; offset: number }): AsyncGenerator<SourceRecord> {
-    const { part } = set.parts[i]!;
+  async function* partFromOffset(
+    i: number,
+    format: PartFormat,
+    at: { row: number; line: number; offset: number },
+    resumed = true,
+  ): AsyncGenerator<SourceRecord> {
+    const { part, range } = set.parts[i]!;
     const delimiter = delimiterOf(part.name, options.csv.delimiter);
     const columns = format === 'csv' ? (options.csv.columns ?? (await headerOf(part, delimiter))) : undefined;
     const start = at.offset - 1;
-    const raw = await part.open(start);
-    const opened = plainPart(part, raw, start);
+    // A range's reading ends where the next worker's starts; its bytes count from its own start (its share's total).
+    const raw = await part.open(start, range?.end);
+    const opened = plainPart(part, raw, start - (range ? range.start : 0));
     const open = { raw, opened };
     reading.add(open);
     const records = recordsOfPart(opened, format, { delimiter, columns }, { ...options, firstLine: at.line - 1, firstByte: start });
     let row = at.row;
-    let first = true;
+    // A range's first record may be past blank lines (no records): only a restart point names a record's own line.
+    let first = resumed;
     for await (const record of records) {
       if (first && (record.origin.line !== at.line || record.origin.offset !== at.offset)) {
         throw new LoaderError(

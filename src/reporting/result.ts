@@ -66,15 +66,17 @@ export function writesToAccount(c: Pick<LoadCounters, 'rowsRead' | 'skippedByTra
  * others read the rest) or by key (this worker read every part and wrote the keys of its segment).
  */
 export interface DivisionSummary {
-  by: 'parts' | 'chain' | 'keys';
+  by: 'parts' | 'chain' | 'keys' | 'ranges';
   /** Why the parts could or could not be divided. */
   why: string;
   /** The parts and bytes this worker reads. */
   parts: number;
   bytes: number;
-  /** The parts and bytes only the other workers read (0 when divided by key). */
+  /** The parts and bytes only the other workers read (0 when divided by key); by range, the ranges. */
   otherParts: number;
   otherBytes: number;
+  /** By range: the bytes read to find where the ranges start (load/rangeCuts.ts), besides bytesRead. */
+  scannedBytes?: number;
 }
 
 export interface LoadResult extends LoadCounters {

@@ -103,6 +103,8 @@ export async function stripeableParts(
 ): Promise<StripePart[] | undefined> {
   const one = set.parts.length === 1 ? set.parts[0]!.part : undefined;
   if (set.parts.length === 0 || (one !== undefined && one.etag === undefined) || opts.deletes) return undefined;
+  // A worker's range of a part cut by range (load/rangeCuts.ts) is read as it is: the stripes would cut the whole part.
+  if (set.parts.some((listed) => listed.range !== undefined)) return undefined;
   const parts: StripePart[] = [];
   for (const listed of set.parts) {
     const { part } = listed;

@@ -60,7 +60,14 @@ describe('planWorkers: how N workers would divide the whole load', () => {
     expect(planWorkers(set, 1, { partsDisjoint: false })).toMatchObject({ count: 1, largestShareBytes: total, bytesReadByAll: total, readShare: 1 });
   });
 
-  it('fewer parts than workers are divided by key', () => {
-    expect(planWorkers({ parts: [part('big.csv', 5000)], exports: [] }, 4, { partsDisjoint: true })).toMatchObject({ by: 'keys', bytesReadByAll: 20_000 });
+  it('fewer parts than workers are divided by key, or by byte range under --parts-disjoint (each segment but the last scanned once more)', () => {
+    expect(planWorkers({ parts: [part('big.csv', 5000)], exports: [] }, 4, { partsDisjoint: false })).toMatchObject({ by: 'keys', bytesReadByAll: 20_000 });
+    const mb = 1 << 20;
+    expect(planWorkers({ parts: [part('big.csv', 4 * mb)], exports: [] }, 4, { partsDisjoint: true })).toMatchObject({
+      by: 'ranges',
+      bytesReadByAll: 7 * mb,
+      largestShareBytes: 2 * mb,
+      readShare: 0.25,
+    });
   });
 });

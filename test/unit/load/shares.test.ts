@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { agreedDivision } from '../../../src/load/prepareLoad.js';
-import { dealParts, divisionOf, exportSpans, shareOf } from '../../../src/load/shares.js';
+import { dealParts, divisionOf, exportSpans, shareOf, rangeLayout } from '../../../src/load/shares.js';
 import { LoaderError } from '../../../src/shared/errors.js';
 import type { ListedPart } from '../../../src/reading/inputPart.js';
 import type { ListedExport } from '../../../src/reading/dynamodbExport.js';
@@ -99,7 +99,40 @@ describe('divisionOf', () => {
       by: 'keys',
       why: expect.stringContaining('--parts-disjoint'),
     });
-    expect(divisionOf({ parts: csvParts, exports: [] }, { segment: seg(0, 5), partsDisjoint: true })?.by).toBe('keys');
+    // Fewer parts than workers: by key unless they can be cut into byte ranges (plain CSV or JSON Lines, vouched for).
+    expect(divisionOf({ parts: csvParts, exports: [] }, { segment: seg(0, 5), partsDisjoint: false })).toMatchObject({
+      by: 'keys',
+      why: expect.stringContaining('byte range'),
+    });
+    expect(divisionOf({ parts: csvParts, exports: [] }, { segment: seg(0, 5), partsDisjoint: true, deletes: { column: 'op' } })?.by).toBe('keys');
+    for (const uncut of [part('a.csv.gz', 10), part('a.json', 10), part('a.parquet', 10), part('d0', 10, 'export-full')])
+      expect(divisionOf({ parts: [uncut], exports: [] }, { segment: seg(0, 2), partsDisjoint: true })).toMatchObject({
+        by: 'keys',
+        why: expect.stringContaining(uncut.part.name),
+      });
+  });
+  it('by byte range for fewer plain parts than workers under --parts-disjoint', () => {
+    expect(divisionOf({ parts: csvParts, exports: [] }, { segment: seg(0, 5), partsDisjoint: true })).toMatchObject({
+      by: 'ranges',
+      why: expect.stringContaining('byte ranges'),
+    });
+    for (const name of ['one.csv', 'one.tsv', 'one.jsonl', 'one.ndjson', 'ONE.CSV'])
+      expect(divisionOf({ parts: [part(name, 10)], exports: [] }, { segment: seg(1, 4), partsDisjoint: true })?.by).toBe('ranges');
+    // A name that does not tell, read as CSV by --input-format.
+    expect(divisionOf({ parts: [part('dump.txt', 10)], exports: [] }, { segment: seg(1, 4), partsDisjoint: true, inputFormat: 'csv' })?.by).toBe('ranges');
+    expect(divisionOf({ parts: [part('dump.txt', 10)], exports: [] }, { segment: seg(1, 4), partsDisjoint: true })?.by).toBe('keys');
+  });
+  it('rangeLayout: one part cut for N workers, range k to worker k; parts cut by their bytes; none under the least range', () => {
+    const mb = 1 << 20;
+    expect(rangeLayout([8 * mb], 4)).toEqual({ segments: [[0, 2 * mb, 4 * mb, 6 * mb]], owner: [0, 1, 2, 3] });
+    // 3:1 for 4 workers: three ranges and one.
+    const two = rangeLayout([6 * mb, 2 * mb], 4);
+    expect(two.segments.map((s) => s.length)).toEqual([3, 1]);
+    expect([...two.owner].sort()).toEqual([0, 1, 2, 3]);
+    // Smaller than the least range for each worker: fewer ranges, never empty ones.
+    expect(rangeLayout([100 * 1024], 4).segments).toEqual([[0]]);
+    expect(rangeLayout([200 * 1024], 4)).toEqual({ segments: [[0, 68_266, 136_533]], owner: [0, 1, 2] });
+    expect(rangeLayout([1000], 4).segments).toEqual([[0]]);
   });
   it('--parts-disjoint does not take an export chain apart without its barrier: an item is in every export that changed it', () => {
     const chain = [part('d0', 5, 'export-full'), part('i0', 5, 'export-incremental')];

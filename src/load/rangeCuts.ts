@@ -1,0 +1,316 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { entryStates, SegmentScan, stateKey, type SegmentPass, type SegmentSummary } from '../ordering/stripes/objectCuts.js';
+import { RecordStartScanner, type RecordSyntax, type ScanState } from '../ordering/stripes/recordStarts.js';
+import { delimiterOf, formatFromName, type InputFormat } from '../reading/inputFormat.js';
+import type { ListedPart, InputPart } from '../reading/inputPart.js';
+import type { InputSet } from '../reading/inputSet.js';
+import { mayBeCut } from '../reading/magic.js';
+import type { S3Access } from '../reading/s3Part.js';
+import { LoaderError } from '../shared/errors.js';
+import type { Segment } from './segment.js';
+import { rangeLayout, type Division, type Share } from './shares.js';
+import { localWorkerStore, s3WorkerStore, type WorkerDocStore } from './workerBoard.js';
+
+/**
+ * The exact byte ranges of the parts of a load divided by range (shares.ts), found together by its workers.
+ *
+ * A range past a part's first byte must start exactly where a record starts and know its line: a CSV line
+ * break may be inside a quoted field opened any distance before, and the line is the count of every line
+ * break before. Both depend on every byte before the cut, which no worker wants to read twice. So each
+ * worker scans the bytes of its own segment of the part once, from every state a scan can be in at its first
+ * byte (objectCuts.ts's SegmentScan: a few states, most of which meet within a few bytes), and writes what
+ * that gives (for each entry state: the first record start, the state at the end, the line breaks) beside
+ * the listing, where the others read it. From the part's start, whose state is known, the segments' passes
+ * in order then give every cut's record start and line: what one pass from the first byte would find.
+ *
+ * A worker waits for the passes of the segments before its own, which their workers write as soon as they
+ * have scanned them (in about the time it takes to read its own). One that has not written its pass within
+ * `waitMs` (not started yet: an array job's children start apart; killed) has its segment scanned here
+ * instead, and the pass written for the others; every worker finds the same pass, so two writing it agree.
+ *
+ * The documents hold offsets, line counts and scan states, never row data; local ones are private (0600).
+ * A restarted worker finds its pass and the others' there: it reads nothing again to cut.
+ */
+
+export const RANGE_SCAN_FORMAT = 'ddb-spread-range-scan';
+
+export interface RangeCutOptions {
+  listing: string;
+  segment: Segment;
+  s3: () => Promise<S3Access>;
+  delimiter: string | undefined;
+  inputFormat: InputFormat | undefined;
+  /** How long to wait for another worker's pass before scanning its segment here (ms). */
+  waitMs?: number;
+  pollMs?: number;
+  /** The smallest range (shares.ts' MIN_RANGE_BYTES otherwise): a unit test's small file cut for several workers. */
+  minRangeBytes?: number;
+  warn: (message: string) => void;
+  stopping: () => boolean;
+}
+
+const WAIT_MS = 60_000;
+const POLL_MS = 250;
+
+/** What this worker reads of a set divided by range: its ranges, each a part read from its start to its end. */
+export async function rangeShare(set: InputSet, division: Division, o: RangeCutOptions): Promise<Share> {
+  const sizes = set.parts.map((p) => p.part.size ?? 0);
+  const layout = rangeLayout(sizes, o.segment.count, o.minRangeBytes);
+  const mine: { p: number; k: number }[] = [];
+  let r = 0;
+  for (const [p, starts] of layout.segments.entries())
+    for (let k = 0; k < starts.length; k++, r++) if (layout.owner[r] === o.segment.index) mine.push({ p, k });
+  const cutters = new Map<number, PartCutter>();
+  const cutterOf = (p: number) => {
+    let cutter = cutters.get(p);
+    if (!cutter) cutters.set(p, (cutter = new PartCutter(set.parts[p]!, p, layout.segments[p]!, o)));
+    return cutter;
+  };
+  // Every pass the others wait for, first: then this worker's own waits.
+  for (const p of new Set(mine.map((m) => m.p))) await cutterOf(p).checkPlain();
+  for (const { p, k } of mine) if (k + 1 < layout.segments[p]!.length) await cutterOf(p).pass(k, 'own');
+  const parts: ListedPart[] = [];
+  for (const { p, k } of mine) {
+    const range = await cutterOf(p).range(k);
+    if (range && range.end > range.start) parts.push({ ...set.parts[p]!, range });
+  }
+  const bytes = parts.reduce((sum, p) => sum + (p.range!.end - p.range!.start), 0);
+  const total = sizes.reduce((a, b) => a + b, 0);
+  const scannedBytes = [...cutters.values()].reduce((sum, c) => sum + c.scannedBytes, 0);
+  return { ...division, parts, bytes, otherParts: layout.owner.length - mine.length, otherBytes: total - bytes, scannedBytes };
+}
+
+/** One part's cuts: its segments' passes (own, read from beside the listing, or scanned here), and the ranges they give. */
+class PartCutter {
+  readonly #passes = new Map<number, SegmentSummary>();
+  /** Bytes read here to find the cuts (the segments scanned, the heads read, the first bytes checked). */
+  scannedBytes = 0;
+  readonly #syntax: RecordSyntax;
+  readonly #delimiter: string;
+
+  constructor(
+    readonly listed: ListedPart,
+    readonly index: number,
+    readonly starts: readonly number[],
+    readonly o: RangeCutOptions,
+  ) {
+    const format = o.inputFormat ?? formatFromName(listed.part.name);
+    this.#syntax = format === 'csv' ? 'csv' : 'jsonl';
+    this.#delimiter = delimiterOf(listed.part.name, o.delimiter);
+    if (this.#syntax === 'csv' && Buffer.byteLength(this.#delimiter, 'utf8') !== 1)
+      throw new LoaderError(
+        'INVALID_OPTION',
+        `--parts-disjoint cuts ${listed.part.name} into byte ranges, which needs a one-byte delimiter (got ${JSON.stringify(this.#delimiter)}); leave out --parts-disjoint to have every worker read the whole file`,
+      );
+  }
+
+  get #part(): InputPart {
+    return this.listed.part;
+  }
+
+  get #size(): number {
+    return this.#part.size ?? 0;
+  }
+
+  /** A compressed or Parquet file under a plain name cannot be read from its middle: refused before any write, by every worker alike. */
+  async checkPlain(): Promise<void> {
+    const head = await readBytes(this.#part, 0, Math.min(6, this.#size));
+    this.scannedBytes += head.length;
+    if (!mayBeCut(head))
+      throw new LoaderError(
+        'INVALID_OPTION',
+        `${this.#part.name} is compressed (or Parquet) although its name says plain text: it cannot be cut into byte ranges for --parts-disjoint; name it for what it is, or leave out --parts-disjoint to have every worker read it whole`,
+        { file: this.#part.name },
+      );
+  }
+
+  #end(k: number): number {
+    return k + 1 < this.starts.length ? this.starts[k + 1]! : this.#size;
+  }
+
+  #store(k: number): WorkerDocStore {
+    const path = `${this.o.listing}.range-scan-${this.index}-${k}-of-${this.starts.length}.json`;
+    return path.startsWith('s3://') ? s3WorkerStore(path, this.o.s3) : localWorkerStore(path);
+  }
+
+  /**
+   * Segment k's pass: known, read from beside the listing, or (`own`, or once its worker has been silent
+   * past waitMs) scanned here and written there.
+   */
+  async pass(k: number, how: 'own' | 'wait'): Promise<SegmentSummary> {
+    const known = this.#passes.get(k);
+    if (known) return known;
+    const store = this.#store(k);
+    const waitMs = this.o.waitMs ?? WAIT_MS;
+    const from = performance.now();
+    for (;;) {
+      const found = await this.#read(store);
+      if (found) return this.#keep(k, found);
+      if (how === 'own' || performance.now() - from >= waitMs) break;
+      if (this.o.stopping()) throw new LoaderError('ABORTED', `stopped while waiting for the scan of ${store.where}`);
+      await sleep(this.o.pollMs ?? POLL_MS);
+    }
+    if (how === 'wait')
+      this.o.warn(
+        `no worker has written where the records of segment ${k + 1} of ${this.starts.length} of ${this.#part.name} start (${store.where}) after ${Math.round(waitMs / 1000)} s: this worker scans its ${this.#end(k) - this.starts[k]!} bytes itself`,
+      );
+    const summary = await this.#scan(k);
+    await store.write(`${JSON.stringify(this.#doc(k, summary), null, 2)}\n`);
+    return this.#keep(k, summary);
+  }
+
+  #keep(k: number, summary: SegmentSummary): SegmentSummary {
+    this.#passes.set(k, summary);
+    return summary;
+  }
+
+  async #scan(k: number): Promise<SegmentSummary> {
+    const scan = new SegmentScan(this.#syntax, Buffer.from(this.#delimiter, 'utf8')[0]!, k === 0);
+    for await (const chunk of await this.#part.open(this.starts[k]!, this.#end(k))) {
+      scan.feed(chunk as Buffer);
+      this.scannedBytes += (chunk as Buffer).length;
+    }
+    return scan.summary();
+  }
+
+  #doc(k: number, summary: SegmentSummary): RangeScanDoc {
+    return {
+      format: RANGE_SCAN_FORMAT,
+      version: 1,
+      part: this.#part.name,
+      size: this.#size,
+      ...(this.#part.etag !== undefined ? { etag: this.#part.etag } : {}),
+      syntax: this.#syntax,
+      delimiter: this.#delimiter,
+      start: this.starts[k]!,
+      end: this.#end(k),
+      passes: [...summary.entries()].map(([entry, pass]) => ({ entry, ...pass })),
+    };
+  }
+
+  async #read(store: WorkerDocStore): Promise<SegmentSummary | undefined> {
+    let text: string | undefined;
+    try {
+      text = await store.read();
+    } catch {
+      return undefined;
+    }
+    if (text === undefined) return undefined;
+    let doc: RangeScanDoc;
+    try {
+      doc = JSON.parse(text) as RangeScanDoc;
+    } catch {
+      // Half written by a store that is not atomic: read again at the next poll.
+      return undefined;
+    }
+    const k = this.starts.indexOf(doc.start);
+    const same =
+      doc.format === RANGE_SCAN_FORMAT &&
+      doc.part === this.#part.name &&
+      doc.size === this.#size &&
+      doc.etag === this.#part.etag &&
+      k !== -1 &&
+      doc.end === this.#end(k) &&
+      Array.isArray(doc.passes);
+    if (!same)
+      throw new LoaderError(
+        'INVALID_OPTION',
+        `${store.where} is not a scan of ${this.#part.name} as this worker's listing names it: another load's; give this load another --listing`,
+        { file: store.where },
+      );
+    if (doc.syntax !== this.#syntax || doc.delimiter !== this.#delimiter)
+      throw new LoaderError(
+        'INVALID_OPTION',
+        `${store.where} was scanned as ${doc.syntax} with delimiter ${JSON.stringify(doc.delimiter)}, and this worker reads ${this.#part.name} as ${this.#syntax} with ${JSON.stringify(this.#delimiter)}: give every worker the same --input-format and --delimiter`,
+        { file: store.where },
+      );
+    return new Map(doc.passes.map(({ entry, ...pass }) => [entry, pass]));
+  }
+
+  /**
+   * Range k: from the first record start at or after segment k's first byte (the part's start for k = 0) to
+   * the first at or after the next segment's that has one; undefined when segment k has none (a record runs
+   * through it: the range before reads it).
+   */
+  async range(k: number): Promise<{ start: number; end: number; line: number } | undefined> {
+    let state: ScanState = entryStates(this.#syntax)[0]!;
+    let breaks = 0;
+    for (let m = 0; m < k; m++) {
+      const pass = passFor(await this.pass(m, 'wait'), state, this.#part.name);
+      breaks += pass.breaks;
+      state = pass.exit;
+    }
+    let start: { offset: number; line: number };
+    if (k === 0) start = { offset: 0, line: 1 };
+    else {
+      // Segment k's pass is this worker's own when it has one (not the part's last): else its head is scanned here.
+      const own = k + 1 < this.starts.length ? passFor(await this.pass(k, 'own'), state, this.#part.name) : await this.#head(k, state);
+      if (!own.start) return undefined;
+      start = { offset: this.starts[k]! + own.start.offset, line: breaks + own.start.line };
+    }
+    // The end: where the next segment's first record starts, in the state this segment ends in.
+    if (k + 1 >= this.starts.length) return { start: start.offset, end: this.#size, line: start.line };
+    const mine = passFor(await this.pass(k, 'own'), state, this.#part.name);
+    let after = mine.exit;
+    for (let m = k + 1; m < this.starts.length; m++) {
+      const head = await this.#head(m, after);
+      if (head.start) return { start: start.offset, end: this.starts[m]! + head.start.offset, line: start.line };
+      after = head.exit;
+    }
+    return { start: start.offset, end: this.#size, line: start.line };
+  }
+
+  /**
+   * Segment m's pass entered in `state`, read only as far as its first record start (a record or so past
+   * its first byte); the whole segment when it has none (then its exit state holds too). The part's last
+   * segment ends at the part's end, where a record ends.
+   */
+  async #head(m: number, state: ScanState): Promise<SegmentPass> {
+    const scanner = new RecordStartScanner(this.#syntax, [0], Buffer.from(this.#delimiter, 'utf8')[0]!, { from: state, atFileStart: m === 0 });
+    const stream = await this.#part.open(this.starts[m]!, this.#end(m));
+    try {
+      for await (const chunk of stream) {
+        scanner.feed(chunk as Buffer);
+        this.scannedBytes += (chunk as Buffer).length;
+        if (scanner.done) break;
+      }
+    } finally {
+      stream.destroy();
+    }
+    if (!scanner.done && m + 1 === this.starts.length) scanner.end();
+    return { start: scanner.starts[0], exit: scanner.state, breaks: scanner.breaks };
+  }
+}
+
+function passFor(summary: SegmentSummary, state: ScanState, name: string): SegmentPass {
+  const pass = summary.get(stateKey(state));
+  if (!pass)
+    throw new LoaderError(
+      'INPUT_UNREADABLE',
+      `the scan of ${name} has no pass for the state a segment is entered in: scan documents damaged; give this load another --listing`,
+      { file: name },
+    );
+  return pass;
+}
+
+async function readBytes(part: InputPart, start: number, count: number): Promise<Buffer> {
+  if (count <= 0) return Buffer.alloc(0);
+  const chunks: Buffer[] = [];
+  const stream = await part.open(start, start + count);
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).subarray(0, count);
+}
+
+/** What a worker writes beside the listing for a segment it scanned: offsets, line counts and states only. */
+interface RangeScanDoc {
+  format: typeof RANGE_SCAN_FORMAT;
+  version: 1;
+  part: string;
+  size: number;
+  etag?: string;
+  syntax: RecordSyntax;
+  delimiter: string;
+  start: number;
+  end: number;
+  passes: ({ entry: string } & SegmentPass)[];
+}
