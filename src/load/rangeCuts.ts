@@ -36,6 +36,8 @@ export const RANGE_SCAN_FORMAT = 'ddb-spread-range-scan';
 
 export interface RangeCutOptions {
   listing: string;
+  /** The listing's listedAt: a scan written for an earlier listing at that path (removed to list again) is not this load's. */
+  listedAt: string;
   segment: Segment;
   s3: () => Promise<S3Access>;
   delimiter: string | undefined;
@@ -184,6 +186,8 @@ class PartCutter {
       delimiter: this.#delimiter,
       start: this.starts[k]!,
       end: this.#end(k),
+      listedAt: this.o.listedAt,
+      ...(this.#part.pin ? { mtimeMs: this.#part.pin.identity.mtimeMs } : {}),
       passes: [...summary.entries()].map(([entry, pass]) => ({ entry, ...pass })),
     };
   }
@@ -204,20 +208,19 @@ class PartCutter {
       return undefined;
     }
     const k = this.starts.indexOf(doc.start);
+    // Another listing's (the listing was removed and made again, the part perhaps changed): its worker scans
+    // the segment again and writes over it; meanwhile it is not there.
     const same =
       doc.format === RANGE_SCAN_FORMAT &&
+      doc.listedAt === this.o.listedAt &&
       doc.part === this.#part.name &&
       doc.size === this.#size &&
       doc.etag === this.#part.etag &&
+      doc.mtimeMs === this.#part.pin?.identity.mtimeMs &&
       k !== -1 &&
       doc.end === this.#end(k) &&
       Array.isArray(doc.passes);
-    if (!same)
-      throw new LoaderError(
-        'INVALID_OPTION',
-        `${store.where} is not a scan of ${this.#part.name} as this worker's listing names it: another load's; give this load another --listing`,
-        { file: store.where },
-      );
+    if (!same) return undefined;
     if (doc.syntax !== this.#syntax || doc.delimiter !== this.#delimiter)
       throw new LoaderError(
         'INVALID_OPTION',
@@ -312,5 +315,8 @@ interface RangeScanDoc {
   delimiter: string;
   start: number;
   end: number;
+  listedAt: string;
+  /** A local file's modification time when listed. */
+  mtimeMs?: number;
   passes: ({ entry: string } & SegmentPass)[];
 }
