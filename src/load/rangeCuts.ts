@@ -36,7 +36,7 @@ export const RANGE_SCAN_FORMAT = 'ddb-spread-range-scan';
 
 export interface RangeCutOptions {
   listing: string;
-  /** The listing's listedAt: a scan written for an earlier listing at that path (removed to list again) is not this load's. */
+  /** The listing's listedAt, recorded in the scans (for a person reading them). */
   listedAt: string;
   segment: Segment;
   s3: () => Promise<S3Access>;
@@ -52,6 +52,8 @@ export interface RangeCutOptions {
 }
 
 const WAIT_MS = 60_000;
+/** The first window a segment's head is read in, for its first record start. */
+const HEAD_BYTES = 16 * 1024;
 const POLL_MS = 250;
 
 /** What this worker reads of a set divided by range: its ranges, each a part read from its start to its end. */
@@ -208,11 +210,11 @@ class PartCutter {
       return undefined;
     }
     const k = this.starts.indexOf(doc.start);
-    // Another listing's (the listing was removed and made again, the part perhaps changed): its worker scans
-    // the segment again and writes over it; meanwhile it is not there.
+    // Of another version of the part (the listing was removed and made again for a changed file): its worker
+    // scans the segment again and writes over it; meanwhile it is not there. The same bytes cut at the same
+    // segments give the same passes, whichever listing they were scanned for.
     const same =
       doc.format === RANGE_SCAN_FORMAT &&
-      doc.listedAt === this.o.listedAt &&
       doc.part === this.#part.name &&
       doc.size === this.#size &&
       doc.etag === this.#part.etag &&
@@ -270,15 +272,15 @@ class PartCutter {
    */
   async #head(m: number, state: ScanState): Promise<SegmentPass> {
     const scanner = new RecordStartScanner(this.#syntax, [0], Buffer.from(this.#delimiter, 'utf8')[0]!, { from: state, atFileStart: m === 0 });
-    const stream = await this.#part.open(this.starts[m]!, this.#end(m));
-    try {
-      for await (const chunk of stream) {
+    // In windows growing from HEAD_BYTES: a ranged GET's answer comes whole, and a record starts within a few hundred bytes as a rule.
+    const end = this.#end(m);
+    for (let at = this.starts[m]!, window = HEAD_BYTES; at < end && !scanner.done; window *= 4) {
+      const to = Math.min(end, at + window);
+      for await (const chunk of await this.#part.open(at, to)) {
         scanner.feed(chunk as Buffer);
         this.scannedBytes += (chunk as Buffer).length;
-        if (scanner.done) break;
       }
-    } finally {
-      stream.destroy();
+      at = to;
     }
     if (!scanner.done && m + 1 === this.starts.length) scanner.end();
     return { start: scanner.starts[0], exit: scanner.state, breaks: scanner.breaks };

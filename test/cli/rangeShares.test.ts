@@ -7,6 +7,7 @@
  * reads only the rest of its range); every row must be loaded once. Each worker is a real process against
  * DynamoDB Local.
  */
+import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -17,6 +18,7 @@ import { runCli, type ProcessRun } from '../support/cli.js';
 import { scanAll } from '../support/ddb.js';
 import { localEnv } from '../support/env.js';
 import { useLocalAws } from '../support/localAws.js';
+import { newBucket, putObjects, s3Client, s3Endpoint } from '../support/s3.js';
 
 const KEYS = { partitionKey: { name: 'pk', type: 'S' as const }, sortKey: { name: 'sk', type: 'N' as const } };
 const { endpoint, client, dir, newTable } = useLocalAws({ name: 'range-shares' });
@@ -123,6 +125,65 @@ describe('--parts-disjoint on one large file: each worker reads its byte range',
     const status = await run(['status', listing, '--json']);
     expect(status.code, status.stderr).toBe(EXIT.REJECTED);
     expect(JSON.parse(status.stdout)).toMatchObject({ finished: true, complete: false, rows, rejected: 2 });
+  });
+
+  it('one S3 object, 3 workers with the listing and the scans in S3: every row once, rejects at their lines, no byte read twice but the scans', async () => {
+    const rows = 3000;
+    const { text, badLines } = bigCsv(rows, [40, 2950]);
+    const s3 = s3Client();
+    const bucket = await newBucket(s3);
+    await putObjects(s3, bucket, { 'dump/big.csv': text });
+    const size = Buffer.byteLength(text);
+    const table = await newTable(KEYS);
+    const listing = `s3://${bucket}/state/big.listing.json`;
+    // Worker 0 first makes the listing: s3rver ignores If-None-Match, so two workers could each write their own (S3 refuses the second).
+    const worker = (i: number) =>
+      runCli(
+        [
+          'load',
+          `s3://${bucket}/dump/big.csv`,
+          '--table',
+          table,
+          '--types',
+          'sk:N',
+          '--segment',
+          `${i}/3`,
+          '--listing',
+          listing,
+          '--parts-disjoint',
+          '--rejects',
+          join(dir(), `s3big${i}.rejects.jsonl`),
+          '--json',
+        ],
+        { cwd: dir(), env: { ...env(), AWS_ENDPOINT_URL_S3: s3Endpoint() } },
+      );
+    const first = worker(0);
+    const listed = async () =>
+      await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: 'state/big.listing.json' })).then(
+        () => true,
+        () => false,
+      );
+    for (let i = 0; i < 300 && !(await listed()); i++) await new Promise((r) => setTimeout(r, 50));
+    const others = Promise.all([worker(1), worker(2)]);
+    const runs = [await first, ...(await others)];
+    for (const r of runs) expect([EXIT.OK, EXIT.REJECTED], r.stderr).toContain(r.code);
+    const results = runs.map(resultOf);
+    for (const r of results) expect(r.division).toMatchObject({ by: 'ranges', parts: 1, otherParts: 2 });
+    expect(results.reduce((n, r) => n + r.division!.bytes, 0)).toBe(size);
+    expect(results.reduce((n, r) => n + r.bytesRead, 0)).toBe(size);
+    // The scans: two segments whole (the last is never scanned for the others), and a record's head or so past each cut.
+    const scanned = results.reduce((n, r) => n + r.division!.scannedBytes!, 0);
+    expect(scanned).toBeGreaterThan((size * 2) / 3 - 10);
+    expect(scanned).toBeLessThan((size * 2) / 3 + 64 * 1024);
+    const rejects = (await Promise.all([0, 1, 2].map((i) => readFile(join(dir(), `s3big${i}.rejects.jsonl`), 'utf8').catch(() => ''))))
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { line: number });
+    expect(rejects.map((r) => r.line).sort((a, b) => a - b)).toEqual(badLines);
+    const items = await scanAll(client(), table);
+    expect(items.length).toBe(rows - 2);
+    expect(items.some((i) => i['pk']!.S === 'user-99999')).toBe(false);
   });
 
   it('without --parts-disjoint every worker reads the whole file, and the summary says how to divide it', async () => {
