@@ -94,9 +94,14 @@ export async function readingOf(
   };
   const asked = opts.order;
   if (asked !== 'stripes' && asked !== 'auto') return whole(asked);
+  // A worker's byte range of a part (load/rangeCuts.ts) is not cut into stripes (they would cut the whole
+  // part), and streams through the window without going over to round-robin: that reads the rest whole and
+  // holds it, half a range of a sorted dump on disk; a key's run longer than the window is then written at
+  // its own pace (--key-wcu) as it comes.
+  const ranged = inputSet.parts.some((p) => p.range !== undefined);
   const notStriped = () => {
     onStripes?.(asked === 'auto' ? 'own' : undefined);
-    if (asked === 'auto') return whole('window', true);
+    if (asked === 'auto') return whole('window', !ranged);
     return whole(onStripes ? 'input' : 'round-robin');
   };
   // Stripes are cut by the input's keys; a transform may write other keys than it reads (--order stripes is refused with one).

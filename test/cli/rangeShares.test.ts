@@ -186,6 +186,46 @@ describe('--parts-disjoint on one large file: each worker reads its byte range',
     expect(items.some((i) => i['pk']!.S === 'user-99999')).toBe(false);
   });
 
+  it('a range of a key-sorted file with runs longer than the window streams through it: never read whole first, nothing held on disk', async () => {
+    // 3 partition keys of 1,000 rows each: runs far longer than --window 100.
+    const lines = ['pk,sk,note'];
+    for (let i = 0; i < 3000; i++) lines.push(`key-${Math.floor(i / 1000)},${i},${'n'.repeat(90)}`);
+    const path = join(dir(), 'runs.csv');
+    await writeFile(path, `${lines.join('\n')}\n`);
+    const table = await newTable(KEYS);
+    const listing = join(dir(), 'runs.listing.json');
+    const runs = await Promise.all(
+      [0, 1].map((i) =>
+        run([
+          'load',
+          path,
+          '--table',
+          table,
+          '--types',
+          'sk:N',
+          '--segment',
+          `${i}/2`,
+          '--listing',
+          listing,
+          '--parts-disjoint',
+          '--window',
+          '100',
+          '--json',
+          '--rejects',
+          join(dir(), `runs${i}.jsonl`),
+        ]),
+      ),
+    );
+    for (const r of runs) {
+      expect(r.code, r.stderr).toBe(EXIT.OK);
+      expect(r.stderr).not.toMatch(/read whole first/);
+      const result = resultOf(r);
+      expect(result.division?.by).toBe('ranges');
+      expect(result).toMatchObject({ order: 'window', orderTempBytes: 0 });
+    }
+    expect((await scanAll(client(), table)).length).toBe(3000);
+  });
+
   it('without --parts-disjoint every worker reads the whole file, and the summary says how to divide it', async () => {
     const { text } = bigCsv(1200, []);
     const path = join(dir(), 'small.csv');
