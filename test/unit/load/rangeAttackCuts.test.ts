@@ -116,3 +116,24 @@ describe('cuts on awkward bytes', () => {
     }
   });
 });
+
+describe('a worker with two ranges of one file, resumed in the second', () => {
+  it('counts the first range as read, not the whole file: its bytes read never pass its share', async () => {
+    const path = join(dir, 'two.csv');
+    let text = 'pk,sk,note\n';
+    for (let i = 0; i < 400; i++) text += `k${i},${i},"note\n${i}"\n`;
+    await writeFile(path, text);
+    const set = await listInputs([path], { stdin: Readable.from([]), s3: noS3, outputs: [] });
+    const shares = await cut(set, 2, join(dir, 'two.listing.json'), {});
+    // One worker's share as dealt when it holds both ranges of the file (several files for more workers).
+    const both = { ...set, parts: shares.flatMap((s) => s.parts), totalBytes: set.parts[0]!.part.size! };
+    const second = both.parts[1]!.range!;
+    // A resume at the second range's start: the first is not opened again, and counts as its own bytes.
+    const from = { at: { part: 1, row: 0, line: second.line, offset: second.start }, skipToLine: () => Promise.reject(new Error('not skipped to')) };
+    const resumed = readInputSet(both, { format: undefined, csv: { delimiter: undefined, columns: undefined }, from });
+    let n = 0;
+    for await (const _ of resumed.records) n++;
+    expect(n).toBeGreaterThan(100);
+    expect(resumed.bytesRead()).toBe(both.totalBytes);
+  });
+});
