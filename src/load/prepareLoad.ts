@@ -156,6 +156,7 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
       : division?.by === 'ranges'
         ? await rangeShare(everything, division, {
             listing: opts.listing!,
+            listedAt: listedAt!,
             segment: opts.segment!,
             s3,
             delimiter: opts.delimiter,

@@ -36,6 +36,8 @@ export const RANGE_SCAN_FORMAT = 'ddb-spread-range-scan';
 
 export interface RangeCutOptions {
   listing: string;
+  /** When the listing was made: a scan beside it from an earlier listing at the same path (the file since rewritten) is not this load's. */
+  listedAt: string;
   segment: Segment;
   s3: () => Promise<S3Access>;
   delimiter: string | undefined;
@@ -177,6 +179,7 @@ class PartCutter {
     return {
       format: RANGE_SCAN_FORMAT,
       version: 1,
+      listedAt: this.o.listedAt,
       part: this.#part.name,
       size: this.#size,
       ...(this.#part.etag !== undefined ? { etag: this.#part.etag } : {}),
@@ -203,6 +206,9 @@ class PartCutter {
       // Half written by a store that is not atomic: read again at the next poll.
       return undefined;
     }
+    // Left by the workers of an earlier listing at this path (the load started over, its file perhaps rewritten
+    // at the same size): not this load's cut; its worker scans the segment again and writes over it.
+    if (doc.format === RANGE_SCAN_FORMAT && doc.listedAt !== this.o.listedAt) return undefined;
     const k = this.starts.indexOf(doc.start);
     const same =
       doc.format === RANGE_SCAN_FORMAT &&
@@ -305,6 +311,7 @@ async function readBytes(part: InputPart, start: number, count: number): Promise
 interface RangeScanDoc {
   format: typeof RANGE_SCAN_FORMAT;
   version: 1;
+  listedAt: string;
   part: string;
   size: number;
   etag?: string;

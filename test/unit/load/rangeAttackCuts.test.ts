@@ -45,13 +45,14 @@ async function records(set: InputSet, o: ReadOpts): Promise<string[]> {
   return out;
 }
 
-async function cut(set: InputSet, workers: number, listing: string, o: ReadOpts): Promise<Share[]> {
+async function cut(set: InputSet, workers: number, listing: string, o: ReadOpts, listedAt = '2026-11-28T12:00:00.000Z'): Promise<Share[]> {
   const division = divisionOf(set, { segment: { index: 0, count: workers }, partsDisjoint: true, inputFormat: o.inputFormat });
   expect(division?.by).toBe('ranges');
   return Promise.all(
     Array.from({ length: workers }, (_, index) =>
       rangeShare(set, division!, {
         listing,
+        listedAt,
         segment: { index, count: workers },
         s3: noS3,
         delimiter: o.delimiter,
@@ -135,5 +136,28 @@ describe('a worker with two ranges of one file, resumed in the second', () => {
     for await (const _ of resumed.records) n++;
     expect(n).toBeGreaterThan(100);
     expect(resumed.bytesRead()).toBe(both.totalBytes);
+  });
+});
+
+describe('scan documents left by an earlier load at the same --listing path', () => {
+  it('a file rewritten at the same size and listed anew is cut from its own bytes, not from the old scans', async () => {
+    const path = join(dir, 'again.csv');
+    let quoted = 'pk,sk,note\n';
+    for (let i = 0; i < 300; i++) quoted += `k${i},${i},${i % 2 === 0 ? `"two\nlines ${i}"` : `plain ${i}`}\n`;
+    // The same size, no quotes: every line break ends a record there, not in the file as rewritten.
+    const plain = quoted.replaceAll('"', "'");
+    const listing = join(dir, 'again.listing.json');
+    await writeFile(path, plain);
+    const first = await listInputs([path], { stdin: Readable.from([]), s3: noS3, outputs: [] });
+    await cut(first, 4, listing, {}, '2026-11-28T10:00:00.000Z');
+    // The user starts over as told: listing and checkpoints removed (the scans beside the listing stay).
+    await writeFile(path, quoted);
+    const set = await listInputs([path], { stdin: Readable.from([]), s3: noS3, outputs: [] });
+    expect(set.parts[0]!.part.size).toBe(first.parts[0]!.part.size);
+    const whole = await records(set, {});
+    const shares = await cut(set, 4, listing, {}, '2026-11-28T11:00:00.000Z');
+    const read: string[] = [];
+    for (const share of shares) read.push(...(await records({ ...set, parts: share.parts, totalBytes: share.bytes }, {})));
+    expect(read).toEqual(whole);
   });
 });
