@@ -4,6 +4,7 @@ import { RecordStartScanner, type RecordSyntax, type ScanState } from '../orderi
 import { delimiterOf, formatFromName, type InputFormat } from '../reading/inputFormat.js';
 import type { ListedPart, InputPart } from '../reading/inputPart.js';
 import type { InputSet } from '../reading/inputSet.js';
+import { jsonShapeOf } from '../reading/jsonShape.js';
 import { mayBeCut } from '../reading/magic.js';
 import type { S3Access } from '../reading/s3Part.js';
 import { LoaderError } from '../shared/errors.js';
@@ -52,6 +53,8 @@ export interface RangeCutOptions {
 }
 
 const WAIT_MS = 60_000;
+/** The first bytes a whole read looks at to tell JSON Lines from one JSON document (a file's first chunk). */
+const JSON_HEAD_BYTES = 64 * 1024;
 const POLL_MS = 250;
 
 /** What this worker reads of a set divided by range: its ranges, each a part read from its start to its end. */
@@ -114,16 +117,23 @@ class PartCutter {
     return this.#part.size ?? 0;
   }
 
-  /** A compressed or Parquet file under a plain name cannot be read from its middle: refused before any write, by every worker alike. */
+  /**
+   * A compressed or Parquet file under a plain name, or one JSON document (a pretty-printed array, scan
+   * output) under a JSON Lines name, cannot be read from its middle: refused before any write, by every
+   * worker alike. A whole read tells a JSON document by its first chunk (jsonDocumentFormat.ts): so here.
+   */
   async checkPlain(): Promise<void> {
-    const head = await readBytes(this.#part, 0, Math.min(6, this.#size));
+    const head = await readBytes(this.#part, 0, Math.min(this.#syntax === 'jsonl' ? JSON_HEAD_BYTES : 6, this.#size));
     this.scannedBytes += head.length;
-    if (!mayBeCut(head))
-      throw new LoaderError(
+    const refuse = (what: string) =>
+      new LoaderError(
         'INVALID_OPTION',
-        `${this.#part.name} is compressed (or Parquet) although its name says plain text: it cannot be cut into byte ranges for --parts-disjoint; name it for what it is, or leave out --parts-disjoint to have every worker read it whole`,
+        `${this.#part.name} is ${what}: it cannot be cut into byte ranges for --parts-disjoint; name it for what it is, or leave out --parts-disjoint to have every worker read it whole`,
         { file: this.#part.name },
       );
+    if (!mayBeCut(head.subarray(0, 6))) throw refuse('compressed (or Parquet) although its name says plain text');
+    if (this.#syntax === 'jsonl' && jsonShapeOf(head.toString('utf8')) !== 'lines')
+      throw refuse('one JSON document (an array or scan output, over many lines) although its name says JSON Lines (one object a line)');
   }
 
   #end(k: number): number {
