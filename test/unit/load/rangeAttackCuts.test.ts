@@ -75,6 +75,7 @@ const cases: [string, string, ReadOpts][] = [
   ['semi.csv', `pk;sk;note\na;1;"x;y\nz"\nb;2;a,b\nc;3;"${multi};"\nd;4;e\n`, { delimiter: ';' }],
   ['tabs.tsv', `pk\tsk\tnote\na\t1\t"x\ty\nz"\nb\t2\t${multi}\nc\t3\t""\nd\t4\te\n`, {}],
   ['nohead.csv', `a,1,"x\r\ny"\r\nb,2,${multi}\r\nc,3,"q""\nq"\r\nd,4,e`, { columns: ['pk', 'sk', 'note'] }],
+  ['nohead-bom.csv', `\ufeffa,1,"x\ny"\nb,2,${multi}\n\nc,3,z\n`, { columns: ['pk', 'sk', 'note'] }],
   ['header-quoted.csv', `"p\nk",sk,note\na,1,x\nb,2,"${multi}\n"\nc,3,z\n`, {}],
   ['header-only.csv', `\ufeffpk,sk,"note\r\nmore"\r\n`, {}],
   ['rows.jsonl', `{"pk":"a","n":"${multi}"}\r\n\r\n{"pk":"b",\r"n":"x\\ny"}\r\n{"pk":"c"}\n\n{"pk":"d","n":"${multi}${multi}"}`, {}],
@@ -159,5 +160,43 @@ describe('scan documents left by an earlier load at the same --listing path', ()
     const read: string[] = [];
     for (const share of shares) read.push(...(await records({ ...set, parts: share.parts, totalBytes: share.bytes }, {})));
     expect(read).toEqual(whole);
+  });
+});
+
+describe('several files for more workers: ranges dealt by size', () => {
+  it('every record of every file once, with its file and line, whichever worker holds which ranges', async () => {
+    const names = ['m1.csv', 'm2.csv', 'm3.jsonl'];
+    const text = (name: string) => cases.find((c) => c[0] === name)![1];
+    const texts = [text('crlf-bom.csv').repeat(3), text('lone-cr.csv'), text('rows.jsonl').repeat(2)];
+    const paths = names.map((n) => join(dir, n));
+    await Promise.all(paths.map((p, i) => writeFile(p, texts[i]!)));
+    const set = await listInputs(paths, { stdin: Readable.from([]), s3: noS3, outputs: [] });
+    const key = (r: string, file: string) => `${file}|${r}`;
+    const whole: string[] = [];
+    for (const listed of set.parts) whole.push(...(await records({ ...set, parts: [listed] }, {})).map((r) => key(r, listed.part.name)));
+    for (let workers = 4; workers <= 16; workers++) {
+      const shares = await cut(set, workers, join(dir, `multi-${workers}.listing.json`), {});
+      const ranges = shares
+        .flatMap((s) => s.parts)
+        .sort(
+          (a, b) =>
+            set.parts.indexOf(set.parts.find((p) => p.part.name === a.part.name)!) - set.parts.indexOf(set.parts.find((p) => p.part.name === b.part.name)!) ||
+            a.range!.start - b.range!.start,
+        );
+      const read: string[] = [];
+      for (const listed of ranges) read.push(...(await records({ ...set, parts: [listed] }, {})).map((r) => key(r, listed.part.name)));
+      expect(read, `${workers} workers`).toEqual(whole);
+      // And each worker's share read as one input (its ranges in its order) hands on the same records.
+      const byShare: string[] = [];
+      for (const share of shares) {
+        const input = readInputSet(
+          { ...set, parts: share.parts, totalBytes: share.bytes },
+          { format: undefined, csv: { delimiter: undefined, columns: undefined } },
+        );
+        for await (const r of input.records) byShare.push(key(`${r.origin.line}:${r.origin.raw}`, r.origin.file));
+        input.close();
+      }
+      expect(byShare.sort(), `${workers} workers`).toEqual([...whole].sort());
+    }
   });
 });
