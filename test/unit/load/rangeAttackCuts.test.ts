@@ -38,7 +38,8 @@ async function records(set: InputSet, o: ReadOpts): Promise<string[]> {
   const input = readInputSet(set, { format: o.inputFormat, csv: { delimiter: o.delimiter, columns: o.columns } });
   const out: string[] = [];
   try {
-    for await (const r of input.records) out.push(`${r.origin.line}:${r.origin.raw}`);
+    // The record as parsed too (a CSV row's cells by column name, a JSON line's value): the columns a range gets are its header's.
+    for await (const r of input.records) out.push(`${r.origin.line}:${r.origin.raw}:${JSON.stringify({ ...r, origin: undefined })}`);
   } finally {
     input.close();
   }
@@ -194,7 +195,8 @@ describe('several files for more workers: ranges dealt by size', () => {
           { ...set, parts: share.parts, totalBytes: share.bytes },
           { format: undefined, csv: { delimiter: undefined, columns: undefined } },
         );
-        for await (const r of input.records) byShare.push(key(`${r.origin.line}:${r.origin.raw}`, r.origin.file));
+        for await (const r of input.records)
+          byShare.push(key(`${r.origin.line}:${r.origin.raw}:${JSON.stringify({ ...r, origin: undefined })}`, r.origin.file));
         input.close();
       }
       expect(byShare.sort(), `${workers} workers`).toEqual([...whole].sort());
