@@ -143,4 +143,21 @@ describe('one file divided by byte range: shapes of the division', () => {
     // The file once, and the segments scanned for the cuts: far below each of the 4 workers reading it whole.
     expect(plan.workers.bytesReadByAll).toBeLessThan(2 * size);
   });
+
+  it('estimate --workers divides as the load does: a forced --input-format is cut, a delete list is not', async () => {
+    const rows = 6000;
+    const jsonl = Array.from({ length: rows }, (_, i) => JSON.stringify({ pk: `p${i}`, sk: i, note: `note ${i} ${'j'.repeat(i % 40)}` })).join('\n');
+    const path = join(dir(), 'rows.txt');
+    await writeFile(path, `${jsonl}\n`);
+    expect((await stat(path)).size).toBeGreaterThan(4 * 64 * 1024);
+    const table = await newTable(KEYS);
+    const plan = async (extra: string[]) => {
+      const r = await run(['estimate', path, '--table', table, '--input-format', 'jsonl', '--workers', '4', '--parts-disjoint', '--json', ...extra]);
+      expect(r.code, r.stderr).toBe(EXIT.OK);
+      return (JSON.parse(r.stdout) as { workers: { by: string } }).workers.by;
+    };
+    // The load divides so (shares.ts divisionOf given the load's options): a JSON Lines file by any name is cut, a delete list's keys may be anywhere.
+    expect(await plan([])).toBe('ranges');
+    expect(await plan(['--delete'])).toBe('keys');
+  });
 });
