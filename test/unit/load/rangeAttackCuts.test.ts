@@ -78,6 +78,7 @@ const cases: [string, string, ReadOpts][] = [
   ['nohead.csv', `a,1,"x\r\ny"\r\nb,2,${multi}\r\nc,3,"q""\nq"\r\nd,4,e`, { columns: ['pk', 'sk', 'note'] }],
   ['nohead-bom.csv', `\ufeffa,1,"x\ny"\nb,2,${multi}\n\nc,3,z\n`, { columns: ['pk', 'sk', 'note'] }],
   ['loose-quotes.csv', `pk,sk,note\na,1,x"y\nb,2,"x"y,z\nc,3,"p""q"r\n"\nd,4,""\ne,5,"\r\n"x\r\nf,6,z`, {}],
+  ['odd-header.csv', `pk,sk,__proto__,constructor, sp ,"q""h"\na,1,x,y,z,w\nb,2,"p\nq",,,\nc,3,${multi},1,2,3\n`, {}],
   ['header-quoted.csv', `"p\nk",sk,note\na,1,x\nb,2,"${multi}\n"\nc,3,z\n`, {}],
   ['header-only.csv', `\ufeffpk,sk,"note\r\nmore"\r\n`, {}],
   ['rows.jsonl', `{"pk":"a","n":"${multi}"}\r\n\r\n{"pk":"b",\r"n":"x\\ny"}\r\n{"pk":"c"}\n\n{"pk":"d","n":"${multi}${multi}"}`, {}],
