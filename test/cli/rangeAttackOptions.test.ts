@@ -2,7 +2,9 @@
  * Attack: workers of one byte-range division given different options. A worker run with another
  * --delimiter than the one whose cut it reads would cut the file elsewhere (a row split, or two joined):
  * it must be refused before any write, naming the option, and the same worker run again with the load's
- * options must then finish it, every row once. Real processes against DynamoDB Local.
+ * options must then finish it, every row once. A worker without --parts-disjoint on a listing divided by
+ * range would read every row and write its key segment's, over the rows of the others' ranges: refused.
+ * Real processes against DynamoDB Local.
  */
 import { stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -62,5 +64,24 @@ describe('workers of a byte-range division with different options', () => {
     const items = await scanAll(client(), table);
     expect(items.length).toBe(rows);
     expect(items.find((i) => i['sk']!.N === '4000')!['note']!.S).toBe('a,b\nc;4000');
+  });
+
+  it('a worker without --parts-disjoint on a listing divided by range is refused before any write', async () => {
+    const lines = ['pk,sk'];
+    for (let i = 0; i < 20000; i++) lines.push(`k${String(i).padStart(7, '0')},${i}`);
+    const path = join(dir(), 'plain.csv');
+    await writeFile(path, `${lines.join('\n')}\n`);
+    expect((await stat(path)).size).toBeGreaterThan(2 * 64 * 1024);
+    const table = await newTable(KEYS);
+    const listing = join(dir(), 'plain.listing.json');
+    const base = (i: number) => ['load', path, '--table', table, '--types', 'sk:N', '--segment', `${i}/2`, '--listing', listing];
+    const first = await run([...base(0), '--parts-disjoint', '--rejects', join(dir(), 'plain0.rejects.jsonl')]);
+    expect(first.code, first.stderr).toBe(EXIT.OK);
+    const written = (await scanAll(client(), table)).length;
+    const other = await run([...base(1), '--rejects', join(dir(), 'plain1.rejects.jsonl')]);
+    expect(other.code, other.stderr).toBe(EXIT.USAGE);
+    expect(other.stderr).toMatch(/byte range/);
+    expect(other.stderr).toMatch(/--parts-disjoint/);
+    expect((await scanAll(client(), table)).length).toBe(written);
   });
 });
