@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { entryStates, SegmentScan, stateKey, type SegmentPass, type SegmentSummary } from '../ordering/stripes/objectCuts.js';
-import { RecordStartScanner, type RecordSyntax, type ScanState } from '../ordering/stripes/recordStarts.js';
+import { RecordStartScanner, type RecordStart, type RecordSyntax, type ScanState } from '../ordering/stripes/recordStarts.js';
 import { delimiterOf, formatFromName, type InputFormat } from '../reading/inputFormat.js';
 import type { ListedPart, InputPart } from '../reading/inputPart.js';
 import type { InputSet } from '../reading/inputSet.js';
@@ -53,6 +53,8 @@ export interface RangeCutOptions {
 }
 
 const WAIT_MS = 60_000;
+const LF = 10;
+const CR = 13;
 /** The first bytes a whole read looks at to tell JSON Lines from one JSON document (a file's first chunk). */
 const JSON_HEAD_BYTES = 64 * 1024;
 const POLL_MS = 250;
@@ -92,6 +94,8 @@ class PartCutter {
   scannedBytes = 0;
   readonly #syntax: RecordSyntax;
   readonly #delimiter: string;
+  /** A CSV part's first record after its header row (#pastHeader), read once when a cut needs it. */
+  #afterHeader: Promise<RecordStart> | undefined;
 
   constructor(
     readonly listed: ListedPart,
@@ -256,13 +260,13 @@ class PartCutter {
       breaks += pass.breaks;
       state = pass.exit;
     }
-    let start: { offset: number; line: number };
+    let start: RecordStart;
     if (k === 0) start = { offset: 0, line: 1 };
     else {
       // Segment k's pass is this worker's own when it has one (not the part's last): else its head is scanned here.
       const own = k + 1 < this.starts.length ? passFor(await this.pass(k, 'own'), state, this.#part.name) : await this.#head(k, state);
       if (!own.start) return undefined;
-      start = { offset: this.starts[k]! + own.start.offset, line: breaks + own.start.line };
+      start = await this.#pastHeader({ offset: this.starts[k]! + own.start.offset, line: breaks + own.start.line });
     }
     // The end: where the next segment's first record starts, in the state this segment ends in.
     if (k + 1 >= this.starts.length) return { start: start.offset, end: this.#size, line: start.line };
@@ -270,10 +274,54 @@ class PartCutter {
     let after = mine.exit;
     for (let m = k + 1; m < this.starts.length; m++) {
       const head = await this.#head(m, after);
-      if (head.start) return { start: start.offset, end: this.starts[m]! + head.start.offset, line: start.line };
+      if (head.start)
+        return { start: start.offset, end: (await this.#pastHeader({ offset: this.starts[m]! + head.start.offset, line: 0 })).offset, line: start.line };
       after = head.exit;
     }
     return { start: start.offset, end: this.#size, line: start.line };
+  }
+
+  /**
+   * A cut, or the first record after a CSV part's header row when the cut is before it: blank lines before
+   * the header are record starts too, and a range from one would read the header row as a row (the whole
+   * read skips them and takes the first record as the header). Both sides of a cut move alike, so the
+   * ranges still tile the part; one left empty is read by nobody. With --columns the first record moves
+   * to the range before: read once all the same.
+   */
+  async #pastHeader(cut: RecordStart): Promise<RecordStart> {
+    if (this.#syntax !== 'csv') return cut;
+    this.#afterHeader ??= this.#headerEnd();
+    const after = await this.#afterHeader;
+    return cut.offset < after.offset ? after : cut;
+  }
+
+  /** Where the record after a CSV part's header row starts (past its BOM and the line breaks before it), and its line. */
+  async #headerEnd(): Promise<RecordStart> {
+    const delimiter = Buffer.from(this.#delimiter, 'utf8')[0]!;
+    const stream = await this.#part.open(0, this.#size);
+    let seen = Buffer.alloc(0);
+    let scanner: RecordStartScanner | undefined;
+    try {
+      for await (const chunk of stream) {
+        this.scannedBytes += (chunk as Buffer).length;
+        if (scanner) scanner.feed(chunk as Buffer);
+        else {
+          seen = Buffer.concat([seen, chunk as Buffer]);
+          let i = seen[0] === 0xef && seen[1] === 0xbb && seen[2] === 0xbf ? 3 : 0;
+          while (i < seen.length && (seen[i] === LF || seen[i] === CR)) i++;
+          if (i === seen.length) continue;
+          // The header row starts at byte i: the first record start past it ends it.
+          scanner = new RecordStartScanner(this.#syntax, [i + 1], delimiter, { atFileStart: true });
+          scanner.feed(seen);
+        }
+        if (scanner.done) break;
+      }
+    } finally {
+      stream.destroy();
+    }
+    if (!scanner) return { offset: this.#size, line: 1 };
+    if (!scanner.done) scanner.end();
+    return scanner.starts[0]!;
   }
 
   /**
