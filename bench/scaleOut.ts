@@ -118,6 +118,8 @@ interface CliResult {
   bytesRead: number;
   plannedWcu: number;
   complete: boolean;
+  /** Divided by range: the bytes scanned for where records start, besides bytesRead. */
+  division?: { scannedBytes?: number };
 }
 
 interface Worker {

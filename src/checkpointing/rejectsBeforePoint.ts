@@ -21,13 +21,14 @@ export interface KeptRejects {
  * the batches before the point, all done) can only come from the file. The rows after the point are read
  * again and rejected again, so theirs are dropped, as a resume from the input's start drops them all.
  * Returns why the file cannot serve (changed, cut, not ours) instead: the resume then starts from the
- * input's start, which finds every reject again. `partOf` maps a record's file to its part in the set.
+ * input's start, which finds every reject again. `partOf` maps a record's file and line to its part in the
+ * set (a file may be several parts: byte ranges of it, each from its own line on).
  */
 export function rejectsBeforePoint(
   text: Buffer,
   state: RejectFileState,
   point: RestartPoint,
-  partOf: (file: string) => number | undefined,
+  partOf: (file: string, line: number) => number | undefined,
 ): KeptRejects | { refused: string } {
   if (text.length < state.bytes) return { refused: `it holds ${text.length} bytes, fewer than the ${state.bytes} the checkpoint recorded` };
   const recorded = text.subarray(0, state.bytes);
@@ -45,7 +46,7 @@ export function rejectsBeforePoint(
     }
     const { file, line: at, code } = (record ?? {}) as { file?: unknown; line?: unknown; code?: unknown };
     if (typeof file !== 'string' || typeof at !== 'number' || typeof code !== 'string') return { refused: 'a line of it is not a reject record' };
-    const part = partOf(file);
+    const part = partOf(file, at);
     if (part === undefined) return { refused: `it names ${file}, which is not a part of this input` };
     if (!before(part, at, point)) continue;
     kept.lines.push(line);

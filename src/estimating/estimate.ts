@@ -180,6 +180,9 @@ async function estimateOnce(options: EstimateOptions, deps: EstimateDependencies
           checkpointPath: opts.checkpointPath,
           order: opts.order,
           transform: opts.transform,
+          // As the load divides (prepareLoad.ts gives divisionOf all its options): a part's format and a delete list decide a cut by range.
+          inputFormat: opts.inputFormat,
+          deletes: opts.deletes,
         });
     },
     onPlanned: (w) => tally!.add(w),

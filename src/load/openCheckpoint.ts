@@ -198,8 +198,20 @@ async function rejectsKept(
   } catch (error) {
     return { refused: (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'it is gone' : (error as Error).message };
   }
-  const parts = new Map(set.parts.map((listed, i) => [listed.part.name, i]));
-  return rejectsBeforePoint(text, recorded, point, (file) => parts.get(file));
+  return rejectsBeforePoint(text, recorded, point, partOfLine(set));
+}
+
+/**
+ * The part of the set a row of `file` at `line` is in. A file may be several parts of a worker's share (byte
+ * ranges of it, load/rangeCuts.ts, in the file's order): the last that starts at or before the line holds it.
+ */
+function partOfLine(set: InputSet): (file: string, line: number) => number | undefined {
+  const parts = new Map<string, { index: number; line: number }[]>();
+  for (const [index, { part, range }] of set.parts.entries()) parts.set(part.name, [...(parts.get(part.name) ?? []), { index, line: range?.line ?? 1 }]);
+  return (file, line) => {
+    const ofFile = parts.get(file);
+    return (ofFile?.findLast((p) => p.line <= line) ?? ofFile?.[0])?.index;
+  };
 }
 
 /**

@@ -1,9 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { entryStates, SegmentScan, stateKey, type SegmentPass, type SegmentSummary } from '../ordering/stripes/objectCuts.js';
-import { RecordStartScanner, type RecordSyntax, type ScanState } from '../ordering/stripes/recordStarts.js';
+import { RecordStartScanner, type RecordStart, type RecordSyntax, type ScanState } from '../ordering/stripes/recordStarts.js';
 import { delimiterOf, formatFromName, type InputFormat } from '../reading/inputFormat.js';
 import type { ListedPart, InputPart } from '../reading/inputPart.js';
 import type { InputSet } from '../reading/inputSet.js';
+import { jsonShapeOf } from '../reading/jsonShape.js';
 import { mayBeCut } from '../reading/magic.js';
 import type { S3Access } from '../reading/s3Part.js';
 import { LoaderError } from '../shared/errors.js';
@@ -54,6 +55,10 @@ export interface RangeCutOptions {
 const WAIT_MS = 60_000;
 /** The first window a segment's head is read in, for its first record start. */
 const HEAD_BYTES = 16 * 1024;
+const LF = 10;
+const CR = 13;
+/** The first bytes a whole read looks at to tell JSON Lines from one JSON document (a file's first chunk). */
+const JSON_HEAD_BYTES = 64 * 1024;
 const POLL_MS = 250;
 
 /** What this worker reads of a set divided by range: its ranges, each a part read from its start to its end. */
@@ -91,6 +96,8 @@ class PartCutter {
   scannedBytes = 0;
   readonly #syntax: RecordSyntax;
   readonly #delimiter: string;
+  /** A CSV part's first record after its header row (#pastHeader), read once when a cut needs it. */
+  #afterHeader: Promise<RecordStart> | undefined;
 
   constructor(
     readonly listed: ListedPart,
@@ -116,16 +123,23 @@ class PartCutter {
     return this.#part.size ?? 0;
   }
 
-  /** A compressed or Parquet file under a plain name cannot be read from its middle: refused before any write, by every worker alike. */
+  /**
+   * A compressed or Parquet file under a plain name, or one JSON document (a pretty-printed array, scan
+   * output) under a JSON Lines name, cannot be read from its middle: refused before any write, by every
+   * worker alike. A whole read tells a JSON document by its first chunk (jsonDocumentFormat.ts): so here.
+   */
   async checkPlain(): Promise<void> {
-    const head = await readBytes(this.#part, 0, Math.min(6, this.#size));
+    const head = await readBytes(this.#part, 0, Math.min(this.#syntax === 'jsonl' ? JSON_HEAD_BYTES : 6, this.#size));
     this.scannedBytes += head.length;
-    if (!mayBeCut(head))
-      throw new LoaderError(
+    const refuse = (what: string) =>
+      new LoaderError(
         'INVALID_OPTION',
-        `${this.#part.name} is compressed (or Parquet) although its name says plain text: it cannot be cut into byte ranges for --parts-disjoint; name it for what it is, or leave out --parts-disjoint to have every worker read it whole`,
+        `${this.#part.name} is ${what}: it cannot be cut into byte ranges for --parts-disjoint; name it for what it is, or leave out --parts-disjoint to have every worker read it whole`,
         { file: this.#part.name },
       );
+    if (!mayBeCut(head.subarray(0, 6))) throw refuse('compressed (or Parquet) although its name says plain text');
+    if (this.#syntax === 'jsonl' && jsonShapeOf(head.toString('utf8')) !== 'lines')
+      throw refuse('one JSON document (an array or scan output, over many lines) although its name says JSON Lines (one object a line)');
   }
 
   #end(k: number): number {
@@ -181,6 +195,7 @@ class PartCutter {
     return {
       format: RANGE_SCAN_FORMAT,
       version: 1,
+      listedAt: this.o.listedAt,
       part: this.#part.name,
       size: this.#size,
       ...(this.#part.etag !== undefined ? { etag: this.#part.etag } : {}),
@@ -188,7 +203,6 @@ class PartCutter {
       delimiter: this.#delimiter,
       start: this.starts[k]!,
       end: this.#end(k),
-      listedAt: this.o.listedAt,
       ...(this.#part.pin ? { mtimeMs: this.#part.pin.identity.mtimeMs } : {}),
       passes: [...summary.entries()].map(([entry, pass]) => ({ entry, ...pass })),
     };
@@ -245,13 +259,13 @@ class PartCutter {
       breaks += pass.breaks;
       state = pass.exit;
     }
-    let start: { offset: number; line: number };
+    let start: RecordStart;
     if (k === 0) start = { offset: 0, line: 1 };
     else {
       // Segment k's pass is this worker's own when it has one (not the part's last): else its head is scanned here.
       const own = k + 1 < this.starts.length ? passFor(await this.pass(k, 'own'), state, this.#part.name) : await this.#head(k, state);
       if (!own.start) return undefined;
-      start = { offset: this.starts[k]! + own.start.offset, line: breaks + own.start.line };
+      start = await this.#pastHeader({ offset: this.starts[k]! + own.start.offset, line: breaks + own.start.line });
     }
     // The end: where the next segment's first record starts, in the state this segment ends in.
     if (k + 1 >= this.starts.length) return { start: start.offset, end: this.#size, line: start.line };
@@ -259,10 +273,53 @@ class PartCutter {
     let after = mine.exit;
     for (let m = k + 1; m < this.starts.length; m++) {
       const head = await this.#head(m, after);
-      if (head.start) return { start: start.offset, end: this.starts[m]! + head.start.offset, line: start.line };
+      if (head.start)
+        return { start: start.offset, end: (await this.#pastHeader({ offset: this.starts[m]! + head.start.offset, line: 0 })).offset, line: start.line };
       after = head.exit;
     }
     return { start: start.offset, end: this.#size, line: start.line };
+  }
+
+  /**
+   * A cut, or the first record after a CSV part's header row when the cut is before it: blank lines before
+   * the header are record starts too, and a range from one would read the header row as a row (the whole
+   * read skips them and takes the first record as the header). Both sides of a cut move alike, so the
+   * ranges still tile the part; one left empty is read by nobody. With --columns the first record moves
+   * to the range before: read once all the same.
+   */
+  async #pastHeader(cut: RecordStart): Promise<RecordStart> {
+    if (this.#syntax !== 'csv') return cut;
+    this.#afterHeader ??= this.#headerEnd();
+    const after = await this.#afterHeader;
+    return cut.offset < after.offset ? after : cut;
+  }
+
+  /** Where the record after a CSV part's header row starts (past its BOM and the line breaks before it), and its line. */
+  async #headerEnd(): Promise<RecordStart> {
+    const delimiter = Buffer.from(this.#delimiter, 'utf8')[0]!;
+    let seen = Buffer.alloc(0);
+    let scanner: RecordStartScanner | undefined;
+    // In windows growing from HEAD_BYTES, as a segment's head: an S3 ranged GET of the whole part comes whole.
+    for (let at = 0, window = HEAD_BYTES; at < this.#size && !scanner?.done; window *= 4) {
+      const to = Math.min(this.#size, at + window);
+      for await (const chunk of await this.#part.open(at, to)) {
+        this.scannedBytes += (chunk as Buffer).length;
+        if (scanner) scanner.feed(chunk as Buffer);
+        else {
+          seen = Buffer.concat([seen, chunk as Buffer]);
+          let i = seen[0] === 0xef && seen[1] === 0xbb && seen[2] === 0xbf ? 3 : 0;
+          while (i < seen.length && (seen[i] === LF || seen[i] === CR)) i++;
+          if (i === seen.length) continue;
+          // The header row starts at byte i: the first record start past it ends it.
+          scanner = new RecordStartScanner(this.#syntax, [i + 1], delimiter, { atFileStart: true });
+          scanner.feed(seen);
+        }
+      }
+      at = to;
+    }
+    if (!scanner) return { offset: this.#size, line: 1 };
+    if (!scanner.done) scanner.end();
+    return scanner.starts[0]!;
   }
 
   /**
@@ -310,6 +367,7 @@ async function readBytes(part: InputPart, start: number, count: number): Promise
 interface RangeScanDoc {
   format: typeof RANGE_SCAN_FORMAT;
   version: 1;
+  listedAt: string;
   part: string;
   size: number;
   etag?: string;
@@ -317,7 +375,6 @@ interface RangeScanDoc {
   delimiter: string;
   start: number;
   end: number;
-  listedAt: string;
   /** A local file's modification time when listed. */
   mtimeMs?: number;
   passes: ({ entry: string } & SegmentPass)[];

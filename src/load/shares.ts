@@ -88,6 +88,8 @@ export function cuttableByName(listed: ListedPart, forced: InputFormat | undefin
 /** Bytes a part's range holds at least: smaller parts are one range (a few records each would be all overhead). */
 export const MIN_RANGE_BYTES = 64 * 1024;
 
+const BOM_BYTES = 3;
+
 /**
  * How the parts of a set divided by range are cut, pure: each part into ranges in proportion to its bytes
  * (at least one, none under MIN_RANGE_BYTES unless the part is), so there are about as many ranges as
@@ -104,7 +106,8 @@ export function rangeLayout(sizes: readonly number[], workers: number, minBytes 
   const total = sizes.reduce((a, b) => a + b, 0);
   const segments = sizes.map((size) => {
     const wanted = total > 0 ? Math.round((size * workers) / total) : 1;
-    const count = Math.max(1, Math.min(wanted, Math.floor(size / minBytes)));
+    // A first segment of just a UTF-8 BOM would put the next cut at the first record (a header row read as a row, its BOM as text): 4 bytes at least.
+    const count = Math.max(1, Math.min(wanted, Math.floor(size / Math.max(minBytes, BOM_BYTES + 1))));
     return Array.from({ length: count }, (_, k) => Math.floor((size * k) / count));
   });
   const bytes = segments.flatMap((starts, p) => starts.map((start, k) => (k + 1 < starts.length ? starts[k + 1]! : sizes[p]!) - start));

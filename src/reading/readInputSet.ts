@@ -178,8 +178,8 @@ const LINE_FORMATS: ReadonlySet<PartFormat> = new Set(['csv', 'jsonl', 'ddb-json
  */
 export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInputSet {
   const from = options.from?.at;
-  // Bytes of the parts a resume does not open count as read, for progress.
-  let done = set.parts.slice(0, from?.part ?? 0).reduce((sum, p) => sum + (p.part.size ?? 0), 0);
+  // Bytes of the parts a resume does not open count as read, for progress (a byte range of a part: its own bytes).
+  let done = set.parts.slice(0, from?.part ?? 0).reduce((sum, p) => sum + (p.range ? p.range.end - p.range.start : (p.part.size ?? 0)), 0);
   /** The parts open now (one at a time, or an export's data files side by side), raw and decompressed. */
   const reading = new Set<{ raw: Readable; opened: OpenedInput }>();
   let position: SetPosition = { part: from?.part ?? 0, row: -1, withinPart: false };

@@ -73,7 +73,7 @@ async function cut(path: string, workers: number, listing: string, opts: { waitM
     indexes.map((index) =>
       rangeShare(set, division!, {
         listing,
-        listedAt: '2026-11-28T00:00:00.000Z',
+        listedAt: '2026-11-28T12:00:00.000Z',
         segment: { index, count: workers },
         s3: noS3,
         delimiter: undefined,
