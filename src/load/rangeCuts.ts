@@ -54,7 +54,7 @@ export interface RangeCutOptions {
 
 const WAIT_MS = 60_000;
 /** The first window a segment's head is read in, for its first record start. */
-const HEAD_BYTES = 16 * 1024;
+const HEAD_BYTES = 4 * 1024;
 const LF = 10;
 const CR = 13;
 /** The first bytes a whole read looks at to tell JSON Lines from one JSON document (a file's first chunk). */

@@ -171,7 +171,7 @@ describe('--parts-disjoint on one large file: each worker reads its byte range',
     for (const r of results) expect(r.division).toMatchObject({ by: 'ranges', parts: 1, otherParts: 2 });
     expect(results.reduce((n, r) => n + r.division!.bytes, 0)).toBe(size);
     expect(results.reduce((n, r) => n + r.bytesRead, 0)).toBe(size);
-    // The scans: two segments whole (the last is never scanned for the others), and a first window (16 KB)
+    // The scans: two segments whole (the last is never scanned for the others), and a first window (4 KB)
     // past the header and each cut a worker needs: less than the object once more.
     const scanned = results.reduce((n, r) => n + r.division!.scannedBytes!, 0);
     expect(scanned).toBeGreaterThan((size * 2) / 3 - 10);
