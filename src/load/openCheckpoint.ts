@@ -251,7 +251,7 @@ async function identityOf(set: InputSet): Promise<{ identity: InputIdentity; has
   const hashes = new Map<number, Promise<string>>();
   const hashPart = (index: number) => {
     let found = hashes.get(index);
-    if (found === undefined) hashes.set(index, (found = set.parts[index]!.part.contentHash()));
+    if (found === undefined) hashes.set(index, (found = contentHashOf(set.parts[index]!)));
     return found;
   };
   const hash = async () => {
@@ -260,6 +260,15 @@ async function identityOf(set: InputSet): Promise<{ identity: InputIdentity; has
     return all.digest('hex');
   };
   return { identity, hash, hashPart };
+}
+
+/** A part's content hash; a worker's range of a local file (a part cut by range) hashed alone, as a single file's is. */
+async function contentHashOf(listed: InputSet['parts'][number]): Promise<string> {
+  const { part, range } = listed;
+  if (range === undefined || part.path === undefined) return part.contentHash();
+  const sha256 = await hashFile(part.path, range);
+  await part.pin?.check();
+  return sha256;
 }
 
 /**
