@@ -37,7 +37,6 @@ export const LONG_UNIT_FILES = [
  */
 export const SERIAL_INTEGRATION_FILES = [
   'test/cli/cli.test.ts',
-  'test/cli/credentials.test.ts',
   'test/cli/logsCli.test.ts',
   'test/cli/rateCli.test.ts',
   'test/cli/estimateAdvice.test.ts',
