@@ -64,6 +64,27 @@ describe('options beside a byte-range division', () => {
     const results = await bothWorkers(path, table, 'stripes', ['--types', 'sk:N', '--order', 'stripes', '--memory', '64KB']);
     for (const result of results) expect(result).toMatchObject({ order: 'window', orderTempBytes: 0 });
     expect((await scanAll(client(), table)).length).toBe(3000);
+    // A dry run of a worker plans as it loads: streaming, not the whole range read first in round-robin.
+    const dry = await run([
+      'load',
+      path,
+      '--table',
+      table,
+      '--types',
+      'sk:N',
+      '--segment',
+      '1/2',
+      '--listing',
+      join(dir(), 'stripes.listing.json'),
+      '--parts-disjoint',
+      '--order',
+      'stripes',
+      '--dry-run',
+      '--json',
+    ]);
+    expect(dry.code, dry.stderr).toBe(EXIT.OK);
+    const plan = JSON.parse(dry.stdout) as { simulations: { planned: { order: string } } };
+    expect(plan.simulations.planned.order).not.toBe('round-robin');
   });
 
   it.each(['round-robin', 'spread', 'window', 'input'])('--order %s: every row once, as in the file', async (order) => {
