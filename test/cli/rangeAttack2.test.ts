@@ -84,6 +84,33 @@ describe('a byte-range division attacked again', () => {
     expect(JSON.parse(done.stdout)).toMatchObject({ complete: true, rows, written: rows });
   });
 
+  it('the last worker alone, its predecessors never come: it scans their segments itself; they come later and agree, every row once', async () => {
+    const rows = 9000;
+    const path = await bigCsv('alone.csv', rows);
+    expect((await stat(path)).size).toBeGreaterThan(3 * 64 * 1024);
+    const table = await newTable(KEYS);
+    const alone = await run(loadArgs(path, table, 'alone', 2, 3), { env: { ...env(), DDB_SPREAD_TEST_RANGE_WAIT_MS: '300' } });
+    expect(alone.code, alone.stderr).toBe(EXIT.OK);
+    expect(alone.stderr).toMatch(/no worker has written where the records of segment 1 of 3/);
+    expect(alone.stderr).toMatch(/no worker has written where the records of segment 2 of 3/);
+    const lastRange = (await scanAll(client(), table)).length;
+    expect(lastRange).toBeGreaterThan(0);
+    expect(lastRange).toBeLessThan(rows);
+    // The others, later and at once: they find the passes written for them and cut where the last worker did.
+    const others = await Promise.all([0, 1].map((i) => run(loadArgs(path, table, 'alone', i, 3))));
+    for (const r of others) {
+      expect(r.code, r.stderr).toBe(EXIT.OK);
+      expect(r.stderr).not.toMatch(/no worker has written/);
+    }
+    const items = await scanAll(client(), table);
+    expect(items).toHaveLength(rows);
+    const results = [alone, ...others].map((r) => JSON.parse(r.stdout) as { rowsRead: number; written: number });
+    expect(results.reduce((n, r) => n + r.rowsRead, 0)).toBe(rows);
+    expect(results.reduce((n, r) => n + r.written, 0)).toBe(rows);
+    const done = await run(['status', join(dir(), 'alone'), '--json']);
+    expect(JSON.parse(done.stdout)).toMatchObject({ complete: true, rows, written: rows });
+  });
+
   it('status with one worker not started is not complete; verify after the load matches, per worker and whole', async () => {
     const rows = 6000;
     const path = await bigCsv('verify.csv', rows);
