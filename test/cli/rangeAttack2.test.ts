@@ -3,7 +3,9 @@
  * SIGTERM while a worker waits for the scan of the segment before its own (exit 143, nothing written,
  * the checkpoint resumable: run again with the other worker, every row once); `verify` after a ranged
  * load, each worker's share (--segment with the listing) and the whole file, must say the table matches;
- * `status` of a division with one worker not started must not say complete. Real processes against
+ * `status` of a division with one worker not started must not say complete; the last worker alone, whose
+ * predecessors never come, scans their segments itself and they agree with it later; a worker whose
+ * range is empty, run again with its checkpoint, writes nothing more. Real processes against
  * DynamoDB Local; the table is read back.
  */
 import { stat, writeFile } from 'node:fs/promises';
@@ -109,6 +111,27 @@ describe('a byte-range division attacked again', () => {
     expect(results.reduce((n, r) => n + r.written, 0)).toBe(rows);
     const done = await run(['status', join(dir(), 'alone'), '--json']);
     expect(JSON.parse(done.stdout)).toMatchObject({ complete: true, rows, written: rows });
+  });
+
+  it('a worker whose range is empty (a record longer than its segment), run again with its checkpoint: finishes at once, nothing more', async () => {
+    const rows = 3000;
+    const lines = ['pk,sk,note'];
+    for (let i = 0; i < rows; i++)
+      lines.push(`p${String(Math.floor(i / 5)).padStart(6, '0')},${i},${i === 1200 ? `"${'long, with\nline breaks\n'.repeat(12000)}"` : `note ${i}`}`);
+    const path = join(dir(), 'empty.csv');
+    await writeFile(path, `${lines.join('\n')}\n`);
+    const table = await newTable(KEYS);
+    const firstRuns = await Promise.all([0, 1, 2, 3].map((i) => run(loadArgs(path, table, 'empty', i, 4))));
+    for (const r of firstRuns) expect(r.code, r.stderr).toBe(EXIT.OK);
+    const parts = firstRuns.map((r) => (JSON.parse(r.stdout) as { division: { parts: number } }).division.parts);
+    expect(parts).toContain(0);
+    expect(await scanAll(client(), table)).toHaveLength(rows);
+    const again = await Promise.all([0, 1, 2, 3].map((i) => run(loadArgs(path, table, 'empty', i, 4))));
+    for (const r of again) expect(r.code, r.stderr).toBe(EXIT.OK);
+    expect(await scanAll(client(), table)).toHaveLength(rows);
+    const status = await run(['status', join(dir(), 'empty'), '--json']);
+    expect(status.code, status.stdout + status.stderr).toBe(EXIT.OK);
+    expect(JSON.parse(status.stdout)).toMatchObject({ complete: true, rows, written: rows });
   });
 
   it('status with one worker not started is not complete; verify after the load matches, per worker and whole', async () => {
