@@ -76,7 +76,8 @@ export interface ReadingContext {
  *   the window is full. If the keys turn out to come in runs longer than the window (stdin or a gzip of
  *   a sorted file, a set of sorted parts), the window goes over to round-robin for the rest of the input
  *   (WriteOrderer's adaptive window), without writing a key's rows out of order or reading a row twice.
- * `--order stripes` by name reads a file that cannot be striped whole, in round-robin order; any other
+ * `--order stripes` by name reads a file that cannot be striped whole, in round-robin order (a worker's byte range
+ * streams through the window instead, as the auto order reads it); any other
  * order is read whole, as asked. A dry run that simulates the stripes (`onStripes`, the estimate) is
  * told how the file would be read, and reads it whole: in input order where it would be read in stripes
  * (still in the order `stripes`, so that GroupingCheck proves over the whole file, as one part, what the
@@ -97,11 +98,13 @@ export async function readingOf(
   // A worker's byte range of a part (load/rangeCuts.ts) is not cut into stripes (they would cut the whole
   // part), and streams through the window without going over to round-robin: that reads the rest whole and
   // holds it, half a range of a sorted dump on disk; a key's run longer than the window is then written at
-  // its own pace (--key-wcu) as it comes.
+  // its own pace (--key-wcu) as it comes. So for `--order stripes` by name too: the stripes' promise (writing
+  // at once, nothing held) is what the window keeps for a range, and round-robin would break it.
   const ranged = inputSet.parts.some((p) => p.range !== undefined);
   const notStriped = () => {
-    onStripes?.(asked === 'auto' ? 'own' : undefined);
-    if (asked === 'auto') return whole('window', !ranged);
+    const streams = asked === 'auto' || ranged;
+    onStripes?.(streams ? 'own' : undefined);
+    if (streams) return whole('window', !ranged);
     return whole(onStripes ? 'input' : 'round-robin');
   };
   // Stripes are cut by the input's keys; a transform may write other keys than it reads (--order stripes is refused with one).
