@@ -34,7 +34,13 @@ export function planWorkers(set: Pick<InputSet, 'parts' | 'exports'>, workers: n
   const division = divisionOf(set, { ...options, segment: { index: 0, count: workers } }) ?? { by: 'parts', why: 'one worker reads every part' };
   if (division.by === 'keys')
     return { count: workers, by: 'keys', why: division.why, inputBytes, largestShareBytes: inputBytes, bytesReadByAll: inputBytes * workers, readShare: 1 };
-  if (division.by === 'ranges') return rangesPlan(sizes, workers, division.why);
+  if (division.by === 'ranges')
+    return rangesPlan(
+      sizes,
+      set.parts.map((p) => p.part.path === undefined && p.part.name.startsWith('s3://')),
+      workers,
+      division.why,
+    );
   const spans = division.by === 'chain' ? exportSpans(set) : undefined;
   const owner = ownersOf(set.parts, workers, spans);
   const largestOf = (first: number, count: number) => {
@@ -59,9 +65,10 @@ export function planWorkers(set: Pick<InputSet, 'parts' | 'exports'>, workers: n
 /**
  * Parts cut into byte ranges (load/rangeCuts.ts): each worker reads its ranges, and first scans the bytes of
  * its segment of a part for where records start (all but each part's last segment), so the bytes read by all
- * are the input and those segments again.
+ * are the input and those segments again; an S3 part's scanned segment is copied as it is scanned and its
+ * range read from the copy (load/segmentCopy.ts), so an S3 part is fetched once.
  */
-function rangesPlan(sizes: readonly number[], workers: number, why: string): WorkersPlan {
+function rangesPlan(sizes: readonly number[], remote: readonly boolean[], workers: number, why: string): WorkersPlan {
   const inputBytes = sizes.reduce((a, b) => a + b, 0);
   const layout = rangeLayout(sizes, workers);
   const perWorker = new Array<number>(workers).fill(0);
@@ -75,7 +82,7 @@ function rangesPlan(sizes: readonly number[], workers: number, why: string): Wor
       const scan = k + 1 < starts.length ? bytes : 0;
       perWorker[layout.owner[r]!]! += bytes + scan;
       parsed[layout.owner[r]!]! += bytes;
-      scanned += scan;
+      if (!remote[p]) scanned += scan;
     }
   const largest = Math.max(...perWorker);
   return {

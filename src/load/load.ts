@@ -351,6 +351,7 @@ function divisionSummary({ division, share, inputSet }: LoadFacts): DivisionSumm
       otherParts: share.otherParts,
       otherBytes: share.otherBytes,
       ...(share.scannedBytes !== undefined ? { scannedBytes: share.scannedBytes } : {}),
+      ...(share.copied ? { copiedBytes: share.copied.bytes } : {}),
     };
   return { by: division.by, why: division.why, parts: inputSet?.parts.length ?? 0, bytes: inputSet?.totalBytes ?? 0, otherParts: 0, otherBytes: 0 };
 }

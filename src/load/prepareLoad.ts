@@ -38,6 +38,7 @@ import { refuseSharedRejects } from './peerRejects.js';
 import type { Segment } from './segment.js';
 import { divisionOf, exportSpans, shareOf, type Division, type DivisionBy, type Share } from './shares.js';
 import { rangeShare } from './rangeCuts.js';
+import { SegmentCopies } from './segmentCopy.js';
 import { ExportBarrier, settledOf } from './exportBarrier.js';
 import { parseWorkerDoc } from './loadStatus.js';
 import { HEARTBEAT_MS, localWorkerStore, rateBeatMs, s3WorkerStore, WorkerBoard, workerDocPath } from './workerBoard.js';
@@ -161,6 +162,11 @@ export async function prepareLoad(ctx: PrepareContext): Promise<PreparedLoad | S
             s3,
             delimiter: opts.delimiter,
             inputFormat: opts.inputFormat,
+            copies: new SegmentCopies({
+              parent: opts.tempDir ?? tmpdir(),
+              keep: (release) => disposer.defer(release),
+              warn: (message) => emit({ type: 'warning', message }),
+            }),
             warn: (message) => emit({ type: 'warning', message }),
             stopping: ctx.stopping,
             ...(ctx.deps.testSeams?.rangeWaitMs !== undefined ? { waitMs: ctx.deps.testSeams.rangeWaitMs } : {}),

@@ -8,6 +8,7 @@ import { jsonShapeOf } from '../reading/jsonShape.js';
 import { mayBeCut } from '../reading/magic.js';
 import type { S3Access } from '../reading/s3Part.js';
 import { LoaderError } from '../shared/errors.js';
+import type { SegmentCopies } from './segmentCopy.js';
 import type { Segment } from './segment.js';
 import { rangeLayout, type Division, type Share } from './shares.js';
 import { localWorkerStore, s3WorkerStore, type WorkerDocStore } from './workerBoard.js';
@@ -48,6 +49,8 @@ export interface RangeCutOptions {
   pollMs?: number;
   /** The smallest range (shares.ts' MIN_RANGE_BYTES otherwise): a unit test's small file cut for several workers. */
   minRangeBytes?: number;
+  /** Where the segments this worker scans of S3 parts are copied, so that its ranges are fetched once (segmentCopy.ts). */
+  copies?: SegmentCopies;
   warn: (message: string) => void;
   stopping: () => boolean;
 }
@@ -81,17 +84,27 @@ export async function rangeShare(set: InputSet, division: Division, o: RangeCutO
   const parts: ListedPart[] = [];
   for (const { p, k } of mine) {
     const range = await cutterOf(p).range(k);
-    if (range && range.end > range.start) parts.push({ ...set.parts[p]!, range });
+    if (range && range.end > range.start) parts.push({ ...set.parts[p]!, part: cutterOf(p).copyOf(k) ?? set.parts[p]!.part, range });
   }
   const bytes = parts.reduce((sum, p) => sum + (p.range!.end - p.range!.start), 0);
   const total = sizes.reduce((a, b) => a + b, 0);
   const scannedBytes = [...cutters.values()].reduce((sum, c) => sum + c.scannedBytes, 0);
-  return { ...division, parts, bytes, otherParts: layout.owner.length - mine.length, otherBytes: total - bytes, scannedBytes };
+  return {
+    ...division,
+    parts,
+    bytes,
+    otherParts: layout.owner.length - mine.length,
+    otherBytes: total - bytes,
+    scannedBytes,
+    ...(o.copies ? { copied: o.copies.tally } : {}),
+  };
 }
 
 /** One part's cuts: its segments' passes (own, read from beside the listing, or scanned here), and the ranges they give. */
 class PartCutter {
   readonly #passes = new Map<number, SegmentSummary>();
+  /** The part with segment k's bytes read from the local copy made as this worker scanned it (S3 parts only). */
+  readonly #copies = new Map<number, InputPart>();
   /** Bytes read here to find the cuts (the segments scanned, the heads read, the first bytes checked). */
   scannedBytes = 0;
   readonly #syntax: RecordSyntax;
@@ -142,6 +155,10 @@ class PartCutter {
       throw refuse('one JSON document (an array or scan output, over many lines) although its name says JSON Lines (one object a line)');
   }
 
+  copyOf(k: number): InputPart | undefined {
+    return this.#copies.get(k);
+  }
+
   #end(k: number): number {
     return k + 1 < this.starts.length ? this.starts[k + 1]! : this.#size;
   }
@@ -172,7 +189,7 @@ class PartCutter {
       this.o.warn(
         `no worker has written where the records of segment ${k + 1} of ${this.starts.length} of ${this.#part.name} start (${store.where}) after ${Math.round(waitMs / 1000)} s: this worker scans its ${this.#end(k) - this.starts[k]!} bytes itself`,
       );
-    const summary = await this.#scan(k);
+    const summary = await this.#scan(k, how === 'own');
     await store.write(`${JSON.stringify(this.#doc(k, summary), null, 2)}\n`);
     return this.#keep(k, summary);
   }
@@ -182,12 +199,24 @@ class PartCutter {
     return summary;
   }
 
-  async #scan(k: number): Promise<SegmentSummary> {
+  /** Scans segment k; this worker's own segment of an S3 part is copied as it is read, for its range (segmentCopy.ts). */
+  async #scan(k: number, own: boolean): Promise<SegmentSummary> {
     const scan = new SegmentScan(this.#syntax, Buffer.from(this.#delimiter, 'utf8')[0]!, k === 0);
-    for await (const chunk of await this.#part.open(this.starts[k]!, this.#end(k))) {
-      scan.feed(chunk as Buffer);
-      this.scannedBytes += (chunk as Buffer).length;
+    const [start, end] = [this.starts[k]!, this.#end(k)];
+    const remote = this.#part.path === undefined && this.#part.name.startsWith('s3://');
+    const copy = own && remote && this.o.copies ? await this.o.copies.start(this.#part, start, end - start, `${this.index}-${k}`) : undefined;
+    try {
+      for await (const chunk of await this.#part.open(start, end)) {
+        scan.feed(chunk as Buffer);
+        this.scannedBytes += (chunk as Buffer).length;
+        await copy?.write(chunk as Buffer);
+      }
+    } catch (error) {
+      await copy?.discard();
+      throw error;
     }
+    const copied = await copy?.finish(end);
+    if (copied) this.#copies.set(k, copied);
     return scan.summary();
   }
 

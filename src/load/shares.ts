@@ -2,6 +2,7 @@ import type { ListedPart } from '../reading/inputPart.js';
 import { formatFromName, nameBeforeCompression, type InputFormat } from '../reading/inputFormat.js';
 import type { InputSet } from '../reading/inputSet.js';
 import type { OrderMode } from '../ordering/order.js';
+import type { CopyTally } from './segmentCopy.js';
 import type { Segment } from './segment.js';
 
 /**
@@ -52,6 +53,8 @@ export interface Share extends Division {
   exportOfPart?: number[];
   /** Divided by range: the bytes this worker read to find where its ranges start and end (rangeCuts.ts), besides reading them. */
   scannedBytes?: number;
+  /** Divided by range: of the bytes read of its ranges, those read back from the local copies of the segments it scanned (segmentCopy.ts). */
+  copied?: CopyTally;
 }
 
 export interface DivisionOptions {

@@ -77,6 +77,11 @@ export interface DivisionSummary {
   otherBytes: number;
   /** By range: the bytes read to find where the ranges start (load/rangeCuts.ts), besides bytesRead. */
   scannedBytes?: number;
+  /**
+   * By range, with S3 parts: the bytes of bytesRead read back from the local copy of the segment this
+   * worker scanned (load/segmentCopy.ts), not fetched from S3 again. 0 when no copy was made.
+   */
+  copiedBytes?: number;
 }
 
 export interface LoadResult extends LoadCounters {

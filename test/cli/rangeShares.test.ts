@@ -8,7 +8,7 @@
  * DynamoDB Local.
  */
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/exitCodes.js';
@@ -127,7 +127,7 @@ describe('--parts-disjoint on one large file: each worker reads its byte range',
     expect(JSON.parse(status.stdout)).toMatchObject({ finished: true, complete: false, rows, rejected: 2 });
   });
 
-  it('one S3 object, 3 workers with the listing and the scans in S3: every row once, rejects at their lines, no byte read twice but the scans', async () => {
+  it('one S3 object, 3 workers with the listing and the scans in S3: every row once, rejects at their lines, each byte fetched once (the scanned segments copied, then read from the copies)', async () => {
     const rows = 3000;
     const { text, badLines } = bigCsv(rows, [40, 2950]);
     const s3 = s3Client();
@@ -136,6 +136,8 @@ describe('--parts-disjoint on one large file: each worker reads its byte range',
     const size = Buffer.byteLength(text);
     const table = await newTable(KEYS);
     const listing = `s3://${bucket}/state/big.listing.json`;
+    const temp = join(dir(), 's3big-temp');
+    await mkdir(temp);
     // Worker 0 first makes the listing: s3rver ignores If-None-Match, so two workers could each write their own (S3 refuses the second).
     const worker = (i: number) =>
       runCli(
@@ -153,6 +155,8 @@ describe('--parts-disjoint on one large file: each worker reads its byte range',
           '--parts-disjoint',
           '--rejects',
           join(dir(), `s3big${i}.rejects.jsonl`),
+          '--temp-dir',
+          temp,
           '--json',
         ],
         { cwd: dir(), env: { ...env(), AWS_ENDPOINT_URL_S3: s3Endpoint() } },
@@ -176,6 +180,15 @@ describe('--parts-disjoint on one large file: each worker reads its byte range',
     const scanned = results.reduce((n, r) => n + r.division!.scannedBytes!, 0);
     expect(scanned).toBeGreaterThan((size * 2) / 3 - 10);
     expect(scanned).toBeLessThan(size);
+    // Workers 0 and 1 copied the segment each scanned and read their ranges from the copies, but for the
+    // few bytes past a segment's end to the next cut (the last worker's segment is read once, uncopied).
+    const copied = results.map((r) => r.division!.copiedBytes ?? 0);
+    expect(copied[2]).toBe(0);
+    for (const i of [0, 1]) expect(copied[i]).toBeGreaterThan(results[i]!.bytesRead - 2000);
+    const fetched = results.reduce((n, r) => n + r.division!.scannedBytes! + r.bytesRead - (r.division!.copiedBytes ?? 0), 0);
+    expect(fetched).toBeLessThan(size * 1.05);
+    // The copies hold rows: removed at the end.
+    expect(await readdir(temp)).toEqual([]);
     const rejects = (await Promise.all([0, 1, 2].map((i) => readFile(join(dir(), `s3big${i}.rejects.jsonl`), 'utf8').catch(() => ''))))
       .join('')
       .split('\n')

@@ -69,5 +69,11 @@ describe('planWorkers: how N workers would divide the whole load', () => {
       largestShareBytes: 2 * mb,
       readShare: 0.25,
     });
+    // One S3 object: the scanned segments are copied and the ranges read from the copies, each byte fetched once.
+    expect(planWorkers({ parts: [part('s3://dumps/big.csv', 4 * mb)], exports: [] }, 4, { partsDisjoint: true })).toMatchObject({
+      by: 'ranges',
+      bytesReadByAll: 4 * mb,
+      readShare: 0.25,
+    });
   });
 });
