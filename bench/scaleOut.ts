@@ -36,6 +36,7 @@ import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startPartitionProxy } from '../test/support/partitionProxy.js';
 import { startS3Local } from '../tools/s3Local.js';
+import { startS3Served, type S3Served } from './s3Served.js';
 import { Harness, repoRoot, withDynamoDBLocal } from './harness.js';
 import { startInstantSink } from './instantSink.js';
 import { generateSkewedCsv } from './data.js';
@@ -279,6 +280,8 @@ async function readingRuns(
   input: { path: string; bytes: number; rows: number; reference: Reading['reference']; disjoint: boolean },
   args: string[],
   startupS: number,
+  /** For an input in S3: the bytes the server handed out, which then are the bytes read. */
+  s3?: S3Served,
 ): Promise<Reading> {
   const { rows, reference } = input;
   let partsDisjoint = input.disjoint ? true : undefined;
@@ -286,7 +289,14 @@ async function readingRuns(
     const sink = await startInstantSink();
     try {
       const common = ['--table', 'bench', '--endpoint-url', sink.endpoint, '--key-wcu', String(UNBOUNDED_WCU), ...args];
+      if (s3) s3.served.bytes = 0;
       const result = await runWorkers(label, n, input.path, [...common, ...(partsDisjoint ? ['--parts-disjoint'] : [])], UNBOUNDED_WCU, oneAtATime);
+      if (s3) {
+        log(
+          `    fetched from S3, counted by the server: ${(s3.served.bytes / 1e6).toFixed(2)} MB (the workers' own count: ${(result.bytesRead / 1e6).toFixed(2)} MB)`,
+        );
+        result.bytesRead = s3.served.bytes;
+      }
       if (sink.stats.items !== rows) log(`  WARNING ${label}, ${n} workers: ${fmtInt(rows)} rows in the input, ${fmtInt(sink.stats.items)} put in the sink`);
       return result;
     } finally {
@@ -364,6 +374,7 @@ async function readingBench(startupS: number): Promise<Reading[]> {
     `inputs: ${fmtInt(ROWS)} key-mixed rows as ${PARTS} CSV parts (${(csv.bytes / 1e6).toFixed(2)} MB) and as a full DynamoDB export of ${PARTS} data files (${(dataBytes / 1e6).toFixed(2)} MB gzip); ${fmtInt(ROWS)} key-sorted rows in one CSV (${(sorted.bytes / 1e6).toFixed(2)} MB)`,
   );
   const s3 = await startS3Local();
+  let served: S3Served | undefined;
   try {
     const client = new S3Client({
       region: 'us-east-1',
@@ -380,13 +391,15 @@ async function readingBench(startupS: number): Promise<Reading[]> {
     await client.send(new PutObjectCommand({ Bucket: 'bench', Key: 'sorted.csv', Body: await readFile(sorted.path) }));
     client.destroy();
     const prefix = `s3://bench/export/${relative(root, exported.path)}/`;
-    const s3Args = ['--s3-endpoint-url', s3.endpoint, '--s3-path-style'];
+    served = await startS3Served(s3.endpoint);
+    const s3Args = ['--s3-endpoint-url', served.endpoint, '--s3-path-style'];
     return [
       await readingRuns(
         `export in S3 (${PARTS} data files)`,
         { path: prefix, bytes: dataBytes, rows: ROWS, reference: 'one worker', disjoint: false },
         s3Args,
         startupS,
+        served,
       ),
       await readingRuns(
         `${PARTS} CSV parts in a folder`,
@@ -401,9 +414,11 @@ async function readingBench(startupS: number): Promise<Reading[]> {
         { path: 's3://bench/sorted.csv', bytes: sorted.bytes, rows: ROWS, reference: 'input', disjoint: true },
         [...s3Args, ...CSV_TYPES],
         startupS,
+        served,
       ),
     ];
   } finally {
+    await served?.close();
     await s3.stop();
   }
 }
@@ -546,7 +561,7 @@ function report(reading: Reading[], shared: Shared[], startupS: number): string[
   lines.push(
     `(CPU: user + system of each whole worker process, start-up included; a worker's start-up alone is ${startupS.toFixed(2)} s (the CLI loading 2 rows),`,
     ` which ${WORKERS} workers pay ${WORKERS} times: "less start-up" takes it out of both sides; "one at a time": the same ${WORKERS} workers run one after`,
-    ` another, so no two share the cores: what is left over 1x is each process's own cost, the rest of "CPU N / 1" is contention. Bytes: the --json bytesRead of each worker, summed)`,
+    ` another, so no two share the cores: what is left over 1x is each process's own cost, the rest of "CPU N / 1" is contention. Bytes: the --json bytesRead of each worker, summed, with its scans less what it read back from its copies; for an input in S3, the GET bytes the S3 server handed out)`,
   );
   if (shared.length > 0) {
     lines.push('', `Shared budget: --total-wcu ${BUDGET} through the partition model (table modelled at ${MODEL.tableWcu} WCU/s so that overshoot shows)`);

@@ -97,12 +97,36 @@ describe('S3 inputs', () => {
     const table = await newTable(KEYS);
     const result = await run({ input: `s3://${bucket}/big.csv`, table, s3Endpoint: proxy.url, types: { v: 'S' }, order: 'window' });
     expect(result).toMatchObject({ rowsRead: 10_000, written: 10_000, rejected: 0 });
-    expect(proxy.ranges.length).toBe(3);
-    expect(proxy.ranges[0]).toBe('');
-    const resumedAt = proxy.ranges.slice(1).map((r) => Number(/^bytes=(\d+)-$/.exec(r)?.[1]));
-    expect(resumedAt[0]).toBeGreaterThanOrEqual(50_000);
-    expect(resumedAt[1]).toBeGreaterThan(resumedAt[0]!);
+    // Its first window (64 KB) cut at 50,000 bytes, resumed to the window's end, the rest cut 50,000 bytes
+    // in and resumed: no GET starts at a byte already received.
+    expect(proxy.ranges.length).toBe(4);
+    expect(proxy.ranges[0]).toBe(`bytes=0-${64 * 1024 - 1}`);
+    const startsAt = proxy.ranges.map((r) => Number(/^bytes=(\d+)-/.exec(r)?.[1]));
+    expect(startsAt[1]).toBeGreaterThanOrEqual(50_000);
+    expect(startsAt[2]).toBe(64 * 1024);
+    expect(startsAt[3]).toBeGreaterThanOrEqual(64 * 1024 + 50_000);
     expect((await scanAll(client(), table)).length).toBe(10_000);
+  });
+
+  it('an object is read by GETs of growing windows from 64 KB, so that a look at its head fetches little; a drop inside a window resumes within it', async () => {
+    const s3 = s3Client();
+    const bucket = await newBucket(s3);
+    const body = csvRows(0, 40_000);
+    expect(body.length).toBeGreaterThan(2 * 256 * 1024);
+    await putObjects(s3, bucket, { 'large.csv': body });
+    const proxy = await startS3DropProxy(s3Endpoint(), { key: 'large.csv', cutAfter: 30_000, drops: 1, passFirst: 1 });
+    closeAfterAll(proxy);
+    const table = await newTable(KEYS);
+    const result = await run({ input: `s3://${bucket}/large.csv`, table, s3Endpoint: proxy.url, types: { v: 'S' }, order: 'window' });
+    expect(result).toMatchObject({ rowsRead: 40_000, written: 40_000, rejected: 0 });
+    // A look at the object's head, given up after its first bytes, has asked for no more than the window.
+    expect(proxy.ranges[0]).toBe(`bytes=0-${64 * 1024 - 1}`);
+    const resumed = /^bytes=(\d+)-(\d+)$/.exec(proxy.ranges[1]!);
+    expect(Number(resumed?.[1])).toBeGreaterThanOrEqual(30_000);
+    expect(Number(resumed?.[2])).toBe(64 * 1024 - 1);
+    // Then windows four times as large: 256 KB, 1 MB, then the rest.
+    expect(proxy.ranges.slice(2)).toEqual([`bytes=${64 * 1024}-${5 * 64 * 1024 - 1}`, `bytes=${5 * 64 * 1024}-`]);
+    expect((await scanAll(client(), table)).length).toBe(40_000);
   });
 
   it('a GET that goes silent mid-body, or before any answer, is given up after --request-timeout and read on from the byte where it stopped', async () => {
