@@ -7,14 +7,13 @@
  * is refused, as is a resume without the option; one file per --segment; the config file, --dry-run and the
  * refusal without a condition; the summary, --json and --report name it.
  */
-import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { assertCliBuilt } from '../support/cli.js';
 import { batchesDone } from '../support/checkpoint.js';
-import { scanAll } from '../support/ddb.js';
+import { putItems, scanAll } from '../support/ddb.js';
 import { localCli } from '../support/localCli.js';
 import { useLocalAws } from '../support/localAws.js';
 import { localEnv } from '../support/env.js';
@@ -73,10 +72,12 @@ function expectAccounted(result: Result, path: string, expectedKeys: readonly st
 async function prefilled(rows: number, every: number): Promise<{ table: string; input: string; taken: string[] }> {
   const table = await newTable();
   const taken: string[] = [];
-  for (let i = 0; i < rows; i += every) {
-    await client().send(new PutItemCommand({ TableName: table, Item: { pk: { S: `k${i}` }, v: { S: 'there before' } } }));
-    taken.push(`k${i}`);
-  }
+  for (let i = 0; i < rows; i += every) taken.push(`k${i}`);
+  await putItems(
+    client(),
+    table,
+    taken.map((pk) => ({ pk: { S: pk }, v: { S: 'there before' } })),
+  );
   const lines = ['pk,v,n'];
   for (let i = 0; i < rows; i++) lines.push(`k${i},row ${i},${i}`);
   return { table, input: await file('rows.csv', lines.join('\n') + '\n'), taken };
