@@ -111,12 +111,13 @@ describe('--condition-failures (CLI)', () => {
   }, 120_000);
 
   it('SIGKILLed twice and resumed: the file ends with every conditionFailed row once; lines after the last save are cut', async () => {
-    const rows = 6000;
+    // 120 batches of conditional puts at --wcu 1500 (60 batches/s): the second kill lands 50 batches (0.8 s) before the end.
+    const rows = 3000;
     const { table, input, taken } = await prefilled(rows, 10);
     const failures = join(dir(), `${++seq}-failed.jsonl`);
     const checkpoint = join(dir(), `${++seq}.checkpoint.json`);
     const args = ['load', input, '--table', table, '--if-not-exists', '--condition-failures', failures, '--checkpoint', checkpoint];
-    const kills = [40, 120];
+    const kills = [30, 70];
     for (const at of kills) {
       const killed = await cli([...args, '--wcu', '1500', '--concurrency', '8'], {
         kill: { signal: 'SIGKILL', when: () => batchesDone(checkpoint) >= at },
@@ -145,15 +146,16 @@ describe('--condition-failures (CLI)', () => {
   }, 300_000);
 
   it('killed and resumed at a restart point (rows before it not read again): their lines kept, every conditionFailed row once', async () => {
-    const rows = 6000;
+    // Restart points every 250 rows (10 batches): the kill at 60 of 120 batches is five points in.
+    const rows = 3000;
     const { table, input, taken } = await prefilled(rows, 10);
     const failures = join(dir(), `${++seq}-failed.jsonl`);
     const checkpoint = join(dir(), `${++seq}.checkpoint.json`);
     const args = ['load', input, '--table', table, '--if-not-exists', '--order', 'input', '--condition-failures', failures, '--checkpoint', checkpoint];
-    const env = { ...localEnv(aws.endpoint), DDB_SPREAD_TEST_RESTART_ROWS: '500' };
+    const env = { ...localEnv(aws.endpoint), DDB_SPREAD_TEST_RESTART_ROWS: '250' };
     const killed = await cli([...args, '--wcu', '1500', '--concurrency', '8'], {
       env,
-      kill: { signal: 'SIGKILL', when: () => batchesDone(checkpoint) >= 100 },
+      kill: { signal: 'SIGKILL', when: () => batchesDone(checkpoint) >= 60 },
       timeoutMs: 120_000,
     });
     expect(killed.signal, killed.stderr).toBe('SIGKILL');
