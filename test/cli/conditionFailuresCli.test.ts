@@ -7,14 +7,13 @@
  * is refused, as is a resume without the option; one file per --segment; the config file, --dry-run and the
  * refusal without a condition; the summary, --json and --report name it.
  */
-import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { assertCliBuilt } from '../support/cli.js';
 import { batchesDone } from '../support/checkpoint.js';
-import { scanAll } from '../support/ddb.js';
+import { putItems, scanAll } from '../support/ddb.js';
 import { localCli } from '../support/localCli.js';
 import { useLocalAws } from '../support/localAws.js';
 import { localEnv } from '../support/env.js';
@@ -73,10 +72,12 @@ function expectAccounted(result: Result, path: string, expectedKeys: readonly st
 async function prefilled(rows: number, every: number): Promise<{ table: string; input: string; taken: string[] }> {
   const table = await newTable();
   const taken: string[] = [];
-  for (let i = 0; i < rows; i += every) {
-    await client().send(new PutItemCommand({ TableName: table, Item: { pk: { S: `k${i}` }, v: { S: 'there before' } } }));
-    taken.push(`k${i}`);
-  }
+  for (let i = 0; i < rows; i += every) taken.push(`k${i}`);
+  await putItems(
+    client(),
+    table,
+    taken.map((pk) => ({ pk: { S: pk }, v: { S: 'there before' } })),
+  );
   const lines = ['pk,v,n'];
   for (let i = 0; i < rows; i++) lines.push(`k${i},row ${i},${i}`);
   return { table, input: await file('rows.csv', lines.join('\n') + '\n'), taken };
@@ -110,12 +111,13 @@ describe('--condition-failures (CLI)', () => {
   }, 120_000);
 
   it('SIGKILLed twice and resumed: the file ends with every conditionFailed row once; lines after the last save are cut', async () => {
-    const rows = 6000;
+    // 120 batches of conditional puts at --wcu 1500 (60 batches/s): the second kill lands 50 batches (0.8 s) before the end.
+    const rows = 3000;
     const { table, input, taken } = await prefilled(rows, 10);
     const failures = join(dir(), `${++seq}-failed.jsonl`);
     const checkpoint = join(dir(), `${++seq}.checkpoint.json`);
     const args = ['load', input, '--table', table, '--if-not-exists', '--condition-failures', failures, '--checkpoint', checkpoint];
-    const kills = [40, 120];
+    const kills = [30, 70];
     for (const at of kills) {
       const killed = await cli([...args, '--wcu', '1500', '--concurrency', '8'], {
         kill: { signal: 'SIGKILL', when: () => batchesDone(checkpoint) >= at },
@@ -144,15 +146,16 @@ describe('--condition-failures (CLI)', () => {
   }, 300_000);
 
   it('killed and resumed at a restart point (rows before it not read again): their lines kept, every conditionFailed row once', async () => {
-    const rows = 6000;
+    // Restart points every 250 rows (10 batches): the kill at 60 of 120 batches is five points in.
+    const rows = 3000;
     const { table, input, taken } = await prefilled(rows, 10);
     const failures = join(dir(), `${++seq}-failed.jsonl`);
     const checkpoint = join(dir(), `${++seq}.checkpoint.json`);
     const args = ['load', input, '--table', table, '--if-not-exists', '--order', 'input', '--condition-failures', failures, '--checkpoint', checkpoint];
-    const env = { ...localEnv(aws.endpoint), DDB_SPREAD_TEST_RESTART_ROWS: '500' };
+    const env = { ...localEnv(aws.endpoint), DDB_SPREAD_TEST_RESTART_ROWS: '250' };
     const killed = await cli([...args, '--wcu', '1500', '--concurrency', '8'], {
       env,
-      kill: { signal: 'SIGKILL', when: () => batchesDone(checkpoint) >= 100 },
+      kill: { signal: 'SIGKILL', when: () => batchesDone(checkpoint) >= 60 },
       timeoutMs: 120_000,
     });
     expect(killed.signal, killed.stderr).toBe('SIGKILL');

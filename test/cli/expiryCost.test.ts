@@ -154,7 +154,9 @@ describe('--skip-expired', () => {
 
   it('a resume judges expiry at the load time its checkpoint pinned: a row that expired between the runs is written, as the first run planned it', async () => {
     const start = nowSeconds();
-    const soon = start + 15;
+    // Late enough that the first run has pinned its time before it (asserted below: ~0.3 s after its start
+    // here, 8 s of margin for a busy machine), and no later, since the resume must wait for it to pass.
+    const soon = start + 8;
     const future = start + 86_400;
     // Rows the cost guard's first look prices low (a unit per 900 bytes), then rows of 2 units in a few bytes
     // (stopCsv), so the first run stops part way; the last row expires a few seconds after that run starts.

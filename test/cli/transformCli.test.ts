@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { assertCliBuilt } from '../support/cli.js';
 import { localCli } from '../support/localCli.js';
+import { localEnv } from '../support/env.js';
 import { useLocalAws } from '../support/localAws.js';
 import { rawScan } from '../support/rawScan.js';
 import { readRejects } from '../support/rejects.js';
@@ -258,17 +259,18 @@ describe('--transform', () => {
 
   it('a resume from a restart point goes on with the transform counters the point recorded: every row accounted for once', async () => {
     const table = await newTable();
-    const rows = 40_000;
+    const rows = 12_000;
     const lines = ['pk,sk,name,kind,qty'];
     for (let i = 0; i < rows; i++) lines.push(`p${i % 997},${i},n${i},${i % 10 === 0 ? 'split' : i % 10 === 1 ? 'skip' : 'keep'},${i}`);
     const input = await file('large.csv', lines.join('\n'));
     const module = await file('rename.mjs', TRANSFORM);
     const checkpoint = join(dir(), `${++seq}.checkpoint.json`);
     const args = ['load', input, '--table', table, '--types', 'qty:N', '--transform', module, '--checkpoint', checkpoint, '--order', 'input', '--json'];
-    // Past the restart point at row 16,384 (its batches all done) before the kill.
-    const killed = await cli(args, { kill: { signal: 'SIGKILL', when: () => batchesDone(checkpoint) >= 1000 }, timeoutMs: 120_000 });
-    expect(killed.code, killed.stderr).not.toBe(0);
-    const resumed = await cli(args, { timeoutMs: 120_000 });
+    // Restart points every 2,000 rows (the test seam; 16,384 for users): past the second (its batches all done) before the kill.
+    const env = { ...localEnv(aws.endpoint), DDB_SPREAD_TEST_RESTART_ROWS: '2000' };
+    const killed = await cli(args, { env, kill: { signal: 'SIGKILL', when: () => batchesDone(checkpoint) >= 200 }, timeoutMs: 120_000 });
+    expect(killed.signal, killed.stderr).toBe('SIGKILL');
+    const resumed = await cli(args, { env, timeoutMs: 120_000 });
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stderr).toMatch(/reading on from a restart point past the first [\d,]+ rows/);
     const result = JSON.parse(resumed.stdout) as Counters;
@@ -281,7 +283,6 @@ describe('--transform', () => {
       complete: true,
     });
     expect(result.written + result.superseded).toBe(rows);
-    // Paginated: the items are over a Scan page's 1 MB.
     expect(await scanAll(aws.client(), table)).toHaveLength(rows);
   }, 180_000);
 

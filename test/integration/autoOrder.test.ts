@@ -64,41 +64,41 @@ const warningIndex = (events: readonly LoadEvent[]) => events.findIndex((e) => e
 
 describe('the auto order', () => {
   it('a folder of parts with mixed keys streams through the window: written while reading, nothing held whole, every row right', async () => {
-    const rows = rowsOf(mixedKeys(24_000, 400, 1), 2);
+    const rows = rowsOf(mixedKeys(8_000, 400, 1), 2);
     const root = join(dir(), 'mixed-parts');
     await mkdir(root, { recursive: true });
-    for (let p = 0; p < 4; p++) await writeFile(join(root, `part-${p}.csv`), csv(rows.slice(p * 6000, (p + 1) * 6000)));
+    for (let p = 0; p < 4; p++) await writeFile(join(root, `part-${p}.csv`), csv(rows.slice(p * 2000, (p + 1) * 2000)));
     const table = await newTable(KEYS);
     const events: LoadEvent[] = [];
     const result = await run({ input: root, table }, events);
-    expect(result).toMatchObject({ order: 'window', rowsRead: 24_000, rejected: 0, complete: true });
-    expect(result.written + result.superseded).toBe(24_000);
+    expect(result).toMatchObject({ order: 'window', rowsRead: 8_000, rejected: 0, complete: true });
+    expect(result.written + result.superseded).toBe(8_000);
     expect(events.some((e) => e.type === 'ordering')).toBe(false);
     expect(warningIndex(events)).toBe(-1);
-    expect(readAtFirstWrite(events)).toBeLessThan(12_000);
+    expect(readAtFirstWrite(events)).toBeLessThan(4_000);
     await expectTable(table, rows);
   });
 
   it('a gzip file of mixed keys streams too', async () => {
-    const rows = rowsOf(mixedKeys(10_000, 300, 3), 4);
+    const rows = rowsOf(mixedKeys(5_000, 300, 3), 4);
     const path = join(dir(), 'mixed.csv.gz');
     await writeFile(path, gzipSync(csv(rows)));
     const table = await newTable(KEYS);
     const events: LoadEvent[] = [];
     const result = await run({ input: path, table }, events);
-    expect(result).toMatchObject({ order: 'window', rowsRead: 10_000, complete: true });
-    expect(readAtFirstWrite(events)).toBeLessThan(8_000);
+    expect(result).toMatchObject({ order: 'window', rowsRead: 5_000, complete: true });
+    expect(readAtFirstWrite(events)).toBeLessThan(4_000);
     await expectTable(table, rows);
   });
 
   it('a gzip of a key-sorted file goes over to round-robin and says so before the first write; the table is exact', async () => {
-    const rows = rowsOf(sortedKeys(60_000, 6_000), 5);
+    const rows = rowsOf(sortedKeys(7_500, 750), 5);
     const path = join(dir(), 'sorted.csv.gz');
     await writeFile(path, gzipSync(csv(rows)));
     const table = await newTable(KEYS);
     const events: LoadEvent[] = [];
-    const result = await run({ input: path, table, window: 8_000 }, events);
-    expect(result).toMatchObject({ order: 'round-robin', rowsRead: 60_000, complete: true });
+    const result = await run({ input: path, table, window: 1_000 }, events);
+    expect(result).toMatchObject({ order: 'round-robin', rowsRead: 7_500, complete: true });
     const warned = warningIndex(events);
     expect(warned).toBeGreaterThanOrEqual(0);
     const firstWrite = events.findIndex((e) => e.type === 'progress' && e.counters.written > 0);
@@ -110,23 +110,23 @@ describe('the auto order', () => {
 
   it('stdin with a mixed head and a grouped tail: streams the head, goes over in the tail, each key in order', async () => {
     // The tail's keys include the head's, so a key's rows straddle the change.
-    const head = mixedKeys(12_000, 200, 6);
-    const tail = sortedKeys(40_000, 4_000, 'm');
+    const head = mixedKeys(4_000, 200, 6);
+    const tail = sortedKeys(10_000, 1_000, 'm');
     const rows = rowsOf([...head, ...tail], 7);
     const table = await newTable(KEYS);
     const events: LoadEvent[] = [];
-    const result = await run({ input: '-', inputFormat: 'jsonl', table, window: 4_000 }, events, Readable.from([jsonl(rows)]));
+    const result = await run({ input: '-', inputFormat: 'jsonl', table, window: 1_000 }, events, Readable.from([jsonl(rows)]));
     expect(result).toMatchObject({ order: 'round-robin', rowsRead: rows.length, rejected: 0, complete: true });
     const warned = events[warningIndex(events)] as { message: string };
     const line = Number(/line (\d+) of/.exec(warned.message)![1]);
     expect(line).toBeGreaterThan(head.length);
-    expect(readAtFirstWrite(events)).toBeLessThan(head.length + 4_000);
+    expect(readAtFirstWrite(events)).toBeLessThan(head.length + 1_000);
     await expectTable(table, rows);
   });
 
   it('a plain file whose keys are mixed streams; one sorted by key is read in stripes', async () => {
-    const mixed = rowsOf(mixedKeys(20_000, 300, 8), 9);
-    const sorted = rowsOf(sortedKeys(20_000, 200), 10);
+    const mixed = rowsOf(mixedKeys(8_000, 300, 8), 9);
+    const sorted = rowsOf(sortedKeys(8_000, 200), 10);
     for (const [name, rows, order] of [
       ['mixed.csv', mixed, 'window'],
       ['sorted.csv', sorted, 'stripes'],
@@ -135,7 +135,7 @@ describe('the auto order', () => {
       await writeFile(path, csv(rows));
       const table = await newTable(KEYS);
       const result = await run({ input: path, table }, []);
-      expect(result).toMatchObject({ order, rowsRead: 20_000, complete: true });
+      expect(result).toMatchObject({ order, rowsRead: 8_000, complete: true });
       await expectTable(table, rows);
     }
   });

@@ -18,7 +18,9 @@ import { useLocalAws } from '../support/localAws.js';
 import { chainExports, simulateChain, writeExport, type ExportLine } from '../support/exportFixture.js';
 
 const KEYS: TableKeys = { partitionKey: { name: 'pk', type: 'S' }, sortKey: { name: 'sk', type: 'N' } };
-const RESTART_ROWS = 500;
+// Restart points every 250 rows (10 batches), windows of 100-150: each load is a few hundred batches, its
+// kills several points in and 45-80 batches before its end (each asserted to land: SIGKILL, not exit 0).
+const RESTART_ROWS = 250;
 
 const { endpoint, client, dir, newTable } = useLocalAws({ name: 'restartPoints', processCredentials: true });
 
@@ -163,11 +165,11 @@ function expectSameLoad(run: Awaited<ReturnType<typeof killedAndResumed>>, rows:
 
 describe('resume at a restart point', () => {
   it('window order, one file, killed three times: the same table as in one go, rows read once past each point', async () => {
-    const rows = 12_000;
+    const rows = 6_000;
     const input = join(dir(), 'window.csv');
     const text = `pk,sk,v\n${csvRows(0, rows)}`;
     await writeFile(input, text);
-    const run = await killedAndResumed('window', [input], ['--order', 'window', '--window', '300'], [60, 180, 330]);
+    const run = await killedAndResumed('window', [input], ['--order', 'window', '--window', '150'], [30, 90, 160]);
     // Each kill found restart points inside the file, past the start, that a resume starts at, each with
     // the byte its line starts at: the resume opens the file there.
     const lineStarts = [0];
@@ -184,7 +186,7 @@ describe('resume at a restart point', () => {
     const folder = join(dir(), 'set');
     await mkdir(folder, { recursive: true });
     const parts = 4;
-    const each = 2_500;
+    const each = 1_300;
     // Bad sort keys throughout: a resume starts after rejects, keeping those of the rows before its point from the reject file.
     const bad = (i: number) => i % 997 === 3;
     for (let p = 0; p < parts; p++) {
@@ -192,17 +194,17 @@ describe('resume at a restart point', () => {
       if (p === 2) await writeFile(join(folder, `part-${p}.csv.gz`), gzipSync(text));
       else await writeFile(join(folder, `part-${p}.csv`), text);
     }
-    const run = await killedAndResumed('set', [folder], ['--order', 'input'], [50, 150, 280]);
+    const run = await killedAndResumed('set', [folder], ['--order', 'input'], [25, 75, 135]);
     expectSameLoad(run, parts * each);
     expect(run.rejects.length).toBeGreaterThan(0);
     expect(run.atKills.some(resumesAfterRejects)).toBe(true);
   }, 180_000);
 
   it('rejects throughout one file: resumes start after them, and a reject file changed between runs sends the resume back to the start', async () => {
-    const rows = 9_000;
+    const rows = 4_800;
     const input = join(dir(), 'rejects.csv');
     await writeFile(input, `pk,sk,v\n${csvRows(0, rows, (i) => i % 211 === 5)}`);
-    const run = await killedAndResumed('rejects', [input], ['--order', 'window', '--window', '200'], [60, 140, 230], async (i, { rejectsPath }) => {
+    const run = await killedAndResumed('rejects', [input], ['--order', 'window', '--window', '100'], [30, 70, 120], async (i, { rejectsPath }) => {
       if (i !== 1) return;
       // A byte of the reject file changed: its rejects cannot be trusted to be the earlier run's.
       const text = await readFile(rejectsPath);
@@ -221,9 +223,9 @@ describe('resume at a restart point', () => {
   it('no rejects: a set resumed at a part boundary and inside a gzip part reads on from there', async () => {
     const folder = join(dir(), 'clean');
     await mkdir(folder, { recursive: true });
-    const each = 2_000;
+    const each = 1_300;
     for (let p = 0; p < 3; p++) await writeFile(join(folder, `part-${p}.csv.gz`), gzipSync(`pk,sk,v\n${csvRows(p * each, (p + 1) * each)}`));
-    const run = await killedAndResumed('clean', [folder], ['--order', 'window', '--window', '200'], [70, 170]);
+    const run = await killedAndResumed('clean', [folder], ['--order', 'window', '--window', '100'], [35, 85]);
     expect(run.atKills.at(-1)!.restarts.some((p) => p.part > 0)).toBe(true);
     expectSameLoad(run, 3 * each);
   }, 180_000);
@@ -236,18 +238,18 @@ describe('resume at a restart point', () => {
         text += `k${String(Math.floor(i / 12)).padStart(5, '0')},${i % 211 === 7 ? 'x' : i % 97 === 3 ? (i - 1) % 12 : i % 12},${i}\n`;
       return text;
     };
-    const rows = 6_000;
+    const rows = 3_600;
     const file = join(dir(), 'sorted.csv');
     await writeFile(file, `pk,sk,v\n${sorted(0, rows)}`);
     const folder = join(dir(), 'sortedParts');
     await mkdir(folder, { recursive: true });
-    for (let p = 0; p < 3; p++) await writeFile(join(folder, `part-${p}.csv`), `pk,sk,v\n${sorted(p * 2_000, (p + 1) * 2_000)}`);
+    for (let p = 0; p < 3; p++) await writeFile(join(folder, `part-${p}.csv`), `pk,sk,v\n${sorted(p * 1_200, (p + 1) * 1_200)}`);
     for (const input of [file, folder]) {
       const run = await killedAndResumed(
         `stripes-${input === file ? 'file' : 'set'}`,
         [input],
         ['--order', 'auto'],
-        input === file ? [30, 90, 150] : [50, 130],
+        input === file ? [20, 50, 75] : [30, 70],
         undefined,
         {
           DDB_SPREAD_TEST_STRIPE_BYTES: '4096',
@@ -269,7 +271,7 @@ describe('resume at a restart point', () => {
   }, 240_000);
 
   it('a sharded load killed twice resumes at restart points: its manifest lists every sharded key, those of the rows before the points too', async () => {
-    const rows = 6_000;
+    const rows = 3_600;
     // Keys in runs of 50 rows: the keys of the first runs appear only before the points a resume starts at.
     let text = 'pk,sk,v\n';
     for (let i = 0; i < rows; i++) text += `k${Math.floor(i / 50)},${i % 50},${i}\n`;
@@ -279,11 +281,11 @@ describe('resume at a restart point', () => {
     const checkpoint = join(dir(), 'sharded.checkpoint.json');
     const manifest = join(dir(), 'sharded.shards.json');
     const args = ['load', input, '--table', table, '--types', 'sk:N,v:N', '--checkpoint', checkpoint, '--json', '--concurrency', '4', '--wcu', '3000'];
-    args.push('--order', 'window', '--window', '300', '--shard', 'random:4', '--shard-seed', '7', '--shard-manifest', manifest);
+    args.push('--order', 'window', '--window', '150', '--shard', 'random:4', '--shard-seed', '7', '--shard-manifest', manifest);
     const env = { ...localEnv(endpoint), DDB_SPREAD_TEST_RESTART_ROWS: String(RESTART_ROWS) };
     const killed = killableCli(args, checkpoint, { cwd: dir(), env });
     const said: string[] = [];
-    for (const batches of [60, 160]) {
+    for (const batches of [30, 75]) {
       const run = await killed(batches);
       expect(run.signal ?? run.code, run.stderr).toBe('SIGKILL');
       said.push(run.stderr);
@@ -314,12 +316,12 @@ describe('resume at a restart point', () => {
 
   it('--segment 1/2 killed and resumed: the same half as in one go', async () => {
     const input = join(dir(), 'segment.csv');
-    await writeFile(input, `pk,sk,v\n${csvRows(0, 8_000)}`);
-    const run = await killedAndResumed('segment', [input], ['--order', 'window', '--window', '100', '--segment', '1/2'], [40, 110]);
+    await writeFile(input, `pk,sk,v\n${csvRows(0, 5_000)}`);
+    const run = await killedAndResumed('segment', [input], ['--order', 'window', '--window', '100', '--segment', '1/2'], [25, 55]);
     expect(run.final.status).toBe('complete');
     expect(run.table).toEqual(run.oneGo);
     expect(run.result['otherSegments']).toBe(run.oneGoResult['otherSegments']);
-    expect(run.result['rowsRead']).toBe(8_000);
+    expect(run.result['rowsRead']).toBe(5_000);
   }, 180_000);
 
   it("an export chain read side by side (files of uneven length, one empty), killed three times: each file resumes at its line, the table is the chain's", async () => {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import {
+  BatchWriteItemCommand,
   CreateTableCommand,
   DeleteTableCommand,
   DescribeTableCommand,
@@ -81,6 +82,28 @@ export async function scanAll(client: DynamoDBClient, table: string): Promise<Re
     start = res.LastEvaluatedKey;
   } while (start !== undefined && Object.keys(start).length > 0);
   return items;
+}
+
+/**
+ * Puts `items` into the table with BatchWriteItem, 25 a call and 8 calls at a time, sending unprocessed items
+ * again until none is left: a table pre-filled in a fraction of the time one PutItem after another takes.
+ */
+export async function putItems(client: DynamoDBClient, table: string, items: readonly Record<string, AttributeValue>[]): Promise<void> {
+  const batches: Record<string, AttributeValue>[][] = [];
+  for (let i = 0; i < items.length; i += 25) batches.push(items.slice(i, i + 25));
+  const send = async (batch: Record<string, AttributeValue>[]): Promise<void> => {
+    let requests = batch.map((Item) => ({ PutRequest: { Item } }));
+    for (let attempt = 0; requests.length > 0; attempt++) {
+      if (attempt > 20) throw new Error(`putItems: ${requests.length} items still unprocessed after 20 tries`);
+      const res = await client.send(new BatchWriteItemCommand({ RequestItems: { [table]: requests } }));
+      requests = (res.UnprocessedItems?.[table] ?? []).map((r) => ({ PutRequest: { Item: r.PutRequest!.Item! } }));
+    }
+  };
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < batches.length) await send(batches[next++]!);
+  };
+  await Promise.all(Array.from({ length: 8 }, lane));
 }
 
 export async function deleteTable(client: DynamoDBClient, name: string): Promise<void> {
