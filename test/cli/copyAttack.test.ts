@@ -4,6 +4,7 @@
  * restart point inside the copied bytes), a worker killed with SIGKILL. The copies hold rows: private while
  * they are there, and gone from --temp-dir on every way out a process can act on.
  */
+import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -11,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/exitCodes.js';
 import type { LoadResult } from '../../src/index.js';
 import { batchesDone } from '../support/checkpoint.js';
-import { runCli, type ProcessRun } from '../support/cli.js';
+import { BIN, runCli, type ProcessRun } from '../support/cli.js';
 import { scanAll } from '../support/ddb.js';
 import { localEnv } from '../support/env.js';
 import { useLocalAws } from '../support/localAws.js';
@@ -129,6 +130,64 @@ describe('segment copies from the CLI', () => {
       const i = Number(item['sk']!.N);
       expect(item['v']!.S).toBe(i % 3 === 0 ? `v ${i}\r\np${i},${i},not a row` : `v ${i} ${'w'.repeat(i % 60)}`);
     }
+    expect(await readdir(temp)).toEqual([]);
+  });
+
+  it('a second SIGTERM (quit at once) while a worker reads its range from its copy: the copy is removed all the same', async () => {
+    const s3 = s3Client();
+    const bucket = await newBucket(s3);
+    await putObjects(s3, bucket, { 'quit.csv': csv(3000) });
+    const table = await newTable(KEYS);
+    const temp = join(dir(), 'quit-temp');
+    await mkdir(temp);
+    const checkpoint = join(dir(), 'quit.checkpoint.json');
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        'load',
+        `s3://${bucket}/quit.csv`,
+        '--table',
+        table,
+        '--types',
+        'sk:N,v:S',
+        '--segment',
+        '0/2',
+        '--listing',
+        join(dir(), 'quit.listing.json'),
+        '--parts-disjoint',
+        '--temp-dir',
+        temp,
+        '--wcu',
+        '100',
+        '--checkpoint',
+        checkpoint,
+        '--rejects',
+        join(dir(), 'quit.rejects.jsonl'),
+      ],
+      { cwd: dir(), env: env(), stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+    const seen = new Map<string, number>();
+    const code = await new Promise<number | null>((resolve) => {
+      const poll = setInterval(() => {
+        modesBelow(temp, seen);
+        if (batchesDone(checkpoint) < 2) return;
+        clearInterval(poll);
+        // Both at once: the second quits without waiting for the batches in flight.
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGTERM'), 15);
+      }, 25);
+      child.on('close', (c) => {
+        clearInterval(poll);
+        resolve(c);
+      });
+    });
+    expect(code, stderr).toBe(EXIT.SIGTERM);
+    // It quit at once: no summary, which a graceful stop prints.
+    expect(stderr).not.toMatch(/rows read/i);
+    expect([...seen.keys()].some((name) => name.endsWith('.bytes'))).toBe(true);
     expect(await readdir(temp)).toEqual([]);
   });
 });
