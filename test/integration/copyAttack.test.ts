@@ -160,4 +160,54 @@ describe('segment copies of an S3 object divided by byte range', () => {
     }
     expect(await readdir(temp)).toEqual([]);
   });
+
+  it('the middle worker alone, its predecessor never come: it scans segment 0 uncopied, copies its own, reads its range from that copy; the others come later and every row is once, its own', async () => {
+    const s3 = s3Client();
+    const bucket = await newBucket(s3);
+    const rows = 5000;
+    const text = csv(rows, 'v3');
+    await putObjects(s3, bucket, { 'late.csv': text });
+    const size = Buffer.byteLength(text);
+    const [starts] = rangeLayout([size], 3).segments;
+    expect(starts).toHaveLength(3);
+    const table = await newTable(KEYS);
+    const temp = await tempDir('late-temp');
+    const listing = join(dir(), 'late.listing.json');
+    const worker = (i: number) =>
+      load(
+        {
+          endpoint,
+          region: 'us-east-1',
+          s3PathStyle: true,
+          s3Endpoint: s3Endpoint(),
+          rejectsPath: join(dir(), `late-${i}.rejects.jsonl`),
+          types: { v: 'S' },
+          input: `s3://${bucket}/late.csv`,
+          table,
+          segment: `${i}/3`,
+          listing,
+          partsDisjoint: true,
+          tempDir: temp,
+        },
+        { testSeams: { rangeWaitMs: 50 } },
+      );
+    const middle = await worker(1);
+    // Its range was read from the copy of segment 1 (bytes starts[1]..starts[2]), all but the bytes past it to the next cut.
+    const copied = middle.division!.copiedBytes!;
+    expect(copied).toBeGreaterThan(0);
+    expect(copied).toBeLessThanOrEqual(starts![2]! - starts![1]!);
+    expect(copied).toBeGreaterThan(middle.division!.bytes - 2000);
+    expect(await readdir(temp)).toEqual([]);
+    const first = await worker(0);
+    const last = await worker(2);
+    // Worker 0 found its pass written by worker 1: nothing scanned, nothing copied; the last segment is never copied.
+    expect(first.division!.copiedBytes ?? 0).toBe(0);
+    expect(last.division!.copiedBytes ?? 0).toBe(0);
+    expect(first.rowsRead + middle.rowsRead + last.rowsRead).toBe(rows);
+    expect(first.division!.bytes + middle.division!.bytes + last.division!.bytes).toBe(size);
+    const values = await valuesIn(table);
+    expect(values.size).toBe(rows);
+    for (let i = 0; i < rows; i++) expect(values.get(i)!.startsWith(`v3 ${i}`), `row ${i}`).toBe(true);
+    expect(await readdir(temp)).toEqual([]);
+  });
 });
