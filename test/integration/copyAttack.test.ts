@@ -133,6 +133,40 @@ describe('segment copies of an S3 object divided by byte range', () => {
     expect(await readdir(temp)).toEqual([]);
   });
 
+  it('the object replaced while worker 0 scans and copies its segment: INPUT_CHANGED before any write, the half-written copy removed', async () => {
+    const s3 = s3Client();
+    const bucket = await newBucket(s3);
+    const old = csv(3000, 'old');
+    await putObjects(s3, bucket, { 'mid.csv': old });
+    // The scan's second window (from 64 KB) is asked after the object was replaced.
+    let replaced = false;
+    const proxy = await proxyTo('mid.csv', async (range) => {
+      if (replaced || !range.startsWith('bytes=65536-')) return;
+      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'mid.csv', Body: csv(3000, 'new') }));
+      replaced = true;
+    });
+    const table = await newTable(KEYS);
+    const temp = await tempDir('mid-temp');
+    const error = await run({
+      input: `s3://${bucket}/mid.csv`,
+      table,
+      s3Endpoint: proxy.url,
+      segment: '0/2',
+      listing: join(dir(), 'mid.listing.json'),
+      partsDisjoint: true,
+      tempDir: temp,
+    }).then(
+      (r) => {
+        throw new Error(`expected INPUT_CHANGED, got ${JSON.stringify(r)}`);
+      },
+      (e: unknown) => e as LoaderError,
+    );
+    expect(replaced).toBe(true);
+    expect(error.code).toBe('INPUT_CHANGED');
+    expect((await scanAll(client(), table)).length).toBe(0);
+    expect(await readdir(temp)).toEqual([]);
+  });
+
   it('worker 0 with its copy behind a server that ignores Range: the copied bytes and the S3 bytes past them join exactly (CRLF, quoted line breaks at the seam)', async () => {
     const s3 = s3Client();
     const bucket = await newBucket(s3);
