@@ -167,33 +167,36 @@ describe('segment copies of an S3 object divided by byte range', () => {
     expect(await readdir(temp)).toEqual([]);
   });
 
-  it('worker 0 with its copy behind a server that ignores Range: the copied bytes and the S3 bytes past them join exactly (CRLF, quoted line breaks at the seam)', async () => {
-    const s3 = s3Client();
-    const bucket = await newBucket(s3);
-    const rows = 3000;
-    const text = csv(rows, 'v2');
-    await putObjects(s3, bucket, { 'seam.csv': text });
-    const proxy = await proxyTo('seam.csv', (_range, headers) => {
-      delete headers.range;
-    });
-    const table = await newTable(KEYS);
-    const temp = await tempDir('seam-temp');
-    const listing = join(dir(), 'seam.listing.json');
-    const worker = (i: number) =>
-      run({ input: `s3://${bucket}/seam.csv`, table, s3Endpoint: proxy.url, segment: `${i}/2`, listing, partsDisjoint: true, tempDir: temp });
-    const [first, second] = await Promise.all([worker(0), worker(1)]);
-    expect(first!.division!.copiedBytes).toBeGreaterThan(0);
-    expect(first!.rowsRead + second!.rowsRead).toBe(rows);
-    expect(first!.rejected + second!.rejected).toBe(0);
-    const values = await valuesIn(table);
-    expect(values.size).toBe(rows);
-    for (let i = 0; i < rows; i++) {
-      const v = values.get(i)!;
-      expect(v.startsWith(`v2 ${i}`), `row ${i}: ${v}`).toBe(true);
-      if (i % 3 === 0) expect(v).toBe(`v2 ${i}\r\np${i},${i},not a row ${'q'.repeat(i % 30)}`);
-    }
-    expect(await readdir(temp)).toEqual([]);
-  });
+  it.each(['auto', 'stripes', 'round-robin'] as const)(
+    '--order %s: worker 0 with its copy behind a server that ignores Range: the copied bytes and the S3 bytes past them join exactly (CRLF, quoted line breaks at the seam)',
+    async (order) => {
+      const s3 = s3Client();
+      const bucket = await newBucket(s3);
+      const rows = 3000;
+      const text = csv(rows, 'v2');
+      await putObjects(s3, bucket, { 'seam.csv': text });
+      const proxy = await proxyTo('seam.csv', (_range, headers) => {
+        delete headers.range;
+      });
+      const table = await newTable(KEYS);
+      const temp = await tempDir(`seam-${order}-temp`);
+      const listing = join(dir(), `seam-${order}.listing.json`);
+      const worker = (i: number) =>
+        run({ input: `s3://${bucket}/seam.csv`, table, s3Endpoint: proxy.url, segment: `${i}/2`, listing, partsDisjoint: true, tempDir: temp, order });
+      const [first, second] = await Promise.all([worker(0), worker(1)]);
+      expect(first!.division!.copiedBytes).toBeGreaterThan(0);
+      expect(first!.rowsRead + second!.rowsRead).toBe(rows);
+      expect(first!.rejected + second!.rejected).toBe(0);
+      const values = await valuesIn(table);
+      expect(values.size).toBe(rows);
+      for (let i = 0; i < rows; i++) {
+        const v = values.get(i)!;
+        expect(v.startsWith(`v2 ${i}`), `row ${i}: ${v}`).toBe(true);
+        if (i % 3 === 0) expect(v).toBe(`v2 ${i}\r\np${i},${i},not a row ${'q'.repeat(i % 30)}`);
+      }
+      expect(await readdir(temp)).toEqual([]);
+    },
+  );
 
   it('the middle worker alone, its predecessor never come: it scans segment 0 uncopied, copies its own, reads its range from that copy; the others come later and every row is once, its own', async () => {
     const s3 = s3Client();
