@@ -29,6 +29,20 @@ function csv(rows: number, version: string): string {
   return `${lines.join('\r\n')}\r\n`;
 }
 
+/**
+ * csv(rows, 'v4') with row 0's note padded until 2 workers' segment edge (byte floor(size / 2)) is a record
+ * start (`before` 0), or the LF of the CRLF before one (1). ASCII only: string offsets are byte offsets.
+ */
+function paddedToEdge(rows: number, before: 0 | 1): string {
+  for (let pad = 0; pad < 2000; pad++) {
+    const records = csv(rows, 'v4').replace('v4 0\r\n', `v4 0${'x'.repeat(pad)}\r\n`);
+    const edge = Math.floor(records.length / 2);
+    // A record start: after CRLF, a row's key (p<n>,<n>,v4), not a note's second line.
+    if (/^\r\np\d+,\d+,v4 /.test(records.slice(edge - 2 + before))) return records;
+  }
+  throw new Error('no padding puts a record start at the edge');
+}
+
 /** A forward proxy to s3rver; `onGet` sees each GET of `key` (its Range) before it is forwarded, and may rewrite its headers. */
 async function proxyTo(key: string, onGet: (range: string, headers: IncomingMessage['headers']) => Promise<void> | void) {
   const upstream = new URL(s3Endpoint());
@@ -245,6 +259,39 @@ describe('segment copies of an S3 object divided by byte range', () => {
     const values = await valuesIn(table);
     expect(values.size).toBe(rows);
     for (let i = 0; i < rows; i++) expect(values.get(i)!.startsWith(`v3 ${i}`), `row ${i}`).toBe(true);
+    expect(await readdir(temp)).toEqual([]);
+  });
+
+  it.each([
+    ['a record starts exactly at the copy end', 0],
+    ['the CRLF before a record split across the copy end', 1],
+  ] as const)('%s: the ranges meet there, every row once, its own', async (_what, before) => {
+    // Row 0 padded until byte floor(size / 2) (where 2 workers' segments meet) is a record start, or one past its CR.
+    const rows = 3000;
+    const text = paddedToEdge(rows, before);
+    const s3 = s3Client();
+    const bucket = await newBucket(s3);
+    await putObjects(s3, bucket, { 'edge.csv': text });
+    const table = await newTable(KEYS);
+    const temp = await tempDir(`edge-${before}-temp`);
+    const listing = join(dir(), `edge-${before}.listing.json`);
+    const worker = (i: number) => run({ input: `s3://${bucket}/edge.csv`, table, segment: `${i}/2`, listing, partsDisjoint: true, tempDir: temp });
+    const [first, second] = await Promise.all([worker(0), worker(1)]);
+    const edge = Math.floor(text.length / 2);
+    // Worker 0's range ends at the record start: at the copy's end, or a byte past it.
+    expect(first!.division!.bytes).toBe(edge + before);
+    // The copy's bytes were read back (the look at the part's head reads some of them too: counted there as well).
+    expect(first!.division!.copiedBytes).toBeGreaterThanOrEqual(edge);
+    expect(first!.rowsRead + second!.rowsRead).toBe(rows);
+    expect(first!.rejected + second!.rejected).toBe(0);
+    const values = await valuesIn(table);
+    expect(values.size).toBe(rows);
+    for (let i = 1; i < rows; i++) {
+      const v = values.get(i)!;
+      expect(v === `v4 ${i}\r\np${i},${i},not a row ${'q'.repeat(i % 30)}` || v === `v4 ${i} ${'w'.repeat(i % 60)}`, `row ${i}: ${JSON.stringify(v)}`).toBe(
+        true,
+      );
+    }
     expect(await readdir(temp)).toEqual([]);
   });
 });
