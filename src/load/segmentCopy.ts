@@ -50,6 +50,18 @@ export class SegmentCopies {
    * the file system would be left with too little room (said once, the range then read from S3 again).
    */
   async start(part: InputPart, start: number, bytes: number, label: string): Promise<SegmentCopy | undefined> {
+    try {
+      return await this.#start(part, start, bytes, label);
+    } catch (error) {
+      // A copy only spares a second fetch: a --temp-dir it cannot be made in (missing, not writable) leaves the range to S3.
+      this.place.warn(
+        `${part.name}: cannot copy segment ${label} while scanning it (${(error as Error).message}): this worker fetches its range from S3 a second time; give --temp-dir a writable folder to fetch each byte once`,
+      );
+      return undefined;
+    }
+  }
+
+  async #start(part: InputPart, start: number, bytes: number, label: string): Promise<SegmentCopy | undefined> {
     const folder = await this.#folderMade();
     const room = await statfs(folder);
     const free = room.bavail * room.bsize;

@@ -294,4 +294,38 @@ describe('segment copies of an S3 object divided by byte range', () => {
     }
     expect(await readdir(temp)).toEqual([]);
   });
+
+  it('a --temp-dir the copy cannot be made in (missing): the worker reads its range from S3 as without a copy, every row once', async () => {
+    const s3 = s3Client();
+    const bucket = await newBucket(s3);
+    const rows = 3000;
+    await putObjects(s3, bucket, { 'nowhere.csv': csv(rows, 'v5') });
+    const table = await newTable(KEYS);
+    const listing = join(dir(), 'nowhere.listing.json');
+    const warnings: string[] = [];
+    const worker = (i: number) =>
+      load(
+        {
+          endpoint,
+          region: 'us-east-1',
+          s3PathStyle: true,
+          s3Endpoint: s3Endpoint(),
+          rejectsPath: join(dir(), `nowhere-${i}.rejects.jsonl`),
+          types: { v: 'S' },
+          input: `s3://${bucket}/nowhere.csv`,
+          table,
+          segment: `${i}/2`,
+          listing,
+          partsDisjoint: true,
+          tempDir: join(dir(), 'no-such-folder'),
+        },
+        { onEvent: (event) => void (event.type === 'warning' && warnings.push(event.message)) },
+      );
+    const [first, second] = await Promise.all([worker(0), worker(1)]);
+    expect(first!.division!.copiedBytes ?? 0).toBe(0);
+    // Said, with the fix.
+    expect(warnings.join('\n')).toMatch(/cannot copy segment .*fetches its range from S3 a second time; give --temp-dir a writable folder/);
+    expect(first!.rowsRead + second!.rowsRead).toBe(rows);
+    expect((await valuesIn(table)).size).toBe(rows);
+  });
 });
