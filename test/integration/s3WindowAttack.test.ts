@@ -9,7 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { load, type LoadOptions } from '../../src/index.js';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { load, LoaderError, type LoadOptions } from '../../src/index.js';
 import { scanAll, type TableKeys } from '../support/ddb.js';
 import { useLocalAws } from '../support/localAws.js';
 import { newBucket, putObjects, s3Client, s3Endpoint } from '../support/s3.js';
@@ -63,7 +64,10 @@ function valuesOf(text: string): Map<number, string> {
 }
 
 /** What the proxy does with the n-th GET of the object (0-based), given its Range header ('' for none). */
-type Plan = (n: number, range: string) => { range?: string | null; cutAfter?: number; stallAfter?: number; stallHeaders?: boolean } | undefined;
+type Plan = (
+  n: number,
+  range: string,
+) => { range?: string | null; cutAfter?: number; stallAfter?: number; stallHeaders?: boolean; before?: () => Promise<void> } | undefined;
 
 /**
  * A forward proxy in front of s3rver for one key's GETs: it may rewrite or strip the Range header (a
@@ -86,22 +90,27 @@ async function windowProxy(key: string, plan: Plan) {
       // No answer at all, not even its headers: the request timeout must give it up.
       if (step?.stallHeaders) return;
     }
-    const out = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      const limit = step?.cutAfter ?? step?.stallAfter;
-      if (limit === undefined) return void answer.pipe(res);
-      let sent = 0;
-      answer.on('data', (chunk: Buffer) => {
-        if (sent >= limit) return;
-        const piece = chunk.subarray(0, limit - sent);
-        sent += piece.length;
-        res.write(piece);
-        if (sent >= limit && step?.cutAfter !== undefined) setTimeout(() => res.socket?.destroy(), 20);
+    const forward = () => {
+      const out = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        const limit = step?.cutAfter ?? step?.stallAfter;
+        if (limit === undefined) return void answer.pipe(res);
+        let sent = 0;
+        answer.on('data', (chunk: Buffer) => {
+          if (sent >= limit) return;
+          const piece = chunk.subarray(0, limit - sent);
+          sent += piece.length;
+          res.write(piece);
+          if (sent >= limit && step?.cutAfter !== undefined) setTimeout(() => res.socket?.destroy(), 20);
+        });
       });
-    });
-    out.on('error', () => res.destroy());
-    res.on('close', () => out.destroy());
-    req.pipe(out);
+      out.on('error', () => res.destroy());
+      res.on('close', () => out.destroy());
+      req.pipe(out);
+    };
+    // Something done before the GET goes on (the object replaced).
+    if (step?.before) void step.before().then(forward);
+    else forward();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const proxies: { close: () => Promise<void> } = {
@@ -221,5 +230,34 @@ describe('S3 reads in growing windows', () => {
     const table2 = await newTable(KEYS);
     await expectRows(table2, text, await run({ input: `s3://${bucket}/z.csv.zst`, table: table2, s3Endpoint: cut.url, order: 'window' }));
     expect(hit).toBe(true);
+  });
+
+  it('the object replaced (same size) between two windows of one read: INPUT_CHANGED, never a row of the new version', async () => {
+    const s3 = s3Client();
+    const bucket = await newBucket(s3);
+    const { text } = csvOfSize(400_000);
+    // The same size, every value changed.
+    const fresh = text.replace(/,([a-z]{160})\n/g, (_m, v: string) => `,${v.toUpperCase()}\n`);
+    expect(fresh.length).toBe(text.length);
+    expect(fresh).not.toBe(text);
+    await putObjects(s3, bucket, { 'swap.csv': text });
+    let replaced = false;
+    const proxy = await windowProxy('swap.csv', (_n, range) => {
+      if (replaced || !range.startsWith('bytes=65536-')) return undefined;
+      replaced = true;
+      return { before: () => s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'swap.csv', Body: fresh })).then(() => undefined) };
+    });
+    const table = await newTable(KEYS);
+    const error = await run({ input: `s3://${bucket}/swap.csv`, table, s3Endpoint: proxy.url, order: 'window' }).then(
+      (r) => {
+        throw new Error(`expected INPUT_CHANGED, got ${JSON.stringify(r)}`);
+      },
+      (e: unknown) => e as LoaderError,
+    );
+    expect(replaced).toBe(true);
+    expect(error).toBeInstanceOf(LoaderError);
+    expect(error.code).toBe('INPUT_CHANGED');
+    const want = valuesOf(text);
+    for (const item of await scanAll(client(), table)) expect(item['v']!.S).toBe(want.get(Number(item['sk']!.N)));
   });
 });
