@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { createReadStream, rmSync } from 'node:fs';
 import { mkdtemp, open, rm, statfs, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -17,7 +17,7 @@ import type { InputPart } from '../reading/inputPart.js';
  * are read: the copy was read under the part's ETag, as every ranged GET of it is.
  *
  * The copy holds row data: its folder is private (mkdtemp: 0700) and the file 0600. It is removed when
- * the load ends, as the write order's temporary files are.
+ * the load ends, as the write order's temporary files are, and when the process quits at once.
  */
 
 /** What must stay free on the temporary folder's file system after a copy, at the least. */
@@ -50,6 +50,18 @@ export class SegmentCopies {
    * the file system would be left with too little room (said once, the range then read from S3 again).
    */
   async start(part: InputPart, start: number, bytes: number, label: string): Promise<SegmentCopy | undefined> {
+    try {
+      return await this.#start(part, start, bytes, label);
+    } catch (error) {
+      // A copy only spares a second fetch: a --temp-dir it cannot be made in (missing, not writable) leaves the range to S3.
+      this.place.warn(
+        `${part.name}: cannot copy segment ${label} while scanning it (${(error as Error).message}): this worker fetches its range from S3 a second time; give --temp-dir a writable folder to fetch each byte once`,
+      );
+      return undefined;
+    }
+  }
+
+  async #start(part: InputPart, start: number, bytes: number, label: string): Promise<SegmentCopy | undefined> {
     const folder = await this.#folderMade();
     const room = await statfs(folder);
     const free = room.bavail * room.bsize;
@@ -67,7 +79,14 @@ export class SegmentCopies {
 
   #folderMade(): Promise<string> {
     this.#folder ??= mkdtemp(join(this.place.parent, 'ddb-spread-')).then((folder) => {
-      this.place.keep(() => rm(folder, { recursive: true, force: true }));
+      // A process that quits at once (a second SIGINT/SIGTERM, --stop-timeout) skips the load's releases:
+      // the copy holds rows, so it goes on exit too, as the write order's temporary files do.
+      const onExit = () => rmSync(folder, { recursive: true, force: true });
+      process.once('exit', onExit);
+      this.place.keep(async () => {
+        process.off('exit', onExit);
+        await rm(folder, { recursive: true, force: true });
+      });
       return folder;
     });
     return this.#folder;
