@@ -53,7 +53,7 @@ export interface Share extends Division {
   exportOfPart?: number[];
   /** Divided by range: the bytes this worker read to find where its ranges start and end (rangeCuts.ts), besides reading them. */
   scannedBytes?: number;
-  /** Divided by range: of the bytes read of its ranges, those read back from the local copies of the segments it scanned (segmentCopy.ts). */
+  /** Divided by range: the bytes read back from the local copies of the segments it scanned (segmentCopy.ts), its ranges' and any look at a part's head. */
   copied?: CopyTally;
 }
 

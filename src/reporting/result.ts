@@ -78,8 +78,9 @@ export interface DivisionSummary {
   /** By range: the bytes read to find where the ranges start (load/rangeCuts.ts), besides bytesRead. */
   scannedBytes?: number;
   /**
-   * By range, with S3 parts: the bytes of bytesRead read back from the local copy of the segment this
-   * worker scanned (load/segmentCopy.ts), not fetched from S3 again. 0 when no copy was made.
+   * By range, with S3 parts: the bytes read back from the local copy of the segment this worker scanned
+   * (load/segmentCopy.ts) instead of fetched from S3 again: its range's, and worker 0's looks at the part's
+   * head (a read-ahead of a few 64 KB chunks, not in bytesRead). 0 when no copy was made.
    */
   copiedBytes?: number;
 }

@@ -30,7 +30,7 @@ export function formatSummary(result: LoadResult, stoppedBecause?: string, excer
   const division = result.division;
   if (division?.by === 'parts' || division?.by === 'chain' || division?.by === 'ranges')
     lines.push(
-      `  share         ${formatCount(division.parts)} of ${formatCount(division.parts + division.otherParts)} ${division.by === 'ranges' ? 'byte ranges' : 'parts'}, ${formatBytes(division.bytes)} of ${formatBytes(division.bytes + division.otherBytes)}${division.scannedBytes !== undefined ? `, and ${formatBytes(division.scannedBytes)} scanned for where records start` : ''}${division.copiedBytes ? ` (${formatBytes(division.copiedBytes)} of its ranges read back from the copy kept then)` : ''}  (worker ${result.segment}; the other workers read the rest: ${division.why})`,
+      `  share         ${formatCount(division.parts)} of ${formatCount(division.parts + division.otherParts)} ${division.by === 'ranges' ? 'byte ranges' : 'parts'}, ${formatBytes(division.bytes)} of ${formatBytes(division.bytes + division.otherBytes)}${division.scannedBytes !== undefined ? `, and ${formatBytes(division.scannedBytes)} scanned for where records start` : ''}${division.copiedBytes ? ` (${formatBytes(division.copiedBytes)} read back from the copy kept then)` : ''}  (worker ${result.segment}; the other workers read the rest: ${division.why})`,
     );
   else if (result.segment) {
     lines.push(`  other segments ${formatCount(result.otherSegments)}  (this worker loads segment ${result.segment}; other workers load these rows)`);
