@@ -63,6 +63,7 @@ export const SERIAL_INTEGRATION_FILES = [
   'test/cli/rateShareAttackClockAhead.test.ts',
   'test/cli/rateShareAttackPause.test.ts',
   'test/cli/rateShareAttackOutage.test.ts',
+  'test/cli/rateShareAttackUnreadable.test.ts',
   'test/cli/rateShareAttackRestart.test.ts',
   'test/cli/rateShareAttackStall.test.ts',
 ];

@@ -47,6 +47,10 @@ export async function shareTheRate(board: WorkerBoard, sharing: RateSharing): Pr
   // A peer's last document read: a read that fails (S3 unreachable for a moment) keeps it, rather than
   // counting the peer as gone and taking its part while it may still be writing.
   const known = new Map<string, WorkerDoc | undefined>();
+  // A peer whose state is there but could not be read, never read before (unreadable from the first look,
+  // or made so before this worker first read it): not known not to run. Since when, by this worker's clock:
+  // it keeps its part of N until silent as long as any unheard peer (taken at once, the table went to 1.5x).
+  const unreadableSince = new Map<string, number>();
   const heard = new Map<string, Heard>();
   let first = true;
   // When this worker's document last changed (its board's writes that succeeded), by its own clock.
@@ -65,6 +69,8 @@ export async function shareTheRate(board: WorkerBoard, sharing: RateSharing): Pr
     const docs = await Promise.all(
       peers.map(async (p) => {
         const read = await readPeer(p.store, p.segment);
+        if (read !== 'unreadable') unreadableSince.delete(p.segment);
+        else if (!unreadableSince.has(p.segment)) unreadableSince.set(p.segment, now());
         // A document gone after it was read (a folder emptied, a volume remounted, a 404 from S3) is not a
         // worker not yet started, whose part is free: it ages as an unreadable one does.
         if (read !== 'unreadable' && (read !== undefined || known.get(p.segment) === undefined)) known.set(p.segment, read);
@@ -80,9 +86,14 @@ export async function shareTheRate(board: WorkerBoard, sharing: RateSharing): Pr
       return d.listedAt === listedAt && d.state === 'running' && at - last.at <= silentMs;
     });
     first = false;
-    owed = total / (live.length + 1);
-    // A worker still joining has published no target yet: it may take up to one part of N.
-    const targets = live.map((d) => d.targetWcu ?? total / segment.count);
+    const unreadable = peers.filter((p) => {
+      const since = unreadableSince.get(p.segment);
+      return known.get(p.segment) === undefined && since !== undefined && at - since <= silentMs;
+    }).length;
+    owed = total / (live.length + unreadable + 1);
+    // A worker still joining has published no target yet: it may take up to one part of N; so may one whose
+    // state cannot be read.
+    const targets = [...live.map((d) => d.targetWcu ?? total / segment.count), ...Array.from({ length: unreadable }, () => total / segment.count)];
     const next = nextTarget(total, mine, targets, segment.count);
     // Never more while unheard: the others may be as unheard (their state beside the listing unwritable, S3
     // unreachable), each then taking the silent others' parts, the table at N times the budget.
