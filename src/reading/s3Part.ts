@@ -283,6 +283,10 @@ async function* objectBytes({ client, idleMs }: S3Reads, o: ObjectRef, fromByte:
       await sleep(100 * 2 ** failures);
       continue;
     }
+    // Set while a chunk is with the reader: an error thrown in at that yield is the reader giving up (a
+    // stream destroyed with an AbortError, as a for-await's break over a Readable does), not the
+    // connection's, and asks no GET again (it did: up to a window fetched for nothing, after a 200 ms sleep).
+    let delivering = false;
     try {
       const reading = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
       for (let next = await nextWithin(reading, body, idleMs); !next.done; next = await nextWithin(reading, body, idleMs)) {
@@ -303,11 +307,13 @@ async function* objectBytes({ client, idleMs }: S3Reads, o: ObjectRef, fromByte:
         if (offset + chunk.length > end) chunk = chunk.subarray(0, end - offset);
         offset += chunk.length;
         failures = 0;
+        delivering = true;
         yield chunk;
+        delivering = false;
         if (offset >= end) break;
       }
     } catch (error) {
-      if (error instanceof LoaderError) throw error;
+      if (error instanceof LoaderError || delivering) throw error;
       // A dropped or silent connection: the next GET starts at the first byte not received.
       if (++failures > MAX_RESUMES)
         throw new LoaderError('INPUT_UNREADABLE', `cannot read ${o.name}: ${(error as Error).message} (after ${MAX_RESUMES} resumed reads)`, {
