@@ -5,6 +5,7 @@ import { delimiterOf, formatFromName, type InputFormat } from '../reading/inputF
 import type { ListedPart, InputPart } from '../reading/inputPart.js';
 import type { InputSet } from '../reading/inputSet.js';
 import { jsonShapeOf } from '../reading/jsonShape.js';
+import { headerRowOf } from '../reading/partHeads.js';
 import { mayBeCut } from '../reading/magic.js';
 import type { S3Access } from '../reading/s3Part.js';
 import { LoaderError } from '../shared/errors.js';
@@ -84,7 +85,10 @@ export async function rangeShare(set: InputSet, division: Division, o: RangeCutO
   const parts: ListedPart[] = [];
   for (const { p, k } of mine) {
     const range = await cutterOf(p).range(k);
-    if (range && range.end > range.start) parts.push({ ...set.parts[p]!, part: cutterOf(p).copyOf(k) ?? set.parts[p]!.part, range });
+    if (range && range.end > range.start) {
+      const header = await cutterOf(p).header();
+      parts.push({ ...set.parts[p]!, part: cutterOf(p).copyOf(k) ?? set.parts[p]!.part, range, ...(header ? { header } : {}) });
+    }
   }
   const bytes = parts.reduce((sum, p) => sum + (p.range!.end - p.range!.start), 0);
   const total = sizes.reduce((a, b) => a + b, 0);
@@ -111,6 +115,8 @@ class PartCutter {
   readonly #delimiter: string;
   /** A CSV part's first record after its header row (#pastHeader), read once when a cut needs it. */
   #afterHeader: Promise<RecordStart> | undefined;
+  /** The bytes before it (a BOM, blank lines, the header row): its names, for the reads of the ranges. */
+  #headerBytes: Buffer | undefined;
 
   constructor(
     readonly listed: ListedPart,
@@ -323,6 +329,17 @@ class PartCutter {
     return cut.offset < after.offset ? after : cut;
   }
 
+  /**
+   * A CSV part's header row's names, read from the bytes #headerEnd read (so the look at the part's head
+   * before the first write and the range's read need not read them again: over S3, a window or two each);
+   * undefined for JSON Lines, or when no cut needed the header's end.
+   */
+  async header(): Promise<string[] | undefined> {
+    if (this.#syntax !== 'csv' || !this.#afterHeader) return undefined;
+    const after = await this.#afterHeader;
+    return this.#headerBytes ? headerRowOf(this.#headerBytes.subarray(0, after.offset), this.#part.name, this.#delimiter) : undefined;
+  }
+
   /** Where the record after a CSV part's header row starts (past its BOM and the line breaks before it), and its line. */
   async #headerEnd(): Promise<RecordStart> {
     const delimiter = Buffer.from(this.#delimiter, 'utf8')[0]!;
@@ -333,9 +350,9 @@ class PartCutter {
       const to = Math.min(this.#size, at + window);
       for await (const chunk of await this.#part.open(at, to)) {
         this.scannedBytes += (chunk as Buffer).length;
+        seen = Buffer.concat([seen, chunk as Buffer]);
         if (scanner) scanner.feed(chunk as Buffer);
         else {
-          seen = Buffer.concat([seen, chunk as Buffer]);
           let i = seen[0] === 0xef && seen[1] === 0xbb && seen[2] === 0xbf ? 3 : 0;
           while (i < seen.length && (seen[i] === LF || seen[i] === CR)) i++;
           if (i === seen.length) continue;
@@ -346,6 +363,7 @@ class PartCutter {
       }
       at = to;
     }
+    this.#headerBytes = seen;
     if (!scanner) return { offset: this.#size, line: 1 };
     if (!scanner.done) scanner.end();
     return scanner.starts[0]!;

@@ -98,6 +98,12 @@ export interface ListedPart {
    * the next record starts or the part ends. A CSV part's columns are still its header's.
    */
   range?: PartRange | undefined;
+  /**
+   * A CSV part's header row, as the look at its head before the first write read it (partHeads.ts): a read
+   * from inside the part (a range, a resume) takes its columns from here instead of reading the head again
+   * (over S3, a GET of a window or two for each look).
+   */
+  header?: readonly string[] | undefined;
 }
 
 export interface PartRange {

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import pLimit from 'p-limit';
 import { LoaderError } from '../shared/errors.js';
 import type { PartColumns } from '../typing/headerCheck.js';
@@ -29,7 +30,10 @@ export interface PartHeads {
   columns: PartColumns[];
   /** Every part's columns are in `columns` (no part skipped or empty). */
   everyPartKnown: boolean;
-  /** The set, each part a JSON document (an array, scan output) given that format, so it is read as one. */
+  /**
+   * The set, each part a JSON document (an array, scan output) given that format, so it is read as one, and
+   * each CSV part given its header row (ListedPart.header).
+   */
   set: InputSet;
 }
 
@@ -46,9 +50,14 @@ export async function readPartHeads(set: InputSet, options: PartHeadsOptions): P
   const limit = pLimit(8);
   const heads = await Promise.all(set.parts.map((listed) => limit(() => headOf(listed, options))));
   const columns = heads.flatMap((h) => (h.columns ? [h.columns] : []));
-  const changed = heads.some((h, i) => h.format !== set.parts[i]!.format);
+  const headerOf = (i: number) => (heads[i]!.columns?.source === 'header' ? heads[i]!.columns!.names : undefined);
+  const changed = heads.some((h, i) => h.format !== set.parts[i]!.format || headerOf(i) !== undefined);
   const parts = changed
-    ? set.parts.map((listed, i): ListedPart => (heads[i]!.format === listed.format ? listed : { ...listed, format: heads[i]!.format }))
+    ? set.parts.map((listed, i): ListedPart => {
+        const header = headerOf(i);
+        if (heads[i]!.format === listed.format && header === undefined) return listed;
+        return { ...listed, format: heads[i]!.format, ...(header ? { header } : {}) };
+      })
     : set.parts;
   return { columns, everyPartKnown: columns.length === set.parts.length, set: changed ? { ...set, parts } : set };
 }
@@ -58,6 +67,9 @@ async function headOf(listed: ListedPart, options: PartHeadsOptions): Promise<{ 
   const named = formatOfPart(listed, options.format);
   const unchanged = { format: listed.format };
   if (listed.format !== undefined || named === 'parquet' || (part.path === undefined && part.etag === undefined)) return unchanged;
+  // Read already where the part was cut into ranges (load/rangeCuts.ts): not looked at again.
+  if (listed.header !== undefined && named === 'csv' && !options.csv.columns)
+    return { ...unchanged, columns: { file: part.name, source: 'header', names: listed.header, delimiter: delimiterOf(part.name, options.csv.delimiter) } };
   const raw = await part.open(0);
   const opened = await openPart(part, raw, false);
   try {
@@ -87,6 +99,11 @@ async function headOf(listed: ListedPart, options: PartHeadsOptions): Promise<{ 
     raw.destroy();
     opened.stream.destroy();
   }
+}
+
+/** The header row's names in `bytes` (a CSV part's first bytes, to its first record after the header row), as a read finds them. */
+export function headerRowOf(bytes: Buffer, file: string, delimiter: string): Promise<string[] | undefined> {
+  return headerRow(Readable.from([bytes], { objectMode: false }), file, delimiter);
 }
 
 /** The header row's names, or undefined for a file with no rows. */

@@ -202,7 +202,7 @@ export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInpu
     at: { row: number; line: number; offset?: number | undefined; byLine: boolean } | undefined,
     chunked: boolean,
   ): AsyncGenerator<SourceRecord | SourceRecord[]> {
-    const { part, expected, range } = set.parts[i]!;
+    const { part, expected, range, header } = set.parts[i]!;
     const named = formats[i];
     // A range past the part's first byte (a worker's share of a part cut by range): opened where its first record starts.
     if (range && range.start > 0 && !(at && at.row > 0)) {
@@ -246,7 +246,7 @@ export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInpu
       } else {
         if (!withinPart) throw bug(`a resume starts inside ${part.name}, which is read whole`);
         const delimiter = delimiterOf(part.name, options.csv.delimiter);
-        const columns = format === 'csv' ? (options.csv.columns ?? (await headerOf(part, delimiter))) : undefined;
+        const columns = format === 'csv' ? (options.csv.columns ?? header?.slice() ?? (await headerOf(part, delimiter))) : undefined;
         const rest = await options.from!.skipToLine(opened.stream, at.line, format === 'csv' ? 'csv' : 'jsonl', delimiter);
         records = recordsOfPart({ ...opened, stream: rest }, format, { delimiter, columns }, { ...options, firstLine: at.line });
       }
@@ -289,9 +289,9 @@ export function readInputSet(set: InputSet, options: ReadSetOptions): OpenedInpu
     at: { row: number; line: number; offset: number },
     resumed = true,
   ): AsyncGenerator<SourceRecord> {
-    const { part, range } = set.parts[i]!;
+    const { part, range, header } = set.parts[i]!;
     const delimiter = delimiterOf(part.name, options.csv.delimiter);
-    const columns = format === 'csv' ? (options.csv.columns ?? (await headerOf(part, delimiter))) : undefined;
+    const columns = format === 'csv' ? (options.csv.columns ?? header?.slice() ?? (await headerOf(part, delimiter))) : undefined;
     const start = at.offset - 1;
     // A range's reading ends where the next worker's starts; its bytes count from its own start (its share's total).
     const raw = await part.open(start, range?.end);

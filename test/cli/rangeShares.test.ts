@@ -186,7 +186,10 @@ describe('--parts-disjoint on one large file: each worker reads its byte range',
     expect(copied[2]).toBe(0);
     for (const i of [0, 1]) expect(copied[i]).toBeGreaterThan(results[i]!.bytesRead - 2000);
     const fetched = results.reduce((n, r) => n + r.division!.scannedBytes! + r.bytesRead - (r.division!.copiedBytes ?? 0), 0);
-    expect(fetched).toBeLessThan(size * 1.05);
+    // Each byte once, but for 4 KB windows: the header row's by each worker (its names go with its range, so
+    // nothing else reads the head: inputPreflight.ts), and each cut's first record after a segment's start.
+    expect(fetched).toBeGreaterThanOrEqual(size);
+    expect(fetched).toBeLessThan(size + 7 * 4096);
     // The copies hold rows: removed at the end.
     expect(await readdir(temp)).toEqual([]);
     const rejects = (await Promise.all([0, 1, 2].map((i) => readFile(join(dir(), `s3big${i}.rejects.jsonl`), 'utf8').catch(() => ''))))

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rangeShare } from '../../../src/load/rangeCuts.js';
 import { divisionOf, type Share } from '../../../src/load/shares.js';
 import { listInputs, type InputSet } from '../../../src/reading/inputSet.js';
+import { readPartHeads } from '../../../src/reading/partHeads.js';
 import { readInputSet } from '../../../src/reading/readInputSet.js';
 
 let dir = '';
@@ -122,6 +123,39 @@ describe('a part cut into byte ranges by its workers', () => {
         expect(text).not.toMatch(/plain|line one|fake|"k\d/);
       }
     }
+  });
+
+  it("each range carries its part's header row, the names a look at the head finds (a BOM, blank lines, quoted names over lines, over 4 KB): every cell under its column", async () => {
+    const names = ['pk', 'sk', '"say ""hi""\r\nthere"', `"${'wide'.repeat(1_200)}"`, '"a,b"'];
+    const rows = Array.from({ length: 1_500 }, (_, i) => `k${i % 31},${i},v${i},"w${i}\nx",z${i % 7}`).join('\n');
+    const path = join(dir, 'header.csv');
+    await writeFile(path, `\ufeff\n\r\n${names.join(',')}\r\n${rows}\n`);
+    const set = await listInputs([path], { stdin: Readable.from([]), s3: noS3, outputs: [] });
+    const looked = await readPartHeads(set, { format: undefined, csv: { delimiter: undefined, columns: undefined } });
+    const header = looked.columns[0]!.names;
+    expect(header).toEqual(['pk', 'sk', 'say "hi"\r\nthere', 'wide'.repeat(1_200), 'a,b']);
+    const cells = async (s: InputSet) => {
+      const input = readInputSet(s, { format: undefined, csv: { delimiter: undefined, columns: undefined } });
+      const out: string[] = [];
+      try {
+        for await (const r of input.records) out.push(JSON.stringify(r.kind === 'csv' ? r.cells : r.kind));
+      } finally {
+        input.close();
+      }
+      return out;
+    };
+    const whole = await cells(set);
+    expect(whole.length).toBe(1_500);
+    const shares = await cut(path, 3, join(dir, 'header.listing.json'));
+    const read: string[] = [];
+    for (const share of shares) {
+      expect(share.parts.map((p) => p.header)).toEqual([header]);
+      // The look before the first write takes them from the range: the same names.
+      const again = await readPartHeads({ ...set, parts: share.parts }, { format: undefined, csv: { delimiter: undefined, columns: undefined } });
+      expect(again.columns[0]!.names).toEqual(header);
+      read.push(...(await cells({ ...set, parts: share.parts, totalBytes: share.bytes })));
+    }
+    expect(read).toEqual(whole);
   });
 
   it('a worker whose earlier segments nobody scanned scans them itself after its wait; the others then read those scans', async () => {
