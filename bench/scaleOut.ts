@@ -389,6 +389,17 @@ async function readingBench(startupS: number): Promise<Reading[]> {
       if ((await stat(path)).isFile()) await client.send(new PutObjectCommand({ Bucket: 'bench', Key: `export/${name}`, Body: await readFile(path) }));
     }
     await client.send(new PutObjectCommand({ Bucket: 'bench', Key: 'sorted.csv', Body: await readFile(sorted.path) }));
+    // The same rows as Spark writes a sorted table: PARTS parts, each a stretch of keys with its own header.
+    const [header, ...rows] = (await readFile(sorted.path, 'utf8')).trimEnd().split('\n');
+    const perPart = Math.ceil(rows.length / PARTS);
+    for (let i = 0; i < PARTS; i++)
+      await client.send(
+        new PutObjectCommand({
+          Bucket: 'bench',
+          Key: `sorted-parts/part-${String(i).padStart(5, '0')}.csv`,
+          Body: `${header}\n${rows.slice(i * perPart, (i + 1) * perPart).join('\n')}\n`,
+        }),
+      );
     client.destroy();
     const prefix = `s3://bench/export/${relative(root, exported.path)}/`;
     served = await startS3Served(s3.endpoint);
@@ -412,6 +423,20 @@ async function readingBench(startupS: number): Promise<Reading[]> {
       await readingRuns(
         'one key-sorted CSV in S3',
         { path: 's3://bench/sorted.csv', bytes: sorted.bytes, rows: ROWS, reference: 'input', disjoint: true },
+        [...s3Args, ...CSV_TYPES],
+        startupS,
+        served,
+      ),
+      // The key-sorted rows as ${PARTS} S3 parts: each worker cuts its parts into stripes (fewer than 16 parts each).
+      await readingRuns(
+        `${PARTS} key-sorted CSV parts in S3`,
+        {
+          path: 's3://bench/sorted-parts/',
+          bytes: sorted.bytes + (PARTS - 1) * Buffer.byteLength(`${header}\n`),
+          rows: ROWS,
+          reference: 'input',
+          disjoint: true,
+        },
         [...s3Args, ...CSV_TYPES],
         startupS,
         served,
