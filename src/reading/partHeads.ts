@@ -18,6 +18,8 @@ import { formatOfPart, openPart } from './readInputSet.js';
 
 /** Rows of a JSON or Ion part looked at for its attribute names. */
 const FIRST_ROWS = 20;
+/** The first bytes of an S3 object in which its CSV header row is looked for first. */
+const HEAD_LOOK_BYTES = 16 * 1024;
 
 export interface PartHeadsOptions {
   /** --input-format. */
@@ -70,6 +72,11 @@ async function headOf(listed: ListedPart, options: PartHeadsOptions): Promise<{ 
   // Read already where the part was cut into ranges (load/rangeCuts.ts): not looked at again.
   if (listed.header !== undefined && named === 'csv' && !options.csv.columns)
     return { ...unchanged, columns: { file: part.name, source: 'header', names: listed.header, delimiter: delimiterOf(part.name, options.csv.delimiter) } };
+  if (named === 'csv' && !options.csv.columns && part.path === undefined && (part.size ?? 0) > HEAD_LOOK_BYTES) {
+    const delimiter = delimiterOf(part.name, options.csv.delimiter);
+    const names = await headerWithin(listed, delimiter, HEAD_LOOK_BYTES);
+    if (names) return { ...unchanged, columns: { file: part.name, source: 'header', names, delimiter } };
+  }
   const raw = await part.open(0);
   const opened = await openPart(part, raw, false);
   try {
@@ -99,6 +106,43 @@ async function headOf(listed: ListedPart, options: PartHeadsOptions): Promise<{ 
     raw.destroy();
     opened.stream.destroy();
   }
+}
+
+/**
+ * An S3 object's CSV header row from its first `bytes` bytes alone (one ranged GET), or undefined when they
+ * do not show it whole (compressed, a header row running past them, or an error there): it is then read as
+ * any part's head is. Read to its end, the object's stream would fetch its next window ahead (256 KB),
+ * dropped once the header is found: a look at 16 parts of 1.5 MB fetched 5 MB for their headers.
+ */
+async function headerWithin(listed: ListedPart, delimiter: string, bytes: number): Promise<string[] | undefined> {
+  const raw = await listed.part.open(0, bytes);
+  const opened = await openPart(listed.part, raw, false);
+  let names: string[] | undefined;
+  let end = Infinity;
+  try {
+    if (opened.compression !== undefined) return undefined;
+    const records = readCsvChunks(opened.stream, listed.part.name, {
+      delimiter,
+      columns: undefined,
+      onHeader: (found, at) => {
+        names = found;
+        end = at;
+      },
+    });
+    try {
+      await records.next();
+    } finally {
+      await records.return(undefined);
+    }
+  } catch {
+    // Thrown again by the whole read where it is the header's.
+    return undefined;
+  } finally {
+    raw.destroy();
+    opened.stream.destroy();
+  }
+  // Ended before the last byte read: its line break was read, so the row was whole (one ending at it may run on).
+  return end < bytes ? names : undefined;
 }
 
 /** The header row's names in `bytes` (a CSV part's first bytes, to its first record after the header row), as a read finds them. */

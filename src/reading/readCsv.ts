@@ -25,8 +25,11 @@ export interface CsvReadOptions {
   maxRecordBytes?: number;
   /** Line number of the stream's first byte, when it starts inside a file (a stripe; needs `columns`). @default 1 */
   firstLine?: number;
-  /** Called with the header row's names once it is read (a striped read hands them to its other stripes). */
-  onHeader?: (names: string[]) => void;
+  /**
+   * Called with the header row's names once it is read (a striped read hands them to its other stripes),
+   * and the bytes of the input up to its end (a BOM and blank lines before it, its line break).
+   */
+  onHeader?: (names: string[], bytes: number) => void;
   /** Bytes parsed at a time: the records of one parse wait, undecoded, until taken. @default PARSE_SLICE */
   parseSlice?: number;
   /**
@@ -101,7 +104,7 @@ export async function* readCsvChunks(stream: Readable, file: string, options: Cs
             nextLine = 1 + countBreaks(headerText);
             headerRead = true;
             const names = checkHeader(header, file, framer.placeholder, maxBytes, headerLineOf(headerText));
-            options.onHeader?.(names);
+            options.onHeader?.(names, framer.bomBytes + headerText.length);
             return names.map(safeColumn);
           },
       relax_quotes: true,

@@ -290,4 +290,35 @@ describe('S3 reads in growing windows', () => {
       await proxy.close();
     }
   });
+  it('header rows at the edge of the first 16 KB an S3 CSV header is looked for in (ending on it, a byte either side, a quoted name over it, 20 KB): each read with its own names', async () => {
+    const s3 = s3Client();
+    const bucket = await newBucket(s3);
+    const EDGE = 16 * 1024;
+    // A header row `pk,<name>,sk` whose line break is its byte `end` (1-based): cut short, its last name
+    // would not be the table's sort key (and a range read from inside the object would take the wrong columns).
+    const headerEnding = (end: number, quoted = false) => {
+      const pad = end - 'pk,,sk\n'.length - (quoted ? 4 : 0);
+      return quoted ? `pk,"x\n${'n'.repeat(pad)}",sk\n` : `pk,${'n'.repeat(pad)},sk\n`;
+    };
+    const headers = [
+      headerEnding(EDGE - 1),
+      headerEnding(EDGE),
+      headerEnding(EDGE + 1),
+      headerEnding(EDGE + 2),
+      headerEnding(EDGE + 1, true),
+      headerEnding(20_000),
+    ];
+    for (const [i, header] of headers.entries()) {
+      expect(Buffer.byteLength(header)).toBe([EDGE - 1, EDGE, EDGE + 1, EDGE + 2, EDGE + 1, 20_000][i]);
+      const name = header.slice(3, -4).replace(/^"|"$/g, '');
+      const body = `${header}${Array.from({ length: 60 }, (_, r) => `p${r % 7},value ${r},${r}`).join('\n')}\n`;
+      await putObjects(s3, bucket, { [`h${i}.csv`]: body });
+      const table = await newTable(KEYS);
+      const result = await run({ input: `s3://${bucket}/h${i}.csv`, table, s3Endpoint: s3Endpoint(), types: {} });
+      expect(result).toMatchObject({ rowsRead: 60, written: 60, rejected: 0 });
+      const items = await scanAll(client(), table);
+      expect(items.length).toBe(60);
+      for (const item of items) expect(item[name]!.S).toBe(`value ${item['sk']!.N}`);
+    }
+  });
 });
