@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import type { WriteOrder } from '../ordering/order.js';
 import { MIN_WINDOW_KEYS } from '../ordering/keyRuns.js';
 import type { LoadEvent } from '../reporting/events.js';
@@ -11,6 +12,7 @@ import { createRowPlanner, isRejected, type RowPlannerOptions, type SourceRecord
 import type { Disposer } from './disposer.js';
 import type { LoadFacts } from './loadFacts.js';
 import type { LoadMode } from './loadMode.js';
+import { ObjectCaches } from './objectCache.js';
 import type { NormalizedLoadOptions } from './options.js';
 import { delimiterOf, formatFromName, type InputFormat } from '../reading/inputFormat.js';
 import { planPartStripes, readPartStripes, stripeableParts, withColumns, type PartStripePlan, type StripePart } from '../ordering/stripes/partStripes.js';
@@ -65,6 +67,8 @@ export interface ReadingContext {
    * the checkpoint's load was planned in (`plan`), and where a new plan is kept (`keepPlan`).
    */
   restart?: { every: number; from: RestartPoint | undefined; plan?: StripePlanRecord | undefined; keepPlan?: (plan: StripePlanRecord) => void } | undefined;
+  /** Said to the user (the copy of S3 bytes a striped read plans from could not be made). */
+  warn?: (message: string) => void;
 }
 
 /**
@@ -117,7 +121,13 @@ export async function readingOf(
   // the estimate then takes the batches as they come ('own'), as for the window.
   const set = await stripeableParts(inputSet, opts, ctx.restart?.plan !== undefined && !onStripes);
   if (set) {
-    const striped = await partStripedReading(set, input, plannerOptions, ctx);
+    // The S3 objects' bytes the plan reads are kept on local disk, for the stripes to read (objectCache.ts);
+    // not in a dry run, which reads the input whole after its plan.
+    const caches = onStripes
+      ? undefined
+      : new ObjectCaches({ parent: opts.tempDir ?? tmpdir(), keep: (release) => disposer.defer(release), warn: ctx.warn ?? (() => undefined) });
+    const parts = caches ? set.map((p, i) => (p.path === undefined ? { ...p, bytes: caches.cached(p.file, i, p.bytes) } : p)) : set;
+    const striped = await partStripedReading(parts, input, plannerOptions, ctx, caches);
     if (!striped) return notStriped();
     onStripes?.('own');
     return striped;
@@ -230,6 +240,7 @@ async function partStripedReading(
   input: OpenedInputSet,
   plannerOptions: RowPlannerOptions,
   ctx: ReadingContext,
+  caches: ObjectCaches | undefined,
 ): Promise<Reading | undefined> {
   const { stripeBytes, disposer, facts } = ctx;
   const { partitionKey } = plannerOptions.keySchema;
@@ -247,6 +258,8 @@ async function partStripedReading(
         ...(partitionKey.type === 'S' ? { keyColumn: partitionKey.name } : {}),
         ...(stripeBytes !== undefined ? { minBytes: stripeBytes } : {}),
       });
+  // Planned: the stripes read what the plan read from the copies, and the rest from S3, not copied.
+  caches?.freeze();
   if (!plan) return undefined;
   if (!stored && !ctx.onStripes) ctx.restart?.keepPlan?.(planRecord(plan.stripes));
   // A resumed stripe reads its part from a byte past the part's start: a CSV part's columns are needed.

@@ -569,6 +569,7 @@ async function stagesOf(
     disposer,
     facts: ctx.facts,
     restart: ready.restart,
+    warn: (message) => emit({ type: 'warning', message }),
   });
   const elsewhere = planningElsewhere(ctx, ready, reading, plannerOptions);
   if (elsewhere) {

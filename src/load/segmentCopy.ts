@@ -40,10 +40,12 @@ export interface CopyTally {
 
 /** The copies of one worker's segments: their private folder, made at the first. */
 export class SegmentCopies {
-  #folder: Promise<string> | undefined;
+  readonly #folder: PrivateTempFolder;
   readonly tally: CopyTally = { bytes: 0 };
 
-  constructor(readonly place: CopyPlace) {}
+  constructor(readonly place: CopyPlace) {
+    this.#folder = new PrivateTempFolder(place);
+  }
 
   /**
    * A copy of `bytes` bytes of `part` from byte `start` to be written as it is scanned, or undefined where
@@ -62,13 +64,11 @@ export class SegmentCopies {
   }
 
   async #start(part: InputPart, start: number, bytes: number, label: string): Promise<SegmentCopy | undefined> {
-    const folder = await this.#folderMade();
-    const room = await statfs(folder);
-    const free = room.bavail * room.bsize;
-    const keep = Math.max(KEEP_FREE_BYTES, KEEP_FREE_SHARE * room.blocks * room.bsize);
-    if (free - bytes < keep) {
+    const folder = await this.#folder.made();
+    const room = await roomLeft(folder);
+    if (room < bytes) {
       this.place.warn(
-        `${part.name}: not copying the ${bytes} bytes of segment ${label} while scanning it (${free} bytes free in ${this.place.parent}, and ${keep} are kept free): this worker fetches its range from S3 a second time; give --temp-dir a folder with room to fetch each byte once`,
+        `${part.name}: not copying the ${bytes} bytes of segment ${label} while scanning it (${Math.max(0, room)} bytes can be written in ${this.place.parent} before what is kept free): this worker fetches its range from S3 a second time; give --temp-dir a folder with room to fetch each byte once`,
       );
       return undefined;
     }
@@ -76,11 +76,18 @@ export class SegmentCopies {
     const handle = await open(path, 'wx', 0o600);
     return new SegmentCopy(part, path, handle, start, this.tally, this.place.warn);
   }
+}
 
-  #folderMade(): Promise<string> {
+/** A private folder (mkdtemp: 0700) in the place's parent, made at first use; removed when the load ends, and on exit. */
+export class PrivateTempFolder {
+  #folder: Promise<string> | undefined;
+
+  constructor(readonly place: CopyPlace) {}
+
+  made(): Promise<string> {
     this.#folder ??= mkdtemp(join(this.place.parent, 'ddb-spread-')).then((folder) => {
       // A process that quits at once (a second SIGINT/SIGTERM, --stop-timeout) skips the load's releases:
-      // the copy holds rows, so it goes on exit too, as the write order's temporary files do.
+      // the copies hold rows, so they go on exit too, as the write order's temporary files do.
       const onExit = () => rmSync(folder, { recursive: true, force: true });
       process.once('exit', onExit);
       this.place.keep(async () => {
@@ -91,6 +98,12 @@ export class SegmentCopies {
     });
     return this.#folder;
   }
+}
+
+/** Bytes that can still be written on `folder`'s file system before what is kept free: max(1 GiB, 10%) of it. */
+export async function roomLeft(folder: string): Promise<number> {
+  const room = await statfs(folder);
+  return room.bavail * room.bsize - Math.max(KEEP_FREE_BYTES, KEEP_FREE_SHARE * room.blocks * room.bsize);
 }
 
 /** One segment's copy: written in order as it is scanned, then read as part of its range. */

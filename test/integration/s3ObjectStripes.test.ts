@@ -2,15 +2,18 @@
  * Large S3 objects cut into ranges where records start, end to end against DynamoDB Local and s3rver: one
  * sorted object (s3://bucket/key) and a prefix of two are read in stripes inside each object, by ranged GETs
  * that ask for the ETag listed; quoted fields with CRLF line breaks never split; every reject names the
- * object and the line its row starts on; an object replaced after the cut stops the load; a gzip object is
+ * object and the line its row starts on; an object replaced after the cut gives no row of its new version
+ * (read from the local copy of what the cut read, or stopped at the next GET); a gzip object is
  * never cut; kill -9 mid-load and the same command resumes to the same table. Stripes are shrunk by the test
  * seam (16 KB) so that objects of ~200 KB are cut.
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { LoadDependencies } from '../../src/index.js';
+import type { LoadDependencies, LoadEvent, LoaderError } from '../../src/index.js';
 import type { PlannedWrite } from '../../src/shared/types.js';
 import { killableCli } from '../support/checkpoint.js';
 import { assertCliBuilt } from '../support/cli.js';
@@ -132,31 +135,63 @@ describe('large S3 objects read in stripes', () => {
     await dropTable(table);
   });
 
-  it('an object replaced after it was cut stops the load: nothing of the new version is written', async () => {
+  it('an object replaced after it was cut: its rows come from the version listed, from the local copy of what the cut read; with no copy, the next GET stops the load', async () => {
     const s3 = s3Client();
     const bucket = await newBucket(s3);
     const rows = keyRows(0, 400);
+    const newer = rows.map((r) => ({ ...r, v: String(9_000_000 + Number(r.v)) }));
+    const replacing = (key: string) => {
+      let replaced: Promise<unknown> | undefined;
+      return {
+        // Cut, and its stripes' GETs not yet all made: the new version has the same size, other values.
+        onEvent: (e: LoadEvent) => {
+          if (e.type === 'reading' && !replaced) replaced = s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: csv(newer) }));
+        },
+        done: () => replaced,
+      };
+    };
+    // The cut read every byte but the last segment's tail, and kept them on local disk (objectCache.ts): the
+    // stripes read the listed version from there; a byte fetched again would ask for its ETag and stop the load.
     await putObjects(s3, bucket, { 'big/one.csv': csv(rows) });
     const table = await newTable();
-    let replaced: Promise<unknown> | undefined;
+    const first = replacing('big/one.csv');
+    const outcome = await s3run({ input: `s3://${bucket}/big/one.csv`, table, concurrency: 1 }, { onEvent: first.onEvent }).then(
+      (result) => ({ result, error: undefined }),
+      (error: unknown) => ({ result: undefined, error: error as LoaderError }),
+    );
+    await first.done();
+    if (outcome.error) expect(outcome.error.code).toBe('INPUT_CHANGED');
+    else await expectTable(table, rows);
+    expect((await scanAll(client(), table)).filter((i) => Number(i['v']!.N) >= 9_000_000)).toEqual([]);
+    await dropTable(table);
+
+    // No copy (a --temp-dir it cannot be made in): every stripe's GET asks for the listed ETag, and the first after the change stops the load.
+    await putObjects(s3, bucket, { 'big/two.csv': csv(rows) });
+    const second = await newTable();
+    const replacement = replacing('big/two.csv');
+    const warnings: string[] = [];
     const error = await runFailing(
-      { input: `s3://${bucket}/big/one.csv`, table, s3Endpoint: s3Endpoint(), s3PathStyle: true, concurrency: 1 },
+      {
+        input: `s3://${bucket}/big/two.csv`,
+        table: second,
+        s3Endpoint: s3Endpoint(),
+        s3PathStyle: true,
+        concurrency: 1,
+        tempDir: join(tmpdir(), `no-such-folder-${process.pid}`),
+      },
       {
         onEvent: (e) => {
-          // Cut, and its stripes' GETs not yet all made: the new version has the same size, other values.
-          if (e.type === 'reading' && !replaced)
-            replaced = s3.send(
-              new PutObjectCommand({ Bucket: bucket, Key: 'big/one.csv', Body: csv(rows.map((r) => ({ ...r, v: String(9_000_000 + Number(r.v)) }))) }),
-            );
+          if (e.type === 'warning') warnings.push(e.message);
+          replacement.onEvent(e);
         },
       },
     );
-    await replaced;
+    await replacement.done();
+    expect(warnings.some((w) => w.includes('cannot copy the bytes read to plan the stripes'))).toBe(true);
     expect(error.code).toBe('INPUT_CHANGED');
-    expect(error.message).toContain('big/one.csv');
-    const items = await scanAll(client(), table);
-    expect(items.filter((i) => Number(i['v']!.N) >= 9_000_000)).toEqual([]);
-    await dropTable(table);
+    expect(error.message).toContain('big/two.csv');
+    expect((await scanAll(client(), second)).filter((i) => Number(i['v']!.N) >= 9_000_000)).toEqual([]);
+    await dropTable(second);
   });
 
   it('a gzip object is never cut: read whole, as before', async () => {
