@@ -75,7 +75,7 @@ export class ObjectCaches {
       this.#room ??= roomLeft(folder);
       if (this.#written + bytes > (await this.#room)) {
         this.stop(
-          `${file}: the local copy of the bytes read to plan the stripes stopped at ${this.#written} bytes (the room left in ${this.place.parent}, less what is kept free): the rest is fetched from S3 again where read again; give --temp-dir a folder with room to fetch each byte once`,
+          `${file}: the local copy of the bytes read to plan the stripes stopped at ${this.#written} bytes (the room left in ${this.place.parent}, less what is kept free; none on a file system in memory): the rest is fetched from S3 again where read again; give --temp-dir a folder with room to fetch each byte once`,
         );
         return undefined;
       }

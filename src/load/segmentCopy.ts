@@ -68,7 +68,7 @@ export class SegmentCopies {
     const room = await roomLeft(folder);
     if (room < bytes) {
       this.place.warn(
-        `${part.name}: not copying the ${bytes} bytes of segment ${label} while scanning it (${Math.max(0, room)} bytes can be written in ${this.place.parent} before what is kept free): this worker fetches its range from S3 a second time; give --temp-dir a folder with room to fetch each byte once`,
+        `${part.name}: not copying the ${bytes} bytes of segment ${label} while scanning it (${Math.max(0, room)} bytes can be written in ${this.place.parent} before what is kept free, none on a file system in memory): this worker fetches its range from S3 a second time; give --temp-dir a folder with room to fetch each byte once`,
       );
       return undefined;
     }
@@ -100,9 +100,16 @@ export class PrivateTempFolder {
   }
 }
 
-/** Bytes that can still be written on `folder`'s file system before what is kept free: max(1 GiB, 10%) of it. */
+/** File systems held in memory (tmpfs, ramfs: a /tmp or an emptyDir of medium Memory): a copy there would take RAM. */
+const IN_MEMORY = new Set([0x01021994, 0x858458f6]);
+
+/**
+ * Bytes that can still be written on `folder`'s file system before what is kept free: max(1 GiB, 10%) of
+ * it; none on one held in memory, where the copies would take the process's host's RAM, unseen.
+ */
 export async function roomLeft(folder: string): Promise<number> {
   const room = await statfs(folder);
+  if (IN_MEMORY.has(Number(room.type))) return 0;
   return room.bavail * room.bsize - Math.max(KEEP_FREE_BYTES, KEEP_FREE_SHARE * room.blocks * room.bsize);
 }
 

@@ -123,4 +123,20 @@ describe('the copy of what the plan read of an S3 object', () => {
     expect(warnings[0]).toContain('--temp-dir');
     await release();
   });
+  it('a temporary folder in memory (tmpfs): nothing is copied, every read goes to the object, and the user is told why', async () => {
+    const shm = await mkdtemp('/dev/shm/object-cache-');
+    try {
+      const { made, warnings, release } = caches(shm);
+      const src = source();
+      const bytes = made.cached('s3://b/o.csv', 0, src);
+      expect(await read(bytes, 0, 300)).toEqual(object.subarray(0, 300));
+      expect(await read(bytes, 0, 300)).toEqual(object.subarray(0, 300));
+      expect(src.asked.length).toBe(2);
+      expect(warnings.length).toBe(1);
+      expect(warnings[0]).toContain('in memory');
+      await release();
+    } finally {
+      await rm(shm, { recursive: true, force: true });
+    }
+  });
 });
