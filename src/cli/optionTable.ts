@@ -509,7 +509,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
     option: 'tempDir',
     group: 'order',
     commands: LOAD,
-    description: 'folder for those temporary files, removed afterwards',
+    description: "folder for temporary files (the order's, and local copies of S3 bytes a load reads twice), removed afterwards",
     defaultText: 'the system temporary folder',
     type: 'path',
   },
