@@ -1,10 +1,10 @@
 /**
  * Attacks on the local copy of what a striped read's plan reads of S3 objects (objectCache.ts): the
- * temporary folder removed while the load runs (an operator's cleanup, a tmp reaper), reads
- * side by side while one is extending the copy, a read given up while its bytes are being written. Every
+ * temporary folder removed while the load runs (an operator's cleanup, a tmp reaper), a disk that fills
+ * mid-copy, reads side by side while one is extending the copy, a read given up while its bytes are being written. Every
  * read must still give the object's own bytes, each exactly once, whichever of them come from the copy.
  */
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -103,6 +103,29 @@ describe('the copy of what the plan read, attacked', () => {
     expect(src.asked.at(-1)).toEqual([500, 4_000]);
     expect(warnings.length).toBe(1);
     expect(warnings[0]).toContain('s3://b/o.csv');
+  });
+
+  it('a disk that fills mid-copy (a copy whose writes fail: /dev/full): said once, the object read instead, the copies made still read', async () => {
+    const { parent, made, warnings, release } = await caches();
+    const src = source();
+    const first = made.cached('s3://b/o.csv', 0, src);
+    expect(await read(first, 0, 2_000)).toEqual(object.subarray(0, 2_000));
+    // The second object's copy is a file every write to fails with ENOSPC.
+    const [folder] = await readdir(parent);
+    await symlink('/dev/full', join(parent, folder!, 'object-1.bytes'));
+    const second = made.cached('s3://b/p.csv', 1, src);
+    expect(await read(second, 0, 3_000)).toEqual(object.subarray(0, 3_000));
+    expect(warnings.length).toBe(1);
+    expect(warnings[0]).toContain('s3://b/p.csv');
+    made.freeze();
+    const asked = src.asked.length;
+    // Nothing of the second was recorded as copied: fetched again, whole (/dev/full reads as zeros).
+    expect(await read(second, 0, 3_000)).toEqual(object.subarray(0, 3_000));
+    expect(src.asked.slice(asked)).toEqual([[0, 3_000]]);
+    // The first's copy still read, not fetched.
+    expect(await read(first, 0, 2_000)).toEqual(object.subarray(0, 2_000));
+    expect(src.asked.length).toBe(asked + 1);
+    await release();
   });
 
   it('reads side by side while one extends the copy, and one given up mid-write: each gives its own bytes exactly', async () => {
