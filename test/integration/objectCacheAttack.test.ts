@@ -3,7 +3,7 @@
  * s3rver and DynamoDB Local, with stripes shrunk by the test seam (16 KB) so that objects of ~200 KB of CSV
  * with CRLF and quoted line breaks are cut and their copied stretches end inside records: the --temp-dir
  * removed while the stripes read (a tmp reaper); the copy's privacy while it is there and its removal at the
- * end, on an aborted load and on SIGTERM; a kill -9 and the same command again (the copy gone); a dry run
+ * end, on an aborted load and on SIGTERM; a kill -9 (its copy left behind, private) and the same command again; a dry run
  * (no copy). Each must load every row once, with its own values, or say why it did not.
  */
 import { statSync, readdirSync } from 'node:fs';
@@ -170,7 +170,7 @@ describe('the local copy of S3 bytes a striped read plans from, attacked', () =>
     await dropTable(table);
   });
 
-  it('SIGTERM mid-load removes the copy; kill -9 and the same command again (the copy gone): every row once', async () => {
+  it('SIGTERM mid-load removes the copy; kill -9 (its copy left, private) and the same command again: every row once', async () => {
     const { bucket, rows } = await twoObjects();
     const table = await newTable();
     const checkpoint = path('c.checkpoint.json');
@@ -201,12 +201,20 @@ describe('the local copy of S3 bytes a striped read plans from, attacked', () =>
     expect(copied).toBe(1);
     expect(readdirSync(dir)).toEqual([]);
 
-    // kill -9 on the resumed run: its copy is left (nothing runs at SIGKILL); the same command reads on from S3.
-    const cli = killableCli(args, checkpoint, { cwd: aws.dir(), env });
+    // kill -9 of a fresh run of the same load (its own checkpoint: it plans, so it copies), then the same command again.
+    const fresh = path('k.checkpoint.json');
+    const again = args.map((a) => (a === checkpoint ? fresh : a));
+    const cli = killableCli(again, fresh, { cwd: aws.dir(), env });
     const killed = await cli(25);
     expect(killed.signal, `${killed.code} ${killed.stderr}`).toBe('SIGKILL');
+    // What a SIGKILL leaves (no code runs then): the killed run's copy, still private.
+    const left = copiesIn(dir);
+    expect(left.length).toBe(1);
+    expect(left[0]).toEqual({ folder: 0o700, files: [0o600, 0o600] });
     const resumed = await cli();
     expect(resumed.code, resumed.stderr).toBe(0);
+    // The resumed run reads by the plan kept in the checkpoint (nothing to copy) and leaves the other run's folder alone.
+    expect(readdirSync(dir).length).toBe(1);
     await expectTable(table, rows);
     await dropTable(table);
   });
