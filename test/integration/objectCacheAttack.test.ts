@@ -3,7 +3,7 @@
  * s3rver and DynamoDB Local, with stripes shrunk by the test seam (16 KB) so that objects of ~200 KB of CSV
  * with CRLF and quoted line breaks are cut and their copied stretches end inside records: the --temp-dir
  * removed while the stripes read (a tmp reaper); the copy's privacy while it is there and its removal at the
- * end, on an aborted load and on SIGTERM; a kill -9 (its copy left behind, private) and the same command again; a dry run
+ * end, on an aborted load and on SIGTERM; objects replaced after the plan (shorter, longer); a kill -9 (its copy left behind, private) and the same command again; a dry run
  * (no copy). Each must load every row once, with its own values, or say why it did not.
  */
 import { statSync, readdirSync } from 'node:fs';
@@ -126,6 +126,32 @@ describe('the local copy of S3 bytes a striped read plans from, attacked', () =>
     expect(again).toMatchObject({ order: 'stripes', rowsRead: rows.length, rejected: 0 });
     await expectTable(second, rows);
     await dropTable(second);
+  });
+
+  it('objects replaced after the plan by a shorter and a longer version: rows only of the listed versions, or INPUT_CHANGED', async () => {
+    for (const size of [150, 260]) {
+      const { bucket, rows } = await twoObjects();
+      const newer = keyRows(200, 200 + size).map((r) => ({ ...r, v: String(9_000_000 + Number(r.v)) }));
+      const table = await newTable();
+      let replaced: Promise<unknown> | undefined;
+      const outcome = await run(s3({ input: `s3://${bucket}/out/`, table, tempDir: await tempDir(), concurrency: 2 }), {
+        onEvent: (e: LoadEvent) => {
+          if (e.type === 'reading' && !replaced) replaced = putObjects(s3Client(), bucket, { 'out/part-1.csv': csv(newer) });
+        },
+      }).then(
+        (result) => ({ result, code: undefined }),
+        (error: unknown) => ({ result: undefined, code: (error as { code?: string }).code }),
+      );
+      await replaced;
+      const items = await scanAll(client(), table);
+      expect(items.filter((i) => Number(i['v']!.N) >= 9_000_000)).toEqual([]);
+      if (outcome.code !== undefined) expect(outcome.code).toBe('INPUT_CHANGED');
+      else await expectTable(table, rows);
+      // Whatever landed is the listed version's, under its own key.
+      const listed = new Map(rows.map((r) => [`${r.pk}|${r.sk}`, r]));
+      for (const item of items) expect(listed.get(`${item['pk']!.S}|${item['sk']!.S}`)?.note).toBe(item['note']!.S);
+      await dropTable(table);
+    }
   });
 
   it('an aborted load removes its copy; --dry-run (estimate) makes none, a dry run hook removes its own', async () => {
