@@ -3,8 +3,9 @@
  * s3rver and DynamoDB Local, with stripes shrunk by the test seam (16 KB) so that objects of ~200 KB of CSV
  * with CRLF and quoted line breaks are cut and their copied stretches end inside records: the --temp-dir
  * removed while the stripes read (a tmp reaper); the copy's privacy while it is there and its removal at the
- * end, on an aborted load and on SIGTERM; objects replaced after the plan (shorter, longer); a kill -9 (its copy left behind, private) and the same command again; a dry run
- * (no copy). Each must load every row once, with its own values, or say why it did not.
+ * end, on an aborted load and on SIGTERM; objects replaced after the plan (shorter, longer); a kill -9 (its
+ * copy left behind, private) and the same command again; a dry run (no copy). Each must load every row
+ * once, with its own values, or say why it did not.
  */
 import { statSync, readdirSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';

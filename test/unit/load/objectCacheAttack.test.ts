@@ -1,8 +1,9 @@
 /**
  * Attacks on the local copy of what a striped read's plan reads of S3 objects (objectCache.ts): the
  * temporary folder removed while the load runs (an operator's cleanup, a tmp reaper), a disk that fills
- * mid-copy, reads side by side while one is extending the copy, a read given up while its bytes are being written. Every
- * read must still give the object's own bytes, each exactly once, whichever of them come from the copy.
+ * mid-copy, reads side by side while one is extending the copy, a read given up while its bytes are being
+ * written. Every read must still give the object's own bytes, each exactly once, whichever of them come
+ * from the copy.
  */
 import { mkdtemp, readdir, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
