@@ -1,4 +1,3 @@
-import { createReadStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -48,7 +47,8 @@ export class ObjectCaches {
 
   /** Opens object `index`'s copy (private: 0600); undefined, and the copying stopped, where it cannot be. */
   openCopy(file: string, path: string): Promise<FileHandle | undefined> {
-    const handle = open(path, 'w', 0o600).catch((error: unknown) => {
+    // Read and written: the copied stretches are read back through it (objectCache.ts #readCopy).
+    const handle = open(path, 'w+', 0o600).catch((error: unknown) => {
       this.stop(`${file}: cannot copy the bytes read to plan the stripes (${(error as Error).message}): they are fetched from S3 again where read again`);
       return undefined;
     });
@@ -101,7 +101,6 @@ class ObjectCache {
   /** Written stretches [start, end), sorted, apart. */
   readonly #stretches: { start: number; end: number }[] = [];
   #handle: Promise<FileHandle | undefined> | undefined;
-  #path: string | undefined;
 
   constructor(
     readonly caches: ObjectCaches,
@@ -116,12 +115,12 @@ class ObjectCache {
     while (at < end) {
       const inside = this.#stretches.find((s) => s.start <= at && at < s.end);
       if (inside) {
-        const to = Math.min(end, inside.end);
-        for await (const piece of createReadStream(this.#path!, { start: at, end: to - 1, highWaterMark: chunk })) {
-          this.caches.readBack += (piece as Buffer).length;
-          yield piece as Buffer;
-        }
-        at = to;
+        // Through the copy's open handle, not its path: a folder removed meanwhile (a tmp reaper) still reads.
+        const piece = await this.#readCopy(at, Math.min(end, inside.end, at + chunk));
+        if (!piece) continue;
+        this.caches.readBack += piece.length;
+        at += piece.length;
+        yield piece;
         continue;
       }
       const next = this.#stretches.find((s) => s.start > at);
@@ -135,10 +134,30 @@ class ObjectCache {
     }
   }
 
+  /**
+   * Bytes of the copy from `start` (at most to `end`), or undefined where it cannot be read: the copied
+   * stretches are then forgotten and the copying stopped, said, and the bytes fetched from the object again.
+   */
+  async #readCopy(start: number, end: number): Promise<Buffer | undefined> {
+    try {
+      const handle = await this.#handle;
+      if (!handle) throw new Error('the copy is not open');
+      const buffer = Buffer.allocUnsafe(end - start);
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, start);
+      if (bytesRead === 0) throw new Error(`the copy ends before byte ${start}`);
+      return buffer.subarray(0, bytesRead);
+    } catch (error) {
+      this.#stretches.splice(0);
+      this.caches.stop(
+        `${this.file}: a read of the local copy of the bytes read to plan the stripes failed (${(error as Error).message}): they are fetched from S3 again`,
+      );
+      return undefined;
+    }
+  }
+
   async #copy(at: number, buffer: Buffer): Promise<void> {
     const path = await this.caches.reserve(this.file, this.index, buffer.length);
     if (path === undefined) return;
-    this.#path = path;
     this.#handle ??= this.caches.openCopy(this.file, path);
     const handle = await this.#handle;
     if (!handle) return;

@@ -86,7 +86,14 @@ export async function rangeShare(set: InputSet, division: Division, o: RangeCutO
   for (const { p, k } of mine) {
     const range = await cutterOf(p).range(k);
     if (range && range.end > range.start) {
-      const header = await cutterOf(p).header();
+      // A first row that does not parse as a header (a headerless file read with --columns: an empty cell, a
+      // value twice) is not carried: the range's read then takes --columns, or reads the head and refuses it there.
+      const header = await cutterOf(p)
+        .header()
+        .catch((error: unknown) => {
+          if (error instanceof LoaderError) return undefined;
+          throw error;
+        });
       parts.push({ ...set.parts[p]!, part: cutterOf(p).copyOf(k) ?? set.parts[p]!.part, range, ...(header ? { header } : {}) });
     }
   }
